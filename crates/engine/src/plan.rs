@@ -1,0 +1,120 @@
+//! What to run: the target, the requests, the load shape and when to stop.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Where the load goes. Only `http://` is supported; `addrs` are the resolved addresses, tried in order.
+#[derive(Clone, Debug)]
+pub struct Target {
+    /// Host as written in the URL (used for the Host header and the report's "Server Hostname").
+    pub host: String,
+    pub port: u16,
+    pub addrs: Vec<SocketAddr>,
+}
+
+/// One request the workload can issue. The engine builds its bytes once and reuses them.
+#[derive(Clone, Debug)]
+pub struct RequestSpec {
+    /// Path and query, starting with `/`.
+    pub path: String,
+    /// When set, each response body is checked against it (http_load's `-checksum`).
+    pub expect: Option<BodyCheck>,
+}
+
+/// What a correct body looks like.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyCheck {
+    /// Length and SHA-256 of the body, from a fixtures manifest.
+    Digest { len: u64, sha256: [u8; 32] },
+    /// The first complete response to this request sets the expected length and digest.
+    FirstFetch,
+}
+
+/// How each next request is chosen among `Plan::requests`.
+#[derive(Clone, Debug)]
+pub enum Pick {
+    /// Always the first (a single URL).
+    Single,
+    /// Uniformly at random (http_load's URL-file model), from a fixed seed so runs repeat.
+    Uniform { seed: u64 },
+    /// At random with these weights, one per request (WebStone's file lists).
+    Weighted { weights: Vec<u32>, seed: u64 },
+}
+
+/// Closed loop: `clients` connections each send the next request when the last one finished.
+/// Open loop: requests are sent at `rate` per second in total, paced across threads; latency counts
+/// from each request's intended send time (coordinated omission corrected). `clients` is then the
+/// number of connections the sends are spread over.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    Closed { clients: usize },
+    Open { clients: usize, rate: f64, jitter: bool },
+}
+
+impl Shape {
+    pub fn clients(&self) -> usize {
+        match self {
+            Shape::Closed { clients } | Shape::Open { clients, .. } => *clients,
+        }
+    }
+}
+
+/// When to stop; with both set, the first reached wins. At least one must be set.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Stop {
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HttpVersion {
+    Http10,
+    #[default]
+    Http11,
+}
+
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub target: Target,
+    pub requests: Vec<RequestSpec>,
+    pub pick: Pick,
+    pub shape: Shape,
+    pub stop: Stop,
+    /// Event-loop threads; 0 means one per core.
+    pub threads: usize,
+    pub keep_alive: bool,
+    /// HTTP/1.1 pipelining depth per connection (1 = no pipelining).
+    pub pipeline: usize,
+    /// Per-request timeout: no progress for this long fails the request (ab's `-s`).
+    pub timeout: Duration,
+    pub http_version: HttpVersion,
+    pub method: String,
+    /// Extra headers, in order; a user's Host, Connection or User-Agent replaces the default one.
+    pub headers: Vec<(String, String)>,
+    /// Request body and its Content-Type (ab's `-p` / `-T`).
+    pub body: Option<(Vec<u8>, String)>,
+    /// Accept bodies whose length differs from the first response's (ab's `-l`).
+    pub variable_length: bool,
+}
+
+impl Plan {
+    /// A plan for one URL path with ab's defaults: one client, one request, a new connection each time.
+    pub fn new(target: Target, path: &str) -> Plan {
+        Plan {
+            target,
+            requests: vec![RequestSpec { path: path.to_string(), expect: None }],
+            pick: Pick::Single,
+            shape: Shape::Closed { clients: 1 },
+            stop: Stop { requests: Some(1), duration: None },
+            threads: 0,
+            keep_alive: false,
+            pipeline: 1,
+            timeout: Duration::from_secs(30),
+            http_version: HttpVersion::Http11,
+            method: "GET".to_string(),
+            headers: Vec::new(),
+            body: None,
+            variable_length: false,
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! What a run measured. Raw counts and histograms only; derived figures live in [`crate::figures`].
+
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// Failed requests by ab's classes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Failures {
+    /// The connection could not be made (refused, unreachable, connect timeout).
+    pub connect: u64,
+    /// Reading failed: reset, or the peer closed before a complete response.
+    pub receive: u64,
+    /// The body length differed from the first response's (unless variable length is accepted),
+    /// or a checksum did not match.
+    pub length: u64,
+    /// Everything else: framing violations, garbage, timeouts, poll errors.
+    pub exceptions: u64,
+}
+
+impl Failures {
+    pub fn total(&self) -> u64 {
+        self.connect + self.receive + self.length + self.exceptions
+    }
+    pub fn add(&mut self, o: &Failures) {
+        self.connect += o.connect;
+        self.receive += o.receive;
+        self.length += o.length;
+        self.exceptions += o.exceptions;
+    }
+}
+
+/// Latency histograms in microseconds, as ab's "Connection Times" splits a request.
+#[derive(Clone, Debug)]
+pub struct Histograms {
+    /// Send (or intended send, open loop) to last byte.
+    pub total: Histogram<u64>,
+    /// Connection set-up (zero for a request on a reused connection).
+    pub connect: Histogram<u64>,
+    /// Request written to first response byte.
+    pub waiting: Histogram<u64>,
+    /// Total minus connect.
+    pub processing: Histogram<u64>,
+}
+
+impl Histograms {
+    /// Empty histograms covering 1 µs to 1 hour at 3 significant figures.
+    pub fn new() -> Histograms {
+        let h = || Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
+        Histograms { total: h(), connect: h(), waiting: h(), processing: h() }
+    }
+    pub fn merge(&mut self, o: &Histograms) {
+        // Same bounds everywhere, so adding cannot fail.
+        self.total.add(&o.total).expect("same bounds");
+        self.connect.add(&o.connect).expect("same bounds");
+        self.waiting.add(&o.waiting).expect("same bounds");
+        self.processing.add(&o.processing).expect("same bounds");
+    }
+}
+
+impl Default for Histograms {
+    fn default() -> Self {
+        Histograms::new()
+    }
+}
+
+/// User and system CPU time of a process (tree).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTime {
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+impl CpuTime {
+    pub fn total(&self) -> Duration {
+        self.user + self.sys
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RunResult {
+    /// Wall-clock start, seconds since the Unix epoch.
+    pub started_unix: f64,
+    /// From the first send to the last completion (or the stop).
+    pub elapsed: Duration,
+    /// Requests whose response was fully received and correctly framed.
+    pub complete: u64,
+    pub failed: Failures,
+    /// Requests that could not be written completely.
+    pub write_errors: u64,
+    /// Complete responses whose status was not 2xx.
+    pub non_2xx: u64,
+    /// Complete responses that arrived on a connection that stays open (ab's "Keep-Alive requests").
+    pub keep_alive_requests: u64,
+    /// TCP connections opened successfully.
+    pub connections: u64,
+    /// Every byte read from sockets: status lines, headers and bodies.
+    pub total_bytes: u64,
+    /// Body bytes only (ab's "HTML transferred").
+    pub body_bytes: u64,
+    /// Body length of the first complete response (ab's "Document Length").
+    pub document_length: Option<u64>,
+    /// The first response's Server header.
+    pub server_software: Option<String>,
+    /// Sum of every complete request's latency, in microseconds (Little's load factor).
+    pub latency_sum_us: u128,
+    pub histograms: Histograms,
+    /// The generator's own CPU time during the run.
+    pub cpu: CpuTime,
+    /// Open loop only: sends that left later than their intended time.
+    pub late_sends: u64,
+    /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
+    pub per_request: Vec<u64>,
+    /// True when the run was cut short (Ctrl-C); the figures cover what completed.
+    pub interrupted: bool,
+}

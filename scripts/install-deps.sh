@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what webstand's tests, lab and benchmarks use, from Debian's packages (needs root or sudo).
+# Idempotent: packages already present are skipped quickly. The distribution's own services are
+# stopped and disabled, since the lab starts its own instances on loopback ports.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+PKGS=(nginx-light lighttpd apache2 apache2-utils h2o caddy mini-httpd wrk curl time procps util-linux
+      chromium python3)
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+missing=()
+for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  # Services must not start on install: a policy-rc.d that says no keeps ports 80/443 free.
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null; $SUDO chmod +x /usr/sbin/policy-rc.d
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $SUDO rm -f /usr/sbin/policy-rc.d
+fi
+for s in nginx lighttpd apache2 h2o caddy mini-httpd; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
+echo "install-deps: ready ($(nginx -v 2>&1 | tr -d '\n'); $(wrk -v 2>&1 | head -1 | cut -c1-20))"

@@ -1,0 +1,10 @@
+//! `webstand compare` (placeholder until its issue lands).
+
+use crate::Global;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args, _global: &Global) -> anyhow::Result<i32> {
+    anyhow::bail!("'compare' is not available yet")
+}

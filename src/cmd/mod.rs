@@ -1,0 +1,10 @@
+//! One module per subcommand: its clap arguments and the wiring from them to the crates.
+//! Each `run` returns the process exit code.
+
+pub mod bench;
+pub mod compare;
+pub mod fixtures;
+pub mod history;
+pub mod main_job;
+pub mod serve;
+pub mod sweep;

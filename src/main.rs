@@ -1,0 +1,81 @@
+//! `webstand`: the command line. Clap definitions and wiring only; the work is done by the crates in
+//! crates/ (engine, workload, lab, server, report, store).
+
+mod cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+
+/// A test stand for web servers: an ab/wrk-compatible load generator, concurrency sweeps, a lab of
+/// real servers side by side, and an embedded event-driven web server.
+///
+/// With no subcommand, runs the main job: fixtures in a temporary directory, the embedded server on a
+/// free loopback port, Tenon's sweep on the 2 KiB file and the small-file run.
+#[derive(Parser)]
+#[command(name = "webstand", version, args_conflicts_with_subcommands = true)]
+struct Cli {
+    /// History database [default: $XDG_DATA_HOME/webstand/history.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+
+    #[command(flatten)]
+    main_job: cmd::main_job::Args,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// One load run against a URL, reported in ab's layout (ab- and wrk-compatible options)
+    Bench(cmd::bench::Args),
+    /// Serve a directory with webstand's own web server
+    Serve(cmd::serve::Args),
+    /// Write the deterministic benchmark docroot (2k.html, small/, WebStone files, large files, CGI)
+    Fixtures(cmd::fixtures::Args),
+    /// Run a workload at rising concurrency and print the seeds' tables
+    Sweep(cmd::sweep::Args),
+    /// Start real web servers on one docroot and compare them side by side
+    Compare(cmd::compare::Args),
+    /// List saved runs
+    History(cmd::history::HistoryArgs),
+    /// Print a saved run's tables again
+    Show(cmd::history::ShowArgs),
+    /// Compare two saved runs metric by metric
+    Diff(cmd::history::DiffArgs),
+    /// Export a saved run as JSON, CSV or HdrHistogram percentile text
+    Export(cmd::history::ExportArgs),
+    /// Write a self-contained HTML report with charts for saved runs
+    Report(cmd::history::ReportArgs),
+}
+
+/// Options every subcommand sees.
+pub struct Global {
+    pub db: Option<PathBuf>,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let global = Global { db: cli.db };
+    let outcome = match cli.cmd {
+        None => cmd::main_job::run(cli.main_job, &global),
+        Some(Cmd::Bench(a)) => cmd::bench::run(a, &global),
+        Some(Cmd::Serve(a)) => cmd::serve::run(a, &global),
+        Some(Cmd::Fixtures(a)) => cmd::fixtures::run(a, &global),
+        Some(Cmd::Sweep(a)) => cmd::sweep::run(a, &global),
+        Some(Cmd::Compare(a)) => cmd::compare::run(a, &global),
+        Some(Cmd::History(a)) => cmd::history::history(a, &global),
+        Some(Cmd::Show(a)) => cmd::history::show(a, &global),
+        Some(Cmd::Diff(a)) => cmd::history::diff(a, &global),
+        Some(Cmd::Export(a)) => cmd::history::export(a, &global),
+        Some(Cmd::Report(a)) => cmd::history::report(a, &global),
+    };
+    match outcome {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            // One line, with the context chain, never a backtrace.
+            eprintln!("webstand: error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}

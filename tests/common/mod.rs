@@ -1,0 +1,131 @@
+//! Helpers shared by the end-to-end tests: run the real `webstand` binary, find free loopback ports,
+//! start `webstand serve` and stop it when the test ends.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+pub fn webstand() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_webstand"))
+}
+
+/// Runs `webstand ARGS…` to completion with a bound on its running time.
+pub fn run(args: &[&str]) -> Output {
+    run_with_timeout(args, Duration::from_secs(120))
+}
+
+pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
+    let mut child = webstand()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn webstand");
+    let deadline = Instant::now() + limit;
+    loop {
+        if child.try_wait().expect("wait").is_some() {
+            return child.wait_with_output().expect("output");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "webstand {:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
+                args,
+                limit,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A loopback port that was free a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Waits until something accepts connections on `addr`.
+pub fn wait_listening(addr: SocketAddr, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// A child process killed when dropped, so a failing test leaves nothing running.
+pub struct Running {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `webstand serve DIR --listen 127.0.0.1:PORT EXTRA…` and waits for it to listen.
+pub fn serve(dir: &Path, extra: &[&str]) -> Running {
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let child = webstand()
+        .arg("serve")
+        .arg(dir)
+        .args(["--listen", &addr.to_string()])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn webstand serve");
+    let running = Running { child, addr };
+    assert!(wait_listening(addr, Duration::from_secs(10)), "webstand serve never listened on {addr}");
+    running
+}
+
+/// Sends raw bytes, then reads until the peer closes or `limit` passes; returns what came back.
+pub fn raw_exchange(addr: SocketAddr, request: &[u8], limit: Duration) -> Vec<u8> {
+    let mut s = TcpStream::connect(addr).expect("connect");
+    s.set_read_timeout(Some(limit)).unwrap();
+    s.write_all(request).expect("write");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// Whether a program is on PATH (tests that need a Debian package skip with a note when it is not,
+/// and CI installs every one of them through scripts/install-deps.sh).
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program} >/dev/null 2>&1")])
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
