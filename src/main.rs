@@ -2,6 +2,8 @@
 //! crates/ (engine, workload, lab, server, report, store).
 
 mod cmd;
+mod interrupt;
+mod progress;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;

@@ -1,3 +1,10 @@
 //! Reports: results as text (ab's layout, the seeds' tables, the lab's comparison), JSON, CSV,
 //! HdrHistogram's hgrm, and a self-contained HTML page with charts. Pure functions from results to text;
 //! no sockets, no database. (Being written under issues 2, 4, 5 and 6.)
+
+pub mod ab; // ab's report layout (issue 2)
+pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
+pub mod export; // CSV and HdrHistogram percentile text (issue 6)
+pub mod html; // the self-contained HTML report with SVG charts (issue 6)
+pub mod json; // a run as one JSON document (issue 2; reused by export)
+pub mod tables; // the seeds' sweep tables: Tenon's, WebStone's, the full per-level table (issue 4)
