@@ -1,9 +1,24 @@
-//! The results history: every bench, sweep and compare run in an embedded SQLite database, written in
-//! transactions so an interrupted run keeps what it completed. (Being written under issue 6: the API
-//! below is the contract the commands call; its bodies are placeholders until then.)
+//! The results history: every bench, sweep and compare run in an embedded SQLite database.
+//!
+//! A run is a row in `runs` (when, the command line, webstand's version, kind, target, status and the
+//! machine it ran on); each measured level is a row in `levels` with every count of its `RunResult`
+//! and the four merged HDR histograms as V2-serialized BLOBs. Each level is written in its own
+//! transaction (WAL journal), so an interrupted run keeps every level completed before the stop and a
+//! crash never touches earlier runs.
+//!
+//! The file is marked as webstand's with `PRAGMA application_id` and versioned with
+//! `PRAGMA user_version`: a database that is someone else's, or from a newer webstand, is refused
+//! before anything is written. Readers ([`Store::open_existing`]) never create or change a file.
+//!
+//! This crate knows SQLite and `RunResult`; it knows nothing of sockets, reports or the command line.
 
-use std::path::Path;
-use webstand_engine::RunResult;
+use anyhow::{bail, Context};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use webstand_engine::{CpuTime, Failures, Histograms, RunResult};
 
 /// A run's id in the history.
 pub type RunId = i64;
@@ -19,29 +34,554 @@ pub struct RunMeta {
     pub target: String,
 }
 
-pub struct Store {}
+/// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
+pub const APPLICATION_ID: i32 = 0x5742_5354;
+/// The schema this build writes and reads. A file with a higher `user_version` is refused.
+pub const SCHEMA_VERSION: i32 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE runs (
+    id            INTEGER PRIMARY KEY,
+    started_unix  REAL    NOT NULL,
+    finished_unix REAL,
+    command_line  TEXT    NOT NULL,
+    version       TEXT    NOT NULL,
+    kind          TEXT    NOT NULL,
+    target        TEXT    NOT NULL,
+    status        TEXT    NOT NULL,
+    cpu_model     TEXT    NOT NULL,
+    cores         INTEGER NOT NULL,
+    kernel        TEXT    NOT NULL,
+    hostname      TEXT    NOT NULL
+);
+CREATE TABLE levels (
+    id                  INTEGER PRIMARY KEY,
+    run_id              INTEGER NOT NULL REFERENCES runs(id),
+    grp                 TEXT    NOT NULL,
+    clients             INTEGER NOT NULL,
+    server_version      TEXT,
+    started_unix        REAL    NOT NULL,
+    elapsed_ns          INTEGER NOT NULL,
+    complete            INTEGER NOT NULL,
+    failed_connect      INTEGER NOT NULL,
+    failed_receive      INTEGER NOT NULL,
+    failed_length       INTEGER NOT NULL,
+    failed_exceptions   INTEGER NOT NULL,
+    write_errors        INTEGER NOT NULL,
+    non_2xx             INTEGER NOT NULL,
+    keep_alive_requests INTEGER NOT NULL,
+    connections         INTEGER NOT NULL,
+    total_bytes         INTEGER NOT NULL,
+    body_bytes          INTEGER NOT NULL,
+    document_length     INTEGER,
+    server_software     TEXT,
+    latency_sum_us      TEXT    NOT NULL,
+    cpu_user_ns         INTEGER NOT NULL,
+    cpu_sys_ns          INTEGER NOT NULL,
+    late_sends          INTEGER NOT NULL,
+    per_request         TEXT    NOT NULL,
+    interrupted         INTEGER NOT NULL,
+    hist_total          BLOB    NOT NULL,
+    hist_connect        BLOB    NOT NULL,
+    hist_waiting        BLOB    NOT NULL,
+    hist_processing     BLOB    NOT NULL
+);
+CREATE INDEX levels_by_run ON levels(run_id, id);
+";
+
+/// The machine a run was measured on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Machine {
+    pub cpu_model: String,
+    pub cores: u32,
+    /// `uname -sr`, e.g. "Linux 6.1.0-18-amd64".
+    pub kernel: String,
+    pub hostname: String,
+}
+
+impl Machine {
+    /// The machine this process runs on, from /proc (what `uname` and /proc/cpuinfo say).
+    pub fn current() -> Machine {
+        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+        let kernel = format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")).trim().to_string();
+        Machine { cpu_model, cores, kernel, hostname: read("/proc/sys/kernel/hostname") }
+    }
+}
+
+/// One line of `webstand history`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub started_unix: f64,
+    pub kind: String,
+    pub target: String,
+    pub status: String,
+    pub levels: u64,
+}
+
+/// A run read back from the history.
+#[derive(Clone, Debug)]
+pub struct StoredRun {
+    pub id: RunId,
+    pub meta: RunMeta,
+    pub started_unix: f64,
+    /// None while the run has not finished (or when its process died before finishing).
+    pub finished_unix: Option<f64>,
+    /// webstand's version that measured it.
+    pub version: String,
+    /// "running" until finished; then "complete", "interrupted" or "failed".
+    pub status: String,
+    pub machine: Machine,
+    pub levels: Vec<StoredLevel>,
+}
+
+/// One measured level of a stored run, in the order it was added.
+#[derive(Clone, Debug)]
+pub struct StoredLevel {
+    pub group: String,
+    pub clients: usize,
+    pub server_version: Option<String>,
+    pub result: RunResult,
+}
+
+impl StoredRun {
+    /// The groups (series) of this run in first-seen order.
+    pub fn groups(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for l in &self.levels {
+            if !out.contains(&l.group.as_str()) {
+                out.push(&l.group);
+            }
+        }
+        out
+    }
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// The default database: `$XDG_DATA_HOME/webstand/history.db`, or `~/.local/share/webstand/history.db`.
+pub fn default_path() -> anyhow::Result<PathBuf> {
+    let data = match std::env::var_os("XDG_DATA_HOME").map(PathBuf::from) {
+        Some(p) if p.is_absolute() => p,
+        _ => {
+            let home = std::env::var_os("HOME").context("neither XDG_DATA_HOME nor HOME is set; pass --db PATH")?;
+            PathBuf::from(home).join(".local/share")
+        }
+    };
+    Ok(data.join("webstand").join("history.db"))
+}
+
+fn now_unix() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+/// u64 counts as SQLite integers (i64); counts beyond i64 cannot occur in a bounded run.
+fn sql_u64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    V2Serializer::new().serialize(h, &mut buf).map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
+    Ok(buf)
+}
+
+fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
+    let mut reader = bytes;
+    Deserializer::new().deserialize(&mut reader).map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
+}
 
 impl Store {
     /// Opens (creating if needed) the database at `path`, or the default one in the user's data dir.
+    /// Refuses a file that is not webstand's history or is from a newer schema, without changing it.
     pub fn open(path: Option<&Path>) -> anyhow::Result<Store> {
-        let _ = path;
-        Ok(Store {})
+        let path = match path {
+            Some(p) => p.to_path_buf(),
+            None => default_path()?,
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the history directory {}", dir.display()))?;
+        }
+        let conn = Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let store = Store { conn, path };
+        if store.check_schema()? {
+            store.create_schema()?;
+        }
+        Ok(store)
     }
-    /// Records the start of a run.
+
+    /// Opens an existing history for reading (history, show, diff, export, report): never creates
+    /// the file and never writes to it.
+    pub fn open_existing(path: Option<&Path>) -> anyhow::Result<Store> {
+        let path = match path {
+            Some(p) => p.to_path_buf(),
+            None => default_path()?,
+        };
+        if !path.is_file() {
+            bail!("no history database at {} (bench, sweep and compare save runs there; or pass --db PATH)", path.display());
+        }
+        // Read-write without create: a read-only connection cannot open a WAL file whose -shm is
+        // missing; nothing below writes.
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&path, flags)
+            .with_context(|| format!("cannot open the history database {}", path.display()))?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        let store = Store { conn, path };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    /// The database file in use.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Checks the file is webstand's and not newer than this build; true when it is empty (new).
+    fn check_schema(&self) -> anyhow::Result<bool> {
+        let shown = self.path.display();
+        let app_id: i32 = self
+            .conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .with_context(|| format!("{shown} is not a webstand history database (not SQLite)"))?;
+        let version: i32 = self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        let objects: i64 = self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if app_id == 0 && version == 0 && objects == 0 {
+            return Ok(true);
+        }
+        if app_id != APPLICATION_ID {
+            bail!("{shown} is not a webstand history database (application_id {app_id:#x}); pass another --db PATH");
+        }
+        if version > SCHEMA_VERSION {
+            bail!(
+                "{shown} was written by a newer webstand (history schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade webstand or pass another --db PATH"
+            );
+        }
+        if version < 1 {
+            bail!("{shown} has an unknown webstand history schema {version}");
+        }
+        Ok(false)
+    }
+
+    fn create_schema(&self) -> anyhow::Result<()> {
+        // WAL: readers never block the writer, and a crash mid-write leaves earlier commits intact.
+        self.conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).context("enabling WAL")?;
+        let tx = self.conn.unchecked_transaction()?;
+        tx.execute_batch(SCHEMA).context("creating the history schema")?;
+        tx.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.commit().context("creating the history schema")?;
+        Ok(())
+    }
+
+    /// Records the start of a run (status "running").
     pub fn begin_run(&self, meta: &RunMeta) -> anyhow::Result<RunId> {
-        let _ = meta;
-        Ok(0)
+        let m = Machine::current();
+        self.conn
+            .execute(
+                "INSERT INTO runs (started_unix, command_line, version, kind, target, status, cpu_model, cores, kernel, hostname)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9)",
+                params![now_unix(), meta.command_line, env!("CARGO_PKG_VERSION"), meta.kind, meta.target, m.cpu_model, m.cores, m.kernel, m.hostname],
+            )
+            .with_context(|| format!("saving the run in {}", self.path.display()))?;
+        Ok(self.conn.last_insert_rowid())
     }
+
     /// Records one measured level, in its own transaction. `group` names the series it belongs to
     /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison);
     /// `server_version` is the target's version where known.
     pub fn add_level(&self, run: RunId, group: &str, clients: usize, server_version: Option<&str>, result: &RunResult) -> anyhow::Result<()> {
-        let _ = (run, group, clients, server_version, result);
+        let r = result;
+        let h = &r.histograms;
+        let blobs = [serialize(&h.total)?, serialize(&h.connect)?, serialize(&h.waiting)?, serialize(&h.processing)?];
+        let tx = self.conn.unchecked_transaction()?;
+        let exists: Option<i64> = tx.query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0)).optional()?;
+        if exists.is_none() {
+            bail!("run {run} is not in {}", self.path.display());
+        }
+        tx.execute(
+            "INSERT INTO levels (run_id, grp, clients, server_version, started_unix, elapsed_ns, complete,
+                failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
+                keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
+                latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
+                hist_total, hist_connect, hist_waiting, hist_processing)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+            params![
+                run,
+                group,
+                sql_u64(clients as u64),
+                server_version,
+                r.started_unix,
+                sql_u64(r.elapsed.as_nanos() as u64),
+                sql_u64(r.complete),
+                sql_u64(r.failed.connect),
+                sql_u64(r.failed.receive),
+                sql_u64(r.failed.length),
+                sql_u64(r.failed.exceptions),
+                sql_u64(r.write_errors),
+                sql_u64(r.non_2xx),
+                sql_u64(r.keep_alive_requests),
+                sql_u64(r.connections),
+                sql_u64(r.total_bytes),
+                sql_u64(r.body_bytes),
+                r.document_length.map(sql_u64),
+                r.server_software,
+                // u128 does not fit an SQLite integer; decimal text keeps it exact.
+                r.latency_sum_us.to_string(),
+                sql_u64(r.cpu.user.as_nanos() as u64),
+                sql_u64(r.cpu.sys.as_nanos() as u64),
+                sql_u64(r.late_sends),
+                serde_json::to_string(&r.per_request)?,
+                r.interrupted,
+                blobs[0],
+                blobs[1],
+                blobs[2],
+                blobs[3],
+            ],
+        )?;
+        tx.commit().with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
         Ok(())
     }
+
     /// Marks a run finished: "complete", "interrupted" or "failed".
     pub fn finish_run(&self, run: RunId, status: &str) -> anyhow::Result<()> {
-        let _ = (run, status);
+        let n = self
+            .conn
+            .execute("UPDATE runs SET status = ?1, finished_unix = ?2 WHERE id = ?3", params![status, now_unix(), run])
+            .with_context(|| format!("finishing run {run} in {}", self.path.display()))?;
+        if n == 0 {
+            bail!("run {run} is not in {}", self.path.display());
+        }
         Ok(())
+    }
+
+    /// Every run, oldest first, with its number of levels.
+    pub fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
+        let mut st = self.conn.prepare(
+            "SELECT r.id, r.started_unix, r.kind, r.target, r.status, (SELECT count(*) FROM levels l WHERE l.run_id = r.id)
+             FROM runs r ORDER BY r.id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                started_unix: r.get(1)?,
+                kind: r.get(2)?,
+                target: r.get(3)?,
+                status: r.get(4)?,
+                levels: r.get::<_, i64>(5)? as u64,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The newest run's id, if any.
+    pub fn last_run(&self) -> anyhow::Result<Option<RunId>> {
+        Ok(self.conn.query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?)
+    }
+
+    /// A run with all its levels, histograms included.
+    pub fn load_run(&self, id: RunId) -> anyhow::Result<StoredRun> {
+        let run = self
+            .conn
+            .query_row(
+                "SELECT id, kind, command_line, target, started_unix, finished_unix, version, status, cpu_model, cores, kernel, hostname
+                 FROM runs WHERE id = ?1",
+                [id],
+                |r| {
+                    Ok(StoredRun {
+                        id: r.get(0)?,
+                        meta: RunMeta { kind: r.get(1)?, command_line: r.get(2)?, target: r.get(3)? },
+                        started_unix: r.get(4)?,
+                        finished_unix: r.get(5)?,
+                        version: r.get(6)?,
+                        status: r.get(7)?,
+                        machine: Machine { cpu_model: r.get(8)?, cores: r.get(9)?, kernel: r.get(10)?, hostname: r.get(11)? },
+                        levels: Vec::new(),
+                    })
+                },
+            )
+            .optional()?;
+        let Some(mut run) = run else {
+            bail!("no run {id} in {} (`webstand history` lists them)", self.path.display());
+        };
+        let mut st = self.conn.prepare(
+            "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
+                failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
+                total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
+                cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
+                hist_processing
+             FROM levels WHERE run_id = ?1 ORDER BY id",
+        )?;
+        let mut rows = st.query([id])?;
+        while let Some(row) = rows.next()? {
+            run.levels.push(level_from_row(row).with_context(|| format!("reading run {id}"))?);
+        }
+        Ok(run)
+    }
+}
+
+fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
+    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+    let latency_sum: String = r.get(18)?;
+    let per_request: String = r.get(22)?;
+    let result = RunResult {
+        started_unix: r.get(3)?,
+        elapsed: Duration::from_nanos(u(4)?),
+        complete: u(5)?,
+        failed: Failures { connect: u(6)?, receive: u(7)?, length: u(8)?, exceptions: u(9)? },
+        write_errors: u(10)?,
+        non_2xx: u(11)?,
+        keep_alive_requests: u(12)?,
+        connections: u(13)?,
+        total_bytes: u(14)?,
+        body_bytes: u(15)?,
+        document_length: r.get::<_, Option<i64>>(16)?.map(|v| v.max(0) as u64),
+        server_software: r.get(17)?,
+        latency_sum_us: latency_sum.parse().context("bad latency sum")?,
+        histograms: Histograms {
+            total: deserialize(&r.get::<_, Vec<u8>>(24)?)?,
+            connect: deserialize(&r.get::<_, Vec<u8>>(25)?)?,
+            waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
+            processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
+        },
+        cpu: CpuTime { user: Duration::from_nanos(u(19)?), sys: Duration::from_nanos(u(20)?) },
+        late_sends: u(21)?,
+        per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
+        interrupted: r.get(23)?,
+    };
+    Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result })
+}
+
+/// A synthetic result for tests (here and in the report crate's users): `complete` requests whose
+/// latencies spread evenly from `base_us` to twice that.
+#[doc(hidden)]
+pub fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
+    let mut r = RunResult { elapsed, complete, connections: complete, total_bytes: complete * 2300, body_bytes: complete * 2048, ..Default::default() };
+    r.document_length = Some(2048);
+    r.server_software = Some("synthetic/1.0".into());
+    for i in 0..complete {
+        let v = base_us + base_us * i / complete.max(1);
+        r.histograms.total.record(v).unwrap();
+        r.histograms.connect.record(v / 10 + 1).unwrap();
+        r.histograms.waiting.record(v / 2 + 1).unwrap();
+        r.histograms.processing.record(v - v / 10).unwrap();
+        r.latency_sum_us += v as u128;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> RunMeta {
+        RunMeta { kind: "sweep".into(), command_line: "webstand sweep http://127.0.0.1:1/".into(), target: "http://127.0.0.1:1/".into() }
+    }
+
+    #[test]
+    fn a_run_comes_back_as_it_was_saved() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("sub/history.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        let mut r = synthetic_result(500, 1000, Duration::from_millis(1500));
+        r.failed = Failures { connect: 1, receive: 2, length: 3, exceptions: 4 };
+        r.non_2xx = 7;
+        r.cpu = CpuTime { user: Duration::from_micros(1234), sys: Duration::from_micros(99) };
+        r.per_request = vec![400, 100];
+        r.latency_sum_us = u64::MAX as u128 + 5;
+        s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r).unwrap();
+        s.add_level(id, "2k.html", 16, None, &synthetic_result(10, 50, Duration::from_secs(1))).unwrap();
+        s.finish_run(id, "complete").unwrap();
+        drop(s);
+
+        let s = Store::open_existing(Some(&db)).unwrap();
+        let runs = s.runs().unwrap();
+        assert_eq!(runs.len(), 1);
+        assert_eq!((runs[0].id, runs[0].levels, runs[0].status.as_str()), (id, 2, "complete"));
+        let run = s.load_run(id).unwrap();
+        assert_eq!(run.meta.command_line, meta().command_line);
+        assert_eq!(run.version, env!("CARGO_PKG_VERSION"));
+        assert!(run.machine.cores >= 1 && run.machine.kernel.contains("Linux"), "{:?}", run.machine);
+        assert!(run.finished_unix.unwrap() >= run.started_unix);
+        let l = &run.levels[0];
+        assert_eq!((l.group.as_str(), l.clients, l.server_version.as_deref()), ("2k.html", 8, Some("nginx/1.22")));
+        let back = &l.result;
+        assert_eq!(back.complete, 500);
+        assert_eq!(back.failed, r.failed);
+        assert_eq!(back.elapsed, r.elapsed);
+        assert_eq!(back.cpu, r.cpu);
+        assert_eq!(back.per_request, vec![400, 100]);
+        assert_eq!(back.latency_sum_us, r.latency_sum_us);
+        assert_eq!((back.non_2xx, back.document_length, back.server_software.clone()), (7, Some(2048), Some("synthetic/1.0".into())));
+        assert_eq!(back.histograms.total, r.histograms.total);
+        assert_eq!(back.histograms.processing, r.histograms.processing);
+        assert_eq!(back.histograms.total.len(), 500);
+        assert_eq!(run.levels[1].clients, 16);
+        assert_eq!(s.last_run().unwrap(), Some(id));
+    }
+
+    #[test]
+    fn an_unfinished_run_keeps_its_levels_across_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        s.add_level(id, "", 1, None, &synthetic_result(5, 100, Duration::from_secs(1))).unwrap();
+        std::mem::forget(s); // as if the process died: no clean close
+        let run = Store::open(Some(&db)).unwrap().load_run(id).unwrap();
+        assert_eq!((run.status.as_str(), run.levels.len()), ("running", 1));
+    }
+
+    #[test]
+    fn foreign_newer_and_missing_databases_are_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        // Another application's SQLite file.
+        let other = dir.path().join("other.db");
+        Connection::open(&other).unwrap().execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        let before = std::fs::read(&other).unwrap();
+        let e = Store::open(Some(&other)).err().unwrap().to_string();
+        assert!(e.contains("not a webstand history database"), "{e}");
+        assert_eq!(std::fs::read(&other).unwrap(), before);
+        // A text file.
+        let text = dir.path().join("notes.txt");
+        std::fs::write(&text, "hello, this is not SQLite at all, just some words to fill a page").unwrap();
+        let e = format!("{:#}", Store::open_existing(Some(&text)).err().unwrap());
+        assert!(e.contains("not a webstand history database"), "{e}");
+        // A newer schema.
+        let newer = dir.path().join("newer.db");
+        Store::open(Some(&newer)).unwrap();
+        Connection::open(&newer).unwrap().execute_batch("PRAGMA user_version = 99").unwrap();
+        let e = Store::open(Some(&newer)).err().unwrap().to_string();
+        assert!(e.contains("newer webstand") && e.contains("99"), "{e}");
+        // Missing, for a reader: not created.
+        let missing = dir.path().join("missing.db");
+        assert!(Store::open_existing(Some(&missing)).is_err());
+        assert!(!missing.exists());
+        // Unknown run.
+        let s = Store::open(Some(&dir.path().join("ok.db"))).unwrap();
+        let e = s.load_run(42).err().unwrap().to_string();
+        assert!(e.contains("no run 42"), "{e}");
+        assert!(s.add_level(42, "", 1, None, &RunResult::default()).is_err());
+        assert!(s.finish_run(42, "complete").is_err());
+    }
+
+    #[test]
+    fn default_path_follows_xdg() {
+        // Only reads the environment; run-order independent because it sets nothing.
+        let p = default_path().unwrap();
+        assert!(p.ends_with("webstand/history.db"), "{}", p.display());
     }
 }
