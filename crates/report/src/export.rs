@@ -1,1 +1,261 @@
-//! (being written)
+//! Exports of measured levels for other tools: CSV (one row per level, every figure), HdrHistogram's
+//! percentile-distribution text ("hgrm", read by HdrHistogram's plotting pages and scripts) and the
+//! per-level JSON that `webstand export --format json` wraps with the run's metadata.
+//!
+//! [`Level`] is the view every multi-level report here (export, HTML) takes: one measured level of a
+//! series, borrowed from wherever the results live (a sweep in memory, the history database).
+
+use hdrhistogram::Histogram;
+use std::fmt::Write;
+use webstand_engine::RunResult;
+
+/// One measured level: which series (`group`: "" for a bench run, the workload for a sweep,
+/// "server/workload" in a comparison), at how many clients, and what it measured.
+#[derive(Clone, Copy, Debug)]
+pub struct Level<'a> {
+    pub group: &'a str,
+    pub clients: usize,
+    pub server_version: Option<&'a str>,
+    pub result: &'a RunResult,
+}
+
+/// The columns of [`csv`], in order. Latencies are in milliseconds.
+pub const CSV_COLUMNS: &[&str] = &[
+    "group",
+    "clients",
+    "server_version",
+    "elapsed_s",
+    "complete",
+    "failed",
+    "failed_connect",
+    "failed_receive",
+    "failed_length",
+    "failed_exceptions",
+    "write_errors",
+    "non_2xx",
+    "connections",
+    "keep_alive_requests",
+    "total_bytes",
+    "body_bytes",
+    "hits_per_sec",
+    "conns_per_sec",
+    "kbytes_per_sec",
+    "mbits_per_sec",
+    "errors_per_sec",
+    "error_pct",
+    "littles_load",
+    "latency_mean_ms",
+    "latency_p50_ms",
+    "latency_p90_ms",
+    "latency_p99_ms",
+    "latency_p999_ms",
+    "latency_max_ms",
+    "cpu_us_per_request",
+    "interrupted",
+];
+
+/// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV row per level with a header line: the raw counts and every derived figure.
+pub fn csv(levels: &[Level]) -> String {
+    let mut out = CSV_COLUMNS.join(",");
+    out.push('\n');
+    for l in levels {
+        let r = l.result;
+        let ms = |q: f64| if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(q) };
+        let fields = [
+            csv_field(l.group),
+            l.clients.to_string(),
+            csv_field(l.server_version.unwrap_or("")),
+            format!("{:.6}", r.elapsed.as_secs_f64()),
+            r.complete.to_string(),
+            r.failed.total().to_string(),
+            r.failed.connect.to_string(),
+            r.failed.receive.to_string(),
+            r.failed.length.to_string(),
+            r.failed.exceptions.to_string(),
+            r.write_errors.to_string(),
+            r.non_2xx.to_string(),
+            r.connections.to_string(),
+            r.keep_alive_requests.to_string(),
+            r.total_bytes.to_string(),
+            r.body_bytes.to_string(),
+            format!("{:.3}", r.hits_per_sec()),
+            format!("{:.3}", r.conns_per_sec()),
+            format!("{:.3}", r.kbytes_per_sec()),
+            format!("{:.3}", r.mbits_per_sec()),
+            format!("{:.3}", r.errors_per_sec()),
+            format!("{:.4}", r.error_pct()),
+            format!("{:.3}", r.littles_load()),
+            format!("{:.3}", r.mean_latency_secs() * 1000.0),
+            format!("{:.3}", ms(0.5)),
+            format!("{:.3}", ms(0.9)),
+            format!("{:.3}", ms(0.99)),
+            format!("{:.3}", ms(0.999)),
+            format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
+            format!("{:.3}", r.cpu_us_per_request()),
+            r.interrupted.to_string(),
+        ];
+        out.push_str(&fields.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// HdrHistogram's percentile distribution of a histogram recorded in microseconds, printed in
+/// milliseconds: the "Value Percentile TotalCount 1/(1-Percentile)" table at 5 ticks per half
+/// distance, then the `#[Mean …]`, `#[Max …]` and `#[Buckets …]` footer, as HdrHistogram's own
+/// `outputPercentileDistribution` writes it, so its plotting tools read the file.
+pub fn hgrm(h: &Histogram<u64>) -> String {
+    const TICKS_PER_HALF_DISTANCE: u32 = 5;
+    const US_PER_MS: f64 = 1000.0;
+    let digits = h.sigfig() as usize;
+    let mut out = String::new();
+    let _ = writeln!(out, "{:>12} {:>14} {:>10} {:>14}\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
+    let mut total = 0u64;
+    if !h.is_empty() {
+        for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
+            total += v.count_since_last_iteration();
+            let value = h.highest_equivalent(v.value_iterated_to()) as f64 / US_PER_MS;
+            let q = v.quantile_iterated_to();
+            if q < 1.0 {
+                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10} {:14.2}", 1.0 / (1.0 - q));
+            } else {
+                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
+            }
+        }
+    }
+    let (mean, stdev, max) = if h.is_empty() { (0.0, 0.0, 0.0) } else { (h.mean(), h.stdev(), h.max() as f64) };
+    // HdrHistogram keeps 2^ceil(log2(2 × 10^digits)) sub-buckets per bucket.
+    let sub_buckets = (2.0 * 10f64.powi(digits as i32)).log2().ceil().exp2() as u64;
+    let _ = writeln!(out, "#[Mean    = {:12.digits$}, StdDeviation   = {:12.digits$}]", mean / US_PER_MS, stdev / US_PER_MS);
+    let _ = writeln!(out, "#[Max     = {:12.digits$}, Total count    = {:12}]", max / US_PER_MS, h.len());
+    let _ = writeln!(out, "#[Buckets = {:12}, SubBuckets     = {:12}]", h.buckets(), sub_buckets);
+    out
+}
+
+/// Reads back the (value ms, percentile, total count) rows of [`hgrm`] text: what a plotting tool
+/// parses; used by the tests to check the format round-trips.
+pub fn parse_hgrm(text: &str) -> Vec<(f64, f64, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            let v = f.next()?.parse().ok()?;
+            let p = f.next()?.parse().ok()?;
+            let n = f.next()?.parse().ok()?;
+            Some((v, p, n))
+        })
+        .collect()
+}
+
+/// Every level as JSON: its series, clients, server version, raw counts and derived figures.
+pub fn levels_json(levels: &[Level]) -> serde_json::Value {
+    levels
+        .iter()
+        .map(|l| {
+            serde_json::json!({
+                "group": l.group,
+                "clients": l.clients,
+                "server_version": l.server_version,
+                "result": result_json(l.result),
+            })
+        })
+        .collect()
+}
+
+/// A result's counts and figures as JSON. (Interim: replaced by `crate::json`'s document once it lands.)
+fn result_json(r: &RunResult) -> serde_json::Value {
+    let q = |q: f64| if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(q) };
+    serde_json::json!({
+        "elapsed_s": r.elapsed.as_secs_f64(),
+        "complete": r.complete,
+        "failed": { "connect": r.failed.connect, "receive": r.failed.receive, "length": r.failed.length, "exceptions": r.failed.exceptions },
+        "write_errors": r.write_errors,
+        "non_2xx": r.non_2xx,
+        "connections": r.connections,
+        "total_bytes": r.total_bytes,
+        "body_bytes": r.body_bytes,
+        "hits_per_sec": r.hits_per_sec(),
+        "kbytes_per_sec": r.kbytes_per_sec(),
+        "error_pct": r.error_pct(),
+        "latency_ms": { "mean": r.mean_latency_secs() * 1000.0, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": r.histograms.total.max() as f64 / 1000.0 },
+        "interrupted": r.interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn result(values_us: &[u64]) -> RunResult {
+        let mut r = RunResult { elapsed: Duration::from_secs(2), complete: values_us.len() as u64, total_bytes: 4096, ..Default::default() };
+        for &v in values_us {
+            r.histograms.total.record(v).unwrap();
+            r.latency_sum_us += v as u128;
+        }
+        r
+    }
+
+    #[test]
+    fn hgrm_has_hdrhistograms_layout_and_values() {
+        let values: Vec<u64> = (1..=10_000).collect(); // 1 µs … 10 ms
+        let r = result(&values);
+        let text = hgrm(&r.histograms.total);
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(header, ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]);
+        assert_eq!(lines.next(), Some(""));
+        let rows = parse_hgrm(&text);
+        assert!(rows.len() > 20, "{text}");
+        // Monotone in value, percentile and count; ends at 100 % with every value counted.
+        for w in rows.windows(2) {
+            assert!(w[0].0 <= w[1].0 && w[0].1 <= w[1].1 && w[0].2 <= w[1].2, "{w:?}");
+        }
+        let last = rows.last().unwrap();
+        assert_eq!((last.1, last.2), (1.0, 10_000));
+        assert!((last.0 - 10.0).abs() < 0.02, "max {}", last.0);
+        // The median row: 5 ms (values were µs, printed in ms).
+        let median = rows.iter().find(|r| r.1 >= 0.5).unwrap();
+        assert!((median.0 - 5.0).abs() < 0.01, "{median:?}");
+        // Rows below 100 % carry 1/(1-p); the last does not.
+        let mid = text.lines().nth(3).unwrap();
+        assert_eq!(mid.split_whitespace().count(), 4, "{mid}");
+        assert_eq!(text.lines().filter(|l| l.starts_with("#[")).count(), 3);
+        assert!(text.contains("#[Mean    =        5.00"), "{text}");
+        assert!(text.contains("Total count    =        10000]"), "{text}");
+        assert!(text.contains("SubBuckets     =         2048]"), "{text}");
+    }
+
+    #[test]
+    fn hgrm_of_an_empty_histogram_is_just_the_frame() {
+        let text = hgrm(&RunResult::default().histograms.total);
+        assert!(parse_hgrm(&text).is_empty());
+        assert!(text.contains("Total count    =            0]"));
+    }
+
+    #[test]
+    fn csv_has_a_header_and_one_quoted_row_per_level() {
+        let a = result(&[1000, 2000, 3000]);
+        let b = result(&[500]);
+        let levels = [
+            Level { group: "small, random", clients: 4, server_version: Some("nginx/1.22 \"light\""), result: &a },
+            Level { group: "2k", clients: 8, server_version: None, result: &b },
+        ];
+        let text = csv(&levels);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        assert!(lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"), "{}", lines[1]);
+        // hits/s = 3 / 2 s; p50 = 2 ms.
+        assert!(lines[1].contains(",1.500,"), "{}", lines[1]);
+        assert!(lines[2].starts_with("2k,8,,2.000000,1,"), "{}", lines[2]);
+    }
+}
