@@ -1,1 +1,269 @@
-//! (being written)
+//! Sweeps: one workload at rising concurrency, a measured engine run per level after a warm-up.
+//!
+//! [`run`] carries out a [`SweepSpec`] over a base [`Plan`] (target, requests, options) and returns a
+//! [`SweepResult`]: one [`Level`] per client count, each holding the engine's `RunResult` (every figure
+//! comes from `webstand_engine::figures`). An [`Observer`] hears about each level as it starts and ends,
+//! so the command line can wire Ctrl-C, progress and the history without this module knowing them.
+//! After an interrupted level the sweep stops and returns what completed.
+
+use anyhow::{bail, Context, Result};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+use webstand_engine::{Live, Plan, RunResult, Shape, Stop};
+
+/// One level: how many clients (connections) and when its measured run stops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelSpec {
+    pub clients: usize,
+    pub stop: Stop,
+}
+
+/// Open-loop pacing: `rate` requests per second in total across the level's connections.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub rate: f64,
+    pub jitter: bool,
+}
+
+/// What a sweep does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepSpec {
+    pub levels: Vec<LevelSpec>,
+    /// A run before each level whose result is thrown away (connections, caches, CPU clocks warm up).
+    pub warmup: Option<Stop>,
+    /// Open loop at this rate instead of closed-loop clients.
+    pub rate: Option<Rate>,
+}
+
+impl SweepSpec {
+    /// Every level with the same stop.
+    pub fn uniform(clients: &[usize], stop: Stop, warmup: Option<Stop>) -> SweepSpec {
+        SweepSpec { levels: clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(), warmup, rate: None }
+    }
+}
+
+/// One measured level.
+#[derive(Clone, Debug)]
+pub struct Level {
+    pub clients: usize,
+    pub result: RunResult,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SweepResult {
+    /// The workload's name (the history's group).
+    pub workload: String,
+    pub levels: Vec<Level>,
+    /// Stopped early by Ctrl-C: `levels` holds what completed (the last one possibly partial).
+    pub interrupted: bool,
+}
+
+impl SweepResult {
+    /// The level with the most hits/s.
+    pub fn peak(&self) -> Option<&Level> {
+        self.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+    }
+    /// `(clients, result)` pairs, the shape `webstand_report::tables` takes.
+    pub fn rows(&self) -> impl Iterator<Item = (usize, &RunResult)> + Clone {
+        self.levels.iter().map(|l| (l.clients, &l.result))
+    }
+}
+
+/// Hooks the caller supplies; every method has a do-nothing default.
+pub trait Observer {
+    /// A fresh `Live` for the next run (the CLI wires it to Ctrl-C). Setting its `stop` ends the run.
+    fn live(&mut self) -> Arc<Live> {
+        Arc::new(Live::default())
+    }
+    /// A run is starting: `label` says what it is ("warm-up 8 clients", "8 clients").
+    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        let _ = (label, plan, live);
+    }
+    /// The run started by the last `run_starting` ended (warm-ups included).
+    fn run_ended(&mut self) {}
+    /// A measured level is done (an error here, e.g. the history failing, ends the sweep).
+    fn level_done(&mut self, level: &Level) -> Result<()> {
+        let _ = level;
+        Ok(())
+    }
+}
+
+/// An observer that does nothing (library callers and tests).
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Runs every level of `spec` over `base` (its target, requests and options; shape and stop are set
+/// per level). Errors when a run cannot start; an interrupt ends the sweep with what completed.
+pub fn run(spec: &SweepSpec, base: &Plan, workload: &str, obs: &mut dyn Observer) -> Result<SweepResult> {
+    if spec.levels.is_empty() {
+        bail!("a sweep needs at least one client level");
+    }
+    let mut out = SweepResult { workload: workload.to_string(), ..Default::default() };
+    for level in &spec.levels {
+        match measure_level(spec, level, base, obs)? {
+            Measured::Done(l) => {
+                let interrupted = l.result.interrupted;
+                obs.level_done(&l)?;
+                out.levels.push(l);
+                if interrupted {
+                    out.interrupted = true;
+                    break;
+                }
+            }
+            Measured::InterruptedInWarmup => {
+                out.interrupted = true;
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) enum Measured {
+    Done(Level),
+    InterruptedInWarmup,
+}
+
+/// The plan for one level: `base` with this level's shape and stop.
+pub fn level_plan(base: &Plan, clients: usize, stop: &Stop, rate: Option<Rate>) -> Plan {
+    let mut plan = base.clone();
+    plan.shape = match rate {
+        None => Shape::Closed { clients },
+        Some(r) => Shape::Open { clients, rate: r.rate, jitter: r.jitter },
+    };
+    plan.stop = stop.clone();
+    plan
+}
+
+/// Warm-up (result discarded) then the measured run of one level.
+pub(crate) fn measure_level(spec: &SweepSpec, level: &LevelSpec, base: &Plan, obs: &mut dyn Observer) -> Result<Measured> {
+    let clients = level.clients;
+    if clients == 0 {
+        bail!("a level needs at least 1 client");
+    }
+    if let Some(warmup) = &spec.warmup {
+        let plan = level_plan(base, clients, warmup, spec.rate);
+        let live = obs.live();
+        obs.run_starting(&format!("warm-up, {clients} clients"), &plan, &live);
+        let r = webstand_engine::run(&plan, live.clone());
+        obs.run_ended();
+        r.with_context(|| format!("warm-up at {clients} clients"))?;
+        if live.stop.load(Ordering::SeqCst) {
+            return Ok(Measured::InterruptedInWarmup);
+        }
+    }
+    let plan = level_plan(base, clients, &level.stop, spec.rate);
+    let live = obs.live();
+    obs.run_starting(&format!("{clients} clients"), &plan, &live);
+    let r = webstand_engine::run(&plan, live.clone());
+    obs.run_ended();
+    let mut result = r.with_context(|| format!("level of {clients} clients"))?;
+    result.interrupted |= live.stop.load(Ordering::SeqCst);
+    Ok(Measured::Done(Level { clients, result }))
+}
+
+/// Parses a list of client levels: comma-separated items, each `N`, `A..B/STEP` (arithmetic, both ends
+/// included when reached) or `A..B*FACTOR` (geometric). Examples: `1,2,4,8,16,32`, `16..128/16`,
+/// `10..200/10`, `1..1024*2`.
+pub fn parse_clients(text: &str) -> Result<Vec<usize>> {
+    let expected = "expected client levels like 1,2,4,8 or 16..128/16 or 1..1024*2";
+    let bad = |why: &str| anyhow::anyhow!("bad client levels {text:?}: {why} ({expected})");
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        if item.is_empty() {
+            return Err(bad("empty item"));
+        }
+        let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad(&format!("{s:?} is not a whole number")));
+        if let Some((from, rest)) = item.split_once("..") {
+            let (to, step, geometric) = if let Some((to, step)) = rest.split_once('/') {
+                (to, step, false)
+            } else if let Some((to, factor)) = rest.split_once('*') {
+                (to, factor, true)
+            } else {
+                return Err(bad(&format!("range {item:?} has no /STEP or *FACTOR")));
+            };
+            let (from, to, step) = (num(from)?, num(to)?, num(step)?);
+            if from == 0 || from > to {
+                return Err(bad(&format!("range {item:?} must run from at least 1 up to its end")));
+            }
+            if step == 0 || (geometric && step < 2) {
+                return Err(bad(&format!("range {item:?} never advances")));
+            }
+            let mut c = from;
+            while c <= to {
+                out.push(c);
+                c = if geometric { c.saturating_mul(step) } else { c.saturating_add(step) };
+            }
+        } else {
+            let c = num(item)?;
+            if c == 0 {
+                return Err(bad("0 clients"));
+            }
+            out.push(c);
+        }
+    }
+    if out.len() > 10_000 {
+        return Err(bad("more than 10000 levels"));
+    }
+    Ok(out)
+}
+
+/// Parses a duration for the command line: `30` (seconds), `500ms`, `10s`, `2m`.
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let t = text.trim();
+    let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let v: f64 = num.parse().map_err(|_| anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"))?;
+    let secs = match unit {
+        "ms" => v / 1000.0,
+        "s" => v,
+        "m" | "min" => v * 60.0,
+        "h" => v * 3600.0,
+        _ => bail!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"),
+    };
+    if !(secs > 0.0 && secs.is_finite() && secs < 1e7) {
+        bail!("bad duration {text:?}: must be more than zero");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_levels_parse() {
+        assert_eq!(parse_clients("1,2,4,8,16,32").unwrap(), [1, 2, 4, 8, 16, 32]);
+        assert_eq!(parse_clients("16..128/16").unwrap(), [16, 32, 48, 64, 80, 96, 112, 128]);
+        assert_eq!(parse_clients("10..200/10").unwrap().len(), 20);
+        assert_eq!(parse_clients("1..100*2").unwrap(), [1, 2, 4, 8, 16, 32, 64]);
+        assert_eq!(parse_clients("1, 5..6/2").unwrap(), [1, 5]);
+        for bad in ["", "0", "a", "1,,2", "4..2/1", "1..8", "1..8/0", "1..8*1", "-3"] {
+            let e = parse_clients(bad).unwrap_err().to_string();
+            assert!(e.starts_with("bad client levels"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        for bad in ["", "0", "x", "5y", "-1"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn peak_is_the_level_with_most_hits() {
+        let lvl = |clients, complete| Level {
+            clients,
+            result: RunResult { complete, elapsed: Duration::from_secs(1), ..Default::default() },
+        };
+        let s = SweepResult { levels: vec![lvl(1, 10), lvl(2, 30), lvl(4, 20)], ..Default::default() };
+        assert_eq!(s.peak().unwrap().clients, 2);
+    }
+}
