@@ -64,9 +64,17 @@ impl SweepResult {
     pub fn peak(&self) -> Option<&Level> {
         self.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
     }
-    /// `(clients, result)` pairs, the shape `webstand_report::tables` takes.
-    pub fn rows(&self) -> impl Iterator<Item = (usize, &RunResult)> + Clone {
-        self.levels.iter().map(|l| (l.clients, &l.result))
+    /// The levels as the reports take them (`webstand_report::tables`, `export`).
+    pub fn report_levels(&self) -> Vec<webstand_report::export::Level<'_>> {
+        self.levels
+            .iter()
+            .map(|l| webstand_report::export::Level {
+                group: &self.workload,
+                clients: l.clients,
+                server_version: l.result.server_software.as_deref(),
+                result: &l.result,
+            })
+            .collect()
     }
 }
 
