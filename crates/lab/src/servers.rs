@@ -1,1 +1,914 @@
-//! (being written)
+//! The known servers: where each one's binary is, its version, a config serving a docroot on a free
+//! loopback port with equivalent settings, starting it pinned to CPUs in the foreground, stopping it
+//! with nothing left behind, and checking the features the lab configured (basic auth, chroot,
+//! throttling).
+//!
+//! Equivalent settings, as far as each server allows: one worker process (or thread), access logs off,
+//! sendfile on, keep-alive limits raised, CGI for `/cgi-bin/*` where the server runs CGI itself.
+//! Each server runs in its own process group, in its own temporary directory holding its config, pid
+//! file and error log, with its stdout and stderr captured there too.
+
+use anyhow::{anyhow, bail, Context};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use webstand_engine::CpuTime;
+
+use crate::procstat;
+
+/// A server the lab knows how to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Builtin,
+    Nginx,
+    Lighttpd,
+    Apache,
+    H2o,
+    Caddy,
+    MiniHttpd,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [Kind::Builtin, Kind::Nginx, Kind::Lighttpd, Kind::Apache, Kind::H2o, Kind::Caddy, Kind::MiniHttpd];
+
+    /// The name used on the command line and in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Builtin => "builtin",
+            Kind::Nginx => "nginx",
+            Kind::Lighttpd => "lighttpd",
+            Kind::Apache => "apache",
+            Kind::H2o => "h2o",
+            Kind::Caddy => "caddy",
+            Kind::MiniHttpd => "mini_httpd",
+        }
+    }
+
+    /// "builtin, nginx, …": for error messages and --help.
+    pub fn known_names() -> String {
+        Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    pub fn parse(s: &str) -> anyhow::Result<Kind> {
+        let s = s.trim();
+        let k = match s.to_ascii_lowercase().as_str() {
+            "builtin" | "webstand" => Kind::Builtin,
+            "nginx" => Kind::Nginx,
+            "lighttpd" => Kind::Lighttpd,
+            "apache" | "apache2" | "httpd" => Kind::Apache,
+            "h2o" => Kind::H2o,
+            "caddy" => Kind::Caddy,
+            "mini_httpd" | "mini-httpd" | "minihttpd" => Kind::MiniHttpd,
+            _ => bail!("unknown server '{s}' (known: {})", Kind::known_names()),
+        };
+        Ok(k)
+    }
+
+    /// A comma-separated list, in the order given, without repeats.
+    pub fn parse_list(s: &str) -> anyhow::Result<Vec<Kind>> {
+        let mut out = Vec::new();
+        for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+            let k = Kind::parse(part)?;
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        if out.is_empty() {
+            bail!("no servers given (known: {})", Kind::known_names());
+        }
+        Ok(out)
+    }
+
+    /// The Debian package holding the binary.
+    pub fn package(self) -> &'static str {
+        match self {
+            Kind::Builtin => "webstand",
+            Kind::Nginx => "nginx-light",
+            Kind::Lighttpd => "lighttpd",
+            Kind::Apache => "apache2",
+            Kind::H2o => "h2o",
+            Kind::Caddy => "caddy",
+            Kind::MiniHttpd => "mini-httpd",
+        }
+    }
+
+    fn binaries(self) -> &'static [&'static str] {
+        match self {
+            Kind::Builtin => &["webstand"],
+            Kind::Nginx => &["nginx"],
+            Kind::Lighttpd => &["lighttpd"],
+            Kind::Apache => &["apache2", "httpd"],
+            Kind::H2o => &["h2o"],
+            Kind::Caddy => &["caddy"],
+            Kind::MiniHttpd => &["mini_httpd"],
+        }
+    }
+
+    fn version_flag(self) -> &'static str {
+        match self {
+            Kind::Caddy => "version",
+            Kind::MiniHttpd => "-V",
+            Kind::Builtin => "--version",
+            _ => "-v",
+        }
+    }
+
+    /// The concurrency model, as thttpd's table names them, with what the lab configured.
+    pub fn model(self) -> &'static str {
+        match self {
+            Kind::Builtin => "epoll, 1 thread",
+            Kind::Nginx => "epoll, master + 1 worker",
+            Kind::Lighttpd => "epoll, 1 process",
+            Kind::Apache => "event MPM, 1 child × threads",
+            Kind::H2o => "epoll, 1 thread",
+            Kind::Caddy => "goroutines, GOMAXPROCS=1",
+            Kind::MiniHttpd => "fork per connection",
+        }
+    }
+
+    /// Whether the server runs CGI programs itself (nginx and caddy need an external FastCGI bridge).
+    pub fn runs_cgi(self) -> bool {
+        !matches!(self, Kind::Nginx | Kind::Caddy)
+    }
+}
+
+/// A server's binary and version, found on this machine.
+#[derive(Clone, Debug)]
+pub struct Binary {
+    pub kind: Kind,
+    pub path: PathBuf,
+    /// The version the binary reports ("1.22.1"), or "?" when it prints none.
+    pub version: String,
+}
+
+/// Finds `kind`'s binary (PATH, then the sbin directories a non-root PATH lacks) and its version.
+/// `builtin` is the `webstand` binary to run as the builtin server. The error is one line saying how
+/// to install the server.
+pub fn locate(kind: Kind, builtin: Option<&Path>) -> Result<Binary, String> {
+    let path = match kind {
+        Kind::Builtin => builtin.map(Path::to_path_buf).filter(|p| p.is_file()),
+        _ => kind.binaries().iter().find_map(|b| find_program(b)),
+    };
+    let Some(path) = path else {
+        return Err(match kind {
+            Kind::Builtin => "builtin: the webstand binary was not found".to_string(),
+            _ => format!("{}: not installed (apt-get install {}, or scripts/install-deps.sh)", kind.name(), kind.package()),
+        });
+    };
+    let out = Command::new(&path).arg(kind.version_flag()).stdin(Stdio::null()).output();
+    let text = out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
+    Ok(Binary { kind, path, version: version_in(&text).unwrap_or_else(|| "?".into()) })
+}
+
+/// The first dotted number in a version banner ("nginx version: nginx/1.22.1" → "1.22.1").
+pub fn version_in(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'v') {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
+                i += 1;
+            }
+            let v = text[start..i].trim_end_matches('.');
+            if v.contains('.') {
+                return Some(v.to_string());
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+fn find_program(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Basic-auth credentials of the lab's protected path.
+pub const AUTH_USER: &str = "lab";
+pub const AUTH_PASSWORD: &str = "stand-by";
+/// Paths the lab adds to a docroot to check features; none of the workloads requests them.
+pub const PRIVATE_PATH: &str = "/lab/private/secret.html";
+pub const THROTTLED_PATH: &str = "/lab/throttled/blob.bin";
+pub const CHROOT_PATH: &str = "/lab/chroot.txt";
+/// Size of the throttled file and the limit set on it: about two seconds at the limit.
+pub const THROTTLED_BYTES: usize = 96 * 1024;
+pub const THROTTLE_KIB_PER_SEC: u64 = 48;
+
+fn lab_file_bytes(path: &str) -> Vec<u8> {
+    match path {
+        THROTTLED_PATH => (0..THROTTLED_BYTES).map(|i| b'a' + (i % 26) as u8).collect(),
+        _ => format!("webstand lab file {path}\n").into_bytes(),
+    }
+}
+
+/// Writes the lab's own files into `docroot` (the protected page, the throttled file, the chroot
+/// marker, mini_httpd's per-directory password file) and makes the docroot readable by the
+/// unprivileged users servers switch to when started as root.
+pub fn write_lab_files(docroot: &Path) -> anyhow::Result<()> {
+    for p in [PRIVATE_PATH, THROTTLED_PATH, CHROOT_PATH] {
+        let file = docroot.join(&p[1..]);
+        std::fs::create_dir_all(file.parent().unwrap()).with_context(|| format!("cannot write to docroot {}", docroot.display()))?;
+        std::fs::write(&file, lab_file_bytes(p)).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    // mini_httpd reads a .htpasswd beside the files it protects, with crypt(3) hashes.
+    let htpasswd = docroot.join("lab/private/.htpasswd");
+    std::fs::write(&htpasswd, format!("{AUTH_USER}:{}\n", bcrypt_hash()))
+        .with_context(|| format!("cannot write {}", htpasswd.display()))?;
+    make_world_readable(docroot);
+    Ok(())
+}
+
+/// Servers started as root drop to `nobody`/`www-data`: they must be able to reach and read the
+/// docroot (a temporary directory is 0700 by default). Failures are left to show up as 403s.
+fn make_world_readable(docroot: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut dir = Some(docroot);
+    while let Some(d) = dir {
+        if let Ok(m) = std::fs::metadata(d) {
+            let mode = m.permissions().mode();
+            if mode & 0o005 != 0o005 && d.starts_with(std::env::temp_dir()) && d != std::env::temp_dir() {
+                let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode | 0o055));
+            }
+        }
+        dir = d.parent();
+    }
+    walk(docroot, &mut |p, is_dir| {
+        if let Ok(m) = std::fs::metadata(p) {
+            let mode = m.permissions().mode();
+            let want = if is_dir || mode & 0o100 != 0 { mode | 0o055 } else { mode | 0o044 };
+            if want != mode {
+                let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(want));
+            }
+        }
+    });
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
+    f(dir, true);
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => walk(&p, f),
+            Ok(_) => f(&p, false),
+            Err(_) => {}
+        }
+    }
+}
+
+fn bcrypt_hash() -> String {
+    // Cost 5: the check is made a handful of times, never under load.
+    bcrypt::hash(AUTH_PASSWORD, 5).expect("bcrypt of a fixed password")
+}
+
+fn sha_hash() -> String {
+    use base64::Engine;
+    use sha1::Digest;
+    format!("{{SHA}}{}", base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(AUTH_PASSWORD.as_bytes())))
+}
+
+fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// How to start a server.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The docroot every server serves (absolute; `write_lab_files` already run on it).
+    pub docroot: PathBuf,
+    /// CPUs to pin the server to (None: no pinning).
+    pub cpus: Option<Vec<usize>>,
+    /// Start chrooted into the docroot (for checking the chroot feature; needs root).
+    pub chroot: bool,
+    /// How long to wait for the port to open.
+    pub start_timeout: Duration,
+}
+
+impl Setup {
+    pub fn new(docroot: &Path) -> Setup {
+        Setup { docroot: docroot.to_path_buf(), cpus: None, chroot: false, start_timeout: Duration::from_secs(15) }
+    }
+}
+
+/// A server the lab started. Dropping it stops it.
+pub struct Server {
+    pub binary: Binary,
+    pub addr: SocketAddr,
+    child: Option<Child>,
+    pgid: i32,
+    /// Every pid seen in the server's tree, so stopping can check each one is gone.
+    seen: Vec<i32>,
+    workdir: tempfile::TempDir,
+    /// What the server exited with, once it has.
+    exit: Option<std::process::ExitStatus>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Server({} {} on {}, pid {})", self.binary.kind.name(), self.binary.version, self.addr, self.pgid)
+    }
+}
+
+/// What a start needs to write and run.
+struct Launch {
+    config: Option<(String, String)>,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Server {
+    /// Writes the config, starts the server pinned, waits for its port. A port taken in between is
+    /// retried on another one; any other failure returns the tail of the server's log.
+    pub fn start(binary: &Binary, setup: &Setup) -> anyhow::Result<Server> {
+        let mut last = None;
+        for _ in 0..3 {
+            match Server::start_once(binary, setup) {
+                Ok(s) => return Ok(s),
+                Err((e, port_taken)) => {
+                    if !port_taken {
+                        return Err(e);
+                    }
+                    last = Some(e);
+                }
+            }
+        }
+        Err(last.unwrap().context("the port was taken three times in a row"))
+    }
+
+    fn start_once(binary: &Binary, setup: &Setup) -> Result<Server, (anyhow::Error, bool)> {
+        let fail = |e: anyhow::Error| (e, false);
+        let kind = binary.kind;
+        let workdir = tempfile::Builder::new().prefix(&format!("webstand-lab-{}-", kind.name())).tempdir().map_err(|e| fail(e.into()))?;
+        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| fail(e.into()))?.port();
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let docroot = setup.docroot.canonicalize().with_context(|| format!("docroot {}", setup.docroot.display())).map_err(fail)?;
+        if setup.chroot && !running_as_root() {
+            return Err(fail(anyhow!("chroot needs root")));
+        }
+        let w = workdir.path();
+        let launch = launch(kind, &docroot, w, port, setup.chroot).map_err(fail)?;
+        if let Some((name, text)) = &launch.config {
+            std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
+        }
+        let log = std::fs::File::create(w.join("server.log")).map_err(|e| fail(e.into()))?;
+        let mut cmd = Command::new(&binary.path);
+        cmd.args(&launch.args)
+            .current_dir(w)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().map_err(|e| fail(e.into()))?)
+            .stderr(log)
+            .envs(launch.env.iter().map(|(k, v)| (k, v)))
+            .process_group(0);
+        let cpus = setup.cpus.clone();
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // If the lab dies without stopping it, the server goes too.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if let Some(cpus) = &cpus {
+                    pin_current(cpus);
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().with_context(|| format!("cannot run {}", binary.path.display())).map_err(fail)?;
+        let pgid = child.id() as i32;
+        let mut server = Server { binary: binary.clone(), addr, child: Some(child), pgid, seen: vec![pgid], workdir, exit: None };
+        let deadline = Instant::now() + setup.start_timeout;
+        loop {
+            if !server.alive() {
+                let tail = server.log_tail(12);
+                let taken = tail.contains("in use") || tail.contains("EADDRINUSE");
+                let status = server.exit.map(|s| s.to_string()).unwrap_or_default();
+                return Err((anyhow!("{} did not start ({status}); its log ends:\n{tail}", kind.name()), taken));
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                server.note_tree();
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                let tail = server.log_tail(12);
+                let _ = server.stop();
+                return Err((anyhow!("{} did not open {addr} within {:?}; its log ends:\n{tail}", kind.name(), setup.start_timeout), false));
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.binary.kind
+    }
+
+    /// The pid of the server's main process (also its process group).
+    pub fn pid(&self) -> i32 {
+        self.pgid
+    }
+
+    /// The directory holding the server's config and logs.
+    pub fn workdir(&self) -> &Path {
+        self.workdir.path()
+    }
+
+    /// Whether the main process is still running (it is reaped here when it has exited).
+    pub fn alive(&mut self) -> bool {
+        if self.exit.is_some() {
+            return false;
+        }
+        match self.child.as_mut().map(|c| c.try_wait()) {
+            Some(Ok(Some(status))) => {
+                self.exit = Some(status);
+                false
+            }
+            Some(Ok(None)) => true,
+            _ => false,
+        }
+    }
+
+    /// One line on how the server ended, when it did ("exited with signal 9; log: …").
+    pub fn death_note(&mut self) -> Option<String> {
+        if self.alive() {
+            return None;
+        }
+        let status = self.exit.map(|s| s.to_string()).unwrap_or_else(|| "gone".into());
+        let tail = self.log_tail(3).replace('\n', " | ");
+        Some(format!("died ({status}){}", if tail.is_empty() { String::new() } else { format!("; log: {tail}") }))
+    }
+
+    /// CPU time of the server's whole tree so far, reaped children included.
+    pub fn cpu(&mut self) -> CpuTime {
+        self.note_tree();
+        procstat::tree_cpu(self.pgid)
+    }
+
+    fn note_tree(&mut self) {
+        for s in procstat::tree(self.pgid) {
+            if !self.seen.contains(&s.pid) {
+                self.seen.push(s.pid);
+            }
+        }
+    }
+
+    /// The last `lines` lines of the server's error log and captured output.
+    pub fn log_tail(&self, lines: usize) -> String {
+        let mut text = String::new();
+        for name in ["error.log", "server.log"] {
+            if let Ok(t) = std::fs::read(self.workdir.path().join(name)) {
+                text.push_str(&String::from_utf8_lossy(&t));
+            }
+        }
+        let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+
+    /// Processes of this server still present: its process group, and any pid ever seen in its tree
+    /// that still has the server's group. Empty after a successful `stop`.
+    pub fn leftovers(&self) -> Vec<i32> {
+        let mut left: Vec<i32> = procstat::group_members(self.pgid).iter().map(|s| s.pid).collect();
+        for &p in &self.seen {
+            if let Some(s) = procstat::stat(p) {
+                if s.pgrp == self.pgid && s.state != 'Z' && !left.contains(&p) {
+                    left.push(p);
+                }
+            }
+        }
+        left
+    }
+
+    /// SIGTERM, up to five seconds for a clean exit, then SIGKILL to the whole group. Errors if any
+    /// process of the server is still there afterwards.
+    pub fn stop(&mut self) -> anyhow::Result<()> {
+        let Some(mut child) = self.child.take() else { return Ok(()) };
+        self.note_tree();
+        // SAFETY: signalling our own child and its group.
+        unsafe { libc::kill(self.pgid, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = child.try_wait() {
+                self.exit.get_or_insert(st);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Whatever is left of the group (workers, CGI programs, a main process that ignored SIGTERM).
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = self.leftovers();
+            let main_done = matches!(child.try_wait(), Ok(Some(_)));
+            if left.is_empty() && main_done {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("{} left processes behind after SIGKILL: {left:?}", self.binary.kind.name());
+            }
+            // SAFETY: as above.
+            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
+            for p in left {
+                unsafe { libc::kill(p, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if let Ok(Some(st)) = child.try_wait() {
+            self.exit.get_or_insert(st);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// Pins the calling process (or thread) to `cpus`; CPUs that do not exist are ignored.
+pub fn pin_current(cpus: &[usize]) -> bool {
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays within its bounds for ids below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus {
+            if c < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c, &mut set);
+            }
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
+}
+
+/// Number of CPUs this process may run on.
+pub fn cpu_count() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// The user an unprivileged worker runs as when the server starts as root.
+fn worker_user() -> &'static str {
+    if std::fs::read_to_string("/etc/passwd").map(|t| t.lines().any(|l| l.starts_with("www-data:"))).unwrap_or(false) {
+        "www-data"
+    } else {
+        "nobody"
+    }
+}
+
+const MIME: &[(&str, &str)] = &[
+    ("html", "text/html"),
+    ("txt", "text/plain"),
+    ("css", "text/css"),
+    ("js", "application/javascript"),
+    ("gif", "image/gif"),
+    ("jpg", "image/jpeg"),
+    ("png", "image/png"),
+    ("bin", "application/octet-stream"),
+];
+
+fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::Result<Launch> {
+    let d = s(doc);
+    let wd = s(w);
+    std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
+    std::fs::write(w.join("htpasswd.bcrypt"), format!("{AUTH_USER}:{}\n", bcrypt_hash()))?;
+    let root = running_as_root();
+    let no_env = Vec::new();
+    Ok(match kind {
+        Kind::Builtin => {
+            // Issue 3's server: one loop, the lab's paths protected and throttled through its config.
+            let config = builtin_config(doc, w, chroot);
+            let mut args = vec!["serve".into(), if chroot { "/".into() } else { d.clone() }, "--listen".into(), format!("127.0.0.1:{port}")];
+            if let Some(c) = &config {
+                args.extend(["--config".into(), s(&w.join("serve.toml"))]);
+                let _ = c;
+            }
+            if chroot {
+                args.extend(["--chroot".into(), d.clone()]);
+            }
+            Launch { config: config.map(|c| ("serve.toml".into(), c)), args, env: no_env }
+        }
+        Kind::Nginx => {
+            let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
+            let conf = format!(
+                "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
+                 worker_rlimit_nofile 65536;\nevents {{ worker_connections 16384; }}\n\
+                 http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
+                 keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
+                 types {{ {types}}}\n  default_type application/octet-stream;\n  \
+                 client_body_temp_path {wd}/body;\n  \
+                 server {{\n    listen 127.0.0.1:{port} backlog=4096;\n    root {d};\n    \
+                 location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
+                 location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n  }}\n}}\n",
+                user = if root { "user root;\n" } else { "" },
+            );
+            Launch { config: Some(("nginx.conf".into(), conf)), args: vec!["-p".into(), wd.clone(), "-e".into(), format!("{wd}/error.log"), "-c".into(), format!("{wd}/nginx.conf")], env: no_env }
+        }
+        Kind::Lighttpd => {
+            let types: String = MIME.iter().map(|(e, t)| format!("\".{e}\" => \"{t}\", ")).collect();
+            let (docline, extra) = if chroot {
+                (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\n"), String::new())
+            } else {
+                (
+                    format!("server.document-root = \"{d}\"\n"),
+                    format!(
+                        "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
+                         auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
+                         $HTTP[\"url\"] =~ \"^/lab/throttled/\" {{ connection.kbytes-per-second = {THROTTLE_KIB_PER_SEC} }}\n\
+                         $HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = (\"\" => \"\") }}\n"
+                    ),
+                )
+            };
+            let conf = format!(
+                "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\nserver.errorlog = \"{wd}/error.log\"\n\
+                 server.max-worker = 0\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
+                 server.max-keep-alive-requests = 65535\nserver.max-keep-alive-idle = 65\n\
+                 server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
+                 index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}"
+            );
+            Launch { config: Some(("lighttpd.conf".into(), conf)), args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")], env: no_env }
+        }
+        Kind::Apache => {
+            let m = "/usr/lib/apache2/modules";
+            let modules: String = [
+                ("mpm_event", "mod_mpm_event"),
+                ("authz_core", "mod_authz_core"),
+                ("authz_user", "mod_authz_user"),
+                ("authn_core", "mod_authn_core"),
+                ("authn_file", "mod_authn_file"),
+                ("auth_basic", "mod_auth_basic"),
+                ("mime", "mod_mime"),
+                ("dir", "mod_dir"),
+                ("alias", "mod_alias"),
+                ("cgid", "mod_cgid"),
+                ("env", "mod_env"),
+                ("ratelimit", "mod_ratelimit"),
+            ]
+            .iter()
+            .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
+            .collect();
+            let types: String = MIME.iter().map(|(e, t)| format!("AddType {t} .{e}\n")).collect();
+            let user = if root { format!("User {u}\nGroup {g}\n", u = worker_user(), g = if worker_user() == "nobody" { "nogroup" } else { "www-data" }) } else { String::new() };
+            let (docroot, chrootline) = if chroot { ("/".to_string(), format!("ChrootDir {d}\n")) } else { (d.clone(), String::new()) };
+            let cgi_dir = if chroot { "/cgi-bin/".to_string() } else { format!("{d}/cgi-bin/") };
+            let conf = format!(
+                "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nPidFile {wd}/apache2.pid\n\
+                 ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}{user}{chrootline}\
+                 StartServers 1\nServerLimit 1\nThreadLimit 256\nThreadsPerChild 256\nMaxRequestWorkers 256\n\
+                 MinSpareThreads 1\nMaxSpareThreads 256\nMaxConnectionsPerChild 0\n\
+                 KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\nEnableSendfile On\nEnableMMAP On\n\
+                 {types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
+                 <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
+                 ScriptAlias /cgi-bin/ {cgi_dir}\n\
+                 <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
+                 <Location /lab/throttled/>\n  SetOutputFilter RATE_LIMIT\n  SetEnv rate-limit {THROTTLE_KIB_PER_SEC}\n</Location>\n"
+            );
+            Launch { config: Some(("apache2.conf".into(), conf)), args: vec!["-f".into(), format!("{wd}/apache2.conf"), "-DFOREGROUND".into()], env: no_env }
+        }
+        Kind::H2o => {
+            let user = if root { "user: root\n" } else { "" };
+            let conf = format!(
+                "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: 16384\n{user}\
+                 error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: 65\n\
+                 hosts:\n  default:\n    paths:\n\
+                 \x20     /cgi-bin:\n        file.dir: {d}/cgi-bin\n        file.custom-handler:\n          extension: default\n          fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n\
+                 \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
+                 \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
+                 \x20     /:\n        file.dir: {d}\n",
+                bps = THROTTLE_KIB_PER_SEC * 1024,
+            );
+            Launch { config: Some(("h2o.conf".into(), conf)), args: vec!["-c".into(), format!("{wd}/h2o.conf")], env: no_env }
+        }
+        Kind::Caddy => {
+            let conf = format!(
+                "{{\n  admin off\n  auto_https off\n  persist_config off\n  storage file_system {wd}/data\n}}\n\
+                 http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
+                 basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n  file_server\n}}\n",
+                hash = bcrypt_hash(),
+            );
+            let env = vec![
+                ("HOME".into(), wd.clone()),
+                ("XDG_DATA_HOME".into(), format!("{wd}/data")),
+                ("XDG_CONFIG_HOME".into(), format!("{wd}/config")),
+                ("GOMAXPROCS".into(), "1".into()),
+            ];
+            Launch { config: Some(("Caddyfile".into(), conf)), args: vec!["run".into(), "--config".into(), format!("{wd}/Caddyfile"), "--adapter".into(), "caddyfile".into()], env }
+        }
+        Kind::MiniHttpd => {
+            let mut args: Vec<String> = vec!["-D", "-h", "127.0.0.1", "-p"].into_iter().map(String::from).collect();
+            args.extend([port.to_string(), "-d".into(), d.clone(), "-c".into(), "cgi-bin/*".into(), "-l".into(), "/dev/null".into(), "-i".into(), format!("{wd}/mini_httpd.pid")]);
+            if root {
+                args.extend(["-u".into(), worker_user().into()]);
+            }
+            if chroot {
+                args.push("-r".into());
+            }
+            Launch { config: None, args, env: no_env }
+        }
+    })
+}
+
+/// The builtin server's config: none until its options for auth and throttling are known to the lab.
+fn builtin_config(_doc: &Path, _w: &Path, _chroot: bool) -> Option<String> {
+    None
+}
+
+/// What came back for one request.
+#[derive(Clone, Debug)]
+pub struct Fetched {
+    pub status: u16,
+    pub head: String,
+    pub body: Vec<u8>,
+    pub elapsed: Duration,
+}
+
+/// One HTTP/1.0 GET over a fresh connection, read to the close (no chunking to undo). With `auth`,
+/// sends Basic credentials. Bounded by `limit`.
+pub fn fetch(addr: SocketAddr, path: &str, auth: Option<(&str, &str)>, limit: Duration) -> anyhow::Result<Fetched> {
+    use base64::Engine;
+    let started = Instant::now();
+    let mut s = TcpStream::connect_timeout(&addr, limit).with_context(|| format!("connect {addr}"))?;
+    s.set_read_timeout(Some(limit))?;
+    s.set_write_timeout(Some(limit))?;
+    let mut req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nUser-Agent: webstand-lab\r\n", addr.port());
+    if let Some((u, p)) = auth {
+        req.push_str(&format!("Authorization: Basic {}\r\n", base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes())?;
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        if started.elapsed() > limit {
+            bail!("GET {path}: no complete response within {limit:?}");
+        }
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(anyhow!("GET {path}: {e}")),
+        }
+    }
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| anyhow!("GET {path}: no header end in {} bytes", raw.len()))?;
+    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
+    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| anyhow!("GET {path}: bad status line"))?;
+    Ok(Fetched { status, head, body: raw[end + 4..].to_vec(), elapsed: started.elapsed() })
+}
+
+/// Whether a feature is there, as the lab found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Support {
+    /// The server has no such feature (or the lab does not configure it).
+    No,
+    /// Configured and checked over a socket (or in /proc).
+    Verified,
+    /// Configured but not checked, with why.
+    Unverified(String),
+    /// Configured, and the check failed: what was seen.
+    Failed(String),
+}
+
+impl Support {
+    /// The table cell: "yes", "no", "yes?" (configured, unchecked), "FAILED".
+    pub fn cell(&self) -> &'static str {
+        match self {
+            Support::No => "no",
+            Support::Verified => "yes",
+            Support::Unverified(_) => "yes?",
+            Support::Failed(_) => "FAILED",
+        }
+    }
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Support::Unverified(n) | Support::Failed(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+/// thttpd's feature columns for one server.
+#[derive(Clone, Debug)]
+pub struct Features {
+    pub basic_auth: Support,
+    pub chroot: Support,
+    pub throttling: Support,
+}
+
+/// What the lab configures for each server (the others are `No`).
+pub fn configures(kind: Kind) -> (bool, bool, bool) {
+    match kind {
+        Kind::Builtin => (false, false, false),
+        Kind::Nginx => (true, false, true),
+        Kind::Lighttpd => (true, true, true),
+        Kind::Apache => (true, true, true),
+        Kind::H2o => (true, false, true),
+        Kind::Caddy => (true, false, false),
+        Kind::MiniHttpd => (true, true, false),
+    }
+}
+
+/// Basic auth: the protected page is refused without credentials (401), refused with a wrong
+/// password, and served byte for byte with the right ones.
+pub fn check_basic_auth(addr: SocketAddr) -> Support {
+    let limit = Duration::from_secs(5);
+    let want = lab_file_bytes(PRIVATE_PATH);
+    let none = fetch(addr, PRIVATE_PATH, None, limit);
+    let wrong = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, "wrong")), limit);
+    let right = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, AUTH_PASSWORD)), limit);
+    match (none, wrong, right) {
+        (Ok(n), Ok(w), Ok(r)) if n.status == 401 && w.status == 401 && r.status == 200 && r.body == want => Support::Verified,
+        (Ok(n), Ok(w), Ok(r)) => Support::Failed(format!("statuses without/wrong/right credentials: {}/{}/{}", n.status, w.status, r.status)),
+        (n, w, r) => Support::Failed(format!("request failed: {:?}", n.err().or(w.err()).or(r.err()).map(|e| e.to_string()))),
+    }
+}
+
+/// Throttling: the throttled file arrives whole and takes at least half the time its limit allows
+/// (an unthrottled fetch over loopback takes milliseconds).
+pub fn check_throttling(addr: SocketAddr) -> Support {
+    let nominal = THROTTLED_BYTES as f64 / (THROTTLE_KIB_PER_SEC as f64 * 1024.0);
+    match fetch(addr, THROTTLED_PATH, None, Duration::from_secs_f64(nominal * 4.0 + 5.0)) {
+        Ok(f) if f.status == 200 && f.body.len() == THROTTLED_BYTES && f.elapsed.as_secs_f64() >= nominal * 0.5 => Support::Verified,
+        Ok(f) => Support::Failed(format!("status {}, {} bytes in {:.2}s (limit allows {nominal:.1}s)", f.status, f.body.len(), f.elapsed.as_secs_f64())),
+        Err(e) => Support::Failed(e.to_string()),
+    }
+}
+
+/// Chroot: a server started with `setup.chroot` has a process whose root (/proc/PID/root) is the
+/// docroot, and still serves the marker file.
+pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
+    let want = docroot.canonicalize().unwrap_or_else(|_| docroot.to_path_buf());
+    server.note_tree();
+    let rooted = procstat::tree(server.pid()).iter().any(|s| std::fs::read_link(format!("/proc/{}/root", s.pid)).map(|r| r == want).unwrap_or(false));
+    if !rooted {
+        return Support::Failed("no server process has the docroot as its root".into());
+    }
+    match fetch(server.addr, CHROOT_PATH, None, Duration::from_secs(5)) {
+        Ok(f) if f.status == 200 && f.body == lab_file_bytes(CHROOT_PATH) => Support::Verified,
+        Ok(f) => Support::Failed(format!("chrooted, but {CHROOT_PATH} answered {}", f.status)),
+        Err(e) => Support::Failed(e.to_string()),
+    }
+}
+
+/// Checks auth and throttling on a running server (started without chroot), and chroot by starting a
+/// second instance chrooted into the docroot. Takes a few seconds (the throttled fetch).
+pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
+    let (auth, chroot, throttle) = configures(server.kind());
+    let basic_auth = if auth { check_basic_auth(server.addr) } else { Support::No };
+    let throttling = if throttle { check_throttling(server.addr) } else { Support::No };
+    let chroot = if !chroot {
+        Support::No
+    } else if !running_as_root() {
+        Support::Unverified("chroot needs root".into())
+    } else {
+        let mut s2 = setup.clone();
+        s2.chroot = true;
+        match Server::start(&server.binary, &s2) {
+            Ok(mut chrooted) => {
+                let r = check_chroot(&mut chrooted, &setup.docroot);
+                let _ = chrooted.stop();
+                r
+            }
+            Err(e) => Support::Failed(format!("{e:#}").lines().next().unwrap_or("").to_string()),
+        }
+    };
+    Features { basic_auth, chroot, throttling }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_and_unknown_ones_list_the_known() {
+        assert_eq!(Kind::parse_list("builtin, nginx,apache2,mini-httpd,nginx").unwrap(), vec![Kind::Builtin, Kind::Nginx, Kind::Apache, Kind::MiniHttpd]);
+        let e = Kind::parse_list("nginx,iis").unwrap_err().to_string();
+        assert!(e.contains("unknown server 'iis'") && e.contains("lighttpd") && e.contains("mini_httpd"), "{e}");
+        assert!(Kind::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn versions_come_out_of_banners() {
+        assert_eq!(version_in("nginx version: nginx/1.22.1\n").as_deref(), Some("1.22.1"));
+        assert_eq!(version_in("Server version: Apache/2.4.71 (Debian)\nServer built: 2026").as_deref(), Some("2.4.71"));
+        assert_eq!(version_in("lighttpd/1.4.69 (ssl) - a light and fast webserver").as_deref(), Some("1.4.69"));
+        assert_eq!(version_in("h2o version 2.2.5\nOpenSSL: OpenSSL 3.0.19").as_deref(), Some("2.2.5"));
+        assert_eq!(version_in("v2.6.2 h1:abc=").as_deref(), Some("2.6.2"));
+        assert_eq!(version_in("mini_httpd/1.30 26Oct2018").as_deref(), Some("1.30"));
+        assert_eq!(version_in("webstand 0.1.0").as_deref(), Some("0.1.0"));
+        assert_eq!(version_in("no digits here"), None);
+    }
+
+    #[test]
+    fn a_missing_binary_says_how_to_install() {
+        let e = locate(Kind::Builtin, Some(Path::new("/nonexistent/webstand"))).unwrap_err();
+        assert!(e.contains("builtin"), "{e}");
+        if find_program("caddy").is_none() {
+            assert!(locate(Kind::Caddy, None).unwrap_err().contains("apt-get install caddy"));
+        }
+    }
+}

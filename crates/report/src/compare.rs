@@ -1,1 +1,270 @@
-//! (being written)
+//! The lab's comparison as text: one table per workload with a row per server, thttpd's comparison
+//! table (seed 003's layout: name, version, model, features, RPS, max users), and the `--verify` table
+//! putting webstand's counts beside wrk's and ab's. Pure: figures in, text out.
+
+use serde::Serialize;
+use std::fmt::Write;
+
+/// One server's figures on one workload (a sweep over client levels).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WorkloadRow {
+    pub server: String,
+    pub version: String,
+    /// False when nothing was measured (not installed, did not start, no CGI): `note` says why.
+    pub measured: bool,
+    pub peak_hits_per_sec: f64,
+    pub clients_at_peak: usize,
+    pub p99_ms_at_peak: f64,
+    /// Failed requests over every level of the sweep.
+    pub errors: u64,
+    /// Largest level that stayed within the bounds, when searched.
+    pub max_users: Option<usize>,
+    /// Server tree CPU-µs per complete request at the peak level.
+    pub server_cpu_us: Option<f64>,
+    /// Generator CPU-µs per complete request at the peak level.
+    pub generator_cpu_us: Option<f64>,
+    /// Peak resident memory of the server tree during the workload, KiB.
+    pub peak_rss_kib: Option<u64>,
+    /// Why the row is empty or incomplete ("died at 64 clients …", "stopped by Ctrl-C").
+    pub note: Option<String>,
+}
+
+/// A server's row in thttpd's comparison table.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FeatureRow {
+    pub name: String,
+    pub version: String,
+    pub model: String,
+    /// "yes" (configured and verified), "yes?" (configured, not verified), "no", "FAILED", "-".
+    pub basic_auth: String,
+    pub chroot: String,
+    pub throttling: String,
+    pub small_files_rps: Option<f64>,
+    pub cgi_rps: Option<f64>,
+    pub large_files_max_users: Option<usize>,
+    pub note: Option<String>,
+}
+
+/// One tool's run on one target in `--verify`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifyRow {
+    pub server: String,
+    pub target: String,
+    /// "webstand", "wrk" or "ab".
+    pub tool: String,
+    pub clients: usize,
+    pub requests: u64,
+    pub hits_per_sec: f64,
+    /// Bytes read, as each tool counts them (wrk and webstand: every byte; ab: "Total transferred").
+    pub bytes: u64,
+    pub errors: u64,
+    pub note: Option<String>,
+}
+
+/// The first `left` columns left-aligned (names), the rest right-aligned (numbers), two spaces apart.
+fn grid(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
+    let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            width[i] = width[i].max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: Vec<&str>, out: &mut String| {
+        for (i, c) in cells.iter().enumerate() {
+            let pad = width[i] - c.chars().count();
+            if i > 0 {
+                out.push_str("  ");
+            }
+            if i < left {
+                out.push_str(c);
+                if i + 1 < cells.len() {
+                    out.push_str(&" ".repeat(pad));
+                }
+            } else {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(c);
+            }
+        }
+        out.push('\n');
+    };
+    line(header.to_vec(), &mut out);
+    let rule: Vec<String> = width.iter().map(|w| "-".repeat(*w)).collect();
+    line(rule.iter().map(String::as_str).collect(), &mut out);
+    for r in rows {
+        line(r.iter().map(String::as_str).collect(), &mut out);
+    }
+    out
+}
+
+fn opt_f(v: Option<f64>, places: usize) -> String {
+    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "-".into())
+}
+
+fn opt_u<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+}
+
+fn mib(kib: Option<u64>) -> String {
+    kib.map(|k| format!("{:.1}", k as f64 / 1024.0)).unwrap_or_else(|| "-".into())
+}
+
+/// Notes under a table, numbered, for the rows that have one.
+fn notes<'a>(items: impl Iterator<Item = (&'a str, Option<&'a String>)>) -> String {
+    let mut out = String::new();
+    for (name, note) in items {
+        if let Some(n) = note {
+            let _ = writeln!(out, "  {name}: {n}");
+        }
+    }
+    out
+}
+
+/// The per-workload table: one row per server.
+pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
+    let header = ["server", "version", "peak hits/s", "clients", "p99 ms", "errors", "max users", "srv CPU-µs/req", "gen CPU-µs/req", "srv peak RSS MiB"];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            if !r.measured {
+                let mut v = vec![r.server.clone(), r.version.clone()];
+                v.extend(std::iter::repeat("-".to_string()).take(header.len() - 2));
+                return v;
+            }
+            vec![
+                r.server.clone(),
+                r.version.clone(),
+                format!("{:.0}", r.peak_hits_per_sec),
+                r.clients_at_peak.to_string(),
+                format!("{:.2}", r.p99_ms_at_peak),
+                r.errors.to_string(),
+                opt_u(r.max_users),
+                opt_f(r.server_cpu_us, 1),
+                opt_f(r.generator_cpu_us, 1),
+                mib(r.peak_rss_kib),
+            ]
+        })
+        .collect();
+    let mut out = format!("Workload: {workload}\n");
+    out.push_str(&grid(&header, &body, 2));
+    out.push_str(&notes(rows.iter().map(|r| (r.server.as_str(), r.note.as_ref()))));
+    out
+}
+
+/// thttpd's comparison table (seed 003): software, features, RPS and max users.
+pub fn thttpd_table(rows: &[FeatureRow]) -> String {
+    let header = ["name", "version", "model", "basic auth", "chroot", "throttling", "small files RPS", "CGI RPS", "large files max users"];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.version.clone(),
+                r.model.clone(),
+                r.basic_auth.clone(),
+                r.chroot.clone(),
+                r.throttling.clone(),
+                opt_f(r.small_files_rps, 0),
+                opt_f(r.cgi_rps, 0),
+                opt_u(r.large_files_max_users),
+            ]
+        })
+        .collect();
+    let mut out = String::from("Web server comparison (thttpd's layout)\n");
+    out.push_str(&grid(&header, &body, 6));
+    out.push_str("  yes = configured and verified by the lab; yes? = configured, not verified; no = not supported or not configured\n");
+    out.push_str(&notes(rows.iter().map(|r| (r.name.as_str(), r.note.as_ref()))));
+    out
+}
+
+/// `--verify`: each tool's hits/s and byte counts, side by side per target.
+pub fn verify_table(rows: &[VerifyRow]) -> String {
+    let header = ["server", "target", "tool", "clients", "requests", "hits/s", "bytes", "bytes/req", "errors"];
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.server.clone(),
+                r.target.clone(),
+                r.tool.clone(),
+                r.clients.to_string(),
+                r.requests.to_string(),
+                format!("{:.0}", r.hits_per_sec),
+                r.bytes.to_string(),
+                if r.requests > 0 { format!("{:.1}", r.bytes as f64 / r.requests as f64) } else { "-".into() },
+                r.errors.to_string(),
+            ]
+        })
+        .collect();
+    let mut out = String::from("Verification: the same targets through webstand, wrk and ab\n");
+    out.push_str(&grid(&header, &body, 3));
+    out.push_str(&notes(rows.iter().map(|r| (r.tool.as_str(), r.note.as_ref()))));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(server: &str, hits: f64) -> WorkloadRow {
+        WorkloadRow {
+            server: server.into(),
+            version: "1.2.3".into(),
+            measured: true,
+            peak_hits_per_sec: hits,
+            clients_at_peak: 16,
+            p99_ms_at_peak: 1.234,
+            errors: 0,
+            max_users: Some(128),
+            server_cpu_us: Some(8.04),
+            generator_cpu_us: Some(11.0),
+            peak_rss_kib: Some(10 * 1024),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn workload_table_has_a_row_per_server_and_their_notes() {
+        let mut gone = WorkloadRow { server: "caddy".into(), version: "?".into(), ..Default::default() };
+        gone.note = Some("not installed (apt-get install caddy)".into());
+        let t = workload_table("small-files", &[row("nginx", 40123.4), row("builtin", 51000.0), gone]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[0], "Workload: small-files");
+        assert!(lines[1].starts_with("server") && lines[1].contains("srv CPU-µs/req"));
+        assert!(lines[3].starts_with("nginx") && lines[3].contains("40123") && lines[3].contains("8.0") && lines[3].contains("10.0"), "{}", lines[3]);
+        assert!(lines[5].starts_with("caddy") && lines[5].trim_end().ends_with('-'));
+        assert!(t.contains("caddy: not installed (apt-get install caddy)"));
+        // Columns line up: every data line has the header's width.
+        assert_eq!(lines[2].chars().count(), lines[3].chars().count());
+    }
+
+    #[test]
+    fn thttpd_table_keeps_the_seed_columns() {
+        let r = FeatureRow {
+            name: "lighttpd".into(),
+            version: "1.4.69".into(),
+            model: "epoll, 1 process".into(),
+            basic_auth: "yes".into(),
+            chroot: "yes?".into(),
+            throttling: "no".into(),
+            small_files_rps: Some(9000.4),
+            cgi_rps: None,
+            large_files_max_users: Some(256),
+            note: Some("chroot: needs root".into()),
+        };
+        let t = thttpd_table(&[r]);
+        assert!(t.contains("basic auth") && t.contains("chroot") && t.contains("throttling") && t.contains("large files max users"));
+        let data = t.lines().nth(3).unwrap();
+        for cell in ["lighttpd", "1.4.69", "epoll, 1 process", "yes?", "9000", "256"] {
+            assert!(data.contains(cell), "{cell} missing from {data}");
+        }
+        assert!(t.contains("lighttpd: chroot: needs root"));
+    }
+
+    #[test]
+    fn verify_table_divides_bytes_by_requests() {
+        let r = VerifyRow { server: "nginx".into(), target: "/2k.html".into(), tool: "wrk".into(), clients: 8, requests: 1000, hits_per_sec: 5000.0, bytes: 2_300_000, errors: 0, note: None };
+        let t = verify_table(&[r]);
+        assert!(t.contains("2300.0") && t.contains("5000"), "{t}");
+    }
+}
