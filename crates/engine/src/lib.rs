@@ -10,8 +10,11 @@
 pub mod figures;
 pub mod plan;
 pub mod result;
+mod response;
 mod run;
+mod target;
 
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use result::{CpuTime, Failures, Histograms, RunResult};
 pub use run::{run, Live};
+pub use target::{parse_url, request_bytes};

@@ -110,6 +110,9 @@ pub struct RunResult {
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
     pub per_request: Vec<u64>,
+    /// The first failure's description (e.g. "connect to 127.0.0.1:8080: Connection refused"), so a
+    /// command can say why a run failed.
+    pub first_error: Option<String>,
     /// True when the run was cut short (Ctrl-C); the figures cover what completed.
     pub interrupted: bool,
 }

@@ -1,8 +1,26 @@
-//! The event loops that carry out a plan. (Placeholder: being written under issue 2.)
+//! The event loops that carry out a plan: one mio loop per thread, each owning its connections outright.
+//!
+//! Hot path discipline: request bytes are built once; each thread reads into one reusable buffer; the
+//! response scanner parses only header blocks and counts body bytes in place; counters and histograms
+//! are per thread and merged at the end; the shared `Live` counters are updated once per event batch.
+//! Nothing is allocated, locked or sent over a channel per request.
 
-use crate::{Plan, RunResult};
-use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::Arc;
+use crate::response::{Feed, ResponseParser};
+use crate::target::request_bytes;
+use crate::{BodyCheck, Pick, Plan, RunResult, Shape};
+use anyhow::bail;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Token};
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use sha2::{Digest, Sha256};
+use std::collections::VecDeque;
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Counters a run publishes while it goes, for progress displays and for stopping it early.
 /// Threads add to them once per event batch, never per request.
@@ -15,9 +33,865 @@ pub struct Live {
     pub stop: AtomicBool,
 }
 
+/// A send later than its intended time by more than this counts as late (open loop).
+const LATE: Duration = Duration::from_millis(1);
+/// The longest a thread sleeps in poll, so a stop request is noticed promptly.
+const MAX_POLL: Duration = Duration::from_millis(50);
+const READ_BUF: usize = 64 * 1024;
+
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
 pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
-    let _ = (plan, live);
-    anyhow::bail!("the engine is not written yet")
+    if plan.stop.requests.is_none() && plan.stop.duration.is_none() {
+        bail!("the plan has no stop condition (set a request count or a duration)");
+    }
+    if plan.requests.is_empty() {
+        bail!("the plan has no requests");
+    }
+    let clients = plan.shape.clients();
+    if clients == 0 {
+        bail!("concurrency must be at least 1");
+    }
+    if let Pick::Weighted { weights, .. } = &plan.pick {
+        if weights.len() != plan.requests.len() || weights.iter().all(|&w| w == 0) {
+            bail!("weights must match the requests, one each, not all zero");
+        }
+    }
+    if let Shape::Open { rate, .. } = plan.shape {
+        if !(rate > 0.0 && rate.is_finite()) {
+            bail!("the request rate must be a positive number");
+        }
+    }
+    let addr = pick_address(&plan.target.addrs)?;
+    let threads = match plan.threads {
+        0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        n => n,
+    }
+    .min(clients)
+    .max(1);
+
+    let shared = Shared {
+        plan,
+        addr,
+        reqs: plan.requests.iter().map(|r| request_bytes(plan, &r.path)).collect(),
+        head_request: plan.method.eq_ignore_ascii_case("HEAD"),
+        keep_alive: plan.keep_alive || plan.pipeline > 1,
+        pipeline: plan.pipeline.max(1),
+        doc_len: plan.requests.iter().map(|_| OnceLock::new()).collect(),
+        first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
+        server: OnceLock::new(),
+        live: &live,
+        start: Instant::now(),
+        deadline: None,
+    };
+    let cpu0 = cpu_now();
+    let started_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let start = Instant::now();
+    let shared = Shared { start, deadline: plan.stop.duration.map(|d| start + d), ..shared };
+
+    let outs: Vec<anyhow::Result<(RunResult, Instant)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let share = Share::of(i, threads, clients, plan);
+                let shared = &shared;
+                s.spawn(move || Worker::new(shared, i, share)?.run())
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))).collect()
+    });
+
+    let mut result = RunResult { started_unix, per_request: vec![0; plan.requests.len()], ..Default::default() };
+    let mut end = start;
+    for out in outs {
+        let (r, t) = out?;
+        merge(&mut result, &r);
+        end = end.max(t);
+    }
+    result.elapsed = end - start;
+    result.cpu = cpu_now().since(&cpu0);
+    result.interrupted = live.stop.load(Ordering::Relaxed);
+    result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
+    result.server_software = shared.server.get().cloned();
+    Ok(result)
+}
+
+/// The first address that accepts a connection, when there are several (localhost: ::1 and
+/// 127.0.0.1); otherwise the only one.
+fn pick_address(addrs: &[SocketAddr]) -> anyhow::Result<SocketAddr> {
+    match addrs {
+        [] => bail!("the target has no address"),
+        [one] => Ok(*one),
+        many => Ok(many
+            .iter()
+            .find(|a| std::net::TcpStream::connect_timeout(a, Duration::from_secs(1)).is_ok())
+            .copied()
+            .unwrap_or(many[0])),
+    }
+}
+
+fn merge(into: &mut RunResult, r: &RunResult) {
+    into.complete += r.complete;
+    into.failed.add(&r.failed);
+    into.write_errors += r.write_errors;
+    into.non_2xx += r.non_2xx;
+    into.keep_alive_requests += r.keep_alive_requests;
+    into.connections += r.connections;
+    into.total_bytes += r.total_bytes;
+    into.body_bytes += r.body_bytes;
+    into.latency_sum_us += r.latency_sum_us;
+    into.histograms.merge(&r.histograms);
+    into.late_sends += r.late_sends;
+    for (a, b) in into.per_request.iter_mut().zip(&r.per_request) {
+        *a += b;
+    }
+    if into.first_error.is_none() {
+        into.first_error = r.first_error.clone();
+    }
+}
+
+/// Process CPU time (all threads) from getrusage.
+struct Cpu(crate::CpuTime);
+
+fn cpu_now() -> Cpu {
+    // SAFETY: getrusage only writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Cpu(crate::CpuTime { user: d(ru.ru_utime), sys: d(ru.ru_stime) })
+}
+
+impl Cpu {
+    fn since(&self, earlier: &Cpu) -> crate::CpuTime {
+        crate::CpuTime {
+            user: self.0.user.saturating_sub(earlier.0.user),
+            sys: self.0.sys.saturating_sub(earlier.0.sys),
+        }
+    }
+}
+
+/// What every thread reads: the plan and the per-request expectations set by the first responses.
+struct Shared<'a> {
+    plan: &'a Plan,
+    addr: SocketAddr,
+    reqs: Vec<Vec<u8>>,
+    head_request: bool,
+    keep_alive: bool,
+    pipeline: usize,
+    /// Body length of the first complete response per request (ab's Document Length baseline).
+    doc_len: Vec<OnceLock<u64>>,
+    /// Digest of the first complete response per request, for `BodyCheck::FirstFetch`.
+    first_digest: Vec<OnceLock<[u8; 32]>>,
+    server: OnceLock<String>,
+    live: &'a Live,
+    start: Instant,
+    deadline: Option<Instant>,
+}
+
+/// A thread's part of the load.
+struct Share {
+    clients: usize,
+    requests: Option<u64>,
+    rate: f64,
+}
+
+impl Share {
+    fn of(i: usize, threads: usize, clients: usize, plan: &Plan) -> Share {
+        let part = |total: u64| total / threads as u64 + u64::from((i as u64) < total % threads as u64);
+        let my_clients = part(clients as u64) as usize;
+        let rate = match plan.shape {
+            Shape::Open { rate, .. } => rate * my_clients as f64 / clients as f64,
+            Shape::Closed { .. } => 0.0,
+        };
+        Share { clients: my_clients, requests: plan.stop.requests.map(part), rate }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Phase {
+    /// No socket.
+    Free,
+    Connecting,
+    Sending,
+    Receiving,
+    /// An open keep-alive connection with nothing to do.
+    Idle,
+}
+
+#[derive(Clone, Copy)]
+struct InFlight {
+    req: usize,
+    /// Send time (closed loop) or intended send time (open loop).
+    start: Instant,
+}
+
+struct Conn {
+    stream: Option<TcpStream>,
+    phase: Phase,
+    /// Responses completed on the current socket.
+    served: u64,
+    inflight: VecDeque<InFlight>,
+    /// Bytes to write when not a single shared request (pipelining, retries).
+    out: Vec<u8>,
+    /// Write straight from the shared request bytes of this request.
+    out_req: Option<usize>,
+    written: usize,
+    conn_start: Instant,
+    connect_us: u64,
+    written_at: Instant,
+    first_byte: Option<Instant>,
+    last_progress: Instant,
+    parser: ResponseParser,
+}
+
+#[derive(Clone, Copy)]
+enum Class {
+    Connect,
+    Receive,
+    Exceptions,
+    Write,
+}
+
+/// Open-loop pacing: the next intended send time of this thread.
+struct Pacer {
+    next: Instant,
+    interval: f64,
+    jitter: bool,
+}
+
+struct Worker<'a> {
+    sh: &'a Shared<'a>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    buf: Vec<u8>,
+    r: RunResult,
+    /// Requests this thread may still start (None: until the deadline).
+    budget: Option<u64>,
+    /// Requests started and not yet finished (retries do not count twice).
+    outstanding: u64,
+    /// Slots that need their next request started (deferred so failures never recurse).
+    ready: Vec<usize>,
+    ready_batch: Vec<usize>,
+    /// Open loop: slots with nothing to do.
+    idle: Vec<usize>,
+    pacer: Option<Pacer>,
+    rng: SmallRng,
+    weighted: Option<WeightedIndex<u32>>,
+    last_done: Instant,
+    // Deltas not yet added to the shared Live counters.
+    live_complete: u64,
+    live_failed: u64,
+    live_bytes: u64,
+}
+
+impl<'a> Worker<'a> {
+    fn new(sh: &'a Shared<'a>, index: usize, share: Share) -> anyhow::Result<Worker<'a>> {
+        let now = sh.start;
+        let per_conn = sh.pipeline;
+        let conns = (0..share.clients)
+            .map(|_| Conn {
+                stream: None,
+                phase: Phase::Free,
+                served: 0,
+                inflight: VecDeque::with_capacity(per_conn),
+                out: Vec::new(),
+                out_req: None,
+                written: 0,
+                conn_start: now,
+                connect_us: 0,
+                written_at: now,
+                first_byte: None,
+                last_progress: now,
+                parser: ResponseParser::default(),
+            })
+            .collect();
+        let seed = match &sh.plan.pick {
+            Pick::Single => 0,
+            Pick::Uniform { seed } | Pick::Weighted { seed, .. } => *seed,
+        };
+        let weighted = match &sh.plan.pick {
+            Pick::Weighted { weights, .. } => Some(WeightedIndex::new(weights.iter().copied())?),
+            _ => None,
+        };
+        let pacer = match sh.plan.shape {
+            Shape::Open { jitter, .. } if share.rate > 0.0 => {
+                Some(Pacer { next: now, interval: 1.0 / share.rate, jitter })
+            }
+            _ => None,
+        };
+        Ok(Worker {
+            sh,
+            poll: Poll::new()?,
+            conns,
+            buf: vec![0; READ_BUF],
+            r: RunResult { per_request: vec![0; sh.reqs.len()], ..Default::default() },
+            budget: share.requests,
+            outstanding: 0,
+            ready: Vec::with_capacity(share.clients),
+            ready_batch: Vec::with_capacity(share.clients),
+            idle: Vec::with_capacity(share.clients),
+            pacer,
+            rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            weighted,
+            last_done: now,
+            live_complete: 0,
+            live_failed: 0,
+            live_bytes: 0,
+        })
+    }
+
+    fn run(mut self) -> anyhow::Result<(RunResult, Instant)> {
+        let mut events = Events::with_capacity(1024);
+        if self.pacer.is_some() {
+            self.idle.extend((0..self.conns.len()).rev());
+        } else {
+            self.ready.extend(0..self.conns.len());
+        }
+        let timeout = self.sh.plan.timeout.max(Duration::from_millis(1));
+        let check_every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        let mut next_check = Instant::now() + check_every;
+        let end;
+        loop {
+            self.start_ready();
+            let now = Instant::now();
+            let pace_wait = self.pace(now);
+            self.flush_live();
+            if self.sh.live.stop.load(Ordering::Relaxed) {
+                end = now;
+                break;
+            }
+            if self.sh.deadline.is_some_and(|d| now >= d) {
+                end = self.sh.deadline.unwrap_or(now);
+                break;
+            }
+            if self.budget == Some(0) && self.outstanding == 0 {
+                end = self.last_done;
+                break;
+            }
+            let mut wait = MAX_POLL.min(next_check.saturating_duration_since(now));
+            if let Some(d) = self.sh.deadline {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            if let Some(p) = pace_wait {
+                wait = wait.min(p);
+            }
+            if !self.ready.is_empty() {
+                wait = Duration::ZERO;
+            }
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() == ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e.into());
+            }
+            for ev in events.iter() {
+                let slot = ev.token().0;
+                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                self.on_event(slot, readable);
+            }
+            let now = Instant::now();
+            if now >= next_check {
+                self.check_timeouts(now, timeout);
+                next_check = now + check_every;
+            }
+        }
+        self.flush_live();
+        // Whatever is still in flight is abandoned: the result covers what finished.
+        for c in &mut self.conns {
+            c.stream = None;
+        }
+        Ok((self.r, end))
+    }
+
+    fn flush_live(&mut self) {
+        let l = self.sh.live;
+        if self.live_complete > 0 {
+            l.complete.fetch_add(std::mem::take(&mut self.live_complete), Ordering::Relaxed);
+        }
+        if self.live_failed > 0 {
+            l.failed.fetch_add(std::mem::take(&mut self.live_failed), Ordering::Relaxed);
+        }
+        if self.live_bytes > 0 {
+            l.bytes.fetch_add(std::mem::take(&mut self.live_bytes), Ordering::Relaxed);
+        }
+    }
+
+    /// Takes up to `n` requests from the budget; returns how many were granted.
+    fn take_budget(&mut self, n: u64) -> u64 {
+        let n = match &mut self.budget {
+            None => n,
+            Some(left) => {
+                let k = n.min(*left);
+                *left -= k;
+                k
+            }
+        };
+        self.outstanding += n;
+        n
+    }
+
+    fn pick(&mut self) -> usize {
+        match &self.sh.plan.pick {
+            Pick::Single => 0,
+            Pick::Uniform { .. } => self.rng.gen_range(0..self.sh.reqs.len()),
+            Pick::Weighted { .. } => self.weighted.as_ref().map_or(0, |w| w.sample(&mut self.rng)),
+        }
+    }
+
+    /// Starts the next request(s) on every slot that finished (closed loop) or parks it (open loop).
+    fn start_ready(&mut self) {
+        // Only the slots ready now: one that fails at once (refused) waits for the next round.
+        let mut batch = std::mem::replace(&mut self.ready, std::mem::take(&mut self.ready_batch));
+        for slot in batch.drain(..) {
+            if !self.conns[slot].inflight.is_empty() {
+                self.send(slot); // retry what a closed keep-alive connection left unanswered
+            } else if self.pacer.is_some() {
+                self.idle.push(slot);
+            } else {
+                let n = self.take_budget(self.sh.pipeline as u64);
+                if n > 0 {
+                    let now = Instant::now();
+                    for _ in 0..n {
+                        let req = self.pick();
+                        self.conns[slot].inflight.push_back(InFlight { req, start: now });
+                    }
+                    self.send(slot);
+                }
+            }
+        }
+        self.ready_batch = batch;
+    }
+
+    /// Open loop: issues every send that is due on an idle slot; returns how long until the next one.
+    fn pace(&mut self, now: Instant) -> Option<Duration> {
+        let pacer = self.pacer.as_ref()?;
+        let mut next = pacer.next;
+        while next <= now && !self.idle.is_empty() && self.budget != Some(0) {
+            let slot = self.idle.pop().unwrap_or(0);
+            if self.take_budget(1) == 0 {
+                break;
+            }
+            let req = self.pick();
+            if now.saturating_duration_since(next) > LATE {
+                self.r.late_sends += 1;
+            }
+            self.conns[slot].inflight.push_back(InFlight { req, start: next });
+            self.send(slot);
+            let p = self.pacer.as_ref().expect("pacer");
+            let step = if p.jitter {
+                // Poisson arrivals: exponential gaps with the same mean.
+                let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+                -u.ln() * p.interval
+            } else {
+                p.interval
+            };
+            next += Duration::from_secs_f64(step);
+        }
+        if let Some(p) = self.pacer.as_mut() {
+            p.next = next;
+        }
+        if self.idle.is_empty() || self.budget == Some(0) {
+            None // waiting for a connection to free up (or for the last responses)
+        } else {
+            Some(next.saturating_duration_since(now))
+        }
+    }
+
+    /// Writes the slot's in-flight requests, on its open connection or a new one.
+    fn send(&mut self, slot: usize) {
+        let sh = self.sh;
+        let now = Instant::now();
+        let c = &mut self.conns[slot];
+        let first = c.inflight.front().map_or(0, |f| f.req);
+        if c.inflight.len() == 1 {
+            c.out_req = Some(first);
+        } else {
+            c.out_req = None;
+            c.out.clear();
+            for f in &c.inflight {
+                c.out.extend_from_slice(&sh.reqs[f.req]);
+            }
+        }
+        c.written = 0;
+        c.first_byte = None;
+        c.parser.begin(sh.head_request);
+        c.parser.capture_server = sh.server.get().is_none();
+        c.parser.hasher = match sh.plan.requests[first].expect {
+            Some(_) => Some(Sha256::new()),
+            None => None,
+        };
+        c.last_progress = now;
+        if c.phase == Phase::Idle && c.stream.is_some() {
+            c.phase = Phase::Sending;
+            self.write(slot);
+            return;
+        }
+        c.stream = None;
+        c.served = 0;
+        c.conn_start = now;
+        c.phase = Phase::Connecting;
+        match TcpStream::connect(sh.addr) {
+            Ok(mut s) => {
+                let _ = s.set_nodelay(true);
+                if let Err(e) = self.poll.registry().register(&mut s, Token(slot), Interest::READABLE | Interest::WRITABLE) {
+                    self.fail(slot, Class::Connect, &e);
+                    return;
+                }
+                self.conns[slot].stream = Some(s);
+                // On loopback the handshake usually completes inside connect(): write right away.
+                self.write(slot);
+            }
+            Err(e) => self.fail(slot, Class::Connect, &e),
+        }
+    }
+
+    fn write(&mut self, slot: usize) {
+        let sh = self.sh;
+        loop {
+            let c = &mut self.conns[slot];
+            let bytes: &[u8] = match c.out_req {
+                Some(r) => &sh.reqs[r],
+                None => &c.out,
+            };
+            let Some(stream) = c.stream.as_mut() else { return };
+            match stream.write(&bytes[c.written..]) {
+                Ok(n) => {
+                    let now = Instant::now();
+                    if c.phase == Phase::Connecting {
+                        c.connect_us = micros(now - c.conn_start);
+                        self.r.connections += 1;
+                        c.phase = Phase::Sending;
+                    }
+                    c.written += n;
+                    c.last_progress = now;
+                    if c.written == bytes.len() {
+                        c.phase = Phase::Receiving;
+                        c.written_at = now;
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::NotConnected => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let class = match c.phase {
+                        Phase::Connecting => Class::Connect,
+                        _ if c.served > 0 && c.written == 0 => return self.retry(slot),
+                        _ => Class::Write,
+                    };
+                    return self.fail(slot, class, &e);
+                }
+            }
+        }
+    }
+
+    fn on_event(&mut self, slot: usize, readable: bool) {
+        let Some(c) = self.conns.get(slot) else { return };
+        match c.phase {
+            Phase::Free => {}
+            Phase::Connecting | Phase::Sending => {
+                self.write(slot);
+                if readable && self.conns[slot].phase == Phase::Receiving {
+                    self.read(slot);
+                }
+            }
+            Phase::Receiving if readable => self.read(slot),
+            Phase::Receiving => {}
+            Phase::Idle if readable => {
+                // An idle keep-alive connection closed by the server (or sending junk): drop it.
+                let mut b = [0u8; 64];
+                let c = &mut self.conns[slot];
+                if let Some(s) = c.stream.as_mut() {
+                    match s.read(&mut b) {
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                        _ => {
+                            c.stream = None;
+                            c.phase = Phase::Free;
+                        }
+                    }
+                }
+            }
+            Phase::Idle => {}
+        }
+    }
+
+    fn read(&mut self, slot: usize) {
+        let mut buf = std::mem::take(&mut self.buf);
+        loop {
+            let Some(stream) = self.conns[slot].stream.as_mut() else { break };
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    self.eof(slot);
+                    break;
+                }
+                Ok(n) => {
+                    let now = Instant::now();
+                    self.r.total_bytes += n as u64;
+                    self.live_bytes += n as u64;
+                    let c = &mut self.conns[slot];
+                    c.last_progress = now;
+                    if c.first_byte.is_none() {
+                        c.first_byte = Some(now);
+                    }
+                    if !self.consume(slot, &buf[..n], now) || n < buf.len() {
+                        // Closed, or the socket was drained (epoll reports new data as a new edge).
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => {
+                    if self.conns[slot].served > 0 && !self.conns[slot].parser.started() {
+                        self.retry(slot);
+                    } else {
+                        self.fail(slot, Class::Receive, &e);
+                    }
+                    break;
+                }
+            }
+        }
+        self.buf = buf;
+    }
+
+    /// Feeds bytes to the slot's parser; returns whether the connection is still receiving.
+    fn consume(&mut self, slot: usize, data: &[u8], now: Instant) -> bool {
+        let mut pos = 0;
+        while pos < data.len() {
+            if self.conns[slot].phase != Phase::Receiving {
+                // Bytes nobody asked for: the connection cannot be trusted any more.
+                self.conns[slot].stream = None;
+                self.conns[slot].phase = Phase::Free;
+                return false;
+            }
+            match self.conns[slot].parser.feed(&data[pos..]) {
+                Ok(Feed::More) => return true,
+                Ok(Feed::Done(n)) => {
+                    pos += n;
+                    let reusable = self.sh.keep_alive && self.conns[slot].parser.keep_alive;
+                    if !self.complete(slot, now, reusable) {
+                        return false;
+                    }
+                }
+                Err(msg) => {
+                    self.fail(slot, Class::Exceptions, &io::Error::new(ErrorKind::InvalidData, msg));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The front request's response is complete. Returns whether the connection stays open.
+    fn complete(&mut self, slot: usize, now: Instant, reusable: bool) -> bool {
+        let sh = self.sh;
+        let c = &mut self.conns[slot];
+        let Some(f) = c.inflight.pop_front() else { return false };
+        self.outstanding -= 1;
+        self.last_done = now;
+        let body_len = c.parser.body_len;
+        let digest: Option<[u8; 32]> = c.parser.hasher.take().map(|h| h.finalize().into());
+        let doc_len = *sh.doc_len[f.req].get_or_init(|| body_len);
+        let length_ok = match &sh.plan.requests[f.req].expect {
+            Some(BodyCheck::Digest { len, sha256 }) => *len == body_len && digest.as_ref() == Some(sha256),
+            Some(BodyCheck::FirstFetch) => match digest {
+                Some(d) => *sh.first_digest[f.req].get_or_init(|| d) == d,
+                None => false,
+            },
+            None => sh.plan.variable_length || doc_len == body_len,
+        };
+        if length_ok {
+            let connect_us = if c.served == 0 { c.connect_us } else { 0 };
+            let total = micros(now.saturating_duration_since(f.start));
+            let waiting = micros(c.first_byte.unwrap_or(now).saturating_duration_since(c.written_at));
+            let h = &mut self.r.histograms;
+            h.total.saturating_record(total);
+            h.connect.saturating_record(connect_us);
+            h.waiting.saturating_record(waiting);
+            h.processing.saturating_record(total.saturating_sub(connect_us));
+            self.r.latency_sum_us += total as u128;
+            self.r.complete += 1;
+            self.r.body_bytes += body_len;
+            self.r.per_request[f.req] += 1;
+            self.live_complete += 1;
+            if !(200..300).contains(&c.parser.status) {
+                self.r.non_2xx += 1;
+            }
+            if reusable {
+                self.r.keep_alive_requests += 1;
+            }
+        } else {
+            self.r.failed.length += 1;
+            self.r.body_bytes += body_len;
+            self.live_failed += 1;
+        }
+        if let Some(s) = c.parser.server.take() {
+            let _ = sh.server.set(s);
+        }
+        c.served += 1;
+        if !reusable {
+            c.stream = None;
+            c.phase = Phase::Free;
+            self.ready.push(slot);
+            return false;
+        }
+        if c.inflight.is_empty() {
+            c.phase = Phase::Idle;
+            self.ready.push(slot);
+        } else {
+            // The next pipelined response follows on the same connection.
+            c.parser.begin(sh.head_request);
+            c.parser.hasher = sh.plan.requests[c.inflight[0].req].expect.as_ref().map(|_| Sha256::new());
+            c.first_byte = Some(now);
+        }
+        true
+    }
+
+    /// The server closed the connection.
+    fn eof(&mut self, slot: usize) {
+        let c = &mut self.conns[slot];
+        if c.phase != Phase::Receiving {
+            c.stream = None;
+            c.phase = Phase::Free;
+            return;
+        }
+        if c.parser.eof() {
+            self.complete(slot, Instant::now(), false);
+        } else if c.served > 0 && !c.parser.started() {
+            self.retry(slot);
+        } else {
+            let e = io::Error::new(ErrorKind::UnexpectedEof, "the server closed the connection before a complete response");
+            self.fail(slot, Class::Receive, &e);
+        }
+    }
+
+    /// A reused keep-alive connection was closed before answering: resend on a new connection.
+    fn retry(&mut self, slot: usize) {
+        let c = &mut self.conns[slot];
+        c.stream = None;
+        c.phase = Phase::Free;
+        self.ready.push(slot);
+    }
+
+    /// The front request failed; the connection is closed and the slot starts over.
+    fn fail(&mut self, slot: usize, class: Class, err: &io::Error) {
+        let c = &mut self.conns[slot];
+        c.stream = None;
+        let connecting = c.phase == Phase::Connecting;
+        c.phase = Phase::Free;
+        if c.inflight.pop_front().is_some() {
+            self.outstanding -= 1;
+            self.last_done = Instant::now();
+            self.live_failed += 1;
+            let f = &mut self.r.failed;
+            match class {
+                Class::Connect => f.connect += 1,
+                Class::Receive => f.receive += 1,
+                Class::Exceptions => f.exceptions += 1,
+                Class::Write => {
+                    f.exceptions += 1;
+                    self.r.write_errors += 1;
+                }
+            }
+            if self.r.first_error.is_none() {
+                let what = if connecting { "connect to" } else { "request to" };
+                self.r.first_error = Some(format!("{what} {}: {err}", self.sh.addr));
+            }
+        }
+        self.ready.push(slot);
+    }
+
+    fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
+        for slot in 0..self.conns.len() {
+            let c = &self.conns[slot];
+            let busy = matches!(c.phase, Phase::Connecting | Phase::Sending | Phase::Receiving);
+            if busy && now.saturating_duration_since(c.last_progress) > timeout {
+                let (class, msg) = match c.phase {
+                    Phase::Connecting => (Class::Connect, "connect timed out"),
+                    _ => (Class::Exceptions, "timed out waiting for the response"),
+                };
+                self.fail(slot, class, &io::Error::new(ErrorKind::TimedOut, msg));
+            }
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u64::MAX as u128) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader};
+
+    /// A tiny keep-alive server: answers every request with a 5-byte body until the client closes.
+    fn hello_server(max_conns: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let h = std::thread::spawn(move || {
+            for s in l.incoming().take(max_conns) {
+                let s = s.unwrap();
+                std::thread::spawn(move || {
+                    let mut w = s.try_clone().unwrap();
+                    let mut r = BufReader::new(s);
+                    let mut line = String::new();
+                    loop {
+                        let mut close = false;
+                        loop {
+                            line.clear();
+                            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            close |= line.eq_ignore_ascii_case("connection: close\r\n");
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        let _ = w.write_all(b"HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\nhello");
+                        if close {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, h)
+    }
+
+    fn plan(addr: SocketAddr, n: u64, c: usize, keep_alive: bool) -> Plan {
+        let t = crate::Target { host: "127.0.0.1".into(), port: addr.port(), addrs: vec![addr] };
+        let mut p = Plan::new(t, "/");
+        p.stop.requests = Some(n);
+        p.stop.duration = Some(Duration::from_secs(20));
+        p.shape = Shape::Closed { clients: c };
+        p.threads = 2;
+        p.keep_alive = keep_alive;
+        p.timeout = Duration::from_secs(5);
+        p
+    }
+
+    #[test]
+    fn closed_loop_new_connection_per_request() {
+        let (addr, _h) = hello_server(200);
+        let r = run(&plan(addr, 200, 4, false), Arc::default()).unwrap();
+        assert_eq!((r.complete, r.failed.total(), r.connections), (200, 0, 200));
+        assert_eq!((r.body_bytes, r.document_length, r.keep_alive_requests), (1000, Some(5), 0));
+        assert_eq!(r.total_bytes, 200 * 54);
+        assert_eq!(r.histograms.total.len(), 200);
+        assert_eq!(r.server_software.as_deref(), Some("t"));
+        assert_eq!(r.per_request, vec![200]);
+    }
+
+    #[test]
+    fn closed_loop_keep_alive_and_pipelined() {
+        let (addr, _h) = hello_server(8);
+        let r = run(&plan(addr, 500, 4, true), Arc::default()).unwrap();
+        assert_eq!((r.complete, r.failed.total(), r.connections, r.keep_alive_requests), (500, 0, 4, 500));
+        let (addr, _h) = hello_server(8);
+        let mut p = plan(addr, 500, 2, true);
+        p.pipeline = 8;
+        let r = run(&p, Arc::default()).unwrap();
+        assert_eq!((r.complete, r.failed.total(), r.connections), (500, 0, 2));
+    }
 }
