@@ -4,6 +4,7 @@
 
 pub mod ab; // ab's report layout (issue 2)
 pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
+pub mod diff; // two runs side by side, metric by metric, with their spread (issue 6)
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
