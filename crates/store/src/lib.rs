@@ -37,7 +37,8 @@ pub struct RunMeta {
 /// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
-pub const SCHEMA_VERSION: i32 = 1;
+/// Version 2 added `levels.first_error`; a version 1 file is upgraded when opened for writing.
+pub const SCHEMA_VERSION: i32 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -84,7 +85,8 @@ CREATE TABLE levels (
     hist_total          BLOB    NOT NULL,
     hist_connect        BLOB    NOT NULL,
     hist_waiting        BLOB    NOT NULL,
-    hist_processing     BLOB    NOT NULL
+    hist_processing     BLOB    NOT NULL,
+    first_error         TEXT
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -169,6 +171,8 @@ impl StoredRun {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// The file's schema version (older files are read as they are, upgraded only by writers).
+    version: i32,
 }
 
 /// The default database: `$XDG_DATA_HOME/webstand/history.db`, or `~/.local/share/webstand/history.db`.
@@ -216,9 +220,11 @@ impl Store {
         }
         let conn = Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let store = Store { conn, path };
-        if store.check_schema()? {
-            store.create_schema()?;
+        let mut store = Store { conn, path, version: SCHEMA_VERSION };
+        match store.check_schema()? {
+            None => store.create_schema()?,
+            Some(v) if v < SCHEMA_VERSION => store.upgrade(v)?,
+            Some(_) => {}
         }
         Ok(store)
     }
@@ -239,8 +245,9 @@ impl Store {
         let conn = Connection::open_with_flags(&path, flags)
             .with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let store = Store { conn, path };
-        store.check_schema()?;
+        let mut store = Store { conn, path, version: SCHEMA_VERSION };
+        // A file created but never written to reads as an empty history.
+        store.version = store.check_schema()?.unwrap_or(SCHEMA_VERSION);
         Ok(store)
     }
 
@@ -249,8 +256,9 @@ impl Store {
         &self.path
     }
 
-    /// Checks the file is webstand's and not newer than this build; true when it is empty (new).
-    fn check_schema(&self) -> anyhow::Result<bool> {
+    /// Checks the file is webstand's and not newer than this build: its schema version, or None when
+    /// the file is empty (new).
+    fn check_schema(&self) -> anyhow::Result<Option<i32>> {
         let shown = self.path.display();
         let app_id: i32 = self
             .conn
@@ -259,7 +267,7 @@ impl Store {
         let version: i32 = self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
         let objects: i64 = self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         if app_id == 0 && version == 0 && objects == 0 {
-            return Ok(true);
+            return Ok(None);
         }
         if app_id != APPLICATION_ID {
             bail!("{shown} is not a webstand history database (application_id {app_id:#x}); pass another --db PATH");
@@ -272,7 +280,19 @@ impl Store {
         if version < 1 {
             bail!("{shown} has an unknown webstand history schema {version}");
         }
-        Ok(false)
+        Ok(Some(version))
+    }
+
+    /// Brings an older schema up to this one, in one transaction.
+    fn upgrade(&mut self, from: i32) -> anyhow::Result<()> {
+        let tx = self.conn.unchecked_transaction()?;
+        if from < 2 {
+            tx.execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
+        }
+        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.commit().with_context(|| format!("upgrading the history schema of {}", self.path.display()))?;
+        self.version = SCHEMA_VERSION;
+        Ok(())
     }
 
     fn create_schema(&self) -> anyhow::Result<()> {
@@ -315,9 +335,9 @@ impl Store {
                 failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
-                hist_total, hist_connect, hist_waiting, hist_processing)
+                hist_total, hist_connect, hist_waiting, hist_processing, first_error)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
             params![
                 run,
                 group,
@@ -349,6 +369,7 @@ impl Store {
                 blobs[1],
                 blobs[2],
                 blobs[3],
+                r.first_error,
             ],
         )?;
         tx.commit().with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
@@ -416,14 +437,16 @@ impl Store {
         let Some(mut run) = run else {
             bail!("no run {id} in {} (`webstand history` lists them)", self.path.display());
         };
-        let mut st = self.conn.prepare(
+        // Columns added by later schemas read as NULL from older files.
+        let first_error = if self.version >= 2 { "first_error" } else { "NULL" };
+        let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing
-             FROM levels WHERE run_id = ?1 ORDER BY id",
-        )?;
+                hist_processing, {first_error}
+             FROM levels WHERE run_id = ?1 ORDER BY id"
+        ))?;
         let mut rows = st.query([id])?;
         while let Some(row) = rows.next()? {
             run.levels.push(level_from_row(row).with_context(|| format!("reading run {id}"))?);
@@ -432,6 +455,7 @@ impl Store {
     }
 }
 
+#[allow(clippy::needless_update)]
 fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
     let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
     let latency_sum: String = r.get(18)?;
@@ -460,6 +484,9 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         late_sends: u(21)?,
         per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
         interrupted: r.get(23)?,
+        first_error: r.get(28)?,
+        // Fields the engine adds later start at their defaults until the schema stores them.
+        ..Default::default()
     };
     Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result })
 }
@@ -576,6 +603,30 @@ mod tests {
         assert!(e.contains("no run 42"), "{e}");
         assert!(s.add_level(42, "", 1, None, &RunResult::default()).is_err());
         assert!(s.finish_run(42, "complete").is_err());
+    }
+
+    #[test]
+    fn a_version_1_file_is_read_as_is_and_upgraded_by_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("v1.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        s.add_level(id, "", 1, None, &synthetic_result(5, 100, Duration::from_secs(1))).unwrap();
+        drop(s);
+        // Make it what version 1 wrote: no first_error column.
+        Connection::open(&db).unwrap().execute_batch("ALTER TABLE levels DROP COLUMN first_error; PRAGMA user_version = 1;").unwrap();
+        let reader = Store::open_existing(Some(&db)).unwrap();
+        assert_eq!(reader.load_run(id).unwrap().levels[0].result.first_error, None);
+        drop(reader);
+        let version = |db: &Path| -> i32 { Connection::open(db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap() };
+        assert_eq!(version(&db), 1, "a reader changes nothing");
+        let writer = Store::open(Some(&db)).unwrap();
+        let mut failed = synthetic_result(0, 100, Duration::from_secs(1));
+        failed.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
+        writer.add_level(id, "", 2, None, &failed).unwrap();
+        assert_eq!(version(&db), SCHEMA_VERSION);
+        let run = writer.load_run(id).unwrap();
+        assert_eq!(run.levels[1].result.first_error.as_deref(), Some("connect to 127.0.0.1:1: Connection refused"));
     }
 
     #[test]
