@@ -597,7 +597,7 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
             let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
             let conf = format!(
                 "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
-                 worker_rlimit_nofile 65536;\nevents {{ worker_connections 16384; }}\n\
+                 events {{ worker_connections 16384; }}\n\
                  http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
                  keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
                  types {{ {types}}}\n  default_type application/octet-stream;\n  \
@@ -612,10 +612,11 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
         Kind::Lighttpd => {
             let types: String = MIME.iter().map(|(e, t)| format!("\".{e}\" => \"{t}\", ")).collect();
             let (docline, extra) = if chroot {
-                (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\n"), String::new())
+                // lighttpd chroots before opening its error log: errors go to stderr (server.log).
+                (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\nserver.upload-dirs = (\"/lab\")\n"), String::new())
             } else {
                 (
-                    format!("server.document-root = \"{d}\"\n"),
+                    format!("server.document-root = \"{d}\"\nserver.errorlog = \"{wd}/error.log\"\n"),
                     format!(
                         "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
                          auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
@@ -625,7 +626,7 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
                 )
             };
             let conf = format!(
-                "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\nserver.errorlog = \"{wd}/error.log\"\n\
+                "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
                  server.max-worker = 0\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
                  server.max-keep-alive-requests = 65535\nserver.max-keep-alive-idle = 65\n\
                  server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
@@ -658,7 +659,7 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
             let cgi_dir = if chroot { "/cgi-bin/".to_string() } else { format!("{d}/cgi-bin/") };
             let conf = format!(
                 "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nPidFile {wd}/apache2.pid\n\
-                 ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}{user}{chrootline}\
+                 ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}TypesConfig /dev/null\n{user}{chrootline}\
                  StartServers 1\nServerLimit 1\nThreadLimit 256\nThreadsPerChild 256\nMaxRequestWorkers 256\n\
                  MinSpareThreads 1\nMaxSpareThreads 256\nMaxConnectionsPerChild 0\n\
                  KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\nEnableSendfile On\nEnableMMAP On\n\
@@ -672,11 +673,21 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
         }
         Kind::H2o => {
             let user = if root { "user: root\n" } else { "" };
+            // h2o 2.2 maps CGI by file extension only; the docroot's programs have none, so each gets
+            // its own path handled by h2o's fastcgi-cgi bridge.
+            let cgi: String = cgi_programs(doc)
+                .iter()
+                .map(|name| {
+                    format!(
+                        "      /cgi-bin/{name}:\n        setenv:\n          SCRIPT_FILENAME: {d}/cgi-bin/{name}\n        fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n"
+                    )
+                })
+                .collect();
             let conf = format!(
                 "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: 16384\n{user}\
                  error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: 65\n\
                  hosts:\n  default:\n    paths:\n\
-                 \x20     /cgi-bin:\n        file.dir: {d}/cgi-bin\n        file.custom-handler:\n          extension: default\n          fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n\
+                 {cgi}\
                  \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
                  \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
                  \x20     /:\n        file.dir: {d}\n",
@@ -686,7 +697,7 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
         }
         Kind::Caddy => {
             let conf = format!(
-                "{{\n  admin off\n  auto_https off\n  persist_config off\n  storage file_system {wd}/data\n}}\n\
+                "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n}}\n\
                  http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
                  basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n  file_server\n}}\n",
                 hash = bcrypt_hash(),
@@ -711,6 +722,19 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
             Launch { config: None, args, env: no_env }
         }
     })
+}
+
+/// Names of the executable files in `doc/cgi-bin`.
+fn cgi_programs(doc: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else { return Vec::new() };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .filter(|e| e.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .collect();
+    names.sort();
+    names
 }
 
 /// The builtin server's config: none until its options for auth and throttling are known to the lab.
@@ -854,6 +878,24 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
     }
 }
 
+/// A small directory to chroot a server into: the marker file, and the one library a threaded server
+/// loads lazily after chroot (glibc's pthread_exit needs libgcc_s).
+fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
+    let jail = tempfile::Builder::new().prefix("webstand-lab-chroot-").tempdir()?;
+    let marker = jail.path().join(&CHROOT_PATH[1..]);
+    std::fs::create_dir_all(marker.parent().unwrap())?;
+    std::fs::write(&marker, lab_file_bytes(CHROOT_PATH))?;
+    for lib in ["/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", "/lib64/libgcc_s.so.1", "/lib/aarch64-linux-gnu/libgcc_s.so.1"] {
+        if Path::new(lib).is_file() {
+            let to = jail.path().join(&lib[1..]);
+            std::fs::create_dir_all(to.parent().unwrap())?;
+            std::fs::copy(lib, &to)?;
+        }
+    }
+    make_world_readable(jail.path());
+    Ok(jail)
+}
+
 /// Checks auth and throttling on a running server (started without chroot), and chroot by starting a
 /// second instance chrooted into the docroot. Takes a few seconds (the throttled fetch).
 pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
@@ -865,15 +907,24 @@ pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
     } else if !running_as_root() {
         Support::Unverified("chroot needs root".into())
     } else {
-        let mut s2 = setup.clone();
-        s2.chroot = true;
-        match Server::start(&server.binary, &s2) {
-            Ok(mut chrooted) => {
-                let r = check_chroot(&mut chrooted, &setup.docroot);
-                let _ = chrooted.stop();
-                r
+        match chroot_jail() {
+            Err(e) => Support::Failed(format!("cannot make a chroot directory: {e:#}")),
+            Ok(jail) => {
+                let mut s2 = setup.clone();
+                s2.chroot = true;
+                s2.docroot = jail.path().to_path_buf();
+                match Server::start(&server.binary, &s2) {
+                    Ok(mut chrooted) => {
+                        let r = match check_chroot(&mut chrooted, jail.path()) {
+                            Support::Failed(why) => Support::Failed(format!("{why}; log: {}", chrooted.log_tail(2).replace('\n', " | "))),
+                            ok => ok,
+                        };
+                        let _ = chrooted.stop();
+                        r
+                    }
+                    Err(e) => Support::Failed(format!("{e:#}").replace('\n', " | ")),
+                }
             }
-            Err(e) => Support::Failed(format!("{e:#}").lines().next().unwrap_or("").to_string()),
         }
     };
     Features { basic_auth, chroot, throttling }
@@ -912,3 +963,4 @@ mod tests {
         }
     }
 }
+
