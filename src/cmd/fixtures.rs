@@ -1,10 +1,36 @@
-//! `webstand fixtures` (placeholder until its issue lands).
+//! `webstand fixtures DIR`: writes the deterministic benchmark docroot and its manifest.
 
 use crate::Global;
+use anyhow::Result;
+use std::path::PathBuf;
+use webstand_workload::fixtures;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Directory to write into (created if missing; files of the same names are replaced)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 
-pub fn run(_args: Args, _global: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'fixtures' is not available yet")
+    /// Sizes of the large files under large/, comma-separated, with an optional K, M or G suffix
+    /// (powers of 1024), e.g. `1M,64M`
+    #[arg(long, value_name = "SIZES", default_value = "1M", value_delimiter = ',', value_parser = parse_size)]
+    pub large_size: Vec<u64>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    fixtures::parse_size(s).map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args, _global: &Global) -> Result<i32> {
+    let opts = fixtures::Options { large_sizes: args.large_size, ..Default::default() };
+    let manifest = fixtures::write(&args.dir, &opts)?;
+    let bytes: u64 = manifest.files.iter().map(|e| e.size).sum();
+    println!(
+        "Wrote {} files ({} bytes) and {} to {}",
+        manifest.files.len(),
+        bytes,
+        fixtures::MANIFEST,
+        args.dir.display()
+    );
+    Ok(0)
 }

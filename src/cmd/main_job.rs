@@ -1,10 +1,172 @@
-//! `webstand main_job` (placeholder until its issue lands).
+//! `webstand` with no arguments, the main job: fixtures in a temporary directory, the embedded server
+//! (`webstand serve`) on a free loopback port pinned to CPU 0 with the generator on CPU 1, Tenon's
+//! sweep (1…32 clients on /2k.html) and the small-file run (thttpd's 1000 × 1 KiB files, at random,
+//! checksummed), the tables, and where the results were saved. About a minute; `--full` uses the seeds'
+//! lengths (one million requests per level).
+//!
+//! [`Embedded`] (fixtures + server, removed on drop) is also what `webstand sweep` targets when given
+//! no URL.
 
+use super::sweep::{self, Session};
 use crate::Global;
+use anyhow::{bail, Context, Result};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use webstand_engine::{Plan, Stop};
+use webstand_lab::sweep::SweepSpec;
+use webstand_report::tables::Layout;
+use webstand_workload::fixtures::{self, Manifest};
+use webstand_workload::Workload;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Main job only: the seeds' own lengths, one million requests per level (takes far longer)
+    #[arg(long)]
+    pub full: bool,
+}
 
-pub fn run(_args: Args, _global: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'main_job' is not available yet")
+/// Tenon's client levels (seed 000).
+const TENON_CLIENTS: [usize; 6] = [1, 2, 4, 8, 16, 32];
+/// The small-file run's levels.
+const SMALL_CLIENTS: [usize; 3] = [4, 16, 64];
+
+pub fn run(args: Args, global: &Global) -> Result<i32> {
+    let (length, small_length, warmup) = if args.full {
+        let stop = Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(600)) };
+        (stop.clone(), stop, Stop { requests: None, duration: Some(Duration::from_secs(2)) })
+    } else {
+        (
+            Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(5)) },
+            Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(4)) },
+            Stop { requests: None, duration: Some(Duration::from_millis(500)) },
+        )
+    };
+    let server = Embedded::start()?;
+    eprintln!("webstand: fixtures in {}, embedded server on http://{}/ ({})", server.dir.display(), server.addr, server.pinning);
+    let mut session = Session::open(global, "sweep", &server.url("/"), false)?;
+
+    let (target, _) = webstand_engine::parse_url(&server.url("/"))?;
+    let mut plan = Plan::new(target, fixtures::TENON_FILE);
+    plan.timeout = Duration::from_secs(10);
+    let tenon_workload = Workload::single(fixtures::TENON_FILE);
+    tenon_workload.apply(&mut plan);
+    let spec = SweepSpec::uniform(&TENON_CLIENTS, length, Some(warmup.clone()));
+    eprintln!("webstand: Tenon's sweep: GET {} at {:?} clients", fixtures::TENON_FILE, TENON_CLIENTS);
+    let tenon = session.sweep(&spec, &plan, &tenon_workload.name)?;
+
+    let small = if tenon.interrupted {
+        None
+    } else {
+        let w = Workload::small_files(&server.manifest, webstand_workload::DEFAULT_SEED)?.with_checksum(Some(&server.manifest));
+        w.apply(&mut plan);
+        let spec = SweepSpec::uniform(&SMALL_CLIENTS, small_length, Some(warmup));
+        eprintln!("webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients", SMALL_CLIENTS);
+        Some(session.sweep(&spec, &plan, &w.name)?)
+    };
+
+    println!("Tenon's sweep: GET {} on webstand serve (closed loop, no keep-alive)\n", fixtures::TENON_FILE);
+    print!("{}", webstand_report::tables::render(Layout::Tenon, &tenon.report_levels()));
+    println!();
+    print!("{}", webstand_report::tables::full(&tenon.report_levels()));
+    if let Some(small) = &small {
+        println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
+        print!("{}", webstand_report::tables::render(Layout::Full, &small.report_levels()));
+    }
+    let interrupted = tenon.interrupted || small.as_ref().is_some_and(|s| s.interrupted);
+    session.finish(interrupted);
+    drop(server);
+    Ok(sweep::exit_code(interrupted))
+}
+
+/// Fixtures in a temporary directory served by `webstand serve` on a free loopback port; the server
+/// is stopped and the directory removed on drop.
+pub struct Embedded {
+    pub dir: PathBuf,
+    pub addr: SocketAddr,
+    pub manifest: Manifest,
+    /// How the server and generator were placed on CPUs, for the log line.
+    pub pinning: String,
+    child: Child,
+}
+
+impl Embedded {
+    pub fn start() -> Result<Embedded> {
+        let dir = std::env::temp_dir().join(format!("webstand-main-{}", std::process::id()));
+        let manifest = fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let exe = std::env::current_exe().context("cannot find the webstand executable")?;
+        let pin = cpus() >= 2 && which("taskset");
+        let mut cmd = if pin {
+            let mut c = Command::new("taskset");
+            c.args(["-c", "0"]).arg(&exe);
+            c
+        } else {
+            Command::new(&exe)
+        };
+        cmd.arg("serve").arg(&dir).args(["--listen", &addr.to_string()]);
+        // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().context("cannot start webstand serve")?;
+        let pinning = if pin && pin_self_to_cpu(1) {
+            "server on CPU 0, load generator on CPU 1".to_string()
+        } else {
+            "not pinned: needs taskset and 2 CPUs".to_string()
+        };
+        let mut e = Embedded { dir, addr, manifest, pinning, child };
+        e.wait_listening()?;
+        Ok(e)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    fn wait_listening(&mut self) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                bail!("webstand serve exited at start ({status})");
+            }
+            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        bail!("webstand serve did not listen on {} within 10 s", self.addr)
+    }
+}
+
+impl Drop for Embedded {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(program))))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Pins this thread (and the engine threads it starts later, which inherit it) to one CPU.
+fn pin_self_to_cpu(cpu: usize) -> bool {
+    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it; pid 0 is this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_ZERO(&mut set);
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    }
 }

@@ -8,3 +8,4 @@ pub mod history;
 pub mod main_job;
 pub mod serve;
 pub mod sweep;
+pub mod workload_args;
