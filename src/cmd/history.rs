@@ -1,30 +1,343 @@
-//! `webstand history|show|diff|export|report` (placeholders until issue 6 lands).
+//! `webstand history|show|diff|export|report`: reading saved runs back from the history database
+//! (webstand-store) and handing them to the report functions. These commands only read the database.
 
 use crate::Global;
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use webstand_report::diff::Side;
+use webstand_report::export::{self, Level};
+use webstand_report::html::{self, ReportRun};
+use webstand_store::{RunId, Store, StoredRun};
 
 #[derive(clap::Args)]
-pub struct HistoryArgs {}
-#[derive(clap::Args)]
-pub struct ShowArgs {}
-#[derive(clap::Args)]
-pub struct DiffArgs {}
-#[derive(clap::Args)]
-pub struct ExportArgs {}
-#[derive(clap::Args)]
-pub struct ReportArgs {}
+pub struct HistoryArgs {
+    /// Show only the newest N runs (0 = all)
+    #[arg(short = 'n', long, default_value_t = 30, value_name = "N")]
+    limit: usize,
+    /// Show only runs of this kind: bench, sweep or compare
+    #[arg(long, value_name = "KIND")]
+    kind: Option<String>,
+}
 
-pub fn history(_a: HistoryArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'history' is not available yet")
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    /// Run id from `webstand history`, or `last`
+    run: String,
 }
-pub fn show(_a: ShowArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'show' is not available yet")
+
+#[derive(clap::Args)]
+pub struct DiffArgs {
+    /// Run A (the baseline): an id, `last`, or several repeats of it as `3,4,5` or `3-5`
+    run_a: String,
+    /// Run B, compared with A (ratios are B/A); same forms as RUN_A
+    run_b: String,
 }
-pub fn diff(_a: DiffArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'diff' is not available yet")
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// The run and every level with counts, figures and latency percentiles
+    Json,
+    /// One row per level with every figure (header line first)
+    Csv,
+    /// HdrHistogram's percentile distribution of one level's latency, in milliseconds
+    Hgrm,
 }
-pub fn export(_a: ExportArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'export' is not available yet")
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Which {
+    /// Send to last byte
+    Total,
+    /// Connection set-up
+    Connect,
+    /// Request written to first byte
+    Waiting,
+    /// Total minus connect
+    Processing,
 }
-pub fn report(_a: ReportArgs, _g: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'report' is not available yet")
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Run id from `webstand history`, or `last`
+    run: String,
+    /// Output format
+    #[arg(long, value_enum, default_value = "json")]
+    format: Format,
+    /// Write to FILE instead of standard output
+    #[arg(short = 'o', long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// hgrm: which level, numbered from 1 as `webstand show` lists them [default: the only one]
+    #[arg(long, value_name = "N")]
+    level: Option<usize>,
+    /// hgrm: which latency histogram
+    #[arg(long, value_enum, default_value = "total")]
+    histogram: Which,
+}
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// Run ids (or `last`); the charts draw one line per run and group
+    #[arg(required = true, value_name = "RUN")]
+    runs: Vec<String>,
+    /// The HTML file to write
+    #[arg(short = 'o', long, value_name = "FILE", default_value = "report.html")]
+    output: PathBuf,
+    /// Also write each chart as DIR/<chart>.svg
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
+    /// Also write each chart as DIR/<chart>.png (rendered with resvg, twice the SVG's size)
+    #[arg(long, value_name = "DIR")]
+    png: Option<PathBuf>,
+    /// The page's title [default: "webstand report: runs …"]
+    #[arg(long)]
+    title: Option<String>,
+}
+
+/// "2026-11-22 21:40:03 UTC" from Unix seconds (the civil-from-days calculation, proleptic Gregorian).
+fn utc(unix: f64) -> String {
+    let secs = unix.max(0.0) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Resolves one run reference: an id or `last`.
+fn run_id(store: &Store, spec: &str) -> anyhow::Result<RunId> {
+    let spec = spec.trim();
+    if spec == "last" {
+        return store.last_run()?.with_context(|| format!("no runs saved yet in {}", store.path().display()));
+    }
+    spec.parse::<RunId>().map_err(|_| anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`"))
+}
+
+/// Resolves `3`, `last`, `3,4,5` or `3-5` to run ids.
+fn run_ids(store: &Store, spec: &str) -> anyhow::Result<Vec<RunId>> {
+    let mut out = Vec::new();
+    for part in spec.split(',') {
+        match part.split_once('-') {
+            Some((a, b)) if !a.trim().is_empty() => {
+                let (a, b) = (run_id(store, a)?, run_id(store, b)?);
+                if b < a || b - a > 1000 {
+                    bail!("bad run range {part:?}");
+                }
+                out.extend(a..=b);
+            }
+            _ => out.push(run_id(store, part)?),
+        }
+    }
+    Ok(out)
+}
+
+fn levels(run: &StoredRun) -> Vec<Level<'_>> {
+    run.levels
+        .iter()
+        .map(|l| Level { group: &l.group, clients: l.clients, server_version: l.server_version.as_deref(), result: &l.result })
+        .collect()
+}
+
+fn describe(run: &StoredRun) -> String {
+    format!("Run {}: {} of {} ({}) — {}", run.id, run.meta.kind, run.meta.target, utc(run.started_unix), shown_status(run))
+}
+
+/// A run that never finished was cut off without a chance to say so (killed, crashed).
+fn shown_status(run: &StoredRun) -> &str {
+    if run.status == "running" {
+        "unfinished"
+    } else {
+        &run.status
+    }
+}
+
+fn details(run: &StoredRun) -> Vec<(String, String)> {
+    let m = &run.machine;
+    let took = run.finished_unix.map(|f| format!(" (took {:.1} s)", f - run.started_unix)).unwrap_or_default();
+    let mut servers: Vec<&str> = run.levels.iter().filter_map(|l| l.server_version.as_deref()).collect();
+    servers.dedup();
+    let mut d = vec![
+        ("When".to_string(), format!("{}{took}", utc(run.started_unix))),
+        ("Command".into(), run.meta.command_line.clone()),
+        ("webstand".into(), run.version.clone()),
+        ("Machine".into(), format!("{}, {} cores, {}, host {}", m.cpu_model, m.cores, m.kernel, m.hostname)),
+        ("Status".into(), format!("{}, {} levels", shown_status(run), run.levels.len())),
+    ];
+    if !servers.is_empty() {
+        d.push(("Server".into(), servers.join(", ")));
+    }
+    d
+}
+
+/// A run's tables, in the layout of the command that measured it: one full sweep table per group.
+fn tables(run: &StoredRun) -> String {
+    let all = levels(run);
+    let mut out = String::new();
+    for group in run.groups() {
+        let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == group).collect();
+        if !group.is_empty() {
+            out.push_str(&format!("{group}\n"));
+        }
+        out.push_str(&webstand_report::tables::render(webstand_report::tables::Layout::Full, &lv));
+        out.push('\n');
+    }
+    if run.levels.is_empty() {
+        out.push_str("(no level completed)\n");
+    }
+    out
+}
+
+pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
+    let path = match &g.db {
+        Some(p) => p.clone(),
+        None => webstand_store::default_path()?,
+    };
+    if !path.exists() {
+        println!("No runs saved yet ({} does not exist).", path.display());
+        return Ok(0);
+    }
+    let store = Store::open_existing(Some(&path))?;
+    let mut runs = store.runs()?;
+    if let Some(k) = &a.kind {
+        runs.retain(|r| &r.kind == k);
+    }
+    if a.limit > 0 && runs.len() > a.limit {
+        runs.drain(..runs.len() - a.limit);
+    }
+    println!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  Target", "Id", "When", "Kind", "Levels", "Status");
+    for r in &runs {
+        let status = if r.status == "running" { "unfinished" } else { &r.status };
+        println!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}", r.id, utc(r.started_unix), r.kind, r.levels, status, r.target);
+    }
+    if runs.is_empty() {
+        println!("(no runs)");
+    }
+    Ok(0)
+}
+
+pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
+    let store = Store::open_existing(g.db.as_deref())?;
+    let run = store.load_run(run_id(&store, &a.run)?)?;
+    println!("{}", describe(&run));
+    for (k, v) in details(&run) {
+        println!("  {:<9} {v}", format!("{k}:"));
+    }
+    println!();
+    print!("{}", tables(&run));
+    Ok(0)
+}
+
+pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
+    let store = Store::open_existing(g.db.as_deref())?;
+    let load = |spec: &str| -> anyhow::Result<Vec<StoredRun>> { run_ids(&store, spec)?.into_iter().map(|id| store.load_run(id)).collect() };
+    let (runs_a, runs_b) = (load(&a.run_a)?, load(&a.run_b)?);
+    let side = |runs: &[StoredRun]| -> anyhow::Result<String> {
+        let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+        let first = runs.first().context("no run given")?;
+        Ok(format!("run{} {} ({} of {})", if ids.len() > 1 { "s" } else { "" }, ids.join(","), first.meta.kind, first.meta.target))
+    };
+    let side_a = Side { name: side(&runs_a)?, levels: runs_a.iter().flat_map(levels).collect() };
+    let side_b = Side { name: side(&runs_b)?, levels: runs_b.iter().flat_map(levels).collect() };
+    let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
+    print!("{text}");
+    Ok(0)
+}
+
+/// Writes `bytes` to `path`, or to standard output when there is none.
+fn write_out(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    match path {
+        Some(p) => std::fs::write(p, bytes).with_context(|| format!("cannot write {}", p.display())),
+        None => std::io::stdout().write_all(bytes).context("writing to standard output"),
+    }
+}
+
+pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
+    let store = Store::open_existing(g.db.as_deref())?;
+    let run = store.load_run(run_id(&store, &a.run)?)?;
+    let lv = levels(&run);
+    let text = match a.format {
+        Format::Json => {
+            let m = &run.machine;
+            let doc = serde_json::json!({
+                "run": {
+                    "id": run.id,
+                    "kind": run.meta.kind,
+                    "command_line": run.meta.command_line,
+                    "target": run.meta.target,
+                    "started_unix": run.started_unix,
+                    "started": utc(run.started_unix),
+                    "finished_unix": run.finished_unix,
+                    "status": shown_status(&run),
+                    "webstand_version": run.version,
+                    "machine": { "cpu_model": m.cpu_model, "cores": m.cores, "kernel": m.kernel, "hostname": m.hostname },
+                },
+                "levels": export::levels_json(&lv),
+            });
+            serde_json::to_string_pretty(&doc)? + "\n"
+        }
+        Format::Csv => export::csv(&lv),
+        Format::Hgrm => {
+            let n = match (a.level, lv.len()) {
+                (_, 0) => bail!("run {} has no measured level", run.id),
+                (None, 1) => 1,
+                (None, k) => bail!("run {} has {k} levels; choose one with --level N (1..={k}, as `webstand show {}` lists them)", run.id, run.id),
+                (Some(n), k) if n == 0 || n > k => bail!("--level {n} is out of range: run {} has {k} levels", run.id),
+                (Some(n), _) => n,
+            };
+            let h = &lv[n - 1].result.histograms;
+            export::hgrm(match a.histogram {
+                Which::Total => &h.total,
+                Which::Connect => &h.connect,
+                Which::Waiting => &h.waiting,
+                Which::Processing => &h.processing,
+            })
+        }
+    };
+    write_out(a.output.as_deref(), text.as_bytes())?;
+    Ok(0)
+}
+
+pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
+    let store = Store::open_existing(g.db.as_deref())?;
+    let mut runs = Vec::new();
+    for spec in &a.runs {
+        for id in run_ids(&store, spec)? {
+            runs.push(store.load_run(id)?);
+        }
+    }
+    let report_runs: Vec<ReportRun> = runs
+        .iter()
+        .map(|r| ReportRun { name: format!("#{}", r.id), title: describe(r), details: details(r), levels: levels(r), tables: tables(r) })
+        .collect();
+    let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+    let title = a.title.clone().unwrap_or_else(|| format!("webstand report: run{} {}", if ids.len() > 1 { "s" } else { "" }, ids.join(", ")));
+    let page = html::render(&title, &report_runs);
+    write_out(Some(&a.output), page.html.as_bytes())?;
+    for (dir, ext) in [(&a.svg, "svg"), (&a.png, "png")] {
+        let Some(dir) = dir else { continue };
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for c in &page.charts {
+            let bytes = if ext == "svg" { c.svg.clone().into_bytes() } else { html::png(&c.svg)? };
+            write_out(Some(&dir.join(format!("{}.{ext}", c.name))), &bytes)?;
+        }
+    }
+    eprintln!("webstand: wrote {} ({} charts)", a.output.display(), page.charts.len());
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn utc_formats_civil_time() {
+        assert_eq!(utc(0.0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400.0), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_795_383_603.5), "2026-11-22 21:40:03 UTC");
+    }
 }
