@@ -13,16 +13,13 @@ pub struct Args {
 
     /// Sizes of the large files under large/, comma-separated, with an optional K, M or G suffix
     /// (powers of 1024), e.g. `1M,64M`
-    #[arg(long, value_name = "SIZES", default_value = "1M", value_delimiter = ',', value_parser = parse_size)]
-    pub large_size: Vec<u64>,
-}
-
-fn parse_size(s: &str) -> Result<u64, String> {
-    fixtures::parse_size(s).map_err(|e| e.to_string())
+    #[arg(long, value_name = "SIZES", default_value = "1M")]
+    pub large_size: String,
 }
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
-    let opts = fixtures::Options { large_sizes: args.large_size, ..Default::default() };
+    let large_sizes = args.large_size.split(',').map(fixtures::parse_size).collect::<Result<Vec<u64>>>()?;
+    let opts = fixtures::Options { large_sizes, ..Default::default() };
     let manifest = fixtures::write(&args.dir, &opts)?;
     let bytes: u64 = manifest.files.iter().map(|e| e.size).sum();
     println!(
