@@ -95,7 +95,9 @@ pub struct RunResult {
     pub connections: u64,
     /// Every byte read from sockets: status lines, headers and bodies.
     pub total_bytes: u64,
-    /// Body bytes only (ab's "HTML transferred").
+    /// Every byte written to sockets: request lines, headers and bodies (ab's "Total body sent").
+    pub sent_bytes: u64,
+    /// Body bytes only (ab's "HTML transferred"): payload after de-chunking.
     pub body_bytes: u64,
     /// Body length of the first complete response (ab's "Document Length").
     pub document_length: Option<u64>,

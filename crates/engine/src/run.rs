@@ -141,6 +141,7 @@ fn merge(into: &mut RunResult, r: &RunResult) {
     into.connections += r.connections;
     into.total_bytes += r.total_bytes;
     into.body_bytes += r.body_bytes;
+    into.sent_bytes += r.sent_bytes;
     into.latency_sum_us += r.latency_sum_us;
     into.histograms.merge(&r.histograms);
     into.late_sends += r.late_sends;
@@ -566,6 +567,7 @@ impl<'a> Worker<'a> {
                     }
                     c.written += n;
                     c.last_progress = now;
+                    self.r.sent_bytes += n as u64;
                     if c.written == bytes.len() {
                         c.phase = Phase::Receiving;
                         c.written_at = now;

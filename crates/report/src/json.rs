@@ -1,1 +1,107 @@
-//! (being written)
+//! A run as one JSON document: every raw count of a `RunResult`, every derived figure from
+//! `webstand_engine::figures`, and latency summaries in milliseconds. Used by `webstand bench --json`
+//! and reused by exports; field names are stable.
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+use webstand_engine::RunResult;
+
+/// Summary of one latency histogram, in milliseconds.
+pub fn histogram_json(h: &Histogram<u64>) -> Value {
+    let ms = |us: u64| us as f64 / 1000.0;
+    if h.is_empty() {
+        return json!({ "count": 0 });
+    }
+    let mut percentiles = Map::new();
+    for q in [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 99.99] {
+        percentiles.insert(format!("{q}"), json!(ms(h.value_at_quantile(q / 100.0))));
+    }
+    percentiles.insert("100".into(), json!(ms(h.max())));
+    json!({
+        "count": h.len(),
+        "min_ms": ms(h.min()),
+        "mean_ms": h.mean() / 1000.0,
+        "stdev_ms": h.stdev() / 1000.0,
+        "max_ms": ms(h.max()),
+        "percentiles_ms": percentiles,
+    })
+}
+
+/// The whole result as a JSON object.
+pub fn result_json(r: &RunResult) -> Value {
+    let f = &r.failed;
+    let h = &r.histograms;
+    json!({
+        "started_unix": r.started_unix,
+        "elapsed_secs": r.elapsed.as_secs_f64(),
+        "interrupted": r.interrupted,
+        "complete": r.complete,
+        "attempted": r.attempted(),
+        "failed": {
+            "total": f.total(),
+            "connect": f.connect,
+            "receive": f.receive,
+            "length": f.length,
+            "exceptions": f.exceptions,
+        },
+        "write_errors": r.write_errors,
+        "non_2xx": r.non_2xx,
+        "keep_alive_requests": r.keep_alive_requests,
+        "connections": r.connections,
+        "total_bytes": r.total_bytes,
+        "body_bytes": r.body_bytes,
+        "sent_bytes": r.sent_bytes,
+        "document_length": r.document_length,
+        "server_software": r.server_software,
+        "latency_sum_us": r.latency_sum_us as f64,
+        "late_sends": r.late_sends,
+        "per_request": r.per_request,
+        "first_error": r.first_error,
+        "cpu": {
+            "user_secs": r.cpu.user.as_secs_f64(),
+            "sys_secs": r.cpu.sys.as_secs_f64(),
+        },
+        "figures": {
+            "hits_per_sec": r.hits_per_sec(),
+            "conns_per_sec": r.conns_per_sec(),
+            "kbytes_per_sec": r.kbytes_per_sec(),
+            "mbits_per_sec": r.mbits_per_sec(),
+            "errors_per_sec": r.errors_per_sec(),
+            "error_pct": r.error_pct(),
+            "littles_load": r.littles_load(),
+            "mean_latency_secs": r.mean_latency_secs(),
+            "keep_alive_share": r.keep_alive_share(),
+            "cpu_us_per_request": r.cpu_us_per_request(),
+        },
+        "cpu_us_per_request": r.cpu_us_per_request(),
+        "latency": {
+            "total": histogram_json(&h.total),
+            "connect": histogram_json(&h.connect),
+            "waiting": histogram_json(&h.waiting),
+            "processing": histogram_json(&h.processing),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn carries_counts_and_figures() {
+        let mut r = RunResult { elapsed: Duration::from_secs(2), complete: 100, total_bytes: 204_800, ..Default::default() };
+        r.cpu.user = Duration::from_millis(1);
+        r.failed.length = 3;
+        r.histograms.total.record(1500).unwrap();
+        let v = result_json(&r);
+        assert_eq!(v["complete"], 100);
+        assert_eq!(v["failed"]["length"], 3);
+        assert_eq!(v["attempted"], 103);
+        assert_eq!(v["figures"]["hits_per_sec"], 50.0);
+        assert_eq!(v["figures"]["kbytes_per_sec"], 100.0);
+        assert_eq!(v["cpu_us_per_request"], 10.0);
+        assert_eq!(v["latency"]["total"]["max_ms"], 1.5);
+        assert_eq!(v["latency"]["connect"]["count"], 0);
+    }
+}
