@@ -165,7 +165,7 @@ fn details(run: &StoredRun) -> Vec<(String, String)> {
         ("Command".into(), run.meta.command_line.clone()),
         ("webstand".into(), run.version.clone()),
         ("Machine".into(), format!("{}, {} cores, {}, host {}", m.cpu_model, m.cores, m.kernel, m.hostname)),
-        ("Status".into(), format!("{}, {} levels", shown_status(run), run.levels.len())),
+        ("Status".into(), format!("{}, {} level{}", shown_status(run), run.levels.len(), if run.levels.len() == 1 { "" } else { "s" })),
     ];
     if !servers.is_empty() {
         d.push(("Server".into(), servers.join(", ")));
@@ -173,8 +173,32 @@ fn details(run: &StoredRun) -> Vec<(String, String)> {
     d
 }
 
-/// A run's tables, in the layout of the command that measured it: one full sweep table per group.
+/// ab's report of a bench run, from what the history keeps (the URL, the level's clients and the
+/// command line's -k/-l flags).
+fn ab_report(run: &StoredRun) -> Option<String> {
+    let [level] = run.levels.as_slice() else { return None };
+    let (target, path) = webstand_engine::parse_url(&run.meta.target).ok()?;
+    let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
+    let info = webstand_report::ab::AbInfo {
+        host: target.host,
+        port: target.port,
+        path,
+        concurrency: level.clients,
+        variable_length: flag("-l"),
+        keep_alive: flag("-k") || level.result.keep_alive_requests > 0,
+        body_sent: flag("-p") || flag("-u"),
+    };
+    Some(webstand_report::ab::report(&level.result, &info))
+}
+
+/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, one
+/// full sweep table per group otherwise.
 fn tables(run: &StoredRun) -> String {
+    if run.meta.kind == "bench" {
+        if let Some(text) = ab_report(run) {
+            return text.trim_start_matches('\n').to_string();
+        }
+    }
     let all = levels(run);
     let mut out = String::new();
     for group in run.groups() {

@@ -155,7 +155,8 @@ pub fn parse_hgrm(text: &str) -> Vec<(f64, f64, u64)> {
         .collect()
 }
 
-/// Every level as JSON: its series, clients, server version, raw counts and derived figures.
+/// Every level as JSON: its series, clients, server version, and the result as `crate::json` writes
+/// it (raw counts, derived figures, latency summaries).
 pub fn levels_json(levels: &[Level]) -> serde_json::Value {
     levels
         .iter()
@@ -164,30 +165,10 @@ pub fn levels_json(levels: &[Level]) -> serde_json::Value {
                 "group": l.group,
                 "clients": l.clients,
                 "server_version": l.server_version,
-                "result": result_json(l.result),
+                "result": crate::json::result_json(l.result),
             })
         })
         .collect()
-}
-
-/// A result's counts and figures as JSON. (Interim: replaced by `crate::json`'s document once it lands.)
-fn result_json(r: &RunResult) -> serde_json::Value {
-    let q = |q: f64| if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(q) };
-    serde_json::json!({
-        "elapsed_s": r.elapsed.as_secs_f64(),
-        "complete": r.complete,
-        "failed": { "connect": r.failed.connect, "receive": r.failed.receive, "length": r.failed.length, "exceptions": r.failed.exceptions },
-        "write_errors": r.write_errors,
-        "non_2xx": r.non_2xx,
-        "connections": r.connections,
-        "total_bytes": r.total_bytes,
-        "body_bytes": r.body_bytes,
-        "hits_per_sec": r.hits_per_sec(),
-        "kbytes_per_sec": r.kbytes_per_sec(),
-        "error_pct": r.error_pct(),
-        "latency_ms": { "mean": r.mean_latency_secs() * 1000.0, "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "max": r.histograms.total.max() as f64 / 1000.0 },
-        "interrupted": r.interrupted,
-    })
 }
 
 #[cfg(test)]

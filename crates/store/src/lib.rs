@@ -37,8 +37,9 @@ pub struct RunMeta {
 /// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
-/// Version 2 added `levels.first_error`; a version 1 file is upgraded when opened for writing.
-pub const SCHEMA_VERSION: i32 = 2;
+/// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`; an older file is upgraded
+/// when opened for writing and read as it is otherwise.
+pub const SCHEMA_VERSION: i32 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -86,7 +87,8 @@ CREATE TABLE levels (
     hist_connect        BLOB    NOT NULL,
     hist_waiting        BLOB    NOT NULL,
     hist_processing     BLOB    NOT NULL,
-    first_error         TEXT
+    first_error         TEXT,
+    sent_bytes          INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -289,6 +291,9 @@ impl Store {
         if from < 2 {
             tx.execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
         }
+        if from < 3 {
+            tx.execute_batch("ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;")?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         tx.commit().with_context(|| format!("upgrading the history schema of {}", self.path.display()))?;
         self.version = SCHEMA_VERSION;
@@ -335,9 +340,9 @@ impl Store {
                 failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
-                hist_total, hist_connect, hist_waiting, hist_processing, first_error)
+                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
             params![
                 run,
                 group,
@@ -370,6 +375,7 @@ impl Store {
                 blobs[2],
                 blobs[3],
                 r.first_error,
+                sql_u64(r.sent_bytes),
             ],
         )?;
         tx.commit().with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
@@ -439,12 +445,13 @@ impl Store {
         };
         // Columns added by later schemas read as NULL from older files.
         let first_error = if self.version >= 2 { "first_error" } else { "NULL" };
+        let sent_bytes = if self.version >= 3 { "sent_bytes" } else { "0" };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing, {first_error}
+                hist_processing, {first_error}, {sent_bytes}
              FROM levels WHERE run_id = ?1 ORDER BY id"
         ))?;
         let mut rows = st.query([id])?;
@@ -485,6 +492,7 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
         interrupted: r.get(23)?,
         first_error: r.get(28)?,
+        sent_bytes: u(29)?,
         // Fields the engine adds later start at their defaults until the schema stores them.
         ..Default::default()
     };
@@ -529,6 +537,7 @@ mod tests {
         r.cpu = CpuTime { user: Duration::from_micros(1234), sys: Duration::from_micros(99) };
         r.per_request = vec![400, 100];
         r.latency_sum_us = u64::MAX as u128 + 5;
+        r.sent_bytes = 98765;
         s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r).unwrap();
         s.add_level(id, "2k.html", 16, None, &synthetic_result(10, 50, Duration::from_secs(1))).unwrap();
         s.finish_run(id, "complete").unwrap();
@@ -552,6 +561,7 @@ mod tests {
         assert_eq!(back.cpu, r.cpu);
         assert_eq!(back.per_request, vec![400, 100]);
         assert_eq!(back.latency_sum_us, r.latency_sum_us);
+        assert_eq!(back.sent_bytes, 98765);
         assert_eq!((back.non_2xx, back.document_length, back.server_software.clone()), (7, Some(2048), Some("synthetic/1.0".into())));
         assert_eq!(back.histograms.total, r.histograms.total);
         assert_eq!(back.histograms.processing, r.histograms.processing);
@@ -614,7 +624,10 @@ mod tests {
         s.add_level(id, "", 1, None, &synthetic_result(5, 100, Duration::from_secs(1))).unwrap();
         drop(s);
         // Make it what version 1 wrote: no first_error column.
-        Connection::open(&db).unwrap().execute_batch("ALTER TABLE levels DROP COLUMN first_error; PRAGMA user_version = 1;").unwrap();
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch("ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes; PRAGMA user_version = 1;")
+            .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.load_run(id).unwrap().levels[0].result.first_error, None);
         drop(reader);
@@ -623,10 +636,12 @@ mod tests {
         let writer = Store::open(Some(&db)).unwrap();
         let mut failed = synthetic_result(0, 100, Duration::from_secs(1));
         failed.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
+        failed.sent_bytes = 1234;
         writer.add_level(id, "", 2, None, &failed).unwrap();
         assert_eq!(version(&db), SCHEMA_VERSION);
         let run = writer.load_run(id).unwrap();
         assert_eq!(run.levels[1].result.first_error.as_deref(), Some("connect to 127.0.0.1:1: Connection refused"));
+        assert_eq!((run.levels[0].result.sent_bytes, run.levels[1].result.sent_bytes), (0, 1234));
     }
 
     #[test]
