@@ -96,7 +96,7 @@ pub struct Args {
 
     /// Open loop: R requests per second in total, paced across the connections (--clients); latency
     /// counts from each request's intended send time, and sends that left late are reported
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
     pub rate: Option<String>,
 
     /// With --rate: random (exponential) gaps between sends at the same mean rate

@@ -129,3 +129,61 @@ pub fn have(program: &str) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// A deliberately slow HTTP/1.1 server for tests: `workers` threads each take the next accepted
+/// connection, read one request, wait `delay`, answer `200` with `body` and close. Connections beyond
+/// the workers queue, so latency grows with load. Stops accepting when dropped.
+pub struct SlowServer {
+    pub addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl SlowServer {
+    pub fn start(workers: usize, delay: Duration, body: &'static [u8]) -> SlowServer {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{mpsc, Arc, Mutex};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel::<TcpStream>();
+        let rx = Arc::new(Mutex::new(rx));
+        for _ in 0..workers {
+            let rx = rx.clone();
+            std::thread::spawn(move || loop {
+                let next = rx.lock().unwrap().recv();
+                let Ok(mut s) = next else { return };
+                let _ = s.set_read_timeout(Some(Duration::from_secs(5)));
+                let mut req = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                std::thread::sleep(delay);
+                let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                let _ = s.write_all(head.as_bytes()).and_then(|_| s.write_all(body));
+            });
+        }
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    return;
+                }
+                if let Ok(s) = s {
+                    let _ = tx.send(s);
+                }
+            }
+        });
+        SlowServer { addr, stop }
+    }
+}
+
+impl Drop for SlowServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+    }
+}

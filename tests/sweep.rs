@@ -1,0 +1,197 @@
+//! End-to-end tests of `webstand sweep` over loopback: levels and totals, the seeds' tables, presets,
+//! the max-users search, open-loop rate with late sends, Ctrl-C, and bad specs.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::time::Duration;
+
+struct Env {
+    dir: tempfile::TempDir,
+    server: Running,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&["fixtures", dir.path().join("www").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let server = serve(&dir.path().join("www"), &[]);
+    Env { dir, server }
+}
+
+impl Env {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.server.addr)
+    }
+    fn db(&self) -> String {
+        self.dir.path().join("history.db").to_str().unwrap().to_string()
+    }
+}
+
+/// `webstand sweep ARGS --json -q` with a private history; the parsed document.
+fn sweep_json(db: &str, args: &[&str]) -> Value {
+    let mut all = vec!["sweep", "--json", "-q", "--db", db];
+    all.extend_from_slice(args);
+    let out = run_with_timeout(&all, Duration::from_secs(120));
+    assert!(out.status.success(), "{all:?}: {}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn levels_and_totals_add_up() {
+    let e = env();
+    let doc = sweep_json(&e.db(), &[&e.url("/2k.html"), "--clients", "1,2,4", "-n", "400", "-d", "30s", "--warmup", "200ms"]);
+    let levels = doc["levels"].as_array().unwrap();
+    assert_eq!(levels.iter().map(|l| l["clients"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 4]);
+    let (mut complete, mut bytes, mut elapsed) = (0, 0, 0.0);
+    let mut best = (0.0, 0);
+    for l in levels {
+        let r = &l["result"];
+        assert_eq!(r["complete"], 400, "{r}");
+        assert_eq!(r["failed"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 0);
+        assert!(r["total_bytes"].as_u64().unwrap() > 400 * 2048);
+        assert_eq!(r["body_bytes"], 400 * 2048);
+        let hits = f(&r["hits_per_sec"]);
+        assert!((hits - 400.0 / f(&r["elapsed_s"])).abs() < 1e-6 * hits.max(1.0));
+        if hits > best.0 {
+            best = (hits, l["clients"].as_u64().unwrap());
+        }
+        complete += r["complete"].as_u64().unwrap();
+        bytes += r["total_bytes"].as_u64().unwrap();
+        elapsed += f(&r["elapsed_s"]);
+    }
+    assert_eq!(doc["totals"]["complete"], complete);
+    assert_eq!(doc["totals"]["total_bytes"], bytes);
+    assert!((f(&doc["totals"]["elapsed_s"]) - elapsed).abs() < 1e-9);
+    assert_eq!(doc["peak"]["clients"], best.1);
+    assert_eq!(doc["workload"], "/2k.html");
+}
+
+#[test]
+fn seed_tables_print_every_level_and_the_peak() {
+    let e = env();
+    let args = ["sweep", &e.url("/"), "--preset", "tenon", "--clients", "1,2", "-n", "300", "-d", "30s", "--warmup", "0", "-q", "--db", &e.db()];
+    let out = run(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
+    let header = rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(rows[header + 1][0], "1");
+    assert_eq!(rows[header + 2][0], "2");
+    assert!(rows[header + 1][1].parse::<f64>().unwrap() > 0.0);
+    assert!(text.contains("Peak: "), "{text}");
+    assert!(text.contains("Saved as run "), "{text}");
+    assert!(text.contains("Sweep of /2k.html"), "{text}");
+
+    let out = run(&["sweep", &e.url("/"), "--filelist", "webstone1", "--table", "webstone", "--clients", "2", "-n", "300", "-d", "30s", "--warmup", "0", "-q", "--db", &e.db()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Conn/second") && text.contains("Little's Law") && text.contains("Throughput (Mbits/sec)"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("2 ")).unwrap_or_else(|| panic!("{text}"));
+    let little: f64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
+    assert!(little > 0.0 && little <= 2.05, "Little's load factor {little} with 2 clients: {row}");
+}
+
+#[test]
+fn ab_duel_preset_runs_its_two_ab_runs() {
+    let e = env();
+    let doc = sweep_json(&e.db(), &[&e.url("/"), "--preset", "ab-duel", "--warmup", "0"]);
+    let levels = doc["levels"].as_array().unwrap();
+    let got: Vec<(u64, u64)> = levels.iter().map(|l| (l["clients"].as_u64().unwrap(), l["result"]["complete"].as_u64().unwrap())).collect();
+    assert_eq!(got, [(5, 100), (100, 10_000)]);
+    assert_eq!(doc["workload"], "/file6k.html");
+}
+
+#[test]
+fn max_users_finds_the_largest_clean_level() {
+    // 4 workers taking 40 ms per request: up to 4 clients wait 40 ms, 5–8 wait 80 ms, 9–12 wait 120 ms.
+    // With p99 ≤ 100 ms, 8 is the largest clean level.
+    let slow = SlowServer::start(4, Duration::from_millis(40), b"slow");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let doc = sweep_json(
+        db.to_str().unwrap(),
+        &[&format!("http://{}/", slow.addr), "--find-max-users", "--max-p99-ms", "100", "--max-clients", "64", "-n", "64", "-d", "20s", "--warmup", "0"],
+    );
+    assert_eq!(doc["max_users"], 8, "{doc:#}");
+    assert_eq!(doc["first_broken"], 9, "{doc:#}");
+    let tried: Vec<u64> = doc["probes"].as_array().unwrap().iter().map(|p| p["clients"].as_u64().unwrap()).collect();
+    assert_eq!(&tried[..5], [1, 2, 4, 8, 16], "doubling first: {tried:?}");
+    assert!(doc["broke"][4].as_str().unwrap().starts_with("p99 latency"), "{doc:#}");
+}
+
+#[test]
+fn open_loop_holds_its_rate() {
+    let e = env();
+    let doc = sweep_json(&e.db(), &[&e.url("/2k.html"), "--rate", "200", "--clients", "8", "-d", "3s", "-n", "100000", "--warmup", "0"]);
+    let r = &doc["levels"][0]["result"];
+    let hits = f(&r["hits_per_sec"]);
+    assert!((170.0..=230.0).contains(&hits), "asked 200/s, got {hits}/s: {r}");
+    let late = doc["late_sends"][0].as_u64().unwrap();
+    assert!(late * 10 <= r["complete"].as_u64().unwrap(), "{late} late sends on a fast server");
+    assert_eq!(doc["rate"]["requested_per_sec"], 200.0);
+}
+
+#[test]
+fn open_loop_reports_late_sends_on_a_slow_server() {
+    // 2 connections to a server taking 50 ms each can carry 40/s; 100/s must leave late.
+    let slow = SlowServer::start(2, Duration::from_millis(50), b"slow");
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let doc = sweep_json(db.to_str().unwrap(), &[&format!("http://{}/", slow.addr), "--rate", "100", "--clients", "2", "-d", "2s", "-n", "1000", "--warmup", "0"]);
+    let r = &doc["levels"][0]["result"];
+    let late = doc["late_sends"][0].as_u64().unwrap();
+    assert!(late > 20, "only {late} late sends: {r}");
+    assert!(f(&r["hits_per_sec"]) < 60.0, "{r}");
+    // Latency counts from the intended send, so the queueing shows: p99 well above the 50 ms service.
+    assert!(f(&r["latency_ms"]["p99"]) > 200.0, "{r}");
+}
+
+#[test]
+fn ctrl_c_keeps_the_completed_levels() {
+    let e = env();
+    let child = webstand()
+        .args(["sweep", &e.url("/2k.html"), "--clients", "1,2,4,8", "-d", "2s", "--warmup", "0", "--json", "-q", "--db", &e.db()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(3000));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["interrupted"], true);
+    let levels = doc["levels"].as_array().unwrap();
+    assert!((1..=2).contains(&levels.len()), "{doc:#}");
+    assert!(levels[0]["result"]["complete"].as_u64().unwrap() > 0);
+    assert_eq!(levels.last().unwrap()["result"]["interrupted"], true);
+}
+
+#[test]
+fn bad_specs_get_one_line() {
+    let url = "http://127.0.0.1:9/";
+    for (args, needle) in [
+        (vec!["--clients", "8..2/2"], "bad client levels"),
+        (vec!["--clients", "1,x"], "bad client levels"),
+        (vec!["--clients", "0"], "bad client levels"),
+        (vec!["--rate", "0"], "bad rate"),
+        (vec!["--rate", "-5"], "bad rate"),
+        (vec!["-d", "0"], "bad duration"),
+        (vec!["-n", "0"], "at least 1 request"),
+    ] {
+        let mut all = vec!["sweep", url];
+        all.extend(args.iter());
+        let out = run_with_timeout(&all, Duration::from_secs(30));
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{all:?} succeeded");
+        assert_eq!(err.lines().count(), 1, "{all:?}: {err}");
+        assert!(err.starts_with("webstand: error: ") && err.contains(needle), "{all:?}: {err}");
+    }
+}
