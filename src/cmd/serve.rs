@@ -1,10 +1,215 @@
-//! `webstand serve` (placeholder until its issue lands).
+//! `webstand serve`: flags → `webstand_server::Config` (over the TOML file when one is given), then run.
 
 use crate::Global;
+use anyhow::{Context, Result};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+use webstand_server::config::{parse_duration, AuthRule};
+use webstand_server::Config;
 
+/// Serve a directory with webstand's own event-driven web server (static files, CGI, basic auth,
+/// throttling). Prints "listening on http://ADDR" to stderr when ready; SIGTERM or Ctrl-C stops
+/// accepting, finishes in-flight requests and exits 0. Flags override the --config file.
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Directory to serve [default: .]
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
 
-pub fn run(_args: Args, _global: &Global) -> anyhow::Result<i32> {
-    anyhow::bail!("'serve' is not available yet")
+    /// Address and port to listen on [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Option<SocketAddr>,
+
+    /// TOML config file; its keys are these flags' long names with '_' for '-'
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Event loops (threads), each with its own SO_REUSEPORT listener [default: one per CPU]
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+
+    /// File served for a directory URL [default: index.html]
+    #[arg(long, value_name = "NAME")]
+    index: Option<String>,
+
+    /// List directories that have no index file (names HTML-escaped) [default: off, 403]
+    #[arg(long)]
+    listing: bool,
+
+    /// Write a Common Log Format access log to FILE ("-" = stderr), buffered [default: off]
+    #[arg(long, value_name = "FILE")]
+    access_log: Option<PathBuf>,
+
+    /// Require basic auth under URL PREFIX, users from an htpasswd FILE (bcrypt or {SHA});
+    /// repeatable [default: none]
+    #[arg(long, value_name = "PREFIX=FILE")]
+    auth: Vec<String>,
+
+    /// Realm named in the 401 challenge [default: webstand]
+    #[arg(long, value_name = "TEXT")]
+    realm: Option<String>,
+
+    /// Run URLs matching PATTERN as CGI/1.1 programs, e.g. '/cgi-bin/*' (`*` one segment, `**` any,
+    /// `|` alternatives); repeatable [default: no CGI]
+    #[arg(long, value_name = "PATTERN")]
+    cgi: Vec<String>,
+
+    /// Wall-clock limit of a CGI program (e.g. 10s, 500ms) [default: 10s]
+    #[arg(long, value_name = "TIME")]
+    cgi_timeout: Option<String>,
+
+    /// Most bytes a CGI program may output; more = 502 [default: 4194304]
+    #[arg(long, value_name = "BYTES")]
+    cgi_max_output: Option<u64>,
+
+    /// thttpd throttle file: lines `pattern max-bytes-per-second`, shared by all connections of a
+    /// pattern, 503 when far over [default: none]
+    #[arg(long, value_name = "FILE")]
+    throttle: Option<PathBuf>,
+
+    /// chroot(2) into DIR after binding (DIR must contain the served directory) [default: off]
+    #[arg(long, value_name = "DIR")]
+    chroot: Option<PathBuf>,
+
+    /// Switch to user NAME (and its group) after binding [default: stay]
+    #[arg(long, value_name = "NAME")]
+    user: Option<String>,
+
+    /// Time from a request's first byte to the end of its headers; then 408 [default: 10s]
+    #[arg(long, value_name = "TIME")]
+    header_timeout: Option<String>,
+
+    /// Time an idle keep-alive connection is kept open [default: 60s]
+    #[arg(long, value_name = "TIME")]
+    idle_timeout: Option<String>,
+
+    /// Time a body upload or a stalled response may go without progress [default: 60s]
+    #[arg(long, value_name = "TIME")]
+    io_timeout: Option<String>,
+
+    /// On SIGTERM, how long to wait for in-flight requests [default: 10s]
+    #[arg(long, value_name = "TIME")]
+    drain_timeout: Option<String>,
+
+    /// Longest request line; longer = 414 [default: 8192]
+    #[arg(long, value_name = "BYTES")]
+    max_request_line: Option<usize>,
+
+    /// Most bytes of request line + headers; more = 431 [default: 16384]
+    #[arg(long, value_name = "BYTES")]
+    max_header_bytes: Option<usize>,
+
+    /// Most header fields in a request; more = 431 [default: 64]
+    #[arg(long, value_name = "N")]
+    max_headers: Option<usize>,
+
+    /// Largest request body; more = 413 [default: 1048576]
+    #[arg(long, value_name = "BYTES")]
+    max_body: Option<u64>,
+
+    /// Most ranges in one request after merging overlaps; more = whole file [default: 16]
+    #[arg(long, value_name = "N")]
+    max_ranges: Option<usize>,
+
+    /// Most open connections per event loop; more = 503 [default: 20000]
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+
+    /// Files up to BYTES are served from memory with ready-made headers; larger via sendfile
+    /// [default: 65536]
+    #[arg(long, value_name = "BYTES")]
+    cache_file_max: Option<u64>,
+}
+
+pub fn run(args: Args, _global: &Global) -> Result<i32> {
+    let config = build_config(args)?;
+    webstand_server::run(config, |addr| eprintln!("listening on http://{addr}"))?;
+    Ok(0)
+}
+
+fn build_config(a: Args) -> Result<Config> {
+    let mut c = match &a.config {
+        Some(path) => Config::from_file(path)?,
+        None => Config::default(),
+    };
+    let dur = |flag: &str, v: &Option<String>| -> Result<Option<Duration>> {
+        v.as_deref().map(|s| parse_duration(s).with_context(|| format!("--{flag}"))).transpose()
+    };
+    if let Some(d) = a.dir {
+        c.root = d;
+    }
+    if let Some(l) = a.listen {
+        c.listen = l;
+    }
+    if let Some(n) = a.threads {
+        c.threads = n;
+    }
+    if let Some(i) = a.index {
+        c.index = i;
+    }
+    c.listing |= a.listing;
+    if a.access_log.is_some() {
+        c.access_log = a.access_log;
+    }
+    let realm = a.realm.clone();
+    for spec in &a.auth {
+        let (prefix, file) =
+            spec.split_once('=').with_context(|| format!("--auth {spec:?}: expected PREFIX=HTPASSWD-FILE"))?;
+        c.auth.push(AuthRule {
+            prefix: prefix.to_string(),
+            htpasswd: PathBuf::from(file),
+            realm: realm.clone().unwrap_or_else(|| "webstand".into()),
+        });
+    }
+    if let Some(r) = realm {
+        for rule in &mut c.auth {
+            rule.realm = r.clone();
+        }
+    }
+    c.cgi.extend(a.cgi);
+    if let Some(t) = dur("cgi-timeout", &a.cgi_timeout)? {
+        c.cgi_timeout = t;
+    }
+    if let Some(n) = a.cgi_max_output {
+        c.cgi_max_output = n;
+    }
+    if a.throttle.is_some() {
+        c.throttle_file = a.throttle;
+    }
+    if a.chroot.is_some() {
+        c.chroot = a.chroot;
+    }
+    if a.user.is_some() {
+        c.user = a.user;
+    }
+    if let Some(t) = dur("header-timeout", &a.header_timeout)? {
+        c.header_timeout = t;
+    }
+    if let Some(t) = dur("idle-timeout", &a.idle_timeout)? {
+        c.idle_timeout = t;
+    }
+    if let Some(t) = dur("io-timeout", &a.io_timeout)? {
+        c.io_timeout = t;
+    }
+    if let Some(t) = dur("drain-timeout", &a.drain_timeout)? {
+        c.drain_timeout = t;
+    }
+    let set = |dst: &mut usize, v: Option<usize>| {
+        if let Some(v) = v {
+            *dst = v;
+        }
+    };
+    set(&mut c.max_request_line, a.max_request_line);
+    set(&mut c.max_header_bytes, a.max_header_bytes);
+    set(&mut c.max_headers, a.max_headers);
+    set(&mut c.max_ranges, a.max_ranges);
+    set(&mut c.max_connections, a.max_connections);
+    if let Some(n) = a.max_body {
+        c.max_body = n;
+    }
+    if let Some(n) = a.cache_file_max {
+        c.cache_file_max = n;
+    }
+    Ok(c)
 }

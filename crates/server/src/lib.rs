@@ -2,4 +2,185 @@
 //!
 //! It owns the listener, the connection state machine, request parsing, static files (cache, ranges,
 //! conditional GET), CGI, basic auth, throttling and its config. It knows nothing of the load
-//! generator or of reports. (Being written under issue 3.)
+//! generator or of reports.
+//!
+//! Shape: one event loop per thread (mio, edge-triggered), each with its own SO_REUSEPORT listener so
+//! the kernel spreads connections; no thread per connection and nothing shared on the hot path. The
+//! main thread binds, drops privileges, starts the loops and then only waits for SIGTERM / SIGINT, on
+//! which the loops stop accepting, finish what is in flight and exit.
+
+pub mod config;
+pub mod date;
+pub mod http;
+pub mod mime;
+pub mod path;
+pub mod pattern;
+pub mod respond;
+
+mod cgi;
+mod conn;
+mod files;
+mod handler;
+mod worker;
+
+pub use config::Config;
+
+use anyhow::{bail, Context, Result};
+use files::Docroot;
+use mio::{Poll, Waker};
+use socket2::{Domain, Protocol, Socket, Type};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What every loop reads and nothing writes on the hot path.
+pub(crate) struct Shared {
+    pub config: Config,
+    pub root: Docroot,
+    pub limits: http::Limits,
+    pub stopping: AtomicBool,
+}
+
+impl Shared {
+    pub fn cgi_matches(&self, raw_path: &[u8]) -> bool {
+        self.config.cgi.iter().any(|p| pattern::matches(p, raw_path))
+    }
+}
+
+/// Runs the server until SIGTERM or SIGINT, then drains and returns. `ready` is called with the
+/// bound address once the server accepts connections.
+pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+    config.validate()?;
+    raise_fd_limit();
+    let threads = if config.threads == 0 {
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    } else {
+        config.threads
+    };
+    let root = Docroot::open(&config.root)
+        .with_context(|| format!("cannot open document root {}", config.root.display()))?;
+    let listeners = bind(config.listen, threads)?;
+    let addr = listeners[0].local_addr()?;
+    let limits = http::Limits {
+        max_request_line: config.max_request_line,
+        max_header_bytes: config.max_header_bytes,
+        max_headers: config.max_headers,
+    };
+    let shared = Arc::new(Shared { config, root, limits, stopping: AtomicBool::new(false) });
+
+    // Signals are taken synchronously by this thread (sigtimedwait); the loops inherit the mask.
+    let signals = block_stop_signals();
+    let mut wakers = Vec::new();
+    let mut handles = Vec::new();
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let poll = Poll::new()?;
+        wakers.push(Waker::new(poll.registry(), worker::WAKER)?);
+        let w = worker::Worker::new(poll, listener, shared.clone())?;
+        handles.push(
+            std::thread::Builder::new()
+                .name(format!("serve-{i}"))
+                .spawn(move || w.run())
+                .context("cannot start an event loop thread")?,
+        );
+    }
+    ready(addr);
+
+    let mut stop_deadline: Option<Instant> = None;
+    loop {
+        if handles.iter().all(|h| h.is_finished()) {
+            break;
+        }
+        if stop_deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if wait_signal(&signals, Duration::from_millis(200)) {
+            if stop_deadline.is_some() {
+                break; // a second signal: stop waiting
+            }
+            shared.stopping.store(true, Ordering::SeqCst);
+            for w in &wakers {
+                let _ = w.wake();
+            }
+            stop_deadline = Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
+        }
+    }
+    for h in handles {
+        if h.is_finished() {
+            match h.join() {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => bail!("event loop failed: {e}"),
+                Err(_) => bail!("event loop panicked"),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a
+/// free port for the first and reuses it for the rest.
+fn bind(addr: SocketAddr, n: usize) -> Result<Vec<mio::net::TcpListener>> {
+    let mut out = Vec::with_capacity(n);
+    let mut addr = addr;
+    for _ in 0..n {
+        let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        sock.set_reuse_address(true)?;
+        sock.set_reuse_port(true)?;
+        // Inherited by accepted sockets: responses leave at once (no Nagle wait behind delayed ACKs).
+        sock.set_nodelay(true)?;
+        sock.bind(&addr.into()).with_context(|| format!("cannot listen on {addr}"))?;
+        sock.listen(4096)?;
+        // Wake the loop only once the request's first bytes are in (saves a poll round per connection).
+        set_defer_accept(&sock, 1);
+        sock.set_nonblocking(true)?;
+        let std_listener: std::net::TcpListener = sock.into();
+        addr = std_listener.local_addr()?;
+        out.push(mio::net::TcpListener::from_std(std_listener));
+    }
+    Ok(out)
+}
+
+fn set_defer_accept(sock: &Socket, secs: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: setsockopt with an int option on an open socket; failure only loses the optimisation.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&secs as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit: each connection is a descriptor.
+fn raise_fd_limit() {
+    // SAFETY: plain getrlimit/setrlimit on a local struct.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+fn block_stop_signals() -> libc::sigset_t {
+    // SAFETY: sigset manipulation on a local set; pthread_sigmask on the calling thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    }
+}
+
+/// Waits up to `limit` for one of the blocked stop signals; true if one came.
+fn wait_signal(set: &libc::sigset_t, limit: Duration) -> bool {
+    let ts = libc::timespec { tv_sec: limit.as_secs() as libc::time_t, tv_nsec: limit.subsec_nanos() as libc::c_long };
+    // SAFETY: valid set and timespec; a null siginfo is allowed.
+    unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) > 0 }
+}

@@ -1,0 +1,233 @@
+//! The server's configuration: one struct that the TOML file and the command-line flags both fill.
+//! Defaults live here and only here (`Config::default`), so `--help` and the file agree.
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Deserializer};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Everything `webstand serve` can be told, from a TOML file (`--config`) or from flags.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The directory served.
+    pub root: PathBuf,
+    /// Address and port to listen on.
+    pub listen: SocketAddr,
+    /// Event loops (one thread and one SO_REUSEPORT listener each); 0 = one per CPU.
+    pub threads: usize,
+    /// File served for a directory URL.
+    pub index: String,
+    /// Whether a directory without an index file gets an HTML listing (else 403).
+    pub listing: bool,
+    /// Common Log Format access log file ("-" = stderr); none = no log.
+    pub access_log: Option<PathBuf>,
+    /// chroot(2) into this directory after binding; `root` must be inside it.
+    pub chroot: Option<PathBuf>,
+    /// Switch to this user (and its group) after binding.
+    pub user: Option<String>,
+    /// A thttpd throttle file: lines `pattern max-bytes-per-second`.
+    pub throttle_file: Option<PathBuf>,
+    /// Throttle rules written inline (same form as the file's lines).
+    pub throttle: Vec<String>,
+    /// URL patterns run as CGI/1.1 programs (e.g. "/cgi-bin/*"); empty = no CGI.
+    pub cgi: Vec<String>,
+    /// Wall-clock limit of one CGI program.
+    #[serde(deserialize_with = "duration")]
+    pub cgi_timeout: Duration,
+    /// Most bytes a CGI program may write (headers + body); more = 502.
+    pub cgi_max_output: u64,
+    /// Basic-auth rules: URL prefix, htpasswd file, realm.
+    pub auth: Vec<AuthRule>,
+    /// Time from the first byte of a request to the end of its headers (slowloris guard).
+    #[serde(deserialize_with = "duration")]
+    pub header_timeout: Duration,
+    /// Time an idle keep-alive connection is kept.
+    #[serde(deserialize_with = "duration")]
+    pub idle_timeout: Duration,
+    /// Time a request body or a stalled response may take between two progress steps.
+    #[serde(deserialize_with = "duration")]
+    pub io_timeout: Duration,
+    /// How long SIGTERM waits for in-flight requests before exiting anyway.
+    #[serde(deserialize_with = "duration")]
+    pub drain_timeout: Duration,
+    /// Longest request line in bytes (longer = 414).
+    pub max_request_line: usize,
+    /// Most bytes of request line + headers (more = 431).
+    pub max_header_bytes: usize,
+    /// Most header fields in a request (more = 431).
+    pub max_headers: usize,
+    /// Largest request body accepted (more = 413).
+    pub max_body: u64,
+    /// Most ranges in one Range header after merging overlaps; more = the whole file (200).
+    pub max_ranges: usize,
+    /// Most open connections per event loop; more = 503.
+    pub max_connections: usize,
+    /// Files up to this size are kept in memory with ready-made headers; larger ones use sendfile.
+    pub cache_file_max: u64,
+    /// Memory for the small-file cache of each event loop.
+    pub cache_total_max: u64,
+}
+
+/// One basic-auth rule: requests whose path starts with `prefix` need a user from `htpasswd`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthRule {
+    pub prefix: String,
+    pub htpasswd: PathBuf,
+    #[serde(default = "default_realm")]
+    pub realm: String,
+}
+
+fn default_realm() -> String {
+    "webstand".into()
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            root: PathBuf::from("."),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            threads: 0,
+            index: "index.html".into(),
+            listing: false,
+            access_log: None,
+            chroot: None,
+            user: None,
+            throttle_file: None,
+            throttle: Vec::new(),
+            cgi: Vec::new(),
+            cgi_timeout: Duration::from_secs(10),
+            cgi_max_output: 4 << 20,
+            auth: Vec::new(),
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            io_timeout: Duration::from_secs(60),
+            drain_timeout: Duration::from_secs(10),
+            max_request_line: 8192,
+            max_header_bytes: 16384,
+            max_headers: 64,
+            max_body: 1 << 20,
+            max_ranges: 16,
+            max_connections: 20000,
+            cache_file_max: 64 << 10,
+            cache_total_max: 64 << 20,
+        }
+    }
+}
+
+/// Header fields above this count are never needed; it bounds the parser's fixed array.
+pub const HEADERS_HARD_MAX: usize = 256;
+
+impl Config {
+    /// Reads a TOML config file; unknown keys and bad values are errors naming the file.
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let config: Config = toml::from_str(&text).map_err(|e| {
+            // toml's message spans several lines; keep the first one for a one-line error.
+            let msg = e.to_string();
+            let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+            anyhow::anyhow!("config file {}: {} ({})", path.display(), e.message(), first)
+        })?;
+        Ok(config)
+    }
+
+    /// Checks values that serde cannot.
+    pub fn validate(&self) -> Result<()> {
+        if !self.root.is_dir() {
+            bail!("document root {} is not a directory", self.root.display());
+        }
+        if self.max_headers == 0 || self.max_headers > HEADERS_HARD_MAX {
+            bail!("max_headers must be between 1 and {HEADERS_HARD_MAX}");
+        }
+        if self.max_request_line < 16 || self.max_header_bytes < self.max_request_line {
+            bail!("max_request_line must be at least 16 and at most max_header_bytes");
+        }
+        if self.max_connections == 0 {
+            bail!("max_connections must be at least 1");
+        }
+        for p in &self.cgi {
+            if !p.starts_with('/') {
+                bail!("CGI pattern {p:?} must start with '/'");
+            }
+        }
+        for a in &self.auth {
+            if !a.prefix.starts_with('/') {
+                bail!("auth prefix {:?} must start with '/'", a.prefix);
+            }
+        }
+        for t in [self.header_timeout, self.idle_timeout, self.io_timeout, self.cgi_timeout] {
+            if t.is_zero() {
+                bail!("timeouts must be greater than zero");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Parses "10", "10s", "1.5s", "250ms" or "2m" into a duration.
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => s.split_at(i),
+        None => (s, "s"),
+    };
+    let value: f64 = num.parse().map_err(|_| anyhow::anyhow!("bad duration {s:?} (try 10s or 250ms)"))?;
+    let secs = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => bail!("bad duration unit in {s:?} (use ms, s or m)"),
+    };
+    if !secs.is_finite() || secs < 0.0 {
+        bail!("bad duration {s:?}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Serde adapter: a duration written as seconds (number) or as a string with a unit.
+fn duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Num(f64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Num(n) if n.is_finite() && n >= 0.0 => Ok(Duration::from_secs_f64(n)),
+        Raw::Num(n) => Err(serde::de::Error::custom(format!("bad duration {n}"))),
+        Raw::Text(t) => parse_duration(&t).map_err(serde::de::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_and_without_units() {
+        assert_eq!(parse_duration("10").unwrap(), Duration::from_secs(10));
+        assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
+        assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5h").is_err());
+    }
+
+    #[test]
+    fn toml_fills_fields_and_rejects_unknown_keys() {
+        let c: Config = toml::from_str(
+            "listen = \"127.0.0.1:9000\"\nheader_timeout = \"300ms\"\nidle_timeout = 2\ncgi = [\"/cgi-bin/*\"]\n\
+             [[auth]]\nprefix = \"/private/\"\nhtpasswd = \"/tmp/pw\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.header_timeout, Duration::from_millis(300));
+        assert_eq!(c.idle_timeout, Duration::from_secs(2));
+        assert_eq!(c.auth[0].realm, "webstand");
+        assert_eq!(c.index, "index.html");
+        assert!(toml::from_str::<Config>("no_such_key = 1").is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! One client connection: its socket, the bytes of a request not yet complete, the output that
+//! could not be written at once (memory and file segments), and the flags of its life cycle.
+
+use crate::cgi::CgiJob;
+use crate::config::Config;
+use crate::handler::Ctx;
+use mio::net::TcpStream;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, Write};
+use std::net::IpAddr;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// A piece of output waiting to be written.
+pub enum Segment {
+    /// Bytes, and how many of them are already written.
+    Mem(Vec<u8>, usize),
+    /// A byte range [pos, end) of a file, sent with sendfile.
+    File(Arc<File>, u64, u64),
+}
+
+/// Where writing stopped.
+pub enum Output {
+    Done,
+    /// The socket buffer is full; an edge-triggered writable event resumes it.
+    Blocked,
+    /// A throttle's budget is spent until the given time.
+    Throttled(Instant),
+}
+
+pub struct Conn {
+    pub sock: TcpStream,
+    pub peer: IpAddr,
+    /// Unparsed input: a partial request, or pipelined requests left while output was pending.
+    pub inbuf: Vec<u8>,
+    queue: VecDeque<Segment>,
+    pub registered: bool,
+    /// Close once the queued output is written.
+    pub closing: bool,
+    /// …and close gracefully (shut down writing, swallow input until the FIN) because the input
+    /// was refused mid-stream.
+    pub linger: bool,
+    pub lingering: bool,
+    /// Requests remain in `inbuf` that were not answered because output was pending.
+    pub stalled: bool,
+    /// "100 Continue" was sent for the request being received.
+    pub continue_sent: bool,
+    /// When the first byte of the request now being received arrived.
+    pub head_started: Option<Instant>,
+    /// When this connection times out in its current state.
+    pub deadline: Instant,
+    /// A CGI program running for this connection.
+    pub cgi: Option<Box<CgiJob>>,
+    /// The throttle rule the queued output is paced by.
+    pub throttle: Option<usize>,
+    pub throttled_until: Option<Instant>,
+}
+
+impl Conn {
+    pub fn new(sock: TcpStream, peer: IpAddr, deadline: Instant) -> Conn {
+        Conn {
+            sock,
+            peer,
+            inbuf: Vec::new(),
+            queue: VecDeque::new(),
+            registered: false,
+            closing: false,
+            linger: false,
+            lingering: false,
+            stalled: false,
+            continue_sent: false,
+            head_started: None,
+            deadline,
+            cgi: None,
+            throttle: None,
+            throttled_until: None,
+        }
+    }
+
+    /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
+    pub fn is_idle(&self) -> bool {
+        self.inbuf.is_empty() && self.queue.is_empty() && self.cgi.is_none()
+    }
+
+    pub fn has_output(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// Waiting for the rest of a request (the header timeout applies).
+    pub fn awaiting_request_bytes(&self) -> bool {
+        !self.inbuf.is_empty() && !self.stalled && self.queue.is_empty() && self.cgi.is_none()
+    }
+
+    /// Sets the deadline for waiting on the client: the header timeout counted from the first byte
+    /// of a partial request, else the idle keep-alive timeout.
+    pub fn set_wait_deadline(&mut self, now: Instant, config: &Config) {
+        self.deadline = match self.head_started {
+            Some(t) if !self.inbuf.is_empty() => t + config.header_timeout,
+            _ => now + config.idle_timeout,
+        };
+    }
+
+    /// Queues the output gathered so far, then a file range to send with sendfile.
+    pub fn push_file(&mut self, out: &mut Vec<u8>, file: Arc<File>, start: u64, end: u64) {
+        if !out.is_empty() {
+            self.queue.push_back(Segment::Mem(out.clone(), 0));
+            out.clear();
+        }
+        if end > start {
+            self.queue.push_back(Segment::File(file, start, end));
+        }
+    }
+
+    /// Queues the output gathered so far (used before pausing the connection).
+    pub fn push_out(&mut self, out: &mut Vec<u8>) {
+        if !out.is_empty() {
+            self.queue.push_back(Segment::Mem(out.clone(), 0));
+            out.clear();
+        }
+    }
+
+    /// Writes `out` (this round's answers) after anything already queued. The common case, an empty
+    /// queue and a socket with room, is a single write call.
+    pub fn flush(&mut self, out: &mut Vec<u8>, ctx: &mut Ctx) -> io::Result<Output> {
+        if self.queue.is_empty() && self.throttle.is_none() {
+            let mut pos = 0;
+            while pos < out.len() {
+                match (&self.sock).write(&out[pos..]) {
+                    Ok(n) => pos += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        out.clear();
+                        return Err(e);
+                    }
+                }
+            }
+            if pos < out.len() {
+                self.queue.push_back(Segment::Mem(out[pos..].to_vec(), 0));
+            }
+            out.clear();
+        } else {
+            self.push_out(out);
+        }
+        self.drain_queue(ctx)
+    }
+
+    fn drain_queue(&mut self, ctx: &mut Ctx) -> io::Result<Output> {
+        let fd = self.sock.as_raw_fd();
+        while !self.queue.is_empty() {
+            let more_follows = self.queue.len() > 1;
+            let mut budget = usize::MAX;
+            if let Some(rule) = self.throttle {
+                match ctx.throttle_budget(rule) {
+                    Ok(b) => budget = b,
+                    Err(until) => return Ok(Output::Throttled(until)),
+                }
+            }
+            let Some(seg) = self.queue.front_mut() else { break };
+            let sent = match seg {
+                Segment::Mem(buf, pos) => {
+                    let len = (buf.len() - *pos).min(budget);
+                    // MSG_MORE before a file segment: the head and the first file bytes leave in one
+                    // packet (thttpd's delayed-ACK lesson) without a TCP_CORK round trip.
+                    let flags = libc::MSG_NOSIGNAL | if more_follows { libc::MSG_MORE } else { 0 };
+                    // SAFETY: the pointer and length describe live bytes of `buf`.
+                    let r = unsafe { libc::send(fd, buf[*pos..].as_ptr().cast(), len, flags) };
+                    if r >= 0 {
+                        *pos += r as usize;
+                    }
+                    r
+                }
+                Segment::File(file, pos, end) => {
+                    let len = ((*end - *pos) as usize).min(budget).min(1 << 30);
+                    let mut off = *pos as libc::off_t;
+                    // SAFETY: both descriptors are open; the kernel updates `off`.
+                    let r = unsafe { libc::sendfile(fd, file.as_raw_fd(), &mut off, len) };
+                    if r > 0 {
+                        *pos = off as u64;
+                    } else if r == 0 {
+                        // The file shrank under us: the promised length cannot be met.
+                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file truncated while sent"));
+                    }
+                    r
+                }
+            };
+            if sent < 0 {
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::WouldBlock => return Ok(Output::Blocked),
+                    io::ErrorKind::Interrupted => continue,
+                    _ => return Err(e),
+                }
+            }
+            if let Some(rule) = self.throttle {
+                ctx.throttle_spend(rule, sent as u64);
+            }
+            let finished = match self.queue.front() {
+                Some(Segment::Mem(buf, pos)) => *pos == buf.len(),
+                Some(Segment::File(_, pos, end)) => pos == end,
+                None => true,
+            };
+            if finished {
+                self.queue.pop_front();
+            }
+        }
+        if let Some(rule) = self.throttle.take() {
+            ctx.throttle_release(rule);
+        }
+        Ok(Output::Done)
+    }
+}

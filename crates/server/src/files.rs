@@ -1,0 +1,245 @@
+//! Files under the document root: opening them without ever leaving the root (openat2 with
+//! RESOLVE_BENEATH, so `..` and symlinks pointing outside fail in the kernel), and the per-loop
+//! cache of resolved files with their ready-made response headers (small files keep their bytes,
+//! large ones keep an open descriptor for sendfile). Entries are re-checked at most once a second.
+
+use crate::{date, mime};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The document root, held open as a directory descriptor (valid after chroot too).
+pub struct Docroot {
+    dir: OwnedFd,
+    /// The root's canonical path, for the fallback check where openat2 is missing.
+    canonical: PathBuf,
+}
+
+impl Docroot {
+    pub fn open(path: &Path) -> io::Result<Docroot> {
+        let canonical = path.canonicalize()?;
+        let dir = File::open(&canonical)?;
+        Ok(Docroot { dir: dir.into(), canonical })
+    }
+
+    /// Opens `rel` ("" = the root) for reading, refusing anything that resolves outside the root.
+    pub fn open_beneath(&self, rel: &str) -> io::Result<File> {
+        let rel = if rel.is_empty() { "." } else { rel };
+        let c_rel = std::ffi::CString::new(rel).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64;
+        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+        // SAFETY: valid fd, NUL-terminated path, and a correctly sized open_how.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                self.dir.as_raw_fd(),
+                c_rel.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just gave us this descriptor.
+            return Ok(unsafe { File::from_raw_fd(fd as i32) });
+        }
+        let err = io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(err);
+        }
+        // Kernels before 5.6: resolve in user space and check the result stays under the root.
+        let full = self.canonical.join(rel).canonicalize()?;
+        if !full.starts_with(&self.canonical) {
+            return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        }
+        File::open(full)
+    }
+
+    pub fn canonical(&self) -> &Path {
+        &self.canonical
+    }
+}
+
+/// A resolved regular file and its response headers.
+pub struct Entry {
+    /// The file's path relative to the root (for re-checks and CGI).
+    pub rel: String,
+    /// "HTTP/1.1 200 OK" … through Accept-Ranges; the caller appends Date, Connection and CRLF.
+    pub head_200: Box<[u8]>,
+    /// Content-Type, Last-Modified and ETag lines, for 206 and 304 answers.
+    pub fields: Box<[u8]>,
+    pub content_type: &'static str,
+    pub etag: Box<[u8]>,
+    pub last_modified: [u8; date::HTTP_DATE_LEN],
+    pub mtime: i64,
+    pub size: u64,
+    /// The bytes of a small file.
+    pub body: Option<Arc<[u8]>>,
+    /// An open descriptor for a large file (sendfile).
+    pub file: Option<Arc<File>>,
+    identity: Identity,
+    checked_at: i64,
+    /// Index of the basic-auth rule covering the URL, if any.
+    pub auth: Option<usize>,
+    /// Index of the throttle rule covering the URL, if any.
+    pub throttle: Option<usize>,
+}
+
+impl Entry {
+    /// Reads a regular file's metadata (and bytes, when small) into an entry.
+    pub fn load(rel: String, file: File, meta: &std::fs::Metadata, small_max: u64, now: i64) -> io::Result<Entry> {
+        let size = meta.len();
+        let mtime = meta.mtime();
+        let content_type = mime::for_name(&rel);
+        let last_modified = date::format(mtime);
+        let etag = format!("\"{:x}-{:x}\"", mtime, size).into_bytes().into_boxed_slice();
+        let mut fields = Vec::with_capacity(160);
+        fields.extend_from_slice(b"Content-Type: ");
+        fields.extend_from_slice(content_type.as_bytes());
+        fields.extend_from_slice(b"\r\nLast-Modified: ");
+        fields.extend_from_slice(&last_modified);
+        fields.extend_from_slice(b"\r\nETag: ");
+        fields.extend_from_slice(&etag);
+        fields.extend_from_slice(b"\r\n");
+        let head_200 = format!(
+            "HTTP/1.1 200 OK\r\nServer: webstand\r\nContent-Length: {size}\r\nAccept-Ranges: bytes\r\n{}",
+            String::from_utf8_lossy(&fields)
+        );
+        let (body, file) = if size <= small_max {
+            let mut bytes = Vec::with_capacity(size as usize);
+            (&file).take(size).read_to_end(&mut bytes)?;
+            if bytes.len() as u64 != size {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file changed while read"));
+            }
+            (Some(Arc::from(bytes)), None)
+        } else {
+            (None, Some(Arc::new(file)))
+        };
+        Ok(Entry {
+            rel,
+            head_200: head_200.into_bytes().into_boxed_slice(),
+            fields: fields.into_boxed_slice(),
+            content_type,
+            etag,
+            last_modified,
+            mtime,
+            size,
+            body,
+            file,
+            identity: identity(meta),
+            checked_at: now,
+            auth: None,
+            throttle: None,
+        })
+    }
+}
+
+/// What says a file is still the one cached: device, inode, size and modification time.
+type Identity = (u64, u64, u64, i64, i64);
+
+fn identity(meta: &std::fs::Metadata) -> Identity {
+    (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
+}
+
+/// One event loop's cache: raw URL path → entry. No locks: each loop owns its own.
+pub struct Cache {
+    map: HashMap<Box<[u8]>, Entry>,
+    bytes: u64,
+    max_bytes: u64,
+}
+
+/// Entries (and so open descriptors) one loop keeps at most.
+const MAX_ENTRIES: usize = 8192;
+
+impl Cache {
+    pub fn new(max_bytes: u64) -> Cache {
+        Cache { map: HashMap::new(), bytes: 0, max_bytes }
+    }
+
+    /// The entry for a URL path if it is still valid; re-checks the file when the entry is older than
+    /// a second (and drops it when the file changed or vanished).
+    pub fn get(&mut self, key: &[u8], root: &Docroot, now: i64) -> Option<&Entry> {
+        let stale = match self.map.get(key) {
+            None => return None,
+            Some(e) if e.checked_at == now => false,
+            Some(e) => match root.open_beneath(&e.rel).and_then(|f| f.metadata()) {
+                Ok(meta) if identity(&meta) == e.identity => false,
+                _ => true,
+            },
+        };
+        if stale {
+            self.remove(key);
+            return None;
+        }
+        let e = self.map.get_mut(key)?;
+        e.checked_at = now;
+        Some(e)
+    }
+
+    pub fn insert(&mut self, key: &[u8], entry: Entry) -> &Entry {
+        let size = entry.body.as_ref().map_or(0, |b| b.len() as u64);
+        if self.bytes + size > self.max_bytes || self.map.len() >= MAX_ENTRIES {
+            // Simple and bounded: start over rather than track recency on the hot path.
+            self.map.clear();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.map.remove(key);
+        self.map.entry(key.into()).or_insert(entry)
+    }
+
+    fn remove(&mut self, key: &[u8]) {
+        if let Some(e) = self.map.remove(key) {
+            self.bytes -= e.body.as_ref().map_or(0, |b| b.len() as u64);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_beneath_refuses_escapes() {
+        let top = tempfile::tempdir().unwrap();
+        let root = top.path().join("root");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(top.path().join("secret"), "s").unwrap();
+        std::fs::write(root.join("sub/ok.txt"), "ok").unwrap();
+        std::os::unix::fs::symlink("../secret", root.join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("abs")).unwrap();
+        std::os::unix::fs::symlink("sub/ok.txt", root.join("in")).unwrap();
+        let d = Docroot::open(&root).unwrap();
+        assert!(d.open_beneath("sub/ok.txt").is_ok());
+        assert!(d.open_beneath("in").is_ok());
+        assert!(d.open_beneath("out").is_err());
+        assert!(d.open_beneath("abs").is_err());
+        assert!(d.open_beneath("../secret").is_err());
+        assert!(d.open_beneath("").unwrap().metadata().unwrap().is_dir());
+    }
+
+    #[test]
+    fn entries_carry_headers_and_go_stale_when_the_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.html"), "hello").unwrap();
+        let root = Docroot::open(dir.path()).unwrap();
+        let f = root.open_beneath("a.html").unwrap();
+        let meta = f.metadata().unwrap();
+        let e = Entry::load("a.html".into(), f, &meta, 1024, 100).unwrap();
+        let head = String::from_utf8(e.head_200.to_vec()).unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"));
+        assert!(head.contains("Content-Length: 5\r\n"));
+        assert!(head.contains("Content-Type: text/html; charset=utf-8\r\n"));
+        assert_eq!(&*e.body.clone().unwrap(), b"hello");
+        let mut cache = Cache::new(1 << 20);
+        cache.insert(b"/a.html", e);
+        assert!(cache.get(b"/a.html", &root, 100).is_some());
+        assert!(cache.get(b"/a.html", &root, 101).is_some());
+        std::fs::write(dir.path().join("a.html"), "changed!").unwrap();
+        assert!(cache.get(b"/a.html", &root, 102).is_none());
+    }
+}

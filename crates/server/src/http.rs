@@ -1,0 +1,320 @@
+//! Request heads: httparse into a fixed uninitialised header array, then the checks that keep the
+//! message framing unambiguous (the request-smuggling shapes) and pick out the few fields the server
+//! acts on. Nothing here allocates.
+
+use crate::config::HEADERS_HARD_MAX;
+use std::mem::MaybeUninit;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Other,
+}
+
+/// How the request body is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body {
+    None,
+    Length(u64),
+    Chunked,
+}
+
+/// The parsed request head; slices borrow the connection's input buffer.
+#[derive(Debug)]
+pub struct Head<'a> {
+    pub method: Method,
+    pub method_name: &'a str,
+    pub target: &'a [u8],
+    /// HTTP/1.x minor version: 0 or 1.
+    pub minor: u8,
+    pub keep_alive: bool,
+    pub body: Body,
+    pub expect_continue: bool,
+    pub if_modified_since: Option<&'a [u8]>,
+    pub if_none_match: Option<&'a [u8]>,
+    pub range: Option<&'a [u8]>,
+    pub if_range: Option<&'a [u8]>,
+    pub authorization: Option<&'a [u8]>,
+    /// Bytes of request line + headers + blank line.
+    pub len: usize,
+}
+
+/// The limits a head is checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_request_line: usize,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+}
+
+/// Parses one request head from the start of `buf`. `Ok(None)`: need more bytes. `Err(status)`:
+/// answer with that status (400, 414 or 431) and close.
+pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>, u16> {
+    let mut storage: [MaybeUninit<httparse::Header<'a>>; HEADERS_HARD_MAX] =
+        [const { MaybeUninit::uninit() }; HEADERS_HARD_MAX];
+    let mut req = httparse::Request::new(&mut []);
+    let len = match req.parse_with_uninit_headers(buf, &mut storage[..limits.max_headers]) {
+        Ok(httparse::Status::Complete(n)) => n,
+        Ok(httparse::Status::Partial) => return too_long(buf, limits).map(|()| None),
+        Err(httparse::Error::TooManyHeaders) => return Err(431),
+        Err(_) => return Err(400),
+    };
+    too_long(&buf[..len], limits)?;
+    if len > limits.max_header_bytes {
+        return Err(431);
+    }
+    check_line_ends(&buf[..len])?;
+
+    let method_name = req.method.ok_or(400u16)?;
+    let method = match method_name {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        _ => Method::Other,
+    };
+    let minor = req.version.ok_or(400u16)?;
+    let target = req.path.ok_or(400u16)?.as_bytes();
+    let mut head = Head {
+        method,
+        method_name,
+        target,
+        minor,
+        keep_alive: minor == 1,
+        body: Body::None,
+        expect_continue: false,
+        if_modified_since: None,
+        if_none_match: None,
+        range: None,
+        if_range: None,
+        authorization: None,
+        len,
+    };
+    let (mut host, mut length, mut chunked) = (false, None::<u64>, false);
+    for h in req.headers.iter() {
+        let (name, value) = (h.name.as_bytes(), h.value);
+        match name.len() {
+            4 if name.eq_ignore_ascii_case(b"host") => {
+                if host {
+                    return Err(400);
+                }
+                host = true;
+            }
+            5 if name.eq_ignore_ascii_case(b"range") => head.range = Some(value),
+            6 if name.eq_ignore_ascii_case(b"expect") => {
+                head.expect_continue = value.eq_ignore_ascii_case(b"100-continue")
+            }
+            8 if name.eq_ignore_ascii_case(b"if-range") => head.if_range = Some(value),
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                for token in value.split(|&b| b == b',').map(trim) {
+                    if token.eq_ignore_ascii_case(b"close") {
+                        head.keep_alive = false;
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") && minor == 0 {
+                        head.keep_alive = true;
+                    }
+                }
+            }
+            13 if name.eq_ignore_ascii_case(b"if-none-match") => head.if_none_match = Some(value),
+            13 if name.eq_ignore_ascii_case(b"authorization") => head.authorization = Some(value),
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                // One Content-Length of digits only; a second one (even equal) is a smuggling shape.
+                if length.is_some() || value.is_empty() || value.len() > 18 || !value.iter().all(u8::is_ascii_digit) {
+                    return Err(400);
+                }
+                length = Some(value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
+            }
+            17 if name.eq_ignore_ascii_case(b"if-modified-since") => head.if_modified_since = Some(value),
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                // Only a single, exact "chunked" is understood; anything else cannot be framed safely.
+                if chunked || minor == 0 || !trim(value).eq_ignore_ascii_case(b"chunked") {
+                    return Err(400);
+                }
+                chunked = true;
+            }
+            _ => {}
+        }
+    }
+    if minor == 1 && !host {
+        return Err(400);
+    }
+    head.body = match (length, chunked) {
+        (Some(_), true) => return Err(400),
+        (Some(0), false) | (None, false) => Body::None,
+        (Some(n), false) => Body::Length(n),
+        (None, true) => Body::Chunked,
+    };
+    Ok(Some(head))
+}
+
+/// 414 when the request line alone exceeds its limit, 431 when the head does.
+fn too_long(buf: &[u8], limits: &Limits) -> Result<(), u16> {
+    let line_end = buf.iter().position(|&b| b == b'\n');
+    match line_end {
+        None if buf.len() > limits.max_request_line => Err(414),
+        Some(i) if i > limits.max_request_line => Err(414),
+        _ if buf.len() > limits.max_header_bytes => Err(431),
+        _ => Ok(()),
+    }
+}
+
+/// Every line must end in CRLF: a bare LF or a bare CR is read differently by different parsers.
+fn check_line_ends(head: &[u8]) -> Result<(), u16> {
+    for (i, &b) in head.iter().enumerate() {
+        let bad = match b {
+            b'\n' => i == 0 || head[i - 1] != b'\r',
+            b'\r' => head.get(i + 1) != Some(&b'\n'),
+            _ => false,
+        };
+        if bad {
+            return Err(400);
+        }
+    }
+    Ok(())
+}
+
+pub fn trim(v: &[u8]) -> &[u8] {
+    let start = v.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(v.len());
+    let end = v.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &v[start..end]
+}
+
+/// Decodes a chunked body at the start of `buf`. `Ok(None)`: incomplete. `Ok(Some(n))`: the body
+/// takes `n` bytes of `buf` and its data was appended to `out`. `Err`: malformed (400), or larger
+/// than `max` (413).
+pub fn decode_chunked(buf: &[u8], max: u64, out: &mut Vec<u8>) -> Result<Option<usize>, u16> {
+    let start_len = out.len();
+    let mut pos = 0;
+    loop {
+        let Some(eol) = find_crlf(&buf[pos..])? else {
+            out.truncate(start_len);
+            return Ok(None);
+        };
+        let line = &buf[pos..pos + eol];
+        let size_part = match line.iter().position(|&b| b == b';') {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        if size_part.is_empty() || size_part.len() > 15 || !size_part.iter().all(u8::is_ascii_hexdigit) {
+            return Err(400);
+        }
+        let size = u64::from_str_radix(std::str::from_utf8(size_part).map_err(|_| 400u16)?, 16).map_err(|_| 400u16)?;
+        pos += eol + 2;
+        if size == 0 {
+            // Trailer fields, then an empty line.
+            loop {
+                let Some(eol) = find_crlf(&buf[pos..])? else {
+                    out.truncate(start_len);
+                    return Ok(None);
+                };
+                pos += eol + 2;
+                if eol == 0 {
+                    return Ok(Some(pos));
+                }
+            }
+        }
+        if (out.len() - start_len) as u64 + size > max {
+            return Err(413);
+        }
+        let size = size as usize;
+        if buf.len() < pos + size + 2 {
+            out.truncate(start_len);
+            return Ok(None);
+        }
+        out.extend_from_slice(&buf[pos..pos + size]);
+        if &buf[pos + size..pos + size + 2] != b"\r\n" {
+            return Err(400);
+        }
+        pos += size + 2;
+    }
+}
+
+/// Position of the next CRLF; a bare LF or CR inside the line is an error.
+fn find_crlf(buf: &[u8]) -> Result<Option<usize>, u16> {
+    for (i, &b) in buf.iter().enumerate() {
+        match b {
+            b'\n' => return Err(400),
+            b'\r' => {
+                return match buf.get(i + 1) {
+                    Some(b'\n') => Ok(Some(i)),
+                    Some(_) => Err(400),
+                    None => Ok(None),
+                }
+            }
+            _ if i > 4096 => return Err(400),
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const L: Limits = Limits { max_request_line: 64, max_header_bytes: 256, max_headers: 8 };
+
+    fn status(req: &str) -> Result<bool, u16> {
+        parse_head(req.as_bytes(), &L).map(|h| h.is_some())
+    }
+
+    #[test]
+    fn plain_requests_parse() {
+        let h = parse_head(b"GET /a?b HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\nrest", &L).unwrap().unwrap();
+        assert_eq!(h.method, Method::Get);
+        assert_eq!(h.target, b"/a?b");
+        assert!(h.keep_alive);
+        assert_eq!(h.range, Some(&b"bytes=0-1"[..]));
+        assert_eq!(h.len, 48);
+        let h = parse_head(b"HEAD / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &L).unwrap().unwrap();
+        assert!(h.keep_alive && h.minor == 0);
+        let h = parse_head(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &L).unwrap().unwrap();
+        assert!(!h.keep_alive);
+        assert_eq!(status("GET / HTTP/1.1\r\nHost: x\r\n"), Ok(false));
+    }
+
+    #[test]
+    fn limits_give_414_and_431() {
+        let long_line = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(100));
+        assert_eq!(status(&long_line), Err(414));
+        assert_eq!(status(&format!("GET /{}", "a".repeat(100))), Err(414));
+        let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n", "a".repeat(300));
+        assert_eq!(status(&big), Err(431));
+        let many: String = (0..9).map(|i| format!("X{i}: y\r\n")).collect();
+        assert_eq!(status(&format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n")), Err(431));
+    }
+
+    #[test]
+    fn smuggling_shapes_are_400() {
+        for bad in [
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 4\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\n\r\n",
+            "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\nHost: x\n\n",
+            "GET / HTTP/1.1\r\nHost: x\nX: y\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: x\rX: y\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n",
+        ] {
+            assert_eq!(status(bad), Err(400), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn chunked_bodies_decode_or_fail() {
+        let mut out = Vec::new();
+        assert_eq!(decode_chunked(b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\nNEXT", 100, &mut out), Ok(Some(27)));
+        assert_eq!(out, b"abcde");
+        out.clear();
+        assert_eq!(decode_chunked(b"3\r\nab", 100, &mut out), Ok(None));
+        assert!(out.is_empty());
+        for bad in [&b"x\r\n"[..], b"-1\r\n", b"0x3\r\nabc\r\n", b"3\r\nabcd\r\n", b" 3\r\nabc\r\n", b"3\nabc\r\n", b"fffffffffffffffff\r\n"] {
+            assert_eq!(decode_chunked(bad, 100, &mut out), Err(400), "{bad:?}");
+        }
+        assert_eq!(decode_chunked(b"ff\r\n", 100, &mut out), Err(413));
+    }
+}

@@ -1,0 +1,338 @@
+//! One event loop: its SO_REUSEPORT listener, its connections (a slab indexed by mio token), its
+//! file cache and Date line. Edge-triggered mio; each connection is registered once for both
+//! directions. The hot path reads into one loop-wide buffer, answers every complete pipelined
+//! request into one loop-wide output buffer and writes it with a single call, so a connection
+//! only owns memory while it holds a partial request or unsent output.
+
+use crate::conn::{Conn, Output};
+use crate::handler::Ctx;
+use crate::Shared;
+use mio::net::TcpListener;
+use mio::{Events, Interest, Poll, Token};
+use std::io::{self, Read};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const LISTENER: Token = Token(usize::MAX - 1);
+pub const WAKER: Token = Token(usize::MAX - 2);
+/// Tokens at or above this belong to CGI pipes: `CGI_BASE + connection index`.
+pub const CGI_BASE: usize = 1 << 40;
+
+/// Size of the loop-wide read buffer; a read that fills it is followed by another.
+const READ_BUF: usize = 64 << 10;
+/// How long a lingering close waits for the peer's FIN after an error answer.
+const LINGER: Duration = Duration::from_secs(2);
+/// How long accepting pauses after running out of descriptors.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+pub struct Worker {
+    poll: Poll,
+    listener: Option<TcpListener>,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    live: usize,
+    rbuf: Vec<u8>,
+    wbuf: Vec<u8>,
+    ctx: Ctx,
+    /// A descriptor held in reserve: closed to accept-and-refuse one connection when out of fds.
+    reserve_fd: Option<std::fs::File>,
+    accept_resume: Option<Instant>,
+    tick: Duration,
+    next_tick: Instant,
+    drain_deadline: Option<Instant>,
+}
+
+impl Worker {
+    pub fn new(poll: Poll, mut listener: TcpListener, shared: Arc<Shared>) -> io::Result<Worker> {
+        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+        let c = &shared.config;
+        let shortest = c.header_timeout.min(c.idle_timeout).min(c.io_timeout).min(c.cgi_timeout);
+        let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_secs(1));
+        Ok(Worker {
+            poll,
+            listener: Some(listener),
+            conns: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            rbuf: vec![0; READ_BUF],
+            wbuf: Vec::with_capacity(READ_BUF),
+            ctx: Ctx::new(shared),
+            reserve_fd: std::fs::File::open("/dev/null").ok(),
+            accept_resume: None,
+            tick,
+            next_tick: Instant::now() + tick,
+            drain_deadline: None,
+        })
+    }
+
+    /// Runs until a stop was requested and every connection is finished (or the drain timed out).
+    pub fn run(mut self) -> io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let timeout = self.next_tick.saturating_duration_since(Instant::now());
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            self.ctx.now = Instant::now();
+            self.ctx.date.refresh();
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept_all(),
+                    WAKER => {}
+                    Token(t) if t >= CGI_BASE => self.cgi_event(t - CGI_BASE),
+                    Token(i) => {
+                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                        self.drive(i, readable, ev.is_read_closed());
+                    }
+                }
+            }
+            if self.ctx.now >= self.next_tick {
+                self.next_tick = self.ctx.now + self.tick;
+                self.on_tick();
+            }
+            if self.ctx.shared.stopping.load(Ordering::Relaxed) && self.drain_step() {
+                self.ctx.flush_log();
+                return Ok(());
+            }
+        }
+    }
+
+    /// Stop accepting and close what is idle; returns true once nothing is left.
+    fn drain_step(&mut self) -> bool {
+        if let Some(mut l) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut l);
+            self.ctx.draining = true;
+            self.drain_deadline = Some(self.ctx.now + self.ctx.shared.config.drain_timeout);
+            for i in 0..self.conns.len() {
+                if let Some(c) = self.conns[i].as_mut() {
+                    c.closing = true;
+                    if c.is_idle() {
+                        self.close(i);
+                    }
+                }
+            }
+        }
+        self.live == 0 || self.drain_deadline.is_some_and(|d| self.ctx.now >= d)
+    }
+
+    fn accept_all(&mut self) {
+        if self.accept_resume.is_some() {
+            return;
+        }
+        loop {
+            let Some(listener) = self.listener.as_ref() else { return };
+            match listener.accept() {
+                Ok((sock, peer)) => {
+                    if self.live >= self.ctx.shared.config.max_connections {
+                        refuse(&sock);
+                        continue;
+                    }
+                    let conn = Conn::new(sock, peer.ip(), self.ctx.now + self.ctx.shared.config.header_timeout);
+                    let idx = self.insert(conn);
+                    // With TCP_DEFER_ACCEPT the request is usually already here: read it now and
+                    // skip a trip through epoll (a one-request connection is never registered).
+                    self.drive(idx, true, false);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if is_out_of_fds(&e) => {
+                    self.out_of_fds();
+                    return;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::ConnectionAborted => {}
+                Err(_) => {
+                    // Unknown accept trouble: back off rather than spin.
+                    self.accept_resume = Some(self.ctx.now + ACCEPT_BACKOFF);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Out of descriptors: answer one waiting client 503 using the reserve descriptor, then pause
+    /// accepting for a moment. Never exits.
+    fn out_of_fds(&mut self) {
+        if let Some(reserve) = self.reserve_fd.take() {
+            drop(reserve);
+            if let Some(Ok((sock, _))) = self.listener.as_ref().map(|l| l.accept()) {
+                refuse(&sock);
+            }
+            self.reserve_fd = std::fs::File::open("/dev/null").ok();
+        }
+        self.accept_resume = Some(self.ctx.now + ACCEPT_BACKOFF);
+    }
+
+    fn insert(&mut self, conn: Conn) -> usize {
+        self.live += 1;
+        match self.free.pop() {
+            Some(i) => {
+                self.conns[i] = Some(conn);
+                i
+            }
+            None => {
+                self.conns.push(Some(conn));
+                self.conns.len() - 1
+            }
+        }
+    }
+
+    fn close(&mut self, idx: usize) {
+        if let Some(mut c) = self.conns[idx].take() {
+            self.ctx.end_cgi(&mut c, self.poll.registry());
+            self.free.push(idx);
+            self.live -= 1;
+            // Dropping the socket closes it, which also removes it from epoll.
+        }
+    }
+
+    /// Moves a connection forward after an event (or a timer, or an accept).
+    fn drive(&mut self, idx: usize, readable: bool, hup: bool) {
+        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else { return };
+        let keep = step(&mut self.ctx, conn, &mut self.rbuf, &mut self.wbuf, readable, hup, idx, self.poll.registry());
+        match keep {
+            Ok(true) => {
+                if !conn.registered {
+                    conn.registered = true;
+                    if self.poll.registry().register(&mut conn.sock, Token(idx), Interest::READABLE | Interest::WRITABLE).is_err() {
+                        self.close(idx);
+                    }
+                }
+            }
+            Ok(false) | Err(_) => self.close(idx),
+        }
+    }
+
+    fn cgi_event(&mut self, idx: usize) {
+        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else { return };
+        if self.ctx.cgi_progress(conn, &mut self.wbuf, self.poll.registry()) {
+            // The program finished: its answer is in wbuf; write it and carry on with the connection.
+            self.drive(idx, false, false);
+        }
+    }
+
+    /// Timeouts, the accept backoff, and flushing the access log.
+    fn on_tick(&mut self) {
+        let now = self.ctx.now;
+        if self.accept_resume.is_some_and(|t| now >= t) {
+            self.accept_resume = None;
+            self.accept_all();
+        }
+        for i in 0..self.conns.len() {
+            let Some(c) = self.conns[i].as_mut() else { continue };
+            if c.cgi.as_ref().is_some_and(|j| now >= j.deadline) {
+                self.ctx.cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
+                self.drive(i, false, false);
+                continue;
+            }
+            if c.throttled_until.is_some_and(|t| now >= t) {
+                c.throttled_until = None;
+                self.drive(i, false, false);
+                continue;
+            }
+            if now < c.deadline {
+                continue;
+            }
+            if c.awaiting_request_bytes() && !c.lingering {
+                // A request started but never finished within the header timeout (slowloris).
+                self.ctx.timeout_answer(c, &mut self.wbuf);
+                self.drive(i, false, false);
+            } else {
+                self.close(i);
+            }
+        }
+        self.ctx.flush_log();
+    }
+}
+
+/// Advances one connection: write what is queued, then read and answer requests until the socket
+/// has nothing more, output blocks, or the connection is to close. Ok(false) = close it now.
+#[allow(clippy::too_many_arguments)]
+fn step(
+    ctx: &mut Ctx,
+    conn: &mut Conn,
+    rbuf: &mut [u8],
+    wbuf: &mut Vec<u8>,
+    mut readable: bool,
+    hup: bool,
+    idx: usize,
+    registry: &mio::Registry,
+) -> io::Result<bool> {
+    loop {
+        if conn.has_output() || !wbuf.is_empty() {
+            match conn.flush(wbuf, ctx)? {
+                Output::Done => {}
+                Output::Blocked => {
+                    conn.deadline = ctx.now + ctx.shared.config.io_timeout;
+                    return Ok(true);
+                }
+                Output::Throttled(until) => {
+                    conn.throttled_until = Some(until);
+                    conn.deadline = ctx.now + ctx.shared.config.io_timeout;
+                    return Ok(true);
+                }
+            }
+        }
+        if conn.lingering {
+            // Error answer sent and write side shut: swallow input until the peer closes.
+            loop {
+                match conn.sock.read(rbuf) {
+                    Ok(0) => return Ok(false),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        if conn.closing && conn.cgi.is_none() {
+            if !conn.linger {
+                return Ok(false);
+            }
+            let _ = conn.sock.shutdown(std::net::Shutdown::Write);
+            conn.lingering = true;
+            conn.deadline = ctx.now + LINGER;
+            continue;
+        }
+        if conn.cgi.is_some() {
+            return Ok(true);
+        }
+        if conn.stalled {
+            conn.stalled = false;
+            ctx.serve_bytes(conn, &[], wbuf, idx, registry);
+            continue;
+        }
+        if !readable {
+            conn.set_wait_deadline(ctx.now, &ctx.shared.config);
+            return Ok(true);
+        }
+        let n = match conn.sock.read(rbuf) {
+            Ok(0) => return Ok(false),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                readable = false;
+                continue;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        // A short read drained the socket; edge-triggered epoll reports the next arrival. After a
+        // hang-up no further edge comes, so read on to the end.
+        readable = n == rbuf.len() || hup;
+        ctx.serve_bytes(conn, &rbuf[..n], wbuf, idx, registry);
+    }
+}
+
+fn is_out_of_fds(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM))
+}
+
+/// Best-effort 503 on a connection that cannot be served, then close it.
+fn refuse(sock: &mio::net::TcpStream) {
+    use std::io::Write;
+    let _ = (&*sock).write(
+        b"HTTP/1.1 503 Service Unavailable\r\nServer: webstand\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
+}
