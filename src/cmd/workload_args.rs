@@ -9,23 +9,22 @@ use webstand_workload::fixtures::Manifest;
 use webstand_workload::{urlfile, webstone, Workload};
 
 #[derive(clap::Args, Clone, Debug, Default)]
-#[group(id = "workload_source", multiple = false)]
 pub struct WorkloadArgs {
     /// Fetch the URLs or paths listed in FILE (one per line, `#` comments), each fetch picking one at
     /// random (http_load's model). Full URLs must all name one host:port; it is the target when no URL
     /// is given
-    #[arg(long, value_name = "FILE", group = "workload_source")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["filelist", "small_files"])]
     pub url_file: Option<PathBuf>,
 
     /// Fetch from a weighted file list: `webstone1` (WebStone 1.1 Silicon Surf page classes),
     /// `webstone2` (WebStone 2.0.1's list), or a FILE in either format ("/path weight #size" lines, or
     /// a count of page classes then "weight nfiles" and the files of each); use ./NAME for a file
     /// named like a shipped list
-    #[arg(long, value_name = "LIST|FILE", group = "workload_source")]
+    #[arg(long, value_name = "LIST|FILE", conflicts_with = "small_files")]
     pub filelist: Option<String>,
 
     /// Fetch thttpd's small-file load: /small/000.html … /small/999.html of the fixtures, at random
-    #[arg(long, group = "workload_source")]
+    #[arg(long)]
     pub small_files: bool,
 
     /// Check every response body: against --manifest's length and SHA-256 where it lists the path, else
