@@ -1,0 +1,267 @@
+//! The history end to end: sweeps and benches against `webstand serve` over loopback are saved, and
+//! `history`, `show`, `export` (json, csv, hgrm) and `diff` read them back; a run interrupted with
+//! SIGINT, or killed outright, keeps every level it completed; progress lines appear on a
+//! non-terminal stderr unless `--quiet`; bad input is one clear line, a non-zero exit and an unchanged
+//! database.
+
+mod common;
+
+use common::{run, run_with_timeout, serve, stderr, stdout, webstand, Running};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use webstand_store::Store;
+
+/// A docroot with a 2 KiB page, served by `webstand serve`.
+fn server() -> (tempfile::TempDir, Running) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), "x".repeat(2048)).unwrap();
+    let s = serve(dir.path(), &[]);
+    (dir, s)
+}
+
+fn url(s: &Running) -> String {
+    format!("http://{}/2k.html", s.addr)
+}
+
+fn db_in(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join("history.db")
+}
+
+fn ok(args: &[&str]) -> String {
+    let o = run(args);
+    assert!(o.status.success(), "webstand {args:?} failed:\n{}{}", stdout(&o), stderr(&o));
+    stdout(&o)
+}
+
+/// The database file's bytes (with its WAL, if one is left), to prove a command changed nothing.
+fn snapshot(db: &Path) -> Vec<u8> {
+    let mut bytes = std::fs::read(db).unwrap();
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    if let Ok(w) = std::fs::read(wal) {
+        bytes.extend(w);
+    }
+    bytes
+}
+
+#[test]
+fn a_sweep_and_benches_are_saved_and_read_back() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    let target = url(&srv);
+
+    ok(&["sweep", "--db", db_s, &target, "-c", "1,2", "-n", "200", "-d", "20s", "--warmup", "0", "-q"]);
+    ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
+    ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
+
+    // history: three runs, with kind, levels and status.
+    let list = ok(&["history", "--db", db_s]);
+    let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(rows.len(), 3, "{list}");
+    // Id, date, time, UTC, kind, levels, status, target
+    assert_eq!((rows[0][0], rows[0][4], rows[0][5], rows[0][6], rows[0][7]), ("1", "sweep", "2", "complete", target.as_str()), "{list}");
+    assert_eq!((rows[1][4], rows[1][5], rows[1][6]), ("bench", "1", "complete"), "{list}");
+    assert_eq!(ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]).lines().count(), 2);
+
+    // show: the sweep's table again, with the same counts; the bench in ab's layout.
+    let show = ok(&["show", "--db", db_s, "1"]);
+    assert!(show.contains("Run 1: sweep of") && show.contains("Clients  Requests"), "{show}");
+    let counts: Vec<&str> = show.lines().filter(|l| l.trim_start().starts_with(['1', '2'])).map(|l| l.split_whitespace().nth(1).unwrap()).collect();
+    assert_eq!(counts, ["200", "200"], "{show}");
+    let ab = ok(&["show", "--db", db_s, "2"]);
+    assert!(ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"), "{ab}");
+
+    // export json: the run's metadata and each level's counts.
+    let json: serde_json::Value = serde_json::from_str(&ok(&["export", "--db", db_s, "1", "--format", "json"])).unwrap();
+    assert_eq!(json["run"]["kind"], "sweep");
+    assert_eq!(json["run"]["target"], target.as_str());
+    assert_eq!(json["run"]["status"], "complete");
+    assert!(json["run"]["machine"]["cores"].as_u64().unwrap() >= 1);
+    let levels = json["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2);
+    assert_eq!((levels[0]["clients"].as_u64(), levels[0]["result"]["complete"].as_u64()), (Some(1), Some(200)));
+    assert_eq!(levels[1]["result"]["total_bytes"].as_u64().map(|b| b > 200 * 2048), Some(true));
+
+    // export csv to a file: a header and one row per level.
+    let csv_path = tmp.path().join("run1.csv");
+    ok(&["export", "--db", db_s, "1", "--format", "csv", "-o", csv_path.to_str().unwrap()]);
+    let csv = std::fs::read_to_string(&csv_path).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("group,clients,") && lines[2].contains(",2,") && lines[2].contains(",200,"), "{csv}");
+
+    // export hgrm: HdrHistogram's percentile text; its last row counts every request of the level.
+    let hgrm = ok(&["export", "--db", db_s, "1", "--format", "hgrm", "--level", "2"]);
+    assert!(hgrm.lines().next().unwrap().contains("Value     Percentile TotalCount 1/(1-Percentile)"), "{hgrm}");
+    let last = webstand_report::export::parse_hgrm(&hgrm).pop().unwrap();
+    assert_eq!((last.1, last.2), (1.0, 200), "{hgrm}");
+    assert!(hgrm.contains("#[Mean    =") && hgrm.contains("Total count    =          200]"), "{hgrm}");
+    let o = run(&["export", "--db", db_s, "1", "--format", "hgrm"]);
+    assert!(!o.status.success() && stderr(&o).contains("--level"), "a sweep needs --level: {}", stderr(&o));
+
+    // diff of the two benches: every metric with its ratio, and the spread explained.
+    let diff = ok(&["diff", "--db", db_s, "2", "3"]);
+    let hits = diff.lines().find(|l| l.starts_with("Hits/s")).unwrap();
+    let f: Vec<&str> = hits.split_whitespace().collect();
+    let ratio: f64 = f[3].parse().unwrap();
+    let (a, b): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
+    assert!((ratio - b / a).abs() < 0.01 * ratio.max(1.0), "{hits}");
+    assert!(diff.contains("p99 ms") && diff.contains("Spread:"), "{diff}");
+    // Several runs per side: repeats give a measured spread (no estimate mark on that side).
+    let diff = ok(&["diff", "--db", db_s, "2,3", "3"]);
+    assert!(diff.contains("samples: A 2, B 1"), "{diff}");
+
+    // report over the saved runs writes a page.
+    let page = tmp.path().join("r.html");
+    ok(&["report", "--db", db_s, "1", "2", "3", "-o", page.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&page).unwrap().contains("data-chart=\"hits\""));
+}
+
+/// Waits until run 1 of `db` has at least `n` levels saved.
+fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(run) = Store::open_existing(Some(db)).and_then(|s| s.load_run(1)) {
+            if run.levels.len() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("run 1 never had {n} levels saved");
+}
+
+fn long_sweep(db: &Path, target: &str) -> std::process::Child {
+    // Bounded: 4 levels of at most 3 s and 10 million requests each; the test stops it long before.
+    webstand()
+        .args(["sweep", "--db", db.to_str().unwrap(), target, "-c", "1,2,3,4", "-n", "10000000", "-d", "3s", "--warmup", "0", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_sweep_keeps_its_completed_levels() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let child = long_sweep(&db, &url(&srv));
+    wait_for_levels(&db, 1, Duration::from_secs(30));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Clients"), "the interrupted sweep still prints its table");
+
+    let run = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    assert_eq!(run.status, "interrupted");
+    assert!((1..4).contains(&run.levels.len()), "{} levels", run.levels.len());
+    assert!(run.levels[0].result.complete > 0 && !run.levels[0].result.interrupted);
+    let list = ok(&["history", "--db", db.to_str().unwrap()]);
+    assert!(list.contains("interrupted"), "{list}");
+    ok(&["show", "--db", db.to_str().unwrap(), "1"]);
+}
+
+#[test]
+fn a_killed_sweep_leaves_its_levels_and_earlier_runs_intact() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let mut child = long_sweep(&db, &url(&srv));
+    wait_for_levels(&db, 1, Duration::from_secs(30));
+    child.kill().unwrap(); // SIGKILL: no chance to finish anything
+    child.wait().unwrap();
+    let db_s = db.to_str().unwrap();
+    let run = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    assert_eq!(run.status, "running");
+    assert!(!run.levels.is_empty());
+    assert!(ok(&["history", "--db", db_s]).contains("unfinished"));
+    // The database still takes new runs after the crash.
+    ok(&["bench", "--db", db_s, "-n", "50", "-c", "1", "-q", &url(&srv)]);
+    let runs = Store::open_existing(Some(&db)).unwrap().runs().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1].status, "complete");
+}
+
+#[test]
+fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let target = url(&srv);
+    let db_s = db.to_str().unwrap();
+    // Bounded by time (6 s) and requests.
+    let o = run_with_timeout(&["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", &target], Duration::from_secs(60));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lines: Vec<String> = stderr(&o).lines().filter(|l| l.contains(" done, ") && l.contains("hits/s")).map(String::from).collect();
+    assert!(!lines.is_empty(), "no progress line in:\n{}", stderr(&o));
+    assert!(lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"), "{lines:?}");
+    let o = run_with_timeout(&["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", "-q", &target], Duration::from_secs(60));
+    assert!(o.status.success());
+    assert!(!stderr(&o).contains(" done, "), "quiet still showed progress:\n{}", stderr(&o));
+}
+
+#[test]
+fn bad_input_is_one_line_non_zero_and_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    // A history with one run, written through the store.
+    {
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&webstand_store::RunMeta { kind: "bench".into(), command_line: "webstand bench".into(), target: "http://127.0.0.1:9/".into() }).unwrap();
+        s.add_level(id, "", 1, None, &webstand_engine::RunResult::default()).unwrap();
+        s.finish_run(id, "complete").unwrap();
+    }
+    let db_s = db.to_str().unwrap();
+    let fails = |args: &[&str], expect: &str| {
+        let before = snapshot(Path::new(args[args.iter().position(|a| *a == "--db").unwrap() + 1]));
+        let o = run(args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("webstand: error: ") && err.contains(expect), "{args:?}: expected {expect:?} in {err}");
+        assert!(!err.contains("panicked"));
+        let after = snapshot(Path::new(args[args.iter().position(|a| *a == "--db").unwrap() + 1]));
+        assert!(before == after, "{args:?} changed the database");
+    };
+    fails(&["show", "--db", db_s, "42"], "no run 42");
+    fails(&["show", "--db", db_s, "x"], "bad run id");
+    fails(&["export", "--db", db_s, "42", "--format", "csv"], "no run 42");
+    fails(&["diff", "--db", db_s, "1", "42"], "no run 42");
+    let out = tmp.path().join("no/such/dir/x.csv");
+    fails(&["export", "--db", db_s, "1", "--format", "csv", "-o", out.to_str().unwrap()], "cannot write");
+    fails(&["export", "--db", db_s, "1", "--format", "json", "-o", tmp.path().to_str().unwrap()], "cannot write");
+    fails(&["export", "--db", db_s, "1", "--format", "hgrm", "--level", "3"], "out of range");
+
+    // Someone else's SQLite database: refused by readers and by a run that would save into it.
+    let other = tmp.path().join("other.db");
+    rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE notes(t TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    let other_s = other.to_str().unwrap();
+    fails(&["history", "--db", other_s], "not a webstand history database");
+    fails(&["show", "--db", other_s, "1"], "not a webstand history database");
+    // A file that is not SQLite at all.
+    let text = tmp.path().join("notes.txt");
+    std::fs::write(&text, "these are notes, not a database; ".repeat(40)).unwrap();
+    fails(&["history", "--db", text.to_str().unwrap()], "not a webstand history database");
+    // A history from a newer webstand.
+    let newer = tmp.path().join("newer.db");
+    std::fs::copy(&db, &newer).unwrap();
+    rusqlite::Connection::open(&newer).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
+    fails(&["history", "--db", newer.to_str().unwrap()], "newer webstand");
+    fails(&["export", "--db", newer.to_str().unwrap(), "1"], "newer webstand");
+
+    // No database yet: history says so and creates nothing; show refuses.
+    let missing = tmp.path().join("missing.db");
+    let o = run(&["history", "--db", missing.to_str().unwrap()]);
+    assert!(o.status.success() && stdout(&o).contains("No runs saved yet"), "{}", stdout(&o));
+    let o = run(&["show", "--db", missing.to_str().unwrap(), "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no history database"), "{}", stderr(&o));
+    assert!(!missing.exists());
+
+    // The good run is still there, unchanged.
+    let run1 = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    assert_eq!((run1.status.as_str(), run1.levels.len()), ("complete", 1));
+}
