@@ -106,6 +106,8 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     // The tables beneath.
     assert!(dom.contains("Run 1: compare of lab") && dom.contains("Run 2: bench of http://127.0.0.1:1/"));
     assert!(dom.contains("Hits/s") && dom.contains("Peak:"), "the seed-style tables are on the page");
+    assert!(dom.contains("peak hits/s"), "the comparison's per-workload table is on the page");
+    assert!(dom.contains("Requests per second:"), "the bench run in ab's layout is on the page");
     let console = console_lines(&log);
     assert!(console.is_empty(), "console messages: {console:?}");
 

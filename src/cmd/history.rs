@@ -191,8 +191,54 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     Some(webstand_report::ab::report(&level.result, &info))
 }
 
-/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, one
-/// full sweep table per group otherwise.
+/// A comparison's per-workload tables (a row per server) from its "server/workload" groups. The
+/// history keeps the load generator's side only, so the server's CPU and memory columns stay empty.
+fn compare_tables(run: &StoredRun) -> String {
+    let all = levels(run);
+    let split = |g: &'_ str| -> (String, String) {
+        match g.split_once('/') {
+            Some((s, w)) => (s.to_string(), w.to_string()),
+            None => (g.to_string(), String::new()),
+        }
+    };
+    let mut workloads: Vec<String> = Vec::new();
+    for g in run.groups() {
+        let w = split(g).1;
+        if !workloads.contains(&w) {
+            workloads.push(w);
+        }
+    }
+    let mut out = String::new();
+    for w in &workloads {
+        let rows: Vec<webstand_report::compare::WorkloadRow> = run
+            .groups()
+            .into_iter()
+            .filter(|g| &split(g).1 == w)
+            .filter_map(|g| {
+                let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == g).collect();
+                let peak = webstand_report::tables::peak(&lv)?;
+                let r = peak.result;
+                Some(webstand_report::compare::WorkloadRow {
+                    server: split(g).0,
+                    version: peak.server_version.unwrap_or("").to_string(),
+                    measured: true,
+                    peak_hits_per_sec: r.hits_per_sec(),
+                    clients_at_peak: peak.clients,
+                    p99_ms_at_peak: if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(0.99) },
+                    errors: lv.iter().map(|l| l.result.failed.total()).sum(),
+                    generator_cpu_us: Some(r.cpu_us_per_request()),
+                    ..Default::default()
+                })
+            })
+            .collect();
+        out.push_str(&webstand_report::compare::workload_table(w, &rows));
+        out.push('\n');
+    }
+    out
+}
+
+/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
+/// per-workload comparison for a compare run, then one full sweep table per group.
 fn tables(run: &StoredRun) -> String {
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
@@ -201,6 +247,9 @@ fn tables(run: &StoredRun) -> String {
     }
     let all = levels(run);
     let mut out = String::new();
+    if run.meta.kind == "compare" {
+        out.push_str(&compare_tables(run));
+    }
     for group in run.groups() {
         let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == group).collect();
         if !group.is_empty() {
