@@ -107,13 +107,13 @@ fn watch(label: &str, live: &Live, requests: Option<u64>, duration: Option<Durat
         }
         match display {
             Display::Bar => {
-                let b = bar.get_or_insert_with(|| new_bar(label, requests, duration));
+                let b = bar.get_or_insert_with(|| new_bar(label, requests, duration, age));
                 match (requests, duration) {
-                    (Some(_), _) => b.set_position(now.complete + now.failed),
-                    (None, Some(_)) => b.set_position(age.as_millis() as u64),
+                    (_, Some(_)) => b.set_position(age.as_millis() as u64),
+                    (Some(_), None) => b.set_position(now.complete + now.failed),
                     _ => b.tick(),
                 }
-                b.set_message(status(now, rate));
+                b.set_message(format!("{:.0} hits/s, {} errors", rate, now.failed));
             }
             Display::Lines => {
                 if t.duration_since(last_line) >= LINE_EVERY {
@@ -128,18 +128,21 @@ fn watch(label: &str, live: &Live, requests: Option<u64>, duration: Option<Durat
     }
 }
 
-fn new_bar(label: &str, requests: Option<u64>, duration: Option<Duration>) -> ProgressBar {
-    let (bar, template) = match (requests, duration) {
-        (Some(n), _) => (ProgressBar::new(n), "{prefix} [{bar:30}] {pos}/{len} {msg}"),
-        (None, Some(d)) => (ProgressBar::new(d.as_millis() as u64), "{prefix} [{bar:30}] {elapsed}/{duration} {msg}"),
-        (None, None) => (ProgressBar::new_spinner(), "{prefix} {spinner} {elapsed} {msg}"),
+/// The bar, created `age` into the run (its clock starts there, not at zero).
+fn new_bar(label: &str, requests: Option<u64>, duration: Option<Duration>, age: Duration) -> ProgressBar {
+    // Narrow enough for an 80-column terminal with the message.
+    let (bar, template, prefix) = match (requests, duration) {
+        // The duration is a hard stop, so time is the bar's length whenever there is one.
+        (_, Some(d)) => (ProgressBar::new(d.as_millis() as u64), "{prefix} [{bar:20}] {elapsed} {msg}", format!("{label} ({}s)", d.as_secs())),
+        (Some(n), None) => (ProgressBar::new(n), "{prefix} [{bar:20}] {pos}/{len} {msg}", label.to_string()),
+        (None, None) => (ProgressBar::new_spinner(), "{prefix} {spinner} {elapsed} {msg}", label.to_string()),
     };
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.set_prefix(label.to_string());
-    bar
+    bar.set_prefix(prefix);
+    bar.with_elapsed(age)
 }
 
 #[cfg(test)]
