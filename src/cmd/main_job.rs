@@ -43,9 +43,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             Stop { requests: None, duration: Some(Duration::from_millis(500)) },
         )
     };
-    let server = Embedded::start()?;
-    eprintln!("webstand: fixtures in {}, embedded server on http://{}/ ({})", server.dir.display(), server.addr, server.pinning);
+    let mut server = Embedded::start()?;
     let mut session = Session::open(global, "sweep", &server.url("/"), false)?;
+    server.pin_generator();
+    eprintln!("webstand: fixtures in {}, embedded server on http://{}/ ({})", server.dir.display(), server.addr, server.pinning);
 
     let (target, _) = webstand_engine::parse_url(&server.url("/"))?;
     let mut plan = Plan::new(target, fixtures::TENON_FILE);
@@ -75,8 +76,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         print!("{}", webstand_report::tables::render(Layout::Full, &small.report_levels()));
     }
     let interrupted = tenon.interrupted || small.as_ref().is_some_and(|s| s.interrupted);
-    session.finish(interrupted);
     drop(server);
+    if let Some(saved) = session.finish(interrupted) {
+        println!("\n{saved}");
+    }
     Ok(sweep::exit_code(interrupted))
 }
 
@@ -110,14 +113,18 @@ impl Embedded {
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().context("cannot start webstand serve")?;
-        let pinning = if pin && pin_self_to_cpu(1) {
-            "server on CPU 0, load generator on CPU 1".to_string()
-        } else {
-            "not pinned: needs taskset and 2 CPUs".to_string()
-        };
+        let pinning = if pin { "server on CPU 0" } else { "not pinned: needs taskset and 2 CPUs" }.to_string();
         let mut e = Embedded { dir, addr, manifest, pinning, child };
         e.wait_listening()?;
         Ok(e)
+    }
+
+    /// Pins the load generator to CPU 1 when the server was pinned to CPU 0. Called after the history
+    /// run is opened, since that records the machine's CPU count, which pinning would hide.
+    pub fn pin_generator(&mut self) {
+        if self.pinning == "server on CPU 0" && pin_self_to_cpu(1) {
+            self.pinning = "server on CPU 0, load generator on CPU 1".to_string();
+        }
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -206,7 +206,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         Some(f) => webstand_workload::urlfile::load(f)?.origin,
         None => None,
     };
-    let embedded = if args.url.is_none() && url_file_origin.is_none() { Some(Embedded::start()?) } else { None };
+    let mut embedded = if args.url.is_none() && url_file_origin.is_none() { Some(Embedded::start()?) } else { None };
     let url = match (&args.url, &url_file_origin, &embedded) {
         (Some(u), _, _) => u.clone(),
         (None, Some(o), _) => format!("{o}/"),
@@ -253,7 +253,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let layout = args.table.or(preset.as_ref().map(|p| p.table)).unwrap_or(Layout::Full);
 
     let mut session = Session::open(global, "sweep", &url, args.quiet)?;
-    if let Some(e) = &embedded {
+    if let Some(e) = &mut embedded {
+        e.pin_generator();
         session.note(&format!("embedded server on http://{}/ over fixtures in {} ({})", e.addr, e.dir.display(), e.pinning));
     }
 
