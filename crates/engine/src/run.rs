@@ -33,8 +33,9 @@ pub struct Live {
     pub stop: AtomicBool,
 }
 
-/// A send later than its intended time by more than this counts as late (open loop).
-const LATE: Duration = Duration::from_millis(1);
+/// A send later than its intended time by more than this counts as late (open loop); poll wakes
+/// with millisecond resolution, so anything closer is timer noise.
+const LATE: Duration = Duration::from_millis(2);
 /// The longest a thread sleeps in poll, so a stop request is noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(50);
 const READ_BUF: usize = 64 * 1024;
@@ -389,8 +390,8 @@ impl<'a> Worker<'a> {
             }
             for ev in events.iter() {
                 let slot = ev.token().0;
-                let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                self.on_event(slot, readable);
+                let closed = ev.is_read_closed() || ev.is_error();
+                self.on_event(slot, ev.is_readable() || closed, closed);
             }
             let now = Instant::now();
             if now >= next_check {
@@ -588,17 +589,18 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn on_event(&mut self, slot: usize, readable: bool) {
+    /// `closed`: the event also reported the peer's FIN (or an error), so reading must go on to see it.
+    fn on_event(&mut self, slot: usize, readable: bool, closed: bool) {
         let Some(c) = self.conns.get(slot) else { return };
         match c.phase {
             Phase::Free => {}
             Phase::Connecting | Phase::Sending => {
                 self.write(slot);
                 if readable && self.conns[slot].phase == Phase::Receiving {
-                    self.read(slot);
+                    self.read(slot, closed);
                 }
             }
-            Phase::Receiving if readable => self.read(slot),
+            Phase::Receiving if readable => self.read(slot, closed),
             Phase::Receiving => {}
             Phase::Idle if readable => {
                 // An idle keep-alive connection closed by the server (or sending junk): drop it.
@@ -618,7 +620,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn read(&mut self, slot: usize) {
+    fn read(&mut self, slot: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
         loop {
             let Some(stream) = self.conns[slot].stream.as_mut() else { break };
@@ -636,8 +638,12 @@ impl<'a> Worker<'a> {
                     if c.first_byte.is_none() {
                         c.first_byte = Some(now);
                     }
-                    if !self.consume(slot, &buf[..n], now) || n < buf.len() {
-                        // Closed, or the socket was drained (epoll reports new data as a new edge).
+                    if !self.consume(slot, &buf[..n], now) {
+                        break;
+                    }
+                    if n < buf.len() && !closed {
+                        // Drained: epoll reports later data (or a later FIN) as a new edge, which saves
+                        // a read that would only say WouldBlock. A FIN already reported needs that read.
                         break;
                     }
                 }
