@@ -26,7 +26,7 @@ pub struct ReportRun<'a> {
 
 /// A chart: its file stem (for --svg/--png), its title and its SVG text.
 pub struct ChartSvg {
-    pub name: &'static str,
+    pub name: String,
     pub title: String,
     pub svg: String,
 }
@@ -75,7 +75,7 @@ struct Line {
 }
 
 struct Chart {
-    name: &'static str,
+    name: String,
     title: String,
     note: String,
     x_label: String,
@@ -249,11 +249,27 @@ impl Chart {
 struct Series<'a> {
     label: String,
     colour: &'static str,
+    /// The workload, when a comparison measured several: each gets its own charts.
+    workload: Option<String>,
     levels: Vec<Level<'a>>,
 }
 
-/// Groups every run's levels into series (one per run and group), sorted by clients.
+/// Groups every run's levels into series (one per run and group), sorted by clients. When every
+/// group is "server/workload" and there are several workloads, the workload moves from the label to
+/// the series' `workload`, so each workload's charts draw one line per server (seed 003's graph).
+/// A server keeps its colour on every chart.
 fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
+    let all_groups: Vec<&str> = runs.iter().flat_map(|r| r.levels.iter().map(|l| l.group)).collect();
+    let mut workloads: Vec<&str> = Vec::new();
+    for g in &all_groups {
+        if let Some((_, w)) = g.split_once('/') {
+            if !workloads.contains(&w) {
+                workloads.push(w);
+            }
+        }
+    }
+    let split = workloads.len() > 1 && all_groups.iter().all(|g| g.contains('/'));
+    let mut colours: Vec<String> = Vec::new();
     let mut out: Vec<Series<'a>> = Vec::new();
     for run in runs {
         let mut groups: Vec<&str> = Vec::new();
@@ -263,22 +279,28 @@ fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
             }
         }
         for g in groups {
-            let label = match (runs.len() > 1, g.is_empty()) {
-                (false, false) => g.to_string(),
-                (false, true) => run.name.clone(),
-                (true, false) => format!("{} {g}", run.name),
-                (true, true) => run.name.clone(),
+            let (name, workload) = match g.split_once('/') {
+                Some((server, w)) if split => (server, Some(w.to_string())),
+                _ => (g, None),
             };
+            let label = match (runs.len() > 1, name.is_empty()) {
+                (false, false) => name.to_string(),
+                (_, true) => run.name.clone(),
+                (true, false) => format!("{} {name}", run.name),
+            };
+            let colour_index = colours.iter().position(|c| *c == label).unwrap_or_else(|| {
+                colours.push(label.clone());
+                colours.len() - 1
+            });
             let mut levels: Vec<Level<'a>> = run.levels.iter().filter(|l| l.group == g).copied().collect();
             levels.sort_by_key(|l| l.clients);
-            let colour = COLOURS[out.len() % COLOURS.len()];
-            out.push(Series { label, colour, levels });
+            out.push(Series { label, colour: COLOURS[colour_index % COLOURS.len()], workload, levels });
         }
     }
     out
 }
 
-fn clients_scale(series: &[Series]) -> Scale {
+fn clients_scale(series: &[&Series]) -> Scale {
     let xs = series.iter().flat_map(|s| s.levels.iter().map(|l| l.clients.max(1) as f64));
     let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
     // Client counts that double (1, 2, 4 … 1024) crowd the left of a linear axis.
@@ -289,7 +311,7 @@ fn clients_scale(series: &[Series]) -> Scale {
     }
 }
 
-fn against_clients(series: &[Series], figure: impl Fn(&RunResult) -> f64, unit: &str) -> Vec<Line> {
+fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit: &str) -> Vec<Line> {
     series
         .iter()
         .map(|s| Line {
@@ -326,22 +348,46 @@ fn distribution(r: &RunResult) -> Vec<(f64, f64)> {
 }
 
 fn charts(runs: &[ReportRun]) -> Vec<Chart> {
-    let series = series(runs);
-    let x_scale = clients_scale(&series);
+    let all = series(runs);
+    let mut workloads: Vec<Option<String>> = Vec::new();
+    for s in &all {
+        if !workloads.contains(&s.workload) {
+            workloads.push(s.workload.clone());
+        }
+    }
+    let mut out = Vec::new();
+    for w in workloads {
+        let (mine, _): (Vec<&Series>, Vec<&Series>) = all.iter().partition(|s| s.workload == w);
+        out.extend(charts_of(&mine, w.as_deref()));
+    }
+    out
+}
+
+/// The five charts of a set of series; `workload` names them when a comparison has several.
+fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
+    let x_scale = clients_scale(series);
     let x_label = "clients (concurrent requests)".to_string();
-    let make = |name: &'static str, title: &str, y_label: &str, note: &str, figure: &dyn Fn(&RunResult) -> f64, unit: &str| Chart {
-        name,
-        title: title.into(),
+    let named = |name: &str| match workload {
+        Some(w) => format!("{name}-{}", w.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>()),
+        None => name.to_string(),
+    };
+    let titled = |title: &str| match workload {
+        Some(w) => format!("{title}: {w}"),
+        None => title.to_string(),
+    };
+    let make = |name: &str, title: &str, y_label: &str, note: &str, figure: &dyn Fn(&RunResult) -> f64, unit: &str| Chart {
+        name: named(name),
+        title: titled(title),
         note: note.into(),
         x_label: x_label.clone(),
         y_label: y_label.into(),
         x_scale,
-        lines: against_clients(&series, figure, unit),
+        lines: against_clients(series, figure, unit),
     };
     let mut out = vec![make("hits", "Hits/s against clients", "hits/s", "one line per server or workload", &|r| r.hits_per_sec(), "hits/s")];
 
     let mut latency = make("latency", "Latency percentiles against clients", "latency (ms)", "solid: median (p50), dashed: 99th percentile", &|r| latency_ms(r, 0.5), "ms p50");
-    for s in &series {
+    for s in series {
         latency.lines.push(Line {
             label: s.label.clone(),
             colour: s.colour,
@@ -357,8 +403,8 @@ fn charts(runs: &[ReportRun]) -> Vec<Chart> {
 
     // The distribution: each series at its busiest level; a lone series shows each of its levels.
     let mut dist = Chart {
-        name: "distribution",
-        title: "Latency by percentile".into(),
+        name: named("distribution"),
+        title: titled("Latency by percentile"),
         note: String::new(),
         x_label: "percentile".into(),
         y_label: "latency (ms)".into(),
@@ -381,7 +427,7 @@ fn charts(runs: &[ReportRun]) -> Vec<Chart> {
         }
     } else {
         dist.note = "each series at its highest-throughput level".into();
-        for s in &series {
+        for s in series {
             let Some(best) = s.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec())) else { continue };
             dist.lines.push(Line {
                 label: format!("{} @{}", s.label, best.clients),
@@ -399,7 +445,7 @@ fn charts(runs: &[ReportRun]) -> Vec<Chart> {
 
 /// Builds the report page and its charts.
 pub fn render(page_title: &str, runs: &[ReportRun]) -> Report {
-    let charts: Vec<ChartSvg> = charts(runs).into_iter().map(|c| ChartSvg { name: c.name, title: c.title.clone(), svg: c.render() }).collect();
+    let charts: Vec<ChartSvg> = charts(runs).into_iter().map(|c| ChartSvg { svg: c.render(), name: c.name, title: c.title }).collect();
     let mut h = String::new();
     let _ = write!(
         h,
@@ -491,7 +537,7 @@ mod tests {
         let levels: Vec<Level> = data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
         let run = ReportRun { name: "#1".into(), title: "Run 1".into(), details: vec![("command".into(), "webstand compare".into())], levels, tables: "a | b".into() };
         let report = render("webstand report", &[run]);
-        let names: Vec<&str> = report.charts.iter().map(|c| c.name).collect();
+        let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["hits", "latency", "errors", "kbytes", "distribution"]);
         let hits = &report.charts[0].svg;
         assert_eq!(hits.matches("<polyline").count(), 2, "one line per server");
@@ -501,6 +547,27 @@ mod tests {
         assert!(report.charts[4].svg.contains(">99%<"), "percentile axis labels");
         assert_eq!(report.html.matches("<svg").count(), 5);
         assert!(!report.html.contains("src=") && !report.html.contains("href="), "nothing to fetch");
+    }
+
+    #[test]
+    fn a_comparison_of_several_workloads_gets_charts_per_workload_with_a_line_per_server() {
+        let data: Vec<(String, usize, RunResult)> = ["nginx/small", "webstand/small", "nginx/cgi", "webstand/cgi"]
+            .iter()
+            .flat_map(|g| [1usize, 4, 16].map(|c| (g.to_string(), c, result(c, 50 * c as u64))))
+            .collect();
+        let levels: Vec<Level> = data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
+        let run = ReportRun { name: "#3".into(), title: "Run 3".into(), details: vec![], levels, tables: String::new() };
+        let report = render("t", &[run]);
+        let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names.len(), 10);
+        assert!(names.contains(&"hits-small") && names.contains(&"hits-cgi") && names.contains(&"distribution-cgi"), "{names:?}");
+        let hits_cgi = &report.charts.iter().find(|c| c.name == "hits-cgi").unwrap();
+        assert_eq!(hits_cgi.svg.matches("<polyline").count(), 2);
+        assert!(hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx</text>"), "{}", hits_cgi.svg);
+        // nginx has the same colour on both workloads' charts.
+        let colour_of = |svg: &str| svg.split("<polyline").nth(1).unwrap().split("stroke=\"").nth(1).unwrap()[..7].to_string();
+        let hits_small = &report.charts.iter().find(|c| c.name == "hits-small").unwrap();
+        assert_eq!(colour_of(&hits_small.svg), colour_of(&hits_cgi.svg));
     }
 
     #[test]
