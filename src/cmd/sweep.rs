@@ -285,7 +285,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("Sweep of {} on {}:{}{}\n", workload.name, plan.target.host, plan.target.port, describe_load(&plan, rate));
+        println!("Sweep of {} on {}:{} ({})\n", workload.name, plan.target.host, plan.target.port, describe_load(&plan, rate));
         print!("{}", tables::render(layout, &levels));
         if let Some(r) = rate {
             for l in &result.levels {
@@ -310,12 +310,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 }
 
 fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
-    let mut s = String::new();
-    if let Some(r) = rate {
-        s += &format!(" open loop at {} requests/s{}", r.rate, if r.jitter { " with jitter" } else { "" });
-    } else {
-        s += " closed loop";
-    }
+    let mut s = match rate {
+        Some(r) => format!("open loop at {} requests/s{}", r.rate, if r.jitter { " with jitter" } else { "" }),
+        None => "closed loop".to_string(),
+    };
     s += if plan.keep_alive { ", keep-alive" } else { ", no keep-alive" };
     if plan.requests.iter().any(|r| r.expect.is_some()) {
         s += ", checksummed";
