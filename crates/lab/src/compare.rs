@@ -1,1 +1,644 @@
-//! (being written)
+//! `webstand compare`: real servers side by side on one docroot. For each server: start it pinned to
+//! the server CPU, check its features, run every workload's sweep (and max-users search) with the
+//! generator pinned to its own CPU, account the server tree's CPU time per level and its peak resident
+//! memory, stop it. A server that is missing, fails to start or dies is reported in its row; none of
+//! that aborts the rest. Results are plain data; `webstand_report::compare` renders them.
+
+use anyhow::{bail, Context, Result};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use webstand_engine::{CpuTime, Live, Plan, RunResult, Stop, Target};
+use webstand_report::compare::{FeatureRow, VerifyRow, WorkloadRow};
+use webstand_workload::fixtures::{self, Manifest};
+use webstand_workload::{webstone, Workload};
+
+use crate::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
+use crate::procstat::{self, RssSampler};
+use crate::servers::{self, Features, Kind, Server, Setup, Support};
+use crate::sweep::{self, Level, Observer, SweepResult, SweepSpec};
+
+/// The workloads a comparison can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkloadKind {
+    /// thttpd's small-file load: 1000 × 1 KiB files at random.
+    SmallFiles,
+    /// thttpd's CGI load: a trivial "hello world" program.
+    Cgi,
+    /// One large file (1 MiB by default), thttpd's "large files".
+    Large,
+    /// WebStone 2.0.1's weighted file list.
+    Webstone2,
+    /// Tenon's single 2 KiB file.
+    TwoK,
+}
+
+impl WorkloadKind {
+    pub const ALL: [WorkloadKind; 5] = [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::Large, WorkloadKind::Webstone2, WorkloadKind::TwoK];
+    pub const DEFAULT: [WorkloadKind; 4] = [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::Large, WorkloadKind::Webstone2];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::SmallFiles => "small-files",
+            WorkloadKind::Cgi => "cgi",
+            WorkloadKind::Large => "large",
+            WorkloadKind::Webstone2 => "webstone2",
+            WorkloadKind::TwoK => "2k",
+        }
+    }
+
+    pub fn known_names() -> String {
+        WorkloadKind::ALL.iter().map(|w| w.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    pub fn parse_list(text: &str) -> Result<Vec<WorkloadKind>> {
+        let mut out = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let w = WorkloadKind::ALL
+                .into_iter()
+                .find(|w| w.name() == part || (part == "small" && *w == WorkloadKind::SmallFiles) || (part == "2k.html" && *w == WorkloadKind::TwoK))
+                .with_context(|| format!("unknown workload '{part}' (known: {})", WorkloadKind::known_names()))?;
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+        if out.is_empty() {
+            bail!("no workloads given (known: {})", WorkloadKind::known_names());
+        }
+        Ok(out)
+    }
+
+    /// The requests and pick over the fixtures.
+    pub fn workload(self, manifest: &Manifest) -> Result<Workload> {
+        let mut w = match self {
+            WorkloadKind::SmallFiles => Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?,
+            WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
+            WorkloadKind::Large => {
+                let large = manifest.files.iter().find(|e| e.path.starts_with("/large/")).context("the fixtures have no large file")?;
+                Workload::single(&large.path)
+            }
+            WorkloadKind::Webstone2 => Workload::weighted("webstone2", &webstone::preset("webstone2").expect("shipped"), webstand_workload::DEFAULT_SEED)?,
+            WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
+        };
+        w.name = self.name().to_string();
+        Ok(w)
+    }
+}
+
+/// What a comparison runs.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub servers: Vec<Kind>,
+    pub workloads: Vec<WorkloadKind>,
+    /// Client levels of every sweep.
+    pub levels: Vec<usize>,
+    /// Each level's measured run.
+    pub stop: Stop,
+    pub warmup: Option<Stop>,
+    /// Workloads that also get a max-users search, and its spec.
+    pub max_users_for: Vec<WorkloadKind>,
+    pub max_users: MaxUsersSpec,
+    /// CPUs for the servers and for the generator (disjoint when the machine has two or more).
+    pub server_cpus: Vec<usize>,
+    pub generator_cpus: Vec<usize>,
+    pub keep_alive: bool,
+    /// Check every body against the fixtures manifest (costs generator CPU).
+    pub checksum: bool,
+    /// Check basic auth, chroot and throttling (a few seconds per server).
+    pub features: bool,
+    /// Also run wrk and ab on the same targets.
+    pub verify: bool,
+    /// Where the docroot is written (fixtures + the lab's files).
+    pub docroot: PathBuf,
+    /// Size of the large file, bytes.
+    pub large_size: u64,
+    /// The `webstand` binary, for the builtin server.
+    pub builtin: Option<PathBuf>,
+    /// Per-request timeout.
+    pub timeout: Duration,
+}
+
+impl Options {
+    /// Short defaults: a quick look at every server, not a publication run.
+    pub fn new(docroot: &Path) -> Options {
+        Options {
+            servers: Kind::ALL.to_vec(),
+            workloads: WorkloadKind::DEFAULT.to_vec(),
+            levels: vec![1, 8, 32, 128],
+            stop: Stop { requests: Some(200_000), duration: Some(Duration::from_secs(2)) },
+            warmup: Some(Stop { requests: Some(20_000), duration: Some(Duration::from_millis(300)) }),
+            max_users_for: vec![WorkloadKind::Large],
+            max_users: MaxUsersSpec {
+                start: 64,
+                limit: 1024,
+                stop: Stop { requests: Some(200_000), duration: Some(Duration::from_secs(2)) },
+                warmup: None,
+                bounds: Bounds { max_error_pct: 1.0, max_p99_ms: Some(1000.0) },
+                precision: 0.25,
+            },
+            server_cpus: vec![0],
+            generator_cpus: vec![1],
+            keep_alive: true,
+            checksum: false,
+            features: true,
+            verify: false,
+            docroot: docroot.to_path_buf(),
+            large_size: 1 << 20,
+            builtin: None,
+            timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The caller's hooks: everything of sweep's [`Observer`] (Ctrl-C, progress, saving each level) plus
+/// which server and workload the next levels belong to, and progress lines.
+pub trait CompareObserver: Observer {
+    /// The levels that follow belong to `server` (at `version`) on `workload`.
+    fn series(&mut self, server: &str, version: &str, workload: &str);
+    /// A line of progress (stderr in the CLI).
+    fn note(&mut self, line: &str);
+    /// Whether the user asked to stop (Ctrl-C): no further server is started.
+    fn stop_requested(&self) -> bool;
+}
+
+/// One server's figures on one workload.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadOutcome {
+    pub workload: Option<WorkloadKind>,
+    pub sweep: Option<SweepResult>,
+    /// Server tree CPU used during each measured level, in the order of `sweep.levels`.
+    pub server_cpu: Vec<CpuTime>,
+    pub peak_rss_kib: Option<u64>,
+    pub max_users: Option<MaxUsers>,
+    /// Why figures are missing or partial.
+    pub note: Option<String>,
+}
+
+/// One server's part of the comparison.
+#[derive(Clone, Debug)]
+pub struct ServerOutcome {
+    pub kind: Kind,
+    pub version: String,
+    /// Set when the server was not measured at all: not installed, failed to start, interrupted.
+    pub skipped: Option<String>,
+    pub features: Option<Features>,
+    pub workloads: Vec<WorkloadOutcome>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Comparison {
+    pub servers: Vec<ServerOutcome>,
+    pub workloads: Vec<WorkloadKind>,
+    pub verify: Vec<VerifyRow>,
+    pub interrupted: bool,
+    /// How the CPUs were assigned, for the report's header.
+    pub pinning: String,
+}
+
+/// A temporary directory for a comparison's docroot, removed when dropped.
+pub fn scratch_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new().prefix("webstand-compare-").tempdir().context("cannot create a temporary directory")
+}
+
+/// Writes the docroot: the fixtures and the lab's own files. A docroot that cannot be written is an
+/// error naming it.
+pub fn prepare_docroot(dir: &Path, large_size: u64) -> Result<Manifest> {
+    let opts = fixtures::Options { large_sizes: vec![large_size], ..Default::default() };
+    let manifest = fixtures::write(dir, &opts).with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    servers::write_lab_files(dir).with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    Ok(manifest)
+}
+
+/// Runs the comparison. Every server started is stopped before this returns, on every path.
+pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> {
+    if opts.levels.is_empty() {
+        bail!("a comparison needs at least one client level");
+    }
+    let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
+    let workloads: Vec<(WorkloadKind, Workload)> = opts
+        .workloads
+        .iter()
+        .map(|&k| {
+            let w = k.workload(&manifest)?;
+            Ok((k, if opts.checksum { w.with_checksum(Some(&manifest)) } else { w }))
+        })
+        .collect::<Result<_>>()?;
+    let cpus = servers::cpu_count();
+    let pinned = cpus >= 2 && opts.server_cpus.iter().all(|c| !opts.generator_cpus.contains(c));
+    let pinning = if pinned {
+        servers::pin_current(&opts.generator_cpus);
+        format!("servers pinned to CPU {:?}, generator to CPU {:?}", opts.server_cpus, opts.generator_cpus)
+    } else {
+        format!("not pinned: {cpus} CPU(s) available, or the server and generator CPUs overlap")
+    };
+    obs.note(&pinning);
+    let mut out = Comparison { workloads: opts.workloads.clone(), pinning, ..Default::default() };
+    for &kind in &opts.servers {
+        if obs.stop_requested() {
+            out.interrupted = true;
+            out.servers.push(ServerOutcome { kind, version: "?".into(), skipped: Some("not run: interrupted".into()), features: None, workloads: Vec::new() });
+            continue;
+        }
+        let outcome = run_server(kind, opts, pinned, &workloads, obs, &mut out.verify);
+        out.interrupted |= outcome.workloads.iter().any(|w| w.sweep.as_ref().is_some_and(|s| s.interrupted) || w.max_users.as_ref().is_some_and(|m| m.interrupted));
+        out.servers.push(outcome);
+    }
+    out.interrupted |= obs.stop_requested();
+    Ok(out)
+}
+
+fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKind, Workload)], obs: &mut dyn CompareObserver, verify: &mut Vec<VerifyRow>) -> ServerOutcome {
+    let mut outcome = ServerOutcome { kind, version: "?".into(), skipped: None, features: None, workloads: Vec::new() };
+    let binary = match servers::locate(kind, opts.builtin.as_deref()) {
+        Ok(b) => b,
+        Err(hint) => {
+            obs.note(&format!("skipping {hint}"));
+            outcome.skipped = Some(hint);
+            return outcome;
+        }
+    };
+    outcome.version = binary.version.clone();
+    let mut setup = Setup::new(&opts.docroot);
+    if pinned {
+        setup.cpus = Some(opts.server_cpus.clone());
+    }
+    let mut server = match Server::start(&binary, &setup) {
+        Ok(s) => s,
+        Err(e) => {
+            let msg = format!("{e:#}");
+            obs.note(&format!("{} failed to start: {msg}", kind.name()));
+            outcome.skipped = Some(format!("failed to start: {}", msg.lines().collect::<Vec<_>>().join(" | ")));
+            return outcome;
+        }
+    };
+    obs.note(&format!("{} {} on http://{}/ (pid {})", kind.name(), binary.version, server.addr, server.pid()));
+    if opts.features {
+        let f = servers::check_features(&mut server, &setup);
+        obs.note(&format!("{} features: basic auth {}, chroot {}, throttling {}", kind.name(), f.basic_auth.cell(), f.chroot.cell(), f.throttling.cell()));
+        outcome.features = Some(f);
+    }
+    for (wk, workload) in workloads {
+        if obs.stop_requested() {
+            break;
+        }
+        let mut w = WorkloadOutcome { workload: Some(*wk), ..Default::default() };
+        if *wk == WorkloadKind::Cgi && !kind.runs_cgi() {
+            w.note = Some("no CGI: the server needs an external FastCGI bridge".into());
+            outcome.workloads.push(w);
+            continue;
+        }
+        if let Some(dead) = server.death_note() {
+            w.note = Some(dead);
+            outcome.workloads.push(w);
+            continue;
+        }
+        obs.series(kind.name(), &binary.version, wk.name());
+        let plan = base_plan(server.addr, kind, workload, opts);
+        let sampler = RssSampler::start(server.pid(), Duration::from_millis(250));
+        let mut acct = Accounting { server: &mut server, inner: &mut *obs, before: None, last: None, per_level: Vec::new() };
+        let spec = SweepSpec::uniform(&opts.levels, opts.stop.clone(), opts.warmup.clone());
+        match sweep::run(&spec, &plan, wk.name(), &mut acct) {
+            Ok(s) => w.sweep = Some(s),
+            Err(e) => w.note = Some(format!("{e:#}")),
+        }
+        w.server_cpu = std::mem::take(&mut acct.per_level);
+        let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
+        if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
+            let mut acct = Accounting { server: &mut server, inner: &mut *obs, before: None, last: None, per_level: Vec::new() };
+            match maxusers::find(&opts.max_users, &plan, &mut acct) {
+                Ok(m) => w.max_users = Some(m),
+                Err(e) => w.note = Some(format!("max users: {e:#}")),
+            }
+        }
+        w.peak_rss_kib = Some(sampler.finish()).filter(|&k| k > 0);
+        if let Some(dead) = server.death_note() {
+            let at = w.sweep.as_ref().and_then(|s| s.levels.last()).map(|l| format!(" after {} clients", l.clients)).unwrap_or_default();
+            w.note = Some(format!("{dead}{at}"));
+        }
+        outcome.workloads.push(w);
+    }
+    if opts.verify && !obs.stop_requested() && server.death_note().is_none() {
+        verify.extend(verify::run(&mut server, opts, obs));
+    }
+    if let Err(e) = server.stop() {
+        obs.note(&format!("{}: {e:#}", kind.name()));
+    }
+    outcome
+}
+
+/// The plan every level of a workload starts from: keep-alive where the server does it, one generator
+/// thread per generator CPU.
+fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
+    let target = Target { host: addr.ip().to_string(), port: addr.port(), addrs: vec![addr] };
+    let mut plan = Plan::new(target, "/");
+    workload.apply(&mut plan);
+    plan.keep_alive = opts.keep_alive && kind.keeps_alive();
+    plan.threads = opts.generator_cpus.len().max(1);
+    plan.timeout = opts.timeout;
+    plan
+}
+
+/// Wraps the caller's observer: server tree CPU before and after each measured run, and the server's
+/// death turned into the end of the sweep.
+struct Accounting<'a> {
+    server: &'a mut Server,
+    inner: &'a mut dyn CompareObserver,
+    before: Option<CpuTime>,
+    last: Option<CpuTime>,
+    per_level: Vec<CpuTime>,
+}
+
+impl Observer for Accounting<'_> {
+    fn live(&mut self) -> Arc<Live> {
+        self.inner.live()
+    }
+    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        self.before = Some(self.server.cpu());
+        self.inner.run_starting(label, plan, live);
+    }
+    fn run_ended(&mut self) {
+        let after = self.server.cpu();
+        self.last = self.before.take().map(|b| procstat::cpu_delta(b, after));
+        self.inner.run_ended();
+    }
+    fn level_done(&mut self, level: &Level) -> Result<()> {
+        self.per_level.push(self.last.take().unwrap_or_default());
+        self.inner.level_done(level)?;
+        if let Some(dead) = self.server.death_note() {
+            bail!("{} {dead}", self.server.kind().name());
+        }
+        Ok(())
+    }
+}
+
+impl ServerOutcome {
+    fn workload(&self, wk: WorkloadKind) -> Option<&WorkloadOutcome> {
+        self.workloads.iter().find(|w| w.workload == Some(wk))
+    }
+
+    fn peak_level(&self, wk: WorkloadKind) -> Option<(usize, &Level)> {
+        let s = self.workload(wk)?.sweep.as_ref()?;
+        let peak = s.peak()?;
+        let i = s.levels.iter().position(|l| std::ptr::eq(l, peak))?;
+        Some((i, peak))
+    }
+
+    /// The row of `wk`'s table.
+    pub fn workload_row(&self, wk: WorkloadKind) -> WorkloadRow {
+        let mut row = WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), ..Default::default() };
+        let Some(w) = self.workload(wk) else {
+            row.note = self.skipped.clone().or_else(|| Some("not run".into()));
+            return row;
+        };
+        row.note = w.note.clone();
+        if let Some((i, peak)) = self.peak_level(wk) {
+            let r = &peak.result;
+            row.measured = true;
+            row.peak_hits_per_sec = r.hits_per_sec();
+            row.clients_at_peak = peak.clients;
+            row.p99_ms_at_peak = r.latency_ms(0.99);
+            row.errors = w.sweep.as_ref().map(|s| s.levels.iter().map(|l| l.result.failed.total() + l.result.non_2xx).sum()).unwrap_or(0);
+            row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+            row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
+            row.peak_rss_kib = w.peak_rss_kib;
+            if w.sweep.as_ref().is_some_and(|s| s.interrupted) && row.note.is_none() {
+                row.note = Some("interrupted: figures cover the levels that completed".into());
+            }
+        }
+        row.max_users = w.max_users.as_ref().and_then(|m| m.best.as_ref().map(|b| b.clients));
+        row
+    }
+
+    /// The row of thttpd's table.
+    pub fn feature_row(&self) -> FeatureRow {
+        let cell = |s: Option<&Support>| s.map(|s| s.cell().to_string()).unwrap_or_else(|| "-".into());
+        let f = self.features.as_ref();
+        let peak = |wk| self.peak_level(wk).map(|(_, l)| l.result.hits_per_sec());
+        let mut notes: Vec<String> = Vec::new();
+        if let Some(f) = f {
+            for (name, s) in [("basic auth", &f.basic_auth), ("chroot", &f.chroot), ("throttling", &f.throttling)] {
+                if let Some(n) = s.note() {
+                    notes.push(format!("{name}: {n}"));
+                }
+            }
+        }
+        if let Some(s) = &self.skipped {
+            notes.push(s.clone());
+        }
+        FeatureRow {
+            name: self.kind.name().into(),
+            version: self.version.clone(),
+            model: self.kind.model().into(),
+            basic_auth: cell(f.map(|f| &f.basic_auth)),
+            chroot: cell(f.map(|f| &f.chroot)),
+            throttling: cell(f.map(|f| &f.throttling)),
+            small_files_rps: peak(WorkloadKind::SmallFiles),
+            cgi_rps: peak(WorkloadKind::Cgi),
+            large_files_max_users: self.workload(WorkloadKind::Large).and_then(|w| w.max_users.as_ref()?.best.as_ref().map(|b| b.clients)),
+            note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
+        }
+    }
+}
+
+/// Server CPU-µs per complete request of one level.
+pub fn cpu_us_per_request(cpu: CpuTime, r: &RunResult) -> Option<f64> {
+    (r.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / r.complete as f64)
+}
+
+impl Comparison {
+    /// Every table as text: one per workload, thttpd's, and the verification when run.
+    pub fn render(&self) -> String {
+        use webstand_report::compare as rc;
+        let mut out = format!("Lab comparison ({})\n\n", self.pinning);
+        for &wk in &self.workloads {
+            let rows: Vec<WorkloadRow> = self.servers.iter().map(|s| s.workload_row(wk)).collect();
+            out.push_str(&rc::workload_table(wk.name(), &rows));
+            out.push('\n');
+        }
+        let rows: Vec<FeatureRow> = self.servers.iter().map(|s| s.feature_row()).collect();
+        out.push_str(&rc::thttpd_table(&rows));
+        if !self.verify.is_empty() {
+            out.push('\n');
+            out.push_str(&rc::verify_table(&self.verify));
+        }
+        if self.interrupted {
+            out.push_str("\nInterrupted: the tables hold what was measured before Ctrl-C.\n");
+        }
+        out
+    }
+}
+
+/// `--verify`: webstand, wrk and ab on the same single-URL targets of one server, with the same number
+/// of clients and about the same length, so their hits/s and byte counts can be read side by side.
+mod verify {
+    use super::*;
+    use std::process::{Command, Stdio};
+
+    const CLIENTS: usize = 16;
+    const SECONDS: u64 = 2;
+
+    pub fn run(server: &mut Server, opts: &Options, obs: &mut dyn CompareObserver) -> Vec<VerifyRow> {
+        let name = server.kind().name().to_string();
+        let mut rows = Vec::new();
+        let mut targets = vec![fixtures::TENON_FILE.to_string()];
+        if server.kind().runs_cgi() && opts.workloads.contains(&WorkloadKind::Cgi) {
+            targets.push(fixtures::CGI_HELLO.to_string());
+        }
+        for path in targets {
+            obs.note(&format!("{name}: verifying {path} with webstand, wrk and ab"));
+            let keep_alive = opts.keep_alive && server.kind().keeps_alive();
+            rows.push(webstand_row(server.addr, server.kind(), &path, opts, obs, &name));
+            rows.push(wrk_row(server.addr, &path, keep_alive, &name));
+            rows.push(ab_row(server.addr, &path, keep_alive, &name));
+        }
+        rows
+    }
+
+    fn row(server: &str, path: &str, tool: &str) -> VerifyRow {
+        VerifyRow { server: server.into(), target: path.into(), tool: tool.into(), clients: CLIENTS, ..Default::default() }
+    }
+
+    fn webstand_row(addr: SocketAddr, kind: Kind, path: &str, opts: &Options, obs: &mut dyn CompareObserver, server: &str) -> VerifyRow {
+        let mut r = row(server, path, "webstand");
+        let mut plan = base_plan(addr, kind, &Workload::single(path), opts);
+        plan.shape = webstand_engine::Shape::Closed { clients: CLIENTS };
+        plan.stop = Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(SECONDS)) };
+        match webstand_engine::run(&plan, obs.live()) {
+            Ok(res) => {
+                r.requests = res.complete;
+                r.hits_per_sec = res.hits_per_sec();
+                r.bytes = res.total_bytes;
+                r.errors = res.failed.total() + res.non_2xx;
+            }
+            Err(e) => r.note = Some(format!("{e:#}")),
+        }
+        r
+    }
+
+    /// wrk with a Lua `done` hook printing exact counts (its summary rounds bytes to MB).
+    fn wrk_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
+        let mut r = row(server, path, "wrk");
+        let script = "done = function(summary, latency, requests)\n  local e = summary.errors\n  io.write(string.format(\"WEBSTAND %d %d %d %d\\n\", summary.requests, summary.bytes, summary.duration, e.connect + e.read + e.write + e.status + e.timeout))\nend\n";
+        let dir = match tempfile::tempdir() {
+            Ok(d) => d,
+            Err(e) => {
+                r.note = Some(e.to_string());
+                return r;
+            }
+        };
+        let file = dir.path().join("count.lua");
+        if let Err(e) = std::fs::write(&file, script) {
+            r.note = Some(e.to_string());
+            return r;
+        }
+        let mut cmd = Command::new("wrk");
+        cmd.args(["-t1", &format!("-c{CLIENTS}"), &format!("-d{SECONDS}s"), "-s"]).arg(&file).arg(format!("http://{addr}{path}"));
+        if !keep_alive {
+            cmd.args(["-H", "Connection: close"]);
+        }
+        match output(cmd, SECONDS + 20) {
+            Err(e) => r.note = Some(e),
+            Ok(text) => match text.lines().find_map(|l| l.strip_prefix("WEBSTAND ")) {
+                Some(nums) => {
+                    let n: Vec<u64> = nums.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                    if n.len() == 4 {
+                        r.requests = n[0];
+                        r.bytes = n[1];
+                        r.hits_per_sec = n[0] as f64 / (n[2] as f64 / 1e6).max(1e-9);
+                        r.errors = n[3];
+                    }
+                }
+                None => r.note = Some(format!("no counts in wrk's output: {}", text.lines().last().unwrap_or(""))),
+            },
+        }
+        r
+    }
+
+    /// ab for about as many requests as webstand did in its run (ab has no duration-only bound that
+    /// ends on time with keep-alive).
+    fn ab_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
+        let mut r = row(server, path, "ab");
+        let mut cmd = Command::new("ab");
+        cmd.args(["-q", "-n", "20000", "-c", &CLIENTS.to_string(), "-t", &SECONDS.to_string(), "-s", "10"]);
+        if keep_alive {
+            cmd.arg("-k");
+        }
+        cmd.arg(format!("http://{addr}{path}"));
+        match output(cmd, SECONDS + 30) {
+            Err(e) => r.note = Some(e),
+            Ok(text) => {
+                let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().split_whitespace().next().unwrap_or("").to_string());
+                r.requests = field("Complete requests:").and_then(|v| v.parse().ok()).unwrap_or(0);
+                r.bytes = field("Total transferred:").and_then(|v| v.parse().ok()).unwrap_or(0);
+                r.hits_per_sec = field("Requests per second:").and_then(|v| v.parse().ok()).unwrap_or(0.0);
+                r.errors = field("Failed requests:").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+                    + field("Non-2xx responses:").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+                if r.requests == 0 {
+                    r.note = Some(format!("ab: {}", text.lines().last().unwrap_or("no output")));
+                }
+            }
+        }
+        r
+    }
+
+    /// Runs a tool to completion within `limit_secs`, returning stdout (stderr on failure).
+    fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, String> {
+        let prog = cmd.get_program().to_string_lossy().into_owned();
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("{prog} not runnable ({e}): apt-get install {}", if prog == "ab" { "apache2-utils" } else { "wrk" }))?;
+        let deadline = std::time::Instant::now() + Duration::from_secs(limit_secs);
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if std::time::Instant::now() > deadline => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!("{prog} did not finish within {limit_secs}s"));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if !out.status.success() && text.trim().is_empty() {
+            return Err(format!("{prog}: {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("failed")));
+        }
+        Ok(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_parse_and_unknown_ones_list_the_known() {
+        assert_eq!(WorkloadKind::parse_list("small-files, cgi,2k,small").unwrap(), [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::TwoK]);
+        let e = WorkloadKind::parse_list("large,huge").unwrap_err().to_string();
+        assert!(e.contains("unknown workload 'huge'") && e.contains("webstone2"), "{e}");
+    }
+
+    #[test]
+    fn rows_come_from_the_peak_level_and_its_server_cpu() {
+        let lvl = |clients, complete| Level { clients, result: RunResult { complete, elapsed: Duration::from_secs(1), ..Default::default() } };
+        let sweep = SweepResult { workload: "2k".into(), levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)], interrupted: false };
+        let ms = Duration::from_millis;
+        let w = WorkloadOutcome {
+            workload: Some(WorkloadKind::TwoK),
+            sweep: Some(sweep),
+            server_cpu: vec![CpuTime { user: ms(10), sys: ms(0) }, CpuTime { user: ms(30), sys: ms(10) }, CpuTime { user: ms(30), sys: ms(0) }],
+            peak_rss_kib: Some(4096),
+            ..Default::default()
+        };
+        let s = ServerOutcome { kind: Kind::Nginx, version: "1.22.1".into(), skipped: None, features: None, workloads: vec![w] };
+        let row = s.workload_row(WorkloadKind::TwoK);
+        assert!(row.measured);
+        assert_eq!(row.clients_at_peak, 8);
+        assert_eq!(row.peak_hits_per_sec, 4000.0);
+        assert_eq!(row.server_cpu_us, Some(10.0)); // 40 ms over 4000 requests
+        assert!(!s.workload_row(WorkloadKind::Cgi).measured);
+        let f = s.feature_row();
+        assert_eq!((f.basic_auth.as_str(), f.small_files_rps), ("-", None));
+    }
+}

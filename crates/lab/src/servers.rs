@@ -129,6 +129,12 @@ impl Kind {
         }
     }
 
+    /// Whether the server keeps connections open between requests (mini_httpd answers each request on
+    /// its own connection, as HTTP/1.0, so the generator does not ask it to).
+    pub fn keeps_alive(self) -> bool {
+        self != Kind::MiniHttpd
+    }
+
     /// Whether the server runs CGI programs itself (nginx and caddy need an external FastCGI bridge).
     pub fn runs_cgi(self) -> bool {
         !matches!(self, Kind::Nginx | Kind::Caddy)
