@@ -191,8 +191,8 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     Some(webstand_report::ab::report(&level.result, &info))
 }
 
-/// A comparison's per-workload tables (a row per server) from its "server/workload" groups. The
-/// history keeps the load generator's side only, so the server's CPU and memory columns stay empty.
+/// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
+/// server's CPU and memory where the lab saved them.
 fn compare_tables(run: &StoredRun) -> String {
     let all = levels(run);
     let split = |g: &'_ str| -> (String, String) {
@@ -217,16 +217,25 @@ fn compare_tables(run: &StoredRun) -> String {
             .filter_map(|g| {
                 let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == g).collect();
                 let peak = webstand_report::tables::peak(&lv)?;
+                let stored: Vec<&webstand_store::StoredLevel> = run.levels.iter().filter(|l| l.group == g).collect();
+                let at_peak = stored.iter().find(|l| std::ptr::eq(&l.result, peak.result)).and_then(|l| l.server);
+                let peak_rss_kib = stored.iter().filter_map(|l| l.server.and_then(|s| s.peak_rss_kib)).max();
                 let r = peak.result;
+                let server = split(g).0;
+                // The lab records "nginx 1.22.1"; the table has its own server column.
+                let version = peak.server_version.unwrap_or("");
+                let version = version.strip_prefix(&format!("{server} ")).unwrap_or(version).to_string();
                 Some(webstand_report::compare::WorkloadRow {
-                    server: split(g).0,
-                    version: peak.server_version.unwrap_or("").to_string(),
+                    server,
+                    version,
                     measured: true,
                     peak_hits_per_sec: r.hits_per_sec(),
                     clients_at_peak: peak.clients,
                     p99_ms_at_peak: if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(0.99) },
                     errors: lv.iter().map(|l| l.result.failed.total()).sum(),
                     generator_cpu_us: Some(r.cpu_us_per_request()),
+                    server_cpu_us: at_peak.map(|s| s.cpu_us_per_request(r)),
+                    peak_rss_kib,
                     ..Default::default()
                 })
             })
@@ -336,7 +345,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     let text = match a.format {
         Format::Json => {
             let m = &run.machine;
-            let doc = serde_json::json!({
+            let mut doc = serde_json::json!({
                 "run": {
                     "id": run.id,
                     "kind": run.meta.kind,
@@ -351,6 +360,19 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                 },
                 "levels": export::levels_json(&lv),
             });
+            // The server's side of each level, where the lab measured it.
+            if let Some(levels) = doc["levels"].as_array_mut() {
+                for (j, l) in levels.iter_mut().zip(&run.levels) {
+                    if let Some(s) = l.server {
+                        j["server"] = serde_json::json!({
+                            "cpu_user_secs": s.cpu.user.as_secs_f64(),
+                            "cpu_sys_secs": s.cpu.sys.as_secs_f64(),
+                            "cpu_us_per_request": s.cpu_us_per_request(&l.result),
+                            "peak_rss_kib": s.peak_rss_kib,
+                        });
+                    }
+                }
+            }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
         Format::Csv => export::csv(&lv),

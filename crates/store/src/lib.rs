@@ -37,9 +37,10 @@ pub struct RunMeta {
 /// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
-/// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`; an older file is upgraded
-/// when opened for writing and read as it is otherwise.
-pub const SCHEMA_VERSION: i32 = 3;
+/// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
+/// and peak memory per level; an older file is upgraded when opened for writing and read as it is
+/// otherwise.
+pub const SCHEMA_VERSION: i32 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -88,7 +89,10 @@ CREATE TABLE levels (
     hist_waiting        BLOB    NOT NULL,
     hist_processing     BLOB    NOT NULL,
     first_error         TEXT,
-    sent_bytes          INTEGER NOT NULL DEFAULT 0
+    sent_bytes          INTEGER NOT NULL DEFAULT 0,
+    server_cpu_user_ns  INTEGER,
+    server_cpu_sys_ns   INTEGER,
+    server_peak_rss_kib INTEGER
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -155,6 +159,26 @@ pub struct StoredLevel {
     pub clients: usize,
     pub server_version: Option<String>,
     pub result: RunResult,
+    /// The server's side, when the lab measured it ([`Store::add_server_figures`]).
+    pub server: Option<ServerFigures>,
+}
+
+/// What the lab measured of the server during a level: its process tree's CPU time and peak memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerFigures {
+    pub cpu: CpuTime,
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl ServerFigures {
+    /// Server CPU-µs per complete request of `result` (user + sys).
+    pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
+        if result.complete == 0 {
+            0.0
+        } else {
+            self.cpu.total().as_secs_f64() * 1e6 / result.complete as f64
+        }
+    }
 }
 
 impl StoredRun {
@@ -294,6 +318,13 @@ impl Store {
         if from < 3 {
             tx.execute_batch("ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;")?;
         }
+        if from < 4 {
+            tx.execute_batch(
+                "ALTER TABLE levels ADD COLUMN server_cpu_user_ns INTEGER;
+                 ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
+                 ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
+            )?;
+        }
         tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
         tx.commit().with_context(|| format!("upgrading the history schema of {}", self.path.display()))?;
         self.version = SCHEMA_VERSION;
@@ -382,6 +413,30 @@ impl Store {
         Ok(())
     }
 
+    /// Adds the server's figures to the run's latest level of `group` at `clients` (the lab learns them
+    /// after the level is saved). In its own transaction, like a level.
+    pub fn add_server_figures(&self, run: RunId, group: &str, clients: usize, figures: &ServerFigures) -> anyhow::Result<()> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3
+                 WHERE id = (SELECT max(id) FROM levels WHERE run_id = ?4 AND grp = ?5 AND clients = ?6)",
+                params![
+                    sql_u64(figures.cpu.user.as_nanos() as u64),
+                    sql_u64(figures.cpu.sys.as_nanos() as u64),
+                    figures.peak_rss_kib.map(sql_u64),
+                    run,
+                    group,
+                    sql_u64(clients as u64)
+                ],
+            )
+            .with_context(|| format!("saving server figures of run {run} in {}", self.path.display()))?;
+        if n == 0 {
+            bail!("run {run} has no level {group:?} at {clients} clients in {}", self.path.display());
+        }
+        Ok(())
+    }
+
     /// Marks a run finished: "complete", "interrupted" or "failed".
     pub fn finish_run(&self, run: RunId, status: &str) -> anyhow::Result<()> {
         let n = self
@@ -446,12 +501,13 @@ impl Store {
         // Columns added by later schemas read as NULL from older files.
         let first_error = if self.version >= 2 { "first_error" } else { "NULL" };
         let sent_bytes = if self.version >= 3 { "sent_bytes" } else { "0" };
+        let server = if self.version >= 4 { "server_cpu_user_ns, server_cpu_sys_ns, server_peak_rss_kib" } else { "NULL, NULL, NULL" };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing, {first_error}, {sent_bytes}
+                hist_processing, {first_error}, {sent_bytes}, {server}
              FROM levels WHERE run_id = ?1 ORDER BY id"
         ))?;
         let mut rows = st.query([id])?;
@@ -496,7 +552,14 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         // Fields the engine adds later start at their defaults until the schema stores them.
         ..Default::default()
     };
-    Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result })
+    let ns = |i: usize| -> rusqlite::Result<Option<Duration>> { Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_nanos(v.max(0) as u64))) };
+    let server = match (ns(30)?, ns(31)?) {
+        (Some(user), Some(sys)) => {
+            Some(ServerFigures { cpu: CpuTime { user, sys }, peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64) })
+        }
+        _ => None,
+    };
+    Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result, server })
 }
 
 /// A synthetic result for tests (here and in the report crate's users): `complete` requests whose
@@ -567,6 +630,13 @@ mod tests {
         assert_eq!(back.histograms.processing, r.histograms.processing);
         assert_eq!(back.histograms.total.len(), 500);
         assert_eq!(run.levels[1].clients, 16);
+        assert_eq!(l.server, None);
+        let figures = ServerFigures { cpu: CpuTime { user: Duration::from_millis(300), sys: Duration::from_millis(200) }, peak_rss_kib: None };
+        s.add_server_figures(id, "2k.html", 8, &figures).unwrap();
+        assert!(s.add_server_figures(id, "2k.html", 9, &figures).is_err(), "no such level");
+        let again = s.load_run(id).unwrap();
+        assert_eq!(again.levels[0].server, Some(figures));
+        assert_eq!(again.levels[0].server.unwrap().cpu_us_per_request(&again.levels[0].result), 1000.0);
         assert_eq!(s.last_run().unwrap(), Some(id));
     }
 
@@ -626,7 +696,11 @@ mod tests {
         // Make it what version 1 wrote: no first_error column.
         Connection::open(&db)
             .unwrap()
-            .execute_batch("ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes; PRAGMA user_version = 1;")
+            .execute_batch(
+                "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
+                 ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
+                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; PRAGMA user_version = 1;",
+            )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.load_run(id).unwrap().levels[0].result.first_error, None);
@@ -642,6 +716,10 @@ mod tests {
         let run = writer.load_run(id).unwrap();
         assert_eq!(run.levels[1].result.first_error.as_deref(), Some("connect to 127.0.0.1:1: Connection refused"));
         assert_eq!((run.levels[0].result.sent_bytes, run.levels[1].result.sent_bytes), (0, 1234));
+        let figures = ServerFigures { cpu: CpuTime { user: Duration::from_millis(5), sys: Duration::from_millis(2) }, peak_rss_kib: Some(4096) };
+        writer.add_server_figures(id, "", 2, &figures).unwrap();
+        let run = writer.load_run(id).unwrap();
+        assert_eq!((run.levels[0].server, run.levels[1].server), (None, Some(figures)));
     }
 
     #[test]
