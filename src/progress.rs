@@ -85,7 +85,14 @@ fn status(now: Sample, hits_per_sec: f64) -> String {
     )
 }
 
-fn watch(label: &str, live: &Live, requests: Option<u64>, duration: Option<Duration>, display: Display, stop: &AtomicBool) {
+fn watch(
+    label: &str,
+    live: &Live,
+    requests: Option<u64>,
+    duration: Option<Duration>,
+    display: Display,
+    stop: &AtomicBool,
+) {
     let began = Instant::now();
     let mut bar: Option<ProgressBar> = None;
     let mut last = (began, Sample::default());
@@ -133,7 +140,11 @@ fn new_bar(label: &str, requests: Option<u64>, duration: Option<Duration>, age: 
     // Narrow enough for an 80-column terminal with the message.
     let (bar, template, prefix) = match (requests, duration) {
         // The duration is a hard stop, so time is the bar's length whenever there is one.
-        (_, Some(d)) => (ProgressBar::new(d.as_millis() as u64), "{prefix} [{bar:20}] {elapsed} {msg}", format!("{label} ({}s)", d.as_secs())),
+        (_, Some(d)) => (
+            ProgressBar::new(d.as_millis() as u64),
+            "{prefix} [{bar:20}] {elapsed} {msg}",
+            format!("{label} ({}s)", d.as_secs()),
+        ),
         (Some(n), None) => (ProgressBar::new(n), "{prefix} [{bar:20}] {pos}/{len} {msg}", label.to_string()),
         (None, None) => (ProgressBar::new_spinner(), "{prefix} {spinner} {elapsed} {msg}", label.to_string()),
     };

@@ -61,20 +61,29 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 3, "{list}");
     // Id, date, time, UTC, kind, levels, status, target
-    assert_eq!((rows[0][0], rows[0][4], rows[0][5], rows[0][6], rows[0][7]), ("1", "sweep", "2", "complete", target.as_str()), "{list}");
+    assert_eq!(
+        (rows[0][0], rows[0][4], rows[0][5], rows[0][6], rows[0][7]),
+        ("1", "sweep", "2", "complete", target.as_str()),
+        "{list}"
+    );
     assert_eq!((rows[1][4], rows[1][5], rows[1][6]), ("bench", "1", "complete"), "{list}");
     assert_eq!(ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]).lines().count(), 2);
 
     // show: the sweep's table again, with the same counts; the bench in ab's layout.
     let show = ok(&["show", "--db", db_s, "1"]);
     assert!(show.contains("Run 1: sweep of") && show.contains("Clients  Requests"), "{show}");
-    let counts: Vec<&str> = show.lines().filter(|l| l.trim_start().starts_with(['1', '2'])).map(|l| l.split_whitespace().nth(1).unwrap()).collect();
+    let counts: Vec<&str> = show
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['1', '2']))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
     assert_eq!(counts, ["200", "200"], "{show}");
     let ab = ok(&["show", "--db", db_s, "2"]);
     assert!(ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"), "{ab}");
 
     // export json: the run's metadata and each level's counts.
-    let json: serde_json::Value = serde_json::from_str(&ok(&["export", "--db", db_s, "1", "--format", "json"])).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["export", "--db", db_s, "1", "--format", "json"])).unwrap();
     assert_eq!(json["run"]["kind"], "sweep");
     assert_eq!(json["run"]["target"], target.as_str());
     assert_eq!(json["run"]["status"], "complete");
@@ -136,7 +145,21 @@ fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
 fn long_sweep(db: &Path, target: &str) -> std::process::Child {
     // Bounded: 4 levels of at most 3 s and 10 million requests each; the test stops it long before.
     webstand()
-        .args(["sweep", "--db", db.to_str().unwrap(), target, "-c", "1,2,3,4", "-n", "10000000", "-d", "3s", "--warmup", "0", "-q"])
+        .args([
+            "sweep",
+            "--db",
+            db.to_str().unwrap(),
+            target,
+            "-c",
+            "1,2,3,4",
+            "-n",
+            "10000000",
+            "-d",
+            "3s",
+            "--warmup",
+            "0",
+            "-q",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -193,12 +216,19 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
     let target = url(&srv);
     let db_s = db.to_str().unwrap();
     // Bounded by time (6 s) and requests.
-    let o = run_with_timeout(&["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", &target], Duration::from_secs(60));
+    let o = run_with_timeout(
+        &["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", &target],
+        Duration::from_secs(60),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<String> = stderr(&o).lines().filter(|l| l.contains(" done, ") && l.contains("hits/s")).map(String::from).collect();
+    let lines: Vec<String> =
+        stderr(&o).lines().filter(|l| l.contains(" done, ") && l.contains("hits/s")).map(String::from).collect();
     assert!(!lines.is_empty(), "no progress line in:\n{}", stderr(&o));
     assert!(lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"), "{lines:?}");
-    let o = run_with_timeout(&["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", "-q", &target], Duration::from_secs(60));
+    let o = run_with_timeout(
+        &["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", "-q", &target],
+        Duration::from_secs(60),
+    );
     assert!(o.status.success());
     assert!(!stderr(&o).contains(" done, "), "quiet still showed progress:\n{}", stderr(&o));
 }
@@ -210,7 +240,13 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
     // A history with one run, written through the store.
     {
         let s = Store::open(Some(&db)).unwrap();
-        let id = s.begin_run(&webstand_store::RunMeta { kind: "bench".into(), command_line: "webstand bench".into(), target: "http://127.0.0.1:9/".into() }).unwrap();
+        let id = s
+            .begin_run(&webstand_store::RunMeta {
+                kind: "bench".into(),
+                command_line: "webstand bench".into(),
+                target: "http://127.0.0.1:9/".into(),
+            })
+            .unwrap();
         s.add_level(id, "", 1, None, &webstand_engine::RunResult::default()).unwrap();
         s.finish_run(id, "complete").unwrap();
     }
@@ -237,7 +273,10 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
 
     // Someone else's SQLite database: refused by readers and by a run that would save into it.
     let other = tmp.path().join("other.db");
-    rusqlite::Connection::open(&other).unwrap().execute_batch("CREATE TABLE notes(t TEXT); INSERT INTO notes VALUES ('mine');").unwrap();
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE notes(t TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
     let other_s = other.to_str().unwrap();
     fails(&["history", "--db", other_s], "not a webstand history database");
     fails(&["show", "--db", other_s, "1"], "not a webstand history database");

@@ -39,15 +39,37 @@ fn level(clients: usize, per_client: f64, cap: f64, breaks_at: usize) -> RunResu
 /// Writes a comparison run (id 1) and a bench run (id 2) into a new history at `db`.
 fn history_with_runs(db: &Path) {
     let store = Store::open(Some(db)).unwrap();
-    let meta = RunMeta { kind: "compare".into(), command_line: "webstand compare --servers nginx,webstand,lighttpd".into(), target: "lab".into() };
+    let meta = RunMeta {
+        kind: "compare".into(),
+        command_line: "webstand compare --servers nginx,webstand,lighttpd".into(),
+        target: "lab".into(),
+    };
     let id = store.begin_run(&meta).unwrap();
-    for (server, per_client, cap, breaks_at) in [("nginx/small", 900.0, 9000.0, 1000), ("webstand/small", 1000.0, 12000.0, 1000), ("lighttpd/small", 5.0, 700.0, 32)] {
+    for (server, per_client, cap, breaks_at) in [
+        ("nginx/small", 900.0, 9000.0, 1000),
+        ("webstand/small", 1000.0, 12000.0, 1000),
+        ("lighttpd/small", 5.0, 700.0, 32),
+    ] {
         for clients in [1, 2, 4, 8, 16, 32, 64] {
-            store.add_level(id, server, clients, Some(server.split('/').next().unwrap()), &level(clients, per_client, cap, breaks_at)).unwrap();
+            store
+                .add_level(
+                    id,
+                    server,
+                    clients,
+                    Some(server.split('/').next().unwrap()),
+                    &level(clients, per_client, cap, breaks_at),
+                )
+                .unwrap();
         }
     }
     store.finish_run(id, "complete").unwrap();
-    let bench = store.begin_run(&RunMeta { kind: "bench".into(), command_line: "webstand bench -n 1000 -c 10 http://127.0.0.1:1/".into(), target: "http://127.0.0.1:1/".into() }).unwrap();
+    let bench = store
+        .begin_run(&RunMeta {
+            kind: "bench".into(),
+            command_line: "webstand bench -n 1000 -c 10 http://127.0.0.1:1/".into(),
+            target: "http://127.0.0.1:1/".into(),
+        })
+        .unwrap();
     store.add_level(bench, "", 10, None, &level(10, 300.0, 3000.0, 1000)).unwrap();
     store.finish_run(bench, "complete").unwrap();
 }
@@ -56,7 +78,13 @@ fn history_with_runs(db: &Path) {
 fn chromium(extra: &[&str], page: &Path) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
     let out = Command::new("chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"])
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+        ])
         .args(["--disable-sync", "--no-first-run", "--enable-logging=stderr", "--v=0"])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
@@ -84,7 +112,19 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     let page = dir.path().join("report.html");
     let (svg_dir, png_dir) = (dir.path().join("svg"), dir.path().join("png"));
     let db_s = db.to_str().unwrap();
-    let o = run(&["report", "--db", db_s, "1", "2", "-o", page.to_str().unwrap(), "--svg", svg_dir.to_str().unwrap(), "--png", png_dir.to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "2",
+        "-o",
+        page.to_str().unwrap(),
+        "--svg",
+        svg_dir.to_str().unwrap(),
+        "--png",
+        png_dir.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
 
     let html = std::fs::read_to_string(&page).unwrap();
@@ -102,7 +142,10 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     let hits = dom.split(r#"data-chart="hits""#).nth(1).unwrap().split("</svg>").next().unwrap();
     assert_eq!(hits.matches("<polyline").count(), 3, "one line per server");
     assert_eq!(hits.matches("<circle").count(), 3 * 7 + 1);
-    assert!(hits.contains("#1 nginx/small") && hits.contains("#1 lighttpd/small") && hits.contains("#2"), "legend names every series");
+    assert!(
+        hits.contains("#1 nginx/small") && hits.contains("#1 lighttpd/small") && hits.contains("#2"),
+        "legend names every series"
+    );
     // The tables beneath.
     assert!(dom.contains("Run 1: compare of lab") && dom.contains("Run 2: bench of http://127.0.0.1:1/"));
     assert!(dom.contains("Hits/s") && dom.contains("Peak:"), "the seed-style tables are on the page");
@@ -156,9 +199,14 @@ fn bad_report_input_is_one_clear_line_and_writes_nothing() {
 
     let o = run(&["report", "--db", db_s, "1", "-o", dir.path().join("no/such/dir/r.html").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with("webstand: error: cannot write") && stderr(&o).lines().count() == 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("webstand: error: cannot write") && stderr(&o).lines().count() == 1,
+        "{}",
+        stderr(&o)
+    );
 
-    let o = run(&["report", "--db", dir.path().join("missing.db").to_str().unwrap(), "1", "-o", page.to_str().unwrap()]);
+    let o =
+        run(&["report", "--db", dir.path().join("missing.db").to_str().unwrap(), "1", "-o", page.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no history database"), "{}", stderr(&o));
     assert!(!dir.path().join("missing.db").exists(), "a reader must not create the database");

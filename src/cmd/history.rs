@@ -114,7 +114,8 @@ fn run_id(store: &Store, spec: &str) -> anyhow::Result<RunId> {
     if spec == "last" {
         return store.last_run()?.with_context(|| format!("no runs saved yet in {}", store.path().display()));
     }
-    spec.parse::<RunId>().map_err(|_| anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`"))
+    spec.parse::<RunId>()
+        .map_err(|_| anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`"))
 }
 
 /// Resolves `3`, `last`, `3,4,5` or `3-5` to run ids.
@@ -138,12 +139,24 @@ fn run_ids(store: &Store, spec: &str) -> anyhow::Result<Vec<RunId>> {
 fn levels(run: &StoredRun) -> Vec<Level<'_>> {
     run.levels
         .iter()
-        .map(|l| Level { group: &l.group, clients: l.clients, server_version: l.server_version.as_deref(), result: &l.result })
+        .map(|l| Level {
+            group: &l.group,
+            clients: l.clients,
+            server_version: l.server_version.as_deref(),
+            result: &l.result,
+        })
         .collect()
 }
 
 fn describe(run: &StoredRun) -> String {
-    format!("Run {}: {} of {} ({}) — {}", run.id, run.meta.kind, run.meta.target, utc(run.started_unix), shown_status(run))
+    format!(
+        "Run {}: {} of {} ({}) — {}",
+        run.id,
+        run.meta.kind,
+        run.meta.target,
+        utc(run.started_unix),
+        shown_status(run)
+    )
 }
 
 /// A run that never finished was cut off without a chance to say so (killed, crashed).
@@ -165,7 +178,15 @@ fn details(run: &StoredRun) -> Vec<(String, String)> {
         ("Command".into(), run.meta.command_line.clone()),
         ("webstand".into(), run.version.clone()),
         ("Machine".into(), format!("{}, {} cores, {}, host {}", m.cpu_model, m.cores, m.kernel, m.hostname)),
-        ("Status".into(), format!("{}, {} level{}", shown_status(run), run.levels.len(), if run.levels.len() == 1 { "" } else { "s" })),
+        (
+            "Status".into(),
+            format!(
+                "{}, {} level{}",
+                shown_status(run),
+                run.levels.len(),
+                if run.levels.len() == 1 { "" } else { "s" }
+            ),
+        ),
     ];
     if !servers.is_empty() {
         d.push(("Server".into(), servers.join(", ")));
@@ -293,7 +314,15 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     println!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  Target", "Id", "When", "Kind", "Levels", "Status");
     for r in &runs {
         let status = if r.status == "running" { "unfinished" } else { &r.status };
-        println!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}", r.id, utc(r.started_unix), r.kind, r.levels, status, r.target);
+        println!(
+            "{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}",
+            r.id,
+            utc(r.started_unix),
+            r.kind,
+            r.levels,
+            status,
+            r.target
+        );
     }
     if runs.is_empty() {
         println!("(no runs)");
@@ -315,12 +344,20 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
 
 pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
-    let load = |spec: &str| -> anyhow::Result<Vec<StoredRun>> { run_ids(&store, spec)?.into_iter().map(|id| store.load_run(id)).collect() };
+    let load = |spec: &str| -> anyhow::Result<Vec<StoredRun>> {
+        run_ids(&store, spec)?.into_iter().map(|id| store.load_run(id)).collect()
+    };
     let (runs_a, runs_b) = (load(&a.run_a)?, load(&a.run_b)?);
     let side = |runs: &[StoredRun]| -> anyhow::Result<String> {
         let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
         let first = runs.first().context("no run given")?;
-        Ok(format!("run{} {} ({} of {})", if ids.len() > 1 { "s" } else { "" }, ids.join(","), first.meta.kind, first.meta.target))
+        Ok(format!(
+            "run{} {} ({} of {})",
+            if ids.len() > 1 { "s" } else { "" },
+            ids.join(","),
+            first.meta.kind,
+            first.meta.target
+        ))
     };
     let side_a = Side { name: side(&runs_a)?, levels: runs_a.iter().flat_map(levels).collect() };
     let side_b = Side { name: side(&runs_b)?, levels: runs_b.iter().flat_map(levels).collect() };
@@ -380,7 +417,11 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
             let n = match (a.level, lv.len()) {
                 (_, 0) => bail!("run {} has no measured level", run.id),
                 (None, 1) => 1,
-                (None, k) => bail!("run {} has {k} levels; choose one with --level N (1..={k}, as `webstand show {}` lists them)", run.id, run.id),
+                (None, k) => bail!(
+                    "run {} has {k} levels; choose one with --level N (1..={k}, as `webstand show {}` lists them)",
+                    run.id,
+                    run.id
+                ),
                 (Some(n), k) if n == 0 || n > k => bail!("--level {n} is out of range: run {} has {k} levels", run.id),
                 (Some(n), _) => n,
             };
@@ -407,10 +448,19 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
     }
     let report_runs: Vec<ReportRun> = runs
         .iter()
-        .map(|r| ReportRun { name: format!("#{}", r.id), title: describe(r), details: details(r), levels: levels(r), tables: tables(r) })
+        .map(|r| ReportRun {
+            name: format!("#{}", r.id),
+            title: describe(r),
+            details: details(r),
+            levels: levels(r),
+            tables: tables(r),
+        })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    let title = a.title.clone().unwrap_or_else(|| format!("webstand report: run{} {}", if ids.len() > 1 { "s" } else { "" }, ids.join(", ")));
+    let title = a
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("webstand report: run{} {}", if ids.len() > 1 { "s" } else { "" }, ids.join(", ")));
     let page = html::render(&title, &report_runs);
     write_out(Some(&a.output), page.html.as_bytes())?;
     for (dir, ext) in [(&a.svg, "svg"), (&a.png, "png")] {

@@ -81,7 +81,13 @@ pub fn figure(samples: &[&RunResult], value: fn(&RunResult) -> f64) -> Figure {
     let m = median(values.clone());
     if samples.len() >= 2 {
         let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-        let spread = if m.abs() > 0.0 { Some((hi - lo) / m.abs()) } else if hi == lo { Some(0.0) } else { None };
+        let spread = if m.abs() > 0.0 {
+            Some((hi - lo) / m.abs())
+        } else if hi == lo {
+            Some(0.0)
+        } else {
+            None
+        };
         Figure { value: m, spread, estimated: false }
     } else {
         Figure { value: m, spread: samples.first().and_then(|r| histogram_spread(r)), estimated: true }
@@ -113,7 +119,10 @@ fn key_name(k: Key) -> String {
 
 /// Pairs the two sides' levels: by (group, clients); failing any match, one level each or equal
 /// numbers of levels pair up in order. Errors when nothing pairs.
-fn pairs<'a>(a: &[(Key<'a>, Vec<&'a RunResult>)], b: &[(Key<'a>, Vec<&'a RunResult>)]) -> anyhow::Result<Vec<(usize, usize)>> {
+fn pairs<'a>(
+    a: &[(Key<'a>, Vec<&'a RunResult>)],
+    b: &[(Key<'a>, Vec<&'a RunResult>)],
+) -> anyhow::Result<Vec<(usize, usize)>> {
     let matched: Vec<(usize, usize)> =
         a.iter().enumerate().filter_map(|(i, (k, _))| b.iter().position(|(kb, _)| kb == k).map(|j| (i, j))).collect();
     if !matched.is_empty() {
@@ -158,7 +167,11 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
         let (kb, rb) = &sb[j];
         let title = if ka == kb { key_name(*ka) } else { format!("A: {}  vs  B: {}", key_name(*ka), key_name(*kb)) };
         let _ = writeln!(out, "\n{title}   (samples: A {}, B {})", ra.len(), rb.len());
-        let _ = writeln!(out, "{:<18} {:>12} {:>12} {:>8} {:>10} {:>10}", "Metric", "A", "B", "B/A", "Spread A", "Spread B");
+        let _ = writeln!(
+            out,
+            "{:<18} {:>12} {:>12} {:>8} {:>10} {:>10}",
+            "Metric", "A", "B", "B/A", "Spread A", "Spread B"
+        );
         for m in METRICS {
             let fa = figure(ra, m.value);
             let fb = figure(rb, m.value);
@@ -259,8 +272,15 @@ mod tests {
     #[test]
     fn levels_that_do_not_pair_are_an_error() {
         let r = result(10, 1.0, &[1000]);
-        let a = Side { name: "a".into(), levels: vec![Level { group: "x", clients: 1, server_version: None, result: &r }, Level { group: "x", clients: 2, server_version: None, result: &r }] };
-        let b = Side { name: "b".into(), levels: vec![Level { group: "y", clients: 4, server_version: None, result: &r }] };
+        let a = Side {
+            name: "a".into(),
+            levels: vec![
+                Level { group: "x", clients: 1, server_version: None, result: &r },
+                Level { group: "x", clients: 2, server_version: None, result: &r },
+            ],
+        };
+        let b =
+            Side { name: "b".into(), levels: vec![Level { group: "y", clients: 4, server_version: None, result: &r }] };
         let e = diff(&a, &b).err().unwrap().to_string();
         assert!(e.contains("share no level"), "{e}");
     }

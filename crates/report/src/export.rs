@@ -135,7 +135,12 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
     let (mean, stdev, max) = if h.is_empty() { (0.0, 0.0, 0.0) } else { (h.mean(), h.stdev(), h.max() as f64) };
     // HdrHistogram keeps 2^ceil(log2(2 × 10^digits)) sub-buckets per bucket.
     let sub_buckets = (2.0 * 10f64.powi(digits as i32)).log2().ceil().exp2() as u64;
-    let _ = writeln!(out, "#[Mean    = {:12.digits$}, StdDeviation   = {:12.digits$}]", mean / US_PER_MS, stdev / US_PER_MS);
+    let _ = writeln!(
+        out,
+        "#[Mean    = {:12.digits$}, StdDeviation   = {:12.digits$}]",
+        mean / US_PER_MS,
+        stdev / US_PER_MS
+    );
     let _ = writeln!(out, "#[Max     = {:12.digits$}, Total count    = {:12}]", max / US_PER_MS, h.len());
     let _ = writeln!(out, "#[Buckets = {:12}, SubBuckets     = {:12}]", h.buckets(), sub_buckets);
     out
@@ -177,7 +182,12 @@ mod tests {
     use std::time::Duration;
 
     fn result(values_us: &[u64]) -> RunResult {
-        let mut r = RunResult { elapsed: Duration::from_secs(2), complete: values_us.len() as u64, total_bytes: 4096, ..Default::default() };
+        let mut r = RunResult {
+            elapsed: Duration::from_secs(2),
+            complete: values_us.len() as u64,
+            total_bytes: 4096,
+            ..Default::default()
+        };
         for &v in values_us {
             r.histograms.total.record(v).unwrap();
             r.latency_sum_us += v as u128;

@@ -44,7 +44,8 @@ const TOP: f64 = 44.0;
 const BOTTOM: f64 = 56.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 /// Colour-blind-friendly palette (Okabe–Ito, then a few more).
-const COLOURS: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933", "#882255", "#44AA99"];
+const COLOURS: &[&str] =
+    &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933", "#882255", "#44AA99"];
 /// The percentile axis ends at 1/(1-p) = 10^6, i.e. 99.9999 %.
 const PERCENTILE_AXIS_MAX: f64 = 1e6;
 
@@ -161,7 +162,10 @@ impl Chart {
                 let lo = x_min.max(1.0).log2().floor();
                 let hi = x_max.max(2.0).log2().ceil().max(lo + 1.0);
                 let every = ((hi - lo) / 10.0).ceil().max(1.0) as usize;
-                let t = (lo as i64..=hi as i64).step_by(every).map(|e| (2f64.powi(e as i32), format_tick(2f64.powi(e as i32)))).collect();
+                let t = (lo as i64..=hi as i64)
+                    .step_by(every)
+                    .map(|e| (2f64.powi(e as i32), format_tick(2f64.powi(e as i32))))
+                    .collect();
                 (t, lo, hi)
             }
             Scale::Percentile => {
@@ -187,23 +191,50 @@ impl Chart {
             name = self.name
         );
         let _ = write!(s, r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##);
-        let _ = write!(s, r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#, escape(&self.title));
+        let _ =
+            write!(s, r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#, escape(&self.title));
         if !self.note.is_empty() {
-            let _ = write!(s, r##"<text x="{LEFT}" y="36" font-size="11" fill="#555555">{}</text>"##, escape(&self.note));
+            let _ =
+                write!(s, r##"<text x="{LEFT}" y="36" font-size="11" fill="#555555">{}</text>"##, escape(&self.note));
         }
         // Grid and tick labels.
         for &v in &y_ticks {
             let y = fy(v);
-            let _ = write!(s, r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/>"##, LEFT + plot_w);
-            let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, y + 4.0, format_tick(v));
+            let _ = write!(
+                s,
+                r##"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e4e4e4"/>"##,
+                LEFT + plot_w
+            );
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                LEFT - 6.0,
+                y + 4.0,
+                format_tick(v)
+            );
         }
         for (v, label) in &x_ticks {
             let x = fx(*v);
-            let _ = write!(s, r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/>"##, TOP + plot_h);
-            let _ = write!(s, r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, TOP + plot_h + 16.0, escape(label));
+            let _ =
+                write!(s, r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/>"##, TOP + plot_h);
+            let _ = write!(
+                s,
+                r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                TOP + plot_h + 16.0,
+                escape(label)
+            );
         }
-        let _ = write!(s, r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888888"/>"##);
-        let _ = write!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, LEFT + plot_w / 2.0, HEIGHT - 14.0, escape(&self.x_label));
+        let _ = write!(
+            s,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#888888"/>"##
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 14.0,
+            escape(&self.x_label)
+        );
         let _ = write!(
             s,
             r#"<text x="16" y="{:.1}" text-anchor="middle" transform="rotate(-90 16 {:.1})">{}</text>"#,
@@ -216,12 +247,24 @@ impl Chart {
             let pts: Vec<String> = line.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", fx(x), fy(y))).collect();
             let dash = if line.dash == Dash::Dashed { r#" stroke-dasharray="6 4""# } else { "" };
             if pts.len() > 1 {
-                let _ = write!(s, r#"<polyline class="series" fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#, line.colour, pts.join(" "));
+                let _ = write!(
+                    s,
+                    r#"<polyline class="series" fill="none" stroke="{}" stroke-width="2"{dash} points="{}"/>"#,
+                    line.colour,
+                    pts.join(" ")
+                );
             }
             if line.markers || line.points.len() == 1 {
                 for (i, &(x, y)) in line.points.iter().enumerate() {
                     let tip = line.tips.get(i).map(String::as_str).unwrap_or("");
-                    let _ = write!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{}</title></circle>"#, fx(x), fy(y), line.colour, escape(tip));
+                    let _ = write!(
+                        s,
+                        r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{}</title></circle>"#,
+                        fx(x),
+                        fy(y),
+                        line.colour,
+                        escape(tip)
+                    );
                 }
             }
         }
@@ -235,8 +278,17 @@ impl Chart {
             }
             seen.push(&line.label);
             let dash = if line.dash == Dash::Dashed { r#" stroke-dasharray="6 4""# } else { "" };
-            let _ = write!(s, r#"<line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="2"{dash}/>"#, lx + 22.0, line.colour);
-            let label = if line.label.chars().count() > 26 { format!("{}…", line.label.chars().take(25).collect::<String>()) } else { line.label.clone() };
+            let _ = write!(
+                s,
+                r#"<line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="2"{dash}/>"#,
+                lx + 22.0,
+                line.colour
+            );
+            let label = if line.label.chars().count() > 26 {
+                format!("{}…", line.label.chars().take(25).collect::<String>())
+            } else {
+                line.label.clone()
+            };
             let _ = write!(s, r#"<text x="{}" y="{}">{}</text>"#, lx + 28.0, y + 4.0, escape(&label));
             y += 18.0;
         }
@@ -320,7 +372,11 @@ fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit:
             dash: Dash::Solid,
             markers: true,
             points: s.levels.iter().map(|l| (l.clients as f64, figure(l.result))).collect(),
-            tips: s.levels.iter().map(|l| format!("{}: {} clients, {:.2} {unit}", s.label, l.clients, figure(l.result))).collect(),
+            tips: s
+                .levels
+                .iter()
+                .map(|l| format!("{}: {} clients, {:.2} {unit}", s.label, l.clients, figure(l.result)))
+                .collect(),
         })
         .collect()
 }
@@ -368,25 +424,42 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
     let x_scale = clients_scale(series);
     let x_label = "clients (concurrent requests)".to_string();
     let named = |name: &str| match workload {
-        Some(w) => format!("{name}-{}", w.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>()),
+        Some(w) => {
+            format!("{name}-{}", w.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>())
+        }
         None => name.to_string(),
     };
     let titled = |title: &str| match workload {
         Some(w) => format!("{title}: {w}"),
         None => title.to_string(),
     };
-    let make = |name: &str, title: &str, y_label: &str, note: &str, figure: &dyn Fn(&RunResult) -> f64, unit: &str| Chart {
-        name: named(name),
-        title: titled(title),
-        note: note.into(),
-        x_label: x_label.clone(),
-        y_label: y_label.into(),
-        x_scale,
-        lines: against_clients(series, figure, unit),
-    };
-    let mut out = vec![make("hits", "Hits/s against clients", "hits/s", "one line per server or workload", &|r| r.hits_per_sec(), "hits/s")];
+    let make =
+        |name: &str, title: &str, y_label: &str, note: &str, figure: &dyn Fn(&RunResult) -> f64, unit: &str| Chart {
+            name: named(name),
+            title: titled(title),
+            note: note.into(),
+            x_label: x_label.clone(),
+            y_label: y_label.into(),
+            x_scale,
+            lines: against_clients(series, figure, unit),
+        };
+    let mut out = vec![make(
+        "hits",
+        "Hits/s against clients",
+        "hits/s",
+        "one line per server or workload",
+        &|r| r.hits_per_sec(),
+        "hits/s",
+    )];
 
-    let mut latency = make("latency", "Latency percentiles against clients", "latency (ms)", "solid: median (p50), dashed: 99th percentile", &|r| latency_ms(r, 0.5), "ms p50");
+    let mut latency = make(
+        "latency",
+        "Latency percentiles against clients",
+        "latency (ms)",
+        "solid: median (p50), dashed: 99th percentile",
+        &|r| latency_ms(r, 0.5),
+        "ms p50",
+    );
     for s in series {
         latency.lines.push(Line {
             label: s.label.clone(),
@@ -394,12 +467,30 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
             dash: Dash::Dashed,
             markers: true,
             points: s.levels.iter().map(|l| (l.clients as f64, latency_ms(l.result, 0.99))).collect(),
-            tips: s.levels.iter().map(|l| format!("{}: {} clients, p99 {:.2} ms", s.label, l.clients, latency_ms(l.result, 0.99))).collect(),
+            tips: s
+                .levels
+                .iter()
+                .map(|l| format!("{}: {} clients, p99 {:.2} ms", s.label, l.clients, latency_ms(l.result, 0.99)))
+                .collect(),
         });
     }
     out.push(latency);
-    out.push(make("errors", "Errors against clients", "failed requests (% of attempted)", "connect, receive, length and exception failures", &|r| r.error_pct(), "% failed"));
-    out.push(make("kbytes", "KB/s against clients", "KB/s (total bytes read ÷ 1024)", "", &|r| r.kbytes_per_sec(), "KB/s"));
+    out.push(make(
+        "errors",
+        "Errors against clients",
+        "failed requests (% of attempted)",
+        "connect, receive, length and exception failures",
+        &|r| r.error_pct(),
+        "% failed",
+    ));
+    out.push(make(
+        "kbytes",
+        "KB/s against clients",
+        "KB/s (total bytes read ÷ 1024)",
+        "",
+        &|r| r.kbytes_per_sec(),
+        "KB/s",
+    ));
 
     // The distribution: each series at its busiest level; a lone series shows each of its levels.
     let mut dist = Chart {
@@ -428,7 +519,10 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
     } else {
         dist.note = "each series at its highest-throughput level".into();
         for s in series {
-            let Some(best) = s.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec())) else { continue };
+            let Some(best) = s.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+            else {
+                continue;
+            };
             dist.lines.push(Line {
                 label: format!("{} @{}", s.label, best.clients),
                 colour: s.colour,
@@ -445,7 +539,8 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
 
 /// Builds the report page and its charts.
 pub fn render(page_title: &str, runs: &[ReportRun]) -> Report {
-    let charts: Vec<ChartSvg> = charts(runs).into_iter().map(|c| ChartSvg { svg: c.render(), name: c.name, title: c.title }).collect();
+    let charts: Vec<ChartSvg> =
+        charts(runs).into_iter().map(|c| ChartSvg { svg: c.render(), name: c.name, title: c.title }).collect();
     let mut h = String::new();
     let _ = write!(
         h,
@@ -510,7 +605,12 @@ mod tests {
     use std::time::Duration;
 
     fn result(clients: usize, hits: u64) -> RunResult {
-        let mut r = RunResult { elapsed: Duration::from_secs(1), complete: hits, total_bytes: hits * 1200, ..Default::default() };
+        let mut r = RunResult {
+            elapsed: Duration::from_secs(1),
+            complete: hits,
+            total_bytes: hits * 1200,
+            ..Default::default()
+        };
         r.failed.connect = (clients / 16) as u64;
         for i in 0..hits {
             r.histograms.total.record(200 * clients as u64 + i % 500).unwrap();
@@ -534,8 +634,15 @@ mod tests {
             .iter()
             .flat_map(|g| [1usize, 2, 4, 8, 16, 32, 64].map(|c| (g.to_string(), c, result(c, 100 * c as u64))))
             .collect();
-        let levels: Vec<Level> = data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
-        let run = ReportRun { name: "#1".into(), title: "Run 1".into(), details: vec![("command".into(), "webstand compare".into())], levels, tables: "a | b".into() };
+        let levels: Vec<Level> =
+            data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
+        let run = ReportRun {
+            name: "#1".into(),
+            title: "Run 1".into(),
+            details: vec![("command".into(), "webstand compare".into())],
+            levels,
+            tables: "a | b".into(),
+        };
         let report = render("webstand report", &[run]);
         let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["hits", "latency", "errors", "kbytes", "distribution"]);
@@ -555,17 +662,23 @@ mod tests {
             .iter()
             .flat_map(|g| [1usize, 4, 16].map(|c| (g.to_string(), c, result(c, 50 * c as u64))))
             .collect();
-        let levels: Vec<Level> = data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
-        let run = ReportRun { name: "#3".into(), title: "Run 3".into(), details: vec![], levels, tables: String::new() };
+        let levels: Vec<Level> =
+            data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
+        let run =
+            ReportRun { name: "#3".into(), title: "Run 3".into(), details: vec![], levels, tables: String::new() };
         let report = render("t", &[run]);
         let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 10);
-        assert!(names.contains(&"hits-small") && names.contains(&"hits-cgi") && names.contains(&"distribution-cgi"), "{names:?}");
+        assert!(
+            names.contains(&"hits-small") && names.contains(&"hits-cgi") && names.contains(&"distribution-cgi"),
+            "{names:?}"
+        );
         let hits_cgi = &report.charts.iter().find(|c| c.name == "hits-cgi").unwrap();
         assert_eq!(hits_cgi.svg.matches("<polyline").count(), 2);
         assert!(hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx</text>"), "{}", hits_cgi.svg);
         // nginx has the same colour on both workloads' charts.
-        let colour_of = |svg: &str| svg.split("<polyline").nth(1).unwrap().split("stroke=\"").nth(1).unwrap()[..7].to_string();
+        let colour_of =
+            |svg: &str| svg.split("<polyline").nth(1).unwrap().split("stroke=\"").nth(1).unwrap()[..7].to_string();
         let hits_small = &report.charts.iter().find(|c| c.name == "hits-small").unwrap();
         assert_eq!(colour_of(&hits_small.svg), colour_of(&hits_cgi.svg));
     }
@@ -573,7 +686,13 @@ mod tests {
     #[test]
     fn png_renders_a_chart() {
         let r = result(4, 400);
-        let run = ReportRun { name: "#2".into(), title: "Run 2".into(), details: vec![], levels: vec![Level { group: "", clients: 4, server_version: None, result: &r }], tables: String::new() };
+        let run = ReportRun {
+            name: "#2".into(),
+            title: "Run 2".into(),
+            details: vec![],
+            levels: vec![Level { group: "", clients: 4, server_version: None, result: &r }],
+            tables: String::new(),
+        };
         let report = render("t", &[run]);
         let png = png(&report.charts[0].svg).unwrap();
         assert_eq!(&png[1..4], b"PNG");

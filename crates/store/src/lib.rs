@@ -120,7 +120,8 @@ impl Machine {
             })
             .unwrap_or_else(|| "unknown".into());
         let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let kernel = format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")).trim().to_string();
+        let kernel =
+            format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")).trim().to_string();
         Machine { cpu_model, cores, kernel, hostname: read("/proc/sys/kernel/hostname") }
     }
 }
@@ -242,9 +243,11 @@ impl Store {
             None => default_path()?,
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).with_context(|| format!("cannot create the history directory {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create the history directory {}", dir.display()))?;
         }
-        let conn = Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
+        let conn =
+            Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
         let mut store = Store { conn, path, version: SCHEMA_VERSION };
         match store.check_schema()? {
@@ -263,7 +266,10 @@ impl Store {
             None => default_path()?,
         };
         if !path.is_file() {
-            bail!("no history database at {} (bench, sweep and compare save runs there; or pass --db PATH)", path.display());
+            bail!(
+                "no history database at {} (bench, sweep and compare save runs there; or pass --db PATH)",
+                path.display()
+            );
         }
         // Read-write without create: a read-only connection cannot open a WAL file whose -shm is
         // missing; nothing below writes.
@@ -336,7 +342,9 @@ impl Store {
         self.conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).context("enabling WAL")?;
         let tx = self.conn.unchecked_transaction()?;
         tx.execute_batch(SCHEMA).context("creating the history schema")?;
-        tx.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"))?;
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
+        ))?;
         tx.commit().context("creating the history schema")?;
         Ok(())
     }
@@ -357,7 +365,14 @@ impl Store {
     /// Records one measured level, in its own transaction. `group` names the series it belongs to
     /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison);
     /// `server_version` is the target's version where known.
-    pub fn add_level(&self, run: RunId, group: &str, clients: usize, server_version: Option<&str>, result: &RunResult) -> anyhow::Result<()> {
+    pub fn add_level(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        server_version: Option<&str>,
+        result: &RunResult,
+    ) -> anyhow::Result<()> {
         let r = result;
         let h = &r.histograms;
         let blobs = [serialize(&h.total)?, serialize(&h.connect)?, serialize(&h.waiting)?, serialize(&h.processing)?];
@@ -415,7 +430,13 @@ impl Store {
 
     /// Adds the server's figures to the run's latest level of `group` at `clients` (the lab learns them
     /// after the level is saved). In its own transaction, like a level.
-    pub fn add_server_figures(&self, run: RunId, group: &str, clients: usize, figures: &ServerFigures) -> anyhow::Result<()> {
+    pub fn add_server_figures(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        figures: &ServerFigures,
+    ) -> anyhow::Result<()> {
         let n = self
             .conn
             .execute(
@@ -501,7 +522,11 @@ impl Store {
         // Columns added by later schemas read as NULL from older files.
         let first_error = if self.version >= 2 { "first_error" } else { "NULL" };
         let sent_bytes = if self.version >= 3 { "sent_bytes" } else { "0" };
-        let server = if self.version >= 4 { "server_cpu_user_ns, server_cpu_sys_ns, server_peak_rss_kib" } else { "NULL, NULL, NULL" };
+        let server = if self.version >= 4 {
+            "server_cpu_user_ns, server_cpu_sys_ns, server_peak_rss_kib"
+        } else {
+            "NULL, NULL, NULL"
+        };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
@@ -552,11 +577,14 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         // Fields the engine adds later start at their defaults until the schema stores them.
         ..Default::default()
     };
-    let ns = |i: usize| -> rusqlite::Result<Option<Duration>> { Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_nanos(v.max(0) as u64))) };
+    let ns = |i: usize| -> rusqlite::Result<Option<Duration>> {
+        Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_nanos(v.max(0) as u64)))
+    };
     let server = match (ns(30)?, ns(31)?) {
-        (Some(user), Some(sys)) => {
-            Some(ServerFigures { cpu: CpuTime { user, sys }, peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64) })
-        }
+        (Some(user), Some(sys)) => Some(ServerFigures {
+            cpu: CpuTime { user, sys },
+            peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64),
+        }),
         _ => None,
     };
     Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result, server })
@@ -566,7 +594,14 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
 /// latencies spread evenly from `base_us` to twice that.
 #[doc(hidden)]
 pub fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
-    let mut r = RunResult { elapsed, complete, connections: complete, total_bytes: complete * 2300, body_bytes: complete * 2048, ..Default::default() };
+    let mut r = RunResult {
+        elapsed,
+        complete,
+        connections: complete,
+        total_bytes: complete * 2300,
+        body_bytes: complete * 2048,
+        ..Default::default()
+    };
     r.document_length = Some(2048);
     r.server_software = Some("synthetic/1.0".into());
     for i in 0..complete {
@@ -585,7 +620,11 @@ mod tests {
     use super::*;
 
     fn meta() -> RunMeta {
-        RunMeta { kind: "sweep".into(), command_line: "webstand sweep http://127.0.0.1:1/".into(), target: "http://127.0.0.1:1/".into() }
+        RunMeta {
+            kind: "sweep".into(),
+            command_line: "webstand sweep http://127.0.0.1:1/".into(),
+            target: "http://127.0.0.1:1/".into(),
+        }
     }
 
     #[test]
@@ -625,13 +664,19 @@ mod tests {
         assert_eq!(back.per_request, vec![400, 100]);
         assert_eq!(back.latency_sum_us, r.latency_sum_us);
         assert_eq!(back.sent_bytes, 98765);
-        assert_eq!((back.non_2xx, back.document_length, back.server_software.clone()), (7, Some(2048), Some("synthetic/1.0".into())));
+        assert_eq!(
+            (back.non_2xx, back.document_length, back.server_software.clone()),
+            (7, Some(2048), Some("synthetic/1.0".into()))
+        );
         assert_eq!(back.histograms.total, r.histograms.total);
         assert_eq!(back.histograms.processing, r.histograms.processing);
         assert_eq!(back.histograms.total.len(), 500);
         assert_eq!(run.levels[1].clients, 16);
         assert_eq!(l.server, None);
-        let figures = ServerFigures { cpu: CpuTime { user: Duration::from_millis(300), sys: Duration::from_millis(200) }, peak_rss_kib: None };
+        let figures = ServerFigures {
+            cpu: CpuTime { user: Duration::from_millis(300), sys: Duration::from_millis(200) },
+            peak_rss_kib: None,
+        };
         s.add_server_figures(id, "2k.html", 8, &figures).unwrap();
         assert!(s.add_server_figures(id, "2k.html", 9, &figures).is_err(), "no such level");
         let again = s.load_run(id).unwrap();
@@ -705,7 +750,9 @@ mod tests {
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.load_run(id).unwrap().levels[0].result.first_error, None);
         drop(reader);
-        let version = |db: &Path| -> i32 { Connection::open(db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap() };
+        let version = |db: &Path| -> i32 {
+            Connection::open(db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap()
+        };
         assert_eq!(version(&db), 1, "a reader changes nothing");
         let writer = Store::open(Some(&db)).unwrap();
         let mut failed = synthetic_result(0, 100, Duration::from_secs(1));
@@ -716,7 +763,10 @@ mod tests {
         let run = writer.load_run(id).unwrap();
         assert_eq!(run.levels[1].result.first_error.as_deref(), Some("connect to 127.0.0.1:1: Connection refused"));
         assert_eq!((run.levels[0].result.sent_bytes, run.levels[1].result.sent_bytes), (0, 1234));
-        let figures = ServerFigures { cpu: CpuTime { user: Duration::from_millis(5), sys: Duration::from_millis(2) }, peak_rss_kib: Some(4096) };
+        let figures = ServerFigures {
+            cpu: CpuTime { user: Duration::from_millis(5), sys: Duration::from_millis(2) },
+            peak_rss_kib: Some(4096),
+        };
         writer.add_server_figures(id, "", 2, &figures).unwrap();
         let run = writer.load_run(id).unwrap();
         assert_eq!((run.levels[0].server, run.levels[1].server), (None, Some(figures)));
