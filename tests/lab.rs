@@ -5,6 +5,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::Duration;
 use webstand_lab::servers::{self, Kind, Server, Setup, Support};
 
@@ -12,26 +13,9 @@ use webstand_lab::servers::{self, Kind, Server, Setup, Support};
 fn docroot() -> tempfile::TempDir {
     let dir = tempfile::Builder::new().prefix("webstand-labtest-").tempdir().unwrap();
     let out = common::run(&["fixtures", dir.path().to_str().unwrap()]);
-    if !out.status.success() {
-        // Until `webstand fixtures` exists: a small docroot of the same shape.
-        write_minimal_docroot(dir.path());
-    }
+    assert!(out.status.success(), "webstand fixtures failed: {}", common::stderr(&out));
     servers::write_lab_files(dir.path()).unwrap();
     dir
-}
-
-fn write_minimal_docroot(d: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(d.join("2k.html"), vec![b'a'; 2048]).unwrap();
-    std::fs::create_dir_all(d.join("small")).unwrap();
-    for i in 0..50 {
-        std::fs::write(d.join(format!("small/f{i}.html")), vec![b'b' + (i % 20) as u8; 1024]).unwrap();
-    }
-    std::fs::write(d.join("large.bin"), (0..1 << 20).map(|i: u32| (i * 7 % 251) as u8).collect::<Vec<u8>>()).unwrap();
-    std::fs::create_dir_all(d.join("cgi-bin")).unwrap();
-    let cgi = d.join("cgi-bin/hello");
-    std::fs::write(&cgi, "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\nhello, world\\n'\n").unwrap();
-    std::fs::set_permissions(&cgi, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// Every regular file under `dir` except CGI programs and dot files, as URL paths.
@@ -133,4 +117,148 @@ fn caddy_serves_every_file() {
 #[test]
 fn mini_httpd_serves_every_file() {
     serve_every_file(Kind::MiniHttpd);
+}
+
+// ---- `webstand compare` end to end ----
+
+/// Servers of this machine among `want`, as a --servers list (builtin is always there).
+fn installed(want: &[Kind]) -> Vec<Kind> {
+    want.iter().copied().filter(|k| servers::locate(*k, Some(&builtin_exe())).is_ok()).collect()
+}
+
+fn names(kinds: &[Kind]) -> String {
+    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
+}
+
+#[test]
+fn compare_prints_a_row_per_server_and_saves_every_level() {
+    let kinds = installed(&[Kind::Builtin, Kind::Nginx, Kind::Lighttpd]);
+    let db = tempfile::tempdir().unwrap();
+    let db_path = db.path().join("h.db");
+    let out = common::run(&[
+        "compare", "--db", db_path.to_str().unwrap(), "--servers", &names(&kinds), "--workloads", "2k,cgi",
+        "-c", "1,4", "-d", "200ms", "--warmup", "0", "--max-users", "none", "--no-features", "-q",
+    ]);
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "stdout: {text}\nstderr: {}", common::stderr(&out));
+    for table in ["Workload: 2k", "Workload: cgi", "Web server comparison (thttpd's layout)"] {
+        assert!(text.contains(table), "{table} missing from:\n{text}");
+    }
+    let section = |name: &str| text.split("Workload: ").find(|s| s.starts_with(name)).unwrap().to_string();
+    for k in &kinds {
+        let row = section("2k").lines().find(|l| l.starts_with(k.name())).unwrap_or_else(|| panic!("no {} row in\n{text}", k.name())).to_string();
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let hits: f64 = cells[2].parse().unwrap_or_else(|_| panic!("bad row {row}"));
+        assert!(hits > 100.0, "{row}");
+        assert_eq!(cells[5], "0", "errors in {row}");
+        let server_cpu: f64 = cells[7].parse().unwrap_or_else(|_| panic!("no server CPU in {row}"));
+        assert!(server_cpu > 0.0, "{row}");
+    }
+    if kinds.contains(&Kind::Nginx) {
+        assert!(section("cgi").contains("nginx: no CGI"), "{text}");
+    }
+    // Every measured level is in the history: servers × levels for 2k, plus CGI for those that run it.
+    let expected = 2 * kinds.len() + 2 * kinds.iter().filter(|k| k.runs_cgi()).count();
+    let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
+    let listing = common::stdout(&history);
+    let line = listing.lines().find(|l| l.contains("compare")).unwrap_or_else(|| panic!("no compare run in\n{listing}"));
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let at = cells.iter().position(|c| *c == "compare").unwrap();
+    assert_eq!(cells[at + 1], expected.to_string(), "levels saved: {line}");
+    assert_eq!(cells[at + 2], "complete", "{line}");
+}
+
+#[test]
+fn compare_rejects_an_unknown_server_listing_the_known_ones() {
+    let out = common::run(&["compare", "--servers", "nginx,iis"]);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("unknown server 'iis'") && err.contains("builtin, nginx, lighttpd, apache, h2o, caddy, mini_httpd"), "{err}");
+}
+
+#[test]
+fn compare_rejects_a_docroot_it_cannot_write() {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    let under_a_file = file.path().join("docroot");
+    let out = common::run(&["compare", "--servers", "builtin", "--docroot", under_a_file.to_str().unwrap(), "-q"]);
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("cannot write the docroot") && err.contains(under_a_file.to_str().unwrap()), "{err}");
+}
+
+/// Processes whose parent is `parent` and whose command name is `comm`.
+fn children_named(parent: u32, comm: &str) -> Vec<i32> {
+    webstand_lab::procstat::all_processes()
+        .into_iter()
+        .filter(|s| s.ppid == parent as i32)
+        .filter(|s| std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).map(|c| c.trim() == comm).unwrap_or(false))
+        .map(|s| s.pid)
+        .collect()
+}
+
+/// Runs `webstand compare ARGS`, calls `act(webstand pid)` once a process named `comm` was started by
+/// it, and returns the output. Bounded: the command is killed after 120 s.
+fn compare_while(args: &[&str], comm: &str, act: impl Fn(u32, i32)) -> (std::process::Output, Vec<i32>) {
+    let child = common::webstand().args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = child.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while seen.is_empty() && std::time::Instant::now() < deadline {
+        seen = children_named(pid, comm);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!seen.is_empty(), "{comm} never started");
+    // Let the first levels run.
+    std::thread::sleep(Duration::from_millis(1500));
+    act(pid, seen[0]);
+    let done = std::thread::spawn(move || child.wait_with_output().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !done.is_finished() {
+        assert!(std::time::Instant::now() < deadline, "webstand compare did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (done.join().unwrap(), seen)
+}
+
+#[test]
+fn a_server_that_dies_mid_run_is_reported_in_its_row() {
+    if installed(&[Kind::Lighttpd]).is_empty() {
+        eprintln!("skipping: lighttpd not installed");
+        return;
+    }
+    let args = ["compare", "--servers", "lighttpd,builtin", "--workloads", "2k", "-c", "1,2,4,8,16", "-d", "1s", "--warmup", "0", "--max-users", "none", "--no-features", "-q"];
+    let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
+        libc::kill(server, libc::SIGKILL);
+    });
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
+    let note = text.lines().find(|l| l.trim_start().starts_with("lighttpd:")).unwrap_or_else(|| panic!("no note for lighttpd in\n{text}"));
+    assert!(note.contains("died"), "{note}");
+    // The rest of the comparison went on.
+    assert!(text.lines().any(|l| l.starts_with("builtin") && l.split_whitespace().nth(2).and_then(|h| h.parse::<f64>().ok()).is_some_and(|h| h > 0.0)), "{text}");
+    assert!(pids.iter().all(|p| webstand_lab::procstat::stat(*p).is_none()));
+}
+
+#[test]
+fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
+    if installed(&[Kind::Nginx]).is_empty() {
+        eprintln!("skipping: nginx not installed");
+        return;
+    }
+    let args = ["compare", "--servers", "nginx,lighttpd", "--workloads", "2k", "-c", "1,2,4,8,16,32", "-d", "1s", "--warmup", "0", "--max-users", "none", "--no-features", "-q"];
+    let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
+        libc::kill(webstand as i32, libc::SIGINT);
+    });
+    let text = common::stdout(&out);
+    assert_eq!(out.status.code(), Some(130), "{text}\n{}", common::stderr(&out));
+    assert!(text.contains("Workload: 2k") && text.contains("Interrupted"), "{text}");
+    assert!(text.lines().any(|l| l.starts_with("nginx") && l.split_whitespace().nth(2).and_then(|h| h.parse::<f64>().ok()).is_some_and(|h| h > 0.0)), "{text}");
+    assert!(text.contains("lighttpd: not run: interrupted"), "{text}");
+    // nginx's master and its worker (same process group) are gone.
+    for p in pids {
+        assert!(webstand_lab::procstat::stat(p).is_none(), "nginx {p} left running");
+        assert!(webstand_lab::procstat::group_members(p).is_empty(), "nginx's group {p} left running");
+    }
 }

@@ -587,17 +587,22 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
     let no_env = Vec::new();
     Ok(match kind {
         Kind::Builtin => {
-            // Issue 3's server: one loop, the lab's paths protected and throttled through its config.
-            let config = builtin_config(doc, w, chroot);
-            let mut args = vec!["serve".into(), if chroot { "/".into() } else { d.clone() }, "--listen".into(), format!("127.0.0.1:{port}")];
-            if let Some(c) = &config {
-                args.extend(["--config".into(), s(&w.join("serve.toml"))]);
-                let _ = c;
-            }
+            // webstand serve: one event loop, everything in its TOML config.
+            let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
+            let mut conf = format!(
+                "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\nidle_timeout = \"65s\"\n",
+                root = q(&d)
+            );
             if chroot {
-                args.extend(["--chroot".into(), d.clone()]);
+                conf.push_str(&format!("chroot = \"{}\"\n", q(&d)));
+            } else {
+                conf.push_str(&format!(
+                    "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",
+                    bps = THROTTLE_KIB_PER_SEC * 1024,
+                    file = q(&format!("{wd}/htpasswd.bcrypt")),
+                ));
             }
-            Launch { config: config.map(|c| ("serve.toml".into(), c)), args, env: no_env }
+            Launch { config: Some(("serve.toml".into(), conf)), args: vec!["serve".into(), "--config".into(), format!("{wd}/serve.toml")], env: no_env }
         }
         Kind::Nginx => {
             let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
@@ -743,11 +748,6 @@ fn cgi_programs(doc: &Path) -> Vec<String> {
     names
 }
 
-/// The builtin server's config: none until its options for auth and throttling are known to the lab.
-fn builtin_config(_doc: &Path, _w: &Path, _chroot: bool) -> Option<String> {
-    None
-}
-
 /// What came back for one request.
 #[derive(Clone, Debug)]
 pub struct Fetched {
@@ -832,7 +832,7 @@ pub struct Features {
 /// What the lab configures for each server (the others are `No`).
 pub fn configures(kind: Kind) -> (bool, bool, bool) {
     match kind {
-        Kind::Builtin => (false, false, false),
+        Kind::Builtin => (true, true, true),
         Kind::Nginx => (true, false, true),
         Kind::Lighttpd => (true, true, true),
         Kind::Apache => (true, true, true),
