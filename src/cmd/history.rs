@@ -252,7 +252,7 @@ fn compare_tables(run: &StoredRun) -> String {
                     measured: true,
                     peak_hits_per_sec: r.hits_per_sec(),
                     clients_at_peak: peak.clients,
-                    p99_ms_at_peak: if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(0.99) },
+                    p99_ms_at_peak: export::latency_ms(r, 0.99),
                     errors: lv.iter().map(|l| l.result.failed.total()).sum(),
                     generator_cpu_us: Some(r.cpu_us_per_request()),
                     server_cpu_us: at_peak.map(|s| s.cpu_us_per_request(r)),

@@ -8,7 +8,7 @@
 //! the relative standard error of the mean latency, stdev ÷ mean ÷ √n. That estimate is a lower bound
 //! (it ignores run-to-run drift), which is why diffs of single runs say so and suggest repeating.
 
-use crate::export::Level;
+use crate::export::{latency_ms as q, Level};
 use std::fmt::Write;
 use webstand_engine::RunResult;
 
@@ -21,14 +21,6 @@ pub struct Side<'a> {
 struct Metric {
     name: &'static str,
     value: fn(&RunResult) -> f64,
-}
-
-fn q(r: &RunResult, q: f64) -> f64 {
-    if r.histograms.total.is_empty() {
-        0.0
-    } else {
-        r.latency_ms(q)
-    }
 }
 
 const METRICS: &[Metric] = &[

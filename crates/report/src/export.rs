@@ -19,6 +19,16 @@ pub struct Level<'a> {
     pub result: &'a RunResult,
 }
 
+/// Latency at quantile `q` in milliseconds, 0 when nothing completed (an empty histogram has no
+/// quantiles).
+pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
+    if r.histograms.total.is_empty() {
+        0.0
+    } else {
+        r.latency_ms(q)
+    }
+}
+
 /// The columns of [`csv`], in order. Latencies are in milliseconds.
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
@@ -69,7 +79,7 @@ pub fn csv(levels: &[Level]) -> String {
     out.push('\n');
     for l in levels {
         let r = l.result;
-        let ms = |q: f64| if r.histograms.total.is_empty() { 0.0 } else { r.latency_ms(q) };
+        let ms = |q: f64| latency_ms(r, q);
         let fields = [
             csv_field(l.group),
             l.clients.to_string(),

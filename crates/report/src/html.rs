@@ -6,7 +6,7 @@
 //! against clients, errors against clients, KB/s against clients, and the latency distribution on
 //! HdrHistogram's percentile axis (log scale of 1/(1-p)).
 
-use crate::export::Level;
+use crate::export::{latency_ms, Level};
 use anyhow::Context;
 use std::fmt::Write;
 use webstand_engine::RunResult;
@@ -379,14 +379,6 @@ fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit:
                 .collect(),
         })
         .collect()
-}
-
-fn latency_ms(r: &RunResult, q: f64) -> f64 {
-    if r.histograms.total.is_empty() {
-        0.0
-    } else {
-        r.latency_ms(q)
-    }
 }
 
 /// The latency distribution of one result as (1/(1-p), ms) points, HdrHistogram's plot.

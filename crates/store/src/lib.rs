@@ -272,9 +272,11 @@ impl Store {
             );
         }
         // Read-write without create: a read-only connection cannot open a WAL file whose -shm is
-        // missing; nothing below writes.
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(&path, flags)
+        // missing; nothing below writes. A file we may not write (another user's, a read-only
+        // mount) is still worth a read-only try.
+        let base = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(&path, base | OpenFlags::SQLITE_OPEN_READ_WRITE)
+            .or_else(|_| Connection::open_with_flags(&path, base | OpenFlags::SQLITE_OPEN_READ_ONLY))
             .with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
         let mut store = Store { conn, path, version: SCHEMA_VERSION };
