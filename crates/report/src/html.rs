@@ -381,7 +381,8 @@ fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit:
         .collect()
 }
 
-/// The latency distribution of one result as (1/(1-p), ms) points, HdrHistogram's plot.
+/// The latency distribution of one result as (1/(1-p), ms) points, HdrHistogram's plot. The 100 %
+/// row has no place on a 1/(1-p) axis; the iteration reaches the maximum before it anyway.
 fn distribution(r: &RunResult) -> Vec<(f64, f64)> {
     let h = &r.histograms.total;
     if h.is_empty() {
@@ -391,7 +392,6 @@ fn distribution(r: &RunResult) -> Vec<(f64, f64)> {
         .filter(|v| v.quantile_iterated_to() < 1.0)
         .map(|v| (1.0 / (1.0 - v.quantile_iterated_to()), h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0))
         .filter(|&(x, _)| x <= PERCENTILE_AXIS_MAX)
-        .chain(std::iter::once((PERCENTILE_AXIS_MAX.min(h.len() as f64).max(1.0), h.max() as f64 / 1000.0)))
         .collect()
 }
 
@@ -673,6 +673,16 @@ mod tests {
             |svg: &str| svg.split("<polyline").nth(1).unwrap().split("stroke=\"").nth(1).unwrap()[..7].to_string();
         let hits_small = &report.charts.iter().find(|c| c.name == "hits-small").unwrap();
         assert_eq!(colour_of(&hits_small.svg), colour_of(&hits_cgi.svg));
+    }
+
+    #[test]
+    fn the_distribution_rises_left_to_right_and_reaches_the_maximum() {
+        let r = result(8, 200);
+        let d = distribution(&r);
+        assert!(d.len() > 10);
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{d:?}");
+        assert_eq!(d.last().unwrap().1, r.histograms.total.max() as f64 / 1000.0);
+        assert_eq!(d[0].0, 1.0);
     }
 
     #[test]
