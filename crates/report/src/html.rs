@@ -686,6 +686,24 @@ mod tests {
     }
 
     #[test]
+    fn a_run_without_levels_or_requests_still_renders() {
+        let empty = RunResult::default();
+        let runs = [
+            ReportRun { name: "#4".into(), title: "Run 4".into(), details: vec![], levels: vec![], tables: String::new() },
+            ReportRun {
+                name: "#5".into(),
+                title: "Run 5".into(),
+                details: vec![],
+                levels: vec![Level { group: "", clients: 1, server_version: None, result: &empty }],
+                tables: String::new(),
+            },
+        ];
+        let report = render("t", &runs);
+        assert_eq!(report.charts.len(), 5);
+        assert!(report.charts.iter().all(|c| !c.svg.contains("NaN") && !c.svg.contains("inf")));
+    }
+
+    #[test]
     fn png_renders_a_chart() {
         let r = result(4, 400);
         let run = ReportRun {
