@@ -78,6 +78,8 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         .map(|l| l.split_whitespace().nth(1).unwrap())
         .collect();
     assert_eq!(counts, ["200", "200"], "{show}");
+    let tenon = ok(&["show", "--db", db_s, "1", "--table", "tenon"]);
+    assert!(tenon.contains("Hits/Sec.") && tenon.contains("Kbytes/Sec.") && !tenon.contains("p99 ms"), "{tenon}");
     let ab = ok(&["show", "--db", db_s, "2"]);
     assert!(ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"), "{ab}");
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use webstand_report::diff::Side;
 use webstand_report::export::{self, Level};
 use webstand_report::html::{self, ReportRun};
+use webstand_report::tables::Layout;
 use webstand_store::{RunId, Store, StoredRun};
 
 #[derive(clap::Args)]
@@ -23,6 +24,9 @@ pub struct HistoryArgs {
 pub struct ShowArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
+    /// Sweep table layout: full, tenon or webstone [default: the run's own `--table`, else full]
+    #[arg(long, value_name = "LAYOUT")]
+    table: Option<Layout>,
 }
 
 #[derive(clap::Args)]
@@ -212,6 +216,20 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     Some(webstand_report::ab::report(&level.result, &info))
 }
 
+/// The table layout the run's command line asked for (`--table X` or `--table=X`), else the full one.
+fn layout_of(run: &StoredRun) -> Layout {
+    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix("--table") {
+            Some("") => words.get(i + 1).and_then(|v| v.parse().ok()),
+            Some(v) => v.strip_prefix('=').and_then(|v| v.parse().ok()),
+            None => None,
+        })
+        .unwrap_or(Layout::Full)
+}
+
 /// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
 /// server's CPU and memory where the lab saved them.
 fn compare_tables(run: &StoredRun) -> String {
@@ -269,7 +287,7 @@ fn compare_tables(run: &StoredRun) -> String {
 
 /// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
 /// per-workload comparison for a compare run, then one full sweep table per group.
-fn tables(run: &StoredRun) -> String {
+fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
             return text.trim_start_matches('\n').to_string();
@@ -285,7 +303,7 @@ fn tables(run: &StoredRun) -> String {
         if !group.is_empty() {
             out.push_str(&format!("{group}\n"));
         }
-        out.push_str(&webstand_report::tables::render(webstand_report::tables::Layout::Full, &lv));
+        out.push_str(&webstand_report::tables::render(layout.unwrap_or_else(|| layout_of(run)), &lv));
         out.push('\n');
     }
     if run.levels.is_empty() {
@@ -338,7 +356,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         println!("  {:<9} {v}", format!("{k}:"));
     }
     println!();
-    print!("{}", tables(&run));
+    print!("{}", tables(&run, a.table));
     Ok(0)
 }
 
@@ -453,7 +471,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: tables(r),
+            tables: tables(r, None),
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
