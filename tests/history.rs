@@ -236,6 +236,35 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
 }
 
 #[test]
+fn a_terminal_gets_a_progress_bar() {
+    // `script` gives the command a pseudo-terminal and records what it drew.
+    if !common::have("script") {
+        eprintln!("skipped: script (util-linux) is not installed");
+        return;
+    }
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let log = tmp.path().join("tty.log");
+    let command = format!(
+        "{} bench --db {} -n 5000000 -t 3 -c 2 {}",
+        env!("CARGO_BIN_EXE_webstand"),
+        db.display(),
+        url(&srv)
+    );
+    let status = std::process::Command::new("script")
+        .args(["-qec", &command, log.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let drawn = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
+    assert!(drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 errors"), "no bar drawn:\n{drawn}");
+    assert!(!drawn.contains(" done, "), "a terminal gets the bar, not the plain lines");
+}
+
+#[test]
 fn bad_input_is_one_line_non_zero_and_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let db = db_in(&tmp);
