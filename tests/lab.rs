@@ -119,6 +119,24 @@ fn mini_httpd_serves_every_file() {
     serve_every_file(Kind::MiniHttpd);
 }
 
+/// A port that is already taken makes the lab start the server on another one.
+#[test]
+fn a_taken_port_is_replaced_by_a_free_one() {
+    let doc = docroot();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    for kind in Kind::ALL {
+        let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else { continue };
+        let mut setup = Setup::new(doc.path());
+        setup.port = Some(port);
+        let mut server = Server::start(&binary, &setup).unwrap_or_else(|e| panic!("{}: {e:#}", kind.name()));
+        assert_ne!(server.addr.port(), port, "{}", kind.name());
+        let got = servers::fetch(server.addr, "/2k.html", None, Duration::from_secs(5)).unwrap();
+        assert_eq!((got.status, got.body.len()), (200, 2048), "{}", kind.name());
+        server.stop().unwrap();
+    }
+}
+
 // ---- `webstand compare` end to end ----
 
 /// Servers of this machine among `want`, as a --servers list (builtin is always there).

@@ -297,11 +297,13 @@ pub struct Setup {
     pub chroot: bool,
     /// How long to wait for the port to open.
     pub start_timeout: Duration,
+    /// Port to try first (None: a free one). When it is taken, another free one is used.
+    pub port: Option<u16>,
 }
 
 impl Setup {
     pub fn new(docroot: &Path) -> Setup {
-        Setup { docroot: docroot.to_path_buf(), cpus: None, chroot: false, start_timeout: Duration::from_secs(15) }
+        Setup { docroot: docroot.to_path_buf(), cpus: None, chroot: false, start_timeout: Duration::from_secs(15), port: None }
     }
 }
 
@@ -336,8 +338,9 @@ impl Server {
     /// retried on another one; any other failure returns the tail of the server's log.
     pub fn start(binary: &Binary, setup: &Setup) -> anyhow::Result<Server> {
         let mut last = None;
-        for _ in 0..3 {
-            match Server::start_once(binary, setup) {
+        for attempt in 0..3 {
+            let port = if attempt == 0 { setup.port } else { None };
+            match Server::start_once(binary, setup, port) {
                 Ok(s) => return Ok(s),
                 Err((e, port_taken)) => {
                     if !port_taken {
@@ -350,11 +353,16 @@ impl Server {
         Err(last.unwrap().context("the port was taken three times in a row"))
     }
 
-    fn start_once(binary: &Binary, setup: &Setup) -> Result<Server, (anyhow::Error, bool)> {
+    fn start_once(binary: &Binary, setup: &Setup, port: Option<u16>) -> Result<Server, (anyhow::Error, bool)> {
         let fail = |e: anyhow::Error| (e, false);
         let kind = binary.kind;
         let workdir = tempfile::Builder::new().prefix(&format!("webstand-lab-{}-", kind.name())).tempdir().map_err(|e| fail(e.into()))?;
-        let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| fail(e.into()))?.port();
+        // A port someone listens on would fool the wait below (it connects), so a taken one is never
+        // handed to the server: another free one is picked instead.
+        let port = match port.filter(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+            Some(p) => p,
+            None => TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| fail(e.into()))?.port(),
+        };
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let docroot = setup.docroot.canonicalize().with_context(|| format!("docroot {}", setup.docroot.display())).map_err(fail)?;
         if setup.chroot && !running_as_root() {
