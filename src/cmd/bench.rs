@@ -205,7 +205,7 @@ fn refused(r: &RunResult) -> bool {
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let (plan, path) = plan(&args)?;
     let live = crate::interrupt::live();
-    if !args.json && !args.quiet {
+    if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
     }
     let result = {

@@ -200,14 +200,18 @@ struct Share {
 }
 
 impl Share {
+    /// Thread `i`'s clients, and its requests and rate in proportion to them, so threads finish together.
     fn of(i: usize, threads: usize, clients: usize, plan: &Plan) -> Share {
-        let part = |total: u64| total / threads as u64 + u64::from((i as u64) < total % threads as u64);
-        let my_clients = part(clients as u64) as usize;
+        let (t, c) = (threads as u64, clients as u64);
+        let first_client = |i: u64| i * (c / t) + i.min(c % t);
+        let (lo, hi) = (first_client(i as u64), first_client(i as u64 + 1));
+        let my_clients = (hi - lo) as usize;
         let rate = match plan.shape {
             Shape::Open { rate, .. } => rate * my_clients as f64 / clients as f64,
             Shape::Closed { .. } => 0.0,
         };
-        Share { clients: my_clients, requests: plan.stop.requests.map(part), rate }
+        let portion = |n: u64| ((n as u128 * hi as u128) / c as u128 - (n as u128 * lo as u128) / c as u128) as u64;
+        Share { clients: my_clients, requests: plan.stop.requests.map(portion), rate }
     }
 }
 
@@ -231,6 +235,9 @@ struct InFlight {
 
 struct Conn {
     stream: Option<TcpStream>,
+    /// Whether `stream` is registered with the poller, and for writability too.
+    registered: bool,
+    want_write: bool,
     phase: Phase,
     /// Responses completed on the current socket.
     served: u64,
@@ -295,6 +302,8 @@ impl<'a> Worker<'a> {
         let conns = (0..share.clients)
             .map(|_| Conn {
                 stream: None,
+                registered: false,
+                want_write: false,
                 phase: Phase::Free,
                 served: 0,
                 inflight: VecDeque::with_capacity(per_conn),
@@ -535,15 +544,28 @@ impl<'a> Worker<'a> {
         c.conn_start = now;
         c.phase = Phase::Connecting;
         match TcpStream::connect(sh.addr) {
-            Ok(mut s) => {
-                let _ = s.set_nodelay(true);
-                if let Err(e) = self.poll.registry().register(&mut s, Token(slot), Interest::READABLE | Interest::WRITABLE) {
-                    self.fail(slot, Class::Connect, &e);
-                    return;
+            Ok(s) => {
+                // Nagle never holds back the first segment of a connection, so a connection that
+                // carries one request saves the setsockopt.
+                if sh.keep_alive {
+                    let _ = s.set_nodelay(true);
                 }
-                self.conns[slot].stream = Some(s);
-                // On loopback the handshake usually completes inside connect(): write right away.
+                let c = &mut self.conns[slot];
+                c.stream = Some(s);
+                c.registered = false;
+                c.want_write = false;
+                // On loopback the handshake usually completes inside connect(): write right away, and
+                // ask for writability only if that write could not finish.
                 self.write(slot);
+                let c = &mut self.conns[slot];
+                if let Some(s) = c.stream.as_mut() {
+                    let interest = if c.want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                    if let Err(e) = self.poll.registry().register(s, Token(slot), interest) {
+                        self.fail(slot, Class::Connect, &e);
+                        return;
+                    }
+                    c.registered = true;
+                }
             }
             Err(e) => self.fail(slot, Class::Connect, &e),
         }
@@ -575,7 +597,18 @@ impl<'a> Worker<'a> {
                         return;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::NotConnected => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::NotConnected => {
+                    if !c.want_write {
+                        c.want_write = true;
+                        if c.registered {
+                            let r = self.poll.registry().reregister(stream, Token(slot), Interest::READABLE | Interest::WRITABLE);
+                            if let Err(e) = r {
+                                return self.fail(slot, Class::Write, &e);
+                            }
+                        }
+                    }
+                    return;
+                }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => {
                     let class = match c.phase {
@@ -901,5 +934,24 @@ mod tests {
         p.pipeline = 8;
         let r = run(&p, Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections), (500, 0, 2));
+    }
+}
+
+#[cfg(test)]
+mod share_tests {
+    use super::*;
+
+    #[test]
+    fn shares_add_up_and_follow_clients() {
+        let t = crate::Target { host: "h".into(), port: 1, addrs: vec![] };
+        let mut p = Plan::new(t, "/");
+        for (n, c, threads) in [(1000u64, 3usize, 2usize), (7, 7, 3), (10, 1, 1), (100_000, 32, 2), (5, 5, 5)] {
+            p.stop.requests = Some(n);
+            p.shape = Shape::Closed { clients: c };
+            let shares: Vec<Share> = (0..threads).map(|i| Share::of(i, threads, c, &p)).collect();
+            assert_eq!(shares.iter().map(|s| s.clients).sum::<usize>(), c);
+            assert_eq!(shares.iter().map(|s| s.requests.unwrap()).sum::<u64>(), n);
+            assert!(shares.iter().all(|s| s.requests.unwrap() >= s.clients as u64));
+        }
     }
 }
