@@ -102,6 +102,17 @@ impl Conn {
         };
     }
 
+    /// Bytes queued but not yet written.
+    pub fn unsent(&self) -> u64 {
+        self.queue
+            .iter()
+            .map(|s| match s {
+                Segment::Mem(buf, pos) => (buf.len() - pos) as u64,
+                Segment::File(_, pos, end) => end - pos,
+            })
+            .sum()
+    }
+
     /// Queues the output gathered so far, then a file range to send with sendfile.
     pub fn push_file(&mut self, out: &mut Vec<u8>, file: Arc<File>, start: u64, end: u64) {
         if !out.is_empty() {
@@ -206,9 +217,7 @@ impl Conn {
                 self.queue.pop_front();
             }
         }
-        if let Some(rule) = self.throttle.take() {
-            ctx.throttle_release(rule);
-        }
+        self.throttle = None;
         Ok(Output::Done)
     }
 }

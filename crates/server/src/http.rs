@@ -39,6 +39,23 @@ pub struct Head<'a> {
     pub authorization: Option<&'a [u8]>,
     /// Bytes of request line + headers + blank line.
     pub len: usize,
+    /// Those bytes themselves (CGI reads every header from them; the log reads the request line).
+    pub raw: &'a [u8],
+}
+
+impl Head<'_> {
+    /// The request line as sent, for the access log.
+    pub fn request_line(&self) -> &[u8] {
+        request_line_of(self.raw)
+    }
+}
+
+/// The first non-empty line of some request bytes, at most 1 KiB of it (for logging bad requests).
+pub fn request_line_of(raw: &[u8]) -> &[u8] {
+    let start = raw.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(raw.len());
+    let rest = &raw[start..];
+    let end = rest.iter().position(|&b| b == b'\r' || b == b'\n').unwrap_or(rest.len()).min(1024);
+    &rest[..end]
 }
 
 /// The limits a head is checked against.
@@ -90,6 +107,7 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
         if_range: None,
         authorization: None,
         len,
+        raw: &buf[..len],
     };
     let (mut host, mut length, mut chunked) = (false, None::<u64>, false);
     for h in req.headers.iter() {
@@ -307,7 +325,7 @@ mod tests {
     #[test]
     fn chunked_bodies_decode_or_fail() {
         let mut out = Vec::new();
-        assert_eq!(decode_chunked(b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\nNEXT", 100, &mut out), Ok(Some(27)));
+        assert_eq!(decode_chunked(b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\nNEXT", 100, &mut out), Ok(Some(24)));
         assert_eq!(out, b"abcde");
         out.clear();
         assert_eq!(decode_chunked(b"3\r\nab", 100, &mut out), Ok(None));

@@ -17,10 +17,16 @@ pub mod path;
 pub mod pattern;
 pub mod respond;
 
+mod accesslog;
+mod auth;
 mod cgi;
 mod conn;
 mod files;
 mod handler;
+mod listing;
+mod privs;
+mod range;
+mod throttle;
 mod worker;
 
 pub use config::Config;
@@ -38,7 +44,14 @@ use std::time::{Duration, Instant};
 pub(crate) struct Shared {
     pub config: Config,
     pub root: Docroot,
+    /// The root's path as the process sees it after chroot (CGI programs run from it).
+    pub root_path: std::path::PathBuf,
     pub limits: http::Limits,
+    pub auth: Vec<auth::Rule>,
+    pub throttles: Vec<throttle::Rule>,
+    pub log: Option<accesslog::Sink>,
+    /// The multipart/byteranges boundary of this process.
+    pub boundary: String,
     pub stopping: AtomicBool,
 }
 
@@ -60,14 +73,43 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     };
     let root = Docroot::open(&config.root)
         .with_context(|| format!("cannot open document root {}", config.root.display()))?;
+    // Everything read from the file system is read now, before chroot.
+    let root_path = match &config.chroot {
+        Some(jail) => privs::path_inside(jail, root.canonical())?,
+        None => root.canonical().to_path_buf(),
+    };
+    let auth = config.auth.iter().map(auth::Rule::load).collect::<Result<Vec<_>>>()?;
+    let mut throttles = throttle::parse(config.throttle.iter().map(String::as_str), "throttle rule")?;
+    if let Some(file) = &config.throttle_file {
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read throttle file {}", file.display()))?;
+        throttles.extend(throttle::parse(text.lines(), &file.display().to_string())?);
+    }
+    let log = match &config.access_log {
+        Some(p) => Some(accesslog::Sink::open(p).with_context(|| format!("cannot open access log {}", p.display()))?),
+        None => None,
+    };
+    let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let listeners = bind(config.listen, threads)?;
     let addr = listeners[0].local_addr()?;
+    privs::drop(config.chroot.as_deref(), ids.as_ref())?;
     let limits = http::Limits {
         max_request_line: config.max_request_line,
         max_header_bytes: config.max_header_bytes,
         max_headers: config.max_headers,
     };
-    let shared = Arc::new(Shared { config, root, limits, stopping: AtomicBool::new(false) });
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let boundary = format!("webstand-{:016x}", (nanos as u64) ^ (u64::from(std::process::id()) << 32));
+    let shared = Arc::new(Shared {
+        config,
+        root,
+        root_path,
+        limits,
+        auth,
+        throttles,
+        log,
+        boundary,
+        stopping: AtomicBool::new(false),
+    });
 
     // Signals are taken synchronously by this thread (sigtimedwait); the loops inherit the mask.
     let signals = block_stop_signals();

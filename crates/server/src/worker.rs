@@ -48,7 +48,7 @@ impl Worker {
         poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
         let c = &shared.config;
         let shortest = c.header_timeout.min(c.idle_timeout).min(c.io_timeout).min(c.cgi_timeout);
-        let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_secs(1));
+        let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_millis(250));
         Ok(Worker {
             poll,
             listener: Some(listener),
@@ -182,6 +182,9 @@ impl Worker {
     fn close(&mut self, idx: usize) {
         if let Some(mut c) = self.conns[idx].take() {
             self.ctx.end_cgi(&mut c, self.poll.registry());
+            if let Some(rule) = c.throttle {
+                self.ctx.throttle_release(rule, c.unsent());
+            }
             self.free.push(idx);
             self.live -= 1;
             // Dropping the socket closes it, which also removes it from epoll.
@@ -243,6 +246,7 @@ impl Worker {
                 self.close(i);
             }
         }
+        self.ctx.reap();
         self.ctx.flush_log();
     }
 }
