@@ -456,3 +456,32 @@ fn nginx_counts_equal_abs() {
         }
     }
 }
+
+#[test]
+fn checksum_catches_a_changed_body_of_the_same_length() {
+    // The 4th response of each connection has the same length but other bytes.
+    let addr = test_server(|s, _, i| {
+        let _ = s.write_all(if i == 3 { b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nHELLO" } else { CL });
+        true
+    });
+    let (v, _) = bench_json(&["-k", "-n", "10", "-c", "1", &url(addr, "/")], Duration::from_secs(30));
+    assert_eq!(counts(&v), (10, 0, 0, 0, 0), "lengths agree: no failure without --checksum");
+    let (v, _) = bench_json(&["-k", "--checksum", "-n", "10", "-c", "1", &url(addr, "/")], Duration::from_secs(30));
+    assert_eq!(counts(&v), (9, 0, 0, 1, 0));
+}
+
+#[test]
+fn url_file_spreads_requests_over_its_paths() {
+    let addr = fixed_server(CL, true);
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("urls.txt");
+    std::fs::write(&list, "/a.html\n/b.html\n/c.html\n").unwrap();
+    let (v, _) = bench_json(
+        &["-k", "--url-file", list.to_str().unwrap(), "-n", "3000", "-c", "4", &url(addr, "/")],
+        Duration::from_secs(30),
+    );
+    assert_eq!(v["complete"], 3000);
+    let per: Vec<u64> = v["per_request"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    assert_eq!(per.len(), 3);
+    assert!(per.iter().all(|&n| (850..=1150).contains(&n)), "uniform pick gave {per:?}");
+}

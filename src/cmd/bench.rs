@@ -1,6 +1,7 @@
 //! `webstand bench [OPTIONS] URL`: one load run against a URL with ab's and wrk's options, reported in
 //! ab's layout (or as one JSON document) and saved in the history.
 
+use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
@@ -19,7 +20,7 @@ pub struct Args {
     #[arg(short = 'n', value_name = "REQUESTS")]
     requests: Option<u64>,
 
-    /// Number of requests in flight at once (connections) [default: 1]
+    /// Number of requests in flight at once (connections)
     #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
     concurrency: usize,
 
@@ -63,7 +64,7 @@ pub struct Args {
     #[arg(short = 'q')]
     quiet: bool,
 
-    /// Event-loop threads [default: 0 = one per core, at most one per connection]
+    /// Event-loop threads (0 = one per core; never more than the connections)
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
 
@@ -91,6 +92,10 @@ pub struct Args {
     /// With --rate: Poisson (exponentially spaced) send times instead of evenly spaced ones
     #[arg(long, requires = "rate")]
     jitter: bool,
+
+    /// What to fetch besides the URL's path: URL files, WebStone lists, small files, checksums
+    #[command(flatten)]
+    workload: WorkloadArgs,
 
     /// The target, http://host[:port]/path
     #[arg(value_name = "URL")]
@@ -194,6 +199,9 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     plan.headers = headers;
     plan.body = body;
     plan.variable_length = a.variable_length;
+    if a.workload.chooses_requests() || a.workload.checksum {
+        a.workload.apply(&mut plan)?;
+    }
     Ok((plan, path))
 }
 
