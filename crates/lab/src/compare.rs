@@ -241,7 +241,6 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
             continue;
         }
         let outcome = run_server(kind, opts, pinned, &workloads, obs, &mut out.verify);
-        out.interrupted |= outcome.workloads.iter().any(|w| w.sweep.as_ref().is_some_and(|s| s.interrupted) || w.max_users.as_ref().is_some_and(|m| m.interrupted));
         out.servers.push(outcome);
     }
     out.interrupted |= obs.stop_requested();
@@ -297,11 +296,25 @@ fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKi
         let plan = base_plan(server.addr, kind, workload, opts);
         let sampler = RssSampler::start(server.pid(), Duration::from_millis(250));
         let mut acct = Accounting { server: &mut server, inner: &mut *obs, before: None, last: None, per_level: Vec::new() };
-        let spec = SweepSpec::uniform(&opts.levels, opts.stop.clone(), opts.warmup.clone());
-        match sweep::run(&spec, &plan, wk.name(), &mut acct) {
-            Ok(s) => w.sweep = Some(s),
-            Err(e) => w.note = Some(format!("{e:#}")),
+        // One level at a time, so a server that died ends its sweep with the levels it finished.
+        let mut swept = SweepResult { workload: wk.name().to_string(), ..Default::default() };
+        for &clients in &opts.levels {
+            if acct.server.death_note().is_some() {
+                break;
+            }
+            let spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            match sweep::run(&spec, &plan, wk.name(), &mut acct) {
+                Ok(one) => {
+                    swept.levels.extend(one.levels);
+                    swept.interrupted |= one.interrupted;
+                }
+                Err(e) => w.note = Some(format!("{e:#}")),
+            }
+            if swept.interrupted || w.note.is_some() {
+                break;
+            }
         }
+        w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
         w.server_cpu = std::mem::take(&mut acct.per_level);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
@@ -339,8 +352,7 @@ fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) 
     plan
 }
 
-/// Wraps the caller's observer: server tree CPU before and after each measured run, and the server's
-/// death turned into the end of the sweep.
+/// Wraps the caller's observer: the server tree's CPU time before and after each measured run.
 struct Accounting<'a> {
     server: &'a mut Server,
     inner: &'a mut dyn CompareObserver,
@@ -364,11 +376,7 @@ impl Observer for Accounting<'_> {
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         self.per_level.push(self.last.take().unwrap_or_default());
-        self.inner.level_done(level)?;
-        if let Some(dead) = self.server.death_note() {
-            bail!("{} {dead}", self.server.kind().name());
-        }
-        Ok(())
+        self.inner.level_done(level)
     }
 }
 
