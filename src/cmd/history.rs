@@ -329,11 +329,11 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     if a.limit > 0 && runs.len() > a.limit {
         runs.drain(..runs.len() - a.limit);
     }
-    println!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  Target", "Id", "When", "Kind", "Levels", "Status");
+    let mut text = format!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  Target\n", "Id", "When", "Kind", "Levels", "Status");
     for r in &runs {
         let status = if r.status == "running" { "unfinished" } else { &r.status };
-        println!(
-            "{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}",
+        text += &format!(
+            "{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}\n",
             r.id,
             utc(r.started_unix),
             r.kind,
@@ -343,20 +343,22 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
         );
     }
     if runs.is_empty() {
-        println!("(no runs)");
+        text += "(no runs)\n";
     }
+    write_out(None, text.as_bytes())?;
     Ok(0)
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let run = store.load_run(run_id(&store, &a.run)?)?;
-    println!("{}", describe(&run));
+    let mut text = format!("{}\n", describe(&run));
     for (k, v) in details(&run) {
-        println!("  {:<9} {v}", format!("{k}:"));
+        text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }
-    println!();
-    print!("{}", tables(&run, a.table));
+    text += "\n";
+    text += &tables(&run, a.table);
+    write_out(None, text.as_bytes())?;
     Ok(0)
 }
 
@@ -380,7 +382,7 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
     let side_a = Side { name: side(&runs_a)?, levels: runs_a.iter().flat_map(levels).collect() };
     let side_b = Side { name: side(&runs_b)?, levels: runs_b.iter().flat_map(levels).collect() };
     let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
-    print!("{text}");
+    write_out(None, text.as_bytes())?;
     Ok(0)
 }
 
@@ -389,7 +391,11 @@ fn write_out(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     match path {
         Some(p) => std::fs::write(p, bytes).with_context(|| format!("cannot write {}", p.display())),
-        None => std::io::stdout().write_all(bytes).context("writing to standard output"),
+        // A reader that stopped early (`| head`) is not an error.
+        None => match std::io::stdout().lock().write_all(bytes) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            other => other.context("writing to standard output"),
+        },
     }
 }
 
