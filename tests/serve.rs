@@ -6,6 +6,7 @@ mod common;
 use common::{raw_exchange, serve};
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const T: Duration = Duration::from_secs(5);
@@ -186,4 +187,264 @@ fn bad_flags_and_config_give_one_line_and_nonzero_exit() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("webstand: error:"), "{args:?}: {err}");
     }
+}
+
+fn url(s: &common::Running, path: &str) -> String {
+    format!("http://{}{}", s.addr, path)
+}
+
+#[test]
+fn curl_ranges_single_multiple_and_unsatisfiable() {
+    let d = docroot();
+    let s = serve(d.path(), &["--threads", "1"]);
+    let big = std::fs::read(d.path().join("big.bin")).unwrap();
+    let two_k = std::fs::read(d.path().join("2k.html")).unwrap();
+    for (path, bytes) in [("/big.bin", &big), ("/2k.html", &two_k)] {
+        let (h, b) = curl(&["-r", "100-199", &url(&s, path)]);
+        assert!(h.starts_with("HTTP/1.1 206"), "{h}");
+        assert_eq!(header(&h, "content-range"), Some(format!("bytes 100-199/{}", bytes.len()).as_str()));
+        assert_eq!(b, &bytes[100..200]);
+        let (h, b) = curl(&["-r", "-10", &url(&s, path)]);
+        assert!(h.starts_with("HTTP/1.1 206"));
+        assert_eq!(b, &bytes[bytes.len() - 10..]);
+
+        let (h, b) = curl(&["-r", "0-9,50-59,5-14", &url(&s, path)]);
+        assert!(h.starts_with("HTTP/1.1 206"), "{h}");
+        let ctype = header(&h, "content-type").unwrap();
+        let boundary = ctype.strip_prefix("multipart/byteranges; boundary=").expect(ctype);
+        assert_eq!(header(&h, "content-length").unwrap().parse::<usize>().unwrap(), b.len());
+        let body = text(&b);
+        assert_eq!(body.matches(&format!("--{boundary}\r\n")).count(), 2, "overlapping 0-9 and 5-14 merged: {body}");
+        assert!(body.contains(&format!("Content-Range: bytes 0-14/{}", bytes.len())));
+        assert!(body.contains(&format!("Content-Range: bytes 50-59/{}", bytes.len())));
+        assert!(body.ends_with(&format!("--{boundary}--\r\n")));
+        let first = b.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        assert_eq!(&b[first..first + 15], &bytes[0..15]);
+
+        let (h, _) = curl(&["-r", "999999999-", &url(&s, path)]);
+        assert!(h.starts_with("HTTP/1.1 416"), "{h}");
+        assert_eq!(header(&h, "content-range"), Some(format!("bytes */{}", bytes.len()).as_str()));
+    }
+    // If-Range with a stale validator: the whole file.
+    let (h, b) = curl(&["-r", "0-9", "-H", "If-Range: \"stale\"", &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(b.len(), 2048);
+}
+
+#[test]
+fn curl_conditional_get_gives_304() {
+    let d = docroot();
+    let s = serve(d.path(), &["--threads", "1"]);
+    let (h, _) = curl(&[&url(&s, "/2k.html")]);
+    let etag = header(&h, "etag").unwrap().to_string();
+    let lm = header(&h, "last-modified").unwrap().to_string();
+    let (h, b) = curl(&["-H", &format!("If-None-Match: {etag}"), &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 304"), "{h}");
+    assert!(b.is_empty());
+    assert_eq!(header(&h, "etag"), Some(etag.as_str()));
+    let (h, _) = curl(&["-H", &format!("If-Modified-Since: {lm}"), &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 304"), "{h}");
+    let (h, _) = curl(&["-z", "Thu, 01 Jan 2099 00:00:00 GMT", &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 304"), "{h}");
+    let (h, b) = curl(&["-H", "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT", &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 200") && b.len() == 2048, "{h}");
+    // A non-matching If-None-Match wins over a matching If-Modified-Since.
+    let (h, _) = curl(&["-H", "If-None-Match: \"other\"", "-H", &format!("If-Modified-Since: {lm}"), &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    // The file changes: the old validator no longer matches.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(d.path().join("2k.html"), "b".repeat(2048)).unwrap();
+    let (h, b) = curl(&["-H", &format!("If-None-Match: {etag}"), &url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(b, "b".repeat(2048).as_bytes());
+}
+
+fn htpasswd(dir: &Path) -> std::path::PathBuf {
+    let f = dir.join("users.htpasswd");
+    assert!(common::have("htpasswd"), "htpasswd (apache2-utils) is installed by scripts/install-deps.sh");
+    let ok = |args: &[&str]| assert!(std::process::Command::new("htpasswd").args(args).output().unwrap().status.success());
+    ok(&["-c", "-b", "-B", "-C", "5", f.to_str().unwrap(), "ann", "bcrypt-pass"]);
+    ok(&["-b", "-s", f.to_str().unwrap(), "bob", "sha-pass"]);
+    f
+}
+
+#[test]
+fn curl_basic_auth_per_directory() {
+    let d = docroot();
+    std::fs::create_dir(d.path().join("private")).unwrap();
+    std::fs::write(d.path().join("private/secret.txt"), "top secret").unwrap();
+    let pw = htpasswd(d.path());
+    let s = serve(d.path(), &["--threads", "1", "--auth", &format!("/private/={}", pw.display()), "--realm", "Staff"]);
+    let (h, b) = curl(&["-u", "ann:bcrypt-pass", &url(&s, "/private/secret.txt")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(b, b"top secret");
+    let (h, b) = curl(&["-u", "bob:sha-pass", &url(&s, "/private/secret.txt")]);
+    assert!(h.starts_with("HTTP/1.1 200") && b == b"top secret", "{h}");
+    for creds in [&["-u", "ann:wrong"][..], &["-u", "nobody:bcrypt-pass"], &[]] {
+        let mut args = creds.to_vec();
+        let u = url(&s, "/private/secret.txt");
+        args.push(&u);
+        let (h, b) = curl(&args);
+        assert!(h.starts_with("HTTP/1.1 401"), "{creds:?}: {h}");
+        assert_eq!(header(&h, "www-authenticate"), Some("Basic realm=\"Staff\", charset=\"UTF-8\""));
+        assert!(!text(&b).contains("top secret"));
+    }
+    // Other spellings of the same path are covered too; other directories are open.
+    let (h, _) = curl(&[&url(&s, "/priv%61te/secret.txt")]);
+    assert!(h.starts_with("HTTP/1.1 401"), "{h}");
+    let (h, _) = curl(&[&url(&s, "//private//secret.txt")]);
+    assert!(h.starts_with("HTTP/1.1 401"), "{h}");
+    let (h, _) = curl(&[&url(&s, "/2k.html")]);
+    assert!(h.starts_with("HTTP/1.1 200"));
+    // The htpasswd file itself is never served.
+    let (h, _) = curl(&[&url(&s, "/users.htpasswd")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "only dot-files are hidden; this one is outside a protected prefix");
+}
+
+fn cgi_script(root: &Path, name: &str, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = root.join("cgi-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn curl_cgi_environment_body_and_limits() {
+    let d = docroot();
+    cgi_script(d.path(), "env", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv | sort\n");
+    cgi_script(d.path(), "echo", "printf 'Status: 201 Made\\nContent-Type: text/plain\\n\\n'\ncat\n");
+    cgi_script(d.path(), "slow", "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n");
+    cgi_script(d.path(), "flood", "echo 'Content-Type: text/plain'\necho\nhead -c 100000 /dev/zero\n");
+    let s = serve(d.path(), &["--threads", "1", "--cgi", "/cgi-bin/*", "--cgi-timeout", "500ms", "--cgi-max-output", "5000"]);
+    let (h, b) = curl(&["-H", "Proxy: http://evil.example:8080", "-H", "X-Thing: 1", &url(&s, "/cgi-bin/env/extra/path?a=1&b=2")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    let env = text(&b);
+    for want in [
+        "GATEWAY_INTERFACE=CGI/1.1",
+        "REQUEST_METHOD=GET",
+        "QUERY_STRING=a=1&b=2",
+        "SCRIPT_NAME=/cgi-bin/env",
+        "PATH_INFO=/extra/path",
+        "SERVER_PROTOCOL=HTTP/1.1",
+        "REMOTE_ADDR=127.0.0.1",
+        "HTTP_X_THING=1",
+    ] {
+        assert!(env.lines().any(|l| l == want), "missing {want} in\n{env}");
+    }
+    assert!(!env.contains("HTTP_PROXY"), "httpoxy: {env}");
+    assert!(!env.contains("HOME=") && !env.contains("CARGO"), "the environment is built from scratch: {env}");
+
+    let (h, b) = curl(&["--data-binary", "posted body", &url(&s, "/cgi-bin/echo")]);
+    assert!(h.starts_with("HTTP/1.1 201"), "{h}");
+    assert_eq!(b, b"posted body");
+
+    let start = Instant::now();
+    let (h, _) = curl(&[&url(&s, "/cgi-bin/slow")]);
+    assert!(h.starts_with("HTTP/1.1 504"), "{h}");
+    assert!(start.elapsed() < Duration::from_secs(4));
+    let (h, _) = curl(&[&url(&s, "/cgi-bin/flood")]);
+    assert!(h.starts_with("HTTP/1.1 502"), "{h}");
+    let (h, _) = curl(&[&url(&s, "/cgi-bin/missing")]);
+    assert!(h.starts_with("HTTP/1.1 404"), "{h}");
+    let (h, _) = curl(&["-X", "PUT", &url(&s, "/cgi-bin/env")]);
+    assert_eq!(header(&h, "allow"), Some("GET, HEAD, POST"));
+}
+
+#[test]
+fn listing_is_off_by_default_and_escaped_when_on() {
+    let d = docroot();
+    std::fs::write(d.path().join("sub/<b>bold<b>&.txt"), "x").unwrap();
+    let off = serve(d.path(), &["--threads", "1"]);
+    let (h, _) = curl(&[&url(&off, "/sub/")]);
+    assert!(h.starts_with("HTTP/1.1 403"), "{h}");
+    let on = serve(d.path(), &["--threads", "1", "--listing"]);
+    let (h, b) = curl(&[&url(&on, "/sub/")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    let html = text(&b);
+    assert!(html.contains("&lt;b&gt;bold&lt;b&gt;&amp;.txt"), "{html}");
+    assert!(!html.contains("<b>bold"), "{html}");
+    assert!(html.contains("data.json"));
+}
+
+#[test]
+fn access_log_is_common_log_format() {
+    let d = docroot();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log = log_dir.path().join("access.log");
+    let mut s = serve(d.path(), &["--threads", "1", "--access-log", log.to_str().unwrap()]);
+    curl(&[&url(&s, "/2k.html")]);
+    curl(&[&url(&s, "/nope")]);
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    let _ = s.child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    let clf = |l: &str, req: &str, tail: &str| {
+        l.starts_with("127.0.0.1 - - [") && l.contains(" +0000] ") && l.contains(&format!("\"{req}\"")) && l.ends_with(tail)
+    };
+    assert!(clf(lines[0], "GET /2k.html HTTP/1.1", " 200 2048"), "{}", lines[0]);
+    assert!(clf(lines[1], "GET /nope HTTP/1.1", " 404 106"), "{}", lines[1]);
+}
+
+#[test]
+fn throttle_paces_a_pattern_and_refuses_when_far_over() {
+    let d = docroot();
+    std::fs::create_dir(d.path().join("slow")).unwrap();
+    std::fs::write(d.path().join("slow/a.bin"), vec![1u8; 40_000]).unwrap();
+    std::fs::write(d.path().join("slow/huge.bin"), vec![2u8; 1_000_000]).unwrap();
+    let rules = d.path().join("throttle.conf");
+    std::fs::write(&rules, "# pattern  bytes/s\n/slow/*  40000\n").unwrap();
+    let s = serve(d.path(), &["--threads", "2", "--throttle", rules.to_str().unwrap()]);
+    // Two connections share the rule's 40 kB/s: 80 kB take well over a second together.
+    let start = Instant::now();
+    let fetch = |u: String| std::thread::spawn(move || curl(&[&u]));
+    let (a, b) = (fetch(url(&s, "/slow/a.bin")), fetch(url(&s, "/slow/a.bin")));
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    let took = start.elapsed();
+    assert_eq!((a.1.len(), b.1.len()), (40_000, 40_000));
+    assert!(took >= Duration::from_millis(1400), "80 kB at 40 kB/s took only {took:?}");
+    // Unthrottled files are not slowed.
+    let start = Instant::now();
+    let (_, big) = curl(&[&url(&s, "/big.bin")]);
+    assert_eq!(big.len(), 300_000);
+    assert!(start.elapsed() < Duration::from_millis(1000));
+    // 1 MB promised at 40 kB/s is 25 s of backlog: the next request is refused at once.
+    let mut slow = TcpStream::connect(s.addr).unwrap();
+    slow.write_all(b"GET /slow/huge.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut first = [0u8; 64];
+    slow.set_read_timeout(Some(T)).unwrap();
+    slow.read_exact(&mut first).unwrap();
+    assert!(text(&first).starts_with("HTTP/1.1 200"));
+    let (h, _) = curl(&[&url(&s, "/slow/a.bin")]);
+    assert!(h.starts_with("HTTP/1.1 503"), "{h}");
+    drop(slow);
+}
+
+#[test]
+fn chroot_and_user_drop_privileges_after_binding() {
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (chroot)");
+        return;
+    }
+    let jail = tempfile::tempdir().unwrap();
+    let www = jail.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    std::fs::write(www.join("index.html"), "jailed").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(jail.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let s = serve(&www, &["--threads", "1", "--chroot", jail.path().to_str().unwrap(), "--user", "nobody"]);
+    let (h, b) = curl(&[&url(&s, "/")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(b, b"jailed");
+    let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
+    let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+    assert!(uid_line.split_whitespace().skip(1).all(|u| u == "65534"), "{uid_line}");
+    let root = std::fs::read_link(format!("/proc/{}/root", s.child.id())).unwrap();
+    assert_eq!(root, jail.path().canonicalize().unwrap());
+    // A root outside the jail is a start-up error.
+    let o = common::run(&["serve", "/tmp", "--chroot", jail.path().to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(common::stderr(&o).contains("not inside --chroot"), "{}", common::stderr(&o));
 }

@@ -56,8 +56,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Whether a URL path names a CGI program: thttpd matches the pattern against the program's
+    /// path, which is the URL path or a prefix of it ending before a '/' (the rest is PATH_INFO).
     pub fn cgi_matches(&self, raw_path: &[u8]) -> bool {
-        self.config.cgi.iter().any(|p| pattern::matches(p, raw_path))
+        let ends = raw_path.iter().enumerate().skip(1).filter(|(_, &b)| b == b'/').map(|(i, _)| i);
+        ends.chain([raw_path.len()]).any(|end| self.config.cgi.iter().any(|p| pattern::matches(p, &raw_path[..end])))
     }
 }
 
