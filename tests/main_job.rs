@@ -18,7 +18,8 @@ fn the_main_job_prints_tenons_table_and_the_small_file_run() {
     assert!(took < Duration::from_secs(120), "the main job took {took:?}");
 
     let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
-    let header = rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
+    let header =
+        rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
     for (i, clients) in ["1", "2", "4", "8", "16", "32"].iter().enumerate() {
         let row = &rows[header + 1 + i];
         assert_eq!(row[0], *clients, "{text}");

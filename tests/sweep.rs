@@ -45,7 +45,8 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn levels_and_totals_add_up() {
     let e = env();
-    let doc = sweep_json(&e.db(), &[&e.url("/2k.html"), "--clients", "1,2,4", "-n", "400", "-d", "30s", "--warmup", "200ms"]);
+    let doc =
+        sweep_json(&e.db(), &[&e.url("/2k.html"), "--clients", "1,2,4", "-n", "400", "-d", "30s", "--warmup", "200ms"]);
     let levels = doc["levels"].as_array().unwrap();
     assert_eq!(levels.iter().map(|l| l["clients"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 4]);
     let (mut complete, mut bytes, mut elapsed) = (0, 0, 0.0);
@@ -75,12 +76,29 @@ fn levels_and_totals_add_up() {
 #[test]
 fn seed_tables_print_every_level_and_the_peak() {
     let e = env();
-    let args = ["sweep", &e.url("/"), "--preset", "tenon", "--clients", "1,2", "-n", "300", "-d", "30s", "--warmup", "0", "-q", "--db", &e.db()];
+    let args = [
+        "sweep",
+        &e.url("/"),
+        "--preset",
+        "tenon",
+        "--clients",
+        "1,2",
+        "-n",
+        "300",
+        "-d",
+        "30s",
+        "--warmup",
+        "0",
+        "-q",
+        "--db",
+        &e.db(),
+    ];
     let out = run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
-    let header = rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
+    let header =
+        rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
     assert_eq!(rows[header + 1][0], "1");
     assert_eq!(rows[header + 2][0], "2");
     assert!(rows[header + 1][1].parse::<f64>().unwrap() > 0.0);
@@ -88,10 +106,31 @@ fn seed_tables_print_every_level_and_the_peak() {
     assert!(text.contains("Saved as run "), "{text}");
     assert!(text.contains("Sweep of /2k.html"), "{text}");
 
-    let out = run(&["sweep", &e.url("/"), "--filelist", "webstone1", "--table", "webstone", "--clients", "2", "-n", "300", "-d", "30s", "--warmup", "0", "-q", "--db", &e.db()]);
+    let out = run(&[
+        "sweep",
+        &e.url("/"),
+        "--filelist",
+        "webstone1",
+        "--table",
+        "webstone",
+        "--clients",
+        "2",
+        "-n",
+        "300",
+        "-d",
+        "30s",
+        "--warmup",
+        "0",
+        "-q",
+        "--db",
+        &e.db(),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("Conn/second") && text.contains("Little's Law") && text.contains("Throughput (Mbits/sec)"), "{text}");
+    assert!(
+        text.contains("Conn/second") && text.contains("Little's Law") && text.contains("Throughput (Mbits/sec)"),
+        "{text}"
+    );
     let row = text.lines().find(|l| l.starts_with("2 ")).unwrap_or_else(|| panic!("{text}"));
     let little: f64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
     assert!(little > 0.0 && little <= 2.05, "Little's load factor {little} with 2 clients: {row}");
@@ -102,7 +141,8 @@ fn ab_duel_preset_runs_its_two_ab_runs() {
     let e = env();
     let doc = sweep_json(&e.db(), &[&e.url("/"), "--preset", "ab-duel", "--warmup", "0"]);
     let levels = doc["levels"].as_array().unwrap();
-    let got: Vec<(u64, u64)> = levels.iter().map(|l| (l["clients"].as_u64().unwrap(), l["result"]["complete"].as_u64().unwrap())).collect();
+    let got: Vec<(u64, u64)> =
+        levels.iter().map(|l| (l["clients"].as_u64().unwrap(), l["result"]["complete"].as_u64().unwrap())).collect();
     assert_eq!(got, [(5, 100), (100, 10_000)]);
     assert_eq!(doc["workload"], "/file6k.html");
 }
@@ -116,7 +156,20 @@ fn max_users_finds_the_largest_clean_level() {
     let db = dir.path().join("h.db");
     let doc = sweep_json(
         db.to_str().unwrap(),
-        &[&format!("http://{}/", slow.addr), "--find-max-users", "--max-p99-ms", "100", "--max-clients", "64", "-n", "64", "-d", "20s", "--warmup", "0"],
+        &[
+            &format!("http://{}/", slow.addr),
+            "--find-max-users",
+            "--max-p99-ms",
+            "100",
+            "--max-clients",
+            "64",
+            "-n",
+            "64",
+            "-d",
+            "20s",
+            "--warmup",
+            "0",
+        ],
     );
     assert_eq!(doc["max_users"], 8, "{doc:#}");
     assert_eq!(doc["first_broken"], 9, "{doc:#}");
@@ -128,7 +181,10 @@ fn max_users_finds_the_largest_clean_level() {
 #[test]
 fn open_loop_holds_its_rate() {
     let e = env();
-    let doc = sweep_json(&e.db(), &[&e.url("/2k.html"), "--rate", "200", "--clients", "8", "-d", "3s", "-n", "100000", "--warmup", "0"]);
+    let doc = sweep_json(
+        &e.db(),
+        &[&e.url("/2k.html"), "--rate", "200", "--clients", "8", "-d", "3s", "-n", "100000", "--warmup", "0"],
+    );
     let r = &doc["levels"][0]["result"];
     let hits = f(&r["figures"]["hits_per_sec"]);
     assert!((170.0..=230.0).contains(&hits), "asked 200/s, got {hits}/s: {r}");
@@ -143,7 +199,22 @@ fn open_loop_reports_late_sends_on_a_slow_server() {
     let slow = SlowServer::start(2, Duration::from_millis(50), b"slow");
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = sweep_json(db.to_str().unwrap(), &[&format!("http://{}/", slow.addr), "--rate", "100", "--clients", "2", "-d", "2s", "-n", "1000", "--warmup", "0"]);
+    let doc = sweep_json(
+        db.to_str().unwrap(),
+        &[
+            &format!("http://{}/", slow.addr),
+            "--rate",
+            "100",
+            "--clients",
+            "2",
+            "-d",
+            "2s",
+            "-n",
+            "1000",
+            "--warmup",
+            "0",
+        ],
+    );
     let r = &doc["levels"][0]["result"];
     let late = doc["late_sends"][0].as_u64().unwrap();
     assert!(late > 20, "only {late} late sends: {r}");
@@ -156,7 +227,20 @@ fn open_loop_reports_late_sends_on_a_slow_server() {
 fn ctrl_c_keeps_the_completed_levels() {
     let e = env();
     let child = webstand()
-        .args(["sweep", &e.url("/2k.html"), "--clients", "1,2,4,8", "-d", "2s", "--warmup", "0", "--json", "-q", "--db", &e.db()])
+        .args([
+            "sweep",
+            &e.url("/2k.html"),
+            "--clients",
+            "1,2,4,8",
+            "-d",
+            "2s",
+            "--warmup",
+            "0",
+            "--json",
+            "-q",
+            "--db",
+            &e.db(),
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -209,7 +209,10 @@ fn bad_lists_get_one_line_naming_file_line_and_expectation() {
     let malformed = write("bad.txt", "/file500.html 350 #500\n/file5k.html five #5125\n");
     fails_with_one_line(&["sweep", url, "--filelist", &malformed], &["bad.txt:2:", "expected '/PATH WEIGHT [#SIZE]'"]);
     let classes = write("classes.txt", "2\n40 2\n/file2k.html\n/file3k.html\n25\n/file1k.html\n");
-    fails_with_one_line(&["sweep", url, "--filelist", &classes], &["classes.txt:5:", "expected 'WEIGHT NFILES' for page class 2"]);
+    fails_with_one_line(
+        &["sweep", url, "--filelist", &classes],
+        &["classes.txt:5:", "expected 'WEIGHT NFILES' for page class 2"],
+    );
     let empty = write("empty.txt", "# nothing here\n\n");
     fails_with_one_line(&["sweep", url, "--filelist", &empty], &["empty.txt", "empty"]);
     let zero = write("zero.txt", "/a.html 0\n/b.html 0\n");

@@ -46,7 +46,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let mut server = Embedded::start()?;
     let mut session = Session::open(global, "sweep", &server.url("/"), false)?;
     server.pin_generator();
-    eprintln!("webstand: fixtures in {}, embedded server on http://{}/ ({})", server.dir.display(), server.addr, server.pinning);
+    eprintln!(
+        "webstand: fixtures in {}, embedded server on http://{}/ ({})",
+        server.dir.display(),
+        server.addr,
+        server.pinning
+    );
 
     let (target, _) = webstand_engine::parse_url(&server.url("/"))?;
     let mut plan = Plan::new(target, fixtures::TENON_FILE);
@@ -60,10 +65,14 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let small = if tenon.interrupted {
         None
     } else {
-        let w = Workload::small_files(&server.manifest, webstand_workload::DEFAULT_SEED)?.with_checksum(Some(&server.manifest));
+        let w = Workload::small_files(&server.manifest, webstand_workload::DEFAULT_SEED)?
+            .with_checksum(Some(&server.manifest));
         w.apply(&mut plan);
         let spec = SweepSpec::uniform(&SMALL_CLIENTS, small_length, Some(warmup));
-        eprintln!("webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients", SMALL_CLIENTS);
+        eprintln!(
+            "webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients",
+            SMALL_CLIENTS
+        );
         Some(session.sweep(&spec, &plan, &w.name)?)
     };
 
@@ -112,7 +121,12 @@ impl Embedded {
         cmd.arg("serve").arg(&dir).args(["--listen", &addr.to_string()]);
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let child = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::inherit()).spawn().context("cannot start webstand serve")?;
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .context("cannot start webstand serve")?;
         let pinning = if pin { "server on CPU 0" } else { "not pinned: needs taskset and 2 CPUs" }.to_string();
         let mut e = Embedded { dir, addr, manifest, pinning, child };
         e.wait_listening()?;

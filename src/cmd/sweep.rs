@@ -161,13 +161,20 @@ fn preset_defaults(p: Preset) -> PresetDefaults {
     };
     match p {
         Preset::Tenon => d(vec![1, 2, 4, 8, 16, 32], "/2k.html", None, false, Layout::Tenon, reqs(1_000_000)),
-        Preset::Webstone1 => d((1..=8).map(|i| i * 16).collect(), "/", Some("webstone1"), false, Layout::WebStone, secs(300)),
-        Preset::Webstone2 => d((1..=20).map(|i| i * 10).collect(), "/", Some("webstone2"), false, Layout::WebStone, secs(600)),
+        Preset::Webstone1 => {
+            d((1..=8).map(|i| i * 16).collect(), "/", Some("webstone1"), false, Layout::WebStone, secs(300))
+        }
+        Preset::Webstone2 => {
+            d((1..=20).map(|i| i * 10).collect(), "/", Some("webstone2"), false, Layout::WebStone, secs(600))
+        }
         Preset::ThttpdSmall => d(vec![1, 2, 4, 8, 16, 32, 64, 128, 256], "/", None, true, Layout::Full, secs(60)),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
                 LevelSpec { clients: 5, stop: Stop { requests: Some(100), duration: Some(Duration::from_secs(60)) } },
-                LevelSpec { clients: 100, stop: Stop { requests: Some(10_000), duration: Some(Duration::from_secs(60)) } },
+                LevelSpec {
+                    clients: 100,
+                    stop: Stop { requests: Some(10_000), duration: Some(Duration::from_secs(60)) },
+                },
             ]),
             ..d(vec![5, 100], "/file6k.html", None, false, Layout::Full, reqs(10_000))
         },
@@ -255,7 +262,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let mut session = Session::open(global, "sweep", &url, args.quiet)?;
     if let Some(e) = &mut embedded {
         e.pin_generator();
-        session.note(&format!("embedded server on http://{}/ over fixtures in {} ({})", e.addr, e.dir.display(), e.pinning));
+        session.note(&format!(
+            "embedded server on http://{}/ over fixtures in {} ({})",
+            e.addr,
+            e.dir.display(),
+            e.pinning
+        ));
     }
 
     if args.find_max_users {
@@ -285,7 +297,13 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("Sweep of {} on {}:{} ({})\n", workload.name, plan.target.host, plan.target.port, describe_load(&plan, rate));
+        println!(
+            "Sweep of {} on {}:{} ({})\n",
+            workload.name,
+            plan.target.host,
+            plan.target.port,
+            describe_load(&plan, rate)
+        );
         print!("{}", tables::render(layout, &levels));
         if let Some(r) = rate {
             for l in &result.levels {
@@ -399,11 +417,15 @@ pub fn exit_code(interrupted: bool) -> i32 {
 }
 
 /// Ctrl-C, progress and the history around the lab's runs: one history run for the whole command, a
-/// level saved as soon as it is measured.
+/// level saved as soon as it is measured. Any command driving `webstand_lab` runs can use it as the
+/// lab's `Observer` (set the group and server version before each series).
 pub struct Session {
     store: Option<(Store, RunId)>,
     quiet: bool,
-    group: String,
+    /// The series the next levels belong to (the history's group).
+    pub group: String,
+    /// The target's version for the history; when `None`, the response's Server header.
+    pub server_version: Option<String>,
     progress: Option<Progress>,
 }
 
@@ -419,7 +441,7 @@ impl Session {
                 None
             }
         };
-        Ok(Session { store, quiet, group: String::new(), progress: None })
+        Ok(Session { store, quiet, group: String::new(), server_version: None, progress: None })
     }
 
     pub fn note(&self, text: &str) {
@@ -438,10 +460,14 @@ impl Session {
         maxusers::find(spec, plan, self)
     }
 
-    /// Marks the run finished; returns where it was saved, to print.
+    /// Marks the run finished ("complete" or "interrupted"); returns where it was saved, to print.
     pub fn finish(&mut self, interrupted: bool) -> Option<String> {
+        self.finish_as(if interrupted { "interrupted" } else { "complete" })
+    }
+
+    /// Marks the run finished with `status` ("complete", "interrupted" or "failed").
+    pub fn finish_as(&mut self, status: &str) -> Option<String> {
         let (store, id) = self.store.take()?;
-        let status = if interrupted { "interrupted" } else { "complete" };
         match store.finish_run(id, status) {
             Ok(()) => Some(format!("Saved as run {id} in {} (see `webstand show {id}`)", store.path().display())),
             Err(e) => {
@@ -474,7 +500,8 @@ impl Observer for Session {
             if r.interrupted { " (interrupted)" } else { "" }
         ));
         if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, r.server_software.as_deref(), r) {
+            let version = self.server_version.as_deref().or(r.server_software.as_deref());
+            if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
                 eprintln!("webstand: warning: results will not be saved: {e:#}");
                 self.store = None;
             }

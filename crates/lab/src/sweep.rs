@@ -39,7 +39,11 @@ pub struct SweepSpec {
 impl SweepSpec {
     /// Every level with the same stop.
     pub fn uniform(clients: &[usize], stop: Stop, warmup: Option<Stop>) -> SweepSpec {
-        SweepSpec { levels: clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(), warmup, rate: None }
+        SweepSpec {
+            levels: clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(),
+            warmup,
+            rate: None,
+        }
     }
 }
 
@@ -145,7 +149,12 @@ pub fn level_plan(base: &Plan, clients: usize, stop: &Stop, rate: Option<Rate>) 
 }
 
 /// Warm-up (result discarded) then the measured run of one level.
-pub(crate) fn measure_level(spec: &SweepSpec, level: &LevelSpec, base: &Plan, obs: &mut dyn Observer) -> Result<Measured> {
+pub(crate) fn measure_level(
+    spec: &SweepSpec,
+    level: &LevelSpec,
+    base: &Plan,
+    obs: &mut dyn Observer,
+) -> Result<Measured> {
     let clients = level.clients;
     if clients == 0 {
         bail!("a level needs at least 1 client");
@@ -224,7 +233,8 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         Some(i) => t.split_at(i),
         None => (t, "s"),
     };
-    let v: f64 = num.parse().map_err(|_| anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"))?;
+    let v: f64 =
+        num.parse().map_err(|_| anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"))?;
     let secs = match unit {
         "ms" => v / 1000.0,
         "s" => v,

@@ -52,8 +52,22 @@ pub fn full(levels: &[Level]) -> String {
     let _ = writeln!(
         out,
         "{:>7} {:>9} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}",
-        "Clients", "Requests", "Failed", "Hits/s", "KB/s", "Mbit/s", "Errors/s", "Err%", "Mean ms", "p50 ms", "p90 ms",
-        "p99 ms", "p99.9 ms", "Max ms", "Little", "KA%"
+        "Clients",
+        "Requests",
+        "Failed",
+        "Hits/s",
+        "KB/s",
+        "Mbit/s",
+        "Errors/s",
+        "Err%",
+        "Mean ms",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "p99.9 ms",
+        "Max ms",
+        "Little",
+        "KA%"
     );
     for l in levels {
         let r = l.result;
@@ -83,11 +97,7 @@ pub fn full(levels: &[Level]) -> String {
     let _ = writeln!(
         out,
         "{:>7} {:>9} {:>7}   ({} bytes in {:.2} s)",
-        "Total",
-        t.complete,
-        t.failed,
-        t.total_bytes,
-        t.elapsed_s
+        "Total", t.complete, t.failed, t.total_bytes, t.elapsed_s
     );
     out
 }
@@ -96,7 +106,8 @@ pub fn full(levels: &[Level]) -> String {
 pub fn tenon(levels: &[Level]) -> String {
     let mut out = format!("  {:<10} {:>12} {:>13}\n", "Clients", "Hits/Sec.", "Kbytes/Sec.");
     for l in levels {
-        let _ = writeln!(out, "  {:<10} {:>12.0} {:>13.0}", l.clients, l.result.hits_per_sec(), l.result.kbytes_per_sec());
+        let _ =
+            writeln!(out, "  {:<10} {:>12.0} {:>13.0}", l.clients, l.result.hits_per_sec(), l.result.kbytes_per_sec());
     }
     out
 }
@@ -163,7 +174,8 @@ pub fn summary(levels: &[Level]) -> String {
 /// The sweep as one JSON document: workload, every level's counts and figures, totals, peak.
 pub fn sweep_json(workload: &str, levels: &[Level], interrupted: bool) -> serde_json::Value {
     let t = totals(levels);
-    let peak = peak(levels).map(|p| serde_json::json!({ "clients": p.clients, "hits_per_sec": p.result.hits_per_sec() }));
+    let peak =
+        peak(levels).map(|p| serde_json::json!({ "clients": p.clients, "hits_per_sec": p.result.hits_per_sec() }));
     serde_json::json!({
         "workload": workload,
         "levels": levels_json(levels),
@@ -179,7 +191,12 @@ mod tests {
     use std::time::Duration;
 
     fn result(complete: u64, secs: u64, latency_us: u64) -> RunResult {
-        let mut r = RunResult { complete, elapsed: Duration::from_secs(secs), total_bytes: complete * 2048, ..Default::default() };
+        let mut r = RunResult {
+            complete,
+            elapsed: Duration::from_secs(secs),
+            total_bytes: complete * 2048,
+            ..Default::default()
+        };
         for _ in 0..complete {
             r.histograms.total.record(latency_us).unwrap();
         }

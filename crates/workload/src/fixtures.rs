@@ -66,7 +66,8 @@ impl Manifest {
     /// Reads a manifest: `path` is the manifest file or the docroot holding it.
     pub fn load(path: &Path) -> Result<Manifest> {
         let file = if path.is_dir() { path.join(MANIFEST) } else { path.to_path_buf() };
-        let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read manifest {}", file.display()))?;
+        let text =
+            std::fs::read_to_string(&file).with_context(|| format!("cannot read manifest {}", file.display()))?;
         serde_json::from_str(&text).with_context(|| format!("{}: not a webstand fixtures manifest", file.display()))
     }
 
@@ -105,7 +106,8 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Manifest> {
     files.push(put(dir, CGI_HELLO, HELLO_CGI.as_bytes(), true)?);
     let manifest = Manifest { generator: GENERATOR.to_string(), files };
     let json = serde_json::to_string_pretty(&manifest)? + "\n";
-    std::fs::write(dir.join(MANIFEST), json).with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
+    std::fs::write(dir.join(MANIFEST), json)
+        .with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
     Ok(manifest)
 }
 
@@ -169,8 +171,12 @@ pub fn parse_size(text: &str) -> Result<u64> {
         "G" | "GB" | "GIB" => 30,
         _ => bail!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix"),
     };
-    let n: u64 = digits.parse().map_err(|_| anyhow::anyhow!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix"))?;
-    n.checked_mul(1 << shift).filter(|&s| s > 0).with_context(|| format!("bad size {text:?}: must be between 1 byte and 2^64"))
+    let n: u64 = digits.parse().map_err(|_| {
+        anyhow::anyhow!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix")
+    })?;
+    n.checked_mul(1 << shift)
+        .filter(|&s| s > 0)
+        .with_context(|| format!("bad size {text:?}: must be between 1 byte and 2^64"))
 }
 
 fn put(dir: &Path, url_path: &str, bytes: &[u8], executable: bool) -> Result<Entry> {
@@ -184,7 +190,12 @@ fn put(dir: &Path, url_path: &str, bytes: &[u8], executable: bool) -> Result<Ent
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))
             .with_context(|| format!("cannot make {} executable", file.display()))?;
     }
-    Ok(Entry { path: url_path.to_string(), size: bytes.len() as u64, sha256: hex(&Sha256::digest(bytes)), cgi: executable })
+    Ok(Entry {
+        path: url_path.to_string(),
+        size: bytes.len() as u64,
+        sha256: hex(&Sha256::digest(bytes)),
+        cgi: executable,
+    })
 }
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast and fixed forever, so the bytes never change.

@@ -33,7 +33,11 @@ impl Workload {
         if paths.is_empty() {
             bail!("{name}: no URLs to fetch");
         }
-        Ok(Workload { name: name.to_string(), requests: paths.iter().map(|p| spec(p)).collect(), pick: Pick::Uniform { seed } })
+        Ok(Workload {
+            name: name.to_string(),
+            requests: paths.iter().map(|p| spec(p)).collect(),
+            pick: Pick::Uniform { seed },
+        })
     }
 
     /// A WebStone list: each file drawn with its weight.

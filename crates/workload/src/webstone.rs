@@ -103,7 +103,11 @@ pub fn parse(text: &str, source: &str) -> Result<FileList> {
     let Some(&(_, first)) = lines.first() else {
         bail!("{source}: the file list is empty (no files listed)");
     };
-    let list = if first.parse::<u64>().is_ok() { parse_page_classes(&lines, source)? } else { parse_weighted(&lines, source)? };
+    let list = if first.parse::<u64>().is_ok() {
+        parse_page_classes(&lines, source)?
+    } else {
+        parse_weighted(&lines, source)?
+    };
     if list.total_weight() == 0 {
         bail!("{source}: the total weight of the file list is zero (no file would ever be fetched)");
     }
