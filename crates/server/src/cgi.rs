@@ -195,6 +195,7 @@ impl Ctx {
     fn finish_cgi(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry, forced: Option<u16>) {
         let Some(mut job) = conn.cgi.take() else { return };
         let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
+        job.keep &= !self.draining;
         if forced.is_some() {
             kill_group(&mut job.child);
         }
