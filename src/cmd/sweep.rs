@@ -12,6 +12,7 @@ use std::time::Duration;
 use webstand_engine::{Live, Plan, Stop};
 use webstand_lab::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
 use webstand_lab::sweep::{self as lab_sweep, Level, LevelSpec, Observer, Rate, SweepResult, SweepSpec};
+use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
 use webstand_store::{RunId, RunMeta, Store};
 
@@ -40,11 +41,11 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "1s")]
     pub warmup: String,
 
-    /// Table: full (every figure per level), tenon (Clients, Hits/Sec, Kbytes/Sec) or webstone
-    /// (Clients, Conn/second, Errors/second, Latency, Little's Law, Throughput) [default: full, or the
-    /// preset's]
+    /// Table: full (every figure per level), tenon (Clients, Hits/Sec, Kbytes/Sec), webstone
+    /// (Clients, Conn/second, Errors/second, Latency, Little's Law, Throughput) or ab (ab's report for
+    /// each level) [default: full, or the preset's]
     #[arg(long, value_name = "LAYOUT")]
-    pub table: Option<Layout>,
+    pub table: Option<Table>,
 
     /// Print the sweep as one JSON document on stdout instead of tables
     #[arg(long)]
@@ -125,6 +126,26 @@ fn parse_rate(s: &str) -> Result<f64> {
     }
 }
 
+/// `--table`: one of the seeds' sweep layouts, or ab's report per level (seed 001's comparison).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    Sweep(Layout),
+    Ab,
+}
+
+impl std::str::FromStr for Table {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Table, String> {
+        match s {
+            "ab" => Ok(Table::Ab),
+            _ => s
+                .parse()
+                .map(Table::Sweep)
+                .map_err(|_| format!("unknown table {s:?}: expected full, tenon, webstone or ab")),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
     Tenon,
@@ -140,7 +161,7 @@ struct PresetDefaults {
     path: &'static str,
     filelist: Option<&'static str>,
     small_files: bool,
-    table: Layout,
+    table: Table,
     /// The seed's own length per level (--full).
     full: Stop,
     /// Levels with their own lengths, used whatever --full says (ab-duel's two ab runs).
@@ -160,14 +181,28 @@ fn preset_defaults(p: Preset) -> PresetDefaults {
         fixed_levels: None,
     };
     match p {
-        Preset::Tenon => d(vec![1, 2, 4, 8, 16, 32], "/2k.html", None, false, Layout::Tenon, reqs(1_000_000)),
-        Preset::Webstone1 => {
-            d((1..=8).map(|i| i * 16).collect(), "/", Some("webstone1"), false, Layout::WebStone, secs(300))
+        Preset::Tenon => {
+            d(vec![1, 2, 4, 8, 16, 32], "/2k.html", None, false, Table::Sweep(Layout::Tenon), reqs(1_000_000))
         }
-        Preset::Webstone2 => {
-            d((1..=20).map(|i| i * 10).collect(), "/", Some("webstone2"), false, Layout::WebStone, secs(600))
+        Preset::Webstone1 => d(
+            (1..=8).map(|i| i * 16).collect(),
+            "/",
+            Some("webstone1"),
+            false,
+            Table::Sweep(Layout::WebStone),
+            secs(300),
+        ),
+        Preset::Webstone2 => d(
+            (1..=20).map(|i| i * 10).collect(),
+            "/",
+            Some("webstone2"),
+            false,
+            Table::Sweep(Layout::WebStone),
+            secs(600),
+        ),
+        Preset::ThttpdSmall => {
+            d(vec![1, 2, 4, 8, 16, 32, 64, 128, 256], "/", None, true, Table::Sweep(Layout::Full), secs(60))
         }
-        Preset::ThttpdSmall => d(vec![1, 2, 4, 8, 16, 32, 64, 128, 256], "/", None, true, Layout::Full, secs(60)),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
                 LevelSpec { clients: 5, stop: Stop { requests: Some(100), duration: Some(Duration::from_secs(60)) } },
@@ -176,7 +211,7 @@ fn preset_defaults(p: Preset) -> PresetDefaults {
                     stop: Stop { requests: Some(10_000), duration: Some(Duration::from_secs(60)) },
                 },
             ]),
-            ..d(vec![5, 100], "/file6k.html", None, false, Layout::Full, reqs(10_000))
+            ..d(vec![5, 100], "/file6k.html", None, false, Table::Ab, reqs(10_000))
         },
     }
 }
@@ -257,7 +292,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         _ => clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(),
     };
     let rate = rate.map(|rate| Rate { rate, jitter: args.jitter });
-    let layout = args.table.or(preset.as_ref().map(|p| p.table)).unwrap_or(Layout::Full);
+    let table = args.table.or(preset.as_ref().map(|p| p.table)).unwrap_or(Table::Sweep(Layout::Full));
 
     let mut session = Session::open(global, "sweep", &url, args.quiet)?;
     if let Some(e) = &mut embedded {
@@ -304,7 +339,23 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             plan.target.port,
             describe_load(&plan, rate)
         );
-        print!("{}", tables::render(layout, &levels));
+        match table {
+            Table::Sweep(layout) => print!("{}", tables::render(layout, &levels)),
+            Table::Ab => {
+                for l in &result.levels {
+                    let info = AbInfo {
+                        host: plan.target.host.clone(),
+                        port: plan.target.port,
+                        path: workload.name.clone(),
+                        concurrency: l.clients,
+                        keep_alive: plan.keep_alive,
+                        ..Default::default()
+                    };
+                    println!("{}", webstand_report::ab::report(&l.result, &info));
+                }
+                print!("{}", tables::summary(&levels));
+            }
+        }
         if let Some(r) = rate {
             for l in &result.levels {
                 println!(
