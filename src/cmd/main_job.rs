@@ -121,6 +121,14 @@ impl Embedded {
         cmd.arg("serve").arg(&dir).args(["--listen", &addr.to_string()]);
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        // And it dies with us even if we are killed outright, so no server is left behind.
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+                Ok(())
+            });
+        }
         let child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
