@@ -15,7 +15,7 @@
 use anyhow::{bail, Context};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use webstand_engine::{CpuTime, Failures, Histograms, RunResult};
@@ -249,11 +249,9 @@ impl Store {
         let conn =
             Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let mut store = Store { conn, path, version: SCHEMA_VERSION };
-        match store.check_schema()? {
-            None => store.create_schema()?,
-            Some(v) if v < SCHEMA_VERSION => store.upgrade(v)?,
-            Some(_) => {}
+        let store = Store { conn, path, version: SCHEMA_VERSION };
+        if store.check_schema()? != Some(SCHEMA_VERSION) {
+            store.prepare_schema()?;
         }
         Ok(store)
     }
@@ -294,12 +292,23 @@ impl Store {
     /// the file is empty (new).
     fn check_schema(&self) -> anyhow::Result<Option<i32>> {
         let shown = self.path.display();
-        let app_id: i32 = self
+        // One statement, so one snapshot: another process creating the schema meanwhile is seen
+        // either not at all or whole.
+        let (app_id, version, objects): (i32, i32, i64) = self
             .conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .with_context(|| format!("{shown} is not a webstand history database (not SQLite)"))?;
-        let version: i32 = self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        let objects: i64 = self.conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            .query_row(
+                "SELECT (SELECT application_id FROM pragma_application_id),
+                        (SELECT user_version FROM pragma_user_version),
+                        (SELECT count(*) FROM sqlite_master)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase) => {
+                    anyhow::anyhow!("{shown} is not a webstand history database (not SQLite)")
+                }
+                _ => anyhow::Error::new(e).context(format!("reading {shown}")),
+            })?;
         if app_id == 0 && version == 0 && objects == 0 {
             return Ok(None);
         }
@@ -317,37 +326,55 @@ impl Store {
         Ok(Some(version))
     }
 
-    /// Brings an older schema up to this one, in one transaction.
-    fn upgrade(&mut self, from: i32) -> anyhow::Result<()> {
-        let tx = self.conn.unchecked_transaction()?;
+    /// Creates the schema in a new file, or brings an older one up to this version. Several
+    /// processes may open a new history at once (parallel tests, two benches): the check is repeated
+    /// under an immediate (write-locked) transaction, so exactly one of them creates or upgrades.
+    fn prepare_schema(&self) -> anyhow::Result<()> {
+        let shown = self.path.display();
+        if self.check_schema()?.is_none() {
+            // WAL (persistent, and not allowed inside a transaction): readers never block the
+            // writer, and a crash mid-write leaves earlier commits intact.
+            self.conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).context("enabling WAL")?;
+        }
+        self.conn.execute_batch("BEGIN IMMEDIATE").with_context(|| format!("locking {shown}"))?;
+        let outcome = self.check_schema().and_then(|version| {
+            match version {
+                None => {
+                    self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
+                }
+                Some(v) if v < SCHEMA_VERSION => self.upgrade(v)?,
+                Some(_) => return Ok(()), // another process got there first
+            }
+            self.conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+            Ok(())
+        });
+        match outcome {
+            Ok(()) => {
+                self.conn.execute_batch("COMMIT").with_context(|| format!("writing the history schema of {shown}"))
+            }
+            Err(e) => {
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// The changes from schema `from` to this one (inside [`Store::prepare_schema`]'s transaction).
+    fn upgrade(&self, from: i32) -> anyhow::Result<()> {
         if from < 2 {
-            tx.execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
+            self.conn.execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
         }
         if from < 3 {
-            tx.execute_batch("ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;")?;
+            self.conn.execute_batch("ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;")?;
         }
         if from < 4 {
-            tx.execute_batch(
+            self.conn.execute_batch(
                 "ALTER TABLE levels ADD COLUMN server_cpu_user_ns INTEGER;
                  ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
         }
-        tx.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
-        tx.commit().with_context(|| format!("upgrading the history schema of {}", self.path.display()))?;
-        self.version = SCHEMA_VERSION;
-        Ok(())
-    }
-
-    fn create_schema(&self) -> anyhow::Result<()> {
-        // WAL: readers never block the writer, and a crash mid-write leaves earlier commits intact.
-        self.conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).context("enabling WAL")?;
-        let tx = self.conn.unchecked_transaction()?;
-        tx.execute_batch(SCHEMA).context("creating the history schema")?;
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
-        ))?;
-        tx.commit().context("creating the history schema")?;
         Ok(())
     }
 
@@ -378,7 +405,9 @@ impl Store {
         let r = result;
         let h = &r.histograms;
         let blobs = [serialize(&h.total)?, serialize(&h.connect)?, serialize(&h.waiting)?, serialize(&h.processing)?];
-        let tx = self.conn.unchecked_transaction()?;
+        // Immediate: take the write lock first, so a concurrent writer makes this wait (busy
+        // timeout) instead of failing when a read-then-write transaction cannot upgrade.
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         let exists: Option<i64> = tx.query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0)).optional()?;
         if exists.is_none() {
             bail!("run {run} is not in {}", self.path.display());
@@ -772,6 +801,29 @@ mod tests {
         writer.add_server_figures(id, "", 2, &figures).unwrap();
         let run = writer.load_run(id).unwrap();
         assert_eq!((run.levels[0].server, run.levels[1].server), (None, Some(figures)));
+    }
+
+    #[test]
+    fn many_processes_opening_a_new_history_at_once_all_succeed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let db = db.clone();
+                std::thread::spawn(move || {
+                    let s = Store::open(Some(&db))?;
+                    let id = s.begin_run(&meta())?;
+                    s.add_level(id, "", 1, None, &synthetic_result(3, 100, Duration::from_secs(1)))?;
+                    s.finish_run(id, "complete")
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap().unwrap();
+        }
+        let runs = Store::open_existing(Some(&db)).unwrap().runs().unwrap();
+        assert_eq!(runs.len(), 8);
+        assert!(runs.iter().all(|r| r.levels == 1 && r.status == "complete"));
     }
 
     #[test]
