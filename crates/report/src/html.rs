@@ -500,7 +500,7 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
         let step = levels.len().div_ceil(8);
         for (i, l) in levels.iter().enumerate().filter(|(i, _)| i % step == 0 || *i == levels.len() - 1) {
             dist.lines.push(Line {
-                label: format!("{} clients", l.clients),
+                label: format!("{} client{}", l.clients, if l.clients == 1 { "" } else { "s" }),
                 colour: COLOURS[(i / step) % COLOURS.len()],
                 dash: Dash::Solid,
                 markers: false,
