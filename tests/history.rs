@@ -60,13 +60,13 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let list = ok(&["history", "--db", db_s]);
     let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
     assert_eq!(rows.len(), 3, "{list}");
-    // Id, date, time, UTC, kind, levels, status, target
+    // Id, "Sun, 22 Nov 2026 21:40:03 GMT" (6 words), kind, levels, status, target
     assert_eq!(
-        (rows[0][0], rows[0][4], rows[0][5], rows[0][6], rows[0][7]),
+        (rows[0][0], rows[0][7], rows[0][8], rows[0][9], rows[0][10]),
         ("1", "sweep", "2", "complete", target.as_str()),
         "{list}"
     );
-    assert_eq!((rows[1][4], rows[1][5], rows[1][6]), ("bench", "1", "complete"), "{list}");
+    assert_eq!((rows[1][7], rows[1][8], rows[1][9]), ("bench", "1", "complete"), "{list}");
     assert_eq!(ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]).lines().count(), 2);
 
     // show: the sweep's table again, with the same counts; the bench in ab's layout.

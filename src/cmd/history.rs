@@ -96,20 +96,9 @@ pub struct ReportArgs {
     title: Option<String>,
 }
 
-/// "2026-11-22 21:40:03 UTC" from Unix seconds (the civil-from-days calculation, proleptic Gregorian).
-fn utc(unix: f64) -> String {
-    let secs = unix.max(0.0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+/// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (the server's HTTP date format).
+fn when(unix: f64) -> String {
+    String::from_utf8_lossy(&webstand_server::date::format(unix.max(0.0) as i64)).into_owned()
 }
 
 /// Resolves one run reference: an id or `last`.
@@ -158,7 +147,7 @@ fn describe(run: &StoredRun) -> String {
         run.id,
         run.meta.kind,
         run.meta.target,
-        utc(run.started_unix),
+        when(run.started_unix),
         shown_status(run)
     )
 }
@@ -178,7 +167,7 @@ fn details(run: &StoredRun) -> Vec<(String, String)> {
     let mut servers: Vec<&str> = run.levels.iter().filter_map(|l| l.server_version.as_deref()).collect();
     servers.dedup();
     let mut d = vec![
-        ("When".to_string(), format!("{}{took}", utc(run.started_unix))),
+        ("When".to_string(), format!("{}{took}", when(run.started_unix))),
         ("Command".into(), run.meta.command_line.clone()),
         ("webstand".into(), run.version.clone()),
         ("Machine".into(), format!("{}, {} cores, {}, host {}", m.cpu_model, m.cores, m.kernel, m.hostname)),
@@ -329,13 +318,13 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     if a.limit > 0 && runs.len() > a.limit {
         runs.drain(..runs.len() - a.limit);
     }
-    let mut text = format!("{:>5}  {:<23}  {:<8} {:>6}  {:<11}  Target\n", "Id", "When", "Kind", "Levels", "Status");
+    let mut text = format!("{:>5}  {:<29}  {:<8} {:>6}  {:<11}  Target\n", "Id", "When", "Kind", "Levels", "Status");
     for r in &runs {
         let status = if r.status == "running" { "unfinished" } else { &r.status };
         text += &format!(
-            "{:>5}  {:<23}  {:<8} {:>6}  {:<11}  {}\n",
+            "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  {}\n",
             r.id,
-            utc(r.started_unix),
+            when(r.started_unix),
             r.kind,
             r.levels,
             status,
@@ -413,7 +402,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                     "command_line": run.meta.command_line,
                     "target": run.meta.target,
                     "started_unix": run.started_unix,
-                    "started": utc(run.started_unix),
+                    "started": when(run.started_unix),
                     "finished_unix": run.finished_unix,
                     "status": shown_status(&run),
                     "webstand_version": run.version,
@@ -501,12 +490,10 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::utc;
+    use super::when;
 
     #[test]
-    fn utc_formats_civil_time() {
-        assert_eq!(utc(0.0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(951_782_400.0), "2000-02-29 00:00:00 UTC");
-        assert_eq!(utc(1_795_383_603.5), "2026-11-22 21:40:03 UTC");
+    fn times_read_as_http_dates() {
+        assert_eq!(when(1_795_383_603.5), "Sun, 22 Nov 2026 21:40:03 GMT");
     }
 }
