@@ -316,6 +316,7 @@ fn curl_cgi_environment_body_and_limits() {
     cgi_script(d.path(), "env", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv | sort\n");
     cgi_script(d.path(), "echo", "printf 'Status: 201 Made\\nContent-Type: text/plain\\n\\n'\ncat\n");
     cgi_script(d.path(), "slow", "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n");
+    cgi_script(d.path(), "nap", "sleep 0.3\nprintf 'Content-Type: text/plain\\n\\nawake'\n");
     cgi_script(d.path(), "flood", "echo 'Content-Type: text/plain'\necho\nhead -c 100000 /dev/zero\n");
     let s = serve(d.path(), &["--threads", "1", "--cgi", "/cgi-bin/*", "--cgi-timeout", "500ms", "--cgi-max-output", "5000"]);
     let (h, b) = curl(&["-H", "Proxy: http://evil.example:8080", "-H", "X-Thing: 1", &url(&s, "/cgi-bin/env/extra/path?a=1&b=2")]);
@@ -348,6 +349,18 @@ fn curl_cgi_environment_body_and_limits() {
     assert!(h.starts_with("HTTP/1.1 502"), "{h}");
     let (h, _) = curl(&[&url(&s, "/cgi-bin/missing")]);
     assert!(h.starts_with("HTTP/1.1 404"), "{h}");
+    // A request that arrives while the program runs is read and answered after it.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(T)).unwrap();
+    c.write_all(b"GET /cgi-bin/nap HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    c.write_all(b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut all = Vec::new();
+    c.read_to_end(&mut all).unwrap();
+    let rs = responses(&all, &[]);
+    assert_eq!(rs.len(), 2, "{}", text(&all));
+    assert_eq!((rs[0].1.as_slice(), rs[1].1.as_slice()), (&b"awake"[..], &b"body{}"[..]));
+
     let (h, _) = curl(&["-X", "PUT", &url(&s, "/cgi-bin/env")]);
     assert_eq!(header(&h, "allow"), Some("GET, HEAD, POST"));
 }

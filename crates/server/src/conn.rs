@@ -47,6 +47,11 @@ pub struct Conn {
     pub stalled: bool,
     /// "100 Continue" was sent for the request being received.
     pub continue_sent: bool,
+    /// The socket may hold unread input: a readable event came while output or a CGI program was
+    /// pending (edge-triggered epoll will not report it again).
+    pub unread: bool,
+    /// The peer has shut down its side (no further readable edge will come).
+    pub hup: bool,
     /// When the first byte of the request now being received arrived.
     pub head_started: Option<Instant>,
     /// When this connection times out in its current state.
@@ -71,6 +76,8 @@ impl Conn {
             lingering: false,
             stalled: false,
             continue_sent: false,
+            unread: false,
+            hup: false,
             head_started: None,
             deadline,
             cgi: None,

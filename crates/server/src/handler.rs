@@ -246,7 +246,8 @@ impl Ctx {
                 Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges))
             }
             Ok(Some(dir)) => {
-                let html = match crate::listing::render(&dir, &url_path) {
+                let dir_url = if url_path == "/" { url_path } else { format!("{url_path}/") };
+                let html = match crate::listing::render(&dir, &dir_url) {
                     Ok(h) => h,
                     Err(_) => return simple(self, out, 500, b""),
                 };

@@ -106,12 +106,10 @@ impl Worker {
             let _ = self.poll.registry().deregister(&mut l);
             self.ctx.draining = true;
             self.drain_deadline = Some(self.ctx.now + self.ctx.shared.config.drain_timeout);
+            // Idle connections close now; busy ones answer with Connection: close and then close.
             for i in 0..self.conns.len() {
-                if let Some(c) = self.conns[i].as_mut() {
-                    c.closing = true;
-                    if c.is_idle() {
-                        self.close(i);
-                    }
+                if self.conns[i].as_ref().is_some_and(|c| c.is_idle()) {
+                    self.close(i);
                 }
             }
         }
@@ -259,11 +257,14 @@ fn step(
     conn: &mut Conn,
     rbuf: &mut [u8],
     wbuf: &mut Vec<u8>,
-    mut readable: bool,
+    readable: bool,
     hup: bool,
     idx: usize,
     registry: &mio::Registry,
 ) -> io::Result<bool> {
+    conn.hup |= hup;
+    // Input that arrived while the connection was busy is still owed a read.
+    conn.unread |= readable;
     loop {
         if conn.has_output() || !wbuf.is_empty() {
             match conn.flush(wbuf, ctx)? {
@@ -291,7 +292,10 @@ fn step(
                 }
             }
         }
-        if conn.closing && conn.cgi.is_none() {
+        if conn.cgi.is_some() {
+            return Ok(true);
+        }
+        if conn.closing || (ctx.draining && conn.is_idle()) {
             if !conn.linger {
                 return Ok(false);
             }
@@ -300,15 +304,12 @@ fn step(
             conn.deadline = ctx.now + LINGER;
             continue;
         }
-        if conn.cgi.is_some() {
-            return Ok(true);
-        }
         if conn.stalled {
             conn.stalled = false;
             ctx.serve_bytes(conn, &[], wbuf, idx, registry);
             continue;
         }
-        if !readable {
+        if !conn.unread {
             conn.set_wait_deadline(ctx.now, &ctx.shared.config);
             return Ok(true);
         }
@@ -316,7 +317,7 @@ fn step(
             Ok(0) => return Ok(false),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                readable = false;
+                conn.unread = false;
                 continue;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -324,7 +325,7 @@ fn step(
         };
         // A short read drained the socket; edge-triggered epoll reports the next arrival. After a
         // hang-up no further edge comes, so read on to the end.
-        readable = n == rbuf.len() || hup;
+        conn.unread = n == rbuf.len() || conn.hup;
         ctx.serve_bytes(conn, &rbuf[..n], wbuf, idx, registry);
     }
 }
