@@ -21,7 +21,9 @@ pub struct Args {
     #[arg(long, value_name = "ADDR:PORT")]
     listen: Option<SocketAddr>,
 
-    /// TOML config file; its keys are these flags' long names with '_' for '-'
+    /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
+    /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
+    /// `[[auth]]` table with prefix, htpasswd, realm); flags given too win
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
@@ -46,7 +48,7 @@ pub struct Args {
     #[arg(long, value_name = "PREFIX=FILE")]
     auth: Vec<String>,
 
-    /// Realm named in the 401 challenge [default: webstand]
+    /// Realm named in the 401 challenge of every --auth rule [default: webstand]
     #[arg(long, value_name = "TEXT")]
     realm: Option<String>,
 
@@ -63,8 +65,9 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     cgi_max_output: Option<u64>,
 
-    /// thttpd throttle file: lines `pattern max-bytes-per-second`, shared by all connections of a
-    /// pattern, 503 when far over [default: none]
+    /// thttpd throttle file: lines `pattern max-bytes-per-second` (or `pattern min-max`); the rate is
+    /// shared by all connections of the pattern, and new requests get 503 while the bytes already
+    /// queued on it exceed 20 s at that rate [default: none]
     #[arg(long, value_name = "FILE")]
     throttle: Option<PathBuf>,
 

@@ -229,5 +229,17 @@ mod tests {
         assert_eq!(c.auth[0].realm, "webstand");
         assert_eq!(c.index, "index.html");
         assert!(toml::from_str::<Config>("no_such_key = 1").is_err());
+        assert!(toml::from_str::<Config>("header_timeout = \"soon\"").is_err());
+    }
+
+    #[test]
+    fn the_readme_example_parses() {
+        let readme = include_str!("../../../README.md");
+        let start = readme.find("```toml\nroot = ").expect("README has the serve config example") + 8;
+        let end = start + readme[start..].find("```").unwrap();
+        let c: Config = toml::from_str(&readme[start..end]).unwrap();
+        assert_eq!(c.threads, 2);
+        assert_eq!(c.auth.len(), 1);
+        assert_eq!(c.throttle, vec!["/big/* 100000".to_string()]);
     }
 }

@@ -29,7 +29,19 @@ impl Docroot {
     /// Opens `rel` ("" = the root) for reading, refusing anything that resolves outside the root.
     pub fn open_beneath(&self, rel: &str) -> io::Result<File> {
         let rel = if rel.is_empty() { "." } else { rel };
-        let c_rel = std::ffi::CString::new(rel).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        if rel.as_bytes().contains(&0) {
+            return Err(io::Error::from(io::ErrorKind::InvalidInput));
+        }
+        // A NUL-terminated copy on the stack: the once-a-second re-checks of cached files allocate nothing.
+        let mut stack = [0u8; 512];
+        let heap;
+        let c_rel: &[u8] = if rel.len() < stack.len() {
+            stack[..rel.len()].copy_from_slice(rel.as_bytes());
+            &stack[..=rel.len()]
+        } else {
+            heap = [rel.as_bytes(), &[0]].concat();
+            &heap
+        };
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64;
         how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
@@ -38,7 +50,7 @@ impl Docroot {
             libc::syscall(
                 libc::SYS_openat2,
                 self.dir.as_raw_fd(),
-                c_rel.as_ptr(),
+                c_rel.as_ptr().cast::<libc::c_char>(),
                 &how as *const libc::open_how,
                 std::mem::size_of::<libc::open_how>(),
             )
