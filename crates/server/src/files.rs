@@ -162,14 +162,18 @@ pub struct Cache {
     map: HashMap<Box<[u8]>, Entry>,
     bytes: u64,
     max_bytes: u64,
+    /// Entries holding an open descriptor (large files).
+    open_files: usize,
 }
 
-/// Entries (and so open descriptors) one loop keeps at most.
+/// Entries one loop keeps at most.
 const MAX_ENTRIES: usize = 8192;
+/// Large-file entries (each an open descriptor) one loop keeps at most.
+const MAX_OPEN_FILES: usize = 1024;
 
 impl Cache {
     pub fn new(max_bytes: u64) -> Cache {
-        Cache { map: HashMap::new(), bytes: 0, max_bytes }
+        Cache { map: HashMap::new(), bytes: 0, max_bytes, open_files: 0 }
     }
 
     /// The entry for a URL path if it is still valid; re-checks the file when the entry is older than
@@ -193,20 +197,24 @@ impl Cache {
     }
 
     pub fn insert(&mut self, key: &[u8], entry: Entry) -> &Entry {
+        self.remove(key);
         let size = entry.body.as_ref().map_or(0, |b| b.len() as u64);
-        if self.bytes + size > self.max_bytes || self.map.len() >= MAX_ENTRIES {
+        let file = usize::from(entry.file.is_some());
+        if self.bytes + size > self.max_bytes || self.map.len() >= MAX_ENTRIES || self.open_files + file > MAX_OPEN_FILES {
             // Simple and bounded: start over rather than track recency on the hot path.
             self.map.clear();
             self.bytes = 0;
+            self.open_files = 0;
         }
         self.bytes += size;
-        self.map.remove(key);
+        self.open_files += file;
         self.map.entry(key.into()).or_insert(entry)
     }
 
     fn remove(&mut self, key: &[u8]) {
         if let Some(e) = self.map.remove(key) {
             self.bytes -= e.body.as_ref().map_or(0, |b| b.len() as u64);
+            self.open_files -= usize::from(e.file.is_some());
         }
     }
 }
