@@ -35,9 +35,17 @@ fn responses(mut b: &[u8], head_only: &[bool]) -> Vec<(String, Vec<u8>)> {
         let head = text(&b[..end]);
         let len: usize = head
             .lines()
-            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse().unwrap()))
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length: ")
+                    .map(|v| v.trim().parse().unwrap())
+            })
             .unwrap_or(0);
-        let len = if head_only.get(i).copied().unwrap_or(false) || head.contains(" 304 ") { 0 } else { len };
+        let len = if head_only.get(i).copied().unwrap_or(false) || head.contains(" 304 ") {
+            0
+        } else {
+            len
+        };
         out.push((head, b[end + 4..end + 4 + len].to_vec()));
         b = &b[end + 4 + len..];
         i += 1;
@@ -59,7 +67,10 @@ fn curl(args: &[&str]) -> (String, Vec<u8>) {
         .output()
         .expect("run curl");
     let all = out.stdout;
-    let end = all.windows(4).position(|w| w == b"\r\n\r\n").expect("curl printed headers");
+    let end = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("curl printed headers");
     (text(&all[..end]), all[end + 4..].to_vec())
 }
 
@@ -67,39 +78,73 @@ fn curl(args: &[&str]) -> (String, Vec<u8>) {
 fn get_head_index_mime_404_405() {
     let d = docroot();
     let s = serve(d.path(), &["--threads", "1"]);
-    let r = raw_exchange(s.addr, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T);
+    let r = raw_exchange(
+        s.addr,
+        b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    );
     let rs = responses(&r, &[]);
     assert!(rs[0].0.starts_with("HTTP/1.1 200 OK"), "{}", rs[0].0);
     assert_eq!(rs[0].1, b"<h1>home</h1>\n");
-    assert_eq!(header(&rs[0].0, "content-type"), Some("text/html; charset=utf-8"));
+    assert_eq!(
+        header(&rs[0].0, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
     assert!(header(&rs[0].0, "date").is_some_and(|d| d.ends_with(" GMT")));
 
-    let r = raw_exchange(s.addr, b"HEAD /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T);
+    let r = raw_exchange(
+        s.addr,
+        b"HEAD /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    );
     let head = text(&r);
     assert!(head.starts_with("HTTP/1.1 200 OK"));
     assert_eq!(header(&head, "content-length"), Some("6"));
-    assert_eq!(header(&head, "content-type"), Some("text/css; charset=utf-8"));
+    assert_eq!(
+        header(&head, "content-type"),
+        Some("text/css; charset=utf-8")
+    );
     assert!(head.ends_with("\r\n\r\n"), "HEAD has no body: {head:?}");
 
-    let r = text(&raw_exchange(s.addr, b"GET /missing.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    let r = text(&raw_exchange(
+        s.addr,
+        b"GET /missing.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
     assert!(r.starts_with("HTTP/1.1 404 Not Found"), "{r}");
 
-    let r = text(&raw_exchange(s.addr, b"DELETE /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    let r = text(&raw_exchange(
+        s.addr,
+        b"DELETE /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
     assert!(r.starts_with("HTTP/1.1 405 Method Not Allowed"), "{r}");
     assert_eq!(header(&r, "allow"), Some("GET, HEAD"));
 
-    let r = text(&raw_exchange(s.addr, b"GET /sub?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    let r = text(&raw_exchange(
+        s.addr,
+        b"GET /sub?x=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
     assert!(r.starts_with("HTTP/1.1 301"), "{r}");
     assert_eq!(header(&r, "location"), Some("/sub/?x=1"));
-    let r = text(&raw_exchange(s.addr, b"GET /sub/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
-    assert!(r.starts_with("HTTP/1.1 403"), "directory listing is off by default: {r}");
+    let r = text(&raw_exchange(
+        s.addr,
+        b"GET /sub/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
+    assert!(
+        r.starts_with("HTTP/1.1 403"),
+        "directory listing is off by default: {r}"
+    );
 }
 
 #[test]
 fn pipelined_requests_are_answered_in_order_on_one_connection() {
     let d = docroot();
     let s = serve(d.path(), &["--threads", "1"]);
-    let req = b"GET /style.css HTTP/1.1\r\nHost: x\r\n\r\nHEAD /2k.html HTTP/1.1\r\nHost: x\r\n\r\n\
+    let req =
+        b"GET /style.css HTTP/1.1\r\nHost: x\r\n\r\nHEAD /2k.html HTTP/1.1\r\nHost: x\r\n\r\n\
 GET /nope HTTP/1.1\r\nHost: x\r\n\r\nGET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
     let r = raw_exchange(s.addr, req, T);
     let rs = responses(&r, &[false, true, false, false]);
@@ -117,19 +162,27 @@ fn keep_alive_follows_the_http_version() {
     let s = serve(d.path(), &["--threads", "1"]);
     // HTTP/1.0 without keep-alive: answered, then closed by the server.
     let r = text(&raw_exchange(s.addr, b"GET /style.css HTTP/1.0\r\n\r\n", T));
-    assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("body{}"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 200") && r.ends_with("body{}"),
+        "{r}"
+    );
     // HTTP/1.0 with keep-alive, then HTTP/1.1 on the same connection.
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(T)).unwrap();
-    c.write_all(b"GET /style.css HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap();
+    c.write_all(b"GET /style.css HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+        .unwrap();
     let mut buf = vec![0; 4096];
     let n = c.read(&mut buf).unwrap();
     let first = text(&buf[..n]);
     assert_eq!(header(&first, "connection"), Some("keep-alive"), "{first}");
-    c.write_all(b"GET /sub/data.json HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /sub/data.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let n = c.read(&mut buf).unwrap();
     let second = text(&buf[..n]);
-    assert!(second.starts_with("HTTP/1.1 200") && second.ends_with("{}"), "{second}");
+    assert!(
+        second.starts_with("HTTP/1.1 200") && second.ends_with("{}"),
+        "{second}"
+    );
     assert_eq!(header(&second, "content-type"), Some("application/json"));
 }
 
@@ -137,7 +190,11 @@ fn keep_alive_follows_the_http_version() {
 fn large_files_arrive_whole_through_sendfile() {
     let d = docroot();
     let s = serve(d.path(), &["--threads", "1"]);
-    let r = raw_exchange(s.addr, b"GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T);
+    let r = raw_exchange(
+        s.addr,
+        b"GET /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    );
     let rs = responses(&r, &[]);
     assert_eq!(rs[0].1, std::fs::read(d.path().join("big.bin")).unwrap());
     let (head, body) = curl(&[&format!("http://{}/big.bin", s.addr)]);
@@ -149,7 +206,11 @@ fn large_files_arrive_whole_through_sendfile() {
 fn sigterm_exits_zero_after_printing_the_listening_line() {
     let d = docroot();
     let mut s = serve(d.path(), &["--threads", "2"]);
-    let r = raw_exchange(s.addr, b"GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T);
+    let r = raw_exchange(
+        s.addr,
+        b"GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    );
     assert!(text(&r).starts_with("HTTP/1.1 200"));
     // An idle keep-alive connection must not hold the exit up.
     let _idle = TcpStream::connect(s.addr).unwrap();
@@ -159,13 +220,24 @@ fn sigterm_exits_zero_after_printing_the_listening_line() {
         if let Some(st) = s.child.try_wait().unwrap() {
             break st;
         }
-        assert!(start.elapsed() < Duration::from_secs(5), "no exit after SIGTERM");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no exit after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
     let mut err = String::new();
-    s.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert_eq!(err.lines().next(), Some(format!("listening on http://{}", s.addr).as_str()));
+    s.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(
+        err.lines().next(),
+        Some(format!("listening on http://{}", s.addr).as_str())
+    );
 }
 
 #[test]
@@ -202,7 +274,10 @@ fn curl_ranges_single_multiple_and_unsatisfiable() {
     for (path, bytes) in [("/big.bin", &big), ("/2k.html", &two_k)] {
         let (h, b) = curl(&["-r", "100-199", &url(&s, path)]);
         assert!(h.starts_with("HTTP/1.1 206"), "{h}");
-        assert_eq!(header(&h, "content-range"), Some(format!("bytes 100-199/{}", bytes.len()).as_str()));
+        assert_eq!(
+            header(&h, "content-range"),
+            Some(format!("bytes 100-199/{}", bytes.len()).as_str())
+        );
         assert_eq!(b, &bytes[100..200]);
         let (h, b) = curl(&["-r", "-10", &url(&s, path)]);
         assert!(h.starts_with("HTTP/1.1 206"));
@@ -211,10 +286,22 @@ fn curl_ranges_single_multiple_and_unsatisfiable() {
         let (h, b) = curl(&["-r", "0-9,50-59,5-14", &url(&s, path)]);
         assert!(h.starts_with("HTTP/1.1 206"), "{h}");
         let ctype = header(&h, "content-type").unwrap();
-        let boundary = ctype.strip_prefix("multipart/byteranges; boundary=").expect(ctype);
-        assert_eq!(header(&h, "content-length").unwrap().parse::<usize>().unwrap(), b.len());
+        let boundary = ctype
+            .strip_prefix("multipart/byteranges; boundary=")
+            .expect(ctype);
+        assert_eq!(
+            header(&h, "content-length")
+                .unwrap()
+                .parse::<usize>()
+                .unwrap(),
+            b.len()
+        );
         let body = text(&b);
-        assert_eq!(body.matches(&format!("--{boundary}\r\n")).count(), 2, "overlapping 0-9 and 5-14 merged: {body}");
+        assert_eq!(
+            body.matches(&format!("--{boundary}\r\n")).count(),
+            2,
+            "overlapping 0-9 and 5-14 merged: {body}"
+        );
         assert!(body.contains(&format!("Content-Range: bytes 0-14/{}", bytes.len())));
         assert!(body.contains(&format!("Content-Range: bytes 50-59/{}", bytes.len())));
         assert!(body.ends_with(&format!("--{boundary}--\r\n")));
@@ -223,10 +310,19 @@ fn curl_ranges_single_multiple_and_unsatisfiable() {
 
         let (h, _) = curl(&["-r", "999999999-", &url(&s, path)]);
         assert!(h.starts_with("HTTP/1.1 416"), "{h}");
-        assert_eq!(header(&h, "content-range"), Some(format!("bytes */{}", bytes.len()).as_str()));
+        assert_eq!(
+            header(&h, "content-range"),
+            Some(format!("bytes */{}", bytes.len()).as_str())
+        );
     }
     // If-Range with a stale validator: the whole file.
-    let (h, b) = curl(&["-r", "0-9", "-H", "If-Range: \"stale\"", &url(&s, "/2k.html")]);
+    let (h, b) = curl(&[
+        "-r",
+        "0-9",
+        "-H",
+        "If-Range: \"stale\"",
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b.len(), 2048);
 }
@@ -238,32 +334,73 @@ fn curl_conditional_get_gives_304() {
     let (h, _) = curl(&[&url(&s, "/2k.html")]);
     let etag = header(&h, "etag").unwrap().to_string();
     let lm = header(&h, "last-modified").unwrap().to_string();
-    let (h, b) = curl(&["-H", &format!("If-None-Match: {etag}"), &url(&s, "/2k.html")]);
+    let (h, b) = curl(&[
+        "-H",
+        &format!("If-None-Match: {etag}"),
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 304"), "{h}");
     assert!(b.is_empty());
     assert_eq!(header(&h, "etag"), Some(etag.as_str()));
-    let (h, _) = curl(&["-H", &format!("If-Modified-Since: {lm}"), &url(&s, "/2k.html")]);
+    let (h, _) = curl(&[
+        "-H",
+        &format!("If-Modified-Since: {lm}"),
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 304"), "{h}");
     let (h, _) = curl(&["-z", "Thu, 01 Jan 2099 00:00:00 GMT", &url(&s, "/2k.html")]);
     assert!(h.starts_with("HTTP/1.1 304"), "{h}");
-    let (h, b) = curl(&["-H", "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT", &url(&s, "/2k.html")]);
+    let (h, b) = curl(&[
+        "-H",
+        "If-Modified-Since: Thu, 01 Jan 1970 00:00:00 GMT",
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 200") && b.len() == 2048, "{h}");
     // A non-matching If-None-Match wins over a matching If-Modified-Since.
-    let (h, _) = curl(&["-H", "If-None-Match: \"other\"", "-H", &format!("If-Modified-Since: {lm}"), &url(&s, "/2k.html")]);
+    let (h, _) = curl(&[
+        "-H",
+        "If-None-Match: \"other\"",
+        "-H",
+        &format!("If-Modified-Since: {lm}"),
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     // The file changes: the old validator no longer matches.
     std::thread::sleep(Duration::from_millis(1100));
     std::fs::write(d.path().join("2k.html"), "b".repeat(2048)).unwrap();
-    let (h, b) = curl(&["-H", &format!("If-None-Match: {etag}"), &url(&s, "/2k.html")]);
+    let (h, b) = curl(&[
+        "-H",
+        &format!("If-None-Match: {etag}"),
+        &url(&s, "/2k.html"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b, "b".repeat(2048).as_bytes());
 }
 
 fn htpasswd(dir: &Path) -> std::path::PathBuf {
     let f = dir.join("users.htpasswd");
-    assert!(common::have("htpasswd"), "htpasswd (apache2-utils) is installed by scripts/install-deps.sh");
-    let ok = |args: &[&str]| assert!(std::process::Command::new("htpasswd").args(args).output().unwrap().status.success());
-    ok(&["-c", "-b", "-B", "-C", "5", f.to_str().unwrap(), "ann", "bcrypt-pass"]);
+    assert!(
+        common::have("htpasswd"),
+        "htpasswd (apache2-utils) is installed by scripts/install-deps.sh"
+    );
+    let ok = |args: &[&str]| {
+        assert!(std::process::Command::new("htpasswd")
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success())
+    };
+    ok(&[
+        "-c",
+        "-b",
+        "-B",
+        "-C",
+        "5",
+        f.to_str().unwrap(),
+        "ann",
+        "bcrypt-pass",
+    ]);
     ok(&["-b", "-s", f.to_str().unwrap(), "bob", "sha-pass"]);
     f
 }
@@ -274,7 +411,17 @@ fn curl_basic_auth_per_directory() {
     std::fs::create_dir(d.path().join("private")).unwrap();
     std::fs::write(d.path().join("private/secret.txt"), "top secret").unwrap();
     let pw = htpasswd(d.path());
-    let s = serve(d.path(), &["--threads", "1", "--auth", &format!("/private/={}", pw.display()), "--realm", "Staff"]);
+    let s = serve(
+        d.path(),
+        &[
+            "--threads",
+            "1",
+            "--auth",
+            &format!("/private/={}", pw.display()),
+            "--realm",
+            "Staff",
+        ],
+    );
     let (h, b) = curl(&["-u", "ann:bcrypt-pass", &url(&s, "/private/secret.txt")]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b, b"top secret");
@@ -286,7 +433,10 @@ fn curl_basic_auth_per_directory() {
         args.push(&u);
         let (h, b) = curl(&args);
         assert!(h.starts_with("HTTP/1.1 401"), "{creds:?}: {h}");
-        assert_eq!(header(&h, "www-authenticate"), Some("Basic realm=\"Staff\", charset=\"UTF-8\""));
+        assert_eq!(
+            header(&h, "www-authenticate"),
+            Some("Basic realm=\"Staff\", charset=\"UTF-8\"")
+        );
         assert!(!text(&b).contains("top secret"));
     }
     // Other spellings of the same path are covered too; other directories are open.
@@ -298,7 +448,10 @@ fn curl_basic_auth_per_directory() {
     assert!(h.starts_with("HTTP/1.1 200"));
     // The htpasswd file itself is never served.
     let (h, _) = curl(&[&url(&s, "/users.htpasswd")]);
-    assert!(h.starts_with("HTTP/1.1 200"), "only dot-files are hidden; this one is outside a protected prefix");
+    assert!(
+        h.starts_with("HTTP/1.1 200"),
+        "only dot-files are hidden; this one is outside a protected prefix"
+    );
 }
 
 fn cgi_script(root: &Path, name: &str, body: &str) {
@@ -313,13 +466,51 @@ fn cgi_script(root: &Path, name: &str, body: &str) {
 #[test]
 fn curl_cgi_environment_body_and_limits() {
     let d = docroot();
-    cgi_script(d.path(), "env", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv | sort\n");
-    cgi_script(d.path(), "echo", "printf 'Status: 201 Made\\nContent-Type: text/plain\\n\\n'\ncat\n");
-    cgi_script(d.path(), "slow", "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n");
-    cgi_script(d.path(), "nap", "sleep 0.3\nprintf 'Content-Type: text/plain\\n\\nawake'\n");
-    cgi_script(d.path(), "flood", "echo 'Content-Type: text/plain'\necho\nhead -c 100000 /dev/zero\n");
-    let s = serve(d.path(), &["--threads", "1", "--cgi", "/cgi-bin/*", "--cgi-timeout", "500ms", "--cgi-max-output", "5000"]);
-    let (h, b) = curl(&["-H", "Proxy: http://evil.example:8080", "-H", "X-Thing: 1", &url(&s, "/cgi-bin/env/extra/path?a=1&b=2")]);
+    cgi_script(
+        d.path(),
+        "env",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nenv | sort\n",
+    );
+    cgi_script(
+        d.path(),
+        "echo",
+        "printf 'Status: 201 Made\\nContent-Type: text/plain\\n\\n'\ncat\n",
+    );
+    cgi_script(
+        d.path(),
+        "slow",
+        "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n",
+    );
+    cgi_script(
+        d.path(),
+        "nap",
+        "sleep 0.3\nprintf 'Content-Type: text/plain\\n\\nawake'\n",
+    );
+    cgi_script(
+        d.path(),
+        "flood",
+        "echo 'Content-Type: text/plain'\necho\nhead -c 100000 /dev/zero\n",
+    );
+    let s = serve(
+        d.path(),
+        &[
+            "--threads",
+            "1",
+            "--cgi",
+            "/cgi-bin/*",
+            "--cgi-timeout",
+            "500ms",
+            "--cgi-max-output",
+            "5000",
+        ],
+    );
+    let (h, b) = curl(&[
+        "-H",
+        "Proxy: http://evil.example:8080",
+        "-H",
+        "X-Thing: 1",
+        &url(&s, "/cgi-bin/env/extra/path?a=1&b=2"),
+    ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     let env = text(&b);
     for want in [
@@ -335,7 +526,10 @@ fn curl_cgi_environment_body_and_limits() {
         assert!(env.lines().any(|l| l == want), "missing {want} in\n{env}");
     }
     assert!(!env.contains("HTTP_PROXY"), "httpoxy: {env}");
-    assert!(!env.contains("HOME=") && !env.contains("CARGO"), "the environment is built from scratch: {env}");
+    assert!(
+        !env.contains("HOME=") && !env.contains("CARGO"),
+        "the environment is built from scratch: {env}"
+    );
 
     let (h, b) = curl(&["--data-binary", "posted body", &url(&s, "/cgi-bin/echo")]);
     assert!(h.starts_with("HTTP/1.1 201"), "{h}");
@@ -352,14 +546,19 @@ fn curl_cgi_environment_body_and_limits() {
     // A request that arrives while the program runs is read and answered after it.
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(T)).unwrap();
-    c.write_all(b"GET /cgi-bin/nap HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /cgi-bin/nap HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     std::thread::sleep(Duration::from_millis(100));
-    c.write_all(b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    c.write_all(b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
     let mut all = Vec::new();
     c.read_to_end(&mut all).unwrap();
     let rs = responses(&all, &[]);
     assert_eq!(rs.len(), 2, "{}", text(&all));
-    assert_eq!((rs[0].1.as_slice(), rs[1].1.as_slice()), (&b"awake"[..], &b"body{}"[..]));
+    assert_eq!(
+        (rs[0].1.as_slice(), rs[1].1.as_slice()),
+        (&b"awake"[..], &b"body{}"[..])
+    );
 
     let (h, _) = curl(&["-X", "PUT", &url(&s, "/cgi-bin/env")]);
     assert_eq!(header(&h, "allow"), Some("GET, HEAD, POST"));
@@ -386,7 +585,10 @@ fn access_log_is_common_log_format() {
     let d = docroot();
     let log_dir = tempfile::tempdir().unwrap();
     let log = log_dir.path().join("access.log");
-    let mut s = serve(d.path(), &["--threads", "1", "--access-log", log.to_str().unwrap()]);
+    let mut s = serve(
+        d.path(),
+        &["--threads", "1", "--access-log", log.to_str().unwrap()],
+    );
     curl(&[&url(&s, "/2k.html")]);
     curl(&[&url(&s, "/nope")]);
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
@@ -395,10 +597,21 @@ fn access_log_is_common_log_format() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     let clf = |l: &str, req: &str, tail: &str| {
-        l.starts_with("127.0.0.1 - - [") && l.contains(" +0000] ") && l.contains(&format!("\"{req}\"")) && l.ends_with(tail)
+        l.starts_with("127.0.0.1 - - [")
+            && l.contains(" +0000] ")
+            && l.contains(&format!("\"{req}\""))
+            && l.ends_with(tail)
     };
-    assert!(clf(lines[0], "GET /2k.html HTTP/1.1", " 200 2048"), "{}", lines[0]);
-    assert!(clf(lines[1], "GET /nope HTTP/1.1", " 404 106"), "{}", lines[1]);
+    assert!(
+        clf(lines[0], "GET /2k.html HTTP/1.1", " 200 2048"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        clf(lines[1], "GET /nope HTTP/1.1", " 404 106"),
+        "{}",
+        lines[1]
+    );
 }
 
 #[test]
@@ -409,7 +622,10 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
     std::fs::write(d.path().join("slow/huge.bin"), vec![2u8; 1_000_000]).unwrap();
     let rules = d.path().join("throttle.conf");
     std::fs::write(&rules, "# pattern  bytes/s\n/slow/*  40000\n").unwrap();
-    let s = serve(d.path(), &["--threads", "2", "--throttle", rules.to_str().unwrap()]);
+    let s = serve(
+        d.path(),
+        &["--threads", "2", "--throttle", rules.to_str().unwrap()],
+    );
     // Two connections share the rule's 40 kB/s: 80 kB take well over a second together.
     let start = Instant::now();
     let fetch = |u: String| std::thread::spawn(move || curl(&[&u]));
@@ -417,7 +633,10 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     let took = start.elapsed();
     assert_eq!((a.1.len(), b.1.len()), (40_000, 40_000));
-    assert!(took >= Duration::from_millis(1400), "80 kB at 40 kB/s took only {took:?}");
+    assert!(
+        took >= Duration::from_millis(1400),
+        "80 kB at 40 kB/s took only {took:?}"
+    );
     // Unthrottled files are not slowed.
     let start = Instant::now();
     let (_, big) = curl(&[&url(&s, "/big.bin")]);
@@ -425,7 +644,8 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
     assert!(start.elapsed() < Duration::from_millis(1000));
     // 1 MB promised at 40 kB/s is 25 s of backlog: the next request is refused at once.
     let mut slow = TcpStream::connect(s.addr).unwrap();
-    slow.write_all(b"GET /slow/huge.bin HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    slow.write_all(b"GET /slow/huge.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut first = [0u8; 64];
     slow.set_read_timeout(Some(T)).unwrap();
     slow.read_exact(&mut first).unwrap();
@@ -447,17 +667,41 @@ fn chroot_and_user_drop_privileges_after_binding() {
     std::fs::write(www.join("index.html"), "jailed").unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(jail.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let s = serve(&www, &["--threads", "1", "--chroot", jail.path().to_str().unwrap(), "--user", "nobody"]);
+    let s = serve(
+        &www,
+        &[
+            "--threads",
+            "1",
+            "--chroot",
+            jail.path().to_str().unwrap(),
+            "--user",
+            "nobody",
+        ],
+    );
     let (h, b) = curl(&[&url(&s, "/")]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b, b"jailed");
     let status = std::fs::read_to_string(format!("/proc/{}/status", s.child.id())).unwrap();
     let uid_line = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
-    assert!(uid_line.split_whitespace().skip(1).all(|u| u == "65534"), "{uid_line}");
+    assert!(
+        uid_line.split_whitespace().skip(1).all(|u| u == "65534"),
+        "{uid_line}"
+    );
     let root = std::fs::read_link(format!("/proc/{}/root", s.child.id())).unwrap();
     assert_eq!(root, jail.path().canonicalize().unwrap());
     // A root outside the jail is a start-up error.
-    let o = common::run(&["serve", "/tmp", "--chroot", jail.path().to_str().unwrap(), "--listen", "127.0.0.1:0"]);
+    let o = common::run(&[
+        "serve",
+        "/tmp",
+        "--chroot",
+        jail.path().to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
     assert_ne!(o.status.code(), Some(0));
-    assert!(common::stderr(&o).contains("not inside --chroot"), "{}", common::stderr(&o));
+    assert!(
+        common::stderr(&o).contains("not inside --chroot"),
+        "{}",
+        common::stderr(&o)
+    );
 }

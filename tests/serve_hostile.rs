@@ -38,18 +38,41 @@ fn count_responses(b: &[u8]) -> usize {
 #[test]
 fn oversized_request_line_headers_and_header_count() {
     let (_t, root) = docroot();
-    let s = serve(&root, &["--threads", "1", "--max-request-line", "1024", "--max-header-bytes", "4096", "--max-headers", "20"]);
+    let s = serve(
+        &root,
+        &[
+            "--threads",
+            "1",
+            "--max-request-line",
+            "1024",
+            "--max-header-bytes",
+            "4096",
+            "--max-headers",
+            "20",
+        ],
+    );
     let long_target = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(2000));
     let r = text(&raw_exchange(s.addr, long_target.as_bytes(), T));
     assert!(r.starts_with("HTTP/1.1 414 "), "{r}");
     // The limit holds even before the line ends: a request line that never ends.
-    let r = text(&raw_exchange(s.addr, format!("GET /{}", "a".repeat(3000)).as_bytes(), T));
+    let r = text(&raw_exchange(
+        s.addr,
+        format!("GET /{}", "a".repeat(3000)).as_bytes(),
+        T,
+    ));
     assert!(r.starts_with("HTTP/1.1 414 "), "{r}");
-    let big_header = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(5000));
+    let big_header = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(5000)
+    );
     let r = text(&raw_exchange(s.addr, big_header.as_bytes(), T));
     assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
     let many: String = (0..30).map(|i| format!("X-{i}: v\r\n")).collect();
-    let r = text(&raw_exchange(s.addr, format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n").as_bytes(), T));
+    let r = text(&raw_exchange(
+        s.addr,
+        format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n").as_bytes(),
+        T,
+    ));
     assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
     // Each of these closed the connection (raw_exchange returned at EOF, well before T).
     let start = Instant::now();
@@ -73,14 +96,19 @@ fn slowloris_gets_408_counted_from_the_first_byte() {
         match c.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(_) => break,
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let took = start.elapsed();
     assert!(text(&got).starts_with("HTTP/1.1 408 "), "{}", text(&got));
-    assert!(took < Duration::from_millis(1500), "closed only after {took:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "closed only after {took:?}"
+    );
 }
 
 #[test]
@@ -89,7 +117,8 @@ fn idle_keep_alive_connections_are_closed() {
     let s = serve(&root, &["--threads", "1", "--idle-timeout", "300ms"]);
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(T)).unwrap();
-    c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut buf = [0u8; 4096];
     let n = c.read(&mut buf).unwrap();
     assert!(text(&buf[..n]).ends_with("home"));
@@ -97,7 +126,10 @@ fn idle_keep_alive_connections_are_closed() {
     let n = c.read(&mut buf).unwrap_or(0);
     assert_eq!(n, 0, "the server closes an idle connection");
     let took = start.elapsed();
-    assert!(took >= Duration::from_millis(200) && took < Duration::from_secs(2), "{took:?}");
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
     // A connection that never sends a byte is closed too.
     let mut quiet = TcpStream::connect(s.addr).unwrap();
     quiet.set_read_timeout(Some(T)).unwrap();
@@ -138,12 +170,23 @@ fn smuggling_shapes_get_400_and_close() {
         let r = raw_exchange(s.addr, format!("{shape}{follow}").as_bytes(), T);
         let t = text(&r);
         assert!(t.starts_with("HTTP/1.1 400 "), "{shape:?} → {t}");
-        assert_eq!(count_responses(&r), 1, "nothing after a 400 is answered: {shape:?} → {t}");
-        assert!(start.elapsed() < Duration::from_secs(3), "{shape:?}: the server closed the connection");
+        assert_eq!(
+            count_responses(&r),
+            1,
+            "nothing after a 400 is answered: {shape:?} → {t}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "{shape:?}: the server closed the connection"
+        );
     }
     // A well-formed chunked body is fine (and the next request on the connection is answered).
     let ok = "POST /2k.html HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n";
-    let r = raw_exchange(s.addr, format!("{ok}GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(), T);
+    let r = raw_exchange(
+        s.addr,
+        format!("{ok}GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        T,
+    );
     let t = text(&r);
     assert!(t.starts_with("HTTP/1.1 405 "), "{t}");
     assert!(t.ends_with("home"), "{t}");
@@ -179,10 +222,18 @@ fn traversal_and_escaping_symlinks_are_refused() {
         assert!(!t.contains("TOP-SECRET"), "{target} leaked the file");
     }
     // A NUL byte in the raw request line is refused by the parser itself.
-    let t = text(&raw_exchange(s.addr, b"GET /2k.html\0 HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    let t = text(&raw_exchange(
+        s.addr,
+        b"GET /2k.html\0 HTTP/1.1\r\nHost: x\r\n\r\n",
+        T,
+    ));
     assert!(t.starts_with("HTTP/1.1 400 "), "{t}");
     // A symlink that stays inside the root is served.
-    let t = text(&raw_exchange(s.addr, b"GET /inside-link HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    let t = text(&raw_exchange(
+        s.addr,
+        b"GET /inside-link HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
     assert!(t.starts_with("HTTP/1.1 200 "), "{t}");
 }
 
@@ -190,16 +241,34 @@ fn traversal_and_escaping_symlinks_are_refused() {
 fn hundreds_of_overlapping_ranges_are_merged() {
     let (_t, root) = docroot();
     let s = serve(&root, &["--threads", "1"]);
-    let specs: Vec<String> = (0..600).map(|i| format!("{}-{}", i % 1000, 1000 + i % 1000)).collect();
-    let req = format!("GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n", specs.join(","));
+    let specs: Vec<String> = (0..600)
+        .map(|i| format!("{}-{}", i % 1000, 1000 + i % 1000))
+        .collect();
+    let req = format!(
+        "GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n",
+        specs.join(",")
+    );
     let r = raw_exchange(s.addr, req.as_bytes(), T);
     let t = text(&r);
     assert!(t.starts_with("HTTP/1.1 206 "), "{}", &t[..t.len().min(300)]);
-    assert!(t.contains("Content-Range: bytes 0-1599/2048\r\n"), "one merged range: {}", &t[..t.len().min(400)]);
-    assert!(r.len() < 2048 + 400, "the answer is not amplified: {} bytes", r.len());
+    assert!(
+        t.contains("Content-Range: bytes 0-1599/2048\r\n"),
+        "one merged range: {}",
+        &t[..t.len().min(400)]
+    );
+    assert!(
+        r.len() < 2048 + 400,
+        "the answer is not amplified: {} bytes",
+        r.len()
+    );
     // Many disjoint small ranges: the whole file instead of hundreds of parts.
-    let specs: Vec<String> = (0..200).map(|i| format!("{}-{}", i * 10, i * 10 + 1)).collect();
-    let req = format!("GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n", specs.join(","));
+    let specs: Vec<String> = (0..200)
+        .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+        .collect();
+    let req = format!(
+        "GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n",
+        specs.join(",")
+    );
     let r = raw_exchange(s.addr, req.as_bytes(), T);
     assert!(text(&r).starts_with("HTTP/1.1 200 "));
     assert!(r.len() < 2048 + 400);
@@ -225,7 +294,8 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
     assert!(common::wait_listening(addr, T));
     let mut conns: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(addr).unwrap()).collect();
     for c in &mut conns {
-        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         c.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
     }
     let (mut ok, mut busy) = (0, 0);
@@ -240,14 +310,27 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
         }
     }
     eprintln!("out of descriptors: served {ok}, refused {busy}");
-    assert!(child.try_wait().unwrap().is_none(), "the server must not exit when out of descriptors");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the server must not exit when out of descriptors"
+    );
     assert!(ok >= 20, "served {ok}, refused {busy}");
-    assert!(busy >= 1, "some clients were answered 503 while descriptors ran out (served {ok})");
+    assert!(
+        busy >= 1,
+        "some clients were answered 503 while descriptors ran out (served {ok})"
+    );
     assert_eq!(ok + busy, 90, "every client got an answer");
     drop(conns);
     std::thread::sleep(Duration::from_millis(200));
-    let t = text(&raw_exchange(addr, b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
-    assert!(t.starts_with("HTTP/1.1 200"), "served again afterwards: {t}");
+    let t = text(&raw_exchange(
+        addr,
+        b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
+    assert!(
+        t.starts_with("HTTP/1.1 200"),
+        "served again afterwards: {t}"
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
@@ -258,17 +341,29 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
     let (_t, root) = docroot();
     std::fs::create_dir(root.join("cgi-bin")).unwrap();
     let script = root.join("cgi-bin/slow");
-    std::fs::write(&script, "#!/bin/sh\nsleep 1\nprintf 'Content-Type: text/plain\\n\\nfinished'\n").unwrap();
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsleep 1\nprintf 'Content-Type: text/plain\\n\\nfinished'\n",
+    )
+    .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut s = serve(&root, &["--threads", "1", "--cgi", "/cgi-bin/*"]);
     let addr = s.addr;
-    let in_flight = std::thread::spawn(move || raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    let in_flight = std::thread::spawn(move || {
+        raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T)
+    });
     std::thread::sleep(Duration::from_millis(300));
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     std::thread::sleep(Duration::from_millis(200));
-    assert!(TcpStream::connect(addr).is_err(), "no new connections once draining");
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "no new connections once draining"
+    );
     let r = text(&in_flight.join().unwrap());
-    assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("finished"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 200") && r.ends_with("finished"),
+        "{r}"
+    );
     assert!(r.contains("Connection: close\r\n"), "{r}");
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }

@@ -137,7 +137,9 @@ fn build_config(a: Args) -> Result<Config> {
         None => Config::default(),
     };
     let dur = |flag: &str, v: &Option<String>| -> Result<Option<Duration>> {
-        v.as_deref().map(|s| parse_duration(s).with_context(|| format!("--{flag}"))).transpose()
+        v.as_deref()
+            .map(|s| parse_duration(s).with_context(|| format!("--{flag}")))
+            .transpose()
     };
     if let Some(d) = a.dir {
         c.root = d;
@@ -157,8 +159,9 @@ fn build_config(a: Args) -> Result<Config> {
     }
     let realm = a.realm.clone();
     for spec in &a.auth {
-        let (prefix, file) =
-            spec.split_once('=').with_context(|| format!("--auth {spec:?}: expected PREFIX=HTPASSWD-FILE"))?;
+        let (prefix, file) = spec
+            .split_once('=')
+            .with_context(|| format!("--auth {spec:?}: expected PREFIX=HTPASSWD-FILE"))?;
         c.auth.push(AuthRule {
             prefix: prefix.to_string(),
             htpasswd: PathBuf::from(file),

@@ -21,7 +21,12 @@ impl Sink {
         if path == Path::new("-") {
             return Ok(Sink::Stderr);
         }
-        Ok(Sink::File(std::fs::OpenOptions::new().create(true).append(true).open(path)?))
+        Ok(Sink::File(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
+        ))
     }
 
     fn write_all(&self, bytes: &[u8]) {
@@ -42,14 +47,27 @@ pub struct Buffer {
 
 impl Default for Buffer {
     fn default() -> Self {
-        Buffer { buf: Vec::with_capacity(FLUSH_AT + 1024), stamp_secs: i64::MIN, stamp: [b' '; 28] }
+        Buffer {
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            stamp_secs: i64::MIN,
+            stamp: [b' '; 28],
+        }
     }
 }
 
 impl Buffer {
     /// Appends one line; `request` is the request line, `user` the authenticated user if any.
     #[allow(clippy::too_many_arguments)]
-    pub fn line(&mut self, sink: &Sink, secs: i64, peer: IpAddr, user: Option<&str>, request: &[u8], status: u16, bytes: u64) {
+    pub fn line(
+        &mut self,
+        sink: &Sink,
+        secs: i64,
+        peer: IpAddr,
+        user: Option<&str>,
+        request: &[u8],
+        status: u16,
+        bytes: u64,
+    ) {
         if secs != self.stamp_secs {
             self.stamp_secs = secs;
             self.stamp = clf_time(secs);
@@ -106,13 +124,38 @@ mod tests {
         let path = dir.path().join("log");
         let sink = Sink::open(&path).unwrap();
         let mut b = Buffer::default();
-        b.line(&sink, 971_186_136, "127.0.0.1".parse().unwrap(), None, b"GET /a HTTP/1.1", 200, 2048);
-        b.line(&sink, 971_186_136, "::1".parse().unwrap(), Some("ann"), b"GET /\"x\x01 HTTP/1.0", 404, 0);
-        assert!(std::fs::read_to_string(&path).unwrap().is_empty(), "buffered until flushed");
+        b.line(
+            &sink,
+            971_186_136,
+            "127.0.0.1".parse().unwrap(),
+            None,
+            b"GET /a HTTP/1.1",
+            200,
+            2048,
+        );
+        b.line(
+            &sink,
+            971_186_136,
+            "::1".parse().unwrap(),
+            Some("ann"),
+            b"GET /\"x\x01 HTTP/1.0",
+            404,
+            0,
+        );
+        assert!(
+            std::fs::read_to_string(&path).unwrap().is_empty(),
+            "buffered until flushed"
+        );
         b.flush(&sink);
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], "127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] \"GET /a HTTP/1.1\" 200 2048");
-        assert_eq!(lines[1], "::1 - ann [10/Oct/2000:13:55:36 +0000] \"GET /\\\"x\\x01 HTTP/1.0\" 404 0");
+        assert_eq!(
+            lines[0],
+            "127.0.0.1 - - [10/Oct/2000:13:55:36 +0000] \"GET /a HTTP/1.1\" 200 2048"
+        );
+        assert_eq!(
+            lines[1],
+            "::1 - ann [10/Oct/2000:13:55:36 +0000] \"GET /\\\"x\\x01 HTTP/1.0\" 404 0"
+        );
     }
 }

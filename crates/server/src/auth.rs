@@ -28,7 +28,8 @@ pub struct Rule {
 impl Rule {
     pub fn load(rule: &crate::config::AuthRule) -> Result<Rule> {
         let path = &rule.htpasswd;
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
         let mut users = HashMap::new();
         let mut bcrypt_cost = None;
         for (n, line) in text.lines().enumerate() {
@@ -37,7 +38,9 @@ impl Rule {
                 continue;
             }
             let where_ = || format!("{} line {}", path.display(), n + 1);
-            let (user, hash) = line.split_once(':').with_context(|| format!("{}: expected user:hash", where_()))?;
+            let (user, hash) = line
+                .split_once(':')
+                .with_context(|| format!("{}: expected user:hash", where_()))?;
             let hash = if let Some(b64) = hash.strip_prefix("{SHA}") {
                 let bytes = base64::engine::general_purpose::STANDARD
                     .decode(b64)
@@ -57,7 +60,9 @@ impl Rule {
         }
         // The dummy matches the file's strongest kind, so unknown users cost what known ones do.
         let dummy = match bcrypt_cost {
-            Some(cost) => Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?),
+            Some(cost) => {
+                Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?)
+            }
             None => Hash::Sha1(Sha1::digest(b"webstand-dummy-password").into()),
         };
         let realm = rule.realm.replace(['"', '\\'], "");
@@ -65,7 +70,8 @@ impl Rule {
             prefix: rule.prefix.trim_end_matches('/').to_string(),
             users,
             dummy,
-            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n").into_bytes(),
+            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n")
+                .into_bytes(),
         })
     }
 
@@ -84,7 +90,9 @@ impl Rule {
         if value.len() < 6 || !value[..6].eq_ignore_ascii_case(b"basic ") {
             return None;
         }
-        let decoded = base64::engine::general_purpose::STANDARD.decode(crate::http::trim(&value[6..])).ok()?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(crate::http::trim(&value[6..]))
+            .ok()?;
         let colon = decoded.iter().position(|&b| b == b':')?;
         let (user, password) = (&decoded[..colon], &decoded[colon + 1..]);
         let user = std::str::from_utf8(user).ok()?;
@@ -102,7 +110,12 @@ impl Rule {
 
 /// The longest rule covering a path, if any.
 pub fn rule_for(rules: &[Rule], url_path: &str) -> Option<usize> {
-    rules.iter().enumerate().filter(|(_, r)| r.covers(url_path)).max_by_key(|(_, r)| r.prefix.len()).map(|(i, _)| i)
+    rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.covers(url_path))
+        .max_by_key(|(_, r)| r.prefix.len())
+        .map(|(i, _)| i)
 }
 
 /// Successful checks remembered per loop, so bcrypt's deliberate slowness is paid once per
@@ -113,7 +126,12 @@ pub struct Verified {
 }
 
 impl Verified {
-    pub fn check(&mut self, rules: &[Rule], rule: usize, authorization: Option<&[u8]>) -> Option<String> {
+    pub fn check(
+        &mut self,
+        rules: &[Rule],
+        rule: usize,
+        authorization: Option<&[u8]>,
+    ) -> Option<String> {
         let value = authorization?;
         if let Some(user) = self.map.get(&(rule, value.to_vec())) {
             return Some(user.clone());
@@ -136,11 +154,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("pw");
         std::fs::write(&f, lines).unwrap();
-        Rule::load(&AuthRule { prefix: "/private/".into(), htpasswd: f, realm: "r".into() }).unwrap()
+        Rule::load(&AuthRule {
+            prefix: "/private/".into(),
+            htpasswd: f,
+            realm: "r".into(),
+        })
+        .unwrap()
     }
 
     fn basic(user_pass: &str) -> Vec<u8> {
-        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(user_pass)).into_bytes()
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(user_pass)
+        )
+        .into_bytes()
     }
 
     #[test]
@@ -170,7 +197,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("pw");
         std::fs::write(&f, "u:$apr1$abc$def\n").unwrap();
-        let e = Rule::load(&AuthRule { prefix: "/".into(), htpasswd: f, realm: "r".into() }).err().unwrap();
+        let e = Rule::load(&AuthRule {
+            prefix: "/".into(),
+            htpasswd: f,
+            realm: "r".into(),
+        })
+        .err()
+        .unwrap();
         assert!(e.to_string().contains("unsupported hash"), "{e}");
     }
 }

@@ -57,21 +57,51 @@ pub struct Request<'a> {
 
 impl Ctx {
     /// Starts the program; on failure answers 500 right away. Returns the status when answered now.
-    pub fn start_cgi(&mut self, conn: &mut Conn, req: Request, out: &mut Vec<u8>, idx: usize, registry: &mio::Registry) -> Option<u16> {
+    pub fn start_cgi(
+        &mut self,
+        conn: &mut Conn,
+        req: Request,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> Option<u16> {
         match self.spawn(conn, &req) {
             Ok(mut job) => {
                 let fd = job.stdout.as_raw_fd();
-                if registry.register(&mut SourceFd(&fd), Token(CGI_BASE + idx), Interest::READABLE).is_err() {
+                if registry
+                    .register(
+                        &mut SourceFd(&fd),
+                        Token(CGI_BASE + idx),
+                        Interest::READABLE,
+                    )
+                    .is_err()
+                {
                     kill_group(&mut job.child);
                     self.zombies.push(job.child);
-                    respond::simple(out, self.date.line(), 500, req.head.minor, req.keep, b"", false);
+                    respond::simple(
+                        out,
+                        self.date.line(),
+                        500,
+                        req.head.minor,
+                        req.keep,
+                        b"",
+                        false,
+                    );
                     return Some(500);
                 }
                 conn.cgi = Some(Box::new(job));
                 None
             }
             Err(_) => {
-                respond::simple(out, self.date.line(), 500, req.head.minor, req.keep, b"", false);
+                respond::simple(
+                    out,
+                    self.date.line(),
+                    500,
+                    req.head.minor,
+                    req.keep,
+                    b"",
+                    false,
+                );
                 Some(500)
             }
         }
@@ -81,7 +111,10 @@ impl Ctx {
         let head = req.head;
         let shared = &self.shared;
         let program = shared.root_path.join(req.script.rel);
-        let dir = program.parent().map(|p| p.to_path_buf()).unwrap_or_else(|| shared.root_path.clone());
+        let dir = program
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_else(|| shared.root_path.clone());
         let mut cmd = Command::new(&program);
         cmd.env_clear().current_dir(dir).process_group(0);
         let local = conn.sock.local_addr().ok();
@@ -90,17 +123,41 @@ impl Ctx {
         };
         env("GATEWAY_INTERFACE", b"CGI/1.1");
         env("SERVER_SOFTWARE", b"webstand");
-        env("SERVER_PROTOCOL", if head.minor == 0 { b"HTTP/1.0" } else { b"HTTP/1.1" });
-        env("SERVER_NAME", local.map(|a| a.ip().to_string()).unwrap_or_default().as_bytes());
-        env("SERVER_PORT", local.map(|a| a.port().to_string()).unwrap_or_default().as_bytes());
+        env(
+            "SERVER_PROTOCOL",
+            if head.minor == 0 {
+                b"HTTP/1.0"
+            } else {
+                b"HTTP/1.1"
+            },
+        );
+        env(
+            "SERVER_NAME",
+            local
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        env(
+            "SERVER_PORT",
+            local
+                .map(|a| a.port().to_string())
+                .unwrap_or_default()
+                .as_bytes(),
+        );
         env("REQUEST_METHOD", head.method_name.as_bytes());
         env("REQUEST_URI", head.target);
         env("SCRIPT_NAME", format!("/{}", req.script.rel).as_bytes());
         env("SCRIPT_FILENAME", program.as_os_str().as_encoded_bytes());
-        env("DOCUMENT_ROOT", shared.root_path.as_os_str().as_encoded_bytes());
+        env(
+            "DOCUMENT_ROOT",
+            shared.root_path.as_os_str().as_encoded_bytes(),
+        );
         if !req.script.path_info.is_empty() {
             env("PATH_INFO", req.script.path_info.as_bytes());
-            let translated = shared.root_path.join(req.script.path_info.trim_start_matches('/'));
+            let translated = shared
+                .root_path
+                .join(req.script.path_info.trim_start_matches('/'));
             env("PATH_TRANSLATED", translated.as_os_str().as_encoded_bytes());
         }
         env("QUERY_STRING", req.query);
@@ -120,8 +177,17 @@ impl Ctx {
         if parsed.parse(head.raw).is_ok() {
             let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
             for h in parsed.headers.iter() {
-                let name: String =
-                    h.name.chars().map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() }).collect();
+                let name: String = h
+                    .name
+                    .chars()
+                    .map(|c| {
+                        if c == '-' {
+                            '_'
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
+                    .collect();
                 if name == "CONTENT_TYPE" {
                     env("CONTENT_TYPE", h.value);
                     continue;
@@ -142,11 +208,20 @@ impl Ctx {
                 env(&k, &v);
             }
         }
-        cmd.stdin(body_file(req.body)?).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.stdin(body_file(req.body)?)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         let mut child = cmd.spawn()?;
-        let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
         set_nonblocking(stdout.as_raw_fd())?;
-        let line_end = head.raw.iter().position(|&b| b == b'\r').unwrap_or(head.raw.len());
+        let line_end = head
+            .raw
+            .iter()
+            .position(|&b| b == b'\r')
+            .unwrap_or(head.raw.len());
         Ok(CgiJob {
             deadline: self.now + shared.config.cgi_timeout,
             child,
@@ -162,8 +237,15 @@ impl Ctx {
 
     /// Reads what the program wrote; when it is done (or over the limit), writes the answer into
     /// `out` and returns true.
-    pub fn cgi_progress(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry) -> bool {
-        let Some(job) = conn.cgi.as_mut() else { return false };
+    pub fn cgi_progress(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        registry: &mio::Registry,
+    ) -> bool {
+        let Some(job) = conn.cgi.as_mut() else {
+            return false;
+        };
         let max = self.shared.config.cgi_max_output;
         let mut buf = [0u8; 16 << 10];
         loop {
@@ -192,21 +274,46 @@ impl Ctx {
 
     /// Ends the job (killing the program if it still runs) and answers: `forced` status, or the
     /// program's own answer.
-    fn finish_cgi(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry, forced: Option<u16>) {
-        let Some(mut job) = conn.cgi.take() else { return };
+    fn finish_cgi(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        registry: &mio::Registry,
+        forced: Option<u16>,
+    ) {
+        let Some(mut job) = conn.cgi.take() else {
+            return;
+        };
         let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
         job.keep &= !self.draining;
         if forced.is_some() {
             kill_group(&mut job.child);
         }
         let (status, bytes) = match forced {
-            Some(s) => (s, respond::simple(out, self.date.line(), s, job.minor, job.keep, b"", job.head_only)),
+            Some(s) => (
+                s,
+                respond::simple(
+                    out,
+                    self.date.line(),
+                    s,
+                    job.minor,
+                    job.keep,
+                    b"",
+                    job.head_only,
+                ),
+            ),
             None => answer(&job, out, self.date.line()),
         };
         if !job.keep || !respond::keeps_connection(status) {
             conn.closing = true;
         }
-        self.log(conn.peer, job.user.as_deref(), &job.request_line, status, bytes);
+        self.log(
+            conn.peer,
+            job.user.as_deref(),
+            &job.request_line,
+            status,
+            bytes,
+        );
         self.reap_or_keep(job.child);
     }
 
@@ -227,13 +334,19 @@ impl Ctx {
 
     /// Collects exited programs (called on the loop's tick).
     pub fn reap(&mut self) {
-        self.zombies.retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
+        self.zombies
+            .retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
     }
 }
 
 /// Turns the program's output (CGI header fields, blank line, body) into an HTTP answer.
 fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
-    let bad = |out: &mut Vec<u8>| (502, respond::simple(out, date_line, 502, job.minor, job.keep, b"", job.head_only));
+    let bad = |out: &mut Vec<u8>| {
+        (
+            502,
+            respond::simple(out, date_line, 502, job.minor, job.keep, b"", job.head_only),
+        )
+    };
     let o = &job.output;
     let (head_end, body_start) = match (find(o, b"\r\n\r\n"), find(o, b"\n\n")) {
         (Some(a), Some(b)) if b < a => (b, b + 2),
@@ -247,14 +360,22 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
     let (mut has_type, mut has_location) = (false, false);
     for line in o[..head_end].split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else { return bad(out) };
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            return bad(out);
+        };
         let (name, value) = (&line[..colon], crate::http::trim(&line[colon + 1..]));
-        let token = !name.is_empty() && name.iter().all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(b));
+        let token = !name.is_empty()
+            && name
+                .iter()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(b));
         if !token || value.iter().any(|&b| b < 0x20 && b != b'\t') {
             return bad(out);
         }
         if name.eq_ignore_ascii_case(b"status") {
-            let code = value.get(..3).and_then(|c| std::str::from_utf8(c).ok()).and_then(|c| c.parse::<u16>().ok());
+            let code = value
+                .get(..3)
+                .and_then(|c| std::str::from_utf8(c).ok())
+                .and_then(|c| c.parse::<u16>().ok());
             match code {
                 Some(c) if (200..600).contains(&c) => status = Some(c),
                 _ => return bad(out),
@@ -264,9 +385,16 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         has_type |= name.eq_ignore_ascii_case(b"content-type");
         has_location |= name.eq_ignore_ascii_case(b"location");
         // Framing and identity are the server's to set.
-        if [&b"connection"[..], b"content-length", b"transfer-encoding", b"date", b"server", b"keep-alive"]
-            .iter()
-            .any(|n| name.eq_ignore_ascii_case(n))
+        if [
+            &b"connection"[..],
+            b"content-length",
+            b"transfer-encoding",
+            b"date",
+            b"server",
+            b"keep-alive",
+        ]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
         {
             continue;
         }
@@ -364,8 +492,14 @@ mod tests {
     fn cgi_output_becomes_a_framed_answer() {
         let (s, r) = run(b"Content-Type: text/plain\nX-A: 1\n\nhello");
         assert_eq!(s, 200);
-        assert!(r.contains("X-A: 1\r\n") && r.contains("Content-Length: 5\r\n") && r.ends_with("\r\n\r\nhello"), "{r}");
-        let (s, r) = run(b"Status: 404 Nope\r\nContent-Type: text/plain\r\nContent-Length: 999\r\n\r\nx");
+        assert!(
+            r.contains("X-A: 1\r\n")
+                && r.contains("Content-Length: 5\r\n")
+                && r.ends_with("\r\n\r\nhello"),
+            "{r}"
+        );
+        let (s, r) =
+            run(b"Status: 404 Nope\r\nContent-Type: text/plain\r\nContent-Length: 999\r\n\r\nx");
         assert_eq!(s, 404);
         assert!(!r.contains("999"), "{r}");
         let (s, r) = run(b"Location: /elsewhere\n\n");

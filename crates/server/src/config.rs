@@ -128,8 +128,17 @@ impl Config {
         let config: Config = toml::from_str(&text).map_err(|e| {
             // toml's message spans several lines; keep the first one for a one-line error.
             let msg = e.to_string();
-            let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
-            anyhow::anyhow!("config file {}: {} ({})", path.display(), e.message(), first)
+            let first = msg
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            anyhow::anyhow!(
+                "config file {}: {} ({})",
+                path.display(),
+                e.message(),
+                first
+            )
         })?;
         Ok(config)
     }
@@ -158,7 +167,12 @@ impl Config {
                 bail!("auth prefix {:?} must start with '/'", a.prefix);
             }
         }
-        for t in [self.header_timeout, self.idle_timeout, self.io_timeout, self.cgi_timeout] {
+        for t in [
+            self.header_timeout,
+            self.idle_timeout,
+            self.io_timeout,
+            self.cgi_timeout,
+        ] {
             if t.is_zero() {
                 bail!("timeouts must be greater than zero");
             }
@@ -174,7 +188,9 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         Some(i) => s.split_at(i),
         None => (s, "s"),
     };
-    let value: f64 = num.parse().map_err(|_| anyhow::anyhow!("bad duration {s:?} (try 10s or 250ms)"))?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| anyhow::anyhow!("bad duration {s:?} (try 10s or 250ms)"))?;
     let secs = match unit {
         "ms" => value / 1000.0,
         "s" => value,
@@ -235,7 +251,10 @@ mod tests {
     #[test]
     fn the_readme_example_parses() {
         let readme = include_str!("../../../README.md");
-        let start = readme.find("```toml\nroot = ").expect("README has the serve config example") + 8;
+        let start = readme
+            .find("```toml\nroot = ")
+            .expect("README has the serve config example")
+            + 8;
         let end = start + readme[start..].find("```").unwrap();
         let c: Config = toml::from_str(&readme[start..end]).unwrap();
         assert_eq!(c.threads, 2);

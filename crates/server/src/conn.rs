@@ -176,7 +176,9 @@ impl Conn {
                     Err(until) => return Ok(Output::Throttled(until)),
                 }
             }
-            let Some(seg) = self.queue.front_mut() else { break };
+            let Some(seg) = self.queue.front_mut() else {
+                break;
+            };
             let sent = match seg {
                 Segment::Mem(buf, pos) => {
                     let len = (buf.len() - *pos).min(budget);
@@ -199,7 +201,10 @@ impl Conn {
                         *pos = off as u64;
                     } else if r == 0 {
                         // The file shrank under us: the promised length cannot be met.
-                        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file truncated while sent"));
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "file truncated while sent",
+                        ));
                     }
                     r
                 }

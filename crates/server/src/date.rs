@@ -7,8 +7,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub const HTTP_DATE_LEN: usize = 29;
 
 const DAYS: [&[u8; 3]; 7] = [b"Sun", b"Mon", b"Tue", b"Wed", b"Thu", b"Fri", b"Sat"];
-const MONTHS: [&[u8; 3]; 12] =
-    [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
 
 /// Seconds since the epoch → (year, month 1..=12, day 1..=31); Howard Hinnant's civil_from_days.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -64,10 +65,12 @@ pub fn parse(s: &[u8]) -> Option<i64> {
         return None;
     }
     let num = |b: &[u8]| -> Option<u32> {
-        b.iter().try_fold(0u32, |acc, &c| c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0')))
+        b.iter().try_fold(0u32, |acc, &c| {
+            c.is_ascii_digit().then(|| acc * 10 + u32::from(c - b'0'))
+        })
     };
     let d = num(&s[5..7])?;
-    let mo = MONTHS.iter().position(|m| &m[..] == &s[8..11])? as u32 + 1;
+    let mo = MONTHS.iter().position(|m| m[..] == s[8..11])? as u32 + 1;
     let y = num(&s[12..16])?;
     let (h, mi, se) = (num(&s[17..19])?, num(&s[20..22])?, num(&s[23..25])?);
     if s[7] != b' ' || s[11] != b' ' || s[16] != b' ' || s[19] != b':' || s[22] != b':' {
@@ -87,14 +90,20 @@ pub struct DateLine {
 
 impl DateLine {
     pub fn new() -> DateLine {
-        let mut d = DateLine { secs: i64::MIN, line: *b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n" };
+        let mut d = DateLine {
+            secs: i64::MIN,
+            line: *b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n",
+        };
         d.refresh();
         d
     }
 
     /// Reads the wall clock (a vDSO call) and reformats only when the second changed.
     pub fn refresh(&mut self) {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
         if now != self.secs {
             self.secs = now;
             self.line[6..6 + HTTP_DATE_LEN].copy_from_slice(&format(now));

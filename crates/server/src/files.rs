@@ -23,7 +23,10 @@ impl Docroot {
     pub fn open(path: &Path) -> io::Result<Docroot> {
         let canonical = path.canonicalize()?;
         let dir = File::open(&canonical)?;
-        Ok(Docroot { dir: dir.into(), canonical })
+        Ok(Docroot {
+            dir: dir.into(),
+            canonical,
+        })
     }
 
     /// Opens `rel` ("" = the root) for reading, refusing anything that resolves outside the root.
@@ -103,12 +106,20 @@ pub struct Entry {
 
 impl Entry {
     /// Reads a regular file's metadata (and bytes, when small) into an entry.
-    pub fn load(rel: String, file: File, meta: &std::fs::Metadata, small_max: u64, now: i64) -> io::Result<Entry> {
+    pub fn load(
+        rel: String,
+        file: File,
+        meta: &std::fs::Metadata,
+        small_max: u64,
+        now: i64,
+    ) -> io::Result<Entry> {
         let size = meta.len();
         let mtime = meta.mtime();
         let content_type = mime::for_name(&rel);
         let last_modified = date::format(mtime);
-        let etag = format!("\"{:x}-{:x}\"", mtime, size).into_bytes().into_boxed_slice();
+        let etag = format!("\"{:x}-{:x}\"", mtime, size)
+            .into_bytes()
+            .into_boxed_slice();
         let mut fields = Vec::with_capacity(160);
         fields.extend_from_slice(b"Content-Type: ");
         fields.extend_from_slice(content_type.as_bytes());
@@ -125,7 +136,10 @@ impl Entry {
             let mut bytes = Vec::with_capacity(size as usize);
             (&file).take(size).read_to_end(&mut bytes)?;
             if bytes.len() as u64 != size {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file changed while read"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "file changed while read",
+                ));
             }
             (Some(Arc::from(bytes)), None)
         } else {
@@ -154,7 +168,13 @@ impl Entry {
 type Identity = (u64, u64, u64, i64, i64);
 
 fn identity(meta: &std::fs::Metadata) -> Identity {
-    (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
 }
 
 /// One event loop's cache: raw URL path → entry. No locks: each loop owns its own.
@@ -173,7 +193,12 @@ const MAX_OPEN_FILES: usize = 1024;
 
 impl Cache {
     pub fn new(max_bytes: u64) -> Cache {
-        Cache { map: HashMap::new(), bytes: 0, max_bytes, open_files: 0 }
+        Cache {
+            map: HashMap::new(),
+            bytes: 0,
+            max_bytes,
+            open_files: 0,
+        }
     }
 
     /// The entry for a URL path if it is still valid; re-checks the file when the entry is older than
@@ -182,10 +207,9 @@ impl Cache {
         let stale = match self.map.get(key) {
             None => return None,
             Some(e) if e.checked_at == now => false,
-            Some(e) => match root.open_beneath(&e.rel).and_then(|f| f.metadata()) {
-                Ok(meta) if identity(&meta) == e.identity => false,
-                _ => true,
-            },
+            Some(e) => {
+                !matches!(root.open_beneath(&e.rel).and_then(|f| f.metadata()), Ok(m) if identity(&m) == e.identity)
+            }
         };
         if stale {
             self.remove(key);
@@ -200,7 +224,10 @@ impl Cache {
         self.remove(key);
         let size = entry.body.as_ref().map_or(0, |b| b.len() as u64);
         let file = usize::from(entry.file.is_some());
-        if self.bytes + size > self.max_bytes || self.map.len() >= MAX_ENTRIES || self.open_files + file > MAX_OPEN_FILES {
+        if self.bytes + size > self.max_bytes
+            || self.map.len() >= MAX_ENTRIES
+            || self.open_files + file > MAX_OPEN_FILES
+        {
             // Simple and bounded: start over rather than track recency on the hot path.
             self.map.clear();
             self.bytes = 0;

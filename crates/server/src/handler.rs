@@ -60,7 +60,14 @@ impl Ctx {
     }
 
     /// Adds freshly read bytes to the connection's input and answers every complete request.
-    pub fn serve_bytes(&mut self, conn: &mut Conn, new: &[u8], out: &mut Vec<u8>, idx: usize, registry: &mio::Registry) {
+    pub fn serve_bytes(
+        &mut self,
+        conn: &mut Conn,
+        new: &[u8],
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) {
         let mut inbuf = std::mem::take(&mut conn.inbuf);
         let data: &[u8] = if inbuf.is_empty() {
             new
@@ -85,7 +92,14 @@ impl Ctx {
     }
 
     /// Answers the complete requests at the start of `data`; returns how many bytes they took.
-    fn serve(&mut self, conn: &mut Conn, data: &[u8], out: &mut Vec<u8>, idx: usize, registry: &mio::Registry) -> usize {
+    fn serve(
+        &mut self,
+        conn: &mut Conn,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> usize {
         let limits = self.shared.limits;
         let max_body = self.shared.config.max_body;
         let mut pos = 0;
@@ -93,7 +107,11 @@ impl Ctx {
             if conn.closing {
                 return data.len();
             }
-            if conn.has_output() || conn.cgi.is_some() || conn.throttle.is_some() || out.len() >= OUT_HIGH_WATER {
+            if conn.has_output()
+                || conn.cgi.is_some()
+                || conn.throttle.is_some()
+                || out.len() >= OUT_HIGH_WATER
+            {
                 conn.stalled = true;
                 break;
             }
@@ -117,15 +135,17 @@ impl Ctx {
                     break;
                 }
                 Body::Length(n) => Ok(body_start + n as usize),
-                Body::Chunked => match decode_chunked(&data[body_start..], max_body, &mut decoded) {
-                    Ok(Some(k)) => Ok(body_start + k),
-                    Ok(None) => {
-                        self.body_pending(conn, &head, out);
-                        self.body_buf = decoded;
-                        break;
+                Body::Chunked => {
+                    match decode_chunked(&data[body_start..], max_body, &mut decoded) {
+                        Ok(Some(k)) => Ok(body_start + k),
+                        Ok(None) => {
+                            self.body_pending(conn, &head, out);
+                            self.body_buf = decoded;
+                            break;
+                        }
+                        Err(status) => Err(status),
                     }
-                    Err(status) => Err(status),
-                },
+                }
             };
             let end = match end {
                 Ok(e) => e,
@@ -140,8 +160,15 @@ impl Ctx {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
             };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry) {
-                self.log(conn.peer, user.as_deref(), head.request_line(), status, bytes);
+            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
+            {
+                self.log(
+                    conn.peer,
+                    user.as_deref(),
+                    head.request_line(),
+                    status,
+                    bytes,
+                );
             }
             self.body_buf = decoded;
             pos = end;
@@ -158,7 +185,14 @@ impl Ctx {
     }
 
     /// Answers `status` and closes the connection: its input can no longer be framed.
-    fn refuse(&mut self, conn: &mut Conn, out: &mut Vec<u8>, status: u16, minor: u8, request_line: &[u8]) {
+    fn refuse(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        status: u16,
+        minor: u8,
+        request_line: &[u8],
+    ) {
         let bytes = respond::simple(out, self.date.line(), status, minor, false, b"", false);
         conn.closing = true;
         conn.linger = true;
@@ -171,9 +205,24 @@ impl Ctx {
         self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
     }
 
-    pub fn log(&mut self, peer: std::net::IpAddr, user: Option<&str>, request_line: &[u8], status: u16, bytes: u64) {
+    pub fn log(
+        &mut self,
+        peer: std::net::IpAddr,
+        user: Option<&str>,
+        request_line: &[u8],
+        status: u16,
+        bytes: u64,
+    ) {
         if let Some(sink) = &self.shared.log {
-            self.log.line(sink, self.date.secs(), peer, user, request_line, status, bytes);
+            self.log.line(
+                sink,
+                self.date.secs(),
+                peer,
+                user,
+                request_line,
+                status,
+                bytes,
+            );
         }
     }
 
@@ -200,19 +249,50 @@ impl Ctx {
         let head_only = head.method == Method::Head;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
-        if !(matches!(head.method, Method::Get | Method::Head) || (cgi && head.method == Method::Post)) {
-            let allow: &[u8] = if cgi { b"Allow: GET, HEAD, POST\r\n" } else { b"Allow: GET, HEAD\r\n" };
-            return Some((405, respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false), None));
+        if !(matches!(head.method, Method::Get | Method::Head)
+            || (cgi && head.method == Method::Post))
+        {
+            let allow: &[u8] = if cgi {
+                b"Allow: GET, HEAD, POST\r\n"
+            } else {
+                b"Allow: GET, HEAD\r\n"
+            };
+            return Some((
+                405,
+                respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false),
+                None,
+            ));
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
         if !cgi {
-            let Ctx { cache, shared, date, verified, ranges, .. } = self;
+            let Ctx {
+                cache,
+                shared,
+                date,
+                verified,
+                ranges,
+                ..
+            } = self;
             if let Some(e) = cache.get(raw_path, &shared.root, date.secs()) {
-                return Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges));
+                return Some(send_entry(
+                    e, head, keep, conn, out, date, shared, verified, ranges,
+                ));
             }
         }
         let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
-            Some((status, respond::simple(out, ctx.date.line(), status, head.minor, keep, extra, head_only), None))
+            Some((
+                status,
+                respond::simple(
+                    out,
+                    ctx.date.line(),
+                    status,
+                    head.minor,
+                    keep,
+                    extra,
+                    head_only,
+                ),
+                None,
+            ))
         };
         let dir_request = match path::decode(raw_path, &mut self.rel) {
             Ok(d) => d,
@@ -225,7 +305,10 @@ impl Ctx {
         let auth_rule = auth::rule_for(&self.shared.auth, &url_path);
         let mut user = None;
         if let Some(rule) = auth_rule {
-            match self.verified.check(&self.shared.auth, rule, head.authorization) {
+            match self
+                .verified
+                .check(&self.shared.auth, rule, head.authorization)
+            {
                 Some(u) => user = Some(u),
                 None => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
             }
@@ -236,24 +319,48 @@ impl Ctx {
                 Ok(s) => s,
                 Err(status) => return simple(self, out, status, b""),
             };
-            let req = cgi::Request { head, body, query: query.unwrap_or(b""), script, user: user.clone(), keep };
-            return self.start_cgi(conn, req, out, idx, registry).map(|status| (status, 0, user));
+            let req = cgi::Request {
+                head,
+                body,
+                query: query.unwrap_or(b""),
+                script,
+                user: user.clone(),
+                keep,
+            };
+            return self
+                .start_cgi(conn, req, out, idx, registry)
+                .map(|status| (status, 0, user));
         }
         match self.resolve(raw_path, &url_path, dir_request, auth_rule) {
             Ok(None) => {
-                let Ctx { cache, shared, date, verified, ranges, .. } = self;
+                let Ctx {
+                    cache,
+                    shared,
+                    date,
+                    verified,
+                    ranges,
+                    ..
+                } = self;
                 let e = cache.get(raw_path, &shared.root, date.secs())?;
-                Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges))
+                Some(send_entry(
+                    e, head, keep, conn, out, date, shared, verified, ranges,
+                ))
             }
             Ok(Some(dir)) => {
-                let dir_url = if url_path == "/" { url_path } else { format!("{url_path}/") };
+                let dir_url = if url_path == "/" {
+                    url_path
+                } else {
+                    format!("{url_path}/")
+                };
                 let html = match crate::listing::render(&dir, &dir_url) {
                     Ok(h) => h,
                     Err(_) => return simple(self, out, 500, b""),
                 };
                 status_line(out, 200);
                 out.extend_from_slice(self.date.line());
-                out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
+                out.extend_from_slice(
+                    b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ",
+                );
                 push_num(out, html.len() as u64);
                 out.extend_from_slice(b"\r\n");
                 connection_line(out, head.minor, keep);
@@ -289,15 +396,24 @@ impl Ctx {
     ) -> Result<Option<std::fs::File>, Refusal> {
         let shared = &self.shared;
         let root = &shared.root;
-        let file = root.open_beneath(&self.rel).map_err(|e| Refusal::Status(open_error_status(&e)))?;
+        let file = root
+            .open_beneath(&self.rel)
+            .map_err(|e| Refusal::Status(open_error_status(&e)))?;
         let mut meta = file.metadata().map_err(|_| Refusal::Status(500))?;
         let (mut rel, mut file) = (self.rel.clone(), file);
         if meta.is_dir() {
             if !dir_request {
                 return Err(Refusal::Redirect);
             }
-            let index = if rel.is_empty() { shared.config.index.clone() } else { format!("{rel}/{}", shared.config.index) };
-            match root.open_beneath(&index).and_then(|f| f.metadata().map(|m| (f, m))) {
+            let index = if rel.is_empty() {
+                shared.config.index.clone()
+            } else {
+                format!("{rel}/{}", shared.config.index)
+            };
+            match root
+                .open_beneath(&index)
+                .and_then(|f| f.metadata().map(|m| (f, m)))
+            {
                 Ok((f, m)) if m.is_file() => (rel, file, meta) = (index, f, m),
                 _ if shared.config.listing => return Ok(Some(file)),
                 _ => return Err(Refusal::Status(403)),
@@ -306,10 +422,19 @@ impl Ctx {
         if !meta.is_file() {
             return Err(Refusal::Status(403));
         }
-        let mut entry = Entry::load(rel, file, &meta, shared.config.cache_file_max, self.date.secs())
-            .map_err(|e| Refusal::Status(open_error_status(&e)))?;
+        let mut entry = Entry::load(
+            rel,
+            file,
+            &meta,
+            shared.config.cache_file_max,
+            self.date.secs(),
+        )
+        .map_err(|e| Refusal::Status(open_error_status(&e)))?;
         entry.auth = auth;
-        entry.throttle = shared.throttles.iter().position(|t| pattern::matches(&t.pattern, url_path.as_bytes()));
+        entry.throttle = shared
+            .throttles
+            .iter()
+            .position(|t| pattern::matches(&t.pattern, url_path.as_bytes()));
         self.cache.insert(key, entry);
         Ok(None)
     }
@@ -332,7 +457,10 @@ impl Ctx {
                 if meta.permissions().mode() & 0o111 == 0 {
                     return Err(403);
                 }
-                return Ok(Script { rel: candidate, path_info: &rel[end..] });
+                return Ok(Script {
+                    rel: candidate,
+                    path_info: &rel[end..],
+                });
             }
             if !meta.is_dir() {
                 return Err(403);
@@ -391,7 +519,15 @@ fn send_entry(
             Some(u) => user = Some(u),
             None => {
                 let challenge = &shared.auth[rule].challenge;
-                let n = respond::simple(out, date.line(), 401, head.minor, keep, challenge, head.method == Method::Head);
+                let n = respond::simple(
+                    out,
+                    date.line(),
+                    401,
+                    head.minor,
+                    keep,
+                    challenge,
+                    head.method == Method::Head,
+                );
                 return (401, n, None);
             }
         }
@@ -406,14 +542,20 @@ fn send_entry(
     }
     let get = head.method == Method::Get;
     let plan = match head.range {
-        Some(r) if get && if_range_holds(e, head.if_range) => range::plan(r, e.size, shared.config.max_ranges, ranges),
+        Some(r) if get && if_range_holds(e, head.if_range) => {
+            range::plan(r, e.size, shared.config.max_ranges, ranges)
+        }
         _ => Plan::Whole,
     };
     if plan == Plan::Unsatisfiable {
         let mut extra = b"Content-Range: bytes */".to_vec();
         push_num(&mut extra, e.size);
         extra.extend_from_slice(b"\r\n");
-        return (416, respond::simple(out, date.line(), 416, head.minor, keep, &extra, false), user);
+        return (
+            416,
+            respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
+            user,
+        );
     }
     let body_len = match plan {
         Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
@@ -422,7 +564,15 @@ fn send_entry(
     };
     if let (Some(rule), true) = (e.throttle, get) {
         if !shared.throttles[rule].admit(body_len) {
-            let n = respond::simple(out, date.line(), 503, head.minor, keep, b"Retry-After: 5\r\n", false);
+            let n = respond::simple(
+                out,
+                date.line(),
+                503,
+                head.minor,
+                keep,
+                b"Retry-After: 5\r\n",
+                false,
+            );
             return (503, n, user);
         }
         conn.throttle = Some(rule);
@@ -550,7 +700,9 @@ fn not_modified(e: &Entry, head: &Head) -> bool {
 /// Weak comparison of an entity tag against a list such as `"a", W/"b"` or `*`.
 pub fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
     let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
-    list.split(|&b| b == b',').map(crate::http::trim).any(|t| t == b"*" || t.strip_prefix(b"W/").unwrap_or(t) == etag)
+    list.split(|&b| b == b',')
+        .map(crate::http::trim)
+        .any(|t| t == b"*" || t.strip_prefix(b"W/").unwrap_or(t) == etag)
 }
 
 #[cfg(test)]

@@ -59,8 +59,18 @@ impl Shared {
     /// Whether a URL path names a CGI program: thttpd matches the pattern against the program's
     /// path, which is the URL path or a prefix of it ending before a '/' (the rest is PATH_INFO).
     pub fn cgi_matches(&self, raw_path: &[u8]) -> bool {
-        let ends = raw_path.iter().enumerate().skip(1).filter(|(_, &b)| b == b'/').map(|(i, _)| i);
-        ends.chain([raw_path.len()]).any(|end| self.config.cgi.iter().any(|p| pattern::matches(p, &raw_path[..end])))
+        let ends = raw_path
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, &b)| b == b'/')
+            .map(|(i, _)| i);
+        ends.chain([raw_path.len()]).any(|end| {
+            self.config
+                .cgi
+                .iter()
+                .any(|p| pattern::matches(p, &raw_path[..end]))
+        })
     }
 }
 
@@ -70,7 +80,9 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     config.validate()?;
     raise_fd_limit();
     let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     } else {
         config.threads
     };
@@ -81,14 +93,23 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         Some(jail) => privs::path_inside(jail, root.canonical())?,
         None => root.canonical().to_path_buf(),
     };
-    let auth = config.auth.iter().map(auth::Rule::load).collect::<Result<Vec<_>>>()?;
-    let mut throttles = throttle::parse(config.throttle.iter().map(String::as_str), "throttle rule")?;
+    let auth = config
+        .auth
+        .iter()
+        .map(auth::Rule::load)
+        .collect::<Result<Vec<_>>>()?;
+    let mut throttles =
+        throttle::parse(config.throttle.iter().map(String::as_str), "throttle rule")?;
     if let Some(file) = &config.throttle_file {
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read throttle file {}", file.display()))?;
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read throttle file {}", file.display()))?;
         throttles.extend(throttle::parse(text.lines(), &file.display().to_string())?);
     }
     let log = match &config.access_log {
-        Some(p) => Some(accesslog::Sink::open(p).with_context(|| format!("cannot open access log {}", p.display()))?),
+        Some(p) => Some(
+            accesslog::Sink::open(p)
+                .with_context(|| format!("cannot open access log {}", p.display()))?,
+        ),
         None => None,
     };
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
@@ -100,8 +121,14 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         max_header_bytes: config.max_header_bytes,
         max_headers: config.max_headers,
     };
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-    let boundary = format!("webstand-{:016x}", (nanos as u64) ^ (u64::from(std::process::id()) << 32));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let boundary = format!(
+        "webstand-{:016x}",
+        (nanos as u64) ^ (u64::from(std::process::id()) << 32)
+    );
     let shared = Arc::new(Shared {
         config,
         root,
@@ -147,7 +174,8 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
             for w in &wakers {
                 let _ = w.wake();
             }
-            stop_deadline = Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
+            stop_deadline =
+                Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
         }
     }
     for h in handles {
@@ -173,7 +201,8 @@ fn bind(addr: SocketAddr, n: usize) -> Result<Vec<mio::net::TcpListener>> {
         sock.set_reuse_port(true)?;
         // Inherited by accepted sockets: responses leave at once (no Nagle wait behind delayed ACKs).
         sock.set_nodelay(true)?;
-        sock.bind(&addr.into()).with_context(|| format!("cannot listen on {addr}"))?;
+        sock.bind(&addr.into())
+            .with_context(|| format!("cannot listen on {addr}"))?;
         sock.listen(4096)?;
         // Wake the loop only once the request's first bytes are in (saves a poll round per connection).
         set_defer_accept(&sock, 1);
@@ -225,7 +254,10 @@ fn block_stop_signals() -> libc::sigset_t {
 
 /// Waits up to `limit` for one of the blocked stop signals; true if one came.
 fn wait_signal(set: &libc::sigset_t, limit: Duration) -> bool {
-    let ts = libc::timespec { tv_sec: limit.as_secs() as libc::time_t, tv_nsec: limit.subsec_nanos() as libc::c_long };
+    let ts = libc::timespec {
+        tv_sec: limit.as_secs() as libc::time_t,
+        tv_nsec: limit.subsec_nanos() as libc::c_long,
+    };
     // SAFETY: valid set and timespec; a null siginfo is allowed.
     unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) > 0 }
 }

@@ -41,7 +41,9 @@ pub fn render(dir: &File, url_path: &str) -> io::Result<String> {
         let slash = if is_dir { "/" } else { "" };
         let mut href_attr = String::new();
         escape_html(&href, &mut href_attr);
-        html.push_str(&format!("<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"));
+        html.push_str(&format!(
+            "<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"
+        ));
         if !is_dir {
             html.push_str(&format!(" {size}"));
         }
@@ -75,7 +77,9 @@ fn read_dir(dir: &File) -> io::Result<Vec<(String, bool, u64)>> {
             if ent.is_null() {
                 break;
             }
-            let name = std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()).to_string_lossy().into_owned();
+            let name = std::ffi::CStr::from_ptr((*ent).d_name.as_ptr())
+                .to_string_lossy()
+                .into_owned();
             if name.starts_with('.') {
                 continue;
             }
@@ -106,7 +110,10 @@ mod tests {
         let html = render(&File::open(dir.path()).unwrap(), "/d<ir>/").unwrap();
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;.txt"));
-        assert!(html.contains("href=\"./%3Cimg%20src=x%20onerror=alert(1)%3E.txt\""), "{html}");
+        assert!(
+            html.contains("href=\"./%3Cimg%20src=x%20onerror=alert(1)%3E.txt\""),
+            "{html}"
+        );
         assert!(html.contains("a&amp;b &quot;q&quot;.html"));
         assert!(html.contains("Index of /d&lt;ir&gt;/"));
         assert!(html.contains("href=\"./sub/\""));

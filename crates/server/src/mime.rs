@@ -11,7 +11,10 @@ pub fn for_name(name: &str) -> &'static str {
         *d = s.to_ascii_lowercase();
     }
     let ext = &lower[..ext.len()];
-    TYPES.iter().find(|(e, _)| e.as_bytes() == ext).map_or(DEFAULT, |(_, t)| t)
+    TYPES
+        .iter()
+        .find(|(e, _)| e.as_bytes() == ext)
+        .map_or(DEFAULT, |(_, t)| t)
 }
 
 const DEFAULT: &str = "application/octet-stream";

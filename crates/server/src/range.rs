@@ -19,7 +19,9 @@ const MAX_SPECS: usize = 1000;
 /// Parses `header` for a file of `size` bytes into merged inclusive (first, last) ranges in `out`.
 pub fn plan(header: &[u8], size: u64, max_ranges: usize, out: &mut Vec<(u64, u64)>) -> Plan {
     out.clear();
-    let Some(specs) = strip_unit(header) else { return Plan::Whole };
+    let Some(specs) = strip_unit(header) else {
+        return Plan::Whole;
+    };
     let mut count = 0;
     for spec in specs.split(|&b| b == b',') {
         let spec = crate::http::trim(spec);
@@ -31,13 +33,19 @@ pub fn plan(header: &[u8], size: u64, max_ranges: usize, out: &mut Vec<(u64, u64
             out.clear();
             return Plan::Whole;
         }
-        let Some(dash) = spec.iter().position(|&b| b == b'-') else { return whole(out) };
+        let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+            return whole(out);
+        };
         let (a, b) = (&spec[..dash], &spec[dash + 1..]);
         let range = match (number(a), number(b)) {
-            (Some(first), Some(last)) if first <= last => (first < size).then(|| (first, last.min(size - 1))),
+            (Some(first), Some(last)) if first <= last => {
+                (first < size).then(|| (first, last.min(size - 1)))
+            }
             (Some(_), Some(_)) => return whole(out),
             (Some(first), None) if b.is_empty() => (first < size).then(|| (first, size - 1)),
-            (None, Some(n)) if a.is_empty() => (n > 0 && size > 0).then(|| (size - n.min(size), size - 1)),
+            (None, Some(n)) if a.is_empty() => {
+                (n > 0 && size > 0).then(|| (size - n.min(size), size - 1))
+            }
             _ => return whole(out),
         };
         out.extend(range);
@@ -115,11 +123,22 @@ mod tests {
 
     #[test]
     fn overlaps_merge_and_too_many_ranges_mean_the_whole_file() {
-        assert_eq!(p("bytes=10-20,0-5,15-30,31-40", 1000), (Plan::Parts, vec![(0, 5), (10, 40)]));
+        assert_eq!(
+            p("bytes=10-20,0-5,15-30,31-40", 1000),
+            (Plan::Parts, vec![(0, 5), (10, 40)])
+        );
         let hundreds: Vec<String> = (0..500).map(|i| format!("{}-{}", i, i + 100)).collect();
-        assert_eq!(p(&format!("bytes={}", hundreds.join(",")), 10_000), (Plan::Parts, vec![(0, 599)]));
-        let disjoint: Vec<String> = (0..20).map(|i| format!("{}-{}", i * 10, i * 10 + 1)).collect();
-        assert_eq!(p(&format!("bytes={}", disjoint.join(",")), 10_000).0, Plan::Whole);
+        assert_eq!(
+            p(&format!("bytes={}", hundreds.join(",")), 10_000),
+            (Plan::Parts, vec![(0, 599)])
+        );
+        let disjoint: Vec<String> = (0..20)
+            .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+            .collect();
+        assert_eq!(
+            p(&format!("bytes={}", disjoint.join(",")), 10_000).0,
+            Plan::Whole
+        );
         let flood = vec!["0-1"; 1001].join(",");
         assert_eq!(p(&format!("bytes={flood}"), 10).0, Plan::Whole);
     }

@@ -31,7 +31,10 @@ impl Rule {
         Rule {
             pattern: pattern.to_string(),
             limit,
-            bucket: Mutex::new(Bucket { tokens: burst(limit), last: Instant::now() }),
+            bucket: Mutex::new(Bucket {
+                tokens: burst(limit),
+                last: Instant::now(),
+            }),
             backlog: AtomicU64::new(0),
         }
     }
@@ -69,7 +72,11 @@ impl Rule {
 
     /// Forgets admitted bytes that will not be sent (the connection closed early).
     pub fn release(&self, bytes: u64) {
-        let _ = self.backlog.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(bytes)));
+        let _ = self
+            .backlog
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
     }
 }
 
@@ -88,10 +95,15 @@ pub fn parse<'a>(lines: impl Iterator<Item = &'a str>, origin: &str) -> Result<V
         }
         let mut words = line.split_whitespace();
         let (Some(pattern), Some(rate), None) = (words.next(), words.next(), words.next()) else {
-            bail!("{origin} line {}: expected `pattern max-bytes-per-second`", n + 1);
+            bail!(
+                "{origin} line {}: expected `pattern max-bytes-per-second`",
+                n + 1
+            );
         };
         let max = rate.rsplit('-').next().unwrap_or(rate);
-        let limit: u64 = max.parse().with_context(|| format!("{origin} line {}: bad rate {rate:?}", n + 1))?;
+        let limit: u64 = max
+            .parse()
+            .with_context(|| format!("{origin} line {}: bad rate {rate:?}", n + 1))?;
         if limit == 0 {
             bail!("{origin} line {}: the rate must be above zero", n + 1);
         }
@@ -106,7 +118,11 @@ mod tests {
 
     #[test]
     fn file_lines_parse_and_bad_lines_fail() {
-        let r = parse("# comment\n**.mp3  20000\n/big/*|/huge/* 100-5000 # trailing\n\n".lines(), "t").unwrap();
+        let r = parse(
+            "# comment\n**.mp3  20000\n/big/*|/huge/* 100-5000 # trailing\n\n".lines(),
+            "t",
+        )
+        .unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!((r[0].pattern.as_str(), r[0].limit), ("**.mp3", 20000));
         assert_eq!(r[1].limit, 5000);

@@ -45,9 +45,14 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(poll: Poll, mut listener: TcpListener, shared: Arc<Shared>) -> io::Result<Worker> {
-        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
         let c = &shared.config;
-        let shortest = c.header_timeout.min(c.idle_timeout).min(c.io_timeout).min(c.cgi_timeout);
+        let shortest = c
+            .header_timeout
+            .min(c.idle_timeout)
+            .min(c.io_timeout)
+            .min(c.cgi_timeout);
         let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_millis(250));
         Ok(Worker {
             poll,
@@ -121,14 +126,20 @@ impl Worker {
             return;
         }
         loop {
-            let Some(listener) = self.listener.as_ref() else { return };
+            let Some(listener) = self.listener.as_ref() else {
+                return;
+            };
             match listener.accept() {
                 Ok((sock, peer)) => {
                     if self.live >= self.ctx.shared.config.max_connections {
                         refuse(&sock);
                         continue;
                     }
-                    let conn = Conn::new(sock, peer.ip(), self.ctx.now + self.ctx.shared.config.header_timeout);
+                    let conn = Conn::new(
+                        sock,
+                        peer.ip(),
+                        self.ctx.now + self.ctx.shared.config.header_timeout,
+                    );
                     let idx = self.insert(conn);
                     // With TCP_DEFER_ACCEPT the request is usually already here: read it now and
                     // skip a trip through epoll (a one-request connection is never registered).
@@ -191,13 +202,33 @@ impl Worker {
 
     /// Moves a connection forward after an event (or a timer, or an accept).
     fn drive(&mut self, idx: usize, readable: bool, hup: bool) {
-        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else { return };
-        let keep = step(&mut self.ctx, conn, &mut self.rbuf, &mut self.wbuf, readable, hup, idx, self.poll.registry());
+        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        let keep = step(
+            &mut self.ctx,
+            conn,
+            &mut self.rbuf,
+            &mut self.wbuf,
+            readable,
+            hup,
+            idx,
+            self.poll.registry(),
+        );
         match keep {
             Ok(true) => {
                 if !conn.registered {
                     conn.registered = true;
-                    if self.poll.registry().register(&mut conn.sock, Token(idx), Interest::READABLE | Interest::WRITABLE).is_err() {
+                    if self
+                        .poll
+                        .registry()
+                        .register(
+                            &mut conn.sock,
+                            Token(idx),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
+                        .is_err()
+                    {
                         self.close(idx);
                     }
                 }
@@ -207,8 +238,13 @@ impl Worker {
     }
 
     fn cgi_event(&mut self, idx: usize) {
-        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else { return };
-        if self.ctx.cgi_progress(conn, &mut self.wbuf, self.poll.registry()) {
+        let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if self
+            .ctx
+            .cgi_progress(conn, &mut self.wbuf, self.poll.registry())
+        {
             // The program finished: its answer is in wbuf; write it and carry on with the connection.
             self.drive(idx, false, false);
         }
@@ -222,9 +258,12 @@ impl Worker {
             self.accept_all();
         }
         for i in 0..self.conns.len() {
-            let Some(c) = self.conns[i].as_mut() else { continue };
+            let Some(c) = self.conns[i].as_mut() else {
+                continue;
+            };
             if c.cgi.as_ref().is_some_and(|j| now >= j.deadline) {
-                self.ctx.cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
+                self.ctx
+                    .cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
                 self.drive(i, false, false);
                 continue;
             }
@@ -331,7 +370,10 @@ fn step(
 }
 
 fn is_out_of_fds(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM))
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOBUFS) | Some(libc::ENOMEM)
+    )
 }
 
 /// Best-effort 503 on a connection that cannot be served, then close it.
