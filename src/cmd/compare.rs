@@ -85,6 +85,10 @@ pub struct Args {
     #[arg(long)]
     pub verify: bool,
 
+    /// Repeat the whole comparison N times, servers taking turns; the tables give medians
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub rounds: usize,
+
     /// Where to write the shared docroot [default: a temporary directory, removed afterwards]
     #[arg(long, value_name = "DIR")]
     pub docroot: Option<PathBuf>,
@@ -141,6 +145,10 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.large_size = webstand_workload::fixtures::parse_size(&args.large_size)?;
     o.timeout = parse_duration(&args.timeout)?;
     o.builtin = std::env::current_exe().ok();
+    if args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    o.rounds = args.rounds;
     Ok(o)
 }
 

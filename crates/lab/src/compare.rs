@@ -117,6 +117,8 @@ pub struct Options {
     pub builtin: Option<PathBuf>,
     /// Per-request timeout.
     pub timeout: Duration,
+    /// Times the whole comparison is repeated, servers taking turns; the tables give medians.
+    pub rounds: usize,
 }
 
 impl Options {
@@ -147,6 +149,7 @@ impl Options {
             large_size: 1 << 20,
             builtin: None,
             timeout: Duration::from_secs(10),
+            rounds: 1,
         }
     }
 }
@@ -166,6 +169,8 @@ pub trait CompareObserver: Observer {
 #[derive(Clone, Debug, Default)]
 pub struct WorkloadOutcome {
     pub workload: Option<WorkloadKind>,
+    /// Which round (0-based) measured it.
+    pub round: usize,
     pub sweep: Option<SweepResult>,
     /// Server tree CPU used during each measured level, in the order of `sweep.levels`.
     pub server_cpu: Vec<CpuTime>,
@@ -194,6 +199,9 @@ pub struct Comparison {
     pub interrupted: bool,
     /// How the CPUs were assigned, for the report's header.
     pub pinning: String,
+    /// What each level ran (levels, length, keep-alive, max-users bounds), for the report's header.
+    pub settings: String,
+    pub rounds: usize,
 }
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
@@ -228,33 +236,72 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     let pinned = cpus >= 2 && opts.server_cpus.iter().all(|c| !opts.generator_cpus.contains(c));
     let pinning = if pinned {
         servers::pin_current(&opts.generator_cpus);
-        format!("servers pinned to CPU {:?}, generator to CPU {:?}", opts.server_cpus, opts.generator_cpus)
+        format!("servers pinned to CPU {}, generator to CPU {}", list(&opts.server_cpus), list(&opts.generator_cpus))
     } else {
         format!("not pinned: {cpus} CPU(s) available, or the server and generator CPUs overlap")
     };
     obs.note(&pinning);
-    let mut out = Comparison { workloads: opts.workloads.clone(), pinning, ..Default::default() };
-    for &kind in &opts.servers {
-        if obs.stop_requested() {
-            out.interrupted = true;
-            out.servers.push(ServerOutcome { kind, version: "?".into(), skipped: Some("not run: interrupted".into()), features: None, workloads: Vec::new() });
-            continue;
+    let mut out = Comparison { workloads: opts.workloads.clone(), pinning, settings: describe(opts), rounds: opts.rounds.max(1), ..Default::default() };
+    out.servers = opts.servers.iter().map(|&kind| ServerOutcome { kind, version: "?".into(), skipped: None, features: None, workloads: Vec::new() }).collect();
+    for round in 0..out.rounds {
+        for outcome in out.servers.iter_mut() {
+            if obs.stop_requested() {
+                out.interrupted = true;
+                if round == 0 {
+                    outcome.skipped = Some("not run: interrupted".into());
+                }
+                continue;
+            }
+            if round > 0 && outcome.skipped.is_some() {
+                continue;
+            }
+            if out.rounds > 1 {
+                obs.note(&format!("round {} of {}: {}", round + 1, out.rounds, outcome.kind.name()));
+            }
+            run_server(outcome, round, opts, pinned, &workloads, obs, &mut out.verify);
         }
-        let outcome = run_server(kind, opts, pinned, &workloads, obs, &mut out.verify);
-        out.servers.push(outcome);
     }
     out.interrupted |= obs.stop_requested();
     Ok(out)
 }
 
-fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKind, Workload)], obs: &mut dyn CompareObserver, verify: &mut Vec<VerifyRow>) -> ServerOutcome {
-    let mut outcome = ServerOutcome { kind, version: "?".into(), skipped: None, features: None, workloads: Vec::new() };
+fn list(v: &[usize]) -> String {
+    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// One line on what every level ran.
+fn describe(opts: &Options) -> String {
+    let levels = list(&opts.levels);
+    let stop = match (opts.stop.requests, opts.stop.duration) {
+        (Some(n), Some(d)) => format!("{:?} or {n} requests", d),
+        (None, Some(d)) => format!("{d:?}"),
+        (Some(n), None) => format!("{n} requests"),
+        (None, None) => "?".into(),
+    };
+    let warm = opts.warmup.as_ref().and_then(|w| w.duration).map(|d| format!(" after a {d:?} warm-up")).unwrap_or_default();
+    let mut text = format!("clients {levels}, {stop} per level{warm}, {}", if opts.keep_alive { "keep-alive" } else { "a connection per request" });
+    if !opts.max_users_for.is_empty() {
+        let b = &opts.max_users.bounds;
+        text.push_str(&format!(
+            "; max users: {} to {} clients, error ≤ {} %{}",
+            opts.max_users.start,
+            opts.max_users.limit,
+            b.max_error_pct,
+            b.max_p99_ms.map(|p| format!(", p99 ≤ {p} ms")).unwrap_or_default()
+        ));
+    }
+    text
+}
+
+/// One round of one server: start it, check its features (first round), run every workload, stop it.
+fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned: bool, workloads: &[(WorkloadKind, Workload)], obs: &mut dyn CompareObserver, verify: &mut Vec<VerifyRow>) {
+    let kind = outcome.kind;
     let binary = match servers::locate(kind, opts.builtin.as_deref()) {
         Ok(b) => b,
         Err(hint) => {
             obs.note(&format!("skipping {hint}"));
             outcome.skipped = Some(hint);
-            return outcome;
+            return;
         }
     };
     outcome.version = binary.version.clone();
@@ -267,12 +314,14 @@ fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKi
         Err(e) => {
             let msg = format!("{e:#}");
             obs.note(&format!("{} failed to start: {msg}", kind.name()));
-            outcome.skipped = Some(format!("failed to start: {}", msg.lines().collect::<Vec<_>>().join(" | ")));
-            return outcome;
+            if round == 0 {
+                outcome.skipped = Some(format!("failed to start: {}", msg.lines().collect::<Vec<_>>().join(" | ")));
+            }
+            return;
         }
     };
     obs.note(&format!("{} {} on http://{}/ (pid {})", kind.name(), binary.version, server.addr, server.pid()));
-    if opts.features {
+    if opts.features && round == 0 {
         let f = servers::check_features(&mut server, &setup);
         obs.note(&format!("{} features: basic auth {}, chroot {}, throttling {}", kind.name(), f.basic_auth.cell(), f.chroot.cell(), f.throttling.cell()));
         outcome.features = Some(f);
@@ -281,7 +330,7 @@ fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKi
         if obs.stop_requested() {
             break;
         }
-        let mut w = WorkloadOutcome { workload: Some(*wk), ..Default::default() };
+        let mut w = WorkloadOutcome { workload: Some(*wk), round, ..Default::default() };
         if *wk == WorkloadKind::Cgi && !kind.runs_cgi() {
             w.note = Some("no CGI: the server needs an external FastCGI bridge".into());
             outcome.workloads.push(w);
@@ -331,13 +380,12 @@ fn run_server(kind: Kind, opts: &Options, pinned: bool, workloads: &[(WorkloadKi
         }
         outcome.workloads.push(w);
     }
-    if opts.verify && !obs.stop_requested() && server.death_note().is_none() {
+    if opts.verify && round == 0 && !obs.stop_requested() && server.death_note().is_none() {
         verify.extend(verify::run(&mut server, opts, obs));
     }
     if let Err(e) = server.stop() {
         obs.note(&format!("{}: {e:#}", kind.name()));
     }
-    outcome
 }
 
 /// The plan every level of a workload starts from: keep-alive where the server does it, one generator
@@ -381,36 +429,22 @@ impl Observer for Accounting<'_> {
 }
 
 impl ServerOutcome {
-    fn workload(&self, wk: WorkloadKind) -> Option<&WorkloadOutcome> {
-        self.workloads.iter().find(|w| w.workload == Some(wk))
-    }
-
-    fn peak_level(&self, wk: WorkloadKind) -> Option<(usize, &Level)> {
-        let s = self.workload(wk)?.sweep.as_ref()?;
-        let peak = s.peak()?;
-        let i = s.levels.iter().position(|l| std::ptr::eq(l, peak))?;
-        Some((i, peak))
-    }
-
-    /// The row of `wk`'s table.
-    pub fn workload_row(&self, wk: WorkloadKind) -> WorkloadRow {
-        let mut row = WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), ..Default::default() };
-        let Some(w) = self.workload(wk) else {
-            row.note = self.skipped.clone().or_else(|| Some("not run".into()));
-            return row;
-        };
-        row.note = w.note.clone();
-        if let Some((i, peak)) = self.peak_level(wk) {
-            let r = &peak.result;
-            row.measured = true;
-            row.peak_hits_per_sec = r.hits_per_sec();
-            row.clients_at_peak = peak.clients;
-            row.p99_ms_at_peak = r.latency_ms(0.99);
-            row.errors = w.sweep.as_ref().map(|s| s.levels.iter().map(|l| l.result.failed.total() + l.result.non_2xx).sum()).unwrap_or(0);
-            row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
-            row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
-            row.peak_rss_kib = w.peak_rss_kib;
-            if w.sweep.as_ref().is_some_and(|s| s.interrupted) && row.note.is_none() {
+    /// The row of one round's sweep: figures at its peak level.
+    fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
+        let mut row = WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), note: w.note.clone(), ..Default::default() };
+        if let Some(s) = &w.sweep {
+            if let Some((i, peak)) = s.levels.iter().enumerate().max_by(|a, b| a.1.result.hits_per_sec().total_cmp(&b.1.result.hits_per_sec())) {
+                let r = &peak.result;
+                row.measured = true;
+                row.peak_hits_per_sec = r.hits_per_sec();
+                row.clients_at_peak = peak.clients;
+                row.p99_ms_at_peak = r.latency_ms(0.99);
+                row.errors = s.levels.iter().map(|l| l.result.failed.total() + l.result.non_2xx).sum();
+                row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+                row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
+                row.peak_rss_kib = w.peak_rss_kib;
+            }
+            if s.interrupted && row.note.is_none() {
                 row.note = Some("interrupted: figures cover the levels that completed".into());
             }
         }
@@ -418,11 +452,22 @@ impl ServerOutcome {
         row
     }
 
+    /// The row of `wk`'s table: with several rounds, the round with the median peak gives the clients
+    /// and p99, and every other figure is its own median (errors: the sum; memory: the largest).
+    pub fn workload_row(&self, wk: WorkloadKind) -> WorkloadRow {
+        let rows: Vec<WorkloadRow> = self.workloads.iter().filter(|w| w.workload == Some(wk)).map(|w| self.round_row(w)).collect();
+        if rows.is_empty() {
+            let note = self.skipped.clone().or_else(|| Some("not run".into()));
+            return WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), note, ..Default::default() };
+        }
+        median_row(rows)
+    }
+
     /// The row of thttpd's table.
     pub fn feature_row(&self) -> FeatureRow {
         let cell = |s: Option<&Support>| s.map(|s| s.cell().to_string()).unwrap_or_else(|| "-".into());
         let f = self.features.as_ref();
-        let peak = |wk| self.peak_level(wk).map(|(_, l)| l.result.hits_per_sec());
+        let peak = |wk| Some(self.workload_row(wk)).filter(|r| r.measured).map(|r| r.peak_hits_per_sec);
         let mut notes: Vec<String> = Vec::new();
         if let Some(f) = f {
             for (name, s) in [("basic auth", &f.basic_auth), ("chroot", &f.chroot), ("throttling", &f.throttling)] {
@@ -443,10 +488,40 @@ impl ServerOutcome {
             throttling: cell(f.map(|f| &f.throttling)),
             small_files_rps: peak(WorkloadKind::SmallFiles),
             cgi_rps: peak(WorkloadKind::Cgi),
-            large_files_max_users: self.workload(WorkloadKind::Large).and_then(|w| w.max_users.as_ref()?.best.as_ref().map(|b| b.clients)),
+            large_files_max_users: self.workload_row(WorkloadKind::Large).max_users,
             note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
         }
     }
+}
+
+fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v.get(v.len().wrapping_sub(1) / 2).copied()
+}
+
+/// One row out of several rounds' rows of the same server and workload.
+fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
+    let mut notes: Vec<String> = Vec::new();
+    for n in rows.iter().filter_map(|r| r.note.clone()) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let mut measured: Vec<WorkloadRow> = rows.iter().filter(|r| r.measured).cloned().collect();
+    measured.sort_by(|a, b| a.peak_hits_per_sec.total_cmp(&b.peak_hits_per_sec));
+    let mut out = match measured.get(measured.len().wrapping_sub(1) / 2) {
+        Some(mid) => mid.clone(),
+        None => rows[0].clone(),
+    };
+    if measured.len() > 1 {
+        out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
+        out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
+        out.errors = measured.iter().map(|r| r.errors).sum();
+        out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
+    }
+    out.max_users = median(rows.iter().filter_map(|r| r.max_users).collect());
+    out.note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
+    out
 }
 
 /// Server CPU-µs per complete request of one level.
@@ -458,7 +533,8 @@ impl Comparison {
     /// Every table as text: one per workload, thttpd's, and the verification when run.
     pub fn render(&self) -> String {
         use webstand_report::compare as rc;
-        let mut out = format!("Lab comparison ({})\n\n", self.pinning);
+        let rounds = if self.rounds > 1 { format!("; medians of {} rounds", self.rounds) } else { String::new() };
+        let mut out = format!("Lab comparison: {}{rounds}\n{}\n\n", self.pinning, self.settings);
         for &wk in &self.workloads {
             let rows: Vec<WorkloadRow> = self.servers.iter().map(|s| s.workload_row(wk)).collect();
             out.push_str(&rc::workload_table(wk.name(), &rows));
@@ -647,5 +723,27 @@ mod tests {
         assert!(!s.workload_row(WorkloadKind::Cgi).measured);
         let f = s.feature_row();
         assert_eq!((f.basic_auth.as_str(), f.small_files_rps), ("-", None));
+    }
+
+    #[test]
+    fn rounds_give_the_median_round_and_median_figures() {
+        let r = |hits: f64, clients, cpu: f64, errors, rss| WorkloadRow {
+            server: "h2o".into(),
+            measured: true,
+            peak_hits_per_sec: hits,
+            clients_at_peak: clients,
+            server_cpu_us: Some(cpu),
+            generator_cpu_us: Some(1.0),
+            errors,
+            peak_rss_kib: Some(rss),
+            max_users: Some(clients * 10),
+            ..Default::default()
+        };
+        let m = median_row(vec![r(300.0, 8, 9.0, 1, 10), r(100.0, 1, 7.0, 0, 30), r(200.0, 32, 8.0, 2, 20)]);
+        assert_eq!((m.peak_hits_per_sec, m.clients_at_peak), (200.0, 32));
+        assert_eq!((m.server_cpu_us, m.errors, m.peak_rss_kib, m.max_users), (Some(8.0), 3, Some(30), Some(80)));
+        let unmeasured = WorkloadRow { note: Some("died".into()), ..Default::default() };
+        let m = median_row(vec![unmeasured, r(100.0, 1, 7.0, 0, 30)]);
+        assert_eq!((m.peak_hits_per_sec, m.note.as_deref()), (100.0, Some("died")));
     }
 }
