@@ -651,7 +651,7 @@ mod verify {
         match output(cmd, SECONDS + 30) {
             Err(e) => r.note = Some(e),
             Ok(text) => {
-                let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().split_whitespace().next().unwrap_or("").to_string());
+                let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.split_whitespace().next().unwrap_or("").to_string());
                 r.requests = field("Complete requests:").and_then(|v| v.parse().ok()).unwrap_or(0);
                 r.bytes = field("Total transferred:").and_then(|v| v.parse().ok()).unwrap_or(0);
                 r.hits_per_sec = field("Requests per second:").and_then(|v| v.parse().ok()).unwrap_or(0.0);
