@@ -128,7 +128,7 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         .map(|r| {
             if !r.measured {
                 let mut v = vec![r.server.clone(), r.version.clone()];
-                v.extend(std::iter::repeat_n("-".to_string(), header.len() - 2));
+                v.extend(vec!["-".to_string(); header.len() - 2]);
                 return v;
             }
             vec![
