@@ -34,7 +34,37 @@ pub fn render(layout: Layout, levels: &[Level]) -> String {
         Layout::Tenon => tenon(levels),
         Layout::WebStone => webstone(levels),
     };
-    table + &summary(levels)
+    table + &failures(levels) + &summary(levels)
+}
+
+/// One line per level that failed requests or got non-2xx answers: the classes (a checksum mismatch
+/// counts as Length) and the first error seen. Empty when every level was clean.
+pub fn failures(levels: &[Level]) -> String {
+    let mut out = String::new();
+    for l in levels {
+        let (r, f) = (l.result, &l.result.failed);
+        if f.total() == 0 && r.non_2xx == 0 {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "{} clients: {} failed (connect {}, receive {}, length/checksum {}, exceptions {}), {} non-2xx",
+            l.clients,
+            f.total(),
+            f.connect,
+            f.receive,
+            f.length,
+            f.exceptions,
+            r.non_2xx
+        );
+        match &r.first_error {
+            Some(e) => {
+                let _ = writeln!(out, "; first error: {e}");
+            }
+            None => out.push('\n'),
+        }
+    }
+    out
 }
 
 fn ms(r: &RunResult, q: f64) -> f64 {
@@ -241,5 +271,10 @@ mod tests {
         assert_eq!(j["levels"].as_array().unwrap().len(), 2);
         assert_eq!("webstone".parse::<Layout>().unwrap(), Layout::WebStone);
         assert!("x".parse::<Layout>().is_err());
+        assert_eq!(failures(&[lv(8, &b)]), "");
+        assert_eq!(
+            failures(&levels),
+            "4 clients: 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0), 0 non-2xx\n"
+        );
     }
 }
