@@ -83,7 +83,7 @@ pub fn full(levels: &[Level]) -> String {
         out,
         "{:>7} {:>9} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}",
         "Clients",
-        "Complete",
+        "Requests",
         "Failed",
         "Hits/s",
         "KB/s",
