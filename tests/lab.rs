@@ -280,3 +280,29 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
         assert!(webstand_lab::procstat::group_members(p).is_empty(), "nginx's group {p} left running");
     }
 }
+
+#[test]
+fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
+    if !common::have("wrk") || !common::have("ab") {
+        eprintln!("skipping: wrk or ab not installed (scripts/install-deps.sh installs them)");
+        return;
+    }
+    let out = common::run(&["compare", "--servers", "builtin", "--workloads", "2k", "-c", "1", "-d", "200ms", "--warmup", "0", "--max-users", "none", "--no-features", "--verify", "-q"]);
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
+    let table = text.split("Verification:").nth(1).unwrap_or_else(|| panic!("no verification table in\n{text}"));
+    let mut per_request = Vec::new();
+    for tool in ["webstand", "wrk", "ab"] {
+        let row = table.lines().find(|l| l.split_whitespace().nth(2) == Some(tool)).unwrap_or_else(|| panic!("no {tool} row in\n{table}"));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        let requests: u64 = cells[4].parse().unwrap();
+        let hits: f64 = cells[5].parse().unwrap();
+        assert!(requests > 100 && hits > 100.0, "{row}");
+        assert_eq!(cells[8], "0", "errors: {row}");
+        per_request.push(cells[7].parse::<f64>().unwrap());
+    }
+    // The same response, counted by three tools: bytes per request agree within a few header bytes.
+    for b in &per_request {
+        assert!((b - per_request[0]).abs() < 40.0 && *b > 2048.0, "{per_request:?}");
+    }
+}

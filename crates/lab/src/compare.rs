@@ -374,6 +374,12 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
             }
         }
         w.peak_rss_kib = Some(sampler.finish()).filter(|&k| k > 0);
+        // Equivalent settings include keep-alive: say so when the server did not keep connections.
+        if plan.keep_alive && w.note.is_none() {
+            if let Some(peak) = w.sweep.as_ref().and_then(|s| s.peak()).filter(|p| p.result.keep_alive_share() < 0.9) {
+                w.note = Some(format!("only {:.0} % of requests reused a connection at the peak", peak.result.keep_alive_share() * 100.0));
+            }
+        }
         if let Some(dead) = server.death_note() {
             let at = w.sweep.as_ref().and_then(|s| s.levels.last()).map(|l| format!(" after {} clients", l.clients)).unwrap_or_default();
             w.note = Some(format!("{dead}{at}"));
