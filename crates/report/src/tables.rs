@@ -76,8 +76,7 @@ fn ms(r: &RunResult, q: f64) -> f64 {
 }
 
 /// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the rest),
-/// and a total row (requests, failures, bytes and time
-/// summed over the levels).
+/// and a total row (requests, failures, bytes and time summed over the levels).
 pub fn full(levels: &[Level]) -> String {
     let mut out = String::new();
     let _ = writeln!(
