@@ -241,6 +241,20 @@ fn sigterm_exits_zero_after_printing_the_listening_line() {
 }
 
 #[test]
+fn a_port_already_served_is_an_error_not_a_shared_listener() {
+    let d = docroot();
+    let s = serve(d.path(), &["--threads", "1"]);
+    let o = common::run_with_timeout(
+        &["serve", d.path().to_str().unwrap(), "--listen", &s.addr.to_string()],
+        Duration::from_secs(10),
+    );
+    assert_ne!(o.status.code(), Some(0));
+    let err = common::stderr(&o);
+    assert!(err.starts_with(&format!("webstand: error: cannot listen on {}", s.addr)), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
 fn bad_flags_and_config_give_one_line_and_nonzero_exit() {
     let d = docroot();
     let dir = d.path().to_str().unwrap();
@@ -534,6 +548,18 @@ fn curl_cgi_environment_body_and_limits() {
     let (h, b) = curl(&["--data-binary", "posted body", &url(&s, "/cgi-bin/echo")]);
     assert!(h.starts_with("HTTP/1.1 201"), "{h}");
     assert_eq!(b, b"posted body");
+    // A client that waits for "100 Continue" before sending its body gets it.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(T)).unwrap();
+    c.write_all(b"POST /cgi-bin/echo HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\nConnection: close\r\n\r\n").unwrap();
+    let mut interim = [0u8; 25];
+    c.read_exact(&mut interim).unwrap();
+    assert_eq!(&interim, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.write_all(b"hello").unwrap();
+    let mut rest = Vec::new();
+    c.read_to_end(&mut rest).unwrap();
+    let rest = text(&rest);
+    assert!(rest.starts_with("HTTP/1.1 201") && rest.ends_with("hello"), "{rest}");
 
     let start = Instant::now();
     let (h, _) = curl(&[&url(&s, "/cgi-bin/slow")]);

@@ -193,6 +193,15 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a
 /// free port for the first and reuses it for the rest.
 fn bind(addr: SocketAddr, n: usize) -> Result<Vec<mio::net::TcpListener>> {
+    if addr.port() != 0 {
+        // SO_REUSEPORT would let us share a port another server already listens on (same user);
+        // a plain bind first turns that into a clear "address in use".
+        let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        probe.set_reuse_address(true)?;
+        probe
+            .bind(&addr.into())
+            .with_context(|| format!("cannot listen on {addr}"))?;
+    }
     let mut out = Vec::with_capacity(n);
     let mut addr = addr;
     for _ in 0..n {
