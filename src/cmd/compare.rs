@@ -6,11 +6,11 @@ use crate::Global;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 use std::sync::Arc;
-use webstand_engine::{Live, Plan, Stop};
+use webstand_engine::{CpuTime, Live, Plan, Stop};
 use webstand_lab::compare::{self, CompareObserver, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::{parse_clients, parse_duration, Level, Observer};
-use webstand_store::{RunId, RunMeta, Store};
+use webstand_store::{RunId, RunMeta, ServerFigures, Store};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -169,10 +169,13 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             return Err(e);
         }
     };
-    print!("{}", comparison.render());
+    // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
+    use std::io::Write;
+    let mut text = comparison.render();
     if let Some(saved) = obs.finish(comparison.interrupted, false) {
-        println!("\n{saved}");
+        text.push_str(&format!("\n{saved}\n"));
     }
+    let _ = std::io::stdout().write_all(text.as_bytes());
     Ok(if comparison.interrupted { 130 } else { 0 })
 }
 
@@ -248,5 +251,13 @@ impl CompareObserver for Cli {
     }
     fn stop_requested(&self) -> bool {
         crate::interrupt::interrupted()
+    }
+    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_server_figures(*id, &self.group, clients, &ServerFigures { cpu, peak_rss_kib }) {
+                eprintln!("webstand: warning: server figures will not be saved: {e:#}");
+                self.store = None;
+            }
+        }
     }
 }

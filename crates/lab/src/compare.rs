@@ -163,6 +163,11 @@ pub trait CompareObserver: Observer {
     fn note(&mut self, line: &str);
     /// Whether the user asked to stop (Ctrl-C): no further server is started.
     fn stop_requested(&self) -> bool;
+    /// The server's side of the level just passed to `level_done`: its tree's CPU time and peak
+    /// resident memory (KiB) during the run.
+    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
+        let _ = (clients, cpu, peak_rss_kib);
+    }
 }
 
 /// One server's figures on one workload.
@@ -343,8 +348,7 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         }
         obs.series(kind.name(), &binary.version, wk.name());
         let plan = base_plan(server.addr, kind, workload, opts);
-        let sampler = RssSampler::start(server.pid(), Duration::from_millis(250));
-        let mut acct = Accounting { server: &mut server, inner: &mut *obs, before: None, last: None, per_level: Vec::new() };
+        let mut acct = Accounting::new(&mut server, &mut *obs);
         // One level at a time, so a server that died ends its sweep with the levels it finished.
         let mut swept = SweepResult { workload: wk.name().to_string(), ..Default::default() };
         for &clients in &opts.levels {
@@ -365,15 +369,17 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         }
         w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
         w.server_cpu = std::mem::take(&mut acct.per_level);
+        let mut peak_rss = acct.peak_rss_kib;
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
-            let mut acct = Accounting { server: &mut server, inner: &mut *obs, before: None, last: None, per_level: Vec::new() };
+            let mut acct = Accounting::new(&mut server, &mut *obs);
             match maxusers::find(&opts.max_users, &plan, &mut acct) {
                 Ok(m) => w.max_users = Some(m),
                 Err(e) => w.note = Some(format!("max users: {e:#}")),
             }
+            peak_rss = peak_rss.max(acct.peak_rss_kib);
         }
-        w.peak_rss_kib = Some(sampler.finish()).filter(|&k| k > 0);
+        w.peak_rss_kib = Some(peak_rss).filter(|&k| k > 0);
         // Equivalent settings include keep-alive: say so when the server did not keep connections.
         if plan.keep_alive && w.note.is_none() {
             if let Some(peak) = w.sweep.as_ref().and_then(|s| s.peak()).filter(|p| p.result.keep_alive_share() < 0.9) {
@@ -406,13 +412,25 @@ fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) 
     plan
 }
 
-/// Wraps the caller's observer: the server tree's CPU time before and after each measured run.
+/// Wraps the caller's observer: the server tree's CPU time before and after each run and its resident
+/// memory sampled during it, handed to the caller with each measured level.
 struct Accounting<'a> {
     server: &'a mut Server,
     inner: &'a mut dyn CompareObserver,
     before: Option<CpuTime>,
-    last: Option<CpuTime>,
+    sampler: Option<RssSampler>,
+    /// The last run's CPU time and peak RSS.
+    last: Option<(CpuTime, u64)>,
+    /// CPU time of each measured level, in order.
     per_level: Vec<CpuTime>,
+    /// Largest RSS seen over every run, KiB.
+    peak_rss_kib: u64,
+}
+
+impl<'a> Accounting<'a> {
+    fn new(server: &'a mut Server, inner: &'a mut dyn CompareObserver) -> Accounting<'a> {
+        Accounting { server, inner, before: None, sampler: None, last: None, per_level: Vec::new(), peak_rss_kib: 0 }
+    }
 }
 
 impl Observer for Accounting<'_> {
@@ -421,16 +439,22 @@ impl Observer for Accounting<'_> {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.before = Some(self.server.cpu());
+        self.sampler = Some(RssSampler::start(self.server.pid(), Duration::from_millis(250)));
         self.inner.run_starting(label, plan, live);
     }
     fn run_ended(&mut self) {
         let after = self.server.cpu();
-        self.last = self.before.take().map(|b| procstat::cpu_delta(b, after));
+        let rss = self.sampler.take().map(RssSampler::finish).unwrap_or(0);
+        self.peak_rss_kib = self.peak_rss_kib.max(rss);
+        self.last = self.before.take().map(|b| (procstat::cpu_delta(b, after), rss));
         self.inner.run_ended();
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
-        self.per_level.push(self.last.take().unwrap_or_default());
-        self.inner.level_done(level)
+        let (cpu, rss) = self.last.take().unwrap_or_default();
+        self.per_level.push(cpu);
+        self.inner.level_done(level)?;
+        self.inner.server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
+        Ok(())
     }
 }
 
