@@ -479,6 +479,7 @@ impl ServerOutcome {
             }
         }
         row.max_users = w.max_users.as_ref().and_then(|m| m.best.as_ref().map(|b| b.clients));
+        row.max_users_capped = w.max_users.as_ref().is_some_and(|m| m.best.is_some() && m.first_broken.is_none());
         row
     }
 
@@ -498,6 +499,7 @@ impl ServerOutcome {
         let cell = |s: Option<&Support>| s.map(|s| s.cell().to_string()).unwrap_or_else(|| "-".into());
         let f = self.features.as_ref();
         let peak = |wk| Some(self.workload_row(wk)).filter(|r| r.measured).map(|r| r.peak_hits_per_sec);
+        let large = self.workload_row(WorkloadKind::Large);
         let mut notes: Vec<String> = Vec::new();
         if let Some(f) = f {
             for (name, s) in [("basic auth", &f.basic_auth), ("chroot", &f.chroot), ("throttling", &f.throttling)] {
@@ -518,7 +520,8 @@ impl ServerOutcome {
             throttling: cell(f.map(|f| &f.throttling)),
             small_files_rps: peak(WorkloadKind::SmallFiles),
             cgi_rps: peak(WorkloadKind::Cgi),
-            large_files_max_users: self.workload_row(WorkloadKind::Large).max_users,
+            large_files_max_users: large.max_users,
+            large_files_max_users_capped: large.max_users_capped,
             note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
         }
     }
@@ -550,6 +553,7 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
     }
     out.max_users = median(rows.iter().filter_map(|r| r.max_users).collect());
+    out.max_users_capped = out.max_users.is_some() && rows.iter().any(|r| r.max_users == out.max_users && r.max_users_capped);
     out.note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
     out
 }

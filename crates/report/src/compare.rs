@@ -19,6 +19,8 @@ pub struct WorkloadRow {
     pub errors: u64,
     /// Largest level that stayed within the bounds, when searched.
     pub max_users: Option<usize>,
+    /// The search reached its limit without breaking: shown as "1024+".
+    pub max_users_capped: bool,
     /// Server tree CPU-µs per complete request at the peak level.
     pub server_cpu_us: Option<f64>,
     /// Generator CPU-µs per complete request at the peak level.
@@ -42,6 +44,8 @@ pub struct FeatureRow {
     pub small_files_rps: Option<f64>,
     pub cgi_rps: Option<f64>,
     pub large_files_max_users: Option<usize>,
+    /// The search reached its limit without breaking: shown as "1024+" (thttpd's "1000+").
+    pub large_files_max_users_capped: bool,
     pub note: Option<String>,
 }
 
@@ -105,6 +109,14 @@ fn opt_u<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
 }
 
+fn users(v: Option<usize>, capped: bool) -> String {
+    match v {
+        Some(n) if capped => format!("{n}+"),
+        Some(n) => n.to_string(),
+        None => "-".into(),
+    }
+}
+
 fn mib(kib: Option<u64>) -> String {
     kib.map(|k| format!("{:.1}", k as f64 / 1024.0)).unwrap_or_else(|| "-".into())
 }
@@ -138,7 +150,7 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
                 r.clients_at_peak.to_string(),
                 format!("{:.2}", r.p99_ms_at_peak),
                 r.errors.to_string(),
-                opt_u(r.max_users),
+                users(r.max_users, r.max_users_capped),
                 opt_f(r.server_cpu_us, 1),
                 opt_f(r.generator_cpu_us, 1),
                 mib(r.peak_rss_kib),
@@ -166,7 +178,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
                 r.throttling.clone(),
                 opt_f(r.small_files_rps, 0),
                 opt_f(r.cgi_rps, 0),
-                opt_u(r.large_files_max_users),
+                users(r.large_files_max_users, r.large_files_max_users_capped),
             ]
         })
         .collect();
@@ -216,6 +228,7 @@ mod tests {
             p99_ms_at_peak: 1.234,
             errors: 0,
             max_users: Some(128),
+            max_users_capped: false,
             server_cpu_us: Some(8.04),
             generator_cpu_us: Some(11.0),
             peak_rss_kib: Some(10 * 1024),
@@ -250,12 +263,13 @@ mod tests {
             small_files_rps: Some(9000.4),
             cgi_rps: None,
             large_files_max_users: Some(256),
+            large_files_max_users_capped: true,
             note: Some("chroot: needs root".into()),
         };
         let t = thttpd_table(&[r]);
         assert!(t.contains("basic auth") && t.contains("chroot") && t.contains("throttling") && t.contains("large files max users"));
         let data = t.lines().nth(3).unwrap();
-        for cell in ["lighttpd", "1.4.69", "epoll, 1 process", "yes?", "9000", "256"] {
+        for cell in ["lighttpd", "1.4.69", "epoll, 1 process", "yes?", "9000", "256+"] {
             assert!(data.contains(cell), "{cell} missing from {data}");
         }
         assert!(t.contains("lighttpd: chroot: needs root"));
