@@ -137,6 +137,17 @@ fn a_taken_port_is_replaced_by_a_free_one() {
     }
 }
 
+/// A server that exits at start: the error carries the end of its log.
+#[test]
+fn a_failed_start_shows_the_end_of_the_servers_log() {
+    let not_a_dir = tempfile::NamedTempFile::new().unwrap();
+    let binary = servers::locate(Kind::Builtin, Some(&builtin_exe())).unwrap();
+    let e = Server::start(&binary, &Setup::new(not_a_dir.path())).unwrap_err();
+    let text = format!("{e:#}");
+    assert!(text.contains("builtin did not start") && text.contains("its log ends"), "{text}");
+    assert!(text.contains("not a directory"), "the server's own message is missing: {text}");
+}
+
 // ---- `webstand compare` end to end ----
 
 /// Servers of this machine among `want`, as a --servers list (builtin is always there).
@@ -153,9 +164,10 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
     let kinds = installed(&[Kind::Builtin, Kind::Nginx, Kind::Lighttpd]);
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
+    // Levels of 500 ms: server CPU comes from /proc in 10 ms clock ticks.
     let out = common::run(&[
         "compare", "--db", db_path.to_str().unwrap(), "--servers", &names(&kinds), "--workloads", "2k,cgi",
-        "-c", "1,4", "-d", "200ms", "--warmup", "0", "--max-users", "none", "--no-features", "-q",
+        "-c", "1,4", "-d", "500ms", "--warmup", "0", "--max-users", "none", "--no-features", "-q",
     ]);
     let text = common::stdout(&out);
     assert!(out.status.success(), "stdout: {text}\nstderr: {}", common::stderr(&out));
