@@ -275,6 +275,111 @@ mod tests {
         }
     }
 
+    /// A tiny loopback server answering every request on a connection with a 5-byte body.
+    fn hello_server() -> std::net::SocketAddr {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut s = s;
+                    let mut buf = [0u8; 4096];
+                    let mut seen = Vec::new();
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0 {
+                            return;
+                        }
+                        seen.extend_from_slice(&buf[..n]);
+                        while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                            seen.drain(..end + 4);
+                            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    /// Records what the sweep told it; asks to stop after `stop_after` measured levels.
+    #[derive(Default)]
+    struct Recorder {
+        events: Vec<String>,
+        lives: Vec<Arc<Live>>,
+        stop_after: Option<usize>,
+        done: usize,
+    }
+
+    impl Observer for Recorder {
+        fn live(&mut self) -> Arc<Live> {
+            let l = Arc::new(Live::default());
+            if self.stop_after.is_some_and(|n| self.done >= n) {
+                l.stop.store(true, Ordering::SeqCst);
+            }
+            self.lives.push(l.clone());
+            l
+        }
+        fn run_starting(&mut self, label: &str, plan: &Plan, _live: &Arc<Live>) {
+            self.events.push(format!("start {label} {:?}", plan.stop.requests));
+        }
+        fn level_done(&mut self, level: &Level) -> Result<()> {
+            self.done += 1;
+            self.events.push(format!("done {} {}", level.clients, level.result.complete));
+            Ok(())
+        }
+    }
+
+    fn base_plan() -> Plan {
+        let addr = hello_server();
+        let target = webstand_engine::Target { host: "127.0.0.1".into(), port: addr.port(), addrs: vec![addr] };
+        let mut plan = Plan::new(target, "/");
+        plan.threads = 1;
+        plan
+    }
+
+    #[test]
+    fn levels_run_in_order_after_their_warm_ups() {
+        let plan = base_plan();
+        let warm = Stop { requests: Some(7), duration: Some(Duration::from_secs(10)) };
+        let spec = SweepSpec::uniform(
+            &[1, 3],
+            Stop { requests: Some(30), duration: Some(Duration::from_secs(10)) },
+            Some(warm),
+        );
+        let mut rec = Recorder::default();
+        let out = run(&spec, &plan, "/", &mut rec).unwrap();
+        assert_eq!(
+            rec.events,
+            [
+                "start warm-up, 1 clients Some(7)",
+                "start 1 clients Some(30)",
+                "done 1 30",
+                "start warm-up, 3 clients Some(7)",
+                "start 3 clients Some(30)",
+                "done 3 30"
+            ]
+        );
+        assert_eq!(out.levels.iter().map(|l| (l.clients, l.result.complete)).collect::<Vec<_>>(), [(1, 30), (3, 30)]);
+        assert!(!out.interrupted);
+        assert!(out.levels.iter().all(|l| l.result.failed.total() == 0));
+    }
+
+    #[test]
+    fn an_interrupt_ends_the_sweep_with_the_levels_done() {
+        let plan = base_plan();
+        let spec =
+            SweepSpec::uniform(&[1, 2, 4], Stop { requests: Some(20), duration: Some(Duration::from_secs(10)) }, None);
+        // Every Live after the first level's comes already stopped, as after Ctrl-C.
+        let mut rec = Recorder { stop_after: Some(1), ..Default::default() };
+        let out = run(&spec, &plan, "/", &mut rec).unwrap();
+        assert!(out.interrupted);
+        assert_eq!(out.levels[0].result.complete, 20);
+        assert_eq!(out.levels.len(), 2, "the sweep went on after the interrupt");
+        assert!(!out.levels[0].result.interrupted);
+        assert!(out.levels[1].result.interrupted);
+    }
+
     #[test]
     fn peak_is_the_level_with_most_hits() {
         let lvl = |clients, complete| Level {
