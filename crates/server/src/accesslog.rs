@@ -22,10 +22,7 @@ impl Sink {
             return Ok(Sink::Stderr);
         }
         Ok(Sink::File(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?,
+            std::fs::OpenOptions::new().create(true).append(true).open(path)?,
         ))
     }
 

@@ -28,8 +28,8 @@ pub struct Rule {
 impl Rule {
     pub fn load(rule: &crate::config::AuthRule) -> Result<Rule> {
         let path = &rule.htpasswd;
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
         let mut users = HashMap::new();
         let mut bcrypt_cost = None;
         for (n, line) in text.lines().enumerate() {
@@ -54,15 +54,16 @@ impl Rule {
                 bcrypt_cost.get_or_insert(cost);
                 Hash::Bcrypt(hash.to_string())
             } else {
-                bail!("{}: unsupported hash for user {user:?} (use htpasswd -B for bcrypt or -s for SHA)", where_());
+                bail!(
+                    "{}: unsupported hash for user {user:?} (use htpasswd -B for bcrypt or -s for SHA)",
+                    where_()
+                );
             };
             users.insert(user.to_string(), hash);
         }
         // The dummy matches the file's strongest kind, so unknown users cost what known ones do.
         let dummy = match bcrypt_cost {
-            Some(cost) => {
-                Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?)
-            }
+            Some(cost) => Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?),
             None => Hash::Sha1(Sha1::digest(b"webstand-dummy-password").into()),
         };
         let realm = rule.realm.replace(['"', '\\'], "");
@@ -70,8 +71,7 @@ impl Rule {
             prefix: rule.prefix.trim_end_matches('/').to_string(),
             users,
             dummy,
-            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n")
-                .into_bytes(),
+            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n").into_bytes(),
         })
     }
 
@@ -126,12 +126,7 @@ pub struct Verified {
 }
 
 impl Verified {
-    pub fn check(
-        &mut self,
-        rules: &[Rule],
-        rule: usize,
-        authorization: Option<&[u8]>,
-    ) -> Option<String> {
+    pub fn check(&mut self, rules: &[Rule], rule: usize, authorization: Option<&[u8]>) -> Option<String> {
         let value = authorization?;
         if let Some(user) = self.map.get(&(rule, value.to_vec())) {
             return Some(user.clone());
@@ -163,11 +158,7 @@ mod tests {
     }
 
     fn basic(user_pass: &str) -> Vec<u8> {
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(user_pass)
-        )
-        .into_bytes()
+        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(user_pass)).into_bytes()
     }
 
     #[test]

@@ -123,22 +123,13 @@ pub const HEADERS_HARD_MAX: usize = 256;
 impl Config {
     /// Reads a TOML config file; unknown keys and bad values are errors naming the file.
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
         let config: Config = toml::from_str(&text).map_err(|e| {
             // toml's message spans several lines; keep the first one for a one-line error.
             let msg = e.to_string();
-            let first = msg
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .to_string();
-            anyhow::anyhow!(
-                "config file {}: {} ({})",
-                path.display(),
-                e.message(),
-                first
-            )
+            let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+            anyhow::anyhow!("config file {}: {} ({})", path.display(), e.message(), first)
         })?;
         Ok(config)
     }

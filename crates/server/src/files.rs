@@ -106,20 +106,12 @@ pub struct Entry {
 
 impl Entry {
     /// Reads a regular file's metadata (and bytes, when small) into an entry.
-    pub fn load(
-        rel: String,
-        file: File,
-        meta: &std::fs::Metadata,
-        small_max: u64,
-        now: i64,
-    ) -> io::Result<Entry> {
+    pub fn load(rel: String, file: File, meta: &std::fs::Metadata, small_max: u64, now: i64) -> io::Result<Entry> {
         let size = meta.len();
         let mtime = meta.mtime();
         let content_type = mime::for_name(&rel);
         let last_modified = date::format(mtime);
-        let etag = format!("\"{:x}-{:x}\"", mtime, size)
-            .into_bytes()
-            .into_boxed_slice();
+        let etag = format!("\"{:x}-{:x}\"", mtime, size).into_bytes().into_boxed_slice();
         let mut fields = Vec::with_capacity(160);
         fields.extend_from_slice(b"Content-Type: ");
         fields.extend_from_slice(content_type.as_bytes());
@@ -136,10 +128,7 @@ impl Entry {
             let mut bytes = Vec::with_capacity(size as usize);
             (&file).take(size).read_to_end(&mut bytes)?;
             if bytes.len() as u64 != size {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "file changed while read",
-                ));
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file changed while read"));
             }
             (Some(Arc::from(bytes)), None)
         } else {
@@ -168,13 +157,7 @@ impl Entry {
 type Identity = (u64, u64, u64, i64, i64);
 
 fn identity(meta: &std::fs::Metadata) -> Identity {
-    (
-        meta.dev(),
-        meta.ino(),
-        meta.size(),
-        meta.mtime(),
-        meta.mtime_nsec(),
-    )
+    (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
 }
 
 /// One event loop's cache: raw URL path → entry. No locks: each loop owns its own.

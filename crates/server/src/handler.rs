@@ -107,11 +107,7 @@ impl Ctx {
             if conn.closing {
                 return data.len();
             }
-            if conn.has_output()
-                || conn.cgi.is_some()
-                || conn.throttle.is_some()
-                || out.len() >= OUT_HIGH_WATER
-            {
+            if conn.has_output() || conn.cgi.is_some() || conn.throttle.is_some() || out.len() >= OUT_HIGH_WATER {
                 conn.stalled = true;
                 break;
             }
@@ -135,17 +131,15 @@ impl Ctx {
                     break;
                 }
                 Body::Length(n) => Ok(body_start + n as usize),
-                Body::Chunked => {
-                    match decode_chunked(&data[body_start..], max_body, &mut decoded) {
-                        Ok(Some(k)) => Ok(body_start + k),
-                        Ok(None) => {
-                            self.body_pending(conn, &head, out);
-                            self.body_buf = decoded;
-                            break;
-                        }
-                        Err(status) => Err(status),
+                Body::Chunked => match decode_chunked(&data[body_start..], max_body, &mut decoded) {
+                    Ok(Some(k)) => Ok(body_start + k),
+                    Ok(None) => {
+                        self.body_pending(conn, &head, out);
+                        self.body_buf = decoded;
+                        break;
                     }
-                }
+                    Err(status) => Err(status),
+                },
             };
             let end = match end {
                 Ok(e) => e,
@@ -160,15 +154,8 @@ impl Ctx {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
             };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
-            {
-                self.log(
-                    conn.peer,
-                    user.as_deref(),
-                    head.request_line(),
-                    status,
-                    bytes,
-                );
+            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry) {
+                self.log(conn.peer, user.as_deref(), head.request_line(), status, bytes);
             }
             self.body_buf = decoded;
             pos = end;
@@ -185,14 +172,7 @@ impl Ctx {
     }
 
     /// Answers `status` and closes the connection: its input can no longer be framed.
-    fn refuse(
-        &mut self,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-        status: u16,
-        minor: u8,
-        request_line: &[u8],
-    ) {
+    fn refuse(&mut self, conn: &mut Conn, out: &mut Vec<u8>, status: u16, minor: u8, request_line: &[u8]) {
         let bytes = respond::simple(out, self.date.line(), status, minor, false, b"", false);
         conn.closing = true;
         conn.linger = true;
@@ -205,24 +185,10 @@ impl Ctx {
         self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
     }
 
-    pub fn log(
-        &mut self,
-        peer: std::net::IpAddr,
-        user: Option<&str>,
-        request_line: &[u8],
-        status: u16,
-        bytes: u64,
-    ) {
+    pub fn log(&mut self, peer: std::net::IpAddr, user: Option<&str>, request_line: &[u8], status: u16, bytes: u64) {
         if let Some(sink) = &self.shared.log {
-            self.log.line(
-                sink,
-                self.date.secs(),
-                peer,
-                user,
-                request_line,
-                status,
-                bytes,
-            );
+            self.log
+                .line(sink, self.date.secs(), peer, user, request_line, status, bytes);
         }
     }
 
@@ -249,9 +215,7 @@ impl Ctx {
         let head_only = head.method == Method::Head;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
-        if !(matches!(head.method, Method::Get | Method::Head)
-            || (cgi && head.method == Method::Post))
-        {
+        if !(matches!(head.method, Method::Get | Method::Head) || (cgi && head.method == Method::Post)) {
             let allow: &[u8] = if cgi {
                 b"Allow: GET, HEAD, POST\r\n"
             } else {
@@ -274,23 +238,13 @@ impl Ctx {
                 ..
             } = self;
             if let Some(e) = cache.get(raw_path, &shared.root, date.secs()) {
-                return Some(send_entry(
-                    e, head, keep, conn, out, date, shared, verified, ranges,
-                ));
+                return Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges));
             }
         }
         let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
             Some((
                 status,
-                respond::simple(
-                    out,
-                    ctx.date.line(),
-                    status,
-                    head.minor,
-                    keep,
-                    extra,
-                    head_only,
-                ),
+                respond::simple(out, ctx.date.line(), status, head.minor, keep, extra, head_only),
                 None,
             ))
         };
@@ -305,10 +259,7 @@ impl Ctx {
         let auth_rule = auth::rule_for(&self.shared.auth, &url_path);
         let mut user = None;
         if let Some(rule) = auth_rule {
-            match self
-                .verified
-                .check(&self.shared.auth, rule, head.authorization)
-            {
+            match self.verified.check(&self.shared.auth, rule, head.authorization) {
                 Some(u) => user = Some(u),
                 None => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
             }
@@ -331,8 +282,8 @@ impl Ctx {
                 .start_cgi(conn, req, out, idx, registry)
                 .map(|status| (status, 0, user));
         }
-        match self.resolve(raw_path, &url_path, dir_request, auth_rule) {
-            Ok(None) => {
+        match self.resolve(&url_path, dir_request, auth_rule) {
+            Ok(Resolved::File(entry)) => {
                 let Ctx {
                     cache,
                     shared,
@@ -341,12 +292,22 @@ impl Ctx {
                     ranges,
                     ..
                 } = self;
-                let e = cache.get(raw_path, &shared.root, date.secs())?;
-                Some(send_entry(
-                    e, head, keep, conn, out, date, shared, verified, ranges,
-                ))
+                // Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a
+                // client fill the cache with copies of one file.
+                let plain = raw_path
+                    .strip_suffix(b"/")
+                    .filter(|_| dir_request && raw_path.len() > 1)
+                    .unwrap_or(raw_path);
+                if plain[1..] == *self.rel.as_bytes() {
+                    let e = cache.insert(raw_path, entry);
+                    Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges))
+                } else {
+                    Some(send_entry(
+                        &entry, head, keep, conn, out, date, shared, verified, ranges,
+                    ))
+                }
             }
-            Ok(Some(dir)) => {
+            Ok(Resolved::Listing(dir)) => {
                 let dir_url = if url_path == "/" {
                     url_path
                 } else {
@@ -358,9 +319,7 @@ impl Ctx {
                 };
                 status_line(out, 200);
                 out.extend_from_slice(self.date.line());
-                out.extend_from_slice(
-                    b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ",
-                );
+                out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
                 push_num(out, html.len() as u64);
                 out.extend_from_slice(b"\r\n");
                 connection_line(out, head.minor, keep);
@@ -385,15 +344,9 @@ impl Ctx {
         }
     }
 
-    /// Finds the file for the decoded path in `self.rel` and caches it under `key`; for a directory
-    /// without index file and with listings on, returns the open directory instead.
-    fn resolve(
-        &mut self,
-        key: &[u8],
-        url_path: &str,
-        dir_request: bool,
-        auth: Option<usize>,
-    ) -> Result<Option<std::fs::File>, Refusal> {
+    /// Finds the file for the decoded path in `self.rel`; for a directory without index file and
+    /// with listings on, the open directory instead.
+    fn resolve(&self, url_path: &str, dir_request: bool, auth: Option<usize>) -> Result<Resolved, Refusal> {
         let shared = &self.shared;
         let root = &shared.root;
         let file = root
@@ -410,33 +363,23 @@ impl Ctx {
             } else {
                 format!("{rel}/{}", shared.config.index)
             };
-            match root
-                .open_beneath(&index)
-                .and_then(|f| f.metadata().map(|m| (f, m)))
-            {
+            match root.open_beneath(&index).and_then(|f| f.metadata().map(|m| (f, m))) {
                 Ok((f, m)) if m.is_file() => (rel, file, meta) = (index, f, m),
-                _ if shared.config.listing => return Ok(Some(file)),
+                _ if shared.config.listing => return Ok(Resolved::Listing(file)),
                 _ => return Err(Refusal::Status(403)),
             }
         }
         if !meta.is_file() {
             return Err(Refusal::Status(403));
         }
-        let mut entry = Entry::load(
-            rel,
-            file,
-            &meta,
-            shared.config.cache_file_max,
-            self.date.secs(),
-        )
-        .map_err(|e| Refusal::Status(open_error_status(&e)))?;
+        let mut entry = Entry::load(rel, file, &meta, shared.config.cache_file_max, self.date.secs())
+            .map_err(|e| Refusal::Status(open_error_status(&e)))?;
         entry.auth = auth;
         entry.throttle = shared
             .throttles
             .iter()
             .position(|t| pattern::matches(&t.pattern, url_path.as_bytes()));
-        self.cache.insert(key, entry);
-        Ok(None)
+        Ok(Resolved::File(entry))
     }
 
     /// Splits "cgi-bin/prog/extra/info" into the program (the first regular file along the path)
@@ -479,6 +422,12 @@ impl Ctx {
     pub fn throttle_release(&mut self, rule: usize, bytes: u64) {
         self.shared.throttles[rule].release(bytes);
     }
+}
+
+/// What a path resolved to.
+enum Resolved {
+    File(Entry),
+    Listing(std::fs::File),
 }
 
 /// Why a path got no file.
@@ -542,9 +491,7 @@ fn send_entry(
     }
     let get = head.method == Method::Get;
     let plan = match head.range {
-        Some(r) if get && if_range_holds(e, head.if_range) => {
-            range::plan(r, e.size, shared.config.max_ranges, ranges)
-        }
+        Some(r) if get && if_range_holds(e, head.if_range) => range::plan(r, e.size, shared.config.max_ranges, ranges),
         _ => Plan::Whole,
     };
     if plan == Plan::Unsatisfiable {
@@ -564,15 +511,7 @@ fn send_entry(
     };
     if let (Some(rule), true) = (e.throttle, get) {
         if !shared.throttles[rule].admit(body_len) {
-            let n = respond::simple(
-                out,
-                date.line(),
-                503,
-                head.minor,
-                keep,
-                b"Retry-After: 5\r\n",
-                false,
-            );
+            let n = respond::simple(out, date.line(), 503, head.minor, keep, b"Retry-After: 5\r\n", false);
             return (503, n, user);
         }
         conn.throttle = Some(rule);

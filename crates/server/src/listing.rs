@@ -41,9 +41,7 @@ pub fn render(dir: &File, url_path: &str) -> io::Result<String> {
         let slash = if is_dir { "/" } else { "" };
         let mut href_attr = String::new();
         escape_html(&href, &mut href_attr);
-        html.push_str(&format!(
-            "<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"
-        ));
+        html.push_str(&format!("<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"));
         if !is_dir {
             html.push_str(&format!(" {size}"));
         }
