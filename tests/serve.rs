@@ -97,6 +97,8 @@ fn get_head_index_mime_404_405() {
     assert!(head.ends_with("\r\n\r\n"), "HEAD has no body: {head:?}");
 
     // Other spellings of a path name the same file.
+    let r = text(&raw_exchange(s.addr, b"GET /style.css/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    assert!(r.starts_with("HTTP/1.1 404"), "a file named as a directory: {r}");
     for spelling in ["//style.css", "/./style.css", "/style%2ecss", "/sub/../style.css"] {
         let req = format!("GET {spelling} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         let r = text(&raw_exchange(s.addr, req.as_bytes(), T));

@@ -372,6 +372,10 @@ impl Ctx {
         if !meta.is_file() {
             return Err(Refusal::Status(403));
         }
+        if dir_request && rel == self.rel {
+            // "/file.html/": a file named as a directory.
+            return Err(Refusal::Status(404));
+        }
         let mut entry = Entry::load(rel, file, &meta, shared.config.cache_file_max, self.date.secs())
             .map_err(|e| Refusal::Status(open_error_status(&e)))?;
         entry.auth = auth;
