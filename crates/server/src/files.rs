@@ -31,6 +31,16 @@ impl Docroot {
 
     /// Opens `rel` ("" = the root) for reading, refusing anything that resolves outside the root.
     pub fn open_beneath(&self, rel: &str) -> io::Result<File> {
+        self.open_beneath_with(rel, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY)
+    }
+
+    /// The metadata of `rel`, resolved like `open_beneath` but through an O_PATH descriptor (no
+    /// real open of the file): the cache's once-a-second re-check.
+    pub fn metadata_beneath(&self, rel: &str) -> io::Result<std::fs::Metadata> {
+        self.open_beneath_with(rel, libc::O_PATH)?.metadata()
+    }
+
+    fn open_beneath_with(&self, rel: &str, flags: libc::c_int) -> io::Result<File> {
         let rel = if rel.is_empty() { "." } else { rel };
         if rel.as_bytes().contains(&0) {
             return Err(io::Error::from(io::ErrorKind::InvalidInput));
@@ -46,7 +56,7 @@ impl Docroot {
             &heap
         };
         let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY) as u64;
+        how.flags = (flags | libc::O_CLOEXEC) as u64;
         how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
         // SAFETY: valid fd, NUL-terminated path, and a correctly sized open_how.
         let fd = unsafe {
@@ -190,9 +200,7 @@ impl Cache {
         let stale = match self.map.get(key) {
             None => return None,
             Some(e) if e.checked_at == now => false,
-            Some(e) => {
-                !matches!(root.open_beneath(&e.rel).and_then(|f| f.metadata()), Ok(m) if identity(&m) == e.identity)
-            }
+            Some(e) => !matches!(root.metadata_beneath(&e.rel), Ok(m) if identity(&m) == e.identity),
         };
         if stale {
             self.remove(key);

@@ -397,8 +397,7 @@ impl Ctx {
             let meta = self
                 .shared
                 .root
-                .open_beneath(candidate)
-                .and_then(|f| f.metadata())
+                .metadata_beneath(candidate)
                 .map_err(|e| open_error_status(&e))?;
             if meta.is_file() {
                 if meta.permissions().mode() & 0o111 == 0 {
