@@ -14,7 +14,7 @@ use std::path::PathBuf;
 /// With no subcommand, runs the main job: fixtures in a temporary directory, the embedded server on a
 /// free loopback port, Tenon's sweep on the 2 KiB file and the small-file run.
 #[derive(Parser)]
-#[command(name = "webstand", version, args_conflicts_with_subcommands = true)]
+#[command(name = "webstand", version)]
 struct Cli {
     /// History database [default: $XDG_DATA_HOME/webstand/history.db]
     #[arg(long, global = true, value_name = "PATH")]
@@ -56,9 +56,36 @@ pub struct Global {
     pub db: Option<PathBuf>,
 }
 
+/// A panic is a bug, but the user still gets one line, not a backtrace. The one panic that is not a
+/// bug is `println!` into a pipe whose reader left (`webstand history | head`): that ends quietly,
+/// with the shell's usual status for SIGPIPE. (SIGPIPE itself stays ignored: the engine and the
+/// server write to sockets whose peers may vanish.)
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("webstand: internal error: {msg}{at}");
+        std::process::exit(101);
+    }));
+}
+
 fn main() {
+    install_panic_hook();
     let cli = Cli::parse();
     let global = Global { db: cli.db };
+    if cli.cmd.is_some() && cli.main_job.full {
+        // Not a clap conflict rule: that would also refuse the global --db before a subcommand.
+        eprintln!("webstand: error: --full belongs to the main job (`webstand --full`), not to a subcommand");
+        std::process::exit(2);
+    }
     let outcome = match cli.cmd {
         None => cmd::main_job::run(cli.main_job, &global),
         Some(Cmd::Bench(a)) => cmd::bench::run(a, &global),
