@@ -388,6 +388,13 @@ impl Server {
             cmd.pre_exec(move || {
                 // If the lab dies without stopping it, the server goes too.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
+                // and lighttpd's own settings may raise it further).
+                let mut lim: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+                    lim.rlim_cur = lim.rlim_max;
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                }
                 if let Some(cpus) = &cpus {
                     pin_current(cpus);
                 }
@@ -620,7 +627,8 @@ fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::
                  http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
                  keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
                  types {{ {types}}}\n  default_type application/octet-stream;\n  \
-                 client_body_temp_path {wd}/body;\n  \
+                 client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
+                 uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
                  server {{\n    listen 127.0.0.1:{port} backlog=4096;\n    root {d};\n    \
                  location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
                  location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n  }}\n}}\n",
