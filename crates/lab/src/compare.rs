@@ -372,6 +372,8 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         let mut peak_rss = acct.peak_rss_kib;
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
+            // Saved apart from the sweep's levels, so the history's peak is the sweep's.
+            obs.series(kind.name(), &binary.version, &format!("{}/max-users", wk.name()));
             let mut acct = Accounting::new(&mut server, &mut *obs);
             match maxusers::find(&opts.max_users, &plan, &mut acct) {
                 Ok(m) => w.max_users = Some(m),
