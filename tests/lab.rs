@@ -11,9 +11,16 @@ use webstand_lab::servers::{self, Kind, Server, Setup, Support};
 
 /// A docroot written by `webstand fixtures`, plus the lab's own files.
 fn docroot() -> tempfile::TempDir {
-    let dir = tempfile::Builder::new().prefix("webstand-labtest-").tempdir().unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("webstand-labtest-")
+        .tempdir()
+        .unwrap();
     let out = common::run(&["fixtures", dir.path().to_str().unwrap()]);
-    assert!(out.status.success(), "webstand fixtures failed: {}", common::stderr(&out));
+    assert!(
+        out.status.success(),
+        "webstand fixtures failed: {}",
+        common::stderr(&out)
+    );
     servers::write_lab_files(dir.path()).unwrap();
     dir
 }
@@ -34,7 +41,11 @@ fn static_files(dir: &Path) -> Vec<(String, PathBuf)> {
                     todo.push(p);
                 }
             } else if !name.ends_with(".json") || d != dir {
-                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+                let rel = p
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 out.push((format!("/{rel}"), p));
             }
         }
@@ -51,43 +62,97 @@ fn builtin_exe() -> PathBuf {
 /// the lab configures, stops it and checks nothing of it is left.
 fn serve_every_file(kind: Kind) {
     let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
-        eprintln!("skipping {}: not installed (scripts/install-deps.sh installs it)", kind.name());
+        eprintln!(
+            "skipping {}: not installed (scripts/install-deps.sh installs it)",
+            kind.name()
+        );
         return;
     };
     let doc = docroot();
     let mut setup = Setup::new(doc.path());
     setup.cpus = Some(vec![0]);
-    let mut server = Server::start(&binary, &setup).unwrap_or_else(|e| panic!("{} did not start: {e:#}", kind.name()));
+    let mut server = Server::start(&binary, &setup)
+        .unwrap_or_else(|e| panic!("{} did not start: {e:#}", kind.name()));
     let pid = server.pid();
     let files = static_files(doc.path());
     assert!(files.len() >= 10, "docroot too small: {files:?}");
     for (url, path) in &files {
         let want = std::fs::read(path).unwrap();
-        let got = servers::fetch(server.addr, url, None, Duration::from_secs(10)).unwrap_or_else(|e| panic!("{}: {url}: {e:#}", kind.name()));
+        let got = servers::fetch(server.addr, url, None, Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{}: {url}: {e:#}", kind.name()));
         assert_eq!(got.status, 200, "{} {url}: {}", kind.name(), got.head);
-        assert!(got.body == want, "{} {url}: {} bytes, expected {}", kind.name(), got.body.len(), want.len());
+        assert!(
+            got.body == want,
+            "{} {url}: {} bytes, expected {}",
+            kind.name(),
+            got.body.len(),
+            want.len()
+        );
     }
     if kind.runs_cgi() {
-        let got = servers::fetch(server.addr, "/cgi-bin/hello", None, Duration::from_secs(10)).unwrap();
-        assert_eq!(got.status, 200, "{} CGI: {}\nlog: {}", kind.name(), got.head, server.log_tail(5));
-        assert!(String::from_utf8_lossy(&got.body).to_lowercase().contains("hello"), "{} CGI body {:?}", kind.name(), String::from_utf8_lossy(&got.body));
+        let got =
+            servers::fetch(server.addr, "/cgi-bin/hello", None, Duration::from_secs(10)).unwrap();
+        assert_eq!(
+            got.status,
+            200,
+            "{} CGI: {}\nlog: {}",
+            kind.name(),
+            got.head,
+            server.log_tail(5)
+        );
+        assert!(
+            String::from_utf8_lossy(&got.body)
+                .to_lowercase()
+                .contains("hello"),
+            "{} CGI body {:?}",
+            kind.name(),
+            String::from_utf8_lossy(&got.body)
+        );
     }
     // Pinned as asked.
     let allowed = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    assert!(allowed.lines().any(|l| l.starts_with("Cpus_allowed_list:") && l.trim_end().ends_with('0')), "{} not pinned to CPU 0", kind.name());
+    assert!(
+        allowed
+            .lines()
+            .any(|l| l.starts_with("Cpus_allowed_list:") && l.trim_end().ends_with('0')),
+        "{} not pinned to CPU 0",
+        kind.name()
+    );
     let features = servers::check_features(&mut server, &setup);
     let (auth, chroot, throttle) = servers::configures(kind);
-    for (name, configured, got) in [("basic auth", auth, &features.basic_auth), ("chroot", chroot, &features.chroot), ("throttling", throttle, &features.throttling)] {
+    for (name, configured, got) in [
+        ("basic auth", auth, &features.basic_auth),
+        ("chroot", chroot, &features.chroot),
+        ("throttling", throttle, &features.throttling),
+    ] {
         match got {
             Support::Failed(why) => panic!("{} {name}: {why}", kind.name()),
-            Support::No => assert!(!configured, "{} {name} configured but reported absent", kind.name()),
+            Support::No => assert!(
+                !configured,
+                "{} {name} configured but reported absent",
+                kind.name()
+            ),
             _ => assert!(configured),
         }
     }
-    assert!(server.cpu().total() > Duration::ZERO, "{} used no CPU serving {} files", kind.name(), files.len());
+    assert!(
+        server.cpu().total() > Duration::ZERO,
+        "{} used no CPU serving {} files",
+        kind.name(),
+        files.len()
+    );
     server.stop().unwrap();
-    assert!(server.leftovers().is_empty(), "{} left {:?}", kind.name(), server.leftovers());
-    assert!(webstand_lab::procstat::stat(pid).is_none(), "{} main process {pid} still there", kind.name());
+    assert!(
+        server.leftovers().is_empty(),
+        "{} left {:?}",
+        kind.name(),
+        server.leftovers()
+    );
+    assert!(
+        webstand_lab::procstat::stat(pid).is_none(),
+        "{} main process {pid} still there",
+        kind.name()
+    );
 }
 
 #[test]
@@ -126,10 +191,13 @@ fn a_taken_port_is_replaced_by_a_free_one() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     for kind in Kind::ALL {
-        let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else { continue };
+        let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
+            continue;
+        };
         let mut setup = Setup::new(doc.path());
         setup.port = Some(port);
-        let mut server = Server::start(&binary, &setup).unwrap_or_else(|e| panic!("{}: {e:#}", kind.name()));
+        let mut server =
+            Server::start(&binary, &setup).unwrap_or_else(|e| panic!("{}: {e:#}", kind.name()));
         assert_ne!(server.addr.port(), port, "{}", kind.name());
         let got = servers::fetch(server.addr, "/2k.html", None, Duration::from_secs(5)).unwrap();
         assert_eq!((got.status, got.body.len()), (200, 2048), "{}", kind.name());
@@ -144,15 +212,24 @@ fn a_failed_start_shows_the_end_of_the_servers_log() {
     let binary = servers::locate(Kind::Builtin, Some(&builtin_exe())).unwrap();
     let e = Server::start(&binary, &Setup::new(not_a_dir.path())).unwrap_err();
     let text = format!("{e:#}");
-    assert!(text.contains("builtin did not start") && text.contains("its log ends"), "{text}");
-    assert!(text.contains("not a directory"), "the server's own message is missing: {text}");
+    assert!(
+        text.contains("builtin did not start") && text.contains("its log ends"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not a directory"),
+        "the server's own message is missing: {text}"
+    );
 }
 
 // ---- `webstand compare` end to end ----
 
 /// Servers of this machine among `want`, as a --servers list (builtin is always there).
 fn installed(want: &[Kind]) -> Vec<Kind> {
-    want.iter().copied().filter(|k| servers::locate(*k, Some(&builtin_exe())).is_ok()).collect()
+    want.iter()
+        .copied()
+        .filter(|k| servers::locate(*k, Some(&builtin_exe())).is_ok())
+        .collect()
 }
 
 fn names(kinds: &[Kind]) -> String {
@@ -166,22 +243,56 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
     let db_path = db.path().join("h.db");
     // Levels of 500 ms: server CPU comes from /proc in 10 ms clock ticks.
     let out = common::run(&[
-        "compare", "--db", db_path.to_str().unwrap(), "--servers", &names(&kinds), "--workloads", "2k,cgi",
-        "-c", "1,4", "-d", "500ms", "--warmup", "0", "--max-users", "none", "--no-features", "-q",
+        "compare",
+        "--db",
+        db_path.to_str().unwrap(),
+        "--servers",
+        &names(&kinds),
+        "--workloads",
+        "2k,cgi",
+        "-c",
+        "1,4",
+        "-d",
+        "500ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "-q",
     ]);
     let text = common::stdout(&out);
-    assert!(out.status.success(), "stdout: {text}\nstderr: {}", common::stderr(&out));
-    for table in ["Workload: 2k", "Workload: cgi", "Web server comparison (thttpd's layout)"] {
+    assert!(
+        out.status.success(),
+        "stdout: {text}\nstderr: {}",
+        common::stderr(&out)
+    );
+    for table in [
+        "Workload: 2k",
+        "Workload: cgi",
+        "Web server comparison (thttpd's layout)",
+    ] {
         assert!(text.contains(table), "{table} missing from:\n{text}");
     }
-    let section = |name: &str| text.split("Workload: ").find(|s| s.starts_with(name)).unwrap().to_string();
+    let section = |name: &str| {
+        text.split("Workload: ")
+            .find(|s| s.starts_with(name))
+            .unwrap()
+            .to_string()
+    };
     for k in &kinds {
-        let row = section("2k").lines().find(|l| l.starts_with(k.name())).unwrap_or_else(|| panic!("no {} row in\n{text}", k.name())).to_string();
+        let row = section("2k")
+            .lines()
+            .find(|l| l.starts_with(k.name()))
+            .unwrap_or_else(|| panic!("no {} row in\n{text}", k.name()))
+            .to_string();
         let cells: Vec<&str> = row.split_whitespace().collect();
         let hits: f64 = cells[2].parse().unwrap_or_else(|_| panic!("bad row {row}"));
         assert!(hits > 100.0, "{row}");
         assert_eq!(cells[5], "0", "errors in {row}");
-        let server_cpu: f64 = cells[7].parse().unwrap_or_else(|_| panic!("no server CPU in {row}"));
+        let server_cpu: f64 = cells[7]
+            .parse()
+            .unwrap_or_else(|_| panic!("no server CPU in {row}"));
         assert!(server_cpu > 0.0, "{row}");
     }
     if kinds.contains(&Kind::Nginx) {
@@ -191,7 +302,10 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
     let expected = 2 * kinds.len() + 2 * kinds.iter().filter(|k| k.runs_cgi()).count();
     let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
     let listing = common::stdout(&history);
-    let line = listing.lines().find(|l| l.contains("compare")).unwrap_or_else(|| panic!("no compare run in\n{listing}"));
+    let line = listing
+        .lines()
+        .find(|l| l.contains("compare"))
+        .unwrap_or_else(|| panic!("no compare run in\n{listing}"));
     let cells: Vec<&str> = line.split_whitespace().collect();
     let at = cells.iter().position(|c| *c == "compare").unwrap();
     assert_eq!(cells[at + 1], expected.to_string(), "levels saved: {line}");
@@ -204,18 +318,32 @@ fn compare_rejects_an_unknown_server_listing_the_known_ones() {
     assert!(!out.status.success());
     let err = common::stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("unknown server 'iis'") && err.contains("builtin, nginx, lighttpd, apache, h2o, caddy, mini_httpd"), "{err}");
+    assert!(
+        err.contains("unknown server 'iis'")
+            && err.contains("builtin, nginx, lighttpd, apache, h2o, caddy, mini_httpd"),
+        "{err}"
+    );
 }
 
 #[test]
 fn compare_rejects_a_docroot_it_cannot_write() {
     let file = tempfile::NamedTempFile::new().unwrap();
     let under_a_file = file.path().join("docroot");
-    let out = common::run(&["compare", "--servers", "builtin", "--docroot", under_a_file.to_str().unwrap(), "-q"]);
+    let out = common::run(&[
+        "compare",
+        "--servers",
+        "builtin",
+        "--docroot",
+        under_a_file.to_str().unwrap(),
+        "-q",
+    ]);
     assert!(!out.status.success());
     let err = common::stderr(&out);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("cannot write the docroot") && err.contains(under_a_file.to_str().unwrap()), "{err}");
+    assert!(
+        err.contains("cannot write the docroot") && err.contains(under_a_file.to_str().unwrap()),
+        "{err}"
+    );
 }
 
 /// Processes whose parent is `parent` and whose command name is `comm`.
@@ -223,15 +351,29 @@ fn children_named(parent: u32, comm: &str) -> Vec<i32> {
     webstand_lab::procstat::all_processes()
         .into_iter()
         .filter(|s| s.ppid == parent as i32)
-        .filter(|s| std::fs::read_to_string(format!("/proc/{}/comm", s.pid)).map(|c| c.trim() == comm).unwrap_or(false))
+        .filter(|s| {
+            std::fs::read_to_string(format!("/proc/{}/comm", s.pid))
+                .map(|c| c.trim() == comm)
+                .unwrap_or(false)
+        })
         .map(|s| s.pid)
         .collect()
 }
 
 /// Runs `webstand compare ARGS`, calls `act(webstand pid)` once a process named `comm` was started by
 /// it, and returns the output. Bounded: the command is killed after 120 s.
-fn compare_while(args: &[&str], comm: &str, act: impl Fn(u32, i32)) -> (std::process::Output, Vec<i32>) {
-    let child = common::webstand().args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+fn compare_while(
+    args: &[&str],
+    comm: &str,
+    act: impl Fn(u32, i32),
+) -> (std::process::Output, Vec<i32>) {
+    let child = common::webstand()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let mut seen = Vec::new();
@@ -246,7 +388,10 @@ fn compare_while(args: &[&str], comm: &str, act: impl Fn(u32, i32)) -> (std::pro
     let done = std::thread::spawn(move || child.wait_with_output().unwrap());
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !done.is_finished() {
-        assert!(std::time::Instant::now() < deadline, "webstand compare did not finish");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "webstand compare did not finish"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     (done.join().unwrap(), seen)
@@ -258,17 +403,45 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
         eprintln!("skipping: lighttpd not installed");
         return;
     }
-    let args = ["compare", "--servers", "lighttpd,builtin", "--workloads", "2k", "-c", "1,2,4,8,16", "-d", "1s", "--warmup", "0", "--max-users", "none", "--no-features", "-q"];
+    let args = [
+        "compare",
+        "--servers",
+        "lighttpd,builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1,2,4,8,16",
+        "-d",
+        "1s",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "-q",
+    ];
     let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
         libc::kill(server, libc::SIGKILL);
     });
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
-    let note = text.lines().find(|l| l.trim_start().starts_with("lighttpd:")).unwrap_or_else(|| panic!("no note for lighttpd in\n{text}"));
+    let note = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("lighttpd:"))
+        .unwrap_or_else(|| panic!("no note for lighttpd in\n{text}"));
     assert!(note.contains("died"), "{note}");
     // The rest of the comparison went on.
-    assert!(text.lines().any(|l| l.starts_with("builtin") && l.split_whitespace().nth(2).and_then(|h| h.parse::<f64>().ok()).is_some_and(|h| h > 0.0)), "{text}");
-    assert!(pids.iter().all(|p| webstand_lab::procstat::stat(*p).is_none()));
+    assert!(
+        text.lines().any(|l| l.starts_with("builtin")
+            && l.split_whitespace()
+                .nth(2)
+                .and_then(|h| h.parse::<f64>().ok())
+                .is_some_and(|h| h > 0.0)),
+        "{text}"
+    );
+    assert!(pids
+        .iter()
+        .all(|p| webstand_lab::procstat::stat(*p).is_none()));
 }
 
 #[test]
@@ -277,19 +450,56 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
         eprintln!("skipping: nginx not installed");
         return;
     }
-    let args = ["compare", "--servers", "nginx,lighttpd", "--workloads", "2k", "-c", "1,2,4,8,16,32", "-d", "1s", "--warmup", "0", "--max-users", "none", "--no-features", "-q"];
+    let args = [
+        "compare",
+        "--servers",
+        "nginx,lighttpd",
+        "--workloads",
+        "2k",
+        "-c",
+        "1,2,4,8,16,32",
+        "-d",
+        "1s",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "-q",
+    ];
     let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
         libc::kill(webstand as i32, libc::SIGINT);
     });
     let text = common::stdout(&out);
-    assert_eq!(out.status.code(), Some(130), "{text}\n{}", common::stderr(&out));
-    assert!(text.contains("Workload: 2k") && text.contains("Interrupted"), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("nginx") && l.split_whitespace().nth(2).and_then(|h| h.parse::<f64>().ok()).is_some_and(|h| h > 0.0)), "{text}");
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{text}\n{}",
+        common::stderr(&out)
+    );
+    assert!(
+        text.contains("Workload: 2k") && text.contains("Interrupted"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("nginx")
+            && l.split_whitespace()
+                .nth(2)
+                .and_then(|h| h.parse::<f64>().ok())
+                .is_some_and(|h| h > 0.0)),
+        "{text}"
+    );
     assert!(text.contains("lighttpd: not run: interrupted"), "{text}");
     // nginx's master and its worker (same process group) are gone.
     for p in pids {
-        assert!(webstand_lab::procstat::stat(p).is_none(), "nginx {p} left running");
-        assert!(webstand_lab::procstat::group_members(p).is_empty(), "nginx's group {p} left running");
+        assert!(
+            webstand_lab::procstat::stat(p).is_none(),
+            "nginx {p} left running"
+        );
+        assert!(
+            webstand_lab::procstat::group_members(p).is_empty(),
+            "nginx's group {p} left running"
+        );
     }
 }
 
@@ -299,13 +509,36 @@ fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
         eprintln!("skipping: wrk or ab not installed (scripts/install-deps.sh installs them)");
         return;
     }
-    let out = common::run(&["compare", "--servers", "builtin", "--workloads", "2k", "-c", "1", "-d", "200ms", "--warmup", "0", "--max-users", "none", "--no-features", "--verify", "-q"]);
+    let out = common::run(&[
+        "compare",
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "200ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "--verify",
+        "-q",
+    ]);
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
-    let table = text.split("Verification:").nth(1).unwrap_or_else(|| panic!("no verification table in\n{text}"));
+    let table = text
+        .split("Verification:")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no verification table in\n{text}"));
     let mut per_request = Vec::new();
     for tool in ["webstand", "wrk", "ab"] {
-        let row = table.lines().find(|l| l.split_whitespace().nth(2) == Some(tool)).unwrap_or_else(|| panic!("no {tool} row in\n{table}"));
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(tool))
+            .unwrap_or_else(|| panic!("no {tool} row in\n{table}"));
         let cells: Vec<&str> = row.split_whitespace().collect();
         let requests: u64 = cells[4].parse().unwrap();
         let hits: f64 = cells[5].parse().unwrap();
@@ -315,6 +548,9 @@ fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
     }
     // The same response, counted by three tools: bytes per request agree within a few header bytes.
     for b in &per_request {
-        assert!((b - per_request[0]).abs() < 40.0 && *b > 2048.0, "{per_request:?}");
+        assert!(
+            (b - per_request[0]).abs() < 40.0 && *b > 2048.0,
+            "{per_request:?}"
+        );
     }
 }

@@ -16,12 +16,20 @@ use webstand_store::{RunId, RunMeta, ServerFigures, Store};
 pub struct Args {
     /// Servers to compare, comma-separated: builtin (webstand serve), nginx, lighttpd, apache, h2o,
     /// caddy, mini_httpd. A missing one is skipped with a line saying how to install it
-    #[arg(long, value_name = "LIST", default_value = "builtin,nginx,lighttpd,apache,h2o,caddy,mini_httpd")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "builtin,nginx,lighttpd,apache,h2o,caddy,mini_httpd"
+    )]
     pub servers: String,
 
     /// Workloads, comma-separated: small-files (1000 × 1 KiB at random), cgi (a hello-world CGI
     /// program), large (one 1 MiB file), webstone2 (WebStone 2.0.1's weighted list), 2k (Tenon's file)
-    #[arg(long, value_name = "LIST", default_value = "small-files,cgi,large,webstone2")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "small-files,cgi,large,webstone2"
+    )]
     pub workloads: String,
 
     /// Client levels of each workload's sweep: a list (1,8,32) or a range (16..128/16, 1..256*2)
@@ -110,7 +118,10 @@ fn parse_warmup(s: &str) -> Result<Option<Stop>> {
     if s.trim() == "0" {
         return Ok(None);
     }
-    Ok(Some(Stop { requests: None, duration: Some(parse_duration(s)?) }))
+    Ok(Some(Stop {
+        requests: None,
+        duration: Some(parse_duration(s)?),
+    }))
 }
 
 fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
@@ -121,9 +132,16 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     if args.requests == 0 {
         bail!("-n must be at least 1 request per level");
     }
-    o.stop = Stop { requests: Some(args.requests), duration: Some(parse_duration(&args.duration)?) };
+    o.stop = Stop {
+        requests: Some(args.requests),
+        duration: Some(parse_duration(&args.duration)?),
+    };
     o.warmup = parse_warmup(&args.warmup)?;
-    o.max_users_for = if args.max_users.trim() == "none" { Vec::new() } else { WorkloadKind::parse_list(&args.max_users)? };
+    o.max_users_for = if args.max_users.trim() == "none" {
+        Vec::new()
+    } else {
+        WorkloadKind::parse_list(&args.max_users)?
+    };
     o.max_users.start = args.start_clients;
     o.max_users.limit = args.max_clients;
     o.max_users.stop = o.stop.clone();
@@ -134,7 +152,10 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
         bail!("max users needs 1 ≤ --start-clients ≤ --max-clients");
     }
     if args.server_cpu == args.generator_cpu {
-        bail!("--server-cpu and --generator-cpu must differ (both are {})", args.server_cpu);
+        bail!(
+            "--server-cpu and --generator-cpu must differ (both are {})",
+            args.server_cpu
+        );
     }
     o.server_cpus = vec![args.server_cpu];
     o.generator_cpus = vec![args.generator_cpu];
@@ -190,23 +211,44 @@ struct Cli {
 
 impl Cli {
     fn open(global: &Global, quiet: bool) -> Cli {
-        let meta = RunMeta { kind: "compare".into(), command_line: std::env::args().collect::<Vec<_>>().join(" "), target: "lab".into() };
-        let store = match Store::open(global.db.as_deref()).and_then(|s| s.begin_run(&meta).map(|id| (s, id))) {
+        let meta = RunMeta {
+            kind: "compare".into(),
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            target: "lab".into(),
+        };
+        let store = match Store::open(global.db.as_deref())
+            .and_then(|s| s.begin_run(&meta).map(|id| (s, id)))
+        {
             Ok(s) => Some(s),
             Err(e) => {
                 eprintln!("webstand: warning: results will not be saved: {e:#}");
                 None
             }
         };
-        Cli { store, quiet, group: String::new(), version: String::new(), progress: None }
+        Cli {
+            store,
+            quiet,
+            group: String::new(),
+            version: String::new(),
+            progress: None,
+        }
     }
 
     /// Marks the history run finished; returns where it was saved.
     fn finish(&mut self, interrupted: bool, failed: bool) -> Option<String> {
         let (store, id) = self.store.take()?;
-        let status = if failed { "failed" } else if interrupted { "interrupted" } else { "complete" };
+        let status = if failed {
+            "failed"
+        } else if interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        };
         match store.finish_run(id, status) {
-            Ok(()) => Some(format!("Saved as run {id} in {} (see `webstand show {id}`)", store.path().display())),
+            Ok(()) => Some(format!(
+                "Saved as run {id} in {} (see `webstand show {id}`)",
+                store.path().display()
+            )),
             Err(e) => {
                 eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
                 None
@@ -221,16 +263,30 @@ impl Observer for Cli {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         let label = format!("{}: {label}", self.group);
-        self.progress = Some(progress::start(&label, live.clone(), plan.stop.requests, plan.stop.duration, self.quiet));
+        self.progress = Some(progress::start(
+            &label,
+            live.clone(),
+            plan.stop.requests,
+            plan.stop.duration,
+            self.quiet,
+        ));
     }
     fn run_ended(&mut self) {
         self.progress = None;
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let r = &level.result;
-        self.note(&format!("{}: {} clients: {:.0} hits/s, {} failed{}", self.group, level.clients, r.hits_per_sec(), r.failed.total(), if r.interrupted { " (interrupted)" } else { "" }));
+        self.note(&format!(
+            "{}: {} clients: {:.0} hits/s, {} failed{}",
+            self.group,
+            level.clients,
+            r.hits_per_sec(),
+            r.failed.total(),
+            if r.interrupted { " (interrupted)" } else { "" }
+        ));
         if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, Some(&self.version), r) {
+            if let Err(e) = store.add_level(*id, &self.group, level.clients, Some(&self.version), r)
+            {
                 eprintln!("webstand: warning: results will not be saved: {e:#}");
                 self.store = None;
             }
@@ -254,7 +310,12 @@ impl CompareObserver for Cli {
     }
     fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
         if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_server_figures(*id, &self.group, clients, &ServerFigures { cpu, peak_rss_kib }) {
+            if let Err(e) = store.add_server_figures(
+                *id,
+                &self.group,
+                clients,
+                &ServerFigures { cpu, peak_rss_kib },
+            ) {
                 eprintln!("webstand: warning: server figures will not be saved: {e:#}");
                 self.store = None;
             }

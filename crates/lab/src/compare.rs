@@ -35,8 +35,19 @@ pub enum WorkloadKind {
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 5] = [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::Large, WorkloadKind::Webstone2, WorkloadKind::TwoK];
-    pub const DEFAULT: [WorkloadKind; 4] = [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::Large, WorkloadKind::Webstone2];
+    pub const ALL: [WorkloadKind; 5] = [
+        WorkloadKind::SmallFiles,
+        WorkloadKind::Cgi,
+        WorkloadKind::Large,
+        WorkloadKind::Webstone2,
+        WorkloadKind::TwoK,
+    ];
+    pub const DEFAULT: [WorkloadKind; 4] = [
+        WorkloadKind::SmallFiles,
+        WorkloadKind::Cgi,
+        WorkloadKind::Large,
+        WorkloadKind::Webstone2,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -49,7 +60,11 @@ impl WorkloadKind {
     }
 
     pub fn known_names() -> String {
-        WorkloadKind::ALL.iter().map(|w| w.name()).collect::<Vec<_>>().join(", ")
+        WorkloadKind::ALL
+            .iter()
+            .map(|w| w.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn parse_list(text: &str) -> Result<Vec<WorkloadKind>> {
@@ -57,14 +72,26 @@ impl WorkloadKind {
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let w = WorkloadKind::ALL
                 .into_iter()
-                .find(|w| w.name() == part || (part == "small" && *w == WorkloadKind::SmallFiles) || (part == "2k.html" && *w == WorkloadKind::TwoK))
-                .with_context(|| format!("unknown workload '{part}' (known: {})", WorkloadKind::known_names()))?;
+                .find(|w| {
+                    w.name() == part
+                        || (part == "small" && *w == WorkloadKind::SmallFiles)
+                        || (part == "2k.html" && *w == WorkloadKind::TwoK)
+                })
+                .with_context(|| {
+                    format!(
+                        "unknown workload '{part}' (known: {})",
+                        WorkloadKind::known_names()
+                    )
+                })?;
             if !out.contains(&w) {
                 out.push(w);
             }
         }
         if out.is_empty() {
-            bail!("no workloads given (known: {})", WorkloadKind::known_names());
+            bail!(
+                "no workloads given (known: {})",
+                WorkloadKind::known_names()
+            );
         }
         Ok(out)
     }
@@ -72,13 +99,23 @@ impl WorkloadKind {
     /// The requests and pick over the fixtures.
     pub fn workload(self, manifest: &Manifest) -> Result<Workload> {
         let mut w = match self {
-            WorkloadKind::SmallFiles => Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?,
+            WorkloadKind::SmallFiles => {
+                Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?
+            }
             WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
             WorkloadKind::Large => {
-                let large = manifest.files.iter().find(|e| e.path.starts_with("/large/")).context("the fixtures have no large file")?;
+                let large = manifest
+                    .files
+                    .iter()
+                    .find(|e| e.path.starts_with("/large/"))
+                    .context("the fixtures have no large file")?;
                 Workload::single(&large.path)
             }
-            WorkloadKind::Webstone2 => Workload::weighted("webstone2", &webstone::preset("webstone2").expect("shipped"), webstand_workload::DEFAULT_SEED)?,
+            WorkloadKind::Webstone2 => Workload::weighted(
+                "webstone2",
+                &webstone::preset("webstone2").expect("shipped"),
+                webstand_workload::DEFAULT_SEED,
+            )?,
             WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
         };
         w.name = self.name().to_string();
@@ -128,15 +165,27 @@ impl Options {
             servers: Kind::ALL.to_vec(),
             workloads: WorkloadKind::DEFAULT.to_vec(),
             levels: vec![1, 8, 32, 128],
-            stop: Stop { requests: Some(200_000), duration: Some(Duration::from_secs(2)) },
-            warmup: Some(Stop { requests: Some(20_000), duration: Some(Duration::from_millis(300)) }),
+            stop: Stop {
+                requests: Some(200_000),
+                duration: Some(Duration::from_secs(2)),
+            },
+            warmup: Some(Stop {
+                requests: Some(20_000),
+                duration: Some(Duration::from_millis(300)),
+            }),
             max_users_for: vec![WorkloadKind::Large],
             max_users: MaxUsersSpec {
                 start: 64,
                 limit: 1024,
-                stop: Stop { requests: Some(200_000), duration: Some(Duration::from_secs(2)) },
+                stop: Stop {
+                    requests: Some(200_000),
+                    duration: Some(Duration::from_secs(2)),
+                },
                 warmup: None,
-                bounds: Bounds { max_error_pct: 1.0, max_p99_ms: Some(1000.0) },
+                bounds: Bounds {
+                    max_error_pct: 1.0,
+                    max_p99_ms: Some(1000.0),
+                },
                 precision: 0.25,
             },
             server_cpus: vec![0],
@@ -211,15 +260,23 @@ pub struct Comparison {
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
 pub fn scratch_dir() -> Result<tempfile::TempDir> {
-    tempfile::Builder::new().prefix("webstand-compare-").tempdir().context("cannot create a temporary directory")
+    tempfile::Builder::new()
+        .prefix("webstand-compare-")
+        .tempdir()
+        .context("cannot create a temporary directory")
 }
 
 /// Writes the docroot: the fixtures and the lab's own files. A docroot that cannot be written is an
 /// error naming it.
 pub fn prepare_docroot(dir: &Path, large_size: u64) -> Result<Manifest> {
-    let opts = fixtures::Options { large_sizes: vec![large_size], ..Default::default() };
-    let manifest = fixtures::write(dir, &opts).with_context(|| format!("cannot write the docroot {}", dir.display()))?;
-    servers::write_lab_files(dir).with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    let opts = fixtures::Options {
+        large_sizes: vec![large_size],
+        ..Default::default()
+    };
+    let manifest = fixtures::write(dir, &opts)
+        .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    servers::write_lab_files(dir)
+        .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
     Ok(manifest)
 }
 
@@ -234,20 +291,51 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
         .iter()
         .map(|&k| {
             let w = k.workload(&manifest)?;
-            Ok((k, if opts.checksum { w.with_checksum(Some(&manifest)) } else { w }))
+            Ok((
+                k,
+                if opts.checksum {
+                    w.with_checksum(Some(&manifest))
+                } else {
+                    w
+                },
+            ))
         })
         .collect::<Result<_>>()?;
     let cpus = servers::cpu_count();
-    let pinned = cpus >= 2 && opts.server_cpus.iter().all(|c| !opts.generator_cpus.contains(c));
+    let pinned = cpus >= 2
+        && opts
+            .server_cpus
+            .iter()
+            .all(|c| !opts.generator_cpus.contains(c));
     let pinning = if pinned {
         servers::pin_current(&opts.generator_cpus);
-        format!("servers pinned to CPU {}, generator to CPU {}", list(&opts.server_cpus), list(&opts.generator_cpus))
+        format!(
+            "servers pinned to CPU {}, generator to CPU {}",
+            list(&opts.server_cpus),
+            list(&opts.generator_cpus)
+        )
     } else {
         format!("not pinned: {cpus} CPU(s) available, or the server and generator CPUs overlap")
     };
     obs.note(&pinning);
-    let mut out = Comparison { workloads: opts.workloads.clone(), pinning, settings: describe(opts), rounds: opts.rounds.max(1), ..Default::default() };
-    out.servers = opts.servers.iter().map(|&kind| ServerOutcome { kind, version: "?".into(), skipped: None, features: None, workloads: Vec::new() }).collect();
+    let mut out = Comparison {
+        workloads: opts.workloads.clone(),
+        pinning,
+        settings: describe(opts),
+        rounds: opts.rounds.max(1),
+        ..Default::default()
+    };
+    out.servers = opts
+        .servers
+        .iter()
+        .map(|&kind| ServerOutcome {
+            kind,
+            version: "?".into(),
+            skipped: None,
+            features: None,
+            workloads: Vec::new(),
+        })
+        .collect();
     for round in 0..out.rounds {
         for outcome in out.servers.iter_mut() {
             if obs.stop_requested() {
@@ -261,9 +349,22 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 continue;
             }
             if out.rounds > 1 {
-                obs.note(&format!("round {} of {}: {}", round + 1, out.rounds, outcome.kind.name()));
+                obs.note(&format!(
+                    "round {} of {}: {}",
+                    round + 1,
+                    out.rounds,
+                    outcome.kind.name()
+                ));
             }
-            run_server(outcome, round, opts, pinned, &workloads, obs, &mut out.verify);
+            run_server(
+                outcome,
+                round,
+                opts,
+                pinned,
+                &workloads,
+                obs,
+                &mut out.verify,
+            );
         }
     }
     out.interrupted |= obs.stop_requested();
@@ -271,7 +372,10 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
 }
 
 fn list(v: &[usize]) -> String {
-    v.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// One line on what every level ran.
@@ -283,8 +387,20 @@ fn describe(opts: &Options) -> String {
         (Some(n), None) => format!("{n} requests"),
         (None, None) => "?".into(),
     };
-    let warm = opts.warmup.as_ref().and_then(|w| w.duration).map(|d| format!(" after a {d:?} warm-up")).unwrap_or_default();
-    let mut text = format!("clients {levels}, {stop} per level{warm}, {}", if opts.keep_alive { "keep-alive" } else { "a connection per request" });
+    let warm = opts
+        .warmup
+        .as_ref()
+        .and_then(|w| w.duration)
+        .map(|d| format!(" after a {d:?} warm-up"))
+        .unwrap_or_default();
+    let mut text = format!(
+        "clients {levels}, {stop} per level{warm}, {}",
+        if opts.keep_alive {
+            "keep-alive"
+        } else {
+            "a connection per request"
+        }
+    );
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;
         text.push_str(&format!(
@@ -292,14 +408,24 @@ fn describe(opts: &Options) -> String {
             opts.max_users.start,
             opts.max_users.limit,
             b.max_error_pct,
-            b.max_p99_ms.map(|p| format!(", p99 ≤ {p} ms")).unwrap_or_default()
+            b.max_p99_ms
+                .map(|p| format!(", p99 ≤ {p} ms"))
+                .unwrap_or_default()
         ));
     }
     text
 }
 
 /// One round of one server: start it, check its features (first round), run every workload, stop it.
-fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned: bool, workloads: &[(WorkloadKind, Workload)], obs: &mut dyn CompareObserver, verify: &mut Vec<VerifyRow>) {
+fn run_server(
+    outcome: &mut ServerOutcome,
+    round: usize,
+    opts: &Options,
+    pinned: bool,
+    workloads: &[(WorkloadKind, Workload)],
+    obs: &mut dyn CompareObserver,
+    verify: &mut Vec<VerifyRow>,
+) {
     let kind = outcome.kind;
     let binary = match servers::locate(kind, opts.builtin.as_deref()) {
         Ok(b) => b,
@@ -320,22 +446,41 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
             let msg = format!("{e:#}");
             obs.note(&format!("{} failed to start: {msg}", kind.name()));
             if round == 0 {
-                outcome.skipped = Some(format!("failed to start: {}", msg.lines().collect::<Vec<_>>().join(" | ")));
+                outcome.skipped = Some(format!(
+                    "failed to start: {}",
+                    msg.lines().collect::<Vec<_>>().join(" | ")
+                ));
             }
             return;
         }
     };
-    obs.note(&format!("{} {} on http://{}/ (pid {})", kind.name(), binary.version, server.addr, server.pid()));
+    obs.note(&format!(
+        "{} {} on http://{}/ (pid {})",
+        kind.name(),
+        binary.version,
+        server.addr,
+        server.pid()
+    ));
     if opts.features && round == 0 {
         let f = servers::check_features(&mut server, &setup);
-        obs.note(&format!("{} features: basic auth {}, chroot {}, throttling {}", kind.name(), f.basic_auth.cell(), f.chroot.cell(), f.throttling.cell()));
+        obs.note(&format!(
+            "{} features: basic auth {}, chroot {}, throttling {}",
+            kind.name(),
+            f.basic_auth.cell(),
+            f.chroot.cell(),
+            f.throttling.cell()
+        ));
         outcome.features = Some(f);
     }
     for (wk, workload) in workloads {
         if obs.stop_requested() {
             break;
         }
-        let mut w = WorkloadOutcome { workload: Some(*wk), round, ..Default::default() };
+        let mut w = WorkloadOutcome {
+            workload: Some(*wk),
+            round,
+            ..Default::default()
+        };
         if *wk == WorkloadKind::Cgi && !kind.runs_cgi() {
             w.note = Some("no CGI: the server needs an external FastCGI bridge".into());
             outcome.workloads.push(w);
@@ -350,7 +495,10 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         let plan = base_plan(server.addr, kind, workload, opts);
         let mut acct = Accounting::new(&mut server, &mut *obs);
         // One level at a time, so a server that died ends its sweep with the levels it finished.
-        let mut swept = SweepResult { workload: wk.name().to_string(), ..Default::default() };
+        let mut swept = SweepResult {
+            workload: wk.name().to_string(),
+            ..Default::default()
+        };
         for &clients in &opts.levels {
             if acct.server.death_note().is_some() {
                 break;
@@ -373,7 +521,11 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
             // Saved apart from the sweep's levels, so the history's peak is the sweep's.
-            obs.series(kind.name(), &binary.version, &format!("{}/max-users", wk.name()));
+            obs.series(
+                kind.name(),
+                &binary.version,
+                &format!("{}/max-users", wk.name()),
+            );
             let mut acct = Accounting::new(&mut server, &mut *obs);
             match maxusers::find(&opts.max_users, &plan, &mut acct) {
                 Ok(m) => w.max_users = Some(m),
@@ -384,12 +536,25 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
         w.peak_rss_kib = Some(peak_rss).filter(|&k| k > 0);
         // Equivalent settings include keep-alive: say so when the server did not keep connections.
         if plan.keep_alive && w.note.is_none() {
-            if let Some(peak) = w.sweep.as_ref().and_then(|s| s.peak()).filter(|p| p.result.keep_alive_share() < 0.9) {
-                w.note = Some(format!("only {:.0} % of requests reused a connection at the peak", peak.result.keep_alive_share() * 100.0));
+            if let Some(peak) = w
+                .sweep
+                .as_ref()
+                .and_then(|s| s.peak())
+                .filter(|p| p.result.keep_alive_share() < 0.9)
+            {
+                w.note = Some(format!(
+                    "only {:.0} % of requests reused a connection at the peak",
+                    peak.result.keep_alive_share() * 100.0
+                ));
             }
         }
         if let Some(dead) = server.death_note() {
-            let at = w.sweep.as_ref().and_then(|s| s.levels.last()).map(|l| format!(" after {} clients", l.clients)).unwrap_or_default();
+            let at = w
+                .sweep
+                .as_ref()
+                .and_then(|s| s.levels.last())
+                .map(|l| format!(" after {} clients", l.clients))
+                .unwrap_or_default();
             w.note = Some(format!("{dead}{at}"));
         }
         outcome.workloads.push(w);
@@ -405,7 +570,11 @@ fn run_server(outcome: &mut ServerOutcome, round: usize, opts: &Options, pinned:
 /// The plan every level of a workload starts from: keep-alive where the server does it, one generator
 /// thread per generator CPU.
 fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
-    let target = Target { host: addr.ip().to_string(), port: addr.port(), addrs: vec![addr] };
+    let target = Target {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        addrs: vec![addr],
+    };
     let mut plan = Plan::new(target, "/");
     workload.apply(&mut plan);
     plan.keep_alive = opts.keep_alive && kind.keeps_alive();
@@ -431,7 +600,15 @@ struct Accounting<'a> {
 
 impl<'a> Accounting<'a> {
     fn new(server: &'a mut Server, inner: &'a mut dyn CompareObserver) -> Accounting<'a> {
-        Accounting { server, inner, before: None, sampler: None, last: None, per_level: Vec::new(), peak_rss_kib: 0 }
+        Accounting {
+            server,
+            inner,
+            before: None,
+            sampler: None,
+            last: None,
+            per_level: Vec::new(),
+            peak_rss_kib: 0,
+        }
     }
 }
 
@@ -441,21 +618,28 @@ impl Observer for Accounting<'_> {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.before = Some(self.server.cpu());
-        self.sampler = Some(RssSampler::start(self.server.pid(), Duration::from_millis(250)));
+        self.sampler = Some(RssSampler::start(
+            self.server.pid(),
+            Duration::from_millis(250),
+        ));
         self.inner.run_starting(label, plan, live);
     }
     fn run_ended(&mut self) {
         let after = self.server.cpu();
         let rss = self.sampler.take().map(RssSampler::finish).unwrap_or(0);
         self.peak_rss_kib = self.peak_rss_kib.max(rss);
-        self.last = self.before.take().map(|b| (procstat::cpu_delta(b, after), rss));
+        self.last = self
+            .before
+            .take()
+            .map(|b| (procstat::cpu_delta(b, after), rss));
         self.inner.run_ended();
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let (cpu, rss) = self.last.take().unwrap_or_default();
         self.per_level.push(cpu);
         self.inner.level_done(level)?;
-        self.inner.server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
+        self.inner
+            .server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
         Ok(())
     }
 }
@@ -463,15 +647,28 @@ impl Observer for Accounting<'_> {
 impl ServerOutcome {
     /// The row of one round's sweep: figures at its peak level.
     fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
-        let mut row = WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), note: w.note.clone(), ..Default::default() };
+        let mut row = WorkloadRow {
+            server: self.kind.name().into(),
+            version: self.version.clone(),
+            note: w.note.clone(),
+            ..Default::default()
+        };
         if let Some(s) = &w.sweep {
-            if let Some((i, peak)) = s.levels.iter().enumerate().max_by(|a, b| a.1.result.hits_per_sec().total_cmp(&b.1.result.hits_per_sec())) {
+            if let Some((i, peak)) = s.levels.iter().enumerate().max_by(|a, b| {
+                a.1.result
+                    .hits_per_sec()
+                    .total_cmp(&b.1.result.hits_per_sec())
+            }) {
                 let r = &peak.result;
                 row.measured = true;
                 row.peak_hits_per_sec = r.hits_per_sec();
                 row.clients_at_peak = peak.clients;
                 row.p99_ms_at_peak = r.latency_ms(0.99);
-                row.errors = s.levels.iter().map(|l| l.result.failed.total() + l.result.non_2xx).sum();
+                row.errors = s
+                    .levels
+                    .iter()
+                    .map(|l| l.result.failed.total() + l.result.non_2xx)
+                    .sum();
                 row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
                 row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
                 row.peak_rss_kib = w.peak_rss_kib;
@@ -480,31 +677,58 @@ impl ServerOutcome {
                 row.note = Some("interrupted: figures cover the levels that completed".into());
             }
         }
-        row.max_users = w.max_users.as_ref().and_then(|m| m.best.as_ref().map(|b| b.clients));
-        row.max_users_capped = w.max_users.as_ref().is_some_and(|m| m.best.is_some() && m.first_broken.is_none());
+        row.max_users = w
+            .max_users
+            .as_ref()
+            .and_then(|m| m.best.as_ref().map(|b| b.clients));
+        row.max_users_capped = w
+            .max_users
+            .as_ref()
+            .is_some_and(|m| m.best.is_some() && m.first_broken.is_none());
         row
     }
 
     /// The row of `wk`'s table: with several rounds, the round with the median peak gives the clients
     /// and p99, and every other figure is its own median (errors: the sum; memory: the largest).
     pub fn workload_row(&self, wk: WorkloadKind) -> WorkloadRow {
-        let rows: Vec<WorkloadRow> = self.workloads.iter().filter(|w| w.workload == Some(wk)).map(|w| self.round_row(w)).collect();
+        let rows: Vec<WorkloadRow> = self
+            .workloads
+            .iter()
+            .filter(|w| w.workload == Some(wk))
+            .map(|w| self.round_row(w))
+            .collect();
         if rows.is_empty() {
             let note = self.skipped.clone().or_else(|| Some("not run".into()));
-            return WorkloadRow { server: self.kind.name().into(), version: self.version.clone(), note, ..Default::default() };
+            return WorkloadRow {
+                server: self.kind.name().into(),
+                version: self.version.clone(),
+                note,
+                ..Default::default()
+            };
         }
         median_row(rows)
     }
 
     /// The row of thttpd's table.
     pub fn feature_row(&self) -> FeatureRow {
-        let cell = |s: Option<&Support>| s.map(|s| s.cell().to_string()).unwrap_or_else(|| "-".into());
+        let cell = |s: Option<&Support>| {
+            s.map(|s| s.cell().to_string())
+                .unwrap_or_else(|| "-".into())
+        };
         let f = self.features.as_ref();
-        let peak = |wk| Some(self.workload_row(wk)).filter(|r| r.measured).map(|r| r.peak_hits_per_sec);
+        let peak = |wk| {
+            Some(self.workload_row(wk))
+                .filter(|r| r.measured)
+                .map(|r| r.peak_hits_per_sec)
+        };
         let large = self.workload_row(WorkloadKind::Large);
         let mut notes: Vec<String> = Vec::new();
         if let Some(f) = f {
-            for (name, s) in [("basic auth", &f.basic_auth), ("chroot", &f.chroot), ("throttling", &f.throttling)] {
+            for (name, s) in [
+                ("basic auth", &f.basic_auth),
+                ("chroot", &f.chroot),
+                ("throttling", &f.throttling),
+            ] {
                 if let Some(n) = s.note() {
                     notes.push(format!("{name}: {n}"));
                 }
@@ -524,7 +748,11 @@ impl ServerOutcome {
             cgi_rps: peak(WorkloadKind::Cgi),
             large_files_max_users: large.max_users,
             large_files_max_users_capped: large.max_users_capped,
-            note: if notes.is_empty() { None } else { Some(notes.join("; ")) },
+            note: if notes.is_empty() {
+                None
+            } else {
+                Some(notes.join("; "))
+            },
         }
     }
 }
@@ -555,8 +783,15 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
     }
     out.max_users = median(rows.iter().filter_map(|r| r.max_users).collect());
-    out.max_users_capped = out.max_users.is_some() && rows.iter().any(|r| r.max_users == out.max_users && r.max_users_capped);
-    out.note = if notes.is_empty() { None } else { Some(notes.join("; ")) };
+    out.max_users_capped = out.max_users.is_some()
+        && rows
+            .iter()
+            .any(|r| r.max_users == out.max_users && r.max_users_capped);
+    out.note = if notes.is_empty() {
+        None
+    } else {
+        Some(notes.join("; "))
+    };
     out
 }
 
@@ -569,8 +804,15 @@ impl Comparison {
     /// Every table as text: one per workload, thttpd's, and the verification when run.
     pub fn render(&self) -> String {
         use webstand_report::compare as rc;
-        let rounds = if self.rounds > 1 { format!("; medians of {} rounds", self.rounds) } else { String::new() };
-        let mut out = format!("Lab comparison: {}{rounds}\n{}\n\n", self.pinning, self.settings);
+        let rounds = if self.rounds > 1 {
+            format!("; medians of {} rounds", self.rounds)
+        } else {
+            String::new()
+        };
+        let mut out = format!(
+            "Lab comparison: {}{rounds}\n{}\n\n",
+            self.pinning, self.settings
+        );
         for &wk in &self.workloads {
             let rows: Vec<WorkloadRow> = self.servers.iter().map(|s| s.workload_row(wk)).collect();
             out.push_str(&rc::workload_table(wk.name(), &rows));
@@ -598,7 +840,11 @@ mod verify {
     const CLIENTS: usize = 16;
     const SECONDS: u64 = 2;
 
-    pub fn run(server: &mut Server, opts: &Options, obs: &mut dyn CompareObserver) -> Vec<VerifyRow> {
+    pub fn run(
+        server: &mut Server,
+        opts: &Options,
+        obs: &mut dyn CompareObserver,
+    ) -> Vec<VerifyRow> {
         let name = server.kind().name().to_string();
         let mut rows = Vec::new();
         let mut targets = vec![fixtures::TENON_FILE.to_string()];
@@ -606,9 +852,18 @@ mod verify {
             targets.push(fixtures::CGI_HELLO.to_string());
         }
         for path in targets {
-            obs.note(&format!("{name}: verifying {path} with webstand, wrk and ab"));
+            obs.note(&format!(
+                "{name}: verifying {path} with webstand, wrk and ab"
+            ));
             let keep_alive = opts.keep_alive && server.kind().keeps_alive();
-            rows.push(webstand_row(server.addr, server.kind(), &path, opts, obs, &name));
+            rows.push(webstand_row(
+                server.addr,
+                server.kind(),
+                &path,
+                opts,
+                obs,
+                &name,
+            ));
             rows.push(wrk_row(server.addr, &path, keep_alive, &name));
             rows.push(ab_row(server.addr, &path, keep_alive, &name));
         }
@@ -616,14 +871,30 @@ mod verify {
     }
 
     fn row(server: &str, path: &str, tool: &str) -> VerifyRow {
-        VerifyRow { server: server.into(), target: path.into(), tool: tool.into(), clients: CLIENTS, ..Default::default() }
+        VerifyRow {
+            server: server.into(),
+            target: path.into(),
+            tool: tool.into(),
+            clients: CLIENTS,
+            ..Default::default()
+        }
     }
 
-    fn webstand_row(addr: SocketAddr, kind: Kind, path: &str, opts: &Options, obs: &mut dyn CompareObserver, server: &str) -> VerifyRow {
+    fn webstand_row(
+        addr: SocketAddr,
+        kind: Kind,
+        path: &str,
+        opts: &Options,
+        obs: &mut dyn CompareObserver,
+        server: &str,
+    ) -> VerifyRow {
         let mut r = row(server, path, "webstand");
         let mut plan = base_plan(addr, kind, &Workload::single(path), opts);
         plan.shape = webstand_engine::Shape::Closed { clients: CLIENTS };
-        plan.stop = Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(SECONDS)) };
+        plan.stop = Stop {
+            requests: Some(1_000_000),
+            duration: Some(Duration::from_secs(SECONDS)),
+        };
         match webstand_engine::run(&plan, obs.live()) {
             Ok(res) => {
                 r.requests = res.complete;
@@ -653,7 +924,14 @@ mod verify {
             return r;
         }
         let mut cmd = Command::new("wrk");
-        cmd.args(["-t1", &format!("-c{CLIENTS}"), &format!("-d{SECONDS}s"), "-s"]).arg(&file).arg(format!("http://{addr}{path}"));
+        cmd.args([
+            "-t1",
+            &format!("-c{CLIENTS}"),
+            &format!("-d{SECONDS}s"),
+            "-s",
+        ])
+        .arg(&file)
+        .arg(format!("http://{addr}{path}"));
         if !keep_alive {
             cmd.args(["-H", "Connection: close"]);
         }
@@ -661,7 +939,10 @@ mod verify {
             Err(e) => r.note = Some(e),
             Ok(text) => match text.lines().find_map(|l| l.strip_prefix("WEBSTAND ")) {
                 Some(nums) => {
-                    let n: Vec<u64> = nums.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                    let n: Vec<u64> = nums
+                        .split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect();
                     if n.len() == 4 {
                         r.requests = n[0];
                         r.bytes = n[1];
@@ -669,7 +950,12 @@ mod verify {
                         r.errors = n[3];
                     }
                 }
-                None => r.note = Some(format!("no counts in wrk's output: {}", text.lines().last().unwrap_or(""))),
+                None => {
+                    r.note = Some(format!(
+                        "no counts in wrk's output: {}",
+                        text.lines().last().unwrap_or("")
+                    ))
+                }
             },
         }
         r
@@ -679,7 +965,15 @@ mod verify {
     fn ab_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
         let mut r = row(server, path, "ab");
         let mut cmd = Command::new("ab");
-        cmd.args(["-q", "-c", &CLIENTS.to_string(), "-t", &SECONDS.to_string(), "-s", "10"]);
+        cmd.args([
+            "-q",
+            "-c",
+            &CLIENTS.to_string(),
+            "-t",
+            &SECONDS.to_string(),
+            "-s",
+            "10",
+        ]);
         if keep_alive {
             cmd.arg("-k");
         }
@@ -687,14 +981,31 @@ mod verify {
         match output(cmd, SECONDS + 30) {
             Err(e) => r.note = Some(e),
             Ok(text) => {
-                let field = |name: &str| text.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.split_whitespace().next().unwrap_or("").to_string());
-                r.requests = field("Complete requests:").and_then(|v| v.parse().ok()).unwrap_or(0);
-                r.bytes = field("Total transferred:").and_then(|v| v.parse().ok()).unwrap_or(0);
-                r.hits_per_sec = field("Requests per second:").and_then(|v| v.parse().ok()).unwrap_or(0.0);
-                r.errors = field("Failed requests:").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-                    + field("Non-2xx responses:").and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+                let field = |name: &str| {
+                    text.lines()
+                        .find_map(|l| l.strip_prefix(name))
+                        .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+                };
+                r.requests = field("Complete requests:")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                r.bytes = field("Total transferred:")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0);
+                r.hits_per_sec = field("Requests per second:")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0.0);
+                r.errors = field("Failed requests:")
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+                    + field("Non-2xx responses:")
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(0);
                 if r.requests == 0 {
-                    r.note = Some(format!("ab: {}", text.lines().last().unwrap_or("no output")));
+                    r.note = Some(format!(
+                        "ab: {}",
+                        text.lines().last().unwrap_or("no output")
+                    ));
                 }
             }
         }
@@ -704,7 +1015,17 @@ mod verify {
     /// Runs a tool to completion within `limit_secs`, returning stdout (stderr on failure).
     fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, String> {
         let prog = cmd.get_program().to_string_lossy().into_owned();
-        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("{prog} not runnable ({e}): apt-get install {}", if prog == "ab" { "apache2-utils" } else { "wrk" }))?;
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "{prog} not runnable ({e}): apt-get install {}",
+                    if prog == "ab" { "apache2-utils" } else { "wrk" }
+                )
+            })?;
         let deadline = std::time::Instant::now() + Duration::from_secs(limit_secs);
         loop {
             match child.try_wait() {
@@ -721,7 +1042,13 @@ mod verify {
         let out = child.wait_with_output().map_err(|e| e.to_string())?;
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         if !out.status.success() && text.trim().is_empty() {
-            return Err(format!("{prog}: {}", String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("failed")));
+            return Err(format!(
+                "{prog}: {}",
+                String::from_utf8_lossy(&out.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("failed")
+            ));
         }
         Ok(text)
     }
@@ -733,24 +1060,66 @@ mod tests {
 
     #[test]
     fn workload_names_parse_and_unknown_ones_list_the_known() {
-        assert_eq!(WorkloadKind::parse_list("small-files, cgi,2k,small").unwrap(), [WorkloadKind::SmallFiles, WorkloadKind::Cgi, WorkloadKind::TwoK]);
-        let e = WorkloadKind::parse_list("large,huge").unwrap_err().to_string();
-        assert!(e.contains("unknown workload 'huge'") && e.contains("webstone2"), "{e}");
+        assert_eq!(
+            WorkloadKind::parse_list("small-files, cgi,2k,small").unwrap(),
+            [
+                WorkloadKind::SmallFiles,
+                WorkloadKind::Cgi,
+                WorkloadKind::TwoK
+            ]
+        );
+        let e = WorkloadKind::parse_list("large,huge")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown workload 'huge'") && e.contains("webstone2"),
+            "{e}"
+        );
     }
 
     #[test]
     fn rows_come_from_the_peak_level_and_its_server_cpu() {
-        let lvl = |clients, complete| Level { clients, result: RunResult { complete, elapsed: Duration::from_secs(1), ..Default::default() } };
-        let sweep = SweepResult { workload: "2k".into(), levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)], interrupted: false };
+        let lvl = |clients, complete| Level {
+            clients,
+            result: RunResult {
+                complete,
+                elapsed: Duration::from_secs(1),
+                ..Default::default()
+            },
+        };
+        let sweep = SweepResult {
+            workload: "2k".into(),
+            levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)],
+            interrupted: false,
+        };
         let ms = Duration::from_millis;
         let w = WorkloadOutcome {
             workload: Some(WorkloadKind::TwoK),
             sweep: Some(sweep),
-            server_cpu: vec![CpuTime { user: ms(10), sys: ms(0) }, CpuTime { user: ms(30), sys: ms(10) }, CpuTime { user: ms(30), sys: ms(0) }],
+            server_cpu: vec![
+                CpuTime {
+                    user: ms(10),
+                    sys: ms(0),
+                },
+                CpuTime {
+                    user: ms(30),
+                    sys: ms(10),
+                },
+                CpuTime {
+                    user: ms(30),
+                    sys: ms(0),
+                },
+            ],
             peak_rss_kib: Some(4096),
             ..Default::default()
         };
-        let s = ServerOutcome { kind: Kind::Nginx, version: "1.22.1".into(), skipped: None, features: None, workloads: vec![w] };
+        let s = ServerOutcome {
+            kind: Kind::Nginx,
+            version: "1.22.1".into(),
+            skipped: None,
+            features: None,
+            workloads: vec![w],
+        };
         let row = s.workload_row(WorkloadKind::TwoK);
         assert!(row.measured);
         assert_eq!(row.clients_at_peak, 8);
@@ -775,11 +1144,24 @@ mod tests {
             max_users: Some(clients * 10),
             ..Default::default()
         };
-        let m = median_row(vec![r(300.0, 8, 9.0, 1, 10), r(100.0, 1, 7.0, 0, 30), r(200.0, 32, 8.0, 2, 20)]);
+        let m = median_row(vec![
+            r(300.0, 8, 9.0, 1, 10),
+            r(100.0, 1, 7.0, 0, 30),
+            r(200.0, 32, 8.0, 2, 20),
+        ]);
         assert_eq!((m.peak_hits_per_sec, m.clients_at_peak), (200.0, 32));
-        assert_eq!((m.server_cpu_us, m.errors, m.peak_rss_kib, m.max_users), (Some(8.0), 3, Some(30), Some(80)));
-        let unmeasured = WorkloadRow { note: Some("died".into()), ..Default::default() };
+        assert_eq!(
+            (m.server_cpu_us, m.errors, m.peak_rss_kib, m.max_users),
+            (Some(8.0), 3, Some(30), Some(80))
+        );
+        let unmeasured = WorkloadRow {
+            note: Some("died".into()),
+            ..Default::default()
+        };
         let m = median_row(vec![unmeasured, r(100.0, 1, 7.0, 0, 30)]);
-        assert_eq!((m.peak_hits_per_sec, m.note.as_deref()), (100.0, Some("died")));
+        assert_eq!(
+            (m.peak_hits_per_sec, m.note.as_deref()),
+            (100.0, Some("died"))
+        );
     }
 }

@@ -56,8 +56,12 @@ pub fn stat(pid: i32) -> Option<Stat> {
 
 /// Every process on the machine (those that vanish while listing are skipped).
 pub fn all_processes() -> Vec<Stat> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter_map(stat).collect()
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(stat)
+        .collect()
 }
 
 /// `root` and all its live descendants, each once, root first.
@@ -69,7 +73,9 @@ pub fn tree(root: i32) -> Vec<Stat> {
     }
     let mut out = Vec::new();
     let mut seen = HashSet::new();
-    let Some(first) = all.iter().find(|s| s.pid == root) else { return out };
+    let Some(first) = all.iter().find(|s| s.pid == root) else {
+        return out;
+    };
     let mut todo = vec![first];
     while let Some(s) = todo.pop() {
         if !seen.insert(s.pid) {
@@ -85,13 +91,20 @@ pub fn tree(root: i32) -> Vec<Stat> {
 
 /// Live processes whose process group is `pgrp` (what a server's group kill must leave empty).
 pub fn group_members(pgrp: i32) -> Vec<Stat> {
-    all_processes().into_iter().filter(|s| s.pgrp == pgrp && s.state != 'Z').collect()
+    all_processes()
+        .into_iter()
+        .filter(|s| s.pgrp == pgrp && s.state != 'Z')
+        .collect()
 }
 
 fn ticks_per_sec() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if t > 0 { t as u64 } else { 100 }
+    if t > 0 {
+        t as u64
+    } else {
+        100
+    }
 }
 
 fn ticks(t: u64) -> Duration {
@@ -106,12 +119,18 @@ pub fn tree_cpu(root: i32) -> CpuTime {
         user += s.utime + s.cutime;
         sys += s.stime + s.cstime;
     }
-    CpuTime { user: ticks(user), sys: ticks(sys) }
+    CpuTime {
+        user: ticks(user),
+        sys: ticks(sys),
+    }
 }
 
 /// `after − before`, clamped at zero (a process of the tree that exited unreaped takes its time away).
 pub fn cpu_delta(before: CpuTime, after: CpuTime) -> CpuTime {
-    CpuTime { user: after.user.saturating_sub(before.user), sys: after.sys.saturating_sub(before.sys) }
+    CpuTime {
+        user: after.user.saturating_sub(before.user),
+        sys: after.sys.saturating_sub(before.sys),
+    }
 }
 
 /// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM …), in KiB.
@@ -127,8 +146,15 @@ pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
 /// `ps` shows them), and the largest single VmHWM (a process's own peak).
 pub fn tree_rss_kib(root: i32) -> (u64, u64) {
     let procs = tree(root);
-    let sum = procs.iter().filter_map(|s| status_kib(s.pid, "VmRSS")).sum();
-    let hwm = procs.iter().filter_map(|s| status_kib(s.pid, "VmHWM")).max().unwrap_or(0);
+    let sum = procs
+        .iter()
+        .filter_map(|s| status_kib(s.pid, "VmRSS"))
+        .sum();
+    let hwm = procs
+        .iter()
+        .filter_map(|s| status_kib(s.pid, "VmHWM"))
+        .max()
+        .unwrap_or(0);
     (sum, hwm)
 }
 
@@ -191,7 +217,8 @@ mod tests {
 
     #[test]
     fn parses_a_stat_line_whose_name_has_spaces_and_parens() {
-        let line = "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 12 3 20 0 1 0 1 0 0";
+        let line =
+            "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 12 3 20 0 1 0 1 0 0";
         let s = parse_stat(line).unwrap();
         assert_eq!((s.pid, s.ppid, s.pgrp, s.state), (4242, 1, 4242, 'S'));
         assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (250, 75, 12, 3));
@@ -212,7 +239,10 @@ mod tests {
         let procs = tree(root);
         let pids: HashSet<i32> = procs.iter().map(|s| s.pid).collect();
         assert_eq!(pids.len(), procs.len(), "a process counted twice");
-        assert!(procs.len() >= 3, "expected the shell and two busy children, saw {procs:?}");
+        assert!(
+            procs.len() >= 3,
+            "expected the shell and two busy children, saw {procs:?}"
+        );
         assert_eq!(procs[0].pid, root);
 
         let sampler = RssSampler::start(root, Duration::from_millis(20));
@@ -229,7 +259,10 @@ mod tests {
         );
         assert!(cpu_delta(CpuTime::default(), cpu).total() == cpu.total());
         let peak = sampler.finish();
-        assert!(peak > 100, "a shell's resident memory is more than 100 KiB, sampled {peak}");
+        assert!(
+            peak > 100,
+            "a shell's resident memory is more than 100 KiB, sampled {peak}"
+        );
         assert!(status_kib(root, "VmRSS").unwrap() > 0);
 
         child.kill().unwrap();

@@ -32,7 +32,15 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [Kind::Builtin, Kind::Nginx, Kind::Lighttpd, Kind::Apache, Kind::H2o, Kind::Caddy, Kind::MiniHttpd];
+    pub const ALL: [Kind; 7] = [
+        Kind::Builtin,
+        Kind::Nginx,
+        Kind::Lighttpd,
+        Kind::Apache,
+        Kind::H2o,
+        Kind::Caddy,
+        Kind::MiniHttpd,
+    ];
 
     /// The name used on the command line and in tables.
     pub fn name(self) -> &'static str {
@@ -49,7 +57,11 @@ impl Kind {
 
     /// "builtin, nginx, …": for error messages and --help.
     pub fn known_names() -> String {
-        Kind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", ")
+        Kind::ALL
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     pub fn parse(s: &str) -> anyhow::Result<Kind> {
@@ -161,12 +173,31 @@ pub fn locate(kind: Kind, builtin: Option<&Path>) -> Result<Binary, String> {
     let Some(path) = path else {
         return Err(match kind {
             Kind::Builtin => "builtin: the webstand binary was not found".to_string(),
-            _ => format!("{}: not installed (apt-get install {}, or scripts/install-deps.sh)", kind.name(), kind.package()),
+            _ => format!(
+                "{}: not installed (apt-get install {}, or scripts/install-deps.sh)",
+                kind.name(),
+                kind.package()
+            ),
         });
     };
-    let out = Command::new(&path).arg(kind.version_flag()).stdin(Stdio::null()).output();
-    let text = out.map(|o| format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))).unwrap_or_default();
-    Ok(Binary { kind, path, version: version_in(&text).unwrap_or_else(|| "?".into()) })
+    let out = Command::new(&path)
+        .arg(kind.version_flag())
+        .stdin(Stdio::null())
+        .output();
+    let text = out
+        .map(|o| {
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
+        .unwrap_or_default();
+    Ok(Binary {
+        kind,
+        path,
+        version: version_in(&text).unwrap_or_else(|| "?".into()),
+    })
 }
 
 /// The first dotted number in a version banner ("nginx version: nginx/1.22.1" → "1.22.1").
@@ -174,7 +205,9 @@ pub fn version_in(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let mut i = 0;
     while i < b.len() {
-        if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'v') {
+        if b[i].is_ascii_digit()
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'v')
+        {
             let start = i;
             while i < b.len() && (b[i].is_ascii_digit() || b[i] == b'.') {
                 i += 1;
@@ -210,7 +243,9 @@ pub const THROTTLE_KIB_PER_SEC: u64 = 48;
 
 fn lab_file_bytes(path: &str) -> Vec<u8> {
     match path {
-        THROTTLED_PATH => (0..THROTTLED_BYTES).map(|i| b'a' + (i % 26) as u8).collect(),
+        THROTTLED_PATH => (0..THROTTLED_BYTES)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect(),
         _ => format!("webstand lab file {path}\n").into_bytes(),
     }
 }
@@ -221,8 +256,10 @@ fn lab_file_bytes(path: &str) -> Vec<u8> {
 pub fn write_lab_files(docroot: &Path) -> anyhow::Result<()> {
     for p in [PRIVATE_PATH, THROTTLED_PATH, CHROOT_PATH] {
         let file = docroot.join(&p[1..]);
-        std::fs::create_dir_all(file.parent().unwrap()).with_context(|| format!("cannot write to docroot {}", docroot.display()))?;
-        std::fs::write(&file, lab_file_bytes(p)).with_context(|| format!("cannot write {}", file.display()))?;
+        std::fs::create_dir_all(file.parent().unwrap())
+            .with_context(|| format!("cannot write to docroot {}", docroot.display()))?;
+        std::fs::write(&file, lab_file_bytes(p))
+            .with_context(|| format!("cannot write {}", file.display()))?;
     }
     // mini_httpd reads a .htpasswd beside the files it protects, with crypt(3) hashes.
     let htpasswd = docroot.join("lab/private/.htpasswd");
@@ -240,7 +277,10 @@ fn make_world_readable(docroot: &Path) {
     while let Some(d) = dir {
         if let Ok(m) = std::fs::metadata(d) {
             let mode = m.permissions().mode();
-            if mode & 0o005 != 0o005 && d.starts_with(std::env::temp_dir()) && d != std::env::temp_dir() {
+            if mode & 0o005 != 0o005
+                && d.starts_with(std::env::temp_dir())
+                && d != std::env::temp_dir()
+            {
                 let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(mode | 0o055));
             }
         }
@@ -249,7 +289,11 @@ fn make_world_readable(docroot: &Path) {
     walk(docroot, &mut |p, is_dir| {
         if let Ok(m) = std::fs::metadata(p) {
             let mode = m.permissions().mode();
-            let want = if is_dir || mode & 0o100 != 0 { mode | 0o055 } else { mode | 0o044 };
+            let want = if is_dir || mode & 0o100 != 0 {
+                mode | 0o055
+            } else {
+                mode | 0o044
+            };
             if want != mode {
                 let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(want));
             }
@@ -259,7 +303,9 @@ fn make_world_readable(docroot: &Path) {
 
 fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
     f(dir, true);
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         match e.file_type() {
@@ -278,7 +324,11 @@ fn bcrypt_hash() -> String {
 fn sha_hash() -> String {
     use base64::Engine;
     use sha1::Digest;
-    format!("{{SHA}}{}", base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(AUTH_PASSWORD.as_bytes())))
+    format!(
+        "{{SHA}}{}",
+        base64::engine::general_purpose::STANDARD
+            .encode(sha1::Sha1::digest(AUTH_PASSWORD.as_bytes()))
+    )
 }
 
 fn running_as_root() -> bool {
@@ -303,7 +353,13 @@ pub struct Setup {
 
 impl Setup {
     pub fn new(docroot: &Path) -> Setup {
-        Setup { docroot: docroot.to_path_buf(), cpus: None, chroot: false, start_timeout: Duration::from_secs(15), port: None }
+        Setup {
+            docroot: docroot.to_path_buf(),
+            cpus: None,
+            chroot: false,
+            start_timeout: Duration::from_secs(15),
+            port: None,
+        }
     }
 }
 
@@ -322,7 +378,14 @@ pub struct Server {
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Server({} {} on {}, pid {})", self.binary.kind.name(), self.binary.version, self.addr, self.pgid)
+        write!(
+            f,
+            "Server({} {} on {}, pid {})",
+            self.binary.kind.name(),
+            self.binary.version,
+            self.addr,
+            self.pgid
+        )
     }
 }
 
@@ -350,21 +413,37 @@ impl Server {
                 }
             }
         }
-        Err(last.unwrap().context("the port was taken three times in a row"))
+        Err(last
+            .unwrap()
+            .context("the port was taken three times in a row"))
     }
 
-    fn start_once(binary: &Binary, setup: &Setup, port: Option<u16>) -> Result<Server, (anyhow::Error, bool)> {
+    fn start_once(
+        binary: &Binary,
+        setup: &Setup,
+        port: Option<u16>,
+    ) -> Result<Server, (anyhow::Error, bool)> {
         let fail = |e: anyhow::Error| (e, false);
         let kind = binary.kind;
-        let workdir = tempfile::Builder::new().prefix(&format!("webstand-lab-{}-", kind.name())).tempdir().map_err(|e| fail(e.into()))?;
+        let workdir = tempfile::Builder::new()
+            .prefix(&format!("webstand-lab-{}-", kind.name()))
+            .tempdir()
+            .map_err(|e| fail(e.into()))?;
         // A port someone listens on would fool the wait below (it connects), so a taken one is never
         // handed to the server: another free one is picked instead.
         let port = match port.filter(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
             Some(p) => p,
-            None => TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| fail(e.into()))?.port(),
+            None => TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map_err(|e| fail(e.into()))?
+                .port(),
         };
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let docroot = setup.docroot.canonicalize().with_context(|| format!("docroot {}", setup.docroot.display())).map_err(fail)?;
+        let docroot = setup
+            .docroot
+            .canonicalize()
+            .with_context(|| format!("docroot {}", setup.docroot.display()))
+            .map_err(fail)?;
         if setup.chroot && !running_as_root() {
             return Err(fail(anyhow!("chroot needs root")));
         }
@@ -391,7 +470,9 @@ impl Server {
                 // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
                 // and lighttpd's own settings may raise it further).
                 let mut lim: libc::rlimit = std::mem::zeroed();
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0
+                    && lim.rlim_cur < lim.rlim_max
+                {
                     lim.rlim_cur = lim.rlim_max;
                     libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
                 }
@@ -401,16 +482,33 @@ impl Server {
                 Ok(())
             });
         }
-        let child = cmd.spawn().with_context(|| format!("cannot run {}", binary.path.display())).map_err(fail)?;
+        let child = cmd
+            .spawn()
+            .with_context(|| format!("cannot run {}", binary.path.display()))
+            .map_err(fail)?;
         let pgid = child.id() as i32;
-        let mut server = Server { binary: binary.clone(), addr, child: Some(child), pgid, seen: vec![pgid], workdir, exit: None };
+        let mut server = Server {
+            binary: binary.clone(),
+            addr,
+            child: Some(child),
+            pgid,
+            seen: vec![pgid],
+            workdir,
+            exit: None,
+        };
         let deadline = Instant::now() + setup.start_timeout;
         loop {
             if !server.alive() {
                 let tail = server.log_tail(12);
                 let taken = tail.contains("in use") || tail.contains("EADDRINUSE");
                 let status = server.exit.map(|s| s.to_string()).unwrap_or_default();
-                return Err((anyhow!("{} did not start ({status}); its log ends:\n{tail}", kind.name()), taken));
+                return Err((
+                    anyhow!(
+                        "{} did not start ({status}); its log ends:\n{tail}",
+                        kind.name()
+                    ),
+                    taken,
+                ));
             }
             if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
                 server.note_tree();
@@ -419,7 +517,14 @@ impl Server {
             if Instant::now() > deadline {
                 let tail = server.log_tail(12);
                 let _ = server.stop();
-                return Err((anyhow!("{} did not open {addr} within {:?}; its log ends:\n{tail}", kind.name(), setup.start_timeout), false));
+                return Err((
+                    anyhow!(
+                        "{} did not open {addr} within {:?}; its log ends:\n{tail}",
+                        kind.name(),
+                        setup.start_timeout
+                    ),
+                    false,
+                ));
             }
             std::thread::sleep(Duration::from_millis(25));
         }
@@ -459,9 +564,19 @@ impl Server {
         if self.alive() {
             return None;
         }
-        let status = self.exit.map(|s| s.to_string()).unwrap_or_else(|| "gone".into());
+        let status = self
+            .exit
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "gone".into());
         let tail = self.log_tail(3).replace('\n', " | ");
-        Some(format!("died ({status}){}", if tail.is_empty() { String::new() } else { format!("; log: {tail}") }))
+        Some(format!(
+            "died ({status}){}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; log: {tail}")
+            }
+        ))
     }
 
     /// CPU time of the server's whole tree so far, reaped children included.
@@ -493,7 +608,10 @@ impl Server {
     /// Processes of this server still present: its process group, and any pid ever seen in its tree
     /// that still has the server's group. Empty after a successful `stop`.
     pub fn leftovers(&self) -> Vec<i32> {
-        let mut left: Vec<i32> = procstat::group_members(self.pgid).iter().map(|s| s.pid).collect();
+        let mut left: Vec<i32> = procstat::group_members(self.pgid)
+            .iter()
+            .map(|s| s.pid)
+            .collect();
         for &p in &self.seen {
             if let Some(s) = procstat::stat(p) {
                 if s.pgrp == self.pgid && s.state != 'Z' && !left.contains(&p) {
@@ -507,7 +625,9 @@ impl Server {
     /// SIGTERM, up to five seconds for a clean exit, then SIGKILL to the whole group. Errors if any
     /// process of the server is still there afterwards.
     pub fn stop(&mut self) -> anyhow::Result<()> {
-        let Some(mut child) = self.child.take() else { return Ok(()) };
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
         self.note_tree();
         // SAFETY: signalling our own child and its group.
         unsafe { libc::kill(self.pgid, libc::SIGTERM) };
@@ -528,7 +648,10 @@ impl Server {
                 break;
             }
             if Instant::now() > deadline {
-                bail!("{} left processes behind after SIGKILL: {left:?}", self.binary.kind.name());
+                bail!(
+                    "{} left processes behind after SIGKILL: {left:?}",
+                    self.binary.kind.name()
+                );
             }
             // SAFETY: as above.
             unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
@@ -566,7 +689,9 @@ pub fn pin_current(cpus: &[usize]) -> bool {
 
 /// Number of CPUs this process may run on.
 pub fn cpu_count() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn s(p: &Path) -> String {
@@ -575,7 +700,10 @@ fn s(p: &Path) -> String {
 
 /// The user an unprivileged worker runs as when the server starts as root.
 fn worker_user() -> &'static str {
-    if std::fs::read_to_string("/etc/passwd").map(|t| t.lines().any(|l| l.starts_with("www-data:"))).unwrap_or(false) {
+    if std::fs::read_to_string("/etc/passwd")
+        .map(|t| t.lines().any(|l| l.starts_with("www-data:")))
+        .unwrap_or(false)
+    {
         "www-data"
     } else {
         "nobody"
@@ -593,171 +721,355 @@ const MIME: &[(&str, &str)] = &[
     ("bin", "application/octet-stream"),
 ];
 
+/// What every config template needs.
+struct Ctx<'a> {
+    doc: &'a Path,
+    /// The docroot and the server's own directory, as text.
+    d: String,
+    wd: String,
+    port: u16,
+    chroot: bool,
+    /// Running as root: servers that switch users are told which one.
+    root: bool,
+}
+
 fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::Result<Launch> {
-    let d = s(doc);
-    let wd = s(w);
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
-    std::fs::write(w.join("htpasswd.bcrypt"), format!("{AUTH_USER}:{}\n", bcrypt_hash()))?;
-    let root = running_as_root();
-    let no_env = Vec::new();
+    std::fs::write(
+        w.join("htpasswd.bcrypt"),
+        format!("{AUTH_USER}:{}\n", bcrypt_hash()),
+    )?;
+    let c = Ctx {
+        doc,
+        d: s(doc),
+        wd: s(w),
+        port,
+        chroot,
+        root: running_as_root(),
+    };
     Ok(match kind {
-        Kind::Builtin => {
-            // webstand serve: one event loop, everything in its TOML config.
-            let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
-            let mut conf = format!(
-                "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\nidle_timeout = \"65s\"\n",
-                root = q(&d)
-            );
-            if chroot {
-                conf.push_str(&format!("chroot = \"{}\"\n", q(&d)));
-            } else {
-                conf.push_str(&format!(
-                    "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",
-                    bps = THROTTLE_KIB_PER_SEC * 1024,
-                    file = q(&format!("{wd}/htpasswd.bcrypt")),
-                ));
-            }
-            Launch { config: Some(("serve.toml".into(), conf)), args: vec!["serve".into(), "--config".into(), format!("{wd}/serve.toml")], env: no_env }
-        }
-        Kind::Nginx => {
-            let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
-            let conf = format!(
-                "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
-                 events {{ worker_connections 16384; }}\n\
-                 http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
-                 keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
-                 types {{ {types}}}\n  default_type application/octet-stream;\n  \
-                 client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
-                 uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
-                 server {{\n    listen 127.0.0.1:{port} backlog=4096;\n    root {d};\n    \
-                 location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
-                 location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n  }}\n}}\n",
-                user = if root { "user root;\n" } else { "" },
-            );
-            Launch { config: Some(("nginx.conf".into(), conf)), args: vec!["-p".into(), wd.clone(), "-e".into(), format!("{wd}/error.log"), "-c".into(), format!("{wd}/nginx.conf")], env: no_env }
-        }
-        Kind::Lighttpd => {
-            let types: String = MIME.iter().map(|(e, t)| format!("\".{e}\" => \"{t}\", ")).collect();
-            let (docline, extra) = if chroot {
-                // lighttpd chroots before opening its error log: errors go to stderr (server.log).
-                (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\nserver.upload-dirs = (\"/lab\")\n"), String::new())
-            } else {
-                (
-                    format!("server.document-root = \"{d}\"\nserver.errorlog = \"{wd}/error.log\"\n"),
-                    format!(
-                        "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
-                         auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
-                         $HTTP[\"url\"] =~ \"^/lab/throttled/\" {{ connection.kbytes-per-second = {THROTTLE_KIB_PER_SEC} }}\n\
-                         $HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = (\"\" => \"\") }}\n"
-                    ),
-                )
-            };
-            let conf = format!(
-                "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
-                 server.max-worker = 0\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
-                 server.max-keep-alive-requests = 65535\nserver.max-keep-alive-idle = 65\n\
-                 server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
-                 index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}"
-            );
-            Launch { config: Some(("lighttpd.conf".into(), conf)), args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")], env: no_env }
-        }
-        Kind::Apache => {
-            let m = "/usr/lib/apache2/modules";
-            let modules: String = [
-                ("mpm_event", "mod_mpm_event"),
-                ("authz_core", "mod_authz_core"),
-                ("authz_user", "mod_authz_user"),
-                ("authn_core", "mod_authn_core"),
-                ("authn_file", "mod_authn_file"),
-                ("auth_basic", "mod_auth_basic"),
-                ("mime", "mod_mime"),
-                ("dir", "mod_dir"),
-                ("alias", "mod_alias"),
-                ("cgid", "mod_cgid"),
-                ("env", "mod_env"),
-                ("ratelimit", "mod_ratelimit"),
-            ]
-            .iter()
-            .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
-            .collect();
-            let types: String = MIME.iter().map(|(e, t)| format!("AddType {t} .{e}\n")).collect();
-            let user = if root { format!("User {u}\nGroup {g}\n", u = worker_user(), g = if worker_user() == "nobody" { "nogroup" } else { "www-data" }) } else { String::new() };
-            let (docroot, chrootline) = if chroot { ("/".to_string(), format!("ChrootDir {d}\n")) } else { (d.clone(), String::new()) };
-            let cgi_dir = if chroot { "/cgi-bin/".to_string() } else { format!("{d}/cgi-bin/") };
-            let conf = format!(
-                "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nPidFile {wd}/apache2.pid\n\
-                 ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}TypesConfig /dev/null\n{user}{chrootline}\
-                 StartServers 1\nServerLimit 1\nThreadLimit 256\nThreadsPerChild 256\nMaxRequestWorkers 256\n\
-                 MinSpareThreads 1\nMaxSpareThreads 256\nMaxConnectionsPerChild 0\n\
-                 KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\nEnableSendfile On\nEnableMMAP On\n\
-                 {types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
-                 <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
-                 ScriptAlias /cgi-bin/ {cgi_dir}\n\
-                 <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
-                 <Location /lab/throttled/>\n  SetOutputFilter RATE_LIMIT\n  SetEnv rate-limit {THROTTLE_KIB_PER_SEC}\n</Location>\n"
-            );
-            Launch { config: Some(("apache2.conf".into(), conf)), args: vec!["-f".into(), format!("{wd}/apache2.conf"), "-DFOREGROUND".into()], env: no_env }
-        }
-        Kind::H2o => {
-            let user = if root { "user: root\n" } else { "" };
-            // h2o 2.2 maps CGI by file extension only; the docroot's programs have none, so each gets
-            // its own path handled by h2o's fastcgi-cgi bridge.
-            let cgi: String = cgi_programs(doc)
-                .iter()
-                .map(|name| {
-                    format!(
-                        "      /cgi-bin/{name}:\n        setenv:\n          SCRIPT_FILENAME: {d}/cgi-bin/{name}\n        fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n"
-                    )
-                })
-                .collect();
-            let conf = format!(
-                "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: 16384\n{user}\
-                 error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: 65\n\
-                 hosts:\n  default:\n    paths:\n\
-                 {cgi}\
-                 \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
-                 \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
-                 \x20     /:\n        file.dir: {d}\n",
-                bps = THROTTLE_KIB_PER_SEC * 1024,
-            );
-            Launch { config: Some(("h2o.conf".into(), conf)), args: vec!["-c".into(), format!("{wd}/h2o.conf")], env: no_env }
-        }
-        Kind::Caddy => {
-            let conf = format!(
-                "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n}}\n\
-                 http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
-                 basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n  file_server\n}}\n",
-                hash = bcrypt_hash(),
-            );
-            let env = vec![
-                ("HOME".into(), wd.clone()),
-                ("XDG_DATA_HOME".into(), format!("{wd}/data")),
-                ("XDG_CONFIG_HOME".into(), format!("{wd}/config")),
-                ("GOMAXPROCS".into(), "1".into()),
-            ];
-            Launch { config: Some(("Caddyfile".into(), conf)), args: vec!["run".into(), "--config".into(), format!("{wd}/Caddyfile"), "--adapter".into(), "caddyfile".into()], env }
-        }
-        Kind::MiniHttpd => {
-            let mut args: Vec<String> = vec!["-D", "-h", "127.0.0.1", "-p"].into_iter().map(String::from).collect();
-            args.extend([port.to_string(), "-d".into(), d.clone(), "-c".into(), "cgi-bin/*".into(), "-l".into(), "/dev/null".into(), "-i".into(), format!("{wd}/mini_httpd.pid")]);
-            if root {
-                args.extend(["-u".into(), worker_user().into()]);
-            }
-            if chroot {
-                args.push("-r".into());
-            }
-            Launch { config: None, args, env: no_env }
-        }
+        Kind::Builtin => builtin(&c),
+        Kind::Nginx => nginx(&c),
+        Kind::Lighttpd => lighttpd(&c),
+        Kind::Apache => apache(&c),
+        Kind::H2o => h2o(&c),
+        Kind::Caddy => caddy(&c),
+        Kind::MiniHttpd => mini_httpd(&c),
     })
+}
+
+/// `webstand serve`: one event loop, everything in its TOML config.
+fn builtin(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        chroot,
+        ..
+    } = c;
+    let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut conf = format!(
+        "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\nidle_timeout = \"65s\"\n",
+        root = q(&d)
+    );
+    if chroot {
+        conf.push_str(&format!("chroot = \"{}\"\n", q(&d)));
+    } else {
+        conf.push_str(&format!(
+                "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",
+                bps = THROTTLE_KIB_PER_SEC * 1024,
+                file = q(&format!("{wd}/htpasswd.bcrypt")),
+            ));
+    }
+    Launch {
+        config: Some(("serve.toml".into(), conf)),
+        args: vec![
+            "serve".into(),
+            "--config".into(),
+            format!("{wd}/serve.toml"),
+        ],
+        env: Vec::new(),
+    }
+}
+
+/// nginx: master + one worker, in the foreground, everything under its own prefix.
+fn nginx(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        root,
+        ..
+    } = c;
+    let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
+    let conf = format!(
+            "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
+             events {{ worker_connections 16384; }}\n\
+             http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
+             keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
+             types {{ {types}}}\n  default_type application/octet-stream;\n  \
+             client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
+             uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
+             server {{\n    listen 127.0.0.1:{port} backlog=4096;\n    root {d};\n    \
+             location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
+             location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n  }}\n}}\n",
+            user = if root { "user root;\n" } else { "" },
+        );
+    Launch {
+        config: Some(("nginx.conf".into(), conf)),
+        args: vec![
+            "-p".into(),
+            wd.clone(),
+            "-e".into(),
+            format!("{wd}/error.log"),
+            "-c".into(),
+            format!("{wd}/nginx.conf"),
+        ],
+        env: Vec::new(),
+    }
+}
+
+/// lighttpd in the foreground (`-D`), one process.
+fn lighttpd(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        chroot,
+        ..
+    } = c;
+    let types: String = MIME
+        .iter()
+        .map(|(e, t)| format!("\".{e}\" => \"{t}\", "))
+        .collect();
+    let (docline, extra) = if chroot {
+        // lighttpd chroots before opening its error log: errors go to stderr (server.log).
+        (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\nserver.upload-dirs = (\"/lab\")\n"), String::new())
+    } else {
+        (
+                format!("server.document-root = \"{d}\"\nserver.errorlog = \"{wd}/error.log\"\n"),
+                format!(
+                    "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
+                     auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
+                     $HTTP[\"url\"] =~ \"^/lab/throttled/\" {{ connection.kbytes-per-second = {THROTTLE_KIB_PER_SEC} }}\n\
+                     $HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = (\"\" => \"\") }}\n"
+                ),
+            )
+    };
+    let conf = format!(
+        "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+             server.max-worker = 0\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
+             server.max-keep-alive-requests = 65535\nserver.max-keep-alive-idle = 65\n\
+             server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
+             index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}"
+    );
+    Launch {
+        config: Some(("lighttpd.conf".into(), conf)),
+        args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")],
+        env: Vec::new(),
+    }
+}
+
+/// apache2 with a self-contained config: explicit modules, the event MPM, one child.
+fn apache(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        chroot,
+        root,
+        ..
+    } = c;
+    let m = "/usr/lib/apache2/modules";
+    let modules: String = [
+        ("mpm_event", "mod_mpm_event"),
+        ("authz_core", "mod_authz_core"),
+        ("authz_user", "mod_authz_user"),
+        ("authn_core", "mod_authn_core"),
+        ("authn_file", "mod_authn_file"),
+        ("auth_basic", "mod_auth_basic"),
+        ("mime", "mod_mime"),
+        ("dir", "mod_dir"),
+        ("alias", "mod_alias"),
+        ("cgid", "mod_cgid"),
+        ("env", "mod_env"),
+        ("ratelimit", "mod_ratelimit"),
+    ]
+    .iter()
+    .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
+    .collect();
+    let types: String = MIME
+        .iter()
+        .map(|(e, t)| format!("AddType {t} .{e}\n"))
+        .collect();
+    let user = if root {
+        format!(
+            "User {u}\nGroup {g}\n",
+            u = worker_user(),
+            g = if worker_user() == "nobody" {
+                "nogroup"
+            } else {
+                "www-data"
+            }
+        )
+    } else {
+        String::new()
+    };
+    let (docroot, chrootline) = if chroot {
+        ("/".to_string(), format!("ChrootDir {d}\n"))
+    } else {
+        (d.clone(), String::new())
+    };
+    let cgi_dir = if chroot {
+        "/cgi-bin/".to_string()
+    } else {
+        format!("{d}/cgi-bin/")
+    };
+    let conf = format!(
+            "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nPidFile {wd}/apache2.pid\n\
+             ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}TypesConfig /dev/null\n{user}{chrootline}\
+             StartServers 1\nServerLimit 1\nThreadLimit 256\nThreadsPerChild 256\nMaxRequestWorkers 256\n\
+             MinSpareThreads 1\nMaxSpareThreads 256\nMaxConnectionsPerChild 0\n\
+             KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\nEnableSendfile On\nEnableMMAP On\n\
+             {types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
+             <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
+             ScriptAlias /cgi-bin/ {cgi_dir}\n\
+             <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
+             <Location /lab/throttled/>\n  SetOutputFilter RATE_LIMIT\n  SetEnv rate-limit {THROTTLE_KIB_PER_SEC}\n</Location>\n"
+        );
+    Launch {
+        config: Some(("apache2.conf".into(), conf)),
+        args: vec![
+            "-f".into(),
+            format!("{wd}/apache2.conf"),
+            "-DFOREGROUND".into(),
+        ],
+        env: Vec::new(),
+    }
+}
+
+/// h2o in worker mode (the foreground), one thread.
+fn h2o(c: &Ctx) -> Launch {
+    let &Ctx {
+        doc,
+        ref d,
+        ref wd,
+        port,
+        root,
+        ..
+    } = c;
+    let user = if root { "user: root\n" } else { "" };
+    // h2o 2.2 maps CGI by file extension only; the docroot's programs have none, so each gets
+    // its own path handled by h2o's fastcgi-cgi bridge.
+    let cgi: String = cgi_programs(doc)
+            .iter()
+            .map(|name| {
+                format!(
+                    "      /cgi-bin/{name}:\n        setenv:\n          SCRIPT_FILENAME: {d}/cgi-bin/{name}\n        fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n"
+                )
+            })
+            .collect();
+    let conf = format!(
+            "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: 16384\n{user}\
+             error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: 65\n\
+             hosts:\n  default:\n    paths:\n\
+             {cgi}\
+             \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
+             \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
+             \x20     /:\n        file.dir: {d}\n",
+            bps = THROTTLE_KIB_PER_SEC * 1024,
+        );
+    Launch {
+        config: Some(("h2o.conf".into(), conf)),
+        args: vec!["-c".into(), format!("{wd}/h2o.conf")],
+        env: Vec::new(),
+    }
+}
+
+/// caddy with a Caddyfile: no admin endpoint, no automatic HTTPS, its state in the workdir.
+fn caddy(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        ..
+    } = c;
+    let conf = format!(
+        "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n}}\n\
+             http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
+             basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n  file_server\n}}\n",
+        hash = bcrypt_hash(),
+    );
+    let env = vec![
+        ("HOME".into(), wd.clone()),
+        ("XDG_DATA_HOME".into(), format!("{wd}/data")),
+        ("XDG_CONFIG_HOME".into(), format!("{wd}/config")),
+        ("GOMAXPROCS".into(), "1".into()),
+    ];
+    Launch {
+        config: Some(("Caddyfile".into(), conf)),
+        args: vec![
+            "run".into(),
+            "--config".into(),
+            format!("{wd}/Caddyfile"),
+            "--adapter".into(),
+            "caddyfile".into(),
+        ],
+        env,
+    }
+}
+
+/// mini_httpd in the foreground (`-D`), configured by flags.
+fn mini_httpd(c: &Ctx) -> Launch {
+    let &Ctx {
+        ref d,
+        ref wd,
+        port,
+        chroot,
+        root,
+        ..
+    } = c;
+    let mut args: Vec<String> = vec!["-D", "-h", "127.0.0.1", "-p"]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    args.extend([
+        port.to_string(),
+        "-d".into(),
+        d.clone(),
+        "-c".into(),
+        "cgi-bin/*".into(),
+        "-l".into(),
+        "/dev/null".into(),
+        "-i".into(),
+        format!("{wd}/mini_httpd.pid"),
+    ]);
+    if root {
+        args.extend(["-u".into(), worker_user().into()]);
+    }
+    if chroot {
+        args.push("-r".into());
+    }
+    Launch {
+        config: None,
+        args,
+        env: Vec::new(),
+    }
 }
 
 /// Names of the executable files in `doc/cgi-bin`.
 fn cgi_programs(doc: &Path) -> Vec<String> {
     use std::os::unix::fs::PermissionsExt;
-    let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else { return Vec::new() };
+    let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else {
+        return Vec::new();
+    };
     let mut names: Vec<String> = rd
         .flatten()
-        .filter(|e| e.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false))
+        .filter(|e| {
+            e.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
         .filter_map(|e| e.file_name().to_str().map(String::from))
         .collect();
     names.sort();
@@ -775,15 +1087,27 @@ pub struct Fetched {
 
 /// One HTTP/1.0 GET over a fresh connection, read to the close (no chunking to undo). With `auth`,
 /// sends Basic credentials. Bounded by `limit`.
-pub fn fetch(addr: SocketAddr, path: &str, auth: Option<(&str, &str)>, limit: Duration) -> anyhow::Result<Fetched> {
+pub fn fetch(
+    addr: SocketAddr,
+    path: &str,
+    auth: Option<(&str, &str)>,
+    limit: Duration,
+) -> anyhow::Result<Fetched> {
     use base64::Engine;
     let started = Instant::now();
-    let mut s = TcpStream::connect_timeout(&addr, limit).with_context(|| format!("connect {addr}"))?;
+    let mut s =
+        TcpStream::connect_timeout(&addr, limit).with_context(|| format!("connect {addr}"))?;
     s.set_read_timeout(Some(limit))?;
     s.set_write_timeout(Some(limit))?;
-    let mut req = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nUser-Agent: webstand-lab\r\n", addr.port());
+    let mut req = format!(
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nUser-Agent: webstand-lab\r\n",
+        addr.port()
+    );
     if let Some((u, p)) = auth {
-        req.push_str(&format!("Authorization: Basic {}\r\n", base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))));
+        req.push_str(&format!(
+            "Authorization: Basic {}\r\n",
+            base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
+        ));
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes())?;
@@ -800,10 +1124,22 @@ pub fn fetch(addr: SocketAddr, path: &str, auth: Option<(&str, &str)>, limit: Du
             Err(e) => return Err(anyhow!("GET {path}: {e}")),
         }
     }
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| anyhow!("GET {path}: no header end in {} bytes", raw.len()))?;
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| anyhow!("GET {path}: no header end in {} bytes", raw.len()))?;
     let head = String::from_utf8_lossy(&raw[..end]).into_owned();
-    let status = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| anyhow!("GET {path}: bad status line"))?;
-    Ok(Fetched { status, head, body: raw[end + 4..].to_vec(), elapsed: started.elapsed() })
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| anyhow!("GET {path}: bad status line"))?;
+    Ok(Fetched {
+        status,
+        head,
+        body: raw[end + 4..].to_vec(),
+        elapsed: started.elapsed(),
+    })
 }
 
 /// Whether a feature is there, as the lab found it.
@@ -867,9 +1203,19 @@ pub fn check_basic_auth(addr: SocketAddr) -> Support {
     let wrong = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, "wrong")), limit);
     let right = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, AUTH_PASSWORD)), limit);
     match (none, wrong, right) {
-        (Ok(n), Ok(w), Ok(r)) if n.status == 401 && w.status == 401 && r.status == 200 && r.body == want => Support::Verified,
-        (Ok(n), Ok(w), Ok(r)) => Support::Failed(format!("statuses without/wrong/right credentials: {}/{}/{}", n.status, w.status, r.status)),
-        (n, w, r) => Support::Failed(format!("request failed: {:?}", n.err().or(w.err()).or(r.err()).map(|e| e.to_string()))),
+        (Ok(n), Ok(w), Ok(r))
+            if n.status == 401 && w.status == 401 && r.status == 200 && r.body == want =>
+        {
+            Support::Verified
+        }
+        (Ok(n), Ok(w), Ok(r)) => Support::Failed(format!(
+            "statuses without/wrong/right credentials: {}/{}/{}",
+            n.status, w.status, r.status
+        )),
+        (n, w, r) => Support::Failed(format!(
+            "request failed: {:?}",
+            n.err().or(w.err()).or(r.err()).map(|e| e.to_string())
+        )),
     }
 }
 
@@ -877,9 +1223,25 @@ pub fn check_basic_auth(addr: SocketAddr) -> Support {
 /// (an unthrottled fetch over loopback takes milliseconds).
 pub fn check_throttling(addr: SocketAddr) -> Support {
     let nominal = THROTTLED_BYTES as f64 / (THROTTLE_KIB_PER_SEC as f64 * 1024.0);
-    match fetch(addr, THROTTLED_PATH, None, Duration::from_secs_f64(nominal * 4.0 + 5.0)) {
-        Ok(f) if f.status == 200 && f.body.len() == THROTTLED_BYTES && f.elapsed.as_secs_f64() >= nominal * 0.5 => Support::Verified,
-        Ok(f) => Support::Failed(format!("status {}, {} bytes in {:.2}s (limit allows {nominal:.1}s)", f.status, f.body.len(), f.elapsed.as_secs_f64())),
+    match fetch(
+        addr,
+        THROTTLED_PATH,
+        None,
+        Duration::from_secs_f64(nominal * 4.0 + 5.0),
+    ) {
+        Ok(f)
+            if f.status == 200
+                && f.body.len() == THROTTLED_BYTES
+                && f.elapsed.as_secs_f64() >= nominal * 0.5 =>
+        {
+            Support::Verified
+        }
+        Ok(f) => Support::Failed(format!(
+            "status {}, {} bytes in {:.2}s (limit allows {nominal:.1}s)",
+            f.status,
+            f.body.len(),
+            f.elapsed.as_secs_f64()
+        )),
         Err(e) => Support::Failed(e.to_string()),
     }
 }
@@ -887,9 +1249,15 @@ pub fn check_throttling(addr: SocketAddr) -> Support {
 /// Chroot: a server started with `setup.chroot` has a process whose root (/proc/PID/root) is the
 /// docroot, and still serves the marker file.
 pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
-    let want = docroot.canonicalize().unwrap_or_else(|_| docroot.to_path_buf());
+    let want = docroot
+        .canonicalize()
+        .unwrap_or_else(|_| docroot.to_path_buf());
     server.note_tree();
-    let rooted = procstat::tree(server.pid()).iter().any(|s| std::fs::read_link(format!("/proc/{}/root", s.pid)).map(|r| r == want).unwrap_or(false));
+    let rooted = procstat::tree(server.pid()).iter().any(|s| {
+        std::fs::read_link(format!("/proc/{}/root", s.pid))
+            .map(|r| r == want)
+            .unwrap_or(false)
+    });
     if !rooted {
         return Support::Failed("no server process has the docroot as its root".into());
     }
@@ -903,11 +1271,18 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
 /// A small directory to chroot a server into: the marker file, and the one library a threaded server
 /// loads lazily after chroot (glibc's pthread_exit needs libgcc_s).
 fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
-    let jail = tempfile::Builder::new().prefix("webstand-lab-chroot-").tempdir()?;
+    let jail = tempfile::Builder::new()
+        .prefix("webstand-lab-chroot-")
+        .tempdir()?;
     let marker = jail.path().join(&CHROOT_PATH[1..]);
     std::fs::create_dir_all(marker.parent().unwrap())?;
     std::fs::write(&marker, lab_file_bytes(CHROOT_PATH))?;
-    for lib in ["/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1", "/lib64/libgcc_s.so.1", "/lib/aarch64-linux-gnu/libgcc_s.so.1"] {
+    for lib in [
+        "/lib/x86_64-linux-gnu/libgcc_s.so.1",
+        "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1",
+        "/lib64/libgcc_s.so.1",
+        "/lib/aarch64-linux-gnu/libgcc_s.so.1",
+    ] {
         if Path::new(lib).is_file() {
             let to = jail.path().join(&lib[1..]);
             std::fs::create_dir_all(to.parent().unwrap())?;
@@ -922,8 +1297,16 @@ fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
 /// second instance chrooted into the docroot. Takes a few seconds (the throttled fetch).
 pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
     let (auth, chroot, throttle) = configures(server.kind());
-    let basic_auth = if auth { check_basic_auth(server.addr) } else { Support::No };
-    let throttling = if throttle { check_throttling(server.addr) } else { Support::No };
+    let basic_auth = if auth {
+        check_basic_auth(server.addr)
+    } else {
+        Support::No
+    };
+    let throttling = if throttle {
+        check_throttling(server.addr)
+    } else {
+        Support::No
+    };
     let chroot = if !chroot {
         Support::No
     } else if !running_as_root() {
@@ -938,7 +1321,10 @@ pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
                 match Server::start(&server.binary, &s2) {
                     Ok(mut chrooted) => {
                         let r = match check_chroot(&mut chrooted, jail.path()) {
-                            Support::Failed(why) => Support::Failed(format!("{why}; log: {}", chrooted.log_tail(2).replace('\n', " | "))),
+                            Support::Failed(why) => Support::Failed(format!(
+                                "{why}; log: {}",
+                                chrooted.log_tail(2).replace('\n', " | ")
+                            )),
                             ok => ok,
                         };
                         let _ = chrooted.stop();
@@ -949,7 +1335,11 @@ pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
             }
         }
     };
-    Features { basic_auth, chroot, throttling }
+    Features {
+        basic_auth,
+        chroot,
+        throttling,
+    }
 }
 
 #[cfg(test)]
@@ -958,20 +1348,43 @@ mod tests {
 
     #[test]
     fn names_parse_and_unknown_ones_list_the_known() {
-        assert_eq!(Kind::parse_list("builtin, nginx,apache2,mini-httpd,nginx").unwrap(), vec![Kind::Builtin, Kind::Nginx, Kind::Apache, Kind::MiniHttpd]);
+        assert_eq!(
+            Kind::parse_list("builtin, nginx,apache2,mini-httpd,nginx").unwrap(),
+            vec![Kind::Builtin, Kind::Nginx, Kind::Apache, Kind::MiniHttpd]
+        );
         let e = Kind::parse_list("nginx,iis").unwrap_err().to_string();
-        assert!(e.contains("unknown server 'iis'") && e.contains("lighttpd") && e.contains("mini_httpd"), "{e}");
+        assert!(
+            e.contains("unknown server 'iis'")
+                && e.contains("lighttpd")
+                && e.contains("mini_httpd"),
+            "{e}"
+        );
         assert!(Kind::parse_list(" , ").is_err());
     }
 
     #[test]
     fn versions_come_out_of_banners() {
-        assert_eq!(version_in("nginx version: nginx/1.22.1\n").as_deref(), Some("1.22.1"));
-        assert_eq!(version_in("Server version: Apache/2.4.71 (Debian)\nServer built: 2026").as_deref(), Some("2.4.71"));
-        assert_eq!(version_in("lighttpd/1.4.69 (ssl) - a light and fast webserver").as_deref(), Some("1.4.69"));
-        assert_eq!(version_in("h2o version 2.2.5\nOpenSSL: OpenSSL 3.0.19").as_deref(), Some("2.2.5"));
+        assert_eq!(
+            version_in("nginx version: nginx/1.22.1\n").as_deref(),
+            Some("1.22.1")
+        );
+        assert_eq!(
+            version_in("Server version: Apache/2.4.71 (Debian)\nServer built: 2026").as_deref(),
+            Some("2.4.71")
+        );
+        assert_eq!(
+            version_in("lighttpd/1.4.69 (ssl) - a light and fast webserver").as_deref(),
+            Some("1.4.69")
+        );
+        assert_eq!(
+            version_in("h2o version 2.2.5\nOpenSSL: OpenSSL 3.0.19").as_deref(),
+            Some("2.2.5")
+        );
         assert_eq!(version_in("v2.6.2 h1:abc=").as_deref(), Some("2.6.2"));
-        assert_eq!(version_in("mini_httpd/1.30 26Oct2018").as_deref(), Some("1.30"));
+        assert_eq!(
+            version_in("mini_httpd/1.30 26Oct2018").as_deref(),
+            Some("1.30")
+        );
         assert_eq!(version_in("webstand 0.1.0").as_deref(), Some("0.1.0"));
         assert_eq!(version_in("no digits here"), None);
     }
@@ -981,8 +1394,9 @@ mod tests {
         let e = locate(Kind::Builtin, Some(Path::new("/nonexistent/webstand"))).unwrap_err();
         assert!(e.contains("builtin"), "{e}");
         if find_program("caddy").is_none() {
-            assert!(locate(Kind::Caddy, None).unwrap_err().contains("apt-get install caddy"));
+            assert!(locate(Kind::Caddy, None)
+                .unwrap_err()
+                .contains("apt-get install caddy"));
         }
     }
 }
-

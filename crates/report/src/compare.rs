@@ -102,11 +102,8 @@ fn grid(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
 }
 
 fn opt_f(v: Option<f64>, places: usize) -> String {
-    v.map(|x| format!("{x:.places$}")).unwrap_or_else(|| "-".into())
-}
-
-fn opt_u<T: std::fmt::Display>(v: Option<T>) -> String {
-    v.map(|x| x.to_string()).unwrap_or_else(|| "-".into())
+    v.map(|x| format!("{x:.places$}"))
+        .unwrap_or_else(|| "-".into())
 }
 
 fn users(v: Option<usize>, capped: bool) -> String {
@@ -118,7 +115,8 @@ fn users(v: Option<usize>, capped: bool) -> String {
 }
 
 fn mib(kib: Option<u64>) -> String {
-    kib.map(|k| format!("{:.1}", k as f64 / 1024.0)).unwrap_or_else(|| "-".into())
+    kib.map(|k| format!("{:.1}", k as f64 / 1024.0))
+        .unwrap_or_else(|| "-".into())
 }
 
 /// Notes under a table, numbered, for the rows that have one.
@@ -134,7 +132,18 @@ fn notes<'a>(items: impl Iterator<Item = (&'a str, Option<&'a String>)>) -> Stri
 
 /// The per-workload table: one row per server.
 pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
-    let header = ["server", "version", "peak hits/s", "clients", "p99 ms", "errors", "max users", "srv CPU-µs/req", "gen CPU-µs/req", "srv peak RSS MiB"];
+    let header = [
+        "server",
+        "version",
+        "peak hits/s",
+        "clients",
+        "p99 ms",
+        "errors",
+        "max users",
+        "srv CPU-µs/req",
+        "gen CPU-µs/req",
+        "srv peak RSS MiB",
+    ];
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -159,13 +168,25 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         .collect();
     let mut out = format!("Workload: {workload}\n");
     out.push_str(&grid(&header, &body, 2));
-    out.push_str(&notes(rows.iter().map(|r| (r.server.as_str(), r.note.as_ref()))));
+    out.push_str(&notes(
+        rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),
+    ));
     out
 }
 
 /// thttpd's comparison table (seed 003): software, features, RPS and max users.
 pub fn thttpd_table(rows: &[FeatureRow]) -> String {
-    let header = ["name", "version", "model", "basic auth", "chroot", "throttling", "small files RPS", "CGI RPS", "large files max users"];
+    let header = [
+        "name",
+        "version",
+        "model",
+        "basic auth",
+        "chroot",
+        "throttling",
+        "small files RPS",
+        "CGI RPS",
+        "large files max users",
+    ];
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -185,13 +206,25 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
     let mut out = String::from("Web server comparison (thttpd's layout)\n");
     out.push_str(&grid(&header, &body, 6));
     out.push_str("  yes = configured and verified by the lab; yes? = configured, not verified; no = not supported or not configured\n");
-    out.push_str(&notes(rows.iter().map(|r| (r.name.as_str(), r.note.as_ref()))));
+    out.push_str(&notes(
+        rows.iter().map(|r| (r.name.as_str(), r.note.as_ref())),
+    ));
     out
 }
 
 /// `--verify`: each tool's hits/s and byte counts, side by side per target.
 pub fn verify_table(rows: &[VerifyRow]) -> String {
-    let header = ["server", "target", "tool", "clients", "requests", "hits/s", "bytes", "bytes/req", "errors"];
+    let header = [
+        "server",
+        "target",
+        "tool",
+        "clients",
+        "requests",
+        "hits/s",
+        "bytes",
+        "bytes/req",
+        "errors",
+    ];
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -203,14 +236,20 @@ pub fn verify_table(rows: &[VerifyRow]) -> String {
                 r.requests.to_string(),
                 format!("{:.0}", r.hits_per_sec),
                 r.bytes.to_string(),
-                if r.requests > 0 { format!("{:.1}", r.bytes as f64 / r.requests as f64) } else { "-".into() },
+                if r.requests > 0 {
+                    format!("{:.1}", r.bytes as f64 / r.requests as f64)
+                } else {
+                    "-".into()
+                },
                 r.errors.to_string(),
             ]
         })
         .collect();
     let mut out = String::from("Verification: the same targets through webstand, wrk and ab\n");
     out.push_str(&grid(&header, &body, 3));
-    out.push_str(&notes(rows.iter().map(|r| (r.tool.as_str(), r.note.as_ref()))));
+    out.push_str(&notes(
+        rows.iter().map(|r| (r.tool.as_str(), r.note.as_ref())),
+    ));
     out
 }
 
@@ -238,13 +277,27 @@ mod tests {
 
     #[test]
     fn workload_table_has_a_row_per_server_and_their_notes() {
-        let mut gone = WorkloadRow { server: "caddy".into(), version: "?".into(), ..Default::default() };
+        let mut gone = WorkloadRow {
+            server: "caddy".into(),
+            version: "?".into(),
+            ..Default::default()
+        };
         gone.note = Some("not installed (apt-get install caddy)".into());
-        let t = workload_table("small-files", &[row("nginx", 40123.4), row("builtin", 51000.0), gone]);
+        let t = workload_table(
+            "small-files",
+            &[row("nginx", 40123.4), row("builtin", 51000.0), gone],
+        );
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "Workload: small-files");
         assert!(lines[1].starts_with("server") && lines[1].contains("srv CPU-µs/req"));
-        assert!(lines[3].starts_with("nginx") && lines[3].contains("40123") && lines[3].contains("8.0") && lines[3].contains("10.0"), "{}", lines[3]);
+        assert!(
+            lines[3].starts_with("nginx")
+                && lines[3].contains("40123")
+                && lines[3].contains("8.0")
+                && lines[3].contains("10.0"),
+            "{}",
+            lines[3]
+        );
         assert!(lines[5].starts_with("caddy") && lines[5].trim_end().ends_with('-'));
         assert!(t.contains("caddy: not installed (apt-get install caddy)"));
         // Columns line up: every data line has the header's width.
@@ -267,9 +320,21 @@ mod tests {
             note: Some("chroot: needs root".into()),
         };
         let t = thttpd_table(&[r]);
-        assert!(t.contains("basic auth") && t.contains("chroot") && t.contains("throttling") && t.contains("large files max users"));
+        assert!(
+            t.contains("basic auth")
+                && t.contains("chroot")
+                && t.contains("throttling")
+                && t.contains("large files max users")
+        );
         let data = t.lines().nth(3).unwrap();
-        for cell in ["lighttpd", "1.4.69", "epoll, 1 process", "yes?", "9000", "256+"] {
+        for cell in [
+            "lighttpd",
+            "1.4.69",
+            "epoll, 1 process",
+            "yes?",
+            "9000",
+            "256+",
+        ] {
             assert!(data.contains(cell), "{cell} missing from {data}");
         }
         assert!(t.contains("lighttpd: chroot: needs root"));
@@ -277,7 +342,17 @@ mod tests {
 
     #[test]
     fn verify_table_divides_bytes_by_requests() {
-        let r = VerifyRow { server: "nginx".into(), target: "/2k.html".into(), tool: "wrk".into(), clients: 8, requests: 1000, hits_per_sec: 5000.0, bytes: 2_300_000, errors: 0, note: None };
+        let r = VerifyRow {
+            server: "nginx".into(),
+            target: "/2k.html".into(),
+            tool: "wrk".into(),
+            clients: 8,
+            requests: 1000,
+            hits_per_sec: 5000.0,
+            bytes: 2_300_000,
+            errors: 0,
+            note: None,
+        };
         let t = verify_table(&[r]);
         assert!(t.contains("2300.0") && t.contains("5000"), "{t}");
     }
