@@ -243,6 +243,10 @@ pub struct ServerOutcome {
     pub skipped: Option<String>,
     pub features: Option<Features>,
     pub workloads: Vec<WorkloadOutcome>,
+    /// Size of its executable, bytes.
+    pub exe_bytes: Option<u64>,
+    /// Processes and threads of its tree after the first round's load.
+    pub shape: Option<(usize, usize)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -328,13 +332,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     out.servers = opts
         .servers
         .iter()
-        .map(|&kind| ServerOutcome {
-            kind,
-            version: "?".into(),
-            skipped: None,
-            features: None,
-            workloads: Vec::new(),
-        })
+        .map(|&kind| ServerOutcome::new(kind))
         .collect();
     for round in 0..out.rounds {
         for outcome in out.servers.iter_mut() {
@@ -436,6 +434,7 @@ fn run_server(
         }
     };
     outcome.version = binary.version.clone();
+    outcome.exe_bytes = std::fs::metadata(&binary.path).ok().map(|m| m.len());
     let mut setup = Setup::new(&opts.docroot);
     if pinned {
         setup.cpus = Some(opts.server_cpus.clone());
@@ -559,6 +558,9 @@ fn run_server(
         }
         outcome.workloads.push(w);
     }
+    if round == 0 && server.death_note().is_none() {
+        outcome.shape = Some(procstat::tree_shape(server.pid()));
+    }
     if opts.verify && round == 0 && !obs.stop_requested() && server.death_note().is_none() {
         verify.extend(verify::run(&mut server, opts, obs));
     }
@@ -645,6 +647,19 @@ impl Observer for Accounting<'_> {
 }
 
 impl ServerOutcome {
+    /// Nothing measured yet.
+    pub fn new(kind: Kind) -> ServerOutcome {
+        ServerOutcome {
+            kind,
+            version: "?".into(),
+            skipped: None,
+            features: None,
+            workloads: Vec::new(),
+            exe_bytes: None,
+            shape: None,
+        }
+    }
+
     /// The row of one round's sweep: figures at its peak level.
     fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
         let mut row = WorkloadRow {
@@ -740,7 +755,11 @@ impl ServerOutcome {
         FeatureRow {
             name: self.kind.name().into(),
             version: self.version.clone(),
-            model: self.kind.model().into(),
+            model: match self.shape {
+                Some((p, t)) => format!("{} ({p} proc, {t} thr)", self.kind.model()),
+                None => self.kind.model().into(),
+            },
+            exe_bytes: self.exe_bytes,
             basic_auth: cell(f.map(|f| &f.basic_auth)),
             chroot: cell(f.map(|f| &f.chroot)),
             throttling: cell(f.map(|f| &f.throttling)),
@@ -1114,11 +1133,9 @@ mod tests {
             ..Default::default()
         };
         let s = ServerOutcome {
-            kind: Kind::Nginx,
             version: "1.22.1".into(),
-            skipped: None,
-            features: None,
             workloads: vec![w],
+            ..ServerOutcome::new(Kind::Nginx)
         };
         let row = s.workload_row(WorkloadKind::TwoK);
         assert!(row.measured);

@@ -133,7 +133,7 @@ pub fn cpu_delta(before: CpuTime, after: CpuTime) -> CpuTime {
     }
 }
 
-/// A `kB` field of `/proc/PID/status` (VmRSS, VmHWM …), in KiB.
+/// A numeric field of `/proc/PID/status`: a `kB` one (VmRSS, VmHWM …) in KiB, or a count (Threads).
 pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     text.lines().find_map(|l| {
@@ -156,6 +156,16 @@ pub fn tree_rss_kib(root: i32) -> (u64, u64) {
         .max()
         .unwrap_or(0);
     (sum, hwm)
+}
+
+/// How many processes and threads `root`'s tree has right now (a server's model, as seen).
+pub fn tree_shape(root: i32) -> (usize, usize) {
+    let procs = tree(root);
+    let threads = procs
+        .iter()
+        .map(|s| status_kib(s.pid, "Threads").unwrap_or(1) as usize)
+        .sum();
+    (procs.len(), threads)
 }
 
 /// Samples a tree's resident memory in the background and keeps the peak. The peak reported is the
@@ -264,6 +274,7 @@ mod tests {
             "a shell's resident memory is more than 100 KiB, sampled {peak}"
         );
         assert!(status_kib(root, "VmRSS").unwrap() > 0);
+        assert_eq!(tree_shape(root), (1, 1), "the shell is now a lone `sleep`");
 
         child.kill().unwrap();
         child.wait().unwrap();

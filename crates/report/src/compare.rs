@@ -41,6 +41,8 @@ pub struct FeatureRow {
     pub basic_auth: String,
     pub chroot: String,
     pub throttling: String,
+    /// Size of the server's executable (thttpd's "exe" column), bytes.
+    pub exe_bytes: Option<u64>,
     pub small_files_rps: Option<f64>,
     pub cgi_rps: Option<f64>,
     pub large_files_max_users: Option<usize>,
@@ -183,6 +185,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
         "basic auth",
         "chroot",
         "throttling",
+        "exe KiB",
         "small files RPS",
         "CGI RPS",
         "large files max users",
@@ -197,6 +200,9 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
                 r.basic_auth.clone(),
                 r.chroot.clone(),
                 r.throttling.clone(),
+                r.exe_bytes
+                    .map(|b| format!("{}", b.div_ceil(1024)))
+                    .unwrap_or_else(|| "-".into()),
                 opt_f(r.small_files_rps, 0),
                 opt_f(r.cgi_rps, 0),
                 users(r.large_files_max_users, r.large_files_max_users_capped),
@@ -313,6 +319,7 @@ mod tests {
             basic_auth: "yes".into(),
             chroot: "yes?".into(),
             throttling: "no".into(),
+            exe_bytes: Some(1_234_567),
             small_files_rps: Some(9000.4),
             cgi_rps: None,
             large_files_max_users: Some(256),
