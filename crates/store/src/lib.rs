@@ -621,10 +621,10 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
     Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result, server })
 }
 
-/// A synthetic result for tests (here and in the report crate's users): `complete` requests whose
-/// latencies spread evenly from `base_us` to twice that.
-#[doc(hidden)]
-pub fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
+/// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
+/// `base_us` to twice that.
+#[cfg(test)]
+fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
     let mut r = RunResult {
         elapsed,
         complete,
