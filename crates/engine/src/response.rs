@@ -101,9 +101,10 @@ fn has_token(value: &[u8], token: &str) -> bool {
 }
 
 fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameError> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut headers);
-    let len = match resp.parse(buf) {
+    // Uninitialised header slots: initialising 64 of them per response would cost more than parsing.
+    let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
+    let mut resp = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err("too many response headers"),

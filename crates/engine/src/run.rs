@@ -289,6 +289,8 @@ struct Worker<'a> {
     rng: SmallRng,
     weighted: Option<WeightedIndex<u32>>,
     last_done: Instant,
+    /// Requests on reused connections (connect time 0), recorded at the end.
+    zero_connects: u64,
     // Deltas not yet added to the shared Live counters.
     live_complete: u64,
     live_failed: u64,
@@ -347,6 +349,7 @@ impl<'a> Worker<'a> {
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
             last_done: now,
+            zero_connects: 0,
             live_complete: 0,
             live_failed: 0,
             live_bytes: 0,
@@ -409,6 +412,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.flush_live();
+        self.r.histograms.connect.saturating_record_n(0, self.zero_connects);
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;
@@ -582,7 +586,8 @@ impl<'a> Worker<'a> {
             let Some(stream) = c.stream.as_mut() else { return };
             match stream.write(&bytes[c.written..]) {
                 Ok(n) => {
-                    let now = Instant::now();
+                    // A request on an open connection is written right after send() read the clock.
+                    let now = if c.phase == Phase::Sending && c.written == 0 { c.last_progress } else { Instant::now() };
                     if c.phase == Phase::Connecting {
                         c.connect_us = micros(now - c.conn_start);
                         self.r.connections += 1;
@@ -747,7 +752,11 @@ impl<'a> Worker<'a> {
             let waiting = micros(c.first_byte.unwrap_or(now).saturating_duration_since(c.written_at));
             let h = &mut self.r.histograms;
             h.total.saturating_record(total);
-            h.connect.saturating_record(connect_us);
+            if connect_us == 0 {
+                self.zero_connects += 1; // added to the histogram in one go at the end
+            } else {
+                h.connect.saturating_record(connect_us);
+            }
             h.waiting.saturating_record(waiting);
             h.processing.saturating_record(total.saturating_sub(connect_us));
             self.r.latency_sum_us += total as u128;
