@@ -25,7 +25,8 @@ fn docroot() -> tempfile::TempDir {
     dir
 }
 
-/// Every regular file under `dir` except CGI programs and dot files, as URL paths.
+/// Every regular file under `dir` (the fixtures and their manifest) except the CGI program, the lab's
+/// protected files and dot files, as URL paths.
 fn static_files(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut out = Vec::new();
     let mut todo = vec![dir.to_path_buf()];
@@ -40,7 +41,7 @@ fn static_files(dir: &Path) -> Vec<(String, PathBuf)> {
                 if name != "cgi-bin" && name != "lab" {
                     todo.push(p);
                 }
-            } else if !name.ends_with(".json") || d != dir {
+            } else {
                 let rel = p
                     .strip_prefix(dir)
                     .unwrap()
