@@ -172,6 +172,7 @@ pub fn tree_shape(root: i32) -> (usize, usize) {
 /// larger of the highest sampled sum of VmRSS and the highest single VmHWM: both are moments the tree
 /// really reached, so neither overstates it.
 pub struct RssSampler {
+    root: i32,
     peak: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
@@ -185,14 +186,35 @@ impl RssSampler {
         let handle = std::thread::Builder::new()
             .name("rss-sampler".into())
             .spawn(move || {
+                // It shares the generator's CPU: the whole of /proc is scanned for the tree only every
+                // fourth sample, the known processes' status files in between.
+                let mut pids: Vec<i32> = Vec::new();
+                let mut n = 0u32;
                 while !s.load(Ordering::Relaxed) {
-                    let (sum, hwm) = tree_rss_kib(root);
+                    if n % 4 == 0 {
+                        pids = tree(root).iter().map(|s| s.pid).collect();
+                    }
+                    n += 1;
+                    let sum: u64 = pids
+                        .iter()
+                        .filter_map(|&pid| status_kib(pid, "VmRSS"))
+                        .sum();
+                    let hwm = pids
+                        .iter()
+                        .filter_map(|&pid| status_kib(pid, "VmHWM"))
+                        .max()
+                        .unwrap_or(0);
                     p.fetch_max(sum.max(hwm), Ordering::Relaxed);
-                    std::thread::sleep(every);
+                    std::thread::park_timeout(every);
                 }
             })
             .ok();
-        RssSampler { peak, stop, handle }
+        RssSampler {
+            root,
+            peak,
+            stop,
+            handle,
+        }
     }
 
     /// The peak so far, in KiB.
@@ -200,15 +222,19 @@ impl RssSampler {
         self.peak.load(Ordering::Relaxed)
     }
 
-    /// Stops sampling and returns the peak in KiB.
+    /// Stops sampling (at once, not after the current pause) and returns the peak in KiB, with one
+    /// last sample.
     pub fn finish(mut self) -> u64 {
         self.halt();
+        let (sum, hwm) = tree_rss_kib(self.root);
+        self.peak.fetch_max(sum.max(hwm), Ordering::Relaxed);
         self.peak_kib()
     }
 
     fn halt(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
+            h.thread().unpark();
             let _ = h.join();
         }
     }
