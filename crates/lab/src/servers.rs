@@ -629,6 +629,7 @@ impl Server {
             return Ok(());
         };
         self.note_tree();
+        let litter = socket_dirs_in_tmp(&procstat::tree(self.pgid));
         // SAFETY: signalling our own child and its group.
         unsafe { libc::kill(self.pgid, libc::SIGTERM) };
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -663,8 +664,48 @@ impl Server {
         if let Ok(Some(st)) = child.try_wait() {
             self.exit.get_or_insert(st);
         }
+        for dir in litter {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         Ok(())
     }
+}
+
+/// Directories in /tmp that hold a Unix socket the processes have open and that the server made for
+/// itself (h2o's FastCGI bridge makes `/tmp/h2o.fcgisock.XXXXXX` and leaves it behind on SIGTERM).
+fn socket_dirs_in_tmp(procs: &[procstat::Stat]) -> Vec<PathBuf> {
+    let mut inodes = std::collections::HashSet::new();
+    for p in procs {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(link) = std::fs::read_link(fd.path()) {
+                let l = link.to_string_lossy();
+                if let Some(inode) = l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
+                    inodes.insert(inode.to_string());
+                }
+            }
+        }
+    }
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = table
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() >= 8 && inodes.contains(f[6])).then(|| PathBuf::from(f[7]))
+        })
+        .filter_map(|path| path.parent().map(Path::to_path_buf))
+        .filter(|dir| {
+            dir.parent() == Some(Path::new("/tmp"))
+                && dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("h2o.fcgisock."))
+        })
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
 }
 
 impl Drop for Server {
