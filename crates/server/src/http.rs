@@ -171,8 +171,7 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
 
 /// 414 when the request line alone exceeds its limit, 431 when the head does.
 fn too_long(buf: &[u8], limits: &Limits) -> Result<(), u16> {
-    let line_end = buf.iter().position(|&b| b == b'\n');
-    match line_end {
+    match memchr::memchr(b'\n', buf) {
         None if buf.len() > limits.max_request_line => Err(414),
         Some(i) if i > limits.max_request_line => Err(414),
         _ if buf.len() > limits.max_header_bytes => Err(431),
@@ -181,16 +180,10 @@ fn too_long(buf: &[u8], limits: &Limits) -> Result<(), u16> {
 }
 
 /// Every line must end in CRLF: a bare LF or a bare CR is read differently by different parsers.
+/// (httparse itself refuses a CR not followed by LF; a lone LF it accepts, so that is checked here.)
 fn check_line_ends(head: &[u8]) -> Result<(), u16> {
-    for (i, &b) in head.iter().enumerate() {
-        let bad = match b {
-            b'\n' => i == 0 || head[i - 1] != b'\r',
-            b'\r' => head.get(i + 1) != Some(&b'\n'),
-            _ => false,
-        };
-        if bad {
-            return Err(400);
-        }
+    if memchr::memchr_iter(b'\n', head).any(|i| i == 0 || head[i - 1] != b'\r') {
+        return Err(400);
     }
     Ok(())
 }
