@@ -555,3 +555,50 @@ fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
         );
     }
 }
+
+#[test]
+fn compare_json_holds_the_rows_of_every_table() {
+    let out = common::run(&[
+        "compare",
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k,cgi",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "-q",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc: serde_json::Value =
+        serde_json::from_str(&common::stdout(&out)).expect("stdout is one JSON document");
+    let workloads = doc["workloads"].as_array().unwrap();
+    assert_eq!(
+        workloads
+            .iter()
+            .map(|w| w["workload"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["2k", "cgi"]
+    );
+    for w in workloads {
+        let row = &w["rows"][0];
+        assert_eq!(
+            (row["server"].as_str(), row["measured"].as_bool()),
+            (Some("builtin"), Some(true)),
+            "{w}"
+        );
+        assert!(
+            row["peak_hits_per_sec"].as_f64().unwrap() > 0.0 && row["errors"] == 0,
+            "{w}"
+        );
+    }
+    assert_eq!(doc["servers"][0]["name"], "builtin");
+    assert!(doc["servers"][0]["cgi_rps"].as_f64().unwrap() > 0.0);
+}

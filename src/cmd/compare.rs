@@ -109,6 +109,10 @@ pub struct Args {
     #[arg(short = 's', long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
 
+    /// Print the comparison as one JSON document on stdout instead of tables
+    #[arg(long)]
+    pub json: bool,
+
     /// No progress lines
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -192,9 +196,16 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     };
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
-    let mut text = comparison.render();
-    if let Some(saved) = obs.finish(comparison.interrupted, false) {
-        text.push_str(&format!("\n{saved}\n"));
+    let saved = obs.finish(comparison.interrupted, false);
+    let mut text = if args.json {
+        format!("{:#}\n", comparison.to_json())
+    } else {
+        comparison.render()
+    };
+    match saved {
+        Some(saved) if !args.json => text.push_str(&format!("\n{saved}\n")),
+        Some(saved) => eprintln!("webstand: {saved}"),
+        None => {}
     }
     let _ = std::io::stdout().write_all(text.as_bytes());
     Ok(if comparison.interrupted { 130 } else { 0 })

@@ -821,6 +821,33 @@ pub fn cpu_us_per_request(cpu: CpuTime, r: &RunResult) -> Option<f64> {
 
 impl Comparison {
     /// Every table as text: one per workload, thttpd's, and the verification when run.
+    /// Each workload's rows, in order.
+    pub fn workload_rows(&self) -> Vec<(String, Vec<WorkloadRow>)> {
+        self.workloads
+            .iter()
+            .map(|&wk| {
+                (
+                    wk.name().to_string(),
+                    self.servers.iter().map(|s| s.workload_row(wk)).collect(),
+                )
+            })
+            .collect()
+    }
+
+    /// Everything the tables show, as one JSON document.
+    pub fn to_json(&self) -> serde_json::Value {
+        let features: Vec<FeatureRow> = self.servers.iter().map(|s| s.feature_row()).collect();
+        serde_json::json!({
+            "pinning": self.pinning,
+            "settings": self.settings,
+            "rounds": self.rounds,
+            "interrupted": self.interrupted,
+            "workloads": self.workload_rows().into_iter().map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows })).collect::<Vec<_>>(),
+            "servers": features,
+            "verify": self.verify,
+        })
+    }
+
     pub fn render(&self) -> String {
         use webstand_report::compare as rc;
         let rounds = if self.rounds > 1 {
@@ -832,9 +859,8 @@ impl Comparison {
             "Lab comparison: {}{rounds}\n{}\n\n",
             self.pinning, self.settings
         );
-        for &wk in &self.workloads {
-            let rows: Vec<WorkloadRow> = self.servers.iter().map(|s| s.workload_row(wk)).collect();
-            out.push_str(&rc::workload_table(wk.name(), &rows));
+        for (name, rows) in self.workload_rows() {
+            out.push_str(&rc::workload_table(&name, &rows));
             out.push('\n');
         }
         let rows: Vec<FeatureRow> = self.servers.iter().map(|s| s.feature_row()).collect();
