@@ -265,7 +265,9 @@ pub fn write_lab_files(docroot: &Path) -> anyhow::Result<()> {
     let htpasswd = docroot.join("lab/private/.htpasswd");
     std::fs::write(&htpasswd, format!("{AUTH_USER}:{}\n", bcrypt_hash()))
         .with_context(|| format!("cannot write {}", htpasswd.display()))?;
-    make_world_readable(docroot);
+    if running_as_root() {
+        make_world_readable(docroot);
+    }
     Ok(())
 }
 
