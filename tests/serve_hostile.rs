@@ -353,3 +353,24 @@ fn a_flood_of_pipelined_requests_is_answered_in_full() {
     assert_eq!(count_responses(&all), 2000);
     assert!(text(&all).ends_with("home"));
 }
+
+#[test]
+fn a_body_may_take_longer_than_the_header_timeout_while_it_progresses() {
+    let (_t, root) = docroot();
+    let s = serve(&root, &["--threads", "1", "--header-timeout", "300ms", "--io-timeout", "600ms"]);
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(T)).unwrap();
+    c.write_all(b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\nConnection: close\r\n\r\n").unwrap();
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(200));
+        c.write_all(b"12345").unwrap();
+    }
+    let mut r = Vec::new();
+    c.read_to_end(&mut r).unwrap();
+    assert!(text(&r).starts_with("HTTP/1.1 405 "), "the body arrived in time: {}", text(&r));
+    // A body that stops arriving gets 408 after the I/O timeout.
+    let start = Instant::now();
+    let r = raw_exchange(s.addr, b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n12345", T);
+    assert!(text(&r).starts_with("HTTP/1.1 408 "), "{}", text(&r));
+    assert!(start.elapsed() < Duration::from_secs(3));
+}

@@ -47,6 +47,8 @@ pub struct Conn {
     pub stalled: bool,
     /// "100 Continue" was sent for the request being received.
     pub continue_sent: bool,
+    /// The request being received has its head and waits for the rest of its body.
+    pub awaiting_body: bool,
     /// The socket may hold unread input: a readable event came while output or a CGI program was
     /// pending (edge-triggered epoll will not report it again).
     pub unread: bool,
@@ -76,6 +78,7 @@ impl Conn {
             lingering: false,
             stalled: false,
             continue_sent: false,
+            awaiting_body: false,
             unread: false,
             hup: false,
             head_started: None,
@@ -100,10 +103,12 @@ impl Conn {
         !self.inbuf.is_empty() && !self.stalled && self.queue.is_empty() && self.cgi.is_none()
     }
 
-    /// Sets the deadline for waiting on the client: the header timeout counted from the first byte
-    /// of a partial request, else the idle keep-alive timeout.
+    /// Sets the deadline for waiting on the client: while a body arrives, the I/O timeout from the
+    /// last bytes; for a partial head, the header timeout counted from its first byte; else the idle
+    /// keep-alive timeout.
     pub fn set_wait_deadline(&mut self, now: Instant, config: &Config) {
         self.deadline = match self.head_started {
+            _ if self.awaiting_body && !self.inbuf.is_empty() => now + config.io_timeout,
             Some(t) if !self.inbuf.is_empty() => t + config.header_timeout,
             _ => now + config.idle_timeout,
         };

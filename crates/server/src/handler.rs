@@ -150,6 +150,7 @@ impl Ctx {
                 }
             };
             conn.continue_sent = false;
+            conn.awaiting_body = false;
             let body: &[u8] = match head.body {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
@@ -165,6 +166,7 @@ impl Ctx {
 
     /// A request whose body is still arriving: send "100 Continue" once if the client waits for it.
     fn body_pending(&mut self, conn: &mut Conn, head: &Head, out: &mut Vec<u8>) {
+        conn.awaiting_body = true;
         if head.expect_continue && head.minor == 1 && !conn.continue_sent {
             conn.continue_sent = true;
             out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
