@@ -1,6 +1,8 @@
 //! The lab's servers, for real: every known server is started through the lab on one docroot, every
 //! file of the docroot is fetched from it and compared byte for byte, its features are checked, and
-//! stopping it must leave no process behind. Plus `webstand compare`'s bad-input errors.
+//! stopping it must leave no process behind; a taken port and a failed start. Then `webstand compare`
+//! end to end: its tables, history and JSON, `--verify` against wrk and ab, bad input, a server killed
+//! mid-run and Ctrl-C.
 
 mod common;
 
