@@ -305,8 +305,9 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
             ))
         })
         .collect::<Result<_>>()?;
-    let cpus = servers::cpu_count();
-    let pinned = cpus >= 2
+    let allowed = servers::allowed_cpus();
+    let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
+    let pinned = wanted().all(|c| allowed.contains(c))
         && opts
             .server_cpus
             .iter()
@@ -319,7 +320,10 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
             list(&opts.generator_cpus)
         )
     } else {
-        format!("not pinned: {cpus} CPU(s) available, or the server and generator CPUs overlap")
+        format!(
+            "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
+            list(&allowed)
+        )
     };
     obs.note(&pinning);
     let mut out = Comparison {
