@@ -328,6 +328,7 @@ fn bad_input_gets_one_clear_line() {
         (with(&[], "http://no-such-host.invalid/"), "unknown host"),
         (with(&[], "not a url"), "invalid URL"),
         (with(&["-n", "3"], &refused), "Connection refused"),
+        (with(&["-k", "-d", "60s"], &refused), "could not connect"),
     ];
     for (args, expect) in cases {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();

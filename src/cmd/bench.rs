@@ -205,6 +205,23 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     Ok((plan, path))
 }
 
+/// One connection before the run, so a dead target is reported at once rather than after a long
+/// run of connect failures.
+fn probe(plan: &Plan) -> anyhow::Result<()> {
+    let t = &plan.target;
+    let mut last = None;
+    for addr in &t.addrs {
+        match std::net::TcpStream::connect_timeout(addr, plan.timeout.min(Duration::from_secs(10))) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    match last {
+        Some(e) => bail!("could not connect to {}:{}: {e}", t.host, t.port),
+        None => bail!("no address for {}", t.host),
+    }
+}
+
 /// Every attempt failed to connect: there is nothing to report but why.
 fn refused(r: &RunResult) -> bool {
     r.complete == 0 && r.failed.connect > 0 && r.failed.connect == r.failed.total()
@@ -212,6 +229,7 @@ fn refused(r: &RunResult) -> bool {
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let (plan, path) = plan(&args)?;
+    probe(&plan)?;
     let live = crate::interrupt::live();
     if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
