@@ -123,26 +123,33 @@ fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameErr
     };
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let s = std::str::from_utf8(h.value).map_err(|_| "bad Content-Length")?;
-            let n: u64 = s.trim().parse().map_err(|_| "bad Content-Length")?;
-            if head.content_length.is_some_and(|old| old != n) {
-                return Err("conflicting Content-Length headers");
+        // Dispatch on length first: most headers are none of these four.
+        match name.len() {
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                let s = std::str::from_utf8(h.value).map_err(|_| "bad Content-Length")?;
+                let n: u64 = s.trim().parse().map_err(|_| "bad Content-Length")?;
+                if head.content_length.is_some_and(|old| old != n) {
+                    return Err("conflicting Content-Length headers");
+                }
+                head.content_length = Some(n);
             }
-            head.content_length = Some(n);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-            head.transfer_encoding = true;
-            // Chunked only counts as the final coding.
-            let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-            head.chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            if has_token(h.value, "close") {
-                head.keep_alive = false;
-            } else if has_token(h.value, "keep-alive") {
-                head.keep_alive = true;
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                head.transfer_encoding = true;
+                // Chunked only counts as the final coding.
+                let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
+                head.chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
             }
-        } else if capture_server && name.eq_ignore_ascii_case(b"server") {
-            head.server = Some(String::from_utf8_lossy(h.value).into_owned());
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                if has_token(h.value, "close") {
+                    head.keep_alive = false;
+                } else if has_token(h.value, "keep-alive") {
+                    head.keep_alive = true;
+                }
+            }
+            6 if capture_server && name.eq_ignore_ascii_case(b"server") => {
+                head.server = Some(String::from_utf8_lossy(h.value).into_owned());
+            }
+            _ => {}
         }
     }
     Ok(Some(head))
