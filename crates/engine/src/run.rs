@@ -64,6 +64,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         }
     }
     let addr = pick_address(&plan.target.addrs)?;
+    raise_fd_limit(clients as u64 + 64);
     let threads = match plan.threads {
         0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         n => n,
@@ -130,6 +131,19 @@ fn pick_address(addrs: &[SocketAddr]) -> anyhow::Result<SocketAddr> {
             .find(|a| std::net::TcpStream::connect_timeout(a, Duration::from_secs(1)).is_ok())
             .copied()
             .unwrap_or(many[0])),
+    }
+}
+
+/// Raises the soft open-files limit toward `wanted` (up to the hard limit): a default soft limit of
+/// 1024 would otherwise turn high concurrency into connect failures.
+fn raise_fd_limit(wanted: u64) {
+    // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
+    unsafe {
+        let mut lim: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && (lim.rlim_cur as u64) < wanted {
+            lim.rlim_cur = (wanted as libc::rlim_t).min(lim.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
     }
 }
 
