@@ -34,40 +34,44 @@ impl Docroot {
         self.open_beneath_with(rel, libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY)
     }
 
-    /// The metadata of `rel`, resolved like `open_beneath` but through an O_PATH descriptor (no
-    /// real open of the file): the cache's once-a-second re-check.
+    /// The identity of what `rel` names now, in one fstatat call: the cache's once-a-second
+    /// re-check. This resolves without RESOLVE_BENEATH, which is safe because the answer is only
+    /// compared with the identity of a file that was opened beneath the root: a path that now leads
+    /// anywhere else gives another identity, and the entry is dropped and resolved afresh.
+    pub fn identity_now(&self, rel: &str) -> io::Result<Identity> {
+        with_c_path(rel, |c_rel| {
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: valid directory fd, NUL-terminated path, and a stat buffer to fill.
+            if unsafe { libc::fstatat(self.dir.as_raw_fd(), c_rel, &mut st, 0) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok((st.st_dev, st.st_ino, st.st_size as u64, st.st_mtime, st.st_mtime_nsec))
+        })
+    }
+
+    /// The metadata of `rel` resolved beneath the root through an O_PATH descriptor (no real open of
+    /// the file), for finding CGI programs.
     pub fn metadata_beneath(&self, rel: &str) -> io::Result<std::fs::Metadata> {
         self.open_beneath_with(rel, libc::O_PATH)?.metadata()
     }
 
     fn open_beneath_with(&self, rel: &str, flags: libc::c_int) -> io::Result<File> {
-        let rel = if rel.is_empty() { "." } else { rel };
-        if rel.as_bytes().contains(&0) {
-            return Err(io::Error::from(io::ErrorKind::InvalidInput));
-        }
-        // A NUL-terminated copy on the stack: the once-a-second re-checks of cached files allocate nothing.
-        let mut stack = [0u8; 512];
-        let heap;
-        let c_rel: &[u8] = if rel.len() < stack.len() {
-            stack[..rel.len()].copy_from_slice(rel.as_bytes());
-            &stack[..=rel.len()]
-        } else {
-            heap = [rel.as_bytes(), &[0]].concat();
-            &heap
-        };
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = (flags | libc::O_CLOEXEC) as u64;
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
-        // SAFETY: valid fd, NUL-terminated path, and a correctly sized open_how.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                self.dir.as_raw_fd(),
-                c_rel.as_ptr().cast::<libc::c_char>(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
+        let fd = with_c_path(rel, |c_rel| {
+            let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+            how.flags = (flags | libc::O_CLOEXEC) as u64;
+            how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
+            // SAFETY: valid fd, NUL-terminated path, and a correctly sized open_how.
+            let fd = unsafe {
+                libc::syscall(
+                    libc::SYS_openat2,
+                    self.dir.as_raw_fd(),
+                    c_rel,
+                    &how as *const libc::open_how,
+                    std::mem::size_of::<libc::open_how>(),
+                )
+            };
+            Ok(fd)
+        })?;
         if fd >= 0 {
             // SAFETY: the kernel just gave us this descriptor.
             return Ok(unsafe { File::from_raw_fd(fd as i32) });
@@ -87,6 +91,25 @@ impl Docroot {
     pub fn canonical(&self) -> &Path {
         &self.canonical
     }
+}
+
+/// Calls `f` with `rel` ("" = ".") as a C string, copied on the stack when short: the cache's
+/// re-checks allocate nothing.
+fn with_c_path<T>(rel: &str, f: impl FnOnce(*const libc::c_char) -> io::Result<T>) -> io::Result<T> {
+    let rel = if rel.is_empty() { "." } else { rel };
+    if rel.as_bytes().contains(&0) {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    let mut stack = [0u8; 512];
+    let heap;
+    let c_rel: &[u8] = if rel.len() < stack.len() {
+        stack[..rel.len()].copy_from_slice(rel.as_bytes());
+        &stack[..=rel.len()]
+    } else {
+        heap = [rel.as_bytes(), &[0]].concat();
+        &heap
+    };
+    f(c_rel.as_ptr().cast())
 }
 
 /// A resolved regular file and its response headers.
@@ -164,7 +187,7 @@ impl Entry {
 }
 
 /// What says a file is still the one cached: device, inode, size and modification time.
-type Identity = (u64, u64, u64, i64, i64);
+pub type Identity = (u64, u64, u64, i64, i64);
 
 fn identity(meta: &std::fs::Metadata) -> Identity {
     (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
@@ -200,7 +223,7 @@ impl Cache {
         let stale = match self.map.get(key) {
             None => return None,
             Some(e) if e.checked_at == now => false,
-            Some(e) => !matches!(root.metadata_beneath(&e.rel), Ok(m) if identity(&m) == e.identity),
+            Some(e) => !matches!(root.identity_now(&e.rel), Ok(id) if id == e.identity),
         };
         if stale {
             self.remove(key);
@@ -279,5 +302,15 @@ mod tests {
         assert!(cache.get(b"/a.html", &root, 101).is_some());
         std::fs::write(dir.path().join("a.html"), "changed!").unwrap();
         assert!(cache.get(b"/a.html", &root, 102).is_none());
+        // The name swapped for a symlink to a file outside the root: another identity, dropped.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("a.html"), "changed!").unwrap();
+        let f = root.open_beneath("a.html").unwrap();
+        let meta = f.metadata().unwrap();
+        cache.insert(b"/a.html", Entry::load("a.html".into(), f, &meta, 1024, 103).unwrap());
+        std::fs::remove_file(dir.path().join("a.html")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("a.html"), dir.path().join("a.html")).unwrap();
+        assert!(cache.get(b"/a.html", &root, 104).is_none());
+        assert!(root.open_beneath("a.html").is_err());
     }
 }
