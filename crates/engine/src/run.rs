@@ -475,7 +475,7 @@ impl<'a> Worker<'a> {
         let mut batch = std::mem::replace(&mut self.ready, std::mem::take(&mut self.ready_batch));
         for slot in batch.drain(..) {
             if !self.conns[slot].inflight.is_empty() {
-                self.send(slot); // retry what a closed keep-alive connection left unanswered
+                self.send(slot, Instant::now()); // retry what a closed keep-alive connection left unanswered
             } else if self.pacer.is_some() {
                 self.idle.push(slot);
             } else {
@@ -486,7 +486,7 @@ impl<'a> Worker<'a> {
                         let req = self.pick();
                         self.conns[slot].inflight.push_back(InFlight { req, start: now });
                     }
-                    self.send(slot);
+                    self.send(slot, now);
                 }
             }
         }
@@ -507,7 +507,7 @@ impl<'a> Worker<'a> {
                 self.r.late_sends += 1;
             }
             self.conns[slot].inflight.push_back(InFlight { req, start: next });
-            self.send(slot);
+            self.send(slot, Instant::now());
             let p = self.pacer.as_ref().expect("pacer");
             let step = if p.jitter {
                 // Poisson arrivals: exponential gaps with the same mean.
@@ -528,10 +528,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Writes the slot's in-flight requests, on its open connection or a new one.
-    fn send(&mut self, slot: usize) {
+    /// Writes the slot's in-flight requests, on its open connection or a new one; `now` was just read.
+    fn send(&mut self, slot: usize, now: Instant) {
         let sh = self.sh;
-        let now = Instant::now();
         let c = &mut self.conns[slot];
         let first = c.inflight.front().map_or(0, |f| f.req);
         if c.inflight.len() == 1 {
