@@ -196,6 +196,15 @@ fn large_files_arrive_whole_through_sendfile() {
     let (head, body) = curl(&[&format!("http://{}/big.bin", s.addr)]);
     assert!(head.starts_with("HTTP/1.1 200"));
     assert_eq!(body.len(), 300_000);
+    // Requests pipelined behind a sendfile answer wait for it, then are answered in order.
+    let req = b"GET /big.bin HTTP/1.1\r\nHost: x\r\n\r\nGET /style.css HTTP/1.1\r\nHost: x\r\n\r\n\
+HEAD /big.bin HTTP/1.0\r\n\r\n";
+    let r = raw_exchange(s.addr, req, T);
+    let rs = responses(&r, &[false, false, true]);
+    assert_eq!(rs.len(), 3, "{}", text(&r[..r.len().min(300)]));
+    assert_eq!(rs[0].1.len(), 300_000);
+    assert_eq!(rs[1].1, b"body{}");
+    assert_eq!(header(&rs[2].0, "content-length"), Some("300000"));
 }
 
 #[test]
