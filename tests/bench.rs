@@ -486,3 +486,26 @@ fn url_file_spreads_requests_over_its_paths() {
     assert_eq!(per.len(), 3);
     assert!(per.iter().all(|&n| (850..=1150).contains(&n)), "uniform pick gave {per:?}");
 }
+
+#[test]
+fn open_loop_latency_counts_from_the_intended_send_time() {
+    // The 20th request on each connection stalls 500 ms. A closed loop sees one slow request; an open
+    // loop at 100/s also charges the ~50 sends that were due during the stall (coordinated omission).
+    let stall = || {
+        test_server(|s, _, i| {
+            if i == 19 {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+            let _ = s.write_all(CL);
+            true
+        })
+    };
+    let p90 = |v: &Value| v["latency"]["total"]["percentiles_ms"]["90"].as_f64().unwrap();
+    let (open, _) = bench_json(&["-k", "-c", "1", "--rate", "100", "-d", "2s", &url(stall(), "/")], Duration::from_secs(30));
+    assert!(open["late_sends"].as_u64().unwrap() >= 30, "late sends: {}", open["late_sends"]);
+    assert!(p90(&open) > 100.0, "open-loop p90 {} ms should include the queued sends", p90(&open));
+    assert!(open["latency"]["total"]["max_ms"].as_f64().unwrap() >= 450.0);
+    let (closed, _) = bench_json(&["-k", "-c", "1", "-n", "200", &url(stall(), "/")], Duration::from_secs(30));
+    assert!(p90(&closed) < 50.0, "closed-loop p90 {} ms", p90(&closed));
+    assert_eq!(closed["late_sends"], 0);
+}

@@ -947,6 +947,35 @@ mod tests {
     }
 
     #[test]
+    fn weighted_pick_follows_the_weights() {
+        let (addr, _h) = hello_server(4);
+        let mut p = plan(addr, 4000, 4, true);
+        p.requests = ["/a", "/b"].iter().map(|s| crate::RequestSpec { path: s.to_string(), expect: None }).collect();
+        p.pick = Pick::Weighted { weights: vec![1, 3], seed: 7 };
+        let r = run(&p, Arc::default()).unwrap();
+        assert_eq!(r.complete, 4000);
+        let share_b = r.per_request[1] as f64 / 4000.0;
+        assert!((0.70..0.80).contains(&share_b), "weight 3 of 4 gave {share_b}");
+    }
+
+    #[test]
+    fn stop_flag_ends_a_run_with_interrupted_set() {
+        let (addr, _h) = hello_server(4);
+        let mut p = plan(addr, u64::MAX, 2, true);
+        p.stop.duration = Some(Duration::from_secs(30));
+        let live = Arc::new(Live::default());
+        let l2 = live.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            l2.stop.store(true, Ordering::SeqCst);
+        });
+        let t = Instant::now();
+        let r = run(&p, live.clone()).unwrap();
+        assert!(r.interrupted && r.complete > 0 && t.elapsed() < Duration::from_secs(5));
+        assert_eq!(live.complete.load(Ordering::SeqCst), r.complete, "live counters are flushed at the end");
+    }
+
+    #[test]
     fn closed_loop_keep_alive_and_pipelined() {
         let (addr, _h) = hello_server(8);
         let r = run(&plan(addr, 500, 4, true), Arc::default()).unwrap();
