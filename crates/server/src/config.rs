@@ -139,6 +139,9 @@ impl Config {
         if !self.root.is_dir() {
             bail!("document root {} is not a directory", self.root.display());
         }
+        if self.threads > 1024 {
+            bail!("threads must be at most 1024");
+        }
         if self.max_headers == 0 || self.max_headers > HEADERS_HARD_MAX {
             bail!("max_headers must be between 1 and {HEADERS_HARD_MAX}");
         }
@@ -188,10 +191,14 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "m" => value * 60.0,
         _ => bail!("bad duration unit in {s:?} (use ms, s or m)"),
     };
-    if !secs.is_finite() || secs < 0.0 {
-        bail!("bad duration {s:?}");
-    }
-    Ok(Duration::from_secs_f64(secs))
+    seconds(secs).ok_or_else(|| anyhow::anyhow!("bad duration {s:?} (at most {} days)", MAX_DURATION_SECS / 86_400.0))
+}
+
+/// The longest timeout accepted: a week (far beyond any sensible value, far from overflowing a clock).
+const MAX_DURATION_SECS: f64 = 7.0 * 86_400.0;
+
+fn seconds(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && (0.0..=MAX_DURATION_SECS).contains(&secs)).then(|| Duration::from_secs_f64(secs))
 }
 
 /// Serde adapter: a duration written as seconds (number) or as a string with a unit.
@@ -203,8 +210,7 @@ fn duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D:
         Text(String),
     }
     match Raw::deserialize(d)? {
-        Raw::Num(n) if n.is_finite() && n >= 0.0 => Ok(Duration::from_secs_f64(n)),
-        Raw::Num(n) => Err(serde::de::Error::custom(format!("bad duration {n}"))),
+        Raw::Num(n) => seconds(n).ok_or_else(|| serde::de::Error::custom(format!("bad duration {n}"))),
         Raw::Text(t) => parse_duration(&t).map_err(serde::de::Error::custom),
     }
 }
@@ -221,6 +227,9 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("1e30").is_err());
+        assert!(parse_duration("99999999999999999999s").is_err());
+        assert!(toml::from_str::<Config>("idle_timeout = 1e300").is_err());
     }
 
     #[test]
