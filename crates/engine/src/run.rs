@@ -546,10 +546,7 @@ impl<'a> Worker<'a> {
         c.first_byte = None;
         c.parser.begin(sh.head_request);
         c.parser.capture_server = sh.server.get().is_none();
-        c.parser.hasher = match sh.plan.requests[first].expect {
-            Some(_) => Some(Sha256::new()),
-            None => None,
-        };
+        c.parser.hasher = sh.plan.requests[first].expect.as_ref().map(|_| Sha256::new());
         c.last_progress = now;
         if c.phase == Phase::Idle && c.stream.is_some() {
             c.phase = Phase::Sending;
@@ -673,8 +670,7 @@ impl<'a> Worker<'a> {
 
     fn read(&mut self, slot: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
-        loop {
-            let Some(stream) = self.conns[slot].stream.as_mut() else { break };
+        while let Some(stream) = self.conns[slot].stream.as_mut() {
             match stream.read(&mut buf) {
                 Ok(0) => {
                     self.eof(slot);
