@@ -10,6 +10,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 /// The document root, held open as a directory descriptor (valid after chroot too).
@@ -130,7 +131,7 @@ pub struct Entry {
     /// An open descriptor for a large file (sendfile).
     pub file: Option<Arc<File>>,
     identity: Identity,
-    checked_at: i64,
+    checked_at: AtomicI64,
     /// Index of the basic-auth rule covering the URL, if any.
     pub auth: Option<usize>,
     /// Index of the throttle rule covering the URL, if any.
@@ -179,7 +180,7 @@ impl Entry {
             body,
             file,
             identity: identity(meta),
-            checked_at: now,
+            checked_at: AtomicI64::new(now),
             auth: None,
             throttle: None,
         })
@@ -195,7 +196,7 @@ fn identity(meta: &std::fs::Metadata) -> Identity {
 
 /// One event loop's cache: raw URL path → entry. No locks: each loop owns its own.
 pub struct Cache {
-    map: HashMap<Box<[u8]>, Entry>,
+    map: HashMap<Box<[u8]>, Arc<Entry>>,
     bytes: u64,
     max_bytes: u64,
     /// Entries holding an open descriptor (large files).
@@ -219,22 +220,19 @@ impl Cache {
 
     /// The entry for a URL path if it is still valid; re-checks the file when the entry is older than
     /// a second (and drops it when the file changed or vanished).
-    pub fn get(&mut self, key: &[u8], root: &Docroot, now: i64) -> Option<&Entry> {
-        let stale = match self.map.get(key) {
-            None => return None,
-            Some(e) if e.checked_at == now => false,
-            Some(e) => !matches!(root.identity_now(&e.rel), Ok(id) if id == e.identity),
-        };
-        if stale {
-            self.remove(key);
-            return None;
+    pub fn get(&mut self, key: &[u8], root: &Docroot, now: i64) -> Option<Arc<Entry>> {
+        let e = self.map.get(key)?;
+        if e.checked_at.load(Ordering::Relaxed) != now {
+            if !matches!(root.identity_now(&e.rel), Ok(id) if id == e.identity) {
+                self.remove(key);
+                return None;
+            }
+            e.checked_at.store(now, Ordering::Relaxed);
         }
-        let e = self.map.get_mut(key)?;
-        e.checked_at = now;
-        Some(e)
+        Some(e.clone())
     }
 
-    pub fn insert(&mut self, key: &[u8], entry: Entry) -> &Entry {
+    pub fn insert(&mut self, key: &[u8], entry: Arc<Entry>) {
         self.remove(key);
         let size = entry.body.as_ref().map_or(0, |b| b.len() as u64);
         let file = usize::from(entry.file.is_some());
@@ -249,7 +247,7 @@ impl Cache {
         }
         self.bytes += size;
         self.open_files += file;
-        self.map.entry(key.into()).or_insert(entry)
+        self.map.insert(key.into(), entry);
     }
 
     fn remove(&mut self, key: &[u8]) {
@@ -297,7 +295,7 @@ mod tests {
         assert!(head.contains("Content-Type: text/html; charset=utf-8\r\n"));
         assert_eq!(&*e.body.clone().unwrap(), b"hello");
         let mut cache = Cache::new(1 << 20);
-        cache.insert(b"/a.html", e);
+        cache.insert(b"/a.html", Arc::new(e));
         assert!(cache.get(b"/a.html", &root, 100).is_some());
         assert!(cache.get(b"/a.html", &root, 101).is_some());
         std::fs::write(dir.path().join("a.html"), "changed!").unwrap();
@@ -307,7 +305,10 @@ mod tests {
         std::fs::write(outside.path().join("a.html"), "changed!").unwrap();
         let f = root.open_beneath("a.html").unwrap();
         let meta = f.metadata().unwrap();
-        cache.insert(b"/a.html", Entry::load("a.html".into(), f, &meta, 1024, 103).unwrap());
+        cache.insert(
+            b"/a.html",
+            Arc::new(Entry::load("a.html".into(), f, &meta, 1024, 103).unwrap()),
+        );
         std::fs::remove_file(dir.path().join("a.html")).unwrap();
         std::os::unix::fs::symlink(outside.path().join("a.html"), dir.path().join("a.html")).unwrap();
         assert!(cache.get(b"/a.html", &root, 104).is_none());

@@ -231,16 +231,8 @@ impl Ctx {
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
         if !cgi {
-            let Ctx {
-                cache,
-                shared,
-                date,
-                verified,
-                ranges,
-                ..
-            } = self;
-            if let Some(e) = cache.get(raw_path, &shared.root, date.secs()) {
-                return Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges));
+            if let Some(e) = self.cache.get(raw_path, &self.shared.root, self.date.secs()) {
+                return Some(self.send_entry(&e, head, keep, conn, out));
             }
         }
         let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
@@ -286,14 +278,6 @@ impl Ctx {
         }
         match self.resolve(&url_path, dir_request, auth_rule) {
             Ok(Resolved::File(entry)) => {
-                let Ctx {
-                    cache,
-                    shared,
-                    date,
-                    verified,
-                    ranges,
-                    ..
-                } = self;
                 // Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a
                 // client fill the cache with copies of one file.
                 let plain = raw_path
@@ -301,13 +285,9 @@ impl Ctx {
                     .filter(|_| dir_request && raw_path.len() > 1)
                     .unwrap_or(raw_path);
                 if plain[1..] == *self.rel.as_bytes() {
-                    let e = cache.insert(raw_path, entry);
-                    Some(send_entry(e, head, keep, conn, out, date, shared, verified, ranges))
-                } else {
-                    Some(send_entry(
-                        &entry, head, keep, conn, out, date, shared, verified, ranges,
-                    ))
+                    self.cache.insert(raw_path, entry.clone());
                 }
+                Some(self.send_entry(&entry, head, keep, conn, out))
             }
             Ok(Resolved::Listing(dir)) => {
                 let dir_url = if url_path == "/" {
@@ -385,7 +365,7 @@ impl Ctx {
             .throttles
             .iter()
             .position(|t| pattern::matches(&t.pattern, url_path.as_bytes()));
-        Ok(Resolved::File(entry))
+        Ok(Resolved::File(Arc::new(entry)))
     }
 
     /// Splits "cgi-bin/prog/extra/info" into the program (the first regular file along the path)
@@ -417,6 +397,120 @@ impl Ctx {
         Err(404)
     }
 
+    /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
+    /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
+    fn send_entry(&mut self, e: &Entry, head: &Head, keep: bool, conn: &mut Conn, out: &mut Vec<u8>) -> Logged {
+        let Ctx {
+            shared,
+            date,
+            verified,
+            ranges,
+            ..
+        } = self;
+        let mut user = None;
+        if let Some(rule) = e.auth {
+            match verified.check(&shared.auth, rule, head.authorization) {
+                Some(u) => user = Some(u),
+                None => {
+                    let challenge = &shared.auth[rule].challenge;
+                    let n = respond::simple(
+                        out,
+                        date.line(),
+                        401,
+                        head.minor,
+                        keep,
+                        challenge,
+                        head.method == Method::Head,
+                    );
+                    return (401, n, None);
+                }
+            }
+        }
+        if not_modified(e, head) {
+            status_line(out, 304);
+            out.extend_from_slice(date.line());
+            out.extend_from_slice(&e.fields);
+            connection_line(out, head.minor, keep);
+            out.extend_from_slice(b"\r\n");
+            return (304, 0, user);
+        }
+        let get = head.method == Method::Get;
+        let plan = match head.range {
+            Some(r) if get && if_range_holds(e, head.if_range) => {
+                range::plan(r, e.size, shared.config.max_ranges, ranges)
+            }
+            _ => Plan::Whole,
+        };
+        if plan == Plan::Unsatisfiable {
+            let mut extra = b"Content-Range: bytes */".to_vec();
+            push_num(&mut extra, e.size);
+            extra.extend_from_slice(b"\r\n");
+            return (
+                416,
+                respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
+                user,
+            );
+        }
+        let body_len = match plan {
+            Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
+            Plan::Parts => multipart_len(e, ranges, &shared.boundary),
+            _ => e.size,
+        };
+        if let (Some(rule), true) = (e.throttle, get) {
+            if !shared.throttles[rule].admit(body_len) {
+                let n = respond::simple(out, date.line(), 503, head.minor, keep, b"Retry-After: 5\r\n", false);
+                return (503, n, user);
+            }
+            conn.throttle = Some(rule);
+        }
+        match plan {
+            Plan::Parts => {
+                status_line(out, 206);
+                out.extend_from_slice(date.line());
+                out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
+                out.extend_from_slice(&e.last_modified);
+                out.extend_from_slice(b"\r\nETag: ");
+                out.extend_from_slice(&e.etag);
+                if ranges.len() == 1 {
+                    out.extend_from_slice(b"\r\nContent-Type: ");
+                    out.extend_from_slice(e.content_type.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                    content_range(out, ranges[0], e.size);
+                } else {
+                    out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
+                    out.extend_from_slice(shared.boundary.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                }
+                out.extend_from_slice(b"Content-Length: ");
+                push_num(out, body_len);
+                out.extend_from_slice(b"\r\n");
+                connection_line(out, head.minor, keep);
+                out.extend_from_slice(b"\r\n");
+                if ranges.len() == 1 {
+                    body_part(e, conn, out, ranges[0]);
+                } else {
+                    for &r in ranges.iter() {
+                        part_head(out, e, r, &shared.boundary);
+                        body_part(e, conn, out, r);
+                    }
+                    part_end(out, &shared.boundary);
+                }
+                (206, body_len, user)
+            }
+            _ => {
+                out.extend_from_slice(&e.head_200);
+                out.extend_from_slice(date.line());
+                connection_line(out, head.minor, keep);
+                out.extend_from_slice(b"\r\n");
+                if !get {
+                    return (200, 0, user);
+                }
+                body_part(e, conn, out, (0, e.size.saturating_sub(1)));
+                (200, e.size, user)
+            }
+        }
+    }
+
     pub fn throttle_budget(&mut self, rule: usize) -> Result<usize, Instant> {
         self.shared.throttles[rule].budget(self.now)
     }
@@ -431,7 +525,7 @@ impl Ctx {
 
 /// What a path resolved to.
 enum Resolved {
-    File(Entry),
+    File(Arc<Entry>),
     Listing(std::fs::File),
 }
 
@@ -450,122 +544,6 @@ fn open_error_status(e: &std::io::Error) -> u16 {
         Some(libc::EMFILE) | Some(libc::ENFILE) | Some(libc::ENOMEM) => 503,
         _ if e.kind() == std::io::ErrorKind::NotFound => 404,
         _ => 500,
-    }
-}
-
-/// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
-/// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
-#[allow(clippy::too_many_arguments)]
-fn send_entry(
-    e: &Entry,
-    head: &Head,
-    keep: bool,
-    conn: &mut Conn,
-    out: &mut Vec<u8>,
-    date: &DateLine,
-    shared: &Shared,
-    verified: &mut Verified,
-    ranges: &mut Vec<(u64, u64)>,
-) -> Logged {
-    let mut user = None;
-    if let Some(rule) = e.auth {
-        match verified.check(&shared.auth, rule, head.authorization) {
-            Some(u) => user = Some(u),
-            None => {
-                let challenge = &shared.auth[rule].challenge;
-                let n = respond::simple(
-                    out,
-                    date.line(),
-                    401,
-                    head.minor,
-                    keep,
-                    challenge,
-                    head.method == Method::Head,
-                );
-                return (401, n, None);
-            }
-        }
-    }
-    if not_modified(e, head) {
-        status_line(out, 304);
-        out.extend_from_slice(date.line());
-        out.extend_from_slice(&e.fields);
-        connection_line(out, head.minor, keep);
-        out.extend_from_slice(b"\r\n");
-        return (304, 0, user);
-    }
-    let get = head.method == Method::Get;
-    let plan = match head.range {
-        Some(r) if get && if_range_holds(e, head.if_range) => range::plan(r, e.size, shared.config.max_ranges, ranges),
-        _ => Plan::Whole,
-    };
-    if plan == Plan::Unsatisfiable {
-        let mut extra = b"Content-Range: bytes */".to_vec();
-        push_num(&mut extra, e.size);
-        extra.extend_from_slice(b"\r\n");
-        return (
-            416,
-            respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
-            user,
-        );
-    }
-    let body_len = match plan {
-        Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
-        Plan::Parts => multipart_len(e, ranges, &shared.boundary),
-        _ => e.size,
-    };
-    if let (Some(rule), true) = (e.throttle, get) {
-        if !shared.throttles[rule].admit(body_len) {
-            let n = respond::simple(out, date.line(), 503, head.minor, keep, b"Retry-After: 5\r\n", false);
-            return (503, n, user);
-        }
-        conn.throttle = Some(rule);
-    }
-    match plan {
-        Plan::Parts => {
-            status_line(out, 206);
-            out.extend_from_slice(date.line());
-            out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
-            out.extend_from_slice(&e.last_modified);
-            out.extend_from_slice(b"\r\nETag: ");
-            out.extend_from_slice(&e.etag);
-            if ranges.len() == 1 {
-                out.extend_from_slice(b"\r\nContent-Type: ");
-                out.extend_from_slice(e.content_type.as_bytes());
-                out.extend_from_slice(b"\r\n");
-                content_range(out, ranges[0], e.size);
-            } else {
-                out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
-                out.extend_from_slice(shared.boundary.as_bytes());
-                out.extend_from_slice(b"\r\n");
-            }
-            out.extend_from_slice(b"Content-Length: ");
-            push_num(out, body_len);
-            out.extend_from_slice(b"\r\n");
-            connection_line(out, head.minor, keep);
-            out.extend_from_slice(b"\r\n");
-            if ranges.len() == 1 {
-                body_part(e, conn, out, ranges[0]);
-            } else {
-                for &r in ranges.iter() {
-                    part_head(out, e, r, &shared.boundary);
-                    body_part(e, conn, out, r);
-                }
-                part_end(out, &shared.boundary);
-            }
-            (206, body_len, user)
-        }
-        _ => {
-            out.extend_from_slice(&e.head_200);
-            out.extend_from_slice(date.line());
-            connection_line(out, head.minor, keep);
-            out.extend_from_slice(b"\r\n");
-            if !get {
-                return (200, 0, user);
-            }
-            body_part(e, conn, out, (0, e.size.saturating_sub(1)));
-            (200, e.size, user)
-        }
     }
 }
 
