@@ -363,9 +363,13 @@ fn is_out_of_fds(e: &io::Error) -> bool {
     )
 }
 
-/// Best-effort 503 on a connection that cannot be served, then close it.
+/// Best-effort 503 on a connection that cannot be served, then close it. The request (already here
+/// with TCP_DEFER_ACCEPT) is read first: closing with unread input would send a reset that can
+/// overtake the answer.
 fn refuse(sock: &mio::net::TcpStream) {
     use std::io::Write;
+    let mut discard = [0u8; 4096];
+    let _ = (&*sock).read(&mut discard);
     let _ = (&*sock).write(
         b"HTTP/1.1 503 Service Unavailable\r\nServer: webstand\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     );
