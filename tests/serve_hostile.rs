@@ -374,3 +374,25 @@ fn a_body_may_take_longer_than_the_header_timeout_while_it_progresses() {
     assert!(text(&r).starts_with("HTTP/1.1 408 "), "{}", text(&r));
     assert!(start.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn connections_over_the_limit_are_answered_503() {
+    let (_t, root) = docroot();
+    let s = serve(&root, &["--threads", "1", "--max-connections", "2"]);
+    let mut held: Vec<TcpStream> = Vec::new();
+    for _ in 0..2 {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(T)).unwrap();
+        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut buf = [0u8; 1024];
+        let n = c.read(&mut buf).unwrap();
+        assert!(text(&buf[..n]).starts_with("HTTP/1.1 200"));
+        held.push(c);
+    }
+    let t = text(&raw_exchange(s.addr, b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    assert!(t.starts_with("HTTP/1.1 503 "), "{t}");
+    drop(held);
+    std::thread::sleep(Duration::from_millis(100));
+    let t = text(&raw_exchange(s.addr, b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    assert!(t.starts_with("HTTP/1.1 200 "), "{t}");
+}
