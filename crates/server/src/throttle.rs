@@ -1,5 +1,5 @@
-//! Bandwidth throttles in thttpd's form: `pattern max-bytes-per-second` (or `pattern min-max`), one
-//! per line, `#` comments. All connections whose URL matches a rule draw from one token bucket, so
+//! Bandwidth throttles in thttpd's form: `pattern max-bytes-per-second` (or thttpd's `pattern min-max`,
+//! whose minimum is accepted and not used), one per line, `#` comments. All connections whose URL matches a rule draw from one token bucket, so
 //! together they stay under the limit whatever the number of connections or loops. A rule is "far
 //! over" when the bytes it has already promised would take more than `BACKLOG_SECS` at its limit;
 //! new requests for it are then answered 503 until the backlog drains.
