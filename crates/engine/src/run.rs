@@ -88,7 +88,6 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         start: Instant::now(),
         deadline: None,
     };
-    let cpu0 = cpu_now();
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
@@ -115,7 +114,6 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         end = end.max(t);
     }
     result.elapsed = end - start;
-    result.cpu = cpu_now().since(&cpu0);
     result.interrupted = live.stop.load(Ordering::Relaxed);
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
@@ -162,6 +160,8 @@ fn merge(into: &mut RunResult, r: &RunResult) {
     into.latency_sum_us += r.latency_sum_us;
     into.histograms.merge(&r.histograms);
     into.late_sends += r.late_sends;
+    into.cpu.user += r.cpu.user;
+    into.cpu.sys += r.cpu.sys;
     for (a, b) in into.per_request.iter_mut().zip(&r.per_request) {
         *a += b;
     }
@@ -170,24 +170,14 @@ fn merge(into: &mut RunResult, r: &RunResult) {
     }
 }
 
-/// Process CPU time (all threads) from getrusage.
-struct Cpu(crate::CpuTime);
-
-fn cpu_now() -> Cpu {
+/// CPU time of the calling thread: the load threads measure themselves, so a server running in the
+/// same process (the lab can start one in-process) or a progress display is not charged to the generator.
+fn thread_cpu() -> crate::CpuTime {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    Cpu(crate::CpuTime { user: d(ru.ru_utime), sys: d(ru.ru_stime) })
-}
-
-impl Cpu {
-    fn since(&self, earlier: &Cpu) -> crate::CpuTime {
-        crate::CpuTime {
-            user: self.0.user.saturating_sub(earlier.0.user),
-            sys: self.0.sys.saturating_sub(earlier.0.sys),
-        }
-    }
+    crate::CpuTime { user: d(ru.ru_utime), sys: d(ru.ru_stime) }
 }
 
 /// What every thread reads: the plan and the per-request expectations set by the first responses.
@@ -373,6 +363,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(mut self) -> anyhow::Result<(RunResult, Instant)> {
+        let cpu0 = thread_cpu();
         let mut events = Events::with_capacity(1024);
         if self.pacer.is_some() {
             self.idle.extend((0..self.conns.len()).rev());
@@ -429,6 +420,8 @@ impl<'a> Worker<'a> {
         }
         self.flush_live();
         self.r.histograms.connect.saturating_record_n(0, self.zero_connects);
+        let cpu = thread_cpu();
+        self.r.cpu = crate::CpuTime { user: cpu.user.saturating_sub(cpu0.user), sys: cpu.sys.saturating_sub(cpu0.sys) };
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;
@@ -978,6 +971,7 @@ mod tests {
         let (addr, _h) = hello_server(8);
         let r = run(&plan(addr, 500, 4, true), Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections, r.keep_alive_requests), (500, 0, 4, 500));
+        assert!(r.cpu.total() > Duration::ZERO && r.cpu.total() < r.elapsed * 2, "the load threads' own CPU: {:?}", r.cpu);
         let (addr, _h) = hello_server(8);
         let mut p = plan(addr, 500, 2, true);
         p.pipeline = 8;
