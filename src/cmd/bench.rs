@@ -118,7 +118,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     if !(secs > 0.0 && secs.is_finite()) {
         return Err(format!("duration '{s}' must be positive"));
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("duration '{s}' is too long"))
+}
+
+/// Seconds given on the command line as a Duration, with a clear error for nonsense.
+fn seconds(v: f64, what: &str) -> anyhow::Result<Duration> {
+    if !(v > 0.0) {
+        bail!("{what} must be a positive number of seconds");
+    }
+    Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("{what} is too long"))
 }
 
 fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
@@ -141,13 +149,10 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     if a.pipeline == 0 {
         bail!("--pipeline must be at least 1");
     }
-    if !(a.timeout > 0.0 && a.timeout.is_finite()) {
-        bail!("timeout (-s) must be a positive number of seconds");
-    }
+    let timeout = seconds(a.timeout, "timeout (-s)")?;
     let limit = match (a.timelimit, a.duration) {
         (Some(_), Some(_)) => bail!("use either -t (seconds) or -d (duration), not both"),
-        (Some(t), None) if !(t > 0.0 && t.is_finite()) => bail!("time limit (-t) must be a positive number of seconds"),
-        (Some(t), None) => Some(Duration::from_secs_f64(t)),
+        (Some(t), None) => Some(seconds(t, "time limit (-t)")?),
         (None, d) => d,
     };
     let requests = match (a.requests, a.timelimit, a.duration) {
@@ -193,7 +198,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     plan.threads = a.threads;
     plan.keep_alive = a.keep_alive || a.pipeline > 1;
     plan.pipeline = a.pipeline;
-    plan.timeout = Duration::from_secs_f64(a.timeout);
+    plan.timeout = timeout;
     plan.http_version = if a.http10 { HttpVersion::Http10 } else { HttpVersion::Http11 };
     plan.method = method;
     plan.headers = headers;

@@ -61,8 +61,8 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         }
     }
     if let Shape::Open { rate, .. } = plan.shape {
-        if !(rate > 0.0 && rate.is_finite()) {
-            bail!("the request rate must be a positive number");
+        if !(rate >= 0.001 && rate.is_finite()) {
+            bail!("the request rate must be a number of requests per second of at least 0.001");
         }
     }
     let addr = pick_address(&plan.target.addrs)?;
