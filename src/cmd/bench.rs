@@ -168,8 +168,8 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
         }
     }
     if let Some(r) = a.rate {
-        if !(r > 0.0 && r.is_finite()) {
-            bail!("--rate must be a positive number of requests per second");
+        if !(r >= 0.001 && r.is_finite()) {
+            bail!("--rate must be a number of requests per second of at least 0.001");
         }
     }
     let headers = a.headers.iter().map(|h| parse_header(h)).collect::<anyhow::Result<Vec<_>>>()?;
