@@ -157,6 +157,11 @@ fn connection_times(o: &mut String, r: &RunResult) {
         ("Waiting:    ", "the waiting time", spread(&h.waiting)),
         ("Total:      ", "the total time", spread(&h.total)),
     ];
+    let mut rows = rows;
+    if r.complete > 0 {
+        // The exact sum is known for the total: use it, as ab's integer mean of the raw times.
+        rows[3].2.mean = (r.latency_sum_us / r.complete as u128) as u64;
+    }
     let _ = writeln!(o, "\nConnection Times (ms)");
     let _ = writeln!(o, "              min  mean[+/-sd] median   max");
     for (label, _, s) in &rows {
@@ -217,6 +222,7 @@ mod tests {
             r.histograms.connect.record(100).unwrap();
             r.histograms.processing.record(total - 100).unwrap();
             r.histograms.waiting.record(total - 200).unwrap();
+            r.latency_sum_us += total as u128;
         }
         r
     }
@@ -244,6 +250,7 @@ mod tests {
             "Transfer rate:          1114.26 [Kbytes/sec] received\n",
             "              min  mean[+/-sd] median   max\n",
             "Connect:        0    0   0.0      0       0\n",
+            "Total:          1    6   2.9      6      11\n",
             " 100%     11 (longest request)\n",
             "  50%      6\n",
         ] {
