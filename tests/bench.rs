@@ -518,3 +518,23 @@ fn open_loop_latency_counts_from_the_intended_send_time() {
     assert!(p90(&closed) < 50.0, "closed-loop p90 {} ms", p90(&closed));
     assert_eq!(closed["late_sends"], 0);
 }
+
+#[test]
+fn a_history_error_only_warns_and_the_report_stays() {
+    let addr = fixed_server(CL, true);
+    let out = run_with_timeout(&["bench", "--db", "/proc/no-such-dir/history.db", "-q", "-n", "5", &url(addr, "/")], Duration::from_secs(30));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(field(&stdout(&out), "Complete requests:"), "5");
+    assert!(stderr(&out).contains("warning") && stderr(&out).contains("not saved"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_run_is_saved_in_the_history() {
+    let addr = fixed_server(CL, true);
+    let db = db();
+    let out = run_with_timeout(&["bench", "--db", &db, "-q", "-k", "-n", "20", "-c", "2", &url(addr, "/saved")], Duration::from_secs(30));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hist = run_with_timeout(&["history", "--db", &db], Duration::from_secs(30));
+    let text = stdout(&hist);
+    assert!(text.contains("bench") && text.contains("/saved") && text.contains("complete"), "{text}");
+}
