@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use base64::Engine;
 use sha1::{Digest, Sha1};
 use std::collections::HashMap;
+use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 enum Hash {
@@ -122,20 +123,26 @@ pub fn rule_for(rules: &[Rule], url_path: &str) -> Option<usize> {
 /// credential rather than once per request.
 #[derive(Default)]
 pub struct Verified {
-    map: HashMap<(usize, Vec<u8>), String>,
+    /// Per rule: Authorization header value → user.
+    by_rule: Vec<HashMap<Vec<u8>, Arc<str>>>,
 }
 
 impl Verified {
-    pub fn check(&mut self, rules: &[Rule], rule: usize, authorization: Option<&[u8]>) -> Option<String> {
+    /// The user for a credential, from memory when it passed before (no allocation then).
+    pub fn check(&mut self, rules: &[Rule], rule: usize, authorization: Option<&[u8]>) -> Option<Arc<str>> {
         let value = authorization?;
-        if let Some(user) = self.map.get(&(rule, value.to_vec())) {
+        if self.by_rule.len() < rules.len() {
+            self.by_rule.resize_with(rules.len(), HashMap::new);
+        }
+        let known = &mut self.by_rule[rule];
+        if let Some(user) = known.get(value) {
             return Some(user.clone());
         }
-        let user = rules[rule].check(Some(value))?;
-        if self.map.len() >= 1024 {
-            self.map.clear();
+        let user: Arc<str> = rules[rule].check(Some(value))?.into();
+        if known.len() >= 1024 {
+            known.clear();
         }
-        self.map.insert((rule, value.to_vec()), user.clone());
+        known.insert(value.to_vec(), user.clone());
         Some(user)
     }
 }

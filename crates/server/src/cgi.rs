@@ -21,6 +21,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// A CGI program running for one connection.
@@ -34,7 +35,7 @@ pub struct CgiJob {
     keep: bool,
     /// For the access log once the answer is known.
     pub request_line: Vec<u8>,
-    pub user: Option<String>,
+    pub user: Option<Arc<str>>,
 }
 
 /// What the handler found for a CGI URL.
@@ -51,7 +52,7 @@ pub struct Request<'a> {
     pub body: &'a [u8],
     pub query: &'a [u8],
     pub script: Script<'a>,
-    pub user: Option<String>,
+    pub user: Option<Arc<str>>,
     pub keep: bool,
 }
 

@@ -39,7 +39,7 @@ pub struct Ctx {
 }
 
 /// What an answer was, for the log: status, body bytes, authenticated user.
-type Logged = (u16, u64, Option<String>);
+type Logged = (u16, u64, Option<Arc<str>>);
 
 impl Ctx {
     pub fn new(shared: Arc<Shared>) -> Ctx {
