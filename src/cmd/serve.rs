@@ -23,7 +23,8 @@ pub struct Args {
 
     /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
     /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
-    /// `[[auth]]` table with prefix, htpasswd, realm); flags given too win
+    /// `[[auth]]` table with prefix, htpasswd, realm); relative paths in it are taken from the working
+    /// directory; flags given too win
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
