@@ -371,7 +371,8 @@ fn ctrl_c_prints_the_report_of_what_completed() {
     assert!(taken < 10.0, "interrupted after {taken} s of a 30 s run");
 }
 
-/// nginx from Debian's package on a free port with a one-file docroot; killed when dropped.
+/// nginx from Debian's package on a free port with a one-file docroot; killed when dropped. One
+/// process (`master_process off`), so the kill leaves no orphaned worker holding the port.
 struct Nginx {
     child: std::process::Child,
     port: u16,
@@ -398,7 +399,7 @@ fn start_nginx() -> Option<Nginx> {
     let port = free_port();
     let d = dir.path().display();
     let conf = format!(
-        "worker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 512; }}\n\
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 512; }}\n\
          http {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  \
          uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
          server {{ listen 127.0.0.1:{port}; root {}; }}\n}}\n",
