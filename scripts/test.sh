@@ -7,4 +7,12 @@ bash scripts/install-deps.sh
 # Tests open many sockets (10,000-connection checks): raise the soft fd limit to the hard one.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 cargo build --release --bin webstand
-cargo test --workspace --release -- --test-threads=2 "$@"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# Unit tests beside the code and the end-to-end tests in tests/ (the crates have no doc tests).
+status=0
+cargo test --workspace --release --lib --bins --tests -- --test-threads=2 "$@" 2>&1 | tee "$log" || status=$?
+# One closing line over every test binary, so a log reader sees the whole count at the end.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
+     END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
+exit $status
