@@ -14,5 +14,5 @@ status=0
 cargo test --workspace --release --lib --bins --tests -- --test-threads=2 "$@" 2>&1 | tee "$log" || status=$?
 # One closing line over every test binary, so a log reader sees the whole count at the end.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
-     END { printf "all tests: %d passed, %d failed\n", p, f }' "$log"
+     END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 exit $status
