@@ -41,6 +41,14 @@ const LATE: Duration = Duration::from_millis(2);
 /// The longest a thread sleeps in poll, so a stop request is noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(50);
 const READ_BUF: usize = 64 * 1024;
+/// Keep-alive, closed loop: after a poll that found fewer than `BATCH_MIN` ready sockets while at
+/// least `BATCH_MIN_OUTSTANDING` requests are in flight, the thread sleeps `BATCH_WAIT` (plus the
+/// kernel's timer slack) before polling again, so one wake-up collects several responses instead of
+/// one. Each response's arrival time comes from the kernel (`SO_TIMESTAMPNS`), so the chosen wait is
+/// never counted as latency.
+const BATCH_MIN: usize = 4;
+const BATCH_MIN_OUTSTANDING: u64 = 8;
+const BATCH_WAIT: Duration = Duration::from_micros(50);
 
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
@@ -373,6 +381,8 @@ impl<'a> Worker<'a> {
         let timeout = self.sh.plan.timeout.max(Duration::from_millis(1));
         let check_every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
         let mut next_check = Instant::now() + check_every;
+        let batching = self.sh.keep_alive && self.pacer.is_none();
+        let mut last_events = usize::MAX;
         let end;
         loop {
             self.start_ready();
@@ -400,6 +410,8 @@ impl<'a> Worker<'a> {
             }
             if !self.ready.is_empty() {
                 wait = Duration::ZERO;
+            } else if batching && last_events < BATCH_MIN && self.outstanding >= BATCH_MIN_OUTSTANDING {
+                std::thread::sleep(BATCH_WAIT);
             }
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() == ErrorKind::Interrupted {
@@ -407,7 +419,9 @@ impl<'a> Worker<'a> {
                 }
                 return Err(e.into());
             }
+            last_events = 0;
             for ev in events.iter() {
+                last_events += 1;
                 let slot = ev.token().0;
                 let closed = ev.is_read_closed() || ev.is_error();
                 self.on_event(slot, ev.is_readable() || closed, closed);
@@ -561,6 +575,7 @@ impl<'a> Worker<'a> {
                     if sh.plan.body.is_none() {
                         simple_congestion_control(&s);
                     }
+                    kernel_arrival_times(&s);
                 }
                 let c = &mut self.conns[slot];
                 c.stream = Some(s);
@@ -668,14 +683,16 @@ impl<'a> Worker<'a> {
 
     fn read(&mut self, slot: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.buf);
+        let stamped = self.sh.keep_alive;
         while let Some(stream) = self.conns[slot].stream.as_mut() {
-            match stream.read(&mut buf) {
-                Ok(0) => {
+            let got = if stamped { recv_stamped(stream, &mut buf) } else { stream.read(&mut buf).map(|n| (n, None)) };
+            match got {
+                Ok((0, _)) => {
                     self.eof(slot);
                     break;
                 }
-                Ok(n) => {
-                    let now = Instant::now();
+                Ok((n, arrived)) => {
+                    let now = arrived.unwrap_or_else(Instant::now);
                     self.r.total_bytes += n as u64;
                     self.live_bytes += n as u64;
                     let c = &mut self.conns[slot];
@@ -885,6 +902,61 @@ fn simple_congestion_control(s: &TcpStream) {
     }
 }
 
+/// Asks the kernel to stamp each received segment with its arrival time (read by `recv_stamped`).
+fn kernel_arrival_times(s: &TcpStream) {
+    use std::os::fd::AsRawFd;
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt with a valid fd and an int option; failure only means no stamps.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+/// One `recvmsg`: the byte count and, when the kernel stamped the data, the moment the last segment
+/// read arrived, as an `Instant` (the stamp is wall-clock time, converted by its age now).
+fn recv_stamped(s: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Option<Instant>)> {
+    use std::os::fd::AsRawFd;
+    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; zeroed is a valid empty header, filled in below with live buffers.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: the header points at `buf` and `control`, both alive and of the lengths given.
+    let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: walking the control messages the kernel wrote into `control`, with libc's macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                stamp = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec));
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    let arrived = stamp.and_then(|ts| {
+        let now = Instant::now();
+        let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+        let at = Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?);
+        // A stamp from the future or older than a second is not trusted (clock steps).
+        let age = wall.checked_sub(at).filter(|a| *a < Duration::from_secs(1))?;
+        now.checked_sub(age)
+    });
+    Ok((n as usize, arrived))
+}
+
 fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }
@@ -962,6 +1034,24 @@ mod tests {
         assert_eq!(r.complete, 4000);
         let share_b = r.per_request[1] as f64 / 4000.0;
         assert!((0.70..0.80).contains(&share_b), "weight 3 of 4 gave {share_b}");
+    }
+
+    #[test]
+    fn kernel_stamps_arrival_between_send_and_read() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        kernel_arrival_times(&s);
+        let (mut server, _) = listener.accept().unwrap();
+        let before = Instant::now();
+        server.write_all(b"hello").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let mut buf = [0u8; 16];
+        let (n, arrived) = recv_stamped(&s, &mut buf).unwrap();
+        let read_at = Instant::now();
+        let arrived = arrived.expect("the kernel stamps loopback data");
+        assert_eq!(&buf[..n], b"hello");
+        assert!(arrived >= before - Duration::from_millis(1), "stamped before it was sent");
+        assert!(read_at - arrived >= Duration::from_millis(15), "the stamp is the arrival, not the read");
     }
 
     #[test]
