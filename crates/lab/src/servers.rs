@@ -1302,12 +1302,21 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
     let want = docroot
         .canonicalize()
         .unwrap_or_else(|_| docroot.to_path_buf());
-    server.note_tree();
-    let rooted = procstat::tree(server.pid()).iter().any(|s| {
-        std::fs::read_link(format!("/proc/{}/root", s.pid))
-            .map(|r| r == want)
-            .unwrap_or(false)
-    });
+    // A server may open its port before the process that serves chroots (apache's child): look for
+    // a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let rooted = loop {
+        server.note_tree();
+        let rooted = procstat::tree(server.pid()).iter().any(|s| {
+            std::fs::read_link(format!("/proc/{}/root", s.pid))
+                .map(|r| r == want)
+                .unwrap_or(false)
+        });
+        if rooted || Instant::now() > deadline {
+            break rooted;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     if !rooted {
         return Support::Failed("no server process has the docroot as its root".into());
     }
