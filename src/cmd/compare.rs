@@ -1,16 +1,15 @@
 //! `webstand compare`: real web servers side by side on one docroot (the lab, `webstand_lab::compare`),
 //! printed as the per-workload tables and thttpd's comparison table, each level saved to the history.
 
-use crate::progress::{self, Progress};
+use super::sweep::Session;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
-use std::sync::Arc;
-use webstand_engine::{CpuTime, Live, Plan, Stop};
+use webstand_engine::{CpuTime, Stop};
 use webstand_lab::compare::{self, CompareObserver, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
-use webstand_lab::sweep::{parse_clients, parse_duration, Level, Observer};
-use webstand_store::{RunId, RunMeta, ServerFigures, Store};
+use webstand_lab::sweep::{parse_clients, parse_duration};
+use webstand_store::ServerFigures;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -185,18 +184,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         None => scratch.path().join("docroot"),
     };
     let opts = options(&args, docroot)?;
-    let mut obs = Cli::open(global, args.quiet);
+    let mut obs = Session::open(global, "compare", "lab", args.quiet)?;
     let outcome = compare::run(&opts, &mut obs);
     let comparison = match outcome {
         Ok(c) => c,
         Err(e) => {
-            obs.finish(false, true);
+            obs.finish_as("failed");
             return Err(e);
         }
     };
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
-    let saved = obs.finish(comparison.interrupted, false);
+    let saved = obs.finish(comparison.interrupted);
     let mut text = if args.json {
         format!("{:#}\n", comparison.to_json())
     } else {
@@ -211,125 +210,20 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     Ok(if comparison.interrupted { 130 } else { 0 })
 }
 
-/// Ctrl-C, progress lines and the history around the lab's runs.
-struct Cli {
-    store: Option<(Store, RunId)>,
-    quiet: bool,
-    group: String,
-    version: String,
-    progress: Option<Progress>,
-}
-
-impl Cli {
-    fn open(global: &Global, quiet: bool) -> Cli {
-        let meta = RunMeta {
-            kind: "compare".into(),
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            target: "lab".into(),
-        };
-        let store = match Store::open(global.db.as_deref())
-            .and_then(|s| s.begin_run(&meta).map(|id| (s, id)))
-        {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
-                None
-            }
-        };
-        Cli {
-            store,
-            quiet,
-            group: String::new(),
-            version: String::new(),
-            progress: None,
-        }
-    }
-
-    /// Marks the history run finished; returns where it was saved.
-    fn finish(&mut self, interrupted: bool, failed: bool) -> Option<String> {
-        let (store, id) = self.store.take()?;
-        let status = if failed {
-            "failed"
-        } else if interrupted {
-            "interrupted"
-        } else {
-            "complete"
-        };
-        match store.finish_run(id, status) {
-            Ok(()) => Some(format!(
-                "Saved as run {id} in {} (see `webstand show {id}`)",
-                store.path().display()
-            )),
-            Err(e) => {
-                eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
-                None
-            }
-        }
-    }
-}
-
-impl Observer for Cli {
-    fn live(&mut self) -> Arc<Live> {
-        crate::interrupt::live()
-    }
-    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
-        let label = format!("{}: {label}", self.group);
-        self.progress = Some(progress::start(
-            &label,
-            live.clone(),
-            plan.stop.requests,
-            plan.stop.duration,
-            self.quiet,
-        ));
-    }
-    fn run_ended(&mut self) {
-        self.progress = None;
-    }
-    fn level_done(&mut self, level: &Level) -> Result<()> {
-        let r = &level.result;
-        self.note(&format!(
-            "{}: {} clients: {:.0} hits/s, {} failed{}",
-            self.group,
-            level.clients,
-            r.hits_per_sec(),
-            r.failed.total(),
-            if r.interrupted { " (interrupted)" } else { "" }
-        ));
-        if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, Some(&self.version), r)
-            {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
-                self.store = None;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl CompareObserver for Cli {
+/// The lab's series are saved through the sweep command's [`Session`]: one history run for the whole
+/// comparison, a group per server and workload.
+impl CompareObserver for Session {
     fn series(&mut self, server: &str, version: &str, workload: &str) {
         self.group = format!("{server}/{workload}");
-        self.version = format!("{server} {version}");
+        self.server_version = Some(format!("{server} {version}"));
     }
     fn note(&mut self, line: &str) {
-        if !self.quiet {
-            eprintln!("webstand: {line}");
-        }
+        Session::note(self, line)
     }
     fn stop_requested(&self) -> bool {
         crate::interrupt::interrupted()
     }
     fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_server_figures(
-                *id,
-                &self.group,
-                clients,
-                &ServerFigures { cpu, peak_rss_kib },
-            ) {
-                eprintln!("webstand: warning: server figures will not be saved: {e:#}");
-                self.store = None;
-            }
-        }
+        self.save_server_figures(clients, &ServerFigures { cpu, peak_rss_kib });
     }
 }

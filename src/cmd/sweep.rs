@@ -14,7 +14,7 @@ use webstand_lab::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
 use webstand_lab::sweep::{self as lab_sweep, Level, LevelSpec, Observer, Rate, SweepResult, SweepSpec};
 use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
-use webstand_store::{RunId, RunMeta, Store};
+use webstand_store::{RunId, RunMeta, ServerFigures, Store};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -509,6 +509,16 @@ impl Session {
     pub fn max_users(&mut self, spec: &MaxUsersSpec, plan: &Plan, workload: &str) -> Result<MaxUsers> {
         self.group = workload.to_string();
         maxusers::find(spec, plan, self)
+    }
+
+    /// Records the server's side of a level already saved in `group` (the lab's /proc figures).
+    pub fn save_server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_server_figures(*id, &self.group, clients, figures) {
+                eprintln!("webstand: warning: server figures will not be saved: {e:#}");
+                self.store = None;
+            }
+        }
     }
 
     /// Marks the run finished ("complete" or "interrupted"); returns where it was saved, to print.
