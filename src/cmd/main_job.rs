@@ -144,7 +144,7 @@ impl Embedded {
     /// Pins the load generator to CPU 1 when the server was pinned to CPU 0. Called after the history
     /// run is opened, since that records the machine's CPU count, which pinning would hide.
     pub fn pin_generator(&mut self) {
-        if self.pinning == "server on CPU 0" && pin_self_to_cpu(1) {
+        if self.pinning == "server on CPU 0" && webstand_lab::servers::pin_current(&[1]) {
             self.pinning = "server on CPU 0, load generator on CPU 1".to_string();
         }
     }
@@ -189,13 +189,3 @@ fn is_executable(p: &Path) -> bool {
     p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Pins this thread (and the engine threads it starts later, which inherit it) to one CPU.
-fn pin_self_to_cpu(cpu: usize) -> bool {
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it; pid 0 is this thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
-}
