@@ -68,6 +68,9 @@ pub struct Config {
     pub cache_file_max: u64,
     /// Memory for the small-file cache of each event loop.
     pub cache_total_max: u64,
+    /// The TOML file this config was read from (never served, like every file the server uses).
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 /// One basic-auth rule: requests whose path starts with `prefix` need a user from `htpasswd`.
@@ -113,6 +116,7 @@ impl Default for Config {
             max_connections: 20000,
             cache_file_max: 64 << 10,
             cache_total_max: 64 << 20,
+            config_file: None,
         }
     }
 }
@@ -123,14 +127,24 @@ pub const HEADERS_HARD_MAX: usize = 256;
 impl Config {
     /// Reads a TOML config file; unknown keys and bad values are errors naming the file.
     pub fn from_file(path: &Path) -> Result<Config> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read config file {}", path.display()))?;
-        let config: Config = toml::from_str(&text).map_err(|e| {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let mut config: Config = toml::from_str(&text).map_err(|e| {
             // toml's message spans several lines; keep the first one for a one-line error.
             let msg = e.to_string();
-            let first = msg.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
-            anyhow::anyhow!("config file {}: {} ({})", path.display(), e.message(), first)
+            let first = msg
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            anyhow::anyhow!(
+                "config file {}: {} ({})",
+                path.display(),
+                e.message(),
+                first
+            )
         })?;
+        config.config_file = Some(path.to_path_buf());
         Ok(config)
     }
 
@@ -191,14 +205,20 @@ pub fn parse_duration(s: &str) -> Result<Duration> {
         "m" => value * 60.0,
         _ => bail!("bad duration unit in {s:?} (use ms, s or m)"),
     };
-    seconds(secs).ok_or_else(|| anyhow::anyhow!("bad duration {s:?} (at most {} days)", MAX_DURATION_SECS / 86_400.0))
+    seconds(secs).ok_or_else(|| {
+        anyhow::anyhow!(
+            "bad duration {s:?} (at most {} days)",
+            MAX_DURATION_SECS / 86_400.0
+        )
+    })
 }
 
 /// The longest timeout accepted: a week (far beyond any sensible value, far from overflowing a clock).
 const MAX_DURATION_SECS: f64 = 7.0 * 86_400.0;
 
 fn seconds(secs: f64) -> Option<Duration> {
-    (secs.is_finite() && (0.0..=MAX_DURATION_SECS).contains(&secs)).then(|| Duration::from_secs_f64(secs))
+    (secs.is_finite() && (0.0..=MAX_DURATION_SECS).contains(&secs))
+        .then(|| Duration::from_secs_f64(secs))
 }
 
 /// Serde adapter: a duration written as seconds (number) or as a string with a unit.
@@ -210,7 +230,9 @@ fn duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D:
         Text(String),
     }
     match Raw::deserialize(d)? {
-        Raw::Num(n) => seconds(n).ok_or_else(|| serde::de::Error::custom(format!("bad duration {n}"))),
+        Raw::Num(n) => {
+            seconds(n).ok_or_else(|| serde::de::Error::custom(format!("bad duration {n}")))
+        }
         Raw::Text(t) => parse_duration(&t).map_err(serde::de::Error::custom),
     }
 }

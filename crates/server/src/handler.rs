@@ -107,7 +107,11 @@ impl Ctx {
             if conn.closing {
                 return data.len();
             }
-            if conn.has_output() || conn.cgi.is_some() || conn.throttle.is_some() || out.len() >= OUT_HIGH_WATER {
+            if conn.has_output()
+                || conn.cgi.is_some()
+                || conn.throttle.is_some()
+                || out.len() >= OUT_HIGH_WATER
+            {
                 conn.stalled = true;
                 break;
             }
@@ -131,15 +135,17 @@ impl Ctx {
                     break;
                 }
                 Body::Length(n) => Ok(body_start + n as usize),
-                Body::Chunked => match decode_chunked(&data[body_start..], max_body, &mut decoded) {
-                    Ok(Some(k)) => Ok(body_start + k),
-                    Ok(None) => {
-                        self.body_pending(conn, &head, out);
-                        self.body_buf = decoded;
-                        break;
+                Body::Chunked => {
+                    match decode_chunked(&data[body_start..], max_body, &mut decoded) {
+                        Ok(Some(k)) => Ok(body_start + k),
+                        Ok(None) => {
+                            self.body_pending(conn, &head, out);
+                            self.body_buf = decoded;
+                            break;
+                        }
+                        Err(status) => Err(status),
                     }
-                    Err(status) => Err(status),
-                },
+                }
             };
             let end = match end {
                 Ok(e) => e,
@@ -155,8 +161,15 @@ impl Ctx {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
             };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry) {
-                self.log(conn.peer, user.as_deref(), head.request_line(), status, bytes);
+            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
+            {
+                self.log(
+                    conn.peer,
+                    user.as_deref(),
+                    head.request_line(),
+                    status,
+                    bytes,
+                );
             }
             self.body_buf = decoded;
             pos = end;
@@ -174,7 +187,14 @@ impl Ctx {
     }
 
     /// Answers `status` and closes the connection: its input can no longer be framed.
-    fn refuse(&mut self, conn: &mut Conn, out: &mut Vec<u8>, status: u16, minor: u8, request_line: &[u8]) {
+    fn refuse(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        status: u16,
+        minor: u8,
+        request_line: &[u8],
+    ) {
         let bytes = respond::simple(out, self.date.line(), status, minor, false, b"", false);
         conn.closing = true;
         conn.linger = true;
@@ -187,10 +207,24 @@ impl Ctx {
         self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
     }
 
-    pub fn log(&mut self, peer: std::net::IpAddr, user: Option<&str>, request_line: &[u8], status: u16, bytes: u64) {
+    pub fn log(
+        &mut self,
+        peer: std::net::IpAddr,
+        user: Option<&str>,
+        request_line: &[u8],
+        status: u16,
+        bytes: u64,
+    ) {
         if let Some(sink) = &self.shared.log {
-            self.log
-                .line(sink, self.date.secs(), peer, user, request_line, status, bytes);
+            self.log.line(
+                sink,
+                self.date.secs(),
+                peer,
+                user,
+                request_line,
+                status,
+                bytes,
+            );
         }
     }
 
@@ -217,7 +251,9 @@ impl Ctx {
         let head_only = head.method == Method::Head;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
-        if !(matches!(head.method, Method::Get | Method::Head) || (cgi && head.method == Method::Post)) {
+        if !(matches!(head.method, Method::Get | Method::Head)
+            || (cgi && head.method == Method::Post))
+        {
             let allow: &[u8] = if cgi {
                 b"Allow: GET, HEAD, POST\r\n"
             } else {
@@ -231,14 +267,25 @@ impl Ctx {
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
         if !cgi {
-            if let Some(e) = self.cache.get(raw_path, &self.shared.root, self.date.secs()) {
+            if let Some(e) = self
+                .cache
+                .get(raw_path, &self.shared.root, self.date.secs())
+            {
                 return Some(self.send_entry(&e, head, keep, conn, out));
             }
         }
         let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
             Some((
                 status,
-                respond::simple(out, ctx.date.line(), status, head.minor, keep, extra, head_only),
+                respond::simple(
+                    out,
+                    ctx.date.line(),
+                    status,
+                    head.minor,
+                    keep,
+                    extra,
+                    head_only,
+                ),
                 None,
             ))
         };
@@ -253,7 +300,10 @@ impl Ctx {
         let auth_rule = auth::rule_for(&self.shared.auth, &url_path);
         let mut user = None;
         if let Some(rule) = auth_rule {
-            match self.verified.check(&self.shared.auth, rule, head.authorization) {
+            match self
+                .verified
+                .check(&self.shared.auth, rule, head.authorization)
+            {
                 Some(u) => user = Some(u),
                 None => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
             }
@@ -295,13 +345,15 @@ impl Ctx {
                 } else {
                     format!("{url_path}/")
                 };
-                let html = match crate::listing::render(&dir, &dir_url) {
+                let html = match crate::listing::render(&dir, &dir_url, &self.shared.own_files) {
                     Ok(h) => h,
                     Err(_) => return simple(self, out, 500, b""),
                 };
                 status_line(out, 200);
                 out.extend_from_slice(self.date.line());
-                out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
+                out.extend_from_slice(
+                    b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ",
+                );
                 push_num(out, html.len() as u64);
                 out.extend_from_slice(b"\r\n");
                 connection_line(out, head.minor, keep);
@@ -328,7 +380,12 @@ impl Ctx {
 
     /// Finds the file for the decoded path in `self.rel`; for a directory without index file and
     /// with listings on, the open directory instead.
-    fn resolve(&self, url_path: &str, dir_request: bool, auth: Option<usize>) -> Result<Resolved, Refusal> {
+    fn resolve(
+        &self,
+        url_path: &str,
+        dir_request: bool,
+        auth: Option<usize>,
+    ) -> Result<Resolved, Refusal> {
         let shared = &self.shared;
         let root = &shared.root;
         let file = root
@@ -345,7 +402,10 @@ impl Ctx {
             } else {
                 format!("{rel}/{}", shared.config.index)
             };
-            match root.open_beneath(&index).and_then(|f| f.metadata().map(|m| (f, m))) {
+            match root
+                .open_beneath(&index)
+                .and_then(|f| f.metadata().map(|m| (f, m)))
+            {
                 Ok((f, m)) if m.is_file() => (rel, file, meta) = (index, f, m),
                 _ if shared.config.listing => return Ok(Resolved::Listing(file)),
                 _ => return Err(Refusal::Status(403)),
@@ -354,12 +414,22 @@ impl Ctx {
         if !meta.is_file() {
             return Err(Refusal::Status(403));
         }
+        if shared.own_files.contains(&meta) {
+            // The server's own config, password or log file: as if it were not there.
+            return Err(Refusal::Status(404));
+        }
         if dir_request && rel == self.rel {
             // "/file.html/": a file named as a directory.
             return Err(Refusal::Status(404));
         }
-        let mut entry = Entry::load(rel, file, &meta, shared.config.cache_file_max, self.date.secs())
-            .map_err(|e| Refusal::Status(open_error_status(&e)))?;
+        let mut entry = Entry::load(
+            rel,
+            file,
+            &meta,
+            shared.config.cache_file_max,
+            self.date.secs(),
+        )
+        .map_err(|e| Refusal::Status(open_error_status(&e)))?;
         entry.auth = auth;
         entry.throttle = shared
             .throttles
@@ -382,6 +452,9 @@ impl Ctx {
                 .metadata_beneath(candidate)
                 .map_err(|e| open_error_status(&e))?;
             if meta.is_file() {
+                if self.shared.own_files.contains(&meta) {
+                    return Err(404);
+                }
                 if meta.permissions().mode() & 0o111 == 0 {
                     return Err(403);
                 }
@@ -399,7 +472,14 @@ impl Ctx {
 
     /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
     /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
-    fn send_entry(&mut self, e: &Entry, head: &Head, keep: bool, conn: &mut Conn, out: &mut Vec<u8>) -> Logged {
+    fn send_entry(
+        &mut self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+    ) -> Logged {
         let Ctx {
             shared,
             date,
@@ -458,7 +538,15 @@ impl Ctx {
         };
         if let (Some(rule), true) = (e.throttle, get) {
             if !shared.throttles[rule].admit(body_len) {
-                let n = respond::simple(out, date.line(), 503, head.minor, keep, b"Retry-After: 5\r\n", false);
+                let n = respond::simple(
+                    out,
+                    date.line(),
+                    503,
+                    head.minor,
+                    keep,
+                    b"Retry-After: 5\r\n",
+                    false,
+                );
                 return (503, n, user);
             }
             conn.throttle = Some(rule);

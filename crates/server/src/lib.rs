@@ -24,6 +24,7 @@ mod conn;
 mod files;
 mod handler;
 mod listing;
+mod own_files;
 mod privs;
 mod range;
 mod throttle;
@@ -50,6 +51,8 @@ pub(crate) struct Shared {
     pub auth: Vec<auth::Rule>,
     pub throttles: Vec<throttle::Rule>,
     pub log: Option<accesslog::Sink>,
+    /// Files the server uses itself: never served, listed or run.
+    pub own_files: own_files::OwnFiles,
     /// The multipart/byteranges boundary of this process.
     pub boundary: String,
     pub stopping: AtomicBool,
@@ -65,8 +68,12 @@ impl Shared {
             .skip(1)
             .filter(|(_, &b)| b == b'/')
             .map(|(i, _)| i);
-        ends.chain([raw_path.len()])
-            .any(|end| self.config.cgi.iter().any(|p| pattern::matches(p, &raw_path[..end])))
+        ends.chain([raw_path.len()]).any(|end| {
+            self.config
+                .cgi
+                .iter()
+                .any(|p| pattern::matches(p, &raw_path[..end]))
+        })
     }
 }
 
@@ -76,28 +83,39 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     config.validate()?;
     raise_fd_limit();
     let threads = if config.threads == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     } else {
         config.threads
     };
-    let root =
-        Docroot::open(&config.root).with_context(|| format!("cannot open document root {}", config.root.display()))?;
+    let root = Docroot::open(&config.root)
+        .with_context(|| format!("cannot open document root {}", config.root.display()))?;
     // Everything read from the file system is read now, before chroot.
     let root_path = match &config.chroot {
         Some(jail) => privs::path_inside(jail, root.canonical())?,
         None => root.canonical().to_path_buf(),
     };
-    let auth = config.auth.iter().map(auth::Rule::load).collect::<Result<Vec<_>>>()?;
-    let mut throttles = throttle::parse(config.throttle.iter().map(String::as_str), "throttle rule")?;
+    let auth = config
+        .auth
+        .iter()
+        .map(auth::Rule::load)
+        .collect::<Result<Vec<_>>>()?;
+    let mut throttles =
+        throttle::parse(config.throttle.iter().map(String::as_str), "throttle rule")?;
     if let Some(file) = &config.throttle_file {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("cannot read throttle file {}", file.display()))?;
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read throttle file {}", file.display()))?;
         throttles.extend(throttle::parse(text.lines(), &file.display().to_string())?);
     }
     let log = match &config.access_log {
-        Some(p) => Some(accesslog::Sink::open(p).with_context(|| format!("cannot open access log {}", p.display()))?),
+        Some(p) => Some(
+            accesslog::Sink::open(p)
+                .with_context(|| format!("cannot open access log {}", p.display()))?,
+        ),
         None => None,
     };
+    let own_files = own_files::OwnFiles::collect(&config);
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let listeners = bind(config.listen, threads)?;
     let addr = listeners[0].local_addr()?;
@@ -123,6 +141,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         auth,
         throttles,
         log,
+        own_files,
         boundary,
         stopping: AtomicBool::new(false),
     });
@@ -160,7 +179,8 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
             for w in &wakers {
                 let _ = w.wake();
             }
-            stop_deadline = Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
+            stop_deadline =
+                Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
         }
     }
     for h in handles {

@@ -1,6 +1,7 @@
 //! Directory listings (off unless `listing` is set): names HTML-escaped in text and percent-encoded
-//! in links, dot-files left out, directories first.
+//! in links, dot-files and the server's own files left out, directories first.
 
+use crate::own_files::OwnFiles;
 use std::fs::File;
 use std::io;
 
@@ -19,8 +20,8 @@ pub fn escape_html(s: &str, out: &mut String) {
 }
 
 /// Renders the listing of the open directory `dir` whose URL path is `url_path` (ends with '/').
-pub fn render(dir: &File, url_path: &str) -> io::Result<String> {
-    let mut entries = read_dir(dir)?;
+pub fn render(dir: &File, url_path: &str, own: &OwnFiles) -> io::Result<String> {
+    let mut entries = read_dir(dir, own)?;
     entries.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     let mut html = String::with_capacity(512 + entries.len() * 96);
     let mut title = String::new();
@@ -41,7 +42,9 @@ pub fn render(dir: &File, url_path: &str) -> io::Result<String> {
         let slash = if is_dir { "/" } else { "" };
         let mut href_attr = String::new();
         escape_html(&href, &mut href_attr);
-        html.push_str(&format!("<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"));
+        html.push_str(&format!(
+            "<li><a href=\"./{href_attr}{slash}\">{shown}{slash}</a>"
+        ));
         if !is_dir {
             html.push_str(&format!(" {size}"));
         }
@@ -53,7 +56,7 @@ pub fn render(dir: &File, url_path: &str) -> io::Result<String> {
 
 /// (name, is directory, size) of each visible entry, read through the open descriptor so the
 /// listing is of exactly the directory that was resolved under the root.
-fn read_dir(dir: &File) -> io::Result<Vec<(String, bool, u64)>> {
+fn read_dir(dir: &File, own: &OwnFiles) -> io::Result<Vec<(String, bool, u64)>> {
     use std::os::fd::AsRawFd;
     let fd = dir.as_raw_fd();
     let mut out = Vec::new();
@@ -86,6 +89,9 @@ fn read_dir(dir: &File) -> io::Result<Vec<(String, bool, u64)>> {
             if libc::fstatat(fd, cname.as_ptr(), &mut st, 0) != 0 {
                 continue;
             }
+            if own.contains_id((st.st_dev, st.st_ino)) {
+                continue;
+            }
             let is_dir = st.st_mode & libc::S_IFMT == libc::S_IFDIR;
             out.push((name, is_dir, st.st_size as u64));
         }
@@ -105,7 +111,8 @@ mod tests {
         std::fs::write(dir.path().join("a&b \"q\".html"), "xy").unwrap();
         std::fs::write(dir.path().join(".secret"), "s").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let html = render(&File::open(dir.path()).unwrap(), "/d<ir>/").unwrap();
+        let none = OwnFiles::collect(&crate::Config::default());
+        let html = render(&File::open(dir.path()).unwrap(), "/d<ir>/", &none).unwrap();
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;.txt"));
         assert!(
