@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 # Tests open many sockets (10,000-connection checks): raise the soft fd limit to the hard one.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+# The style gate first: formatting and lints are part of "the tests pass".
+cargo fmt --all --check
+cargo clippy --release --all-targets --quiet -- -D warnings
 cargo build --release --bin webstand
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

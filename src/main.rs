@@ -28,6 +28,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process
 enum Cmd {
     /// One load run against a URL, reported in ab's layout (ab- and wrk-compatible options)
     Bench(cmd::bench::Args),
@@ -71,7 +72,10 @@ fn install_panic_hook() {
         if msg.contains("failed printing to stdout") && msg.contains("Broken pipe") {
             std::process::exit(141);
         }
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         eprintln!("webstand: internal error: {msg}{at}");
         std::process::exit(101);
     }));

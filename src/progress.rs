@@ -35,12 +35,22 @@ impl Drop for Progress {
 
 /// Starts showing `live`'s counters: a bar on a terminal, periodic lines otherwise, nothing if `quiet`.
 /// `requests` / `duration` are the run's bounds, for the bar's length.
-pub fn start(label: &str, live: Arc<Live>, requests: Option<u64>, duration: Option<Duration>, quiet: bool) -> Progress {
+pub fn start(
+    label: &str,
+    live: Arc<Live>,
+    requests: Option<u64>,
+    duration: Option<Duration>,
+    quiet: bool,
+) -> Progress {
     let stop = Arc::new(AtomicBool::new(false));
     if quiet {
         return Progress { stop, thread: None };
     }
-    let display = if std::io::stderr().is_terminal() { Display::Bar } else { Display::Lines };
+    let display = if std::io::stderr().is_terminal() {
+        Display::Bar
+    } else {
+        Display::Lines
+    };
     let label = label.to_string();
     let flag = stop.clone();
     let thread = std::thread::Builder::new()
@@ -125,7 +135,11 @@ fn watch(
             Display::Lines => {
                 if t.duration_since(last_line) >= LINE_EVERY {
                     last_line = t;
-                    eprintln!("webstand: {label}: {:.0} s, {}", age.as_secs_f64(), status(now, rate));
+                    eprintln!(
+                        "webstand: {label}: {:.0} s, {}",
+                        age.as_secs_f64(),
+                        status(now, rate)
+                    );
                 }
             }
         }
@@ -136,7 +150,12 @@ fn watch(
 }
 
 /// The bar, created `age` into the run (its clock starts there, not at zero).
-fn new_bar(label: &str, requests: Option<u64>, duration: Option<Duration>, age: Duration) -> ProgressBar {
+fn new_bar(
+    label: &str,
+    requests: Option<u64>,
+    duration: Option<Duration>,
+    age: Duration,
+) -> ProgressBar {
     // Narrow enough for an 80-column terminal with the message.
     let (bar, template, prefix) = match (requests, duration) {
         // The duration is a hard stop, so time is the bar's length whenever there is one.
@@ -145,8 +164,16 @@ fn new_bar(label: &str, requests: Option<u64>, duration: Option<Duration>, age: 
             "{prefix} [{bar:20}] {elapsed} {msg}",
             format!("{label} ({}s)", d.as_secs()),
         ),
-        (Some(n), None) => (ProgressBar::new(n), "{prefix} [{bar:20}] {pos}/{len} {msg}", label.to_string()),
-        (None, None) => (ProgressBar::new_spinner(), "{prefix} {spinner} {elapsed} {msg}", label.to_string()),
+        (Some(n), None) => (
+            ProgressBar::new(n),
+            "{prefix} [{bar:20}] {pos}/{len} {msg}",
+            label.to_string(),
+        ),
+        (None, None) => (
+            ProgressBar::new_spinner(),
+            "{prefix} {spinner} {elapsed} {msg}",
+            label.to_string(),
+        ),
     };
     bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
     if let Ok(style) = ProgressStyle::with_template(template) {
@@ -165,12 +192,23 @@ mod tests {
         let live = Arc::new(Live::default());
         let t = Instant::now();
         drop(start("test", live, Some(10), None, false));
-        assert!(t.elapsed() < Duration::from_secs(2), "stopping took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "stopping took {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
     fn status_reports_counts_and_rate() {
-        let s = status(Sample { complete: 1500, failed: 3, bytes: 2_500_000 }, 750.4);
+        let s = status(
+            Sample {
+                complete: 1500,
+                failed: 3,
+                bytes: 2_500_000,
+            },
+            750.4,
+        );
         assert_eq!(s, "1500 done, 750 hits/s, 3 errors, 2.5 MB read");
     }
 }

@@ -30,7 +30,12 @@ fn db_in(dir: &tempfile::TempDir) -> PathBuf {
 
 fn ok(args: &[&str]) -> String {
     let o = run(args);
-    assert!(o.status.success(), "webstand {args:?} failed:\n{}{}", stdout(&o), stderr(&o));
+    assert!(
+        o.status.success(),
+        "webstand {args:?} failed:\n{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
     stdout(&o)
 }
 
@@ -52,13 +57,20 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let db_s = db.to_str().unwrap();
     let target = url(&srv);
 
-    ok(&["sweep", "--db", db_s, &target, "-c", "1,2", "-n", "200", "-d", "20s", "--warmup", "0", "-q"]);
+    ok(&[
+        "sweep", "--db", db_s, &target, "-c", "1,2", "-n", "200", "-d", "20s", "--warmup", "0",
+        "-q",
+    ]);
     ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
     ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
 
     // history: three runs, with kind, levels and status.
     let list = ok(&["history", "--db", db_s]);
-    let rows: Vec<Vec<&str>> = list.lines().skip(1).map(|l| l.split_whitespace().collect()).collect();
+    let rows: Vec<Vec<&str>> = list
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
     assert_eq!(rows.len(), 3, "{list}");
     // Id, "Sun, 22 Nov 2026 21:40:03 GMT" (6 words), kind, levels, status, target
     assert_eq!(
@@ -66,12 +78,24 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         ("1", "sweep", "2", "complete", target.as_str()),
         "{list}"
     );
-    assert_eq!((rows[1][7], rows[1][8], rows[1][9]), ("bench", "1", "complete"), "{list}");
-    assert_eq!(ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]).lines().count(), 2);
+    assert_eq!(
+        (rows[1][7], rows[1][8], rows[1][9]),
+        ("bench", "1", "complete"),
+        "{list}"
+    );
+    assert_eq!(
+        ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"])
+            .lines()
+            .count(),
+        2
+    );
 
     // show: the sweep's table again, with the same counts; the bench in ab's layout.
     let show = ok(&["show", "--db", db_s, "1"]);
-    assert!(show.contains("Run 1: sweep of") && show.contains("Clients  Requests"), "{show}");
+    assert!(
+        show.contains("Run 1: sweep of") && show.contains("Clients  Requests"),
+        "{show}"
+    );
     let counts: Vec<&str> = show
         .lines()
         .filter(|l| l.trim_start().starts_with(['1', '2']))
@@ -79,9 +103,15 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         .collect();
     assert_eq!(counts, ["200", "200"], "{show}");
     let tenon = ok(&["show", "--db", db_s, "1", "--table", "tenon"]);
-    assert!(tenon.contains("Hits/Sec.") && tenon.contains("Kbytes/Sec.") && !tenon.contains("p99 ms"), "{tenon}");
+    assert!(
+        tenon.contains("Hits/Sec.") && tenon.contains("Kbytes/Sec.") && !tenon.contains("p99 ms"),
+        "{tenon}"
+    );
     let ab = ok(&["show", "--db", db_s, "2"]);
-    assert!(ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"), "{ab}");
+    assert!(
+        ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"),
+        "{ab}"
+    );
 
     // export json: the run's metadata and each level's counts.
     let json: serde_json::Value =
@@ -92,25 +122,65 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     assert!(json["run"]["machine"]["cores"].as_u64().unwrap() >= 1);
     let levels = json["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2);
-    assert_eq!((levels[0]["clients"].as_u64(), levels[0]["result"]["complete"].as_u64()), (Some(1), Some(200)));
-    assert_eq!(levels[1]["result"]["total_bytes"].as_u64().map(|b| b > 200 * 2048), Some(true));
+    assert_eq!(
+        (
+            levels[0]["clients"].as_u64(),
+            levels[0]["result"]["complete"].as_u64()
+        ),
+        (Some(1), Some(200))
+    );
+    assert_eq!(
+        levels[1]["result"]["total_bytes"]
+            .as_u64()
+            .map(|b| b > 200 * 2048),
+        Some(true)
+    );
 
     // export csv to a file: a header and one row per level.
     let csv_path = tmp.path().join("run1.csv");
-    ok(&["export", "--db", db_s, "1", "--format", "csv", "-o", csv_path.to_str().unwrap()]);
+    ok(&[
+        "export",
+        "--db",
+        db_s,
+        "1",
+        "--format",
+        "csv",
+        "-o",
+        csv_path.to_str().unwrap(),
+    ]);
     let csv = std::fs::read_to_string(&csv_path).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
-    assert!(lines[0].starts_with("group,clients,") && lines[2].contains(",2,") && lines[2].contains(",200,"), "{csv}");
+    assert!(
+        lines[0].starts_with("group,clients,")
+            && lines[2].contains(",2,")
+            && lines[2].contains(",200,"),
+        "{csv}"
+    );
 
     // export hgrm: HdrHistogram's percentile text; its last row counts every request of the level.
-    let hgrm = ok(&["export", "--db", db_s, "1", "--format", "hgrm", "--level", "2"]);
-    assert!(hgrm.lines().next().unwrap().contains("Value     Percentile TotalCount 1/(1-Percentile)"), "{hgrm}");
+    let hgrm = ok(&[
+        "export", "--db", db_s, "1", "--format", "hgrm", "--level", "2",
+    ]);
+    assert!(
+        hgrm.lines()
+            .next()
+            .unwrap()
+            .contains("Value     Percentile TotalCount 1/(1-Percentile)"),
+        "{hgrm}"
+    );
     let last = webstand_report::export::parse_hgrm(&hgrm).pop().unwrap();
     assert_eq!((last.1, last.2), (1.0, 200), "{hgrm}");
-    assert!(hgrm.contains("#[Mean    =") && hgrm.contains("Total count    =          200]"), "{hgrm}");
+    assert!(
+        hgrm.contains("#[Mean    =") && hgrm.contains("Total count    =          200]"),
+        "{hgrm}"
+    );
     let o = run(&["export", "--db", db_s, "1", "--format", "hgrm"]);
-    assert!(!o.status.success() && stderr(&o).contains("--level"), "a sweep needs --level: {}", stderr(&o));
+    assert!(
+        !o.status.success() && stderr(&o).contains("--level"),
+        "a sweep needs --level: {}",
+        stderr(&o)
+    );
 
     // diff of the two benches: every metric with its ratio, and the spread explained.
     let diff = ok(&["diff", "--db", db_s, "2", "3"]);
@@ -119,15 +189,29 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let ratio: f64 = f[3].parse().unwrap();
     let (a, b): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
     assert!((ratio - b / a).abs() < 0.01 * ratio.max(1.0), "{hits}");
-    assert!(diff.contains("p99 ms") && diff.contains("Spread:"), "{diff}");
+    assert!(
+        diff.contains("p99 ms") && diff.contains("Spread:"),
+        "{diff}"
+    );
     // Several runs per side: repeats give a measured spread (no estimate mark on that side).
     let diff = ok(&["diff", "--db", db_s, "2,3", "3"]);
     assert!(diff.contains("samples: A 2, B 1"), "{diff}");
 
     // report over the saved runs writes a page.
     let page = tmp.path().join("r.html");
-    ok(&["report", "--db", db_s, "1", "2", "3", "-o", page.to_str().unwrap()]);
-    assert!(std::fs::read_to_string(&page).unwrap().contains("data-chart=\"hits\""));
+    ok(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "2",
+        "3",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains("data-chart=\"hits\""));
 }
 
 /// Waits until run 1 of `db` has at least `n` levels saved.
@@ -178,11 +262,21 @@ fn an_interrupted_sweep_keeps_its_completed_levels() {
     wait_for_levels(&db, 1, Duration::from_secs(30));
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Clients"), "the interrupted sweep still prints its table");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Clients"),
+        "the interrupted sweep still prints its table"
+    );
 
-    let run = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    let run = Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
     assert_eq!(run.status, "interrupted");
-    assert!((1..4).contains(&run.levels.len()), "{} levels", run.levels.len());
+    assert!(
+        (1..4).contains(&run.levels.len()),
+        "{} levels",
+        run.levels.len()
+    );
     assert!(run.levels[0].result.complete > 0 && !run.levels[0].result.interrupted);
     let list = ok(&["history", "--db", db.to_str().unwrap()]);
     assert!(list.contains("interrupted"), "{list}");
@@ -199,12 +293,25 @@ fn a_killed_sweep_leaves_its_levels_and_earlier_runs_intact() {
     child.kill().unwrap(); // SIGKILL: no chance to finish anything
     child.wait().unwrap();
     let db_s = db.to_str().unwrap();
-    let run = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    let run = Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
     assert_eq!(run.status, "running");
     assert!(!run.levels.is_empty());
     assert!(ok(&["history", "--db", db_s]).contains("unfinished"));
     // The database still takes new runs after the crash.
-    ok(&["bench", "--db", db_s, "-n", "50", "-c", "1", "-q", &url(&srv)]);
+    ok(&[
+        "bench",
+        "--db",
+        db_s,
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "-q",
+        &url(&srv),
+    ]);
     let runs = Store::open_existing(Some(&db)).unwrap().runs().unwrap();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[1].status, "complete");
@@ -219,20 +326,34 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
     let db_s = db.to_str().unwrap();
     // Bounded by time (6 s) and requests.
     let o = run_with_timeout(
-        &["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", &target],
+        &[
+            "bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", &target,
+        ],
         Duration::from_secs(60),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let lines: Vec<String> =
-        stderr(&o).lines().filter(|l| l.contains(" done, ") && l.contains("hits/s")).map(String::from).collect();
+    let lines: Vec<String> = stderr(&o)
+        .lines()
+        .filter(|l| l.contains(" done, ") && l.contains("hits/s"))
+        .map(String::from)
+        .collect();
     assert!(!lines.is_empty(), "no progress line in:\n{}", stderr(&o));
-    assert!(lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"),
+        "{lines:?}"
+    );
     let o = run_with_timeout(
-        &["bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", "-q", &target],
+        &[
+            "bench", "--db", db_s, "-n", "5000000", "-t", "6", "-c", "2", "-q", &target,
+        ],
         Duration::from_secs(60),
     );
     assert!(o.status.success());
-    assert!(!stderr(&o).contains(" done, "), "quiet still showed progress:\n{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains(" done, "),
+        "quiet still showed progress:\n{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -260,8 +381,14 @@ fn a_terminal_gets_a_progress_bar() {
         .unwrap();
     assert!(status.success());
     let drawn = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
-    assert!(drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 errors"), "no bar drawn:\n{drawn}");
-    assert!(!drawn.contains(" done, "), "a terminal gets the bar, not the plain lines");
+    assert!(
+        drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 errors"),
+        "no bar drawn:\n{drawn}"
+    );
+    assert!(
+        !drawn.contains(" done, "),
+        "a terminal gets the bar, not the plain lines"
+    );
 }
 
 #[test]
@@ -278,29 +405,69 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
                 target: "http://127.0.0.1:9/".into(),
             })
             .unwrap();
-        s.add_level(id, "", 1, None, &webstand_engine::RunResult::default()).unwrap();
+        s.add_level(id, "", 1, None, &webstand_engine::RunResult::default())
+            .unwrap();
         s.finish_run(id, "complete").unwrap();
     }
     let db_s = db.to_str().unwrap();
     let fails = |args: &[&str], expect: &str| {
-        let before = snapshot(Path::new(args[args.iter().position(|a| *a == "--db").unwrap() + 1]));
+        let before = snapshot(Path::new(
+            args[args.iter().position(|a| *a == "--db").unwrap() + 1],
+        ));
         let o = run(args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("webstand: error: ") && err.contains(expect), "{args:?}: expected {expect:?} in {err}");
+        assert!(
+            err.starts_with("webstand: error: ") && err.contains(expect),
+            "{args:?}: expected {expect:?} in {err}"
+        );
         assert!(!err.contains("panicked"));
-        let after = snapshot(Path::new(args[args.iter().position(|a| *a == "--db").unwrap() + 1]));
+        let after = snapshot(Path::new(
+            args[args.iter().position(|a| *a == "--db").unwrap() + 1],
+        ));
         assert!(before == after, "{args:?} changed the database");
     };
     fails(&["show", "--db", db_s, "42"], "no run 42");
     fails(&["show", "--db", db_s, "x"], "bad run id");
-    fails(&["export", "--db", db_s, "42", "--format", "csv"], "no run 42");
+    fails(
+        &["export", "--db", db_s, "42", "--format", "csv"],
+        "no run 42",
+    );
     fails(&["diff", "--db", db_s, "1", "42"], "no run 42");
     let out = tmp.path().join("no/such/dir/x.csv");
-    fails(&["export", "--db", db_s, "1", "--format", "csv", "-o", out.to_str().unwrap()], "cannot write");
-    fails(&["export", "--db", db_s, "1", "--format", "json", "-o", tmp.path().to_str().unwrap()], "cannot write");
-    fails(&["export", "--db", db_s, "1", "--format", "hgrm", "--level", "3"], "out of range");
+    fails(
+        &[
+            "export",
+            "--db",
+            db_s,
+            "1",
+            "--format",
+            "csv",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        "cannot write",
+    );
+    fails(
+        &[
+            "export",
+            "--db",
+            db_s,
+            "1",
+            "--format",
+            "json",
+            "-o",
+            tmp.path().to_str().unwrap(),
+        ],
+        "cannot write",
+    );
+    fails(
+        &[
+            "export", "--db", db_s, "1", "--format", "hgrm", "--level", "3",
+        ],
+        "out of range",
+    );
 
     // Someone else's SQLite database: refused by readers and by a run that would save into it.
     let other = tmp.path().join("other.db");
@@ -309,29 +476,54 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
         .execute_batch("CREATE TABLE notes(t TEXT); INSERT INTO notes VALUES ('mine');")
         .unwrap();
     let other_s = other.to_str().unwrap();
-    fails(&["history", "--db", other_s], "not a webstand history database");
-    fails(&["show", "--db", other_s, "1"], "not a webstand history database");
+    fails(
+        &["history", "--db", other_s],
+        "not a webstand history database",
+    );
+    fails(
+        &["show", "--db", other_s, "1"],
+        "not a webstand history database",
+    );
     // A file that is not SQLite at all.
     let text = tmp.path().join("notes.txt");
     std::fs::write(&text, "these are notes, not a database; ".repeat(40)).unwrap();
-    fails(&["history", "--db", text.to_str().unwrap()], "not a webstand history database");
+    fails(
+        &["history", "--db", text.to_str().unwrap()],
+        "not a webstand history database",
+    );
     // A history from a newer webstand.
     let newer = tmp.path().join("newer.db");
     std::fs::copy(&db, &newer).unwrap();
-    rusqlite::Connection::open(&newer).unwrap().execute_batch("PRAGMA user_version = 99;").unwrap();
-    fails(&["history", "--db", newer.to_str().unwrap()], "newer webstand");
-    fails(&["export", "--db", newer.to_str().unwrap(), "1"], "newer webstand");
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    fails(
+        &["history", "--db", newer.to_str().unwrap()],
+        "newer webstand",
+    );
+    fails(
+        &["export", "--db", newer.to_str().unwrap(), "1"],
+        "newer webstand",
+    );
 
     // No database yet: history says so and creates nothing; show refuses.
     let missing = tmp.path().join("missing.db");
     let o = run(&["history", "--db", missing.to_str().unwrap()]);
-    assert!(o.status.success() && stdout(&o).contains("No runs saved yet"), "{}", stdout(&o));
+    assert!(
+        o.status.success() && stdout(&o).contains("No runs saved yet"),
+        "{}",
+        stdout(&o)
+    );
     let o = run(&["show", "--db", missing.to_str().unwrap(), "1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no history database"), "{}", stderr(&o));
     assert!(!missing.exists());
 
     // The good run is still there, unchanged.
-    let run1 = Store::open_existing(Some(&db)).unwrap().load_run(1).unwrap();
+    let run1 = Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
     assert_eq!((run1.status.as_str(), run1.levels.len()), ("complete", 1));
 }

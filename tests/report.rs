@@ -17,7 +17,12 @@ use webstand_store::{RunMeta, Store};
 fn level(clients: usize, per_client: f64, cap: f64, breaks_at: usize) -> RunResult {
     let hits = (per_client * clients as f64).min(cap);
     let complete = hits as u64;
-    let mut r = RunResult { elapsed: Duration::from_secs(1), complete, connections: complete, ..Default::default() };
+    let mut r = RunResult {
+        elapsed: Duration::from_secs(1),
+        complete,
+        connections: complete,
+        ..Default::default()
+    };
     r.total_bytes = complete * 1250;
     r.body_bytes = complete * 1024;
     if clients > breaks_at {
@@ -26,7 +31,11 @@ fn level(clients: usize, per_client: f64, cap: f64, breaks_at: usize) -> RunResu
     let base_us = (clients as f64 * 1e6 / hits.max(1.0)) as u64;
     for i in 0..complete {
         // A long tail: every 100th request is 10× slower.
-        let v = if i % 100 == 99 { base_us * 10 } else { base_us / 2 + base_us * (i % 100) / 100 };
+        let v = if i % 100 == 99 {
+            base_us * 10
+        } else {
+            base_us / 2 + base_us * (i % 100) / 100
+        };
         r.histograms.total.record(v.max(1)).unwrap();
         r.histograms.connect.record(40).unwrap();
         r.histograms.waiting.record((v / 2).max(1)).unwrap();
@@ -70,7 +79,9 @@ fn history_with_runs(db: &Path) {
             target: "http://127.0.0.1:1/".into(),
         })
         .unwrap();
-    store.add_level(bench, "", 10, None, &level(10, 300.0, 3000.0, 1000)).unwrap();
+    store
+        .add_level(bench, "", 10, None, &level(10, 300.0, 3000.0, 1000))
+        .unwrap();
     store.finish_run(bench, "complete").unwrap();
 }
 
@@ -85,14 +96,22 @@ fn chromium(extra: &[&str], page: &Path) -> (String, String) {
             "--disable-background-networking",
             "--disable-component-update",
         ])
-        .args(["--disable-sync", "--no-first-run", "--enable-logging=stderr", "--v=0"])
+        .args([
+            "--disable-sync",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(extra)
         .arg(format!("file://{}", page.display()))
         .stdin(Stdio::null())
         .output()
         .expect("run chromium");
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Lines where the page logged to its console or threw.
@@ -128,42 +147,99 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     assert!(o.status.success(), "{}", stderr(&o));
 
     let html = std::fs::read_to_string(&page).unwrap();
-    for fetch in ["src=", "href=", "url(", "@import", "fetch(", "XMLHttpRequest"] {
-        assert!(!html.contains(fetch), "the page must fetch nothing, found {fetch:?}");
+    for fetch in [
+        "src=",
+        "href=",
+        "url(",
+        "@import",
+        "fetch(",
+        "XMLHttpRequest",
+    ] {
+        assert!(
+            !html.contains(fetch),
+            "the page must fetch nothing, found {fetch:?}"
+        );
     }
 
     let (dom, log) = chromium(&["--dump-dom"], &page);
-    assert!(dom.contains(r#"data-rendered="yes""#), "the page's script did not run:\n{log}");
-    assert!(dom.contains(r#"data-charts="5""#), "expected 5 charts in the rendered DOM");
+    assert!(
+        dom.contains(r#"data-rendered="yes""#),
+        "the page's script did not run:\n{log}"
+    );
+    assert!(
+        dom.contains(r#"data-charts="5""#),
+        "expected 5 charts in the rendered DOM"
+    );
     for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
-        assert!(dom.contains(&format!(r#"data-chart="{chart}""#)), "chart {chart} missing from the DOM");
+        assert!(
+            dom.contains(&format!(r#"data-chart="{chart}""#)),
+            "chart {chart} missing from the DOM"
+        );
     }
     // The hits/s chart: one line per server, plus the bench run's single point.
-    let hits = dom.split(r#"data-chart="hits""#).nth(1).unwrap().split("</svg>").next().unwrap();
+    let hits = dom
+        .split(r#"data-chart="hits""#)
+        .nth(1)
+        .unwrap()
+        .split("</svg>")
+        .next()
+        .unwrap();
     assert_eq!(hits.matches("<polyline").count(), 3, "one line per server");
     assert_eq!(hits.matches("<circle").count(), 3 * 7 + 1);
     assert!(
-        hits.contains("#1 nginx/small") && hits.contains("#1 lighttpd/small") && hits.contains("#2"),
+        hits.contains("#1 nginx/small")
+            && hits.contains("#1 lighttpd/small")
+            && hits.contains("#2"),
         "legend names every series"
     );
     // The tables beneath.
-    assert!(dom.contains("Run 1: compare of lab") && dom.contains("Run 2: bench of http://127.0.0.1:1/"));
-    assert!(dom.contains("Hits/s") && dom.contains("Peak:"), "the seed-style tables are on the page");
-    assert!(dom.contains("peak hits/s"), "the comparison's per-workload table is on the page");
-    assert!(dom.contains("Requests per second:"), "the bench run in ab's layout is on the page");
+    assert!(
+        dom.contains("Run 1: compare of lab")
+            && dom.contains("Run 2: bench of http://127.0.0.1:1/")
+    );
+    assert!(
+        dom.contains("Hits/s") && dom.contains("Peak:"),
+        "the seed-style tables are on the page"
+    );
+    assert!(
+        dom.contains("peak hits/s"),
+        "the comparison's per-workload table is on the page"
+    );
+    assert!(
+        dom.contains("Requests per second:"),
+        "the bench run in ab's layout is on the page"
+    );
     let console = console_lines(&log);
     assert!(console.is_empty(), "console messages: {console:?}");
 
     // The detector itself sees a page's console errors (so the check above can fail).
     let bad = dir.path().join("bad.html");
-    std::fs::write(&bad, "<html><body><script>throw new Error('boom')</script></body></html>").unwrap();
+    std::fs::write(
+        &bad,
+        "<html><body><script>throw new Error('boom')</script></body></html>",
+    )
+    .unwrap();
     let (_, bad_log) = chromium(&["--dump-dom"], &bad);
-    assert!(console_lines(&bad_log).iter().any(|l| l.contains("boom")), "{bad_log}");
+    assert!(
+        console_lines(&bad_log).iter().any(|l| l.contains("boom")),
+        "{bad_log}"
+    );
 
     // A screenshot of the page (kept beside the report; look at it with an image viewer).
     let shot = dir.path().join("shot.png");
-    chromium(&["--window-size=1600,2200", &format!("--screenshot={}", shot.display())], &page);
-    assert!(std::fs::metadata(&shot).map(|m| m.len() > 50_000).unwrap_or(false), "screenshot missing or blank");
+    chromium(
+        &[
+            "--window-size=1600,2200",
+            &format!("--screenshot={}", shot.display()),
+        ],
+        &page,
+    );
+    assert!(
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 50_000)
+            .unwrap_or(false),
+        "screenshot missing or blank"
+    );
     // WEBSTAND_KEEP_REPORT=DIR keeps the page, its screenshot and charts for a person to look at.
     if let Some(keep) = std::env::var_os("WEBSTAND_KEEP_REPORT") {
         let keep = Path::new(&keep);
@@ -176,10 +252,17 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     // Each chart alone, as SVG and PNG.
     for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
         let svg = std::fs::read_to_string(svg_dir.join(format!("{chart}.svg"))).unwrap();
-        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{chart}.svg");
+        assert!(
+            svg.starts_with("<svg") && svg.ends_with("</svg>"),
+            "{chart}.svg"
+        );
         let png = std::fs::read(png_dir.join(format!("{chart}.png"))).unwrap();
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{chart}.png");
-        assert!(png.len() > 10_000, "{chart}.png looks blank ({} bytes)", png.len());
+        assert!(
+            png.len() > 10_000,
+            "{chart}.png looks blank ({} bytes)",
+            png.len()
+        );
     }
 }
 
@@ -191,13 +274,28 @@ fn bad_report_input_is_one_clear_line_and_writes_nothing() {
     let db_s = db.to_str().unwrap();
     let page = dir.path().join("r.html");
 
-    let o = run(&["report", "--db", db_s, "1", "77", "-o", page.to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "77",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("no run 77"), "{}", stderr(&o));
     assert!(!page.exists());
 
-    let o = run(&["report", "--db", db_s, "1", "-o", dir.path().join("no/such/dir/r.html").to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "-o",
+        dir.path().join("no/such/dir/r.html").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         stderr(&o).starts_with("webstand: error: cannot write") && stderr(&o).lines().count() == 1,
@@ -205,10 +303,19 @@ fn bad_report_input_is_one_clear_line_and_writes_nothing() {
         stderr(&o)
     );
 
-    let o =
-        run(&["report", "--db", dir.path().join("missing.db").to_str().unwrap(), "1", "-o", page.to_str().unwrap()]);
+    let o = run(&[
+        "report",
+        "--db",
+        dir.path().join("missing.db").to_str().unwrap(),
+        "1",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no history database"), "{}", stderr(&o));
-    assert!(!dir.path().join("missing.db").exists(), "a reader must not create the database");
+    assert!(
+        !dir.path().join("missing.db").exists(),
+        "a reader must not create the database"
+    );
     assert!(stdout(&o).is_empty());
 }

@@ -44,10 +44,12 @@ fn read_response(c: &mut TcpStream, buf: &mut [u8], len: usize) {
 fn keep_alive_requests_for_cached_files_allocate_nothing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let mut config = webstand_server::Config::default();
-    config.root = dir.path().to_path_buf();
-    config.listen = "127.0.0.1:0".parse().unwrap();
-    config.threads = 1;
+    let config = webstand_server::Config {
+        root: dir.path().to_path_buf(),
+        listen: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        ..Default::default()
+    };
     let (tx, rx) = mpsc::channel::<SocketAddr>();
     // The server thread lives until the test process exits.
     std::thread::spawn(move || webstand_server::run(config, move |a| tx.send(a).unwrap()));
@@ -63,8 +65,13 @@ fn keep_alive_requests_for_cached_files_allocate_nothing() {
     let head = String::from_utf8_lossy(&buf[..n]).into_owned();
     let full_len = head.find("\r\n\r\n").unwrap() + 4 + 2048;
     read_response(&mut c, &mut buf[n..], full_len - n);
-    let etag = head.lines().find_map(|l| l.strip_prefix("ETag: ")).unwrap().to_string();
-    let conditional = format!("GET /2k.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n").into_bytes();
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("ETag: "))
+        .unwrap()
+        .to_string();
+    let conditional =
+        format!("GET /2k.html HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\n\r\n").into_bytes();
     c.write_all(&conditional).unwrap();
     let n304 = c.read(&mut buf).unwrap();
     assert!(buf.starts_with(b"HTTP/1.1 304"));

@@ -61,7 +61,10 @@ fn oversized_request_line_headers_and_header_count() {
         T,
     ));
     assert!(r.starts_with("HTTP/1.1 414 "), "{r}");
-    let big_header = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "b".repeat(5000));
+    let big_header = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "b".repeat(5000)
+    );
     let r = text(&raw_exchange(s.addr, big_header.as_bytes(), T));
     assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
     let many: String = (0..30).map(|i| format!("X-{i}: v\r\n")).collect();
@@ -93,14 +96,19 @@ fn slowloris_gets_408_counted_from_the_first_byte() {
         match c.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
             Err(_) => break,
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let took = start.elapsed();
     assert!(text(&got).starts_with("HTTP/1.1 408 "), "{}", text(&got));
-    assert!(took < Duration::from_millis(1500), "closed only after {took:?}");
+    assert!(
+        took < Duration::from_millis(1500),
+        "closed only after {took:?}"
+    );
 }
 
 #[test]
@@ -109,7 +117,8 @@ fn idle_keep_alive_connections_are_closed() {
     let s = serve(&root, &["--threads", "1", "--idle-timeout", "300ms"]);
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(T)).unwrap();
-    c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     let mut buf = [0u8; 4096];
     let n = c.read(&mut buf).unwrap();
     assert!(text(&buf[..n]).ends_with("home"));
@@ -213,7 +222,11 @@ fn traversal_and_escaping_symlinks_are_refused() {
         assert!(!t.contains("TOP-SECRET"), "{target} leaked the file");
     }
     // A NUL byte in the raw request line is refused by the parser itself.
-    let t = text(&raw_exchange(s.addr, b"GET /2k.html\0 HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    let t = text(&raw_exchange(
+        s.addr,
+        b"GET /2k.html\0 HTTP/1.1\r\nHost: x\r\n\r\n",
+        T,
+    ));
     assert!(t.starts_with("HTTP/1.1 400 "), "{t}");
     // A symlink that stays inside the root is served.
     let t = text(&raw_exchange(
@@ -228,7 +241,9 @@ fn traversal_and_escaping_symlinks_are_refused() {
 fn hundreds_of_overlapping_ranges_are_merged() {
     let (_t, root) = docroot();
     let s = serve(&root, &["--threads", "1"]);
-    let specs: Vec<String> = (0..600).map(|i| format!("{}-{}", i % 1000, 1000 + i % 1000)).collect();
+    let specs: Vec<String> = (0..600)
+        .map(|i| format!("{}-{}", i % 1000, 1000 + i % 1000))
+        .collect();
     let req = format!(
         "GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n",
         specs.join(",")
@@ -241,9 +256,15 @@ fn hundreds_of_overlapping_ranges_are_merged() {
         "one merged range: {}",
         &t[..t.len().min(400)]
     );
-    assert!(r.len() < 2048 + 400, "the answer is not amplified: {} bytes", r.len());
+    assert!(
+        r.len() < 2048 + 400,
+        "the answer is not amplified: {} bytes",
+        r.len()
+    );
     // Many disjoint small ranges: the whole file instead of hundreds of parts.
-    let specs: Vec<String> = (0..200).map(|i| format!("{}-{}", i * 10, i * 10 + 1)).collect();
+    let specs: Vec<String> = (0..200)
+        .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+        .collect();
     let req = format!(
         "GET /2k.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\nRange: bytes={}\r\n\r\n",
         specs.join(",")
@@ -273,7 +294,8 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
     assert!(common::wait_listening(addr, T));
     let mut conns: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(addr).unwrap()).collect();
     for c in &mut conns {
-        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         c.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
     }
     let (mut ok, mut busy) = (0, 0);
@@ -305,7 +327,10 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
         b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
         T,
     ));
-    assert!(t.starts_with("HTTP/1.1 200"), "served again afterwards: {t}");
+    assert!(
+        t.starts_with("HTTP/1.1 200"),
+        "served again afterwards: {t}"
+    );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
@@ -324,13 +349,21 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut s = serve(&root, &["--threads", "1", "--cgi", "/cgi-bin/*"]);
     let addr = s.addr;
-    let in_flight = std::thread::spawn(move || raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    let in_flight = std::thread::spawn(move || {
+        raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T)
+    });
     std::thread::sleep(Duration::from_millis(500));
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     std::thread::sleep(Duration::from_millis(200));
-    assert!(TcpStream::connect(addr).is_err(), "no new connections once draining");
+    assert!(
+        TcpStream::connect(addr).is_err(),
+        "no new connections once draining"
+    );
     let r = text(&in_flight.join().unwrap());
-    assert!(r.starts_with("HTTP/1.1 200") && r.ends_with("finished"), "{r}");
+    assert!(
+        r.starts_with("HTTP/1.1 200") && r.ends_with("finished"),
+        "{r}"
+    );
     assert!(r.contains("Connection: close\r\n"), "{r}");
     assert_eq!(s.child.wait().unwrap().code(), Some(0));
 }
@@ -357,20 +390,41 @@ fn a_flood_of_pipelined_requests_is_answered_in_full() {
 #[test]
 fn a_body_may_take_longer_than_the_header_timeout_while_it_progresses() {
     let (_t, root) = docroot();
-    let s = serve(&root, &["--threads", "1", "--header-timeout", "300ms", "--io-timeout", "1500ms"]);
+    let s = serve(
+        &root,
+        &[
+            "--threads",
+            "1",
+            "--header-timeout",
+            "300ms",
+            "--io-timeout",
+            "1500ms",
+        ],
+    );
     let mut c = TcpStream::connect(s.addr).unwrap();
     c.set_read_timeout(Some(T)).unwrap();
-    c.write_all(b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\nConnection: close\r\n\r\n").unwrap();
+    c.write_all(
+        b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
     for _ in 0..4 {
         std::thread::sleep(Duration::from_millis(200));
         c.write_all(b"12345").unwrap();
     }
     let mut r = Vec::new();
     c.read_to_end(&mut r).unwrap();
-    assert!(text(&r).starts_with("HTTP/1.1 405 "), "the body arrived in time: {}", text(&r));
+    assert!(
+        text(&r).starts_with("HTTP/1.1 405 "),
+        "the body arrived in time: {}",
+        text(&r)
+    );
     // A body that stops arriving gets 408 after the I/O timeout.
     let start = Instant::now();
-    let r = raw_exchange(s.addr, b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n12345", T);
+    let r = raw_exchange(
+        s.addr,
+        b"POST /2k.html HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n12345",
+        T,
+    );
     assert!(text(&r).starts_with("HTTP/1.1 408 "), "{}", text(&r));
     assert!(start.elapsed() < Duration::from_secs(4));
 }
@@ -383,16 +437,25 @@ fn connections_over_the_limit_are_answered_503() {
     for _ in 0..2 {
         let mut c = TcpStream::connect(s.addr).unwrap();
         c.set_read_timeout(Some(T)).unwrap();
-        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        c.write_all(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
         let mut buf = [0u8; 1024];
         let n = c.read(&mut buf).unwrap();
         assert!(text(&buf[..n]).starts_with("HTTP/1.1 200"));
         held.push(c);
     }
-    let t = text(&raw_exchange(s.addr, b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n", T));
+    let t = text(&raw_exchange(
+        s.addr,
+        b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n",
+        T,
+    ));
     assert!(t.starts_with("HTTP/1.1 503 "), "{t}");
     drop(held);
     std::thread::sleep(Duration::from_millis(100));
-    let t = text(&raw_exchange(s.addr, b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", T));
+    let t = text(&raw_exchange(
+        s.addr,
+        b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        T,
+    ));
     assert!(t.starts_with("HTTP/1.1 200 "), "{t}");
 }

@@ -25,7 +25,12 @@ impl Env {
         format!("http://{}{path}", self.server.addr)
     }
     fn db(&self) -> String {
-        self.dir.path().join("history.db").to_str().unwrap().to_string()
+        self.dir
+            .path()
+            .join("history.db")
+            .to_str()
+            .unwrap()
+            .to_string()
     }
 }
 
@@ -45,10 +50,28 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn levels_and_totals_add_up() {
     let e = env();
-    let doc =
-        sweep_json(&e.db(), &[&e.url("/2k.html"), "--clients", "1,2,4", "-n", "400", "-d", "30s", "--warmup", "200ms"]);
+    let doc = sweep_json(
+        &e.db(),
+        &[
+            &e.url("/2k.html"),
+            "--clients",
+            "1,2,4",
+            "-n",
+            "400",
+            "-d",
+            "30s",
+            "--warmup",
+            "200ms",
+        ],
+    );
     let levels = doc["levels"].as_array().unwrap();
-    assert_eq!(levels.iter().map(|l| l["clients"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 4]);
+    assert_eq!(
+        levels
+            .iter()
+            .map(|l| l["clients"].as_u64().unwrap())
+            .collect::<Vec<_>>(),
+        [1, 2, 4]
+    );
     let (mut complete, mut bytes, mut elapsed) = (0, 0, 0.0);
     let mut best = (0.0, 0);
     for l in levels {
@@ -96,9 +119,14 @@ fn seed_tables_print_every_level_and_the_peak() {
     let out = run(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split_whitespace().collect()).collect();
-    let header =
-        rows.iter().position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."]).unwrap_or_else(|| panic!("{text}"));
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let header = rows
+        .iter()
+        .position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."])
+        .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(rows[header + 1][0], "1");
     assert_eq!(rows[header + 2][0], "2");
     assert!(rows[header + 1][1].parse::<f64>().unwrap() > 0.0);
@@ -128,21 +156,39 @@ fn seed_tables_print_every_level_and_the_peak() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
-        text.contains("Conn/second") && text.contains("Little's Law") && text.contains("Throughput (Mbits/sec)"),
+        text.contains("Conn/second")
+            && text.contains("Little's Law")
+            && text.contains("Throughput (Mbits/sec)"),
         "{text}"
     );
-    let row = text.lines().find(|l| l.starts_with("2 ")).unwrap_or_else(|| panic!("{text}"));
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("2 "))
+        .unwrap_or_else(|| panic!("{text}"));
     let little: f64 = row.split_whitespace().nth(4).unwrap().parse().unwrap();
-    assert!(little > 0.0 && little <= 2.05, "Little's load factor {little} with 2 clients: {row}");
+    assert!(
+        little > 0.0 && little <= 2.05,
+        "Little's load factor {little} with 2 clients: {row}"
+    );
 }
 
 #[test]
 fn ab_duel_preset_runs_its_two_ab_runs() {
     let e = env();
-    let doc = sweep_json(&e.db(), &[&e.url("/"), "--preset", "ab-duel", "--warmup", "0"]);
+    let doc = sweep_json(
+        &e.db(),
+        &[&e.url("/"), "--preset", "ab-duel", "--warmup", "0"],
+    );
     let levels = doc["levels"].as_array().unwrap();
-    let got: Vec<(u64, u64)> =
-        levels.iter().map(|l| (l["clients"].as_u64().unwrap(), l["result"]["complete"].as_u64().unwrap())).collect();
+    let got: Vec<(u64, u64)> = levels
+        .iter()
+        .map(|l| {
+            (
+                l["clients"].as_u64().unwrap(),
+                l["result"]["complete"].as_u64().unwrap(),
+            )
+        })
+        .collect();
     assert_eq!(got, [(5, 100), (100, 10_000)]);
     assert_eq!(doc["workload"], "/file6k.html");
 }
@@ -174,9 +220,17 @@ fn max_users_finds_the_largest_clean_level() {
     );
     assert_eq!(doc["max_users"], 8, "{doc:#}");
     assert_eq!(doc["first_broken"], 9, "{doc:#}");
-    let tried: Vec<u64> = doc["probes"].as_array().unwrap().iter().map(|p| p["clients"].as_u64().unwrap()).collect();
+    let tried: Vec<u64> = doc["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["clients"].as_u64().unwrap())
+        .collect();
     assert_eq!(&tried[..5], [1, 2, 4, 8, 16], "doubling first: {tried:?}");
-    assert!(doc["broke"][4].as_str().unwrap().starts_with("p99 latency"), "{doc:#}");
+    assert!(
+        doc["broke"][4].as_str().unwrap().starts_with("p99 latency"),
+        "{doc:#}"
+    );
 }
 
 #[test]
@@ -184,13 +238,31 @@ fn open_loop_holds_its_rate() {
     let e = env();
     let doc = sweep_json(
         &e.db(),
-        &[&e.url("/2k.html"), "--rate", "200", "--clients", "8", "-d", "3s", "-n", "100000", "--warmup", "0"],
+        &[
+            &e.url("/2k.html"),
+            "--rate",
+            "200",
+            "--clients",
+            "8",
+            "-d",
+            "3s",
+            "-n",
+            "100000",
+            "--warmup",
+            "0",
+        ],
     );
     let r = &doc["levels"][0]["result"];
     let hits = f(&r["figures"]["hits_per_sec"]);
-    assert!((170.0..=230.0).contains(&hits), "asked 200/s, got {hits}/s: {r}");
+    assert!(
+        (170.0..=230.0).contains(&hits),
+        "asked 200/s, got {hits}/s: {r}"
+    );
     let late = doc["late_sends"][0].as_u64().unwrap();
-    assert!(late * 10 <= r["complete"].as_u64().unwrap(), "{late} late sends on a fast server");
+    assert!(
+        late * 10 <= r["complete"].as_u64().unwrap(),
+        "{late} late sends on a fast server"
+    );
     assert_eq!(doc["rate"]["requested_per_sec"], 200.0);
 }
 
@@ -221,7 +293,10 @@ fn open_loop_reports_late_sends_on_a_slow_server() {
     assert!(late > 20, "only {late} late sends: {r}");
     assert!(f(&r["figures"]["hits_per_sec"]) < 60.0, "{r}");
     // Latency counts from the intended send, so the queueing shows: p99 well above the 50 ms service.
-    assert!(f(&r["latency"]["total"]["percentiles_ms"]["99"]) > 200.0, "{r}");
+    assert!(
+        f(&r["latency"]["total"]["percentiles_ms"]["99"]) > 200.0,
+        "{r}"
+    );
 }
 
 #[test]
@@ -277,6 +352,9 @@ fn bad_specs_get_one_line() {
         let err = stderr(&out);
         assert!(!out.status.success(), "{all:?} succeeded");
         assert_eq!(err.lines().count(), 1, "{all:?}: {err}");
-        assert!(err.starts_with("webstand: error: ") && err.contains(needle), "{all:?}: {err}");
+        assert!(
+            err.starts_with("webstand: error: ") && err.contains(needle),
+            "{all:?}: {err}"
+        );
     }
 }

@@ -32,7 +32,10 @@ fn plan_for(server: &Running, w: &Workload, stop: Stop, clients: usize) -> Plan 
 }
 
 fn bounded(requests: u64, secs: u64) -> Stop {
-    Stop { requests: Some(requests), duration: Some(Duration::from_secs(secs)) }
+    Stop {
+        requests: Some(requests),
+        duration: Some(Duration::from_secs(secs)),
+    }
 }
 
 #[test]
@@ -43,14 +46,26 @@ fn fixtures_are_the_same_bytes_twice_and_match_the_seeds() {
     for e in &ma.files {
         let rel = &e.path[1..];
         let x = std::fs::read(a.path().join(rel)).unwrap();
-        assert_eq!(x, std::fs::read(b.path().join(rel)).unwrap(), "{} differs", e.path);
+        assert_eq!(
+            x,
+            std::fs::read(b.path().join(rel)).unwrap(),
+            "{} differs",
+            e.path
+        );
         assert_eq!(x.len() as u64, e.size, "{}", e.path);
     }
     assert_eq!(ma.small_paths().len(), 1000);
     assert_eq!(ma.get("/2k.html").unwrap().size, 2048);
     assert_eq!(ma.get("/large/1M.bin").unwrap().size, 1 << 20);
-    for f in webstone::preset("webstone1").unwrap().files.iter().chain(&webstone::preset("webstone2").unwrap().files) {
-        let e = ma.get(&f.path).unwrap_or_else(|| panic!("{} missing", f.path));
+    for f in webstone::preset("webstone1")
+        .unwrap()
+        .files
+        .iter()
+        .chain(&webstone::preset("webstone2").unwrap().files)
+    {
+        let e = ma
+            .get(&f.path)
+            .unwrap_or_else(|| panic!("{} missing", f.path));
         if let Some(size) = f.size {
             assert_eq!(e.size, size, "{}", f.path);
         }
@@ -58,10 +73,17 @@ fn fixtures_are_the_same_bytes_twice_and_match_the_seeds() {
     let hello = ma.get("/cgi-bin/hello").unwrap();
     assert!(hello.cgi);
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(a.path().join("cgi-bin/hello")).unwrap().permissions().mode();
+    let mode = std::fs::metadata(a.path().join("cgi-bin/hello"))
+        .unwrap()
+        .permissions()
+        .mode();
     assert!(mode & 0o111 != 0, "cgi-bin/hello is not executable");
-    let out = std::process::Command::new(a.path().join("cgi-bin/hello")).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("Content-Type: text/plain\r\n\r\nHello"));
+    let out = std::process::Command::new(a.path().join("cgi-bin/hello"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("Content-Type: text/plain\r\n\r\nHello")
+    );
 }
 
 /// Observed counts match the weights: each file's count lies within 4.5 binomial standard deviations
@@ -90,9 +112,17 @@ fn webstone_mixes_match_their_weights() {
     for (name, n) in [("webstone2", 12_000), ("webstone1", 12_000)] {
         let list = webstone::preset(name).unwrap();
         let w = Workload::weighted(name, &list, 7).unwrap();
-        let r = webstand_engine::run(&plan_for(&server, &w, bounded(n, 60), 8), Arc::new(Live::default())).unwrap();
+        let r = webstand_engine::run(
+            &plan_for(&server, &w, bounded(n, 60), 8),
+            Arc::new(Live::default()),
+        )
+        .unwrap();
         assert_eq!(r.failed.total(), 0, "{name}: {:?}", r.failed);
-        assert!(r.complete > n / 2, "{name}: only {} requests in the time bound", r.complete);
+        assert!(
+            r.complete > n / 2,
+            "{name}: only {} requests in the time bound",
+            r.complete
+        );
         assert_mix(&list, &r);
     }
 }
@@ -101,14 +131,25 @@ fn webstone_mixes_match_their_weights() {
 fn url_file_fetches_every_line_at_random() {
     let (dir, _) = fixtures_dir();
     let server = serve(dir.path(), &[]);
-    let text = format!("# three files\n/2k.html\nhttp://{}/small/007.html\n\n/file1k.html\n", server.addr);
+    let text = format!(
+        "# three files\n/2k.html\nhttp://{}/small/007.html\n\n/file1k.html\n",
+        server.addr
+    );
     let f = urlfile::parse(&text, "urls").unwrap();
     assert_eq!(f.origin, Some(format!("http://{}", server.addr)));
     let w = Workload::uniform("urls", &f.paths(), 1).unwrap();
-    let r = webstand_engine::run(&plan_for(&server, &w, bounded(3000, 30), 4), Arc::new(Live::default())).unwrap();
+    let r = webstand_engine::run(
+        &plan_for(&server, &w, bounded(3000, 30), 4),
+        Arc::new(Live::default()),
+    )
+    .unwrap();
     assert_eq!(r.complete, 3000);
     for &seen in &r.per_request {
-        assert!((800..=1200).contains(&seen), "uniform pick is off: {:?}", r.per_request);
+        assert!(
+            (800..=1200).contains(&seen),
+            "uniform pick is off: {:?}",
+            r.per_request
+        );
     }
 }
 
@@ -161,7 +202,10 @@ fn manifest_checksums_catch_a_changed_file() {
     std::thread::sleep(Duration::from_millis(1500));
     let dirty = sweep(dir.path());
     let bad = dirty["failed"]["length"].as_u64().unwrap();
-    assert!((200..=500).contains(&bad), "expected about 350 checksum failures of 1000, got {bad}: {dirty}");
+    assert!(
+        (200..=500).contains(&bad),
+        "expected about 350 checksum failures of 1000, got {bad}: {dirty}"
+    );
 }
 
 #[test]
@@ -170,7 +214,15 @@ fn first_fetch_checksums_catch_a_file_changed_during_a_run() {
     let server = serve(dir.path(), &[]);
     let w = Workload::single("/2k.html").with_checksum(None);
     assert_eq!(w.requests[0].expect, Some(BodyCheck::FirstFetch));
-    let plan = plan_for(&server, &w, Stop { requests: Some(10_000_000), duration: Some(Duration::from_secs(3)) }, 2);
+    let plan = plan_for(
+        &server,
+        &w,
+        Stop {
+            requests: Some(10_000_000),
+            duration: Some(Duration::from_secs(3)),
+        },
+        2,
+    );
     let live = Arc::new(Live::default());
     let changer = {
         let file = dir.path().join("2k.html");
@@ -183,15 +235,28 @@ fn first_fetch_checksums_catch_a_file_changed_during_a_run() {
     changer.join().unwrap();
     assert!(!live.stop.load(Ordering::SeqCst));
     assert!(r.complete > 0, "nothing completed before the change");
-    assert!(r.failed.length > 0, "the change went unnoticed: {} complete, {:?}", r.complete, r.failed);
+    assert!(
+        r.failed.length > 0,
+        "the change went unnoticed: {} complete, {:?}",
+        r.complete,
+        r.failed
+    );
 }
 
 /// Runs `webstand ARGS`, expects failure with exactly one stderr line containing every `needles`.
 fn fails_with_one_line(args: &[&str], needles: &[&str]) {
     let out = run_with_timeout(args, Duration::from_secs(30));
     let err = stderr(&out);
-    assert!(!out.status.success(), "{args:?} succeeded: {}", stdout(&out));
-    assert_eq!(err.lines().count(), 1, "{args:?}: expected one line, got:\n{err}");
+    assert!(
+        !out.status.success(),
+        "{args:?} succeeded: {}",
+        stdout(&out)
+    );
+    assert_eq!(
+        err.lines().count(),
+        1,
+        "{args:?}: expected one line, got:\n{err}"
+    );
     for n in needles {
         assert!(err.contains(n), "{args:?}: {err:?} lacks {n:?}");
     }
@@ -206,20 +271,47 @@ fn bad_lists_get_one_line_naming_file_line_and_expectation() {
         p.to_str().unwrap().to_string()
     };
     let url = "http://127.0.0.1:9/";
-    let malformed = write("bad.txt", "/file500.html 350 #500\n/file5k.html five #5125\n");
-    fails_with_one_line(&["sweep", url, "--filelist", &malformed], &["bad.txt:2:", "expected '/PATH WEIGHT [#SIZE]'"]);
-    let classes = write("classes.txt", "2\n40 2\n/file2k.html\n/file3k.html\n25\n/file1k.html\n");
+    let malformed = write(
+        "bad.txt",
+        "/file500.html 350 #500\n/file5k.html five #5125\n",
+    );
+    fails_with_one_line(
+        &["sweep", url, "--filelist", &malformed],
+        &["bad.txt:2:", "expected '/PATH WEIGHT [#SIZE]'"],
+    );
+    let classes = write(
+        "classes.txt",
+        "2\n40 2\n/file2k.html\n/file3k.html\n25\n/file1k.html\n",
+    );
     fails_with_one_line(
         &["sweep", url, "--filelist", &classes],
-        &["classes.txt:5:", "expected 'WEIGHT NFILES' for page class 2"],
+        &[
+            "classes.txt:5:",
+            "expected 'WEIGHT NFILES' for page class 2",
+        ],
     );
     let empty = write("empty.txt", "# nothing here\n\n");
-    fails_with_one_line(&["sweep", url, "--filelist", &empty], &["empty.txt", "empty"]);
+    fails_with_one_line(
+        &["sweep", url, "--filelist", &empty],
+        &["empty.txt", "empty"],
+    );
     let zero = write("zero.txt", "/a.html 0\n/b.html 0\n");
-    fails_with_one_line(&["sweep", url, "--filelist", &zero], &["zero.txt", "total weight", "zero"]);
+    fails_with_one_line(
+        &["sweep", url, "--filelist", &zero],
+        &["zero.txt", "total weight", "zero"],
+    );
     let urls = write("urls.txt", "/a.html\nftp://x/y\n");
-    fails_with_one_line(&["sweep", url, "--url-file", &urls], &["urls.txt:2:", "expected a path starting with '/'"]);
+    fails_with_one_line(
+        &["sweep", url, "--url-file", &urls],
+        &["urls.txt:2:", "expected a path starting with '/'"],
+    );
     let no_urls = write("none.txt", "\n");
-    fails_with_one_line(&["sweep", url, "--url-file", &no_urls], &["none.txt", "empty"]);
-    fails_with_one_line(&["sweep", url, "--filelist", "webstone3"], &["no file list", "webstone1, webstone2"]);
+    fails_with_one_line(
+        &["sweep", url, "--url-file", &no_urls],
+        &["none.txt", "empty"],
+    );
+    fails_with_one_line(
+        &["sweep", url, "--filelist", "webstone3"],
+        &["no file list", "webstone1, webstone2"],
+    );
 }

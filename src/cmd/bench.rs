@@ -12,9 +12,11 @@ use webstand_report::ab::{self, AbInfo};
 const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
+#[command(
+    after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
 webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/\n  \
-webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/ > run.json")]
+webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/ > run.json"
+)]
 pub struct Args {
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]
     #[arg(short = 'n', value_name = "REQUESTS")]
@@ -105,9 +107,13 @@ pub struct Args {
 /// Parses "30s", "500ms", "2m", "1h" or a bare number of seconds.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let v: f64 = num.parse().map_err(|_| format!("bad duration '{s}': expected e.g. 30s, 500ms, 2m"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("bad duration '{s}': expected e.g. 30s, 500ms, 2m"))?;
     let secs = match unit {
         "" | "s" => v,
         "ms" => v / 1000.0,
@@ -123,7 +129,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 
 /// Seconds given on the command line as a Duration, with a clear error for nonsense.
 fn seconds(v: f64, what: &str) -> anyhow::Result<Duration> {
-    if !(v > 0.0) {
+    if v.is_nan() || v <= 0.0 {
         bail!("{what} must be a positive number of seconds");
     }
     Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("{what} is too long"))
@@ -134,7 +140,10 @@ fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
         bail!("malformed header '{h}': expected 'Name: value'");
     };
     let name = name.trim();
-    let valid_name = !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
+    let valid_name = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
     if !valid_name || value.contains(['\r', '\n']) {
         bail!("malformed header '{h}': expected 'Name: value'");
     }
@@ -164,7 +173,10 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     };
     if let Some(n) = requests {
         if a.concurrency as u64 > n {
-            bail!("concurrency (-c {}) cannot be greater than the number of requests (-n {n})", a.concurrency);
+            bail!(
+                "concurrency (-c {}) cannot be greater than the number of requests (-n {n})",
+                a.concurrency
+            );
         }
     }
     if let Some(r) = a.rate {
@@ -172,14 +184,25 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
             bail!("--rate must be a number of requests per second of at least 0.001");
         }
     }
-    let headers = a.headers.iter().map(|h| parse_header(h)).collect::<anyhow::Result<Vec<_>>>()?;
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let body = match &a.post_file {
-        Some(p) => Some((std::fs::read(p).with_context(|| format!("cannot read -p file {}", p.display()))?, a.content_type.clone())),
+        Some(p) => Some((
+            std::fs::read(p).with_context(|| format!("cannot read -p file {}", p.display()))?,
+            a.content_type.clone(),
+        )),
         None => None,
     };
     let method = match (&a.method, &body) {
         (Some(m), _) => {
-            if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
+            if m.is_empty()
+                || !m
+                    .bytes()
+                    .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
+            {
                 bail!("bad method '{m}'");
             }
             m.to_ascii_uppercase()
@@ -191,15 +214,28 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     let (target, path) = parse_url(&a.url)?;
     let mut plan = Plan::new(target, &path);
     plan.shape = match a.rate {
-        Some(rate) => Shape::Open { clients: a.concurrency, rate, jitter: a.jitter },
-        None => Shape::Closed { clients: a.concurrency },
+        Some(rate) => Shape::Open {
+            clients: a.concurrency,
+            rate,
+            jitter: a.jitter,
+        },
+        None => Shape::Closed {
+            clients: a.concurrency,
+        },
     };
-    plan.stop = Stop { requests, duration: limit };
+    plan.stop = Stop {
+        requests,
+        duration: limit,
+    };
     plan.threads = a.threads;
     plan.keep_alive = a.keep_alive || a.pipeline > 1;
     plan.pipeline = a.pipeline;
     plan.timeout = timeout;
-    plan.http_version = if a.http10 { HttpVersion::Http10 } else { HttpVersion::Http11 };
+    plan.http_version = if a.http10 {
+        HttpVersion::Http10
+    } else {
+        HttpVersion::Http11
+    };
     plan.method = method;
     plan.headers = headers;
     plan.body = body;
@@ -216,7 +252,8 @@ fn probe(plan: &Plan) -> anyhow::Result<()> {
     let t = &plan.target;
     let mut last = None;
     for addr in &t.addrs {
-        match std::net::TcpStream::connect_timeout(addr, plan.timeout.min(Duration::from_secs(10))) {
+        match std::net::TcpStream::connect_timeout(addr, plan.timeout.min(Duration::from_secs(10)))
+        {
             Ok(_) => return Ok(()),
             Err(e) => last = Some(e),
         }
@@ -240,7 +277,13 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
         println!("Benchmarking {} (be patient)", plan.target.host);
     }
     let result = {
-        let _progress = crate::progress::start("bench", live.clone(), plan.stop.requests, plan.stop.duration, args.quiet);
+        let _progress = crate::progress::start(
+            "bench",
+            live.clone(),
+            plan.stop.requests,
+            plan.stop.duration,
+            args.quiet,
+        );
         webstand_engine::run(&plan, live)?
     };
     if refused(&result) && !result.interrupted {
@@ -301,8 +344,21 @@ fn save(global: &Global, args: &Args, result: &RunResult) {
             target: args.url.clone(),
         };
         let run = store.begin_run(&meta)?;
-        store.add_level(run, "", args.concurrency, result.server_software.as_deref(), result)?;
-        store.finish_run(run, if result.interrupted { "interrupted" } else { "complete" })?;
+        store.add_level(
+            run,
+            "",
+            args.concurrency,
+            result.server_software.as_deref(),
+            result,
+        )?;
+        store.finish_run(
+            run,
+            if result.interrupted {
+                "interrupted"
+            } else {
+                "complete"
+            },
+        )?;
         Ok(())
     })();
     if let Err(e) = outcome {

@@ -18,8 +18,15 @@ pub struct Args {
 }
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
-    let large_sizes = args.large_size.split(',').map(fixtures::parse_size).collect::<Result<Vec<u64>>>()?;
-    let opts = fixtures::Options { large_sizes, ..Default::default() };
+    let large_sizes = args
+        .large_size
+        .split(',')
+        .map(fixtures::parse_size)
+        .collect::<Result<Vec<u64>>>()?;
+    let opts = fixtures::Options {
+        large_sizes,
+        ..Default::default()
+    };
     let manifest = fixtures::write(&args.dir, &opts)?;
     let bytes: u64 = manifest.files.iter().map(|e| e.size).sum();
     println!(

@@ -105,10 +105,13 @@ fn when(unix: f64) -> String {
 fn run_id(store: &Store, spec: &str) -> anyhow::Result<RunId> {
     let spec = spec.trim();
     if spec == "last" {
-        return store.last_run()?.with_context(|| format!("no runs saved yet in {}", store.path().display()));
+        return store
+            .last_run()?
+            .with_context(|| format!("no runs saved yet in {}", store.path().display()));
     }
-    spec.parse::<RunId>()
-        .map_err(|_| anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`"))
+    spec.parse::<RunId>().map_err(|_| {
+        anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`")
+    })
 }
 
 /// Resolves `3`, `last`, `3,4,5` or `3-5` to run ids.
@@ -163,14 +166,30 @@ fn shown_status(run: &StoredRun) -> &str {
 
 fn details(run: &StoredRun) -> Vec<(String, String)> {
     let m = &run.machine;
-    let took = run.finished_unix.map(|f| format!(" (took {:.1} s)", f - run.started_unix)).unwrap_or_default();
-    let mut servers: Vec<&str> = run.levels.iter().filter_map(|l| l.server_version.as_deref()).collect();
+    let took = run
+        .finished_unix
+        .map(|f| format!(" (took {:.1} s)", f - run.started_unix))
+        .unwrap_or_default();
+    let mut servers: Vec<&str> = run
+        .levels
+        .iter()
+        .filter_map(|l| l.server_version.as_deref())
+        .collect();
     servers.dedup();
     let mut d = vec![
-        ("When".to_string(), format!("{}{took}", when(run.started_unix))),
+        (
+            "When".to_string(),
+            format!("{}{took}", when(run.started_unix)),
+        ),
         ("Command".into(), run.meta.command_line.clone()),
         ("webstand".into(), run.version.clone()),
-        ("Machine".into(), format!("{}, {} cores, {}, host {}", m.cpu_model, m.cores, m.kernel, m.hostname)),
+        (
+            "Machine".into(),
+            format!(
+                "{}, {} cores, {}, host {}",
+                m.cpu_model, m.cores, m.kernel, m.hostname
+            ),
+        ),
         (
             "Status".into(),
             format!(
@@ -190,7 +209,9 @@ fn details(run: &StoredRun) -> Vec<(String, String)> {
 /// ab's report of a bench run, from what the history keeps (the URL, the level's clients and the
 /// command line's -k/-l flags).
 fn ab_report(run: &StoredRun) -> Option<String> {
-    let [level] = run.levels.as_slice() else { return None };
+    let [level] = run.levels.as_slice() else {
+        return None;
+    };
     let (target, path) = webstand_engine::parse_url(&run.meta.target).ok()?;
     let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
     let info = webstand_report::ab::AbInfo {
@@ -245,14 +266,24 @@ fn compare_tables(run: &StoredRun) -> String {
             .filter_map(|g| {
                 let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == g).collect();
                 let peak = webstand_report::tables::peak(&lv)?;
-                let stored: Vec<&webstand_store::StoredLevel> = run.levels.iter().filter(|l| l.group == g).collect();
-                let at_peak = stored.iter().find(|l| std::ptr::eq(&l.result, peak.result)).and_then(|l| l.server);
-                let peak_rss_kib = stored.iter().filter_map(|l| l.server.and_then(|s| s.peak_rss_kib)).max();
+                let stored: Vec<&webstand_store::StoredLevel> =
+                    run.levels.iter().filter(|l| l.group == g).collect();
+                let at_peak = stored
+                    .iter()
+                    .find(|l| std::ptr::eq(&l.result, peak.result))
+                    .and_then(|l| l.server);
+                let peak_rss_kib = stored
+                    .iter()
+                    .filter_map(|l| l.server.and_then(|s| s.peak_rss_kib))
+                    .max();
                 let r = peak.result;
                 let server = split(g).0;
                 // The lab records "nginx 1.22.1"; the table has its own server column.
                 let version = peak.server_version.unwrap_or("");
-                let version = version.strip_prefix(&format!("{server} ")).unwrap_or(version).to_string();
+                let version = version
+                    .strip_prefix(&format!("{server} "))
+                    .unwrap_or(version)
+                    .to_string();
                 Some(webstand_report::compare::WorkloadRow {
                     server,
                     version,
@@ -292,7 +323,10 @@ fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
         if !group.is_empty() {
             out.push_str(&format!("{group}\n"));
         }
-        out.push_str(&webstand_report::tables::render(layout.unwrap_or_else(|| layout_of(run)), &lv));
+        out.push_str(&webstand_report::tables::render(
+            layout.unwrap_or_else(|| layout_of(run)),
+            &lv,
+        ));
         out.push('\n');
     }
     if run.levels.is_empty() {
@@ -318,9 +352,16 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     if a.limit > 0 && runs.len() > a.limit {
         runs.drain(..runs.len() - a.limit);
     }
-    let mut text = format!("{:>5}  {:<29}  {:<8} {:>6}  {:<11}  Target\n", "Id", "When", "Kind", "Levels", "Status");
+    let mut text = format!(
+        "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  Target\n",
+        "Id", "When", "Kind", "Levels", "Status"
+    );
     for r in &runs {
-        let status = if r.status == "running" { "unfinished" } else { &r.status };
+        let status = if r.status == "running" {
+            "unfinished"
+        } else {
+            &r.status
+        };
         text += &format!(
             "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  {}\n",
             r.id,
@@ -354,7 +395,10 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
 pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let load = |spec: &str| -> anyhow::Result<Vec<StoredRun>> {
-        run_ids(&store, spec)?.into_iter().map(|id| store.load_run(id)).collect()
+        run_ids(&store, spec)?
+            .into_iter()
+            .map(|id| store.load_run(id))
+            .collect()
     };
     let (runs_a, runs_b) = (load(&a.run_a)?, load(&a.run_b)?);
     let side = |runs: &[StoredRun]| -> anyhow::Result<String> {
@@ -368,8 +412,14 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
             first.meta.target
         ))
     };
-    let side_a = Side { name: side(&runs_a)?, levels: runs_a.iter().flat_map(levels).collect() };
-    let side_b = Side { name: side(&runs_b)?, levels: runs_b.iter().flat_map(levels).collect() };
+    let side_a = Side {
+        name: side(&runs_a)?,
+        levels: runs_a.iter().flat_map(levels).collect(),
+    };
+    let side_b = Side {
+        name: side(&runs_b)?,
+        levels: runs_b.iter().flat_map(levels).collect(),
+    };
     let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
@@ -379,7 +429,9 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
 fn write_out(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     use std::io::Write;
     match path {
-        Some(p) => std::fs::write(p, bytes).with_context(|| format!("cannot write {}", p.display())),
+        Some(p) => {
+            std::fs::write(p, bytes).with_context(|| format!("cannot write {}", p.display()))
+        }
         // A reader that stopped early (`| head`) is not an error.
         None => match std::io::stdout().lock().write_all(bytes) {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -470,21 +522,32 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-    let title = a
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("webstand report: run{} {}", if ids.len() > 1 { "s" } else { "" }, ids.join(", ")));
+    let title = a.title.clone().unwrap_or_else(|| {
+        format!(
+            "webstand report: run{} {}",
+            if ids.len() > 1 { "s" } else { "" },
+            ids.join(", ")
+        )
+    });
     let page = html::render(&title, &report_runs);
     write_out(Some(&a.output), page.html.as_bytes())?;
     for (dir, ext) in [(&a.svg, "svg"), (&a.png, "png")] {
         let Some(dir) = dir else { continue };
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for c in &page.charts {
-            let bytes = if ext == "svg" { c.svg.clone().into_bytes() } else { html::png(&c.svg)? };
+            let bytes = if ext == "svg" {
+                c.svg.clone().into_bytes()
+            } else {
+                html::png(&c.svg)?
+            };
             write_out(Some(&dir.join(format!("{}.{ext}", c.name))), &bytes)?;
         }
     }
-    eprintln!("webstand: wrote {} ({} charts)", a.output.display(), page.charts.len());
+    eprintln!(
+        "webstand: wrote {} ({} charts)",
+        a.output.display(),
+        page.charts.len()
+    );
     Ok(0)
 }
 

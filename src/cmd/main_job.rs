@@ -34,13 +34,32 @@ const SMALL_CLIENTS: [usize; 3] = [4, 16, 64];
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let (length, small_length, warmup) = if args.full {
-        let stop = Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(600)) };
-        (stop.clone(), stop, Stop { requests: None, duration: Some(Duration::from_secs(2)) })
+        let stop = Stop {
+            requests: Some(1_000_000),
+            duration: Some(Duration::from_secs(600)),
+        };
+        (
+            stop.clone(),
+            stop,
+            Stop {
+                requests: None,
+                duration: Some(Duration::from_secs(2)),
+            },
+        )
     } else {
         (
-            Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(5)) },
-            Stop { requests: Some(1_000_000), duration: Some(Duration::from_secs(4)) },
-            Stop { requests: None, duration: Some(Duration::from_millis(500)) },
+            Stop {
+                requests: Some(1_000_000),
+                duration: Some(Duration::from_secs(5)),
+            },
+            Stop {
+                requests: Some(1_000_000),
+                duration: Some(Duration::from_secs(4)),
+            },
+            Stop {
+                requests: None,
+                duration: Some(Duration::from_millis(500)),
+            },
         )
     };
     let mut server = Embedded::start()?;
@@ -59,7 +78,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let tenon_workload = Workload::single(fixtures::TENON_FILE);
     tenon_workload.apply(&mut plan);
     let spec = SweepSpec::uniform(&TENON_CLIENTS, length, Some(warmup.clone()));
-    eprintln!("webstand: Tenon's sweep: GET {} at {:?} clients", fixtures::TENON_FILE, TENON_CLIENTS);
+    eprintln!(
+        "webstand: Tenon's sweep: GET {} at {:?} clients",
+        fixtures::TENON_FILE,
+        TENON_CLIENTS
+    );
     let tenon = session.sweep(&spec, &plan, &tenon_workload.name)?;
 
     let small = if tenon.interrupted {
@@ -76,13 +99,22 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         Some(session.sweep(&spec, &plan, &w.name)?)
     };
 
-    println!("Tenon's sweep: GET {} on webstand serve (closed loop, no keep-alive)\n", fixtures::TENON_FILE);
-    print!("{}", webstand_report::tables::render(Layout::Tenon, &tenon.report_levels()));
+    println!(
+        "Tenon's sweep: GET {} on webstand serve (closed loop, no keep-alive)\n",
+        fixtures::TENON_FILE
+    );
+    print!(
+        "{}",
+        webstand_report::tables::render(Layout::Tenon, &tenon.report_levels())
+    );
     println!();
     print!("{}", webstand_report::tables::full(&tenon.report_levels()));
     if let Some(small) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
-        print!("{}", webstand_report::tables::render(Layout::Full, &small.report_levels()));
+        print!(
+            "{}",
+            webstand_report::tables::render(Layout::Full, &small.report_levels())
+        );
     }
     let interrupted = tenon.interrupted || small.as_ref().is_some_and(|s| s.interrupted);
     drop(server);
@@ -106,7 +138,8 @@ pub struct Embedded {
 impl Embedded {
     pub fn start() -> Result<Embedded> {
         let dir = std::env::temp_dir().join(format!("webstand-main-{}", std::process::id()));
-        let manifest = fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
+        let manifest =
+            fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let exe = std::env::current_exe().context("cannot find the webstand executable")?;
@@ -118,7 +151,9 @@ impl Embedded {
         } else {
             Command::new(&exe)
         };
-        cmd.arg("serve").arg(&dir).args(["--listen", &addr.to_string()]);
+        cmd.arg("serve")
+            .arg(&dir)
+            .args(["--listen", &addr.to_string()]);
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // And it dies with us even if we are killed outright, so no server is left behind.
@@ -135,8 +170,19 @@ impl Embedded {
             .stderr(Stdio::inherit())
             .spawn()
             .context("cannot start webstand serve")?;
-        let pinning = if pin { "server on CPU 0" } else { "not pinned: needs taskset and 2 CPUs" }.to_string();
-        let mut e = Embedded { dir, addr, manifest, pinning, child };
+        let pinning = if pin {
+            "server on CPU 0"
+        } else {
+            "not pinned: needs taskset and 2 CPUs"
+        }
+        .to_string();
+        let mut e = Embedded {
+            dir,
+            addr,
+            manifest,
+            pinning,
+            child,
+        };
         e.wait_listening()?;
         Ok(e)
     }
@@ -177,15 +223,18 @@ impl Drop for Embedded {
 }
 
 fn cpus() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
 }
 
 fn which(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(program))))
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(program))))
 }
 
 fn is_executable(p: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
-

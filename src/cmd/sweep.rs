@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use webstand_engine::{Live, Plan, Stop};
 use webstand_lab::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
-use webstand_lab::sweep::{self as lab_sweep, Level, LevelSpec, Observer, Rate, SweepResult, SweepSpec};
+use webstand_lab::sweep::{
+    self as lab_sweep, Level, LevelSpec, Observer, Rate, SweepResult, SweepSpec,
+};
 use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
 use webstand_store::{RunId, RunMeta, ServerFigures, Store};
@@ -169,8 +171,14 @@ struct PresetDefaults {
 }
 
 fn preset_defaults(p: Preset) -> PresetDefaults {
-    let secs = |s| Stop { requests: None, duration: Some(Duration::from_secs(s)) };
-    let reqs = |n| Stop { requests: Some(n), duration: None };
+    let secs = |s| Stop {
+        requests: None,
+        duration: Some(Duration::from_secs(s)),
+    };
+    let reqs = |n| Stop {
+        requests: Some(n),
+        duration: None,
+    };
     let d = |clients: Vec<usize>, path, filelist, small_files, table, full| PresetDefaults {
         clients,
         path,
@@ -181,9 +189,14 @@ fn preset_defaults(p: Preset) -> PresetDefaults {
         fixed_levels: None,
     };
     match p {
-        Preset::Tenon => {
-            d(vec![1, 2, 4, 8, 16, 32], "/2k.html", None, false, Table::Sweep(Layout::Tenon), reqs(1_000_000))
-        }
+        Preset::Tenon => d(
+            vec![1, 2, 4, 8, 16, 32],
+            "/2k.html",
+            None,
+            false,
+            Table::Sweep(Layout::Tenon),
+            reqs(1_000_000),
+        ),
         Preset::Webstone1 => d(
             (1..=8).map(|i| i * 16).collect(),
             "/",
@@ -200,42 +213,75 @@ fn preset_defaults(p: Preset) -> PresetDefaults {
             Table::Sweep(Layout::WebStone),
             secs(600),
         ),
-        Preset::ThttpdSmall => {
-            d(vec![1, 2, 4, 8, 16, 32, 64, 128, 256], "/", None, true, Table::Sweep(Layout::Full), secs(60))
-        }
+        Preset::ThttpdSmall => d(
+            vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
+            "/",
+            None,
+            true,
+            Table::Sweep(Layout::Full),
+            secs(60),
+        ),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
-                LevelSpec { clients: 5, stop: Stop { requests: Some(100), duration: Some(Duration::from_secs(60)) } },
+                LevelSpec {
+                    clients: 5,
+                    stop: Stop {
+                        requests: Some(100),
+                        duration: Some(Duration::from_secs(60)),
+                    },
+                },
                 LevelSpec {
                     clients: 100,
-                    stop: Stop { requests: Some(10_000), duration: Some(Duration::from_secs(60)) },
+                    stop: Stop {
+                        requests: Some(10_000),
+                        duration: Some(Duration::from_secs(60)),
+                    },
                 },
             ]),
-            ..d(vec![5, 100], "/file6k.html", None, false, Table::Ab, reqs(10_000))
+            ..d(
+                vec![5, 100],
+                "/file6k.html",
+                None,
+                false,
+                Table::Ab,
+                reqs(10_000),
+            )
         },
     }
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let preset = args.preset.map(preset_defaults);
-    let clients_arg = args.clients.as_deref().map(lab_sweep::parse_clients).transpose()?;
-    let duration = args.duration.as_deref().map(lab_sweep::parse_duration).transpose()?;
+    let clients_arg = args
+        .clients
+        .as_deref()
+        .map(lab_sweep::parse_clients)
+        .transpose()?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(lab_sweep::parse_duration)
+        .transpose()?;
     let warmup = parse_warmup(&args.warmup)?;
-    let timeout = lab_sweep::parse_duration(&args.timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let timeout =
+        lab_sweep::parse_duration(&args.timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
     if args.requests == Some(0) {
         bail!("-n must be at least 1 request per level");
     }
-    if args.find_max_users && !(args.max_error_pct >= 0.0) {
+    if args.find_max_users && (args.max_error_pct.is_nan() || args.max_error_pct < 0.0) {
         bail!("--max-error-pct must be 0 or more");
     }
-    if args.max_p99_ms.is_some_and(|p| !(p > 0.0)) {
+    if args.max_p99_ms.is_some_and(|p| p.is_nan() || p <= 0.0) {
         bail!("--max-p99-ms must be more than 0");
     }
 
     // The workload: the preset's unless a list option was given.
     let mut wargs = args.workload.clone();
-    if let Some(p) = preset.as_ref().filter(|_| !args.workload.chooses_requests()) {
+    if let Some(p) = preset
+        .as_ref()
+        .filter(|_| !args.workload.chooses_requests())
+    {
         wargs.filelist = p.filelist.map(str::to_string);
         wargs.small_files = p.small_files;
         if p.small_files {
@@ -248,12 +294,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         Some(f) => webstand_workload::urlfile::load(f)?.origin,
         None => None,
     };
-    let mut embedded = if args.url.is_none() && url_file_origin.is_none() { Some(Embedded::start()?) } else { None };
+    let mut embedded = if args.url.is_none() && url_file_origin.is_none() {
+        Some(Embedded::start()?)
+    } else {
+        None
+    };
     let url = match (&args.url, &url_file_origin, &embedded) {
         (Some(u), _, _) => u.clone(),
         (None, Some(o), _) => format!("{o}/"),
         (None, None, Some(e)) => e.url(preset.as_ref().map_or("/2k.html", |p| p.path)),
-        (None, None, None) => unreachable!("the embedded server starts when nothing names a target"),
+        (None, None, None) => {
+            unreachable!("the embedded server starts when nothing names a target")
+        }
     };
     let (target, url_path) = webstand_engine::parse_url(&url)?;
     let path = match &preset {
@@ -277,10 +329,19 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     // Levels and lengths.
     let stop = match (args.requests, duration, &preset) {
         (None, None, Some(p)) if args.full => p.full.clone(),
-        (None, None, _) => Stop { requests: None, duration: Some(Duration::from_secs(5)) },
-        (n, d, _) => Stop { requests: n, duration: d },
+        (None, None, _) => Stop {
+            requests: None,
+            duration: Some(Duration::from_secs(5)),
+        },
+        (n, d, _) => Stop {
+            requests: n,
+            duration: d,
+        },
     };
-    let warmup = (!warmup.is_zero()).then(|| Stop { requests: None, duration: Some(warmup) });
+    let warmup = (!warmup.is_zero()).then_some(Stop {
+        requests: None,
+        duration: Some(warmup),
+    });
     let clients = match (&clients_arg, &preset, rate) {
         (Some(c), _, _) => c.clone(),
         (None, Some(p), _) => p.clients.clone(),
@@ -288,11 +349,25 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         (None, None, None) => vec![1, 2, 4, 8, 16, 32],
     };
     let levels = match preset.as_ref().and_then(|p| p.fixed_levels.clone()) {
-        Some(fixed) if clients_arg.is_none() && args.requests.is_none() && duration.is_none() => fixed,
-        _ => clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(),
+        Some(fixed) if clients_arg.is_none() && args.requests.is_none() && duration.is_none() => {
+            fixed
+        }
+        _ => clients
+            .iter()
+            .map(|&c| LevelSpec {
+                clients: c,
+                stop: stop.clone(),
+            })
+            .collect(),
     };
-    let rate = rate.map(|rate| Rate { rate, jitter: args.jitter });
-    let table = args.table.or(preset.as_ref().map(|p| p.table)).unwrap_or(Table::Sweep(Layout::Full));
+    let rate = rate.map(|rate| Rate {
+        rate,
+        jitter: args.jitter,
+    });
+    let table = args
+        .table
+        .or(preset.as_ref().map(|p| p.table))
+        .unwrap_or(Table::Sweep(Layout::Full));
 
     let mut session = Session::open(global, "sweep", &url, args.quiet)?;
     if let Some(e) = &mut embedded {
@@ -311,7 +386,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             limit: args.max_clients,
             stop,
             warmup,
-            bounds: Bounds { max_error_pct: args.max_error_pct, max_p99_ms: args.max_p99_ms },
+            bounds: Bounds {
+                max_error_pct: args.max_error_pct,
+                max_p99_ms: args.max_p99_ms,
+            },
             precision: 0.05,
         };
         let found = session.max_users(&spec, &plan, &workload.name)?;
@@ -321,7 +399,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         return Ok(exit_code(found.interrupted));
     }
 
-    let spec = SweepSpec { levels, warmup, rate };
+    let spec = SweepSpec {
+        levels,
+        warmup,
+        rate,
+    };
     let result = session.sweep(&spec, &plan, &workload.name)?;
     let levels = result.report_levels();
     if args.json {
@@ -369,7 +451,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             }
         }
         if result.interrupted {
-            println!("Interrupted: the table shows the levels that completed (the last one partly).");
+            println!(
+                "Interrupted: the table shows the levels that completed (the last one partly)."
+            );
         }
     }
     let saved = session.finish(result.interrupted);
@@ -380,10 +464,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 
 fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
     let mut s = match rate {
-        Some(r) => format!("open loop at {} requests/s{}", r.rate, if r.jitter { " with jitter" } else { "" }),
+        Some(r) => format!(
+            "open loop at {} requests/s{}",
+            r.rate,
+            if r.jitter { " with jitter" } else { "" }
+        ),
         None => "closed loop".to_string(),
     };
-    s += if plan.keep_alive { ", keep-alive" } else { ", no keep-alive" };
+    s += if plan.keep_alive {
+        ", keep-alive"
+    } else {
+        ", no keep-alive"
+    };
     if plan.requests.iter().any(|r| r.expect.is_some()) {
         s += ", checksummed";
     }
@@ -418,7 +510,9 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
         println!("{}", serde_json::to_string_pretty(&doc).unwrap_or_default());
         return;
     }
-    println!("Max-users search on {workload} (bounds: {bounds_text}), levels in the order tried:\n");
+    println!(
+        "Max-users search on {workload} (bounds: {bounds_text}), levels in the order tried:\n"
+    );
     print!("{}", tables::full(&probes));
     for p in &found.probes {
         if let Some(why) = &p.broke {
@@ -484,15 +578,27 @@ impl Session {
     /// Opens the history and records the start of a run (a history that cannot be opened is
     /// reported and the run goes on unsaved).
     pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Session> {
-        let meta = RunMeta { kind: kind.to_string(), command_line: command_line(), target: target.to_string() };
-        let store = match Store::open(global.db.as_deref()).and_then(|s| s.begin_run(&meta).map(|id| (s, id))) {
+        let meta = RunMeta {
+            kind: kind.to_string(),
+            command_line: command_line(),
+            target: target.to_string(),
+        };
+        let store = match Store::open(global.db.as_deref())
+            .and_then(|s| s.begin_run(&meta).map(|id| (s, id)))
+        {
             Ok(s) => Some(s),
             Err(e) => {
                 eprintln!("webstand: warning: results will not be saved: {e:#}");
                 None
             }
         };
-        Ok(Session { store, quiet, group: String::new(), server_version: None, progress: None })
+        Ok(Session {
+            store,
+            quiet,
+            group: String::new(),
+            server_version: None,
+            progress: None,
+        })
     }
 
     pub fn note(&self, text: &str) {
@@ -506,7 +612,12 @@ impl Session {
         lab_sweep::run(spec, plan, workload, self)
     }
 
-    pub fn max_users(&mut self, spec: &MaxUsersSpec, plan: &Plan, workload: &str) -> Result<MaxUsers> {
+    pub fn max_users(
+        &mut self,
+        spec: &MaxUsersSpec,
+        plan: &Plan,
+        workload: &str,
+    ) -> Result<MaxUsers> {
         self.group = workload.to_string();
         maxusers::find(spec, plan, self)
     }
@@ -523,14 +634,21 @@ impl Session {
 
     /// Marks the run finished ("complete" or "interrupted"); returns where it was saved, to print.
     pub fn finish(&mut self, interrupted: bool) -> Option<String> {
-        self.finish_as(if interrupted { "interrupted" } else { "complete" })
+        self.finish_as(if interrupted {
+            "interrupted"
+        } else {
+            "complete"
+        })
     }
 
     /// Marks the run finished with `status` ("complete", "interrupted" or "failed").
     pub fn finish_as(&mut self, status: &str) -> Option<String> {
         let (store, id) = self.store.take()?;
         match store.finish_run(id, status) {
-            Ok(()) => Some(format!("Saved as run {id} in {} (see `webstand show {id}`)", store.path().display())),
+            Ok(()) => Some(format!(
+                "Saved as run {id} in {} (see `webstand show {id}`)",
+                store.path().display()
+            )),
             Err(e) => {
                 eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
                 None
@@ -545,7 +663,13 @@ impl Observer for Session {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         let label = format!("{}: {label}", self.group);
-        self.progress = Some(progress::start(&label, live.clone(), plan.stop.requests, plan.stop.duration, self.quiet));
+        self.progress = Some(progress::start(
+            &label,
+            live.clone(),
+            plan.stop.requests,
+            plan.stop.duration,
+            self.quiet,
+        ));
     }
     fn run_ended(&mut self) {
         self.progress = None;
@@ -561,7 +685,10 @@ impl Observer for Session {
             if r.interrupted { " (interrupted)" } else { "" }
         ));
         if let Some((store, id)) = &self.store {
-            let version = self.server_version.as_deref().or(r.server_software.as_deref());
+            let version = self
+                .server_version
+                .as_deref()
+                .or(r.server_software.as_deref());
             if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
                 eprintln!("webstand: warning: results will not be saved: {e:#}");
                 self.store = None;

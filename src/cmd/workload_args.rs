@@ -64,7 +64,9 @@ impl WorkloadArgs {
         } else if let Some(list) = &self.filelist {
             let (name, parsed) = match webstone::preset(list) {
                 Some(l) => (list.clone(), l),
-                None if Path::new(list).exists() => (file_name(Path::new(list)), webstone::load(Path::new(list))?),
+                None if Path::new(list).exists() => {
+                    (file_name(Path::new(list)), webstone::load(Path::new(list))?)
+                }
                 None => bail!("no file list {list:?}: expected webstone1, webstone2 or a file"),
             };
             Workload::weighted(&name, &parsed, self.seed)?
@@ -88,10 +90,15 @@ impl WorkloadArgs {
     /// options; `sweep` calls [`Self::resolve`] to pass its own fixtures' manifest.)
     #[allow(dead_code)]
     pub fn apply(&self, plan: &mut Plan) -> Result<String> {
-        let path = plan.requests.first().map(|r| r.path.clone()).unwrap_or_else(|| "/".to_string());
+        let path = plan
+            .requests
+            .first()
+            .map(|r| r.path.clone())
+            .unwrap_or_else(|| "/".to_string());
         let r = self.resolve(&path, None)?;
         if let Some(origin) = &r.origin {
-            let (t, _) = webstand_engine::parse_url(origin).with_context(|| format!("URL file origin {origin}"))?;
+            let (t, _) = webstand_engine::parse_url(origin)
+                .with_context(|| format!("URL file origin {origin}"))?;
             if (t.host.as_str(), t.port) != (plan.target.host.as_str(), plan.target.port) {
                 bail!(
                     "the URL file names {origin} but the target is {}:{} (one target per run)",
@@ -106,5 +113,7 @@ impl WorkloadArgs {
 }
 
 fn file_name(p: &Path) -> String {
-    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| p.display().to_string())
+    p.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| p.display().to_string())
 }

@@ -55,7 +55,11 @@ pub fn stderr(o: &Output) -> String {
 
 /// A loopback port that was free a moment ago.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// Waits until something accepts connections on `addr`.
@@ -98,7 +102,10 @@ pub fn serve(dir: &Path, extra: &[&str]) -> Running {
         .spawn()
         .expect("spawn webstand serve");
     let running = Running { child, addr };
-    assert!(wait_listening(addr, Duration::from_secs(10)), "webstand serve never listened on {addr}");
+    assert!(
+        wait_listening(addr, Duration::from_secs(10)),
+        "webstand serve never listened on {addr}"
+    );
     running
 }
 
@@ -162,7 +169,10 @@ impl SlowServer {
                     }
                 }
                 std::thread::sleep(delay);
-                let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
                 let _ = s.write_all(head.as_bytes()).and_then(|_| s.write_all(body));
             });
         }

@@ -33,7 +33,11 @@ impl RunResult {
     /// Error level % = failed ÷ attempted × 100.
     pub fn error_pct(&self) -> f64 {
         let a = self.attempted();
-        if a == 0 { 0.0 } else { self.failed.total() as f64 * 100.0 / a as f64 }
+        if a == 0 {
+            0.0
+        } else {
+            self.failed.total() as f64 * 100.0 / a as f64
+        }
     }
     /// Little's load factor = Σ response times ÷ elapsed.
     pub fn littles_load(&self) -> f64 {
@@ -41,7 +45,11 @@ impl RunResult {
     }
     /// Mean latency in seconds (WebStone's "Latency").
     pub fn mean_latency_secs(&self) -> f64 {
-        if self.complete == 0 { 0.0 } else { self.latency_sum_us as f64 / 1e6 / self.complete as f64 }
+        if self.complete == 0 {
+            0.0
+        } else {
+            self.latency_sum_us as f64 / 1e6 / self.complete as f64
+        }
     }
     /// Latency at quantile `q` (0..=1), in milliseconds.
     pub fn latency_ms(&self, q: f64) -> f64 {
@@ -49,11 +57,19 @@ impl RunResult {
     }
     /// Keep-alive share: keep-alive requests ÷ complete.
     pub fn keep_alive_share(&self) -> f64 {
-        if self.complete == 0 { 0.0 } else { self.keep_alive_requests as f64 / self.complete as f64 }
+        if self.complete == 0 {
+            0.0
+        } else {
+            self.keep_alive_requests as f64 / self.complete as f64
+        }
     }
     /// The generator's CPU-µs per complete request (user + sys).
     pub fn cpu_us_per_request(&self) -> f64 {
-        if self.complete == 0 { 0.0 } else { self.cpu.total().as_secs_f64() * 1e6 / self.complete as f64 }
+        if self.complete == 0 {
+            0.0
+        } else {
+            self.cpu.total().as_secs_f64() * 1e6 / self.complete as f64
+        }
     }
 }
 
@@ -64,7 +80,12 @@ mod tests {
 
     #[test]
     fn figures_follow_their_definitions() {
-        let mut r = RunResult { elapsed: Duration::from_secs(2), complete: 1000, total_bytes: 2048 * 1000, ..Default::default() };
+        let mut r = RunResult {
+            elapsed: Duration::from_secs(2),
+            complete: 1000,
+            total_bytes: 2048 * 1000,
+            ..Default::default()
+        };
         r.failed.connect = 10;
         r.latency_sum_us = 4_000_000;
         assert_eq!(r.hits_per_sec(), 500.0);

@@ -9,8 +9,8 @@
 
 pub mod figures;
 pub mod plan;
-pub mod result;
 mod response;
+pub mod result;
 mod run;
 mod target;
 

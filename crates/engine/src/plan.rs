@@ -47,8 +47,14 @@ pub enum Pick {
 /// number of connections the sends are spread over.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
-    Closed { clients: usize },
-    Open { clients: usize, rate: f64, jitter: bool },
+    Closed {
+        clients: usize,
+    },
+    Open {
+        clients: usize,
+        rate: f64,
+        jitter: bool,
+    },
 }
 
 impl Shape {
@@ -102,10 +108,16 @@ impl Plan {
     pub fn new(target: Target, path: &str) -> Plan {
         Plan {
             target,
-            requests: vec![RequestSpec { path: path.to_string(), expect: None }],
+            requests: vec![RequestSpec {
+                path: path.to_string(),
+                expect: None,
+            }],
             pick: Pick::Single,
             shape: Shape::Closed { clients: 1 },
-            stop: Stop { requests: Some(1), duration: None },
+            stop: Stop {
+                requests: Some(1),
+                duration: None,
+            },
             threads: 0,
             keep_alive: false,
             pipeline: 1,

@@ -25,12 +25,21 @@ pub enum Feed {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Chunk {
     /// Reading hex digits of a chunk size (`digits` so far).
-    Size { size: u64, digits: u8 },
+    Size {
+        size: u64,
+        digits: u8,
+    },
     /// Skipping a chunk extension up to the end of the line.
-    Ext { size: u64 },
+    Ext {
+        size: u64,
+    },
     /// Saw CR after the size line, expecting LF.
-    SizeLf { size: u64 },
-    Data { left: u64 },
+    SizeLf {
+        size: u64,
+    },
+    Data {
+        left: u64,
+    },
     DataCr,
     DataLf,
     /// At the start of a trailer line (or the final empty line).
@@ -97,14 +106,20 @@ struct Head {
 }
 
 fn has_token(value: &[u8], token: &str) -> bool {
-    value.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
 }
 
 fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameError> {
     // Uninitialised header slots: initialising 64 of them per response would cost more than parsing.
     let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
     let mut resp = httparse::Response::new(&mut []);
-    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
+    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut resp,
+        buf,
+        &mut headers,
+    ) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => return Err("too many response headers"),
@@ -266,7 +281,11 @@ impl ResponseParser {
                         self.body(&data[pos..pos + take]);
                         pos += take;
                         let left = left - take as u64;
-                        self.state = State::Chunked(if left == 0 { Chunk::DataCr } else { Chunk::Data { left } });
+                        self.state = State::Chunked(if left == 0 {
+                            Chunk::DataCr
+                        } else {
+                            Chunk::Data { left }
+                        });
                         if pos == data.len() {
                             return Ok(Feed::More);
                         }
@@ -301,7 +320,10 @@ fn step_chunk(chunk: Chunk, b: u8) -> Result<Option<Chunk>, FrameError> {
                     return Err("chunk size too large");
                 }
                 let v = (b as char).to_digit(16).unwrap_or(0) as u64;
-                Chunk::Size { size: size * 16 + v, digits: digits + 1 }
+                Chunk::Size {
+                    size: size * 16 + v,
+                    digits: digits + 1,
+                }
             }
             _ if digits == 0 => return Err("bad chunk size"),
             b';' | b' ' | b'\t' => Chunk::Ext { size },
@@ -357,7 +379,11 @@ mod tests {
     use super::*;
 
     /// Feeds `data` in pieces of `step` bytes; returns (bytes consumed when complete, parser).
-    fn feed_in_steps(data: &[u8], step: usize, head_request: bool) -> (Result<Option<usize>, FrameError>, ResponseParser) {
+    fn feed_in_steps(
+        data: &[u8],
+        step: usize,
+        head_request: bool,
+    ) -> (Result<Option<usize>, FrameError>, ResponseParser) {
         let mut p = ResponseParser::default();
         p.begin(head_request);
         p.capture_server = true;
@@ -385,7 +411,10 @@ mod tests {
 
     #[test]
     fn content_length_body() {
-        let p = complete_at_every_split(b"HTTP/1.1 200 OK\r\nServer: x/1\r\nContent-Length: 5\r\n\r\nhello", false);
+        let p = complete_at_every_split(
+            b"HTTP/1.1 200 OK\r\nServer: x/1\r\nContent-Length: 5\r\n\r\nhello",
+            false,
+        );
         assert_eq!((p.status, p.body_len, p.keep_alive), (200, 5, true));
         assert_eq!(p.server.as_deref(), Some("x/1"));
     }
@@ -420,7 +449,10 @@ mod tests {
         let p = complete_at_every_split(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n", true);
         assert_eq!(p.body_len, 0);
         complete_at_every_split(b"HTTP/1.1 204 No Content\r\n\r\n", false);
-        let p = complete_at_every_split(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false);
+        let p = complete_at_every_split(
+            b"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n",
+            false,
+        );
         assert_eq!(p.status, 304);
     }
 
@@ -433,9 +465,15 @@ mod tests {
 
     #[test]
     fn connection_header_decides_keep_alive() {
-        let p = complete_at_every_split(b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n", false);
+        let p = complete_at_every_split(
+            b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
         assert!(!p.keep_alive);
-        let p = complete_at_every_split(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n", false);
+        let p = complete_at_every_split(
+            b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
         assert!(p.keep_alive);
     }
 
@@ -455,7 +493,11 @@ mod tests {
 
     #[test]
     fn short_body_is_not_complete() {
-        let (r, mut p) = feed_in_steps(b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 5, false);
+        let (r, mut p) = feed_in_steps(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+            5,
+            false,
+        );
         assert_eq!(r, Ok(None));
         assert!(!p.eof());
     }
@@ -465,7 +507,10 @@ mod tests {
         let mut p = ResponseParser::default();
         p.begin(false);
         p.hasher = Some(Sha256::new());
-        assert_eq!(p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"), Ok(Feed::Done(41)));
+        assert_eq!(
+            p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"),
+            Ok(Feed::Done(41))
+        );
         let d: [u8; 32] = p.hasher.take().unwrap().finalize().into();
         assert_eq!(d, <[u8; 32]>::from(Sha256::digest(b"abc")));
     }

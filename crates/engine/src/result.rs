@@ -46,7 +46,12 @@ impl Histograms {
     /// Empty histograms covering 1 µs to 1 hour at 3 significant figures.
     pub fn new() -> Histograms {
         let h = || Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
-        Histograms { total: h(), connect: h(), waiting: h(), processing: h() }
+        Histograms {
+            total: h(),
+            connect: h(),
+            waiting: h(),
+            processing: h(),
+        }
     }
     pub fn merge(&mut self, o: &Histograms) {
         // Same bounds everywhere, so adding cannot fail.

@@ -76,7 +76,9 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     let addr = pick_address(&plan.target.addrs)?;
     raise_fd_limit(clients as u64 + 64);
     let threads = match plan.threads {
-        0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        0 => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         n => n,
     }
     .min(clients)
@@ -85,7 +87,11 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     let shared = Shared {
         plan,
         addr,
-        reqs: plan.requests.iter().map(|r| request_bytes(plan, &r.path)).collect(),
+        reqs: plan
+            .requests
+            .iter()
+            .map(|r| request_bytes(plan, &r.path))
+            .collect(),
         head_request: plan.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: plan.keep_alive || plan.pipeline > 1,
         pipeline: plan.pipeline.max(1),
@@ -101,7 +107,11 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
     let start = Instant::now();
-    let shared = Shared { start, deadline: plan.stop.duration.map(|d| start + d), ..shared };
+    let shared = Shared {
+        start,
+        deadline: plan.stop.duration.map(|d| start + d),
+        ..shared
+    };
 
     let outs: Vec<anyhow::Result<(RunResult, Instant)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -111,10 +121,20 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
                 s.spawn(move || Worker::new(shared, i, share)?.run())
             })
             .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))).collect()
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
+            })
+            .collect()
     });
 
-    let mut result = RunResult { started_unix, per_request: vec![0; plan.requests.len()], ..Default::default() };
+    let mut result = RunResult {
+        started_unix,
+        per_request: vec![0; plan.requests.len()],
+        ..Default::default()
+    };
     let mut end = start;
     for out in outs {
         let (r, t) = out?;
@@ -185,7 +205,10 @@ fn thread_cpu() -> crate::CpuTime {
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    crate::CpuTime { user: d(ru.ru_utime), sys: d(ru.ru_stime) }
+    crate::CpuTime {
+        user: d(ru.ru_utime),
+        sys: d(ru.ru_stime),
+    }
 }
 
 /// What every thread reads: the plan and the per-request expectations set by the first responses.
@@ -224,8 +247,14 @@ impl Share {
             Shape::Open { rate, .. } => rate * my_clients as f64 / clients as f64,
             Shape::Closed { .. } => 0.0,
         };
-        let portion = |n: u64| ((n as u128 * hi as u128) / c as u128 - (n as u128 * lo as u128) / c as u128) as u64;
-        Share { clients: my_clients, requests: plan.stop.requests.map(portion), rate }
+        let portion = |n: u64| {
+            ((n as u128 * hi as u128) / c as u128 - (n as u128 * lo as u128) / c as u128) as u64
+        };
+        Share {
+            clients: my_clients,
+            requests: plan.stop.requests.map(portion),
+            rate,
+        }
     }
 }
 
@@ -343,9 +372,11 @@ impl<'a> Worker<'a> {
             _ => None,
         };
         let pacer = match sh.plan.shape {
-            Shape::Open { jitter, .. } if share.rate > 0.0 => {
-                Some(Pacer { next: now, interval: 1.0 / share.rate, jitter })
-            }
+            Shape::Open { jitter, .. } if share.rate > 0.0 => Some(Pacer {
+                next: now,
+                interval: 1.0 / share.rate,
+                jitter,
+            }),
             _ => None,
         };
         Ok(Worker {
@@ -353,7 +384,10 @@ impl<'a> Worker<'a> {
             poll: Poll::new()?,
             conns,
             buf: vec![0; READ_BUF],
-            r: RunResult { per_request: vec![0; sh.reqs.len()], ..Default::default() },
+            r: RunResult {
+                per_request: vec![0; sh.reqs.len()],
+                ..Default::default()
+            },
             budget: share.requests,
             outstanding: 0,
             ready: Vec::with_capacity(share.clients),
@@ -410,7 +444,10 @@ impl<'a> Worker<'a> {
             }
             if !self.ready.is_empty() {
                 wait = Duration::ZERO;
-            } else if batching && last_events < BATCH_MIN && self.outstanding >= BATCH_MIN_OUTSTANDING {
+            } else if batching
+                && last_events < BATCH_MIN
+                && self.outstanding >= BATCH_MIN_OUTSTANDING
+            {
                 std::thread::sleep(BATCH_WAIT);
             }
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
@@ -433,9 +470,15 @@ impl<'a> Worker<'a> {
             }
         }
         self.flush_live();
-        self.r.histograms.connect.saturating_record_n(0, self.zero_connects);
+        self.r
+            .histograms
+            .connect
+            .saturating_record_n(0, self.zero_connects);
         let cpu = thread_cpu();
-        self.r.cpu = crate::CpuTime { user: cpu.user.saturating_sub(cpu0.user), sys: cpu.sys.saturating_sub(cpu0.sys) };
+        self.r.cpu = crate::CpuTime {
+            user: cpu.user.saturating_sub(cpu0.user),
+            sys: cpu.sys.saturating_sub(cpu0.sys),
+        };
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;
@@ -446,13 +489,16 @@ impl<'a> Worker<'a> {
     fn flush_live(&mut self) {
         let l = self.sh.live;
         if self.live_complete > 0 {
-            l.complete.fetch_add(std::mem::take(&mut self.live_complete), Ordering::Relaxed);
+            l.complete
+                .fetch_add(std::mem::take(&mut self.live_complete), Ordering::Relaxed);
         }
         if self.live_failed > 0 {
-            l.failed.fetch_add(std::mem::take(&mut self.live_failed), Ordering::Relaxed);
+            l.failed
+                .fetch_add(std::mem::take(&mut self.live_failed), Ordering::Relaxed);
         }
         if self.live_bytes > 0 {
-            l.bytes.fetch_add(std::mem::take(&mut self.live_bytes), Ordering::Relaxed);
+            l.bytes
+                .fetch_add(std::mem::take(&mut self.live_bytes), Ordering::Relaxed);
         }
     }
 
@@ -474,7 +520,10 @@ impl<'a> Worker<'a> {
         match &self.sh.plan.pick {
             Pick::Single => 0,
             Pick::Uniform { .. } => self.rng.gen_range(0..self.sh.reqs.len()),
-            Pick::Weighted { .. } => self.weighted.as_ref().map_or(0, |w| w.sample(&mut self.rng)),
+            Pick::Weighted { .. } => self
+                .weighted
+                .as_ref()
+                .map_or(0, |w| w.sample(&mut self.rng)),
         }
     }
 
@@ -493,7 +542,9 @@ impl<'a> Worker<'a> {
                     let now = Instant::now();
                     for _ in 0..n {
                         let req = self.pick();
-                        self.conns[slot].inflight.push_back(InFlight { req, start: now });
+                        self.conns[slot]
+                            .inflight
+                            .push_back(InFlight { req, start: now });
                     }
                     self.send(slot, now);
                 }
@@ -515,7 +566,9 @@ impl<'a> Worker<'a> {
             if now.saturating_duration_since(next) > LATE {
                 self.r.late_sends += 1;
             }
-            self.conns[slot].inflight.push_back(InFlight { req, start: next });
+            self.conns[slot]
+                .inflight
+                .push_back(InFlight { req, start: next });
             self.send(slot, Instant::now());
             let p = self.pacer.as_ref().expect("pacer");
             let step = if p.jitter {
@@ -555,7 +608,10 @@ impl<'a> Worker<'a> {
         c.first_byte = None;
         c.parser.begin(sh.head_request);
         c.parser.capture_server = sh.server.get().is_none();
-        c.parser.hasher = sh.plan.requests[first].expect.as_ref().map(|_| Sha256::new());
+        c.parser.hasher = sh.plan.requests[first]
+            .expect
+            .as_ref()
+            .map(|_| Sha256::new());
         c.last_progress = now;
         if c.phase == Phase::Idle && c.stream.is_some() {
             c.phase = Phase::Sending;
@@ -586,7 +642,11 @@ impl<'a> Worker<'a> {
                 self.write(slot);
                 let c = &mut self.conns[slot];
                 if let Some(s) = c.stream.as_mut() {
-                    let interest = if c.want_write { Interest::READABLE | Interest::WRITABLE } else { Interest::READABLE };
+                    let interest = if c.want_write {
+                        Interest::READABLE | Interest::WRITABLE
+                    } else {
+                        Interest::READABLE
+                    };
                     if let Err(e) = self.poll.registry().register(s, Token(slot), interest) {
                         self.fail(slot, Class::Connect, &e);
                         return;
@@ -606,11 +666,17 @@ impl<'a> Worker<'a> {
                 Some(r) => &sh.reqs[r],
                 None => &c.out,
             };
-            let Some(stream) = c.stream.as_mut() else { return };
+            let Some(stream) = c.stream.as_mut() else {
+                return;
+            };
             match stream.write(&bytes[c.written..]) {
                 Ok(n) => {
                     // A request on an open connection is written right after send() read the clock.
-                    let now = if c.phase == Phase::Sending && c.written == 0 { c.last_progress } else { Instant::now() };
+                    let now = if c.phase == Phase::Sending && c.written == 0 {
+                        c.last_progress
+                    } else {
+                        Instant::now()
+                    };
                     if c.phase == Phase::Connecting {
                         c.connect_us = micros(now - c.conn_start);
                         self.r.connections += 1;
@@ -625,11 +691,17 @@ impl<'a> Worker<'a> {
                         return;
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::NotConnected => {
+                Err(e)
+                    if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::NotConnected =>
+                {
                     if !c.want_write {
                         c.want_write = true;
                         if c.registered {
-                            let r = self.poll.registry().reregister(stream, Token(slot), Interest::READABLE | Interest::WRITABLE);
+                            let r = self.poll.registry().reregister(
+                                stream,
+                                Token(slot),
+                                Interest::READABLE | Interest::WRITABLE,
+                            );
                             if let Err(e) = r {
                                 return self.fail(slot, Class::Write, &e);
                             }
@@ -652,7 +724,9 @@ impl<'a> Worker<'a> {
 
     /// `closed`: the event also reported the peer's FIN (or an error), so reading must go on to see it.
     fn on_event(&mut self, slot: usize, readable: bool, closed: bool) {
-        let Some(c) = self.conns.get(slot) else { return };
+        let Some(c) = self.conns.get(slot) else {
+            return;
+        };
         match c.phase {
             Phase::Free => {}
             Phase::Connecting | Phase::Sending => {
@@ -685,7 +759,11 @@ impl<'a> Worker<'a> {
         let mut buf = std::mem::take(&mut self.buf);
         let stamped = self.sh.keep_alive;
         while let Some(stream) = self.conns[slot].stream.as_mut() {
-            let got = if stamped { recv_stamped(stream, &mut buf) } else { stream.read(&mut buf).map(|n| (n, None)) };
+            let got = if stamped {
+                recv_stamped(stream, &mut buf)
+            } else {
+                stream.read(&mut buf).map(|n| (n, None))
+            };
             match got {
                 Ok((0, _)) => {
                     self.eof(slot);
@@ -744,7 +822,11 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Err(msg) => {
-                    self.fail(slot, Class::Exceptions, &io::Error::new(ErrorKind::InvalidData, msg));
+                    self.fail(
+                        slot,
+                        Class::Exceptions,
+                        &io::Error::new(ErrorKind::InvalidData, msg),
+                    );
                     return false;
                 }
             }
@@ -756,14 +838,18 @@ impl<'a> Worker<'a> {
     fn complete(&mut self, slot: usize, now: Instant, reusable: bool) -> bool {
         let sh = self.sh;
         let c = &mut self.conns[slot];
-        let Some(f) = c.inflight.pop_front() else { return false };
+        let Some(f) = c.inflight.pop_front() else {
+            return false;
+        };
         self.outstanding -= 1;
         self.last_done = now;
         let body_len = c.parser.body_len;
         let digest: Option<[u8; 32]> = c.parser.hasher.take().map(|h| h.finalize().into());
         let doc_len = *sh.doc_len[f.req].get_or_init(|| body_len);
         let length_ok = match &sh.plan.requests[f.req].expect {
-            Some(BodyCheck::Digest { len, sha256 }) => *len == body_len && digest.as_ref() == Some(sha256),
+            Some(BodyCheck::Digest { len, sha256 }) => {
+                *len == body_len && digest.as_ref() == Some(sha256)
+            }
             Some(BodyCheck::FirstFetch) => match digest {
                 Some(d) => *sh.first_digest[f.req].get_or_init(|| d) == d,
                 None => false,
@@ -773,7 +859,11 @@ impl<'a> Worker<'a> {
         if length_ok {
             let connect_us = if c.served == 0 { c.connect_us } else { 0 };
             let total = micros(now.saturating_duration_since(f.start));
-            let waiting = micros(c.first_byte.unwrap_or(now).saturating_duration_since(c.written_at));
+            let waiting = micros(
+                c.first_byte
+                    .unwrap_or(now)
+                    .saturating_duration_since(c.written_at),
+            );
             let h = &mut self.r.histograms;
             h.total.saturating_record(total);
             if connect_us == 0 {
@@ -782,7 +872,8 @@ impl<'a> Worker<'a> {
                 h.connect.saturating_record(connect_us);
             }
             h.waiting.saturating_record(waiting);
-            h.processing.saturating_record(total.saturating_sub(connect_us));
+            h.processing
+                .saturating_record(total.saturating_sub(connect_us));
             self.r.latency_sum_us += total as u128;
             self.r.complete += 1;
             self.r.body_bytes += body_len;
@@ -815,7 +906,10 @@ impl<'a> Worker<'a> {
         } else {
             // The next pipelined response follows on the same connection.
             c.parser.begin(sh.head_request);
-            c.parser.hasher = sh.plan.requests[c.inflight[0].req].expect.as_ref().map(|_| Sha256::new());
+            c.parser.hasher = sh.plan.requests[c.inflight[0].req]
+                .expect
+                .as_ref()
+                .map(|_| Sha256::new());
             c.first_byte = Some(now);
         }
         true
@@ -834,7 +928,10 @@ impl<'a> Worker<'a> {
         } else if c.served > 0 && !c.parser.started() {
             self.retry(slot);
         } else {
-            let e = io::Error::new(ErrorKind::UnexpectedEof, "the server closed the connection before a complete response");
+            let e = io::Error::new(
+                ErrorKind::UnexpectedEof,
+                "the server closed the connection before a complete response",
+            );
             self.fail(slot, Class::Receive, &e);
         }
     }
@@ -868,7 +965,11 @@ impl<'a> Worker<'a> {
                 }
             }
             if self.r.first_error.is_none() {
-                let what = if connecting { "connect to" } else { "request to" };
+                let what = if connecting {
+                    "connect to"
+                } else {
+                    "request to"
+                };
                 self.r.first_error = Some(format!("{what} {}: {err}", self.sh.addr));
             }
         }
@@ -878,7 +979,10 @@ impl<'a> Worker<'a> {
     fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
         for slot in 0..self.conns.len() {
             let c = &self.conns[slot];
-            let busy = matches!(c.phase, Phase::Connecting | Phase::Sending | Phase::Receiving);
+            let busy = matches!(
+                c.phase,
+                Phase::Connecting | Phase::Sending | Phase::Receiving
+            );
             if busy && now.saturating_duration_since(c.last_progress) > timeout {
                 let (class, msg) = match c.phase {
                     Phase::Connecting => (Class::Connect, "connect timed out"),
@@ -898,7 +1002,13 @@ fn simple_congestion_control(s: &TcpStream) {
     const RENO: &[u8] = b"reno";
     // SAFETY: setsockopt with a valid fd and a byte string of the given length; failure is harmless.
     unsafe {
-        libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, RENO.as_ptr().cast(), RENO.len() as libc::socklen_t);
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            RENO.as_ptr().cast(),
+            RENO.len() as libc::socklen_t,
+        );
     }
 }
 
@@ -922,7 +1032,10 @@ fn kernel_arrival_times(s: &TcpStream) {
 /// read arrived, as an `Instant` (the stamp is wall-clock time, converted by its age now).
 fn recv_stamped(s: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Option<Instant>)> {
     use std::os::fd::AsRawFd;
-    let mut iov = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
     let mut control = [0u64; 8];
     // SAFETY: msghdr is plain data; zeroed is a valid empty header, filled in below with live buffers.
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -941,17 +1054,26 @@ fn recv_stamped(s: &TcpStream, buf: &mut [u8]) -> io::Result<(usize, Option<Inst
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
             if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                stamp = Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec));
+                stamp = Some(std::ptr::read_unaligned(
+                    libc::CMSG_DATA(c) as *const libc::timespec
+                ));
             }
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
     let arrived = stamp.and_then(|ts| {
         let now = Instant::now();
-        let wall = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
-        let at = Duration::new(u64::try_from(ts.tv_sec).ok()?, u32::try_from(ts.tv_nsec).ok()?);
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?;
+        let at = Duration::new(
+            u64::try_from(ts.tv_sec).ok()?,
+            u32::try_from(ts.tv_nsec).ok()?,
+        );
         // A stamp from the future or older than a second is not trusted (clock steps).
-        let age = wall.checked_sub(at).filter(|a| *a < Duration::from_secs(1))?;
+        let age = wall
+            .checked_sub(at)
+            .filter(|a| *a < Duration::from_secs(1))?;
         now.checked_sub(age)
     });
     Ok((n as usize, arrived))
@@ -989,7 +1111,9 @@ mod tests {
                                 break;
                             }
                         }
-                        let _ = w.write_all(b"HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\nhello");
+                        let _ = w.write_all(
+                            b"HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5\r\n\r\nhello",
+                        );
                         if close {
                             return;
                         }
@@ -1001,7 +1125,11 @@ mod tests {
     }
 
     fn plan(addr: SocketAddr, n: u64, c: usize, keep_alive: bool) -> Plan {
-        let t = crate::Target { host: "127.0.0.1".into(), port: addr.port(), addrs: vec![addr] };
+        let t = crate::Target {
+            host: "127.0.0.1".into(),
+            port: addr.port(),
+            addrs: vec![addr],
+        };
         let mut p = Plan::new(t, "/");
         p.stop.requests = Some(n);
         p.stop.duration = Some(Duration::from_secs(20));
@@ -1017,7 +1145,10 @@ mod tests {
         let (addr, _h) = hello_server(200);
         let r = run(&plan(addr, 200, 4, false), Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections), (200, 0, 200));
-        assert_eq!((r.body_bytes, r.document_length, r.keep_alive_requests), (1000, Some(5), 0));
+        assert_eq!(
+            (r.body_bytes, r.document_length, r.keep_alive_requests),
+            (1000, Some(5), 0)
+        );
         assert_eq!(r.total_bytes, 200 * 54);
         assert_eq!(r.histograms.total.len(), 200);
         assert_eq!(r.server_software.as_deref(), Some("t"));
@@ -1028,12 +1159,24 @@ mod tests {
     fn weighted_pick_follows_the_weights() {
         let (addr, _h) = hello_server(4);
         let mut p = plan(addr, 4000, 4, true);
-        p.requests = ["/a", "/b"].iter().map(|s| crate::RequestSpec { path: s.to_string(), expect: None }).collect();
-        p.pick = Pick::Weighted { weights: vec![1, 3], seed: 7 };
+        p.requests = ["/a", "/b"]
+            .iter()
+            .map(|s| crate::RequestSpec {
+                path: s.to_string(),
+                expect: None,
+            })
+            .collect();
+        p.pick = Pick::Weighted {
+            weights: vec![1, 3],
+            seed: 7,
+        };
         let r = run(&p, Arc::default()).unwrap();
         assert_eq!(r.complete, 4000);
         let share_b = r.per_request[1] as f64 / 4000.0;
-        assert!((0.70..0.80).contains(&share_b), "weight 3 of 4 gave {share_b}");
+        assert!(
+            (0.70..0.80).contains(&share_b),
+            "weight 3 of 4 gave {share_b}"
+        );
     }
 
     #[test]
@@ -1050,8 +1193,14 @@ mod tests {
         let read_at = Instant::now();
         let arrived = arrived.expect("the kernel stamps loopback data");
         assert_eq!(&buf[..n], b"hello");
-        assert!(arrived >= before - Duration::from_millis(1), "stamped before it was sent");
-        assert!(read_at - arrived >= Duration::from_millis(15), "the stamp is the arrival, not the read");
+        assert!(
+            arrived >= before - Duration::from_millis(1),
+            "stamped before it was sent"
+        );
+        assert!(
+            read_at - arrived >= Duration::from_millis(15),
+            "the stamp is the arrival, not the read"
+        );
     }
 
     #[test]
@@ -1068,15 +1217,31 @@ mod tests {
         let t = Instant::now();
         let r = run(&p, live.clone()).unwrap();
         assert!(r.interrupted && r.complete > 0 && t.elapsed() < Duration::from_secs(5));
-        assert_eq!(live.complete.load(Ordering::SeqCst), r.complete, "live counters are flushed at the end");
+        assert_eq!(
+            live.complete.load(Ordering::SeqCst),
+            r.complete,
+            "live counters are flushed at the end"
+        );
     }
 
     #[test]
     fn closed_loop_keep_alive_and_pipelined() {
         let (addr, _h) = hello_server(8);
         let r = run(&plan(addr, 500, 4, true), Arc::default()).unwrap();
-        assert_eq!((r.complete, r.failed.total(), r.connections, r.keep_alive_requests), (500, 0, 4, 500));
-        assert!(r.cpu.total() > Duration::ZERO && r.cpu.total() < r.elapsed * 2, "the load threads' own CPU: {:?}", r.cpu);
+        assert_eq!(
+            (
+                r.complete,
+                r.failed.total(),
+                r.connections,
+                r.keep_alive_requests
+            ),
+            (500, 0, 4, 500)
+        );
+        assert!(
+            r.cpu.total() > Duration::ZERO && r.cpu.total() < r.elapsed * 2,
+            "the load threads' own CPU: {:?}",
+            r.cpu
+        );
         let (addr, _h) = hello_server(8);
         let mut p = plan(addr, 500, 2, true);
         p.pipeline = 8;
@@ -1091,15 +1256,27 @@ mod share_tests {
 
     #[test]
     fn shares_add_up_and_follow_clients() {
-        let t = crate::Target { host: "h".into(), port: 1, addrs: vec![] };
+        let t = crate::Target {
+            host: "h".into(),
+            port: 1,
+            addrs: vec![],
+        };
         let mut p = Plan::new(t, "/");
-        for (n, c, threads) in [(1000u64, 3usize, 2usize), (7, 7, 3), (10, 1, 1), (100_000, 32, 2), (5, 5, 5)] {
+        for (n, c, threads) in [
+            (1000u64, 3usize, 2usize),
+            (7, 7, 3),
+            (10, 1, 1),
+            (100_000, 32, 2),
+            (5, 5, 5),
+        ] {
             p.stop.requests = Some(n);
             p.shape = Shape::Closed { clients: c };
             let shares: Vec<Share> = (0..threads).map(|i| Share::of(i, threads, c, &p)).collect();
             assert_eq!(shares.iter().map(|s| s.clients).sum::<usize>(), c);
             assert_eq!(shares.iter().map(|s| s.requests.unwrap()).sum::<u64>(), n);
-            assert!(shares.iter().all(|s| s.requests.unwrap() >= s.clients as u64));
+            assert!(shares
+                .iter()
+                .all(|s| s.requests.unwrap() >= s.clients as u64));
         }
     }
 }

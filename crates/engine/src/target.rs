@@ -18,11 +18,16 @@ pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
         None => (rest, "/"),
     };
     let path = path.split('#').next().unwrap_or("/");
-    let path = if path.starts_with('/') { path.to_string() } else { format!("/{path}") };
+    let path = if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("/{path}")
+    };
     if authority.contains('@') {
         bail!("invalid URL '{url}': user info (user@host) is not supported");
     }
-    let (host, port) = split_host_port(authority).with_context(|| format!("invalid URL '{url}'"))?;
+    let (host, port) =
+        split_host_port(authority).with_context(|| format!("invalid URL '{url}'"))?;
     if host.is_empty() {
         bail!("invalid URL '{url}': no host");
     }
@@ -37,7 +42,14 @@ pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
     if addrs.is_empty() {
         bail!("unknown host '{host}': no address");
     }
-    Ok((Target { host: host.to_string(), port, addrs }, path))
+    Ok((
+        Target {
+            host: host.to_string(),
+            port,
+            addrs,
+        },
+        path,
+    ))
 }
 
 fn split_host_port(authority: &str) -> anyhow::Result<(&str, u16)> {
@@ -58,7 +70,11 @@ fn split_host_port(authority: &str) -> anyhow::Result<(&str, u16)> {
     };
     let port = match port {
         None => 80,
-        Some(p) => p.parse::<u16>().ok().filter(|&p| p != 0).with_context(|| format!("bad port '{p}'"))?,
+        Some(p) => p
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .with_context(|| format!("bad port '{p}'"))?,
     };
     Ok((host, port))
 }
@@ -71,7 +87,11 @@ pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {
         HttpVersion::Http10 => "HTTP/1.0",
         HttpVersion::Http11 => "HTTP/1.1",
     };
-    let user_has = |name: &str| plan.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    let user_has = |name: &str| {
+        plan.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
     let keep_alive = plan.keep_alive || plan.pipeline > 1;
     let mut r = format!("{} {} {}\r\n", plan.method, path, version);
     if !user_has("host") {
@@ -121,7 +141,10 @@ mod tests {
     #[test]
     fn parses_host_port_and_path() {
         let (t, p) = parse_url("http://127.0.0.1:8080/a/b?x=1#frag").unwrap();
-        assert_eq!((t.host.as_str(), t.port, p.as_str()), ("127.0.0.1", 8080, "/a/b?x=1"));
+        assert_eq!(
+            (t.host.as_str(), t.port, p.as_str()),
+            ("127.0.0.1", 8080, "/a/b?x=1")
+        );
         let (t, p) = parse_url("HTTP://127.0.0.1").unwrap();
         assert_eq!((t.port, p.as_str()), (80, "/"));
         let (t, _) = parse_url("http://[::1]:81/").unwrap();
@@ -151,7 +174,9 @@ mod tests {
         plan.body = Some((b"abc".to_vec(), "text/plain".into()));
         plan.method = "POST".into();
         let r = String::from_utf8(request_bytes(&plan, "/x")).unwrap();
-        assert!(!r.contains("Connection:") && r.contains("Host: example\r\n") && !r.contains("8080"));
+        assert!(
+            !r.contains("Connection:") && r.contains("Host: example\r\n") && !r.contains("8080")
+        );
         assert!(r.contains("Content-Length: 3\r\n") && r.ends_with("\r\n\r\nabc"));
     }
 }

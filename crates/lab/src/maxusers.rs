@@ -61,10 +61,16 @@ pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<Str
     let err = result.error_pct();
     let non2xx = result.non_2xx as f64 * 100.0 / attempted;
     if err > bounds.max_error_pct {
-        return Some(format!("error level {err:.2} % > {} %", bounds.max_error_pct));
+        return Some(format!(
+            "error level {err:.2} % > {} %",
+            bounds.max_error_pct
+        ));
     }
     if non2xx > bounds.max_error_pct {
-        return Some(format!("non-2xx answers {non2xx:.2} % > {} %", bounds.max_error_pct));
+        return Some(format!(
+            "non-2xx answers {non2xx:.2} % > {} %",
+            bounds.max_error_pct
+        ));
     }
     if let Some(max) = bounds.max_p99_ms {
         let p99 = result.latency_ms(0.99);
@@ -78,16 +84,30 @@ pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<Str
 /// Searches for the largest clean level over `base` (target, requests, options).
 pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<MaxUsers> {
     if spec.start == 0 || spec.limit < spec.start {
-        bail!("max-users search needs 1 ≤ start ≤ limit (start {}, limit {})", spec.start, spec.limit);
+        bail!(
+            "max-users search needs 1 ≤ start ≤ limit (start {}, limit {})",
+            spec.start,
+            spec.limit
+        );
     }
-    if !(spec.bounds.max_error_pct >= 0.0) || spec.bounds.max_p99_ms.is_some_and(|p| !(p > 0.0)) {
+    // Written so that NaN fails too.
+    let error_ok = spec.bounds.max_error_pct >= 0.0;
+    let p99_ok = spec.bounds.max_p99_ms.is_none_or(|p| p > 0.0);
+    if !error_ok || !p99_ok {
         bail!("max-users bounds must be an error level ≥ 0 % and a p99 latency > 0 ms");
     }
-    let sweep_spec = SweepSpec { levels: Vec::new(), warmup: spec.warmup.clone(), rate: None };
+    let sweep_spec = SweepSpec {
+        levels: Vec::new(),
+        warmup: spec.warmup.clone(),
+        rate: None,
+    };
     let mut out = MaxUsers::default();
     // Returns Some(clean?) or None when interrupted.
     let mut probe = |clients: usize, out: &mut MaxUsers| -> Result<Option<bool>> {
-        let level = LevelSpec { clients, stop: spec.stop.clone() };
+        let level = LevelSpec {
+            clients,
+            stop: spec.stop.clone(),
+        };
         let Measured::Done(l) = sweep::measure_level(&sweep_spec, &level, base, obs)? else {
             out.interrupted = true;
             return Ok(None);
@@ -99,13 +119,13 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
         }
         let broke = check(&spec.bounds, &l.result);
         let clean = broke.is_none();
-        if clean && out.best.as_ref().map_or(true, |b| b.clients < clients) {
-            out.best = Some(l.clone());
+        if clean && out.best.as_ref().is_none_or(|b| b.clients < clients) {
+            out.best = Some((*l).clone());
         }
-        if !clean && out.first_broken.map_or(true, |b| clients < b) {
+        if !clean && out.first_broken.is_none_or(|b| clients < b) {
             out.first_broken = Some(clients);
         }
-        out.probes.push(Probe { level: l, broke });
+        out.probes.push(Probe { level: *l, broke });
         Ok(Some(clean))
     };
 
@@ -120,7 +140,9 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
         }
     }
     // Bisection between the last clean level and the first broken one.
-    let Some(mut lo) = out.best.as_ref().map(|b| b.clients) else { return Ok(out) };
+    let Some(mut lo) = out.best.as_ref().map(|b| b.clients) else {
+        return Ok(out);
+    };
     let mut hi = out.first_broken.expect("a level broke");
     while hi - lo > ((lo as f64 * spec.precision).ceil() as usize).max(1) {
         let mid = lo + (hi - lo) / 2;
@@ -141,8 +163,15 @@ mod tests {
 
     #[test]
     fn bounds_break_on_errors_non_2xx_latency_and_nothing_done() {
-        let b = Bounds { max_error_pct: 1.0, max_p99_ms: Some(50.0) };
-        let mut r = RunResult { complete: 1000, elapsed: Duration::from_secs(1), ..Default::default() };
+        let b = Bounds {
+            max_error_pct: 1.0,
+            max_p99_ms: Some(50.0),
+        };
+        let mut r = RunResult {
+            complete: 1000,
+            elapsed: Duration::from_secs(1),
+            ..Default::default()
+        };
         r.histograms.total.record(10_000).unwrap();
         assert_eq!(check(&b, &r), None);
         r.failed.connect = 20;
@@ -153,6 +182,9 @@ mod tests {
         r.non_2xx = 0;
         r.histograms.total.record(80_000).unwrap();
         assert!(check(&b, &r).unwrap().starts_with("p99"));
-        assert_eq!(check(&b, &RunResult::default()).unwrap(), "no request completed");
+        assert_eq!(
+            check(&b, &RunResult::default()).unwrap(),
+            "no request completed"
+        );
     }
 }

@@ -191,7 +191,7 @@ impl RssSampler {
                 let mut pids: Vec<i32> = Vec::new();
                 let mut n = 0u32;
                 while !s.load(Ordering::Relaxed) {
-                    if n % 4 == 0 {
+                    if n.is_multiple_of(4) {
                         pids = tree(root).iter().map(|s| s.pid).collect();
                     }
                     n += 1;

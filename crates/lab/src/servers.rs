@@ -820,10 +820,10 @@ fn builtin(c: &Ctx) -> Launch {
     let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
     let mut conf = format!(
         "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\nidle_timeout = \"65s\"\n",
-        root = q(&d)
+        root = q(d)
     );
     if chroot {
-        conf.push_str(&format!("chroot = \"{}\"\n", q(&d)));
+        conf.push_str(&format!("chroot = \"{}\"\n", q(d)));
     } else {
         conf.push_str(&format!(
                 "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",

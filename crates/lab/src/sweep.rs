@@ -40,7 +40,13 @@ impl SweepSpec {
     /// Every level with the same stop.
     pub fn uniform(clients: &[usize], stop: Stop, warmup: Option<Stop>) -> SweepSpec {
         SweepSpec {
-            levels: clients.iter().map(|&c| LevelSpec { clients: c, stop: stop.clone() }).collect(),
+            levels: clients
+                .iter()
+                .map(|&c| LevelSpec {
+                    clients: c,
+                    stop: stop.clone(),
+                })
+                .collect(),
             warmup,
             rate: None,
         }
@@ -66,7 +72,9 @@ pub struct SweepResult {
 impl SweepResult {
     /// The level with the most hits/s.
     pub fn peak(&self) -> Option<&Level> {
-        self.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+        self.levels
+            .iter()
+            .max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
     }
     /// The levels as the reports take them (`webstand_report::tables`, `export`).
     pub fn report_levels(&self) -> Vec<webstand_report::export::Level<'_>> {
@@ -107,17 +115,25 @@ impl Observer for Quiet {}
 
 /// Runs every level of `spec` over `base` (its target, requests and options; shape and stop are set
 /// per level). Errors when a run cannot start; an interrupt ends the sweep with what completed.
-pub fn run(spec: &SweepSpec, base: &Plan, workload: &str, obs: &mut dyn Observer) -> Result<SweepResult> {
+pub fn run(
+    spec: &SweepSpec,
+    base: &Plan,
+    workload: &str,
+    obs: &mut dyn Observer,
+) -> Result<SweepResult> {
     if spec.levels.is_empty() {
         bail!("a sweep needs at least one client level");
     }
-    let mut out = SweepResult { workload: workload.to_string(), ..Default::default() };
+    let mut out = SweepResult {
+        workload: workload.to_string(),
+        ..Default::default()
+    };
     for level in &spec.levels {
         match measure_level(spec, level, base, obs)? {
             Measured::Done(l) => {
                 let interrupted = l.result.interrupted;
                 obs.level_done(&l)?;
-                out.levels.push(l);
+                out.levels.push(*l);
                 if interrupted {
                     out.interrupted = true;
                     break;
@@ -133,7 +149,7 @@ pub fn run(spec: &SweepSpec, base: &Plan, workload: &str, obs: &mut dyn Observer
 }
 
 pub(crate) enum Measured {
-    Done(Level),
+    Done(Box<Level>),
     InterruptedInWarmup,
 }
 
@@ -142,7 +158,11 @@ pub fn level_plan(base: &Plan, clients: usize, stop: &Stop, rate: Option<Rate>) 
     let mut plan = base.clone();
     plan.shape = match rate {
         None => Shape::Closed { clients },
-        Some(r) => Shape::Open { clients, rate: r.rate, jitter: r.jitter },
+        Some(r) => Shape::Open {
+            clients,
+            rate: r.rate,
+            jitter: r.jitter,
+        },
     };
     plan.stop = stop.clone();
     plan
@@ -177,7 +197,7 @@ pub(crate) fn measure_level(
     obs.run_ended();
     let mut result = r.with_context(|| format!("level of {clients} clients"))?;
     result.interrupted |= live.stop.load(Ordering::SeqCst);
-    Ok(Measured::Done(Level { clients, result }))
+    Ok(Measured::Done(Box::new(Level { clients, result })))
 }
 
 /// Parses a list of client levels: comma-separated items, each `N`, `A..B/STEP` (arithmetic, both ends
@@ -191,7 +211,11 @@ pub fn parse_clients(text: &str) -> Result<Vec<usize>> {
         if item.is_empty() {
             return Err(bad("empty item"));
         }
-        let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad(&format!("{s:?} is not a whole number")));
+        let num = |s: &str| {
+            s.trim()
+                .parse::<usize>()
+                .map_err(|_| bad(&format!("{s:?} is not a whole number")))
+        };
         if let Some((from, rest)) = item.split_once("..") {
             let (to, step, geometric) = if let Some((to, step)) = rest.split_once('/') {
                 (to, step, false)
@@ -202,7 +226,9 @@ pub fn parse_clients(text: &str) -> Result<Vec<usize>> {
             };
             let (from, to, step) = (num(from)?, num(to)?, num(step)?);
             if from == 0 || from > to {
-                return Err(bad(&format!("range {item:?} must run from at least 1 up to its end")));
+                return Err(bad(&format!(
+                    "range {item:?} must run from at least 1 up to its end"
+                )));
             }
             if step == 0 || (geometric && step < 2) {
                 return Err(bad(&format!("range {item:?} never advances")));
@@ -210,7 +236,11 @@ pub fn parse_clients(text: &str) -> Result<Vec<usize>> {
             let mut c = from;
             while c <= to {
                 out.push(c);
-                c = if geometric { c.saturating_mul(step) } else { c.saturating_add(step) };
+                c = if geometric {
+                    c.saturating_mul(step)
+                } else {
+                    c.saturating_add(step)
+                };
             }
         } else {
             let c = num(item)?;
@@ -233,8 +263,9 @@ pub fn parse_duration(text: &str) -> Result<Duration> {
         Some(i) => t.split_at(i),
         None => (t, "s"),
     };
-    let v: f64 =
-        num.parse().map_err(|_| anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m")
+    })?;
     let secs = match unit {
         "ms" => v / 1000.0,
         "s" => v,
@@ -254,12 +285,20 @@ mod tests {
 
     #[test]
     fn client_levels_parse() {
-        assert_eq!(parse_clients("1,2,4,8,16,32").unwrap(), [1, 2, 4, 8, 16, 32]);
-        assert_eq!(parse_clients("16..128/16").unwrap(), [16, 32, 48, 64, 80, 96, 112, 128]);
+        assert_eq!(
+            parse_clients("1,2,4,8,16,32").unwrap(),
+            [1, 2, 4, 8, 16, 32]
+        );
+        assert_eq!(
+            parse_clients("16..128/16").unwrap(),
+            [16, 32, 48, 64, 80, 96, 112, 128]
+        );
         assert_eq!(parse_clients("10..200/10").unwrap().len(), 20);
         assert_eq!(parse_clients("1..100*2").unwrap(), [1, 2, 4, 8, 16, 32, 64]);
         assert_eq!(parse_clients("1, 5..6/2").unwrap(), [1, 5]);
-        for bad in ["", "0", "a", "1,,2", "4..2/1", "1..8", "1..8/0", "1..8*1", "-3"] {
+        for bad in [
+            "", "0", "a", "1,,2", "4..2/1", "1..8", "1..8/0", "1..8*1", "-3",
+        ] {
             let e = parse_clients(bad).unwrap_err().to_string();
             assert!(e.starts_with("bad client levels"), "{bad}: {e}");
         }
@@ -293,7 +332,8 @@ mod tests {
                         seen.extend_from_slice(&buf[..n]);
                         while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
                             seen.drain(..end + 4);
-                            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+                            let _ =
+                                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello");
                         }
                     }
                 });
@@ -321,18 +361,24 @@ mod tests {
             l
         }
         fn run_starting(&mut self, label: &str, plan: &Plan, _live: &Arc<Live>) {
-            self.events.push(format!("start {label} {:?}", plan.stop.requests));
+            self.events
+                .push(format!("start {label} {:?}", plan.stop.requests));
         }
         fn level_done(&mut self, level: &Level) -> Result<()> {
             self.done += 1;
-            self.events.push(format!("done {} {}", level.clients, level.result.complete));
+            self.events
+                .push(format!("done {} {}", level.clients, level.result.complete));
             Ok(())
         }
     }
 
     fn base_plan() -> Plan {
         let addr = hello_server();
-        let target = webstand_engine::Target { host: "127.0.0.1".into(), port: addr.port(), addrs: vec![addr] };
+        let target = webstand_engine::Target {
+            host: "127.0.0.1".into(),
+            port: addr.port(),
+            addrs: vec![addr],
+        };
         let mut plan = Plan::new(target, "/");
         plan.threads = 1;
         plan
@@ -341,10 +387,16 @@ mod tests {
     #[test]
     fn levels_run_in_order_after_their_warm_ups() {
         let plan = base_plan();
-        let warm = Stop { requests: Some(7), duration: Some(Duration::from_secs(10)) };
+        let warm = Stop {
+            requests: Some(7),
+            duration: Some(Duration::from_secs(10)),
+        };
         let spec = SweepSpec::uniform(
             &[1, 3],
-            Stop { requests: Some(30), duration: Some(Duration::from_secs(10)) },
+            Stop {
+                requests: Some(30),
+                duration: Some(Duration::from_secs(10)),
+            },
             Some(warm),
         );
         let mut rec = Recorder::default();
@@ -360,7 +412,13 @@ mod tests {
                 "done 3 30"
             ]
         );
-        assert_eq!(out.levels.iter().map(|l| (l.clients, l.result.complete)).collect::<Vec<_>>(), [(1, 30), (3, 30)]);
+        assert_eq!(
+            out.levels
+                .iter()
+                .map(|l| (l.clients, l.result.complete))
+                .collect::<Vec<_>>(),
+            [(1, 30), (3, 30)]
+        );
         assert!(!out.interrupted);
         assert!(out.levels.iter().all(|l| l.result.failed.total() == 0));
     }
@@ -368,10 +426,19 @@ mod tests {
     #[test]
     fn an_interrupt_ends_the_sweep_with_the_levels_done() {
         let plan = base_plan();
-        let spec =
-            SweepSpec::uniform(&[1, 2, 4], Stop { requests: Some(20), duration: Some(Duration::from_secs(10)) }, None);
+        let spec = SweepSpec::uniform(
+            &[1, 2, 4],
+            Stop {
+                requests: Some(20),
+                duration: Some(Duration::from_secs(10)),
+            },
+            None,
+        );
         // Every Live after the first level's comes already stopped, as after Ctrl-C.
-        let mut rec = Recorder { stop_after: Some(1), ..Default::default() };
+        let mut rec = Recorder {
+            stop_after: Some(1),
+            ..Default::default()
+        };
         let out = run(&spec, &plan, "/", &mut rec).unwrap();
         assert!(out.interrupted);
         assert_eq!(out.levels[0].result.complete, 20);
@@ -384,9 +451,16 @@ mod tests {
     fn peak_is_the_level_with_most_hits() {
         let lvl = |clients, complete| Level {
             clients,
-            result: RunResult { complete, elapsed: Duration::from_secs(1), ..Default::default() },
+            result: RunResult {
+                complete,
+                elapsed: Duration::from_secs(1),
+                ..Default::default()
+            },
         };
-        let s = SweepResult { levels: vec![lvl(1, 10), lvl(2, 30), lvl(4, 20)], ..Default::default() };
+        let s = SweepResult {
+            levels: vec![lvl(1, 10), lvl(2, 30), lvl(4, 20)],
+            ..Default::default()
+        };
         assert_eq!(s.peak().unwrap().clients, 2);
     }
 }

@@ -45,7 +45,13 @@ struct Spread {
 fn spread(h: &Histogram<u64>) -> Spread {
     let n = h.len();
     if n == 0 {
-        return Spread { min: 0, mean: 0, sd: 0.0, median: 0, max: 0 };
+        return Spread {
+            min: 0,
+            mean: 0,
+            sd: 0.0,
+            median: 0,
+            max: 0,
+        };
     }
     let mean = h.mean();
     let mut sq = 0.0;
@@ -53,8 +59,18 @@ fn spread(h: &Histogram<u64>) -> Spread {
         let d = h.median_equivalent(v.value_iterated_to()) as f64 - mean;
         sq += d * d * v.count_at_value() as f64;
     }
-    let sd = if n > 1 { (sq / (n - 1) as f64).sqrt() } else { 0.0 };
-    Spread { min: h.min(), mean: mean as u64, sd, median: h.value_at_quantile(0.5), max: h.max() }
+    let sd = if n > 1 {
+        (sq / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    Spread {
+        min: h.min(),
+        mean: mean as u64,
+        sd,
+        median: h.value_at_quantile(0.5),
+        max: h.max(),
+    }
 }
 
 /// The value at ab's rank ⌊n·p/100⌋ (0-based) of the sorted latencies.
@@ -76,7 +92,11 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     let secs = r.elapsed.as_secs_f64();
     let done = r.complete;
     let _ = writeln!(o, "\n");
-    let _ = writeln!(o, "Server Software:        {}", r.server_software.as_deref().unwrap_or(""));
+    let _ = writeln!(
+        o,
+        "Server Software:        {}",
+        r.server_software.as_deref().unwrap_or("")
+    );
     let _ = writeln!(o, "Server Hostname:        {}", info.host);
     let _ = writeln!(o, "Server Port:            {}", info.port);
     let _ = writeln!(o);
@@ -84,7 +104,11 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     if info.variable_length {
         let _ = writeln!(o, "Document Length:        Variable");
     } else {
-        let _ = writeln!(o, "Document Length:        {} bytes", r.document_length.unwrap_or(0));
+        let _ = writeln!(
+            o,
+            "Document Length:        {} bytes",
+            r.document_length.unwrap_or(0)
+        );
     }
     let _ = writeln!(o);
     let _ = writeln!(o, "Concurrency Level:      {}", info.concurrency);
@@ -115,16 +139,32 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     let _ = writeln!(o, "HTML transferred:       {} bytes", r.body_bytes);
     if secs > 0.0 && done > 0 {
         let c = info.concurrency as f64;
-        let _ = writeln!(o, "Requests per second:    {:.2} [#/sec] (mean)", done as f64 / secs);
-        let _ = writeln!(o, "Time per request:       {:.3} [ms] (mean)", c * secs * 1000.0 / done as f64);
+        let _ = writeln!(
+            o,
+            "Requests per second:    {:.2} [#/sec] (mean)",
+            done as f64 / secs
+        );
+        let _ = writeln!(
+            o,
+            "Time per request:       {:.3} [ms] (mean)",
+            c * secs * 1000.0 / done as f64
+        );
         let _ = writeln!(
             o,
             "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
             secs * 1000.0 / done as f64
         );
-        let _ = writeln!(o, "Transfer rate:          {:.2} [Kbytes/sec] received", r.total_bytes as f64 / 1024.0 / secs);
+        let _ = writeln!(
+            o,
+            "Transfer rate:          {:.2} [Kbytes/sec] received",
+            r.total_bytes as f64 / 1024.0 / secs
+        );
         if info.body_sent {
-            let _ = writeln!(o, "                        {:.2} kb/s sent", r.sent_bytes as f64 / secs / 1024.0);
+            let _ = writeln!(
+                o,
+                "                        {:.2} kb/s sent",
+                r.sent_bytes as f64 / secs / 1024.0
+            );
             let _ = writeln!(
                 o,
                 "                        {:.2} kb/s total",
@@ -135,7 +175,10 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     if done > 0 {
         connection_times(&mut o, r);
         if done > 1 {
-            let _ = writeln!(o, "\nPercentage of the requests served within a certain time (ms)");
+            let _ = writeln!(
+                o,
+                "\nPercentage of the requests served within a certain time (ms)"
+            );
             for p in PERCENTS {
                 let ms = round_ms(ab_percentile_us(&r.histograms.total, p));
                 if p >= 100 {
@@ -152,7 +195,11 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
 fn connection_times(o: &mut String, r: &RunResult) {
     let h = &r.histograms;
     let rows = [
-        ("Connect:    ", "the initial connection time", spread(&h.connect)),
+        (
+            "Connect:    ",
+            "the initial connection time",
+            spread(&h.connect),
+        ),
         ("Processing: ", "the processing time", spread(&h.processing)),
         ("Waiting:    ", "the waiting time", spread(&h.waiting)),
         ("Total:      ", "the total time", spread(&h.total)),
@@ -180,10 +227,16 @@ fn connection_times(o: &mut String, r: &RunResult) {
         let d = (round_ms(s.mean) as f64 - round_ms(s.median) as f64).abs();
         let sd = s.sd / 1000.0;
         if d > 2.0 * sd {
-            let _ = writeln!(o, "ERROR: The median and mean for {what} are more than twice the standard");
+            let _ = writeln!(
+                o,
+                "ERROR: The median and mean for {what} are more than twice the standard"
+            );
             let _ = writeln!(o, "       deviation apart. These results are NOT reliable.");
         } else if d > sd {
-            let _ = writeln!(o, "WARNING: The median and mean for {what} are not within a normal deviation");
+            let _ = writeln!(
+                o,
+                "WARNING: The median and mean for {what} are not within a normal deviation"
+            );
             let _ = writeln!(o, "        These results are probably not that reliable.");
         }
     }
@@ -194,7 +247,11 @@ pub fn latency_spectrum(r: &RunResult) -> String {
     let mut o = String::from("\nLatency percentile spectrum (ms)\n");
     let h = &r.histograms.total;
     for q in [50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 99.99, 99.999, 100.0] {
-        let us = if q >= 100.0 { h.max() } else { h.value_at_quantile(q / 100.0) };
+        let us = if q >= 100.0 {
+            h.max()
+        } else {
+            h.value_at_quantile(q / 100.0)
+        };
         let _ = writeln!(o, "  {:>7}%  {:10.3}", q, us as f64 / 1000.0);
     }
     let _ = writeln!(o, "  {} requests in the histogram", h.len());
@@ -228,7 +285,13 @@ mod tests {
     }
 
     fn info() -> AbInfo {
-        AbInfo { host: "127.0.0.1".into(), port: 8080, path: "/2k.html".into(), concurrency: 10, ..Default::default() }
+        AbInfo {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            path: "/2k.html".into(),
+            concurrency: 10,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -256,7 +319,11 @@ mod tests {
         ] {
             assert!(out.contains(line), "missing {line:?} in\n{out}");
         }
-        assert!(!out.contains("Keep-Alive") && !out.contains("Write errors") && !out.contains("   (Connect"));
+        assert!(
+            !out.contains("Keep-Alive")
+                && !out.contains("Write errors")
+                && !out.contains("   (Connect")
+        );
     }
 
     #[test]
@@ -267,8 +334,17 @@ mod tests {
         r.write_errors = 1;
         r.non_2xx = 5;
         r.keep_alive_requests = 990;
-        let out = report(&r, &AbInfo { keep_alive: true, variable_length: true, ..info() });
-        assert!(out.contains("Failed requests:        3\n   (Connect: 0, Receive: 2, Length: 0, Exceptions: 1)\n"));
+        let out = report(
+            &r,
+            &AbInfo {
+                keep_alive: true,
+                variable_length: true,
+                ..info()
+            },
+        );
+        assert!(out.contains(
+            "Failed requests:        3\n   (Connect: 0, Receive: 2, Length: 0, Exceptions: 1)\n"
+        ));
         assert!(out.contains("Write errors:           1\n"));
         assert!(out.contains("Non-2xx responses:      5\n"));
         assert!(out.contains("Keep-Alive requests:    990\n"));

@@ -24,17 +24,50 @@ struct Metric {
 }
 
 const METRICS: &[Metric] = &[
-    Metric { name: "Hits/s", value: |r| r.hits_per_sec() },
-    Metric { name: "KB/s", value: |r| r.kbytes_per_sec() },
-    Metric { name: "Mean latency ms", value: |r| r.mean_latency_secs() * 1000.0 },
-    Metric { name: "p50 ms", value: |r| q(r, 0.5) },
-    Metric { name: "p90 ms", value: |r| q(r, 0.9) },
-    Metric { name: "p99 ms", value: |r| q(r, 0.99) },
-    Metric { name: "p99.9 ms", value: |r| q(r, 0.999) },
-    Metric { name: "Max ms", value: |r| r.histograms.total.max() as f64 / 1000.0 },
-    Metric { name: "Error %", value: |r| r.error_pct() },
-    Metric { name: "Little's load", value: |r| r.littles_load() },
-    Metric { name: "Client CPU-µs/req", value: |r| r.cpu_us_per_request() },
+    Metric {
+        name: "Hits/s",
+        value: |r| r.hits_per_sec(),
+    },
+    Metric {
+        name: "KB/s",
+        value: |r| r.kbytes_per_sec(),
+    },
+    Metric {
+        name: "Mean latency ms",
+        value: |r| r.mean_latency_secs() * 1000.0,
+    },
+    Metric {
+        name: "p50 ms",
+        value: |r| q(r, 0.5),
+    },
+    Metric {
+        name: "p90 ms",
+        value: |r| q(r, 0.9),
+    },
+    Metric {
+        name: "p99 ms",
+        value: |r| q(r, 0.99),
+    },
+    Metric {
+        name: "p99.9 ms",
+        value: |r| q(r, 0.999),
+    },
+    Metric {
+        name: "Max ms",
+        value: |r| r.histograms.total.max() as f64 / 1000.0,
+    },
+    Metric {
+        name: "Error %",
+        value: |r| r.error_pct(),
+    },
+    Metric {
+        name: "Little's load",
+        value: |r| r.littles_load(),
+    },
+    Metric {
+        name: "Client CPU-µs/req",
+        value: |r| r.cpu_us_per_request(),
+    },
 ];
 
 /// A figure over a level's samples: the median, and the spread as defined in the module doc.
@@ -72,7 +105,11 @@ pub fn figure(samples: &[&RunResult], value: fn(&RunResult) -> f64) -> Figure {
     let values: Vec<f64> = samples.iter().map(|r| value(r)).collect();
     let m = median(values.clone());
     if samples.len() >= 2 {
-        let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        let (lo, hi) = values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                (a.min(v), b.max(v))
+            });
         let spread = if m.abs() > 0.0 {
             Some((hi - lo) / m.abs())
         } else if hi == lo {
@@ -80,9 +117,17 @@ pub fn figure(samples: &[&RunResult], value: fn(&RunResult) -> f64) -> Figure {
         } else {
             None
         };
-        Figure { value: m, spread, estimated: false }
+        Figure {
+            value: m,
+            spread,
+            estimated: false,
+        }
     } else {
-        Figure { value: m, spread: samples.first().and_then(|r| histogram_spread(r)), estimated: true }
+        Figure {
+            value: m,
+            spread: samples.first().and_then(|r| histogram_spread(r)),
+            estimated: true,
+        }
     }
 }
 
@@ -115,8 +160,11 @@ fn pairs<'a>(
     a: &[(Key<'a>, Vec<&'a RunResult>)],
     b: &[(Key<'a>, Vec<&'a RunResult>)],
 ) -> anyhow::Result<Vec<(usize, usize)>> {
-    let matched: Vec<(usize, usize)> =
-        a.iter().enumerate().filter_map(|(i, (k, _))| b.iter().position(|(kb, _)| kb == k).map(|j| (i, j))).collect();
+    let matched: Vec<(usize, usize)> = a
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (k, _))| b.iter().position(|(kb, _)| kb == k).map(|j| (i, j)))
+        .collect();
     if !matched.is_empty() {
         return Ok(matched);
     }
@@ -125,8 +173,14 @@ fn pairs<'a>(
     }
     anyhow::bail!(
         "the runs share no level to compare (A has {}, B has {}; levels pair by group and clients)",
-        a.iter().map(|(k, _)| key_name(*k)).collect::<Vec<_>>().join(", "),
-        b.iter().map(|(k, _)| key_name(*k)).collect::<Vec<_>>().join(", ")
+        a.iter()
+            .map(|(k, _)| key_name(*k))
+            .collect::<Vec<_>>()
+            .join(", "),
+        b.iter()
+            .map(|(k, _)| key_name(*k))
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 
@@ -157,7 +211,11 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
     for (i, j) in pairs {
         let (ka, ra) = &sa[i];
         let (kb, rb) = &sb[j];
-        let title = if ka == kb { key_name(*ka) } else { format!("A: {}  vs  B: {}", key_name(*ka), key_name(*kb)) };
+        let title = if ka == kb {
+            key_name(*ka)
+        } else {
+            format!("A: {}  vs  B: {}", key_name(*ka), key_name(*kb))
+        };
         let _ = writeln!(out, "\n{title}   (samples: A {}, B {})", ra.len(), rb.len());
         let _ = writeln!(
             out,
@@ -168,7 +226,11 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
             let fa = figure(ra, m.value);
             let fb = figure(rb, m.value);
             any_estimated |= fa.estimated || fb.estimated;
-            let ratio = if fa.value != 0.0 { Some(fb.value / fa.value) } else { None };
+            let ratio = if fa.value != 0.0 {
+                Some(fb.value / fa.value)
+            } else {
+                None
+            };
             let noise = fa.spread.unwrap_or(0.0).max(fb.spread.unwrap_or(0.0));
             let note = match ratio {
                 Some(r) if (r - 1.0).abs() > 0.0 && (r - 1.0).abs() <= noise => {
@@ -180,7 +242,9 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
             if ratio.is_some() {
                 compared += 1;
             }
-            let ratio = ratio.map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
+            let ratio = ratio
+                .map(|r| format!("{r:.3}"))
+                .unwrap_or_else(|| "-".into());
             let _ = writeln!(
                 out,
                 "{:<18} {:>12} {:>12} {:>8} {:>10} {:>10}{note}",
@@ -214,7 +278,11 @@ mod tests {
     use std::time::Duration;
 
     fn result(complete: u64, secs: f64, latency_us: &[u64]) -> RunResult {
-        let mut r = RunResult { elapsed: Duration::from_secs_f64(secs), complete, ..Default::default() };
+        let mut r = RunResult {
+            elapsed: Duration::from_secs_f64(secs),
+            complete,
+            ..Default::default()
+        };
         for &v in latency_us {
             r.histograms.total.record(v).unwrap();
             r.latency_sum_us += v as u128;
@@ -224,7 +292,11 @@ mod tests {
 
     #[test]
     fn repeats_give_median_and_relative_range() {
-        let (a, b, c) = (result(900, 1.0, &[1000]), result(1000, 1.0, &[1000]), result(1100, 1.0, &[1000]));
+        let (a, b, c) = (
+            result(900, 1.0, &[1000]),
+            result(1000, 1.0, &[1000]),
+            result(1100, 1.0, &[1000]),
+        );
         let f = figure(&[&a, &b, &c], |r| r.hits_per_sec());
         assert_eq!(f.value, 1000.0);
         assert!((f.spread.unwrap() - 0.2).abs() < 1e-9);
@@ -233,7 +305,9 @@ mod tests {
 
     #[test]
     fn one_sample_spread_comes_from_the_histogram() {
-        let lat: Vec<u64> = (0..100).map(|i| if i % 2 == 0 { 1000 } else { 3000 }).collect();
+        let lat: Vec<u64> = (0..100)
+            .map(|i| if i % 2 == 0 { 1000 } else { 3000 })
+            .collect();
         let f = figure(&[&result(100, 1.0, &lat)], |r| r.hits_per_sec());
         // stdev 1000, mean 2000, n 100 → 0.05
         assert!((f.spread.unwrap() - 0.05).abs() < 0.002, "{f:?}");
@@ -246,16 +320,30 @@ mod tests {
         let a2 = result(1100, 1.0, &[1000, 1100]);
         let b1 = result(1050, 1.0, &[1000, 1100]);
         let b2 = result(1060, 1.0, &[1000, 1100]);
-        let lv = |r| Level { group: "2k", clients: 8, server_version: None, result: r };
-        let a = Side { name: "runs 1,2".into(), levels: vec![lv(&a1), lv(&a2)] };
-        let b = Side { name: "runs 3,4".into(), levels: vec![lv(&b1), lv(&b2)] };
+        let lv = |r| Level {
+            group: "2k",
+            clients: 8,
+            server_version: None,
+            result: r,
+        };
+        let a = Side {
+            name: "runs 1,2".into(),
+            levels: vec![lv(&a1), lv(&a2)],
+        };
+        let b = Side {
+            name: "runs 3,4".into(),
+            levels: vec![lv(&b1), lv(&b2)],
+        };
         let (text, within) = diff(&a, &b).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
         assert!(hits.contains("~ within spread"), "{text}");
         assert!(within >= 1 && text.contains("warning:"), "{text}");
 
         let fast = result(5000, 1.0, &[200, 220]);
-        let c = Side { name: "run 5".into(), levels: vec![lv(&fast)] };
+        let c = Side {
+            name: "run 5".into(),
+            levels: vec![lv(&fast)],
+        };
         let (text, _) = diff(&a, &c).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
         assert!(hits.contains("4.762") && !hits.contains('~'), "{text}");
@@ -267,12 +355,29 @@ mod tests {
         let a = Side {
             name: "a".into(),
             levels: vec![
-                Level { group: "x", clients: 1, server_version: None, result: &r },
-                Level { group: "x", clients: 2, server_version: None, result: &r },
+                Level {
+                    group: "x",
+                    clients: 1,
+                    server_version: None,
+                    result: &r,
+                },
+                Level {
+                    group: "x",
+                    clients: 2,
+                    server_version: None,
+                    result: &r,
+                },
             ],
         };
-        let b =
-            Side { name: "b".into(), levels: vec![Level { group: "y", clients: 4, server_version: None, result: &r }] };
+        let b = Side {
+            name: "b".into(),
+            levels: vec![Level {
+                group: "y",
+                clients: 4,
+                server_version: None,
+                result: &r,
+            }],
+        };
         let e = diff(&a, &b).err().unwrap().to_string();
         assert!(e.contains("share no level"), "{e}");
     }

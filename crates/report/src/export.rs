@@ -128,7 +128,11 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
     const US_PER_MS: f64 = 1000.0;
     let digits = h.sigfig() as usize;
     let mut out = String::new();
-    let _ = writeln!(out, "{:>12} {:>14} {:>10} {:>14}\n", "Value", "Percentile", "TotalCount", "1/(1-Percentile)");
+    let _ = writeln!(
+        out,
+        "{:>12} {:>14} {:>10} {:>14}\n",
+        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+    );
     let mut total = 0u64;
     if !h.is_empty() {
         for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
@@ -136,13 +140,21 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
             let value = h.highest_equivalent(v.value_iterated_to()) as f64 / US_PER_MS;
             let q = v.quantile_iterated_to();
             if q < 1.0 {
-                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10} {:14.2}", 1.0 / (1.0 - q));
+                let _ = writeln!(
+                    out,
+                    "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
+                    1.0 / (1.0 - q)
+                );
             } else {
                 let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
             }
         }
     }
-    let (mean, stdev, max) = if h.is_empty() { (0.0, 0.0, 0.0) } else { (h.mean(), h.stdev(), h.max() as f64) };
+    let (mean, stdev, max) = if h.is_empty() {
+        (0.0, 0.0, 0.0)
+    } else {
+        (h.mean(), h.stdev(), h.max() as f64)
+    };
     // HdrHistogram keeps 2^ceil(log2(2 × 10^digits)) sub-buckets per bucket.
     let sub_buckets = (2.0 * 10f64.powi(digits as i32)).log2().ceil().exp2() as u64;
     let _ = writeln!(
@@ -151,8 +163,18 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
         mean / US_PER_MS,
         stdev / US_PER_MS
     );
-    let _ = writeln!(out, "#[Max     = {:12.digits$}, Total count    = {:12}]", max / US_PER_MS, h.len());
-    let _ = writeln!(out, "#[Buckets = {:12}, SubBuckets     = {:12}]", h.buckets(), sub_buckets);
+    let _ = writeln!(
+        out,
+        "#[Max     = {:12.digits$}, Total count    = {:12}]",
+        max / US_PER_MS,
+        h.len()
+    );
+    let _ = writeln!(
+        out,
+        "#[Buckets = {:12}, SubBuckets     = {:12}]",
+        h.buckets(),
+        sub_buckets
+    );
     out
 }
 
@@ -212,13 +234,19 @@ mod tests {
         let text = hgrm(&r.histograms.total);
         let mut lines = text.lines();
         let header: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
-        assert_eq!(header, ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]);
+        assert_eq!(
+            header,
+            ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"]
+        );
         assert_eq!(lines.next(), Some(""));
         let rows = parse_hgrm(&text);
         assert!(rows.len() > 20, "{text}");
         // Monotone in value, percentile and count; ends at 100 % with every value counted.
         for w in rows.windows(2) {
-            assert!(w[0].0 <= w[1].0 && w[0].1 <= w[1].1 && w[0].2 <= w[1].2, "{w:?}");
+            assert!(
+                w[0].0 <= w[1].0 && w[0].1 <= w[1].1 && w[0].2 <= w[1].2,
+                "{w:?}"
+            );
         }
         let last = rows.last().unwrap();
         assert_eq!((last.1, last.2), (1.0, 10_000));
@@ -247,14 +275,28 @@ mod tests {
         let a = result(&[1000, 2000, 3000]);
         let b = result(&[500]);
         let levels = [
-            Level { group: "small, random", clients: 4, server_version: Some("nginx/1.22 \"light\""), result: &a },
-            Level { group: "2k", clients: 8, server_version: None, result: &b },
+            Level {
+                group: "small, random",
+                clients: 4,
+                server_version: Some("nginx/1.22 \"light\""),
+                result: &a,
+            },
+            Level {
+                group: "2k",
+                clients: 8,
+                server_version: None,
+                result: &b,
+            },
         ];
         let text = csv(&levels);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
-        assert!(lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"), "{}", lines[1]);
+        assert!(
+            lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"),
+            "{}",
+            lines[1]
+        );
         // hits/s = 3 / 2 s; p50 = 2 ms.
         assert!(lines[1].contains(",1.500,"), "{}", lines[1]);
         assert!(lines[2].starts_with("2k,8,,2.000000,1,"), "{}", lines[2]);

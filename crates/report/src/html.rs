@@ -44,8 +44,10 @@ const TOP: f64 = 44.0;
 const BOTTOM: f64 = 56.0;
 const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
 /// Colour-blind-friendly palette (Okabe–Ito, then a few more).
-const COLOURS: &[&str] =
-    &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933", "#882255", "#44AA99"];
+const COLOURS: &[&str] = &[
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999933",
+    "#882255", "#44AA99",
+];
 /// The percentile axis ends at 1/(1-p) = 10^6, i.e. 99.9999 %.
 const PERCENTILE_AXIS_MAX: f64 = 1e6;
 
@@ -103,10 +105,18 @@ pub fn escape(s: &str) -> String {
 
 /// "Nice" linear ticks (1, 2, 5 × 10^k) covering 0..=max.
 fn linear_ticks(max: f64) -> Vec<f64> {
-    let max = if max.is_finite() && max > 0.0 { max } else { 1.0 };
+    let max = if max.is_finite() && max > 0.0 {
+        max
+    } else {
+        1.0
+    };
     let raw = max / 5.0;
     let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * mag).find(|s| raw <= *s).unwrap_or(10.0 * mag);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| raw <= *s)
+        .unwrap_or(10.0 * mag);
     let n = (max / step).ceil() as usize;
     (0..=n).map(|i| i as f64 * step).collect()
 }
@@ -156,7 +166,11 @@ impl Chart {
             Scale::Linear => {
                 let t = linear_ticks(x_max);
                 let hi = *t.last().unwrap();
-                (t.into_iter().map(|v| (v, format_tick(v))).collect(), 0.0, hi)
+                (
+                    t.into_iter().map(|v| (v, format_tick(v))).collect(),
+                    0.0,
+                    hi,
+                )
             }
             Scale::Log2 => {
                 let lo = x_min.max(1.0).log2().floor();
@@ -170,7 +184,9 @@ impl Chart {
             }
             Scale::Percentile => {
                 let hi = x_max.clamp(10.0, PERCENTILE_AXIS_MAX).log10().ceil();
-                let t = (0..=hi as i32).map(|e| (10f64.powi(e), percentile_label(10f64.powi(e)))).collect();
+                let t = (0..=hi as i32)
+                    .map(|e| (10f64.powi(e), percentile_label(10f64.powi(e))))
+                    .collect();
                 (t, 0.0, hi)
             }
         };
@@ -190,12 +206,21 @@ impl Chart {
             r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{name}" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="{FONT}" font-size="12">"#,
             name = self.name
         );
-        let _ = write!(s, r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##);
-        let _ =
-            write!(s, r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#, escape(&self.title));
+        let _ = write!(
+            s,
+            r##"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="#ffffff"/>"##
+        );
+        let _ = write!(
+            s,
+            r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#,
+            escape(&self.title)
+        );
         if !self.note.is_empty() {
-            let _ =
-                write!(s, r##"<text x="{LEFT}" y="36" font-size="11" fill="#555555">{}</text>"##, escape(&self.note));
+            let _ = write!(
+                s,
+                r##"<text x="{LEFT}" y="36" font-size="11" fill="#555555">{}</text>"##,
+                escape(&self.note)
+            );
         }
         // Grid and tick labels.
         for &v in &y_ticks {
@@ -215,8 +240,11 @@ impl Chart {
         }
         for (v, label) in &x_ticks {
             let x = fx(*v);
-            let _ =
-                write!(s, r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/>"##, TOP + plot_h);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}" stroke="#e4e4e4"/>"##,
+                TOP + plot_h
+            );
             let _ = write!(
                 s,
                 r#"<text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
@@ -244,8 +272,16 @@ impl Chart {
         );
         // Lines, markers with tooltips.
         for line in &self.lines {
-            let pts: Vec<String> = line.points.iter().map(|&(x, y)| format!("{:.1},{:.1}", fx(x), fy(y))).collect();
-            let dash = if line.dash == Dash::Dashed { r#" stroke-dasharray="6 4""# } else { "" };
+            let pts: Vec<String> = line
+                .points
+                .iter()
+                .map(|&(x, y)| format!("{:.1},{:.1}", fx(x), fy(y)))
+                .collect();
+            let dash = if line.dash == Dash::Dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
             if pts.len() > 1 {
                 let _ = write!(
                     s,
@@ -277,7 +313,11 @@ impl Chart {
                 continue;
             }
             seen.push(&line.label);
-            let dash = if line.dash == Dash::Dashed { r#" stroke-dasharray="6 4""# } else { "" };
+            let dash = if line.dash == Dash::Dashed {
+                r#" stroke-dasharray="6 4""#
+            } else {
+                ""
+            };
             let _ = write!(
                 s,
                 r#"<line x1="{lx}" y1="{y}" x2="{}" y2="{y}" stroke="{}" stroke-width="2"{dash}/>"#,
@@ -289,7 +329,13 @@ impl Chart {
             } else {
                 line.label.clone()
             };
-            let _ = write!(s, r#"<text x="{}" y="{}">{}</text>"#, lx + 28.0, y + 4.0, escape(&label));
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{}">{}</text>"#,
+                lx + 28.0,
+                y + 4.0,
+                escape(&label)
+            );
             y += 18.0;
         }
         s.push_str("</svg>");
@@ -311,7 +357,10 @@ struct Series<'a> {
 /// the series' `workload`, so each workload's charts draw one line per server (seed 003's graph).
 /// A server keeps its colour on every chart.
 fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
-    let all_groups: Vec<&str> = runs.iter().flat_map(|r| r.levels.iter().map(|l| l.group)).collect();
+    let all_groups: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.levels.iter().map(|l| l.group))
+        .collect();
     let mut workloads: Vec<&str> = Vec::new();
     for g in &all_groups {
         if let Some((_, w)) = g.split_once('/') {
@@ -344,16 +393,28 @@ fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
                 colours.push(label.clone());
                 colours.len() - 1
             });
-            let mut levels: Vec<Level<'a>> = run.levels.iter().filter(|l| l.group == g).copied().collect();
+            let mut levels: Vec<Level<'a>> = run
+                .levels
+                .iter()
+                .filter(|l| l.group == g)
+                .copied()
+                .collect();
             levels.sort_by_key(|l| l.clients);
-            out.push(Series { label, colour: COLOURS[colour_index % COLOURS.len()], workload, levels });
+            out.push(Series {
+                label,
+                colour: COLOURS[colour_index % COLOURS.len()],
+                workload,
+                levels,
+            });
         }
     }
     out
 }
 
 fn clients_scale(series: &[&Series]) -> Scale {
-    let xs = series.iter().flat_map(|s| s.levels.iter().map(|l| l.clients.max(1) as f64));
+    let xs = series
+        .iter()
+        .flat_map(|s| s.levels.iter().map(|l| l.clients.max(1) as f64));
     let (lo, hi) = xs.fold((f64::INFINITY, 0f64), |(a, b), x| (a.min(x), b.max(x)));
     // Client counts that double (1, 2, 4 … 1024) crowd the left of a linear axis.
     if hi / lo >= 32.0 {
@@ -363,7 +424,11 @@ fn clients_scale(series: &[&Series]) -> Scale {
     }
 }
 
-fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit: &str) -> Vec<Line> {
+fn against_clients(
+    series: &[&Series],
+    figure: impl Fn(&RunResult) -> f64,
+    unit: &str,
+) -> Vec<Line> {
     series
         .iter()
         .map(|s| Line {
@@ -371,11 +436,22 @@ fn against_clients(series: &[&Series], figure: impl Fn(&RunResult) -> f64, unit:
             colour: s.colour,
             dash: Dash::Solid,
             markers: true,
-            points: s.levels.iter().map(|l| (l.clients as f64, figure(l.result))).collect(),
+            points: s
+                .levels
+                .iter()
+                .map(|l| (l.clients as f64, figure(l.result)))
+                .collect(),
             tips: s
                 .levels
                 .iter()
-                .map(|l| format!("{}: {} clients, {:.2} {unit}", s.label, l.clients, figure(l.result)))
+                .map(|l| {
+                    format!(
+                        "{}: {} clients, {:.2} {unit}",
+                        s.label,
+                        l.clients,
+                        figure(l.result)
+                    )
+                })
                 .collect(),
         })
         .collect()
@@ -390,7 +466,12 @@ fn distribution(r: &RunResult) -> Vec<(f64, f64)> {
     }
     h.iter_quantiles(5)
         .filter(|v| v.quantile_iterated_to() < 1.0)
-        .map(|v| (1.0 / (1.0 - v.quantile_iterated_to()), h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0))
+        .map(|v| {
+            (
+                1.0 / (1.0 - v.quantile_iterated_to()),
+                h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
+            )
+        })
         .filter(|&(x, _)| x <= PERCENTILE_AXIS_MAX)
         .collect()
 }
@@ -417,7 +498,12 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
     let x_label = "clients (concurrent requests)".to_string();
     let named = |name: &str| match workload {
         Some(w) => {
-            format!("{name}-{}", w.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect::<String>())
+            format!(
+                "{name}-{}",
+                w.chars()
+                    .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                    .collect::<String>()
+            )
         }
         None => name.to_string(),
     };
@@ -425,16 +511,20 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
         Some(w) => format!("{title}: {w}"),
         None => title.to_string(),
     };
-    let make =
-        |name: &str, title: &str, y_label: &str, note: &str, figure: &dyn Fn(&RunResult) -> f64, unit: &str| Chart {
-            name: named(name),
-            title: titled(title),
-            note: note.into(),
-            x_label: x_label.clone(),
-            y_label: y_label.into(),
-            x_scale,
-            lines: against_clients(series, figure, unit),
-        };
+    let make = |name: &str,
+                title: &str,
+                y_label: &str,
+                note: &str,
+                figure: &dyn Fn(&RunResult) -> f64,
+                unit: &str| Chart {
+        name: named(name),
+        title: titled(title),
+        note: note.into(),
+        x_label: x_label.clone(),
+        y_label: y_label.into(),
+        x_scale,
+        lines: against_clients(series, figure, unit),
+    };
     let mut out = vec![make(
         "hits",
         "Hits/s against clients",
@@ -458,11 +548,22 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
             colour: s.colour,
             dash: Dash::Dashed,
             markers: true,
-            points: s.levels.iter().map(|l| (l.clients as f64, latency_ms(l.result, 0.99))).collect(),
+            points: s
+                .levels
+                .iter()
+                .map(|l| (l.clients as f64, latency_ms(l.result, 0.99)))
+                .collect(),
             tips: s
                 .levels
                 .iter()
-                .map(|l| format!("{}: {} clients, p99 {:.2} ms", s.label, l.clients, latency_ms(l.result, 0.99)))
+                .map(|l| {
+                    format!(
+                        "{}: {} clients, p99 {:.2} ms",
+                        s.label,
+                        l.clients,
+                        latency_ms(l.result, 0.99)
+                    )
+                })
                 .collect(),
         });
     }
@@ -498,9 +599,17 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
         dist.note = "one line per client level".into();
         let levels = &series[0].levels;
         let step = levels.len().div_ceil(8);
-        for (i, l) in levels.iter().enumerate().filter(|(i, _)| i % step == 0 || *i == levels.len() - 1) {
+        for (i, l) in levels
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % step == 0 || *i == levels.len() - 1)
+        {
             dist.lines.push(Line {
-                label: format!("{} client{}", l.clients, if l.clients == 1 { "" } else { "s" }),
+                label: format!(
+                    "{} client{}",
+                    l.clients,
+                    if l.clients == 1 { "" } else { "s" }
+                ),
                 colour: COLOURS[(i / step) % COLOURS.len()],
                 dash: Dash::Solid,
                 markers: false,
@@ -511,7 +620,10 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
     } else {
         dist.note = "each series at its highest-throughput level".into();
         for s in series {
-            let Some(best) = s.levels.iter().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+            let Some(best) = s
+                .levels
+                .iter()
+                .max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
             else {
                 continue;
             };
@@ -531,8 +643,14 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
 
 /// Builds the report page and its charts.
 pub fn render(page_title: &str, runs: &[ReportRun]) -> Report {
-    let charts: Vec<ChartSvg> =
-        charts(runs).into_iter().map(|c| ChartSvg { svg: c.render(), name: c.name, title: c.title }).collect();
+    let charts: Vec<ChartSvg> = charts(runs)
+        .into_iter()
+        .map(|c| ChartSvg {
+            svg: c.render(),
+            name: c.name,
+            title: c.title,
+        })
+        .collect();
     let mut h = String::new();
     let _ = write!(
         h,
@@ -560,7 +678,11 @@ pre {{ background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 12px; }
     }
     h.push_str("</div>\n");
     for run in runs {
-        let _ = writeln!(h, "<h2>{}</h2>\n<table class=\"details\">", escape(&run.title));
+        let _ = writeln!(
+            h,
+            "<h2>{}</h2>\n<table class=\"details\">",
+            escape(&run.title)
+        );
         for (k, v) in &run.details {
             let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
         }
@@ -586,8 +708,13 @@ pub fn png(svg: &str) -> anyhow::Result<Vec<u8>> {
     let tree = usvg::Tree::from_str(svg, &opt).context("parsing a chart's SVG")?;
     let size = tree.size().to_int_size();
     // Twice the SVG size: crisp in a README on high-density screens.
-    let mut pixmap = tiny_skia::Pixmap::new(size.width() * 2, size.height() * 2).context("allocating the PNG")?;
-    resvg::render(&tree, tiny_skia::Transform::from_scale(2.0, 2.0), &mut pixmap.as_mut());
+    let mut pixmap = tiny_skia::Pixmap::new(size.width() * 2, size.height() * 2)
+        .context("allocating the PNG")?;
+    resvg::render(
+        &tree,
+        tiny_skia::Transform::from_scale(2.0, 2.0),
+        &mut pixmap.as_mut(),
+    );
     pixmap.encode_png().context("encoding the PNG")
 }
 
@@ -605,7 +732,10 @@ mod tests {
         };
         r.failed.connect = (clients / 16) as u64;
         for i in 0..hits {
-            r.histograms.total.record(200 * clients as u64 + i % 500).unwrap();
+            r.histograms
+                .total
+                .record(200 * clients as u64 + i % 500)
+                .unwrap();
         }
         r
     }
@@ -624,10 +754,19 @@ mod tests {
     fn the_page_has_every_chart_one_line_per_series_and_escapes_names() {
         let data: Vec<(String, usize, RunResult)> = ["nginx", "<webstand>"]
             .iter()
-            .flat_map(|g| [1usize, 2, 4, 8, 16, 32, 64].map(|c| (g.to_string(), c, result(c, 100 * c as u64))))
+            .flat_map(|g| {
+                [1usize, 2, 4, 8, 16, 32, 64].map(|c| (g.to_string(), c, result(c, 100 * c as u64)))
+            })
             .collect();
-        let levels: Vec<Level> =
-            data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
+        let levels: Vec<Level> = data
+            .iter()
+            .map(|(g, c, r)| Level {
+                group: g,
+                clients: *c,
+                server_version: None,
+                result: r,
+            })
+            .collect();
         let run = ReportRun {
             name: "#1".into(),
             title: "Run 1".into(),
@@ -637,41 +776,83 @@ mod tests {
         };
         let report = render("webstand report", &[run]);
         let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["hits", "latency", "errors", "kbytes", "distribution"]);
+        assert_eq!(
+            names,
+            ["hits", "latency", "errors", "kbytes", "distribution"]
+        );
         let hits = &report.charts[0].svg;
         assert_eq!(hits.matches("<polyline").count(), 2, "one line per server");
         assert_eq!(hits.matches("<circle").count(), 14);
         assert!(hits.contains("&lt;webstand&gt;") && !hits.contains("<webstand>"));
-        assert!(report.charts[1].svg.matches("<polyline").count() == 4, "p50 and p99 per series");
-        assert!(report.charts[4].svg.contains(">99%<"), "percentile axis labels");
+        assert!(
+            report.charts[1].svg.matches("<polyline").count() == 4,
+            "p50 and p99 per series"
+        );
+        assert!(
+            report.charts[4].svg.contains(">99%<"),
+            "percentile axis labels"
+        );
         assert_eq!(report.html.matches("<svg").count(), 5);
-        assert!(!report.html.contains("src=") && !report.html.contains("href="), "nothing to fetch");
+        assert!(
+            !report.html.contains("src=") && !report.html.contains("href="),
+            "nothing to fetch"
+        );
     }
 
     #[test]
     fn a_comparison_of_several_workloads_gets_charts_per_workload_with_a_line_per_server() {
-        let data: Vec<(String, usize, RunResult)> = ["nginx/small", "webstand/small", "nginx/cgi", "webstand/cgi"]
+        let data: Vec<(String, usize, RunResult)> =
+            ["nginx/small", "webstand/small", "nginx/cgi", "webstand/cgi"]
+                .iter()
+                .flat_map(|g| [1usize, 4, 16].map(|c| (g.to_string(), c, result(c, 50 * c as u64))))
+                .collect();
+        let levels: Vec<Level> = data
             .iter()
-            .flat_map(|g| [1usize, 4, 16].map(|c| (g.to_string(), c, result(c, 50 * c as u64))))
+            .map(|(g, c, r)| Level {
+                group: g,
+                clients: *c,
+                server_version: None,
+                result: r,
+            })
             .collect();
-        let levels: Vec<Level> =
-            data.iter().map(|(g, c, r)| Level { group: g, clients: *c, server_version: None, result: r }).collect();
-        let run =
-            ReportRun { name: "#3".into(), title: "Run 3".into(), details: vec![], levels, tables: String::new() };
+        let run = ReportRun {
+            name: "#3".into(),
+            title: "Run 3".into(),
+            details: vec![],
+            levels,
+            tables: String::new(),
+        };
         let report = render("t", &[run]);
         let names: Vec<&str> = report.charts.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names.len(), 10);
         assert!(
-            names.contains(&"hits-small") && names.contains(&"hits-cgi") && names.contains(&"distribution-cgi"),
+            names.contains(&"hits-small")
+                && names.contains(&"hits-cgi")
+                && names.contains(&"distribution-cgi"),
             "{names:?}"
         );
         let hits_cgi = &report.charts.iter().find(|c| c.name == "hits-cgi").unwrap();
         assert_eq!(hits_cgi.svg.matches("<polyline").count(), 2);
-        assert!(hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx</text>"), "{}", hits_cgi.svg);
+        assert!(
+            hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx</text>"),
+            "{}",
+            hits_cgi.svg
+        );
         // nginx has the same colour on both workloads' charts.
-        let colour_of =
-            |svg: &str| svg.split("<polyline").nth(1).unwrap().split("stroke=\"").nth(1).unwrap()[..7].to_string();
-        let hits_small = &report.charts.iter().find(|c| c.name == "hits-small").unwrap();
+        let colour_of = |svg: &str| {
+            svg.split("<polyline")
+                .nth(1)
+                .unwrap()
+                .split("stroke=\"")
+                .nth(1)
+                .unwrap()[..7]
+                .to_string()
+        };
+        let hits_small = &report
+            .charts
+            .iter()
+            .find(|c| c.name == "hits-small")
+            .unwrap();
         assert_eq!(colour_of(&hits_small.svg), colour_of(&hits_cgi.svg));
     }
 
@@ -680,8 +861,14 @@ mod tests {
         let r = result(8, 200);
         let d = distribution(&r);
         assert!(d.len() > 10);
-        assert!(d.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{d:?}");
-        assert_eq!(d.last().unwrap().1, r.histograms.total.max() as f64 / 1000.0);
+        assert!(
+            d.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+            "{d:?}"
+        );
+        assert_eq!(
+            d.last().unwrap().1,
+            r.histograms.total.max() as f64 / 1000.0
+        );
         assert_eq!(d[0].0, 1.0);
     }
 
@@ -689,18 +876,32 @@ mod tests {
     fn a_run_without_levels_or_requests_still_renders() {
         let empty = RunResult::default();
         let runs = [
-            ReportRun { name: "#4".into(), title: "Run 4".into(), details: vec![], levels: vec![], tables: String::new() },
+            ReportRun {
+                name: "#4".into(),
+                title: "Run 4".into(),
+                details: vec![],
+                levels: vec![],
+                tables: String::new(),
+            },
             ReportRun {
                 name: "#5".into(),
                 title: "Run 5".into(),
                 details: vec![],
-                levels: vec![Level { group: "", clients: 1, server_version: None, result: &empty }],
+                levels: vec![Level {
+                    group: "",
+                    clients: 1,
+                    server_version: None,
+                    result: &empty,
+                }],
                 tables: String::new(),
             },
         ];
         let report = render("t", &runs);
         assert_eq!(report.charts.len(), 5);
-        assert!(report.charts.iter().all(|c| !c.svg.contains("NaN") && !c.svg.contains("inf")));
+        assert!(report
+            .charts
+            .iter()
+            .all(|c| !c.svg.contains("NaN") && !c.svg.contains("inf")));
     }
 
     #[test]
@@ -710,12 +911,21 @@ mod tests {
             name: "#2".into(),
             title: "Run 2".into(),
             details: vec![],
-            levels: vec![Level { group: "", clients: 4, server_version: None, result: &r }],
+            levels: vec![Level {
+                group: "",
+                clients: 4,
+                server_version: None,
+                result: &r,
+            }],
             tables: String::new(),
         };
         let report = render("t", &[run]);
         let png = png(&report.charts[0].svg).unwrap();
         assert_eq!(&png[1..4], b"PNG");
-        assert!(png.len() > 2000, "a blank image would be tiny: {} bytes", png.len());
+        assert!(
+            png.len() > 2000,
+            "a blank image would be tiny: {} bytes",
+            png.len()
+        );
     }
 }

@@ -90,7 +90,12 @@ mod tests {
 
     #[test]
     fn carries_counts_and_figures() {
-        let mut r = RunResult { elapsed: Duration::from_secs(2), complete: 100, total_bytes: 204_800, ..Default::default() };
+        let mut r = RunResult {
+            elapsed: Duration::from_secs(2),
+            complete: 100,
+            total_bytes: 204_800,
+            ..Default::default()
+        };
         r.cpu.user = Duration::from_millis(1);
         r.failed.length = 3;
         r.histograms.total.record(1500).unwrap();

@@ -22,7 +22,9 @@ impl std::str::FromStr for Layout {
             "full" => Ok(Layout::Full),
             "tenon" => Ok(Layout::Tenon),
             "webstone" => Ok(Layout::WebStone),
-            _ => Err(format!("unknown table {s:?}: expected full, tenon or webstone")),
+            _ => Err(format!(
+                "unknown table {s:?}: expected full, tenon or webstone"
+            )),
         }
     }
 }
@@ -134,10 +136,18 @@ pub fn full(levels: &[Level]) -> String {
 
 /// Tenon's layout (seed 000).
 pub fn tenon(levels: &[Level]) -> String {
-    let mut out = format!("  {:<10} {:>12} {:>13}\n", "Clients", "Hits/Sec.", "Kbytes/Sec.");
+    let mut out = format!(
+        "  {:<10} {:>12} {:>13}\n",
+        "Clients", "Hits/Sec.", "Kbytes/Sec."
+    );
     for l in levels {
-        let _ =
-            writeln!(out, "  {:<10} {:>12.0} {:>13.0}", l.clients, l.result.hits_per_sec(), l.result.kbytes_per_sec());
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>12.0} {:>13.0}",
+            l.clients,
+            l.result.hits_per_sec(),
+            l.result.kbytes_per_sec()
+        );
     }
     out
 }
@@ -147,7 +157,12 @@ pub fn tenon(levels: &[Level]) -> String {
 pub fn webstone(levels: &[Level]) -> String {
     let mut out = format!(
         "{:<8} {:>12} {:>14} {:>9} {:>13} {:>24}\n",
-        "Clients", "Conn/second", "Errors/second", "Latency", "Little's Law", "Throughput (Mbits/sec)"
+        "Clients",
+        "Conn/second",
+        "Errors/second",
+        "Latency",
+        "Little's Law",
+        "Throughput (Mbits/sec)"
     );
     for l in levels {
         let r = l.result;
@@ -185,7 +200,10 @@ pub fn totals(levels: &[Level]) -> Totals {
 
 /// The level with the most hits/s.
 pub fn peak<'a>(levels: &[Level<'a>]) -> Option<Level<'a>> {
-    levels.iter().copied().max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+    levels
+        .iter()
+        .copied()
+        .max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
 }
 
 /// "Peak: 1239 hits/s at 8 clients (2502 KB/s)".
@@ -204,8 +222,9 @@ pub fn summary(levels: &[Level]) -> String {
 /// The sweep as one JSON document: workload, every level's counts and figures, totals, peak.
 pub fn sweep_json(workload: &str, levels: &[Level], interrupted: bool) -> serde_json::Value {
     let t = totals(levels);
-    let peak =
-        peak(levels).map(|p| serde_json::json!({ "clients": p.clients, "hits_per_sec": p.result.hits_per_sec() }));
+    let peak = peak(levels).map(
+        |p| serde_json::json!({ "clients": p.clients, "hits_per_sec": p.result.hits_per_sec() }),
+    );
     serde_json::json!({
         "workload": workload,
         "levels": levels_json(levels),
@@ -235,7 +254,12 @@ mod tests {
     }
 
     fn lv<'a>(clients: usize, r: &'a RunResult) -> Level<'a> {
-        Level { group: "/2k.html", clients, server_version: None, result: r }
+        Level {
+            group: "/2k.html",
+            clients,
+            server_version: None,
+            result: r,
+        }
     }
 
     #[test]
@@ -264,7 +288,15 @@ mod tests {
         let text = full(&levels);
         let total: Vec<&str> = text.lines().last().unwrap().split_whitespace().collect();
         assert_eq!(&total[..3], ["Total", "400", "3"]);
-        assert_eq!(totals(&levels), Totals { complete: 400, failed: 3, total_bytes: 400 * 2048, elapsed_s: 3.0 });
+        assert_eq!(
+            totals(&levels),
+            Totals {
+                complete: 400,
+                failed: 3,
+                total_bytes: 400 * 2048,
+                elapsed_s: 3.0
+            }
+        );
         let j = sweep_json("w", &levels, false);
         assert_eq!(j["totals"]["complete"], 400);
         assert_eq!(j["peak"]["clients"], 8);

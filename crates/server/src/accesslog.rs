@@ -22,7 +22,10 @@ impl Sink {
             return Ok(Sink::Stderr);
         }
         Ok(Sink::File(
-            std::fs::OpenOptions::new().create(true).append(true).open(path)?,
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?,
         ))
     }
 

@@ -29,8 +29,8 @@ pub struct Rule {
 impl Rule {
     pub fn load(rule: &crate::config::AuthRule) -> Result<Rule> {
         let path = &rule.htpasswd;
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read htpasswd file {}", path.display()))?;
         let mut users = HashMap::new();
         let mut bcrypt_cost = None;
         for (n, line) in text.lines().enumerate() {
@@ -64,7 +64,9 @@ impl Rule {
         }
         // The dummy matches the file's strongest kind, so unknown users cost what known ones do.
         let dummy = match bcrypt_cost {
-            Some(cost) => Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?),
+            Some(cost) => {
+                Hash::Bcrypt(bcrypt::hash("webstand-dummy-password", cost).context("bcrypt")?)
+            }
             None => Hash::Sha1(Sha1::digest(b"webstand-dummy-password").into()),
         };
         let realm = rule.realm.replace(['"', '\\'], "");
@@ -72,7 +74,8 @@ impl Rule {
             prefix: rule.prefix.trim_end_matches('/').to_string(),
             users,
             dummy,
-            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n").into_bytes(),
+            challenge: format!("WWW-Authenticate: Basic realm=\"{realm}\", charset=\"UTF-8\"\r\n")
+                .into_bytes(),
         })
     }
 
@@ -129,7 +132,12 @@ pub struct Verified {
 
 impl Verified {
     /// The user for a credential, from memory when it passed before (no allocation then).
-    pub fn check(&mut self, rules: &[Rule], rule: usize, authorization: Option<&[u8]>) -> Option<Arc<str>> {
+    pub fn check(
+        &mut self,
+        rules: &[Rule],
+        rule: usize,
+        authorization: Option<&[u8]>,
+    ) -> Option<Arc<str>> {
         let value = authorization?;
         if self.by_rule.len() < rules.len() {
             self.by_rule.resize_with(rules.len(), HashMap::new);
@@ -165,7 +173,11 @@ mod tests {
     }
 
     fn basic(user_pass: &str) -> Vec<u8> {
-        format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(user_pass)).into_bytes()
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(user_pass)
+        )
+        .into_bytes()
     }
 
     #[test]

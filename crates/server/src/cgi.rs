@@ -70,19 +70,39 @@ impl Ctx {
             Ok(mut job) => {
                 let fd = job.stdout.as_raw_fd();
                 if registry
-                    .register(&mut SourceFd(&fd), Token(CGI_BASE + idx), Interest::READABLE)
+                    .register(
+                        &mut SourceFd(&fd),
+                        Token(CGI_BASE + idx),
+                        Interest::READABLE,
+                    )
                     .is_err()
                 {
                     kill_group(&mut job.child);
                     self.zombies.push(job.child);
-                    respond::simple(out, self.date.line(), 500, req.head.minor, req.keep, b"", false);
+                    respond::simple(
+                        out,
+                        self.date.line(),
+                        500,
+                        req.head.minor,
+                        req.keep,
+                        b"",
+                        false,
+                    );
                     return Some(500);
                 }
                 conn.cgi = Some(Box::new(job));
                 None
             }
             Err(_) => {
-                respond::simple(out, self.date.line(), 500, req.head.minor, req.keep, b"", false);
+                respond::simple(
+                    out,
+                    self.date.line(),
+                    500,
+                    req.head.minor,
+                    req.keep,
+                    b"",
+                    false,
+                );
                 Some(500)
             }
         }
@@ -106,24 +126,39 @@ impl Ctx {
         env("SERVER_SOFTWARE", b"webstand");
         env(
             "SERVER_PROTOCOL",
-            if head.minor == 0 { b"HTTP/1.0" } else { b"HTTP/1.1" },
+            if head.minor == 0 {
+                b"HTTP/1.0"
+            } else {
+                b"HTTP/1.1"
+            },
         );
         env(
             "SERVER_NAME",
-            local.map(|a| a.ip().to_string()).unwrap_or_default().as_bytes(),
+            local
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default()
+                .as_bytes(),
         );
         env(
             "SERVER_PORT",
-            local.map(|a| a.port().to_string()).unwrap_or_default().as_bytes(),
+            local
+                .map(|a| a.port().to_string())
+                .unwrap_or_default()
+                .as_bytes(),
         );
         env("REQUEST_METHOD", head.method_name.as_bytes());
         env("REQUEST_URI", head.target);
         env("SCRIPT_NAME", format!("/{}", req.script.rel).as_bytes());
         env("SCRIPT_FILENAME", program.as_os_str().as_encoded_bytes());
-        env("DOCUMENT_ROOT", shared.root_path.as_os_str().as_encoded_bytes());
+        env(
+            "DOCUMENT_ROOT",
+            shared.root_path.as_os_str().as_encoded_bytes(),
+        );
         if !req.script.path_info.is_empty() {
             env("PATH_INFO", req.script.path_info.as_bytes());
-            let translated = shared.root_path.join(req.script.path_info.trim_start_matches('/'));
+            let translated = shared
+                .root_path
+                .join(req.script.path_info.trim_start_matches('/'));
             env("PATH_TRANSLATED", translated.as_os_str().as_encoded_bytes());
         }
         env("QUERY_STRING", req.query);
@@ -146,7 +181,13 @@ impl Ctx {
                 let name: String = h
                     .name
                     .chars()
-                    .map(|c| if c == '-' { '_' } else { c.to_ascii_uppercase() })
+                    .map(|c| {
+                        if c == '-' {
+                            '_'
+                        } else {
+                            c.to_ascii_uppercase()
+                        }
+                    })
                     .collect();
                 if name == "CONTENT_TYPE" {
                     env("CONTENT_TYPE", h.value);
@@ -172,9 +213,16 @@ impl Ctx {
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
         let mut child = cmd.spawn()?;
-        let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| io::Error::other("no stdout"))?;
         set_nonblocking(stdout.as_raw_fd())?;
-        let line_end = head.raw.iter().position(|&b| b == b'\r').unwrap_or(head.raw.len());
+        let line_end = head
+            .raw
+            .iter()
+            .position(|&b| b == b'\r')
+            .unwrap_or(head.raw.len());
         Ok(CgiJob {
             deadline: self.now + shared.config.cgi_timeout,
             child,
@@ -190,7 +238,12 @@ impl Ctx {
 
     /// Reads what the program wrote; when it is done (or over the limit), writes the answer into
     /// `out` and returns true.
-    pub fn cgi_progress(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry) -> bool {
+    pub fn cgi_progress(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        registry: &mio::Registry,
+    ) -> bool {
         let Some(job) = conn.cgi.as_mut() else {
             return false;
         };
@@ -222,7 +275,13 @@ impl Ctx {
 
     /// Ends the job (killing the program if it still runs) and answers: `forced` status, or the
     /// program's own answer.
-    fn finish_cgi(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry, forced: Option<u16>) {
+    fn finish_cgi(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        registry: &mio::Registry,
+        forced: Option<u16>,
+    ) {
         let Some(mut job) = conn.cgi.take() else {
             return;
         };
@@ -234,14 +293,28 @@ impl Ctx {
         let (status, bytes) = match forced {
             Some(s) => (
                 s,
-                respond::simple(out, self.date.line(), s, job.minor, job.keep, b"", job.head_only),
+                respond::simple(
+                    out,
+                    self.date.line(),
+                    s,
+                    job.minor,
+                    job.keep,
+                    b"",
+                    job.head_only,
+                ),
             ),
             None => answer(&job, out, self.date.line()),
         };
         if !job.keep || !respond::keeps_connection(status) {
             conn.closing = true;
         }
-        self.log(conn.peer, job.user.as_deref(), &job.request_line, status, bytes);
+        self.log(
+            conn.peer,
+            job.user.as_deref(),
+            &job.request_line,
+            status,
+            bytes,
+        );
         self.reap_or_keep(job.child);
     }
 
@@ -421,10 +494,13 @@ mod tests {
         let (s, r) = run(b"Content-Type: text/plain\nX-A: 1\n\nhello");
         assert_eq!(s, 200);
         assert!(
-            r.contains("X-A: 1\r\n") && r.contains("Content-Length: 5\r\n") && r.ends_with("\r\n\r\nhello"),
+            r.contains("X-A: 1\r\n")
+                && r.contains("Content-Length: 5\r\n")
+                && r.ends_with("\r\n\r\nhello"),
             "{r}"
         );
-        let (s, r) = run(b"Status: 404 Nope\r\nContent-Type: text/plain\r\nContent-Length: 999\r\n\r\nx");
+        let (s, r) =
+            run(b"Status: 404 Nope\r\nContent-Type: text/plain\r\nContent-Length: 999\r\n\r\nx");
         assert_eq!(s, 404);
         assert!(!r.contains("999"), "{r}");
         let (s, r) = run(b"Location: /elsewhere\n\n");

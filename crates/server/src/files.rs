@@ -46,7 +46,13 @@ impl Docroot {
             if unsafe { libc::fstatat(self.dir.as_raw_fd(), c_rel, &mut st, 0) } != 0 {
                 return Err(io::Error::last_os_error());
             }
-            Ok((st.st_dev, st.st_ino, st.st_size as u64, st.st_mtime, st.st_mtime_nsec))
+            Ok((
+                st.st_dev,
+                st.st_ino,
+                st.st_size as u64,
+                st.st_mtime,
+                st.st_mtime_nsec,
+            ))
         })
     }
 
@@ -96,7 +102,10 @@ impl Docroot {
 
 /// Calls `f` with `rel` ("" = ".") as a C string, copied on the stack when short: the cache's
 /// re-checks allocate nothing.
-fn with_c_path<T>(rel: &str, f: impl FnOnce(*const libc::c_char) -> io::Result<T>) -> io::Result<T> {
+fn with_c_path<T>(
+    rel: &str,
+    f: impl FnOnce(*const libc::c_char) -> io::Result<T>,
+) -> io::Result<T> {
     let rel = if rel.is_empty() { "." } else { rel };
     if rel.as_bytes().contains(&0) {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
@@ -140,12 +149,20 @@ pub struct Entry {
 
 impl Entry {
     /// Reads a regular file's metadata (and bytes, when small) into an entry.
-    pub fn load(rel: String, file: File, meta: &std::fs::Metadata, small_max: u64, now: i64) -> io::Result<Entry> {
+    pub fn load(
+        rel: String,
+        file: File,
+        meta: &std::fs::Metadata,
+        small_max: u64,
+        now: i64,
+    ) -> io::Result<Entry> {
         let size = meta.len();
         let mtime = meta.mtime();
         let content_type = mime::for_name(&rel);
         let last_modified = date::format(mtime);
-        let etag = format!("\"{:x}-{:x}\"", mtime, size).into_bytes().into_boxed_slice();
+        let etag = format!("\"{:x}-{:x}\"", mtime, size)
+            .into_bytes()
+            .into_boxed_slice();
         let mut fields = Vec::with_capacity(160);
         fields.extend_from_slice(b"Content-Type: ");
         fields.extend_from_slice(content_type.as_bytes());
@@ -162,7 +179,10 @@ impl Entry {
             let mut bytes = Vec::with_capacity(size as usize);
             (&file).take(size).read_to_end(&mut bytes)?;
             if bytes.len() as u64 != size {
-                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "file changed while read"));
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "file changed while read",
+                ));
             }
             (Some(Arc::from(bytes)), None)
         } else {
@@ -191,7 +211,13 @@ impl Entry {
 pub type Identity = (u64, u64, u64, i64, i64);
 
 fn identity(meta: &std::fs::Metadata) -> Identity {
-    (meta.dev(), meta.ino(), meta.size(), meta.mtime(), meta.mtime_nsec())
+    (
+        meta.dev(),
+        meta.ino(),
+        meta.size(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    )
 }
 
 /// One event loop's cache: raw URL path → entry. No locks: each loop owns its own.
@@ -310,7 +336,8 @@ mod tests {
             Arc::new(Entry::load("a.html".into(), f, &meta, 1024, 103).unwrap()),
         );
         std::fs::remove_file(dir.path().join("a.html")).unwrap();
-        std::os::unix::fs::symlink(outside.path().join("a.html"), dir.path().join("a.html")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("a.html"), dir.path().join("a.html"))
+            .unwrap();
         assert!(cache.get(b"/a.html", &root, 104).is_none());
         assert!(root.open_beneath("a.html").is_err());
     }

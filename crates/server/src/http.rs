@@ -52,7 +52,10 @@ impl Head<'_> {
 
 /// The first non-empty line of some request bytes, at most 1 KiB of it (for logging bad requests).
 pub fn request_line_of(raw: &[u8]) -> &[u8] {
-    let start = raw.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(raw.len());
+    let start = raw
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(raw.len());
     let rest = &raw[start..];
     let end = rest
         .iter()
@@ -141,12 +144,18 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
             13 if name.eq_ignore_ascii_case(b"authorization") => head.authorization = Some(value),
             14 if name.eq_ignore_ascii_case(b"content-length") => {
                 // One Content-Length of digits only; a second one (even equal) is a smuggling shape.
-                if length.is_some() || value.is_empty() || value.len() > 18 || !value.iter().all(u8::is_ascii_digit) {
+                if length.is_some()
+                    || value.is_empty()
+                    || value.len() > 18
+                    || !value.iter().all(u8::is_ascii_digit)
+                {
                     return Err(400);
                 }
                 length = Some(value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
             }
-            17 if name.eq_ignore_ascii_case(b"if-modified-since") => head.if_modified_since = Some(value),
+            17 if name.eq_ignore_ascii_case(b"if-modified-since") => {
+                head.if_modified_since = Some(value)
+            }
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 // Only a single, exact "chunked" is understood; anything else cannot be framed safely.
                 if chunked || minor == 0 || !trim(value).eq_ignore_ascii_case(b"chunked") {
@@ -189,7 +198,10 @@ fn check_line_ends(head: &[u8]) -> Result<(), u16> {
 }
 
 pub fn trim(v: &[u8]) -> &[u8] {
-    let start = v.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(v.len());
+    let start = v
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(v.len());
     let end = v
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())
@@ -213,10 +225,14 @@ pub fn decode_chunked(buf: &[u8], max: u64, out: &mut Vec<u8>) -> Result<Option<
             Some(i) => &line[..i],
             None => line,
         };
-        if size_part.is_empty() || size_part.len() > 15 || !size_part.iter().all(u8::is_ascii_hexdigit) {
+        if size_part.is_empty()
+            || size_part.len() > 15
+            || !size_part.iter().all(u8::is_ascii_hexdigit)
+        {
             return Err(400);
         }
-        let size = u64::from_str_radix(std::str::from_utf8(size_part).map_err(|_| 400u16)?, 16).map_err(|_| 400u16)?;
+        let size = u64::from_str_radix(std::str::from_utf8(size_part).map_err(|_| 400u16)?, 16)
+            .map_err(|_| 400u16)?;
         pos += eol + 2;
         if size == 0 {
             // Trailer fields, then an empty line.
@@ -282,9 +298,12 @@ mod tests {
 
     #[test]
     fn plain_requests_parse() {
-        let h = parse_head(b"GET /a?b HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\nrest", &L)
-            .unwrap()
-            .unwrap();
+        let h = parse_head(
+            b"GET /a?b HTTP/1.1\r\nHost: x\r\nRange: bytes=0-1\r\n\r\nrest",
+            &L,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(h.method, Method::Get);
         assert_eq!(h.target, b"/a?b");
         assert!(h.keep_alive);
@@ -294,9 +313,12 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(h.keep_alive && h.minor == 0);
-        let h = parse_head(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &L)
-            .unwrap()
-            .unwrap();
+        let h = parse_head(
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            &L,
+        )
+        .unwrap()
+        .unwrap();
         assert!(!h.keep_alive);
         assert_eq!(status("GET / HTTP/1.1\r\nHost: x\r\n"), Ok(false));
     }
@@ -306,10 +328,16 @@ mod tests {
         let long_line = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(100));
         assert_eq!(status(&long_line), Err(414));
         assert_eq!(status(&format!("GET /{}", "a".repeat(100))), Err(414));
-        let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n", "a".repeat(300));
+        let big = format!(
+            "GET / HTTP/1.1\r\nHost: x\r\nX: {}\r\n\r\n",
+            "a".repeat(300)
+        );
         assert_eq!(status(&big), Err(431));
         let many: String = (0..9).map(|i| format!("X{i}: y\r\n")).collect();
-        assert_eq!(status(&format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n")), Err(431));
+        assert_eq!(
+            status(&format!("GET / HTTP/1.1\r\nHost: x\r\n{many}\r\n")),
+            Err(431)
+        );
     }
 
     #[test]

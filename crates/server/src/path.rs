@@ -18,7 +18,10 @@ pub enum Refused {
 /// Splits a request target into (path, query); absolute-form `http://host/p?q` keeps only `/p`.
 pub fn split_target(target: &[u8]) -> (&[u8], Option<&[u8]>) {
     let mut t = target;
-    if let Some(rest) = t.strip_prefix(b"http://").or_else(|| t.strip_prefix(b"https://")) {
+    if let Some(rest) = t
+        .strip_prefix(b"http://")
+        .or_else(|| t.strip_prefix(b"https://"))
+    {
         t = match rest.iter().position(|&b| b == b'/') {
             Some(i) => &rest[i..],
             None => b"/",
@@ -57,7 +60,10 @@ pub fn decode(raw: &[u8], out: &mut String) -> Result<bool, Refused> {
             i += 1;
         }
     }
-    if bytes.iter().any(|&b| b < 0x20 || b == 0x7f || b == b'\\' || b == b'%') {
+    if bytes
+        .iter()
+        .any(|&b| b < 0x20 || b == 0x7f || b == b'\\' || b == b'%')
+    {
         return Err(Refused::BadByte);
     }
     // from_utf8 rejects overlong forms (e.g. %c0%ae for '.') and surrogates.
@@ -80,7 +86,8 @@ pub fn decode(raw: &[u8], out: &mut String) -> Result<bool, Refused> {
 /// Whether a relative path has a segment that is never served: dot-files such as .htpasswd or .git
 /// (`.well-known` excepted).
 pub fn is_hidden(rel: &str) -> bool {
-    rel.split('/').any(|s| s.starts_with('.') && s != ".well-known")
+    rel.split('/')
+        .any(|s| s.starts_with('.') && s != ".well-known")
 }
 
 /// Percent-encodes a path for use in a URL (directory listings, redirects).
@@ -129,7 +136,10 @@ mod tests {
     #[test]
     fn targets_split_and_hidden_files_are_spotted() {
         assert_eq!(split_target(b"/a?b=1"), (&b"/a"[..], Some(&b"b=1"[..])));
-        assert_eq!(split_target(b"http://h:1/x?y"), (&b"/x"[..], Some(&b"y"[..])));
+        assert_eq!(
+            split_target(b"http://h:1/x?y"),
+            (&b"/x"[..], Some(&b"y"[..]))
+        );
         assert_eq!(split_target(b"http://h"), (&b"/"[..], None));
         assert!(is_hidden("dir/.htpasswd"));
         assert!(!is_hidden(".well-known/x"));

@@ -18,7 +18,15 @@ pub fn lookup_user(name: &str) -> Result<Ids> {
     let mut buf = vec![0 as libc::c_char; 16 << 10];
     let mut result: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: all pointers are valid for the call; `result` points into `pwd` when found.
-    let rc = unsafe { libc::getpwnam_r(c.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut result) };
+    let rc = unsafe {
+        libc::getpwnam_r(
+            c.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
     if rc != 0 || result.is_null() {
         bail!("--user {name}: no such user");
     }
@@ -50,18 +58,29 @@ pub fn drop(chroot_dir: Option<&Path>, user: Option<&Ids>) -> Result<()> {
         bail!("--chroot and --user need the server to start as root");
     }
     if let Some(dir) = chroot_dir {
-        let c = CString::new(dir.as_os_str().as_encoded_bytes()).context("chroot path contains NUL")?;
+        let c =
+            CString::new(dir.as_os_str().as_encoded_bytes()).context("chroot path contains NUL")?;
         // SAFETY: plain syscalls with a valid C string.
         unsafe {
-            if libc::chdir(c.as_ptr()) != 0 || libc::chroot(c.as_ptr()) != 0 || libc::chdir(c"/".as_ptr()) != 0 {
-                bail!("chroot {}: {}", dir.display(), std::io::Error::last_os_error());
+            if libc::chdir(c.as_ptr()) != 0
+                || libc::chroot(c.as_ptr()) != 0
+                || libc::chdir(c"/".as_ptr()) != 0
+            {
+                bail!(
+                    "chroot {}: {}",
+                    dir.display(),
+                    std::io::Error::last_os_error()
+                );
             }
         }
     }
     if let Some(ids) = user {
         // SAFETY: plain syscalls; order matters (groups and gid while still root, uid last).
         unsafe {
-            if libc::setgroups(1, &ids.gid) != 0 || libc::setgid(ids.gid) != 0 || libc::setuid(ids.uid) != 0 {
+            if libc::setgroups(1, &ids.gid) != 0
+                || libc::setgid(ids.gid) != 0
+                || libc::setuid(ids.uid) != 0
+            {
                 bail!("cannot switch user: {}", std::io::Error::last_os_error());
             }
             if ids.uid != 0 && libc::setuid(0) == 0 {

@@ -38,10 +38,14 @@ pub fn plan(header: &[u8], size: u64, max_ranges: usize, out: &mut Vec<(u64, u64
         };
         let (a, b) = (&spec[..dash], &spec[dash + 1..]);
         let range = match (number(a), number(b)) {
-            (Some(first), Some(last)) if first <= last => (first < size).then(|| (first, last.min(size - 1))),
+            (Some(first), Some(last)) if first <= last => {
+                (first < size).then(|| (first, last.min(size - 1)))
+            }
             (Some(_), Some(_)) => return whole(out),
             (Some(first), None) if b.is_empty() => (first < size).then(|| (first, size - 1)),
-            (None, Some(n)) if a.is_empty() => (n > 0 && size > 0).then(|| (size - n.min(size), size - 1)),
+            (None, Some(n)) if a.is_empty() => {
+                (n > 0 && size > 0).then(|| (size - n.min(size), size - 1))
+            }
             _ => return whole(out),
         };
         out.extend(range);
@@ -128,8 +132,13 @@ mod tests {
             p(&format!("bytes={}", hundreds.join(",")), 10_000),
             (Plan::Parts, vec![(0, 599)])
         );
-        let disjoint: Vec<String> = (0..20).map(|i| format!("{}-{}", i * 10, i * 10 + 1)).collect();
-        assert_eq!(p(&format!("bytes={}", disjoint.join(",")), 10_000).0, Plan::Whole);
+        let disjoint: Vec<String> = (0..20)
+            .map(|i| format!("{}-{}", i * 10, i * 10 + 1))
+            .collect();
+        assert_eq!(
+            p(&format!("bytes={}", disjoint.join(",")), 10_000).0,
+            Plan::Whole
+        );
         let flood = vec!["0-1"; 1001].join(",");
         assert_eq!(p(&format!("bytes={flood}"), 10).0, Plan::Whole);
     }

@@ -74,7 +74,9 @@ impl Rule {
     pub fn release(&self, bytes: u64) {
         let _ = self
             .backlog
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| Some(v.saturating_sub(bytes)));
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
     }
 }
 
@@ -93,7 +95,10 @@ pub fn parse<'a>(lines: impl Iterator<Item = &'a str>, origin: &str) -> Result<V
         }
         let mut words = line.split_whitespace();
         let (Some(pattern), Some(rate), None) = (words.next(), words.next(), words.next()) else {
-            bail!("{origin} line {}: expected `pattern max-bytes-per-second`", n + 1);
+            bail!(
+                "{origin} line {}: expected `pattern max-bytes-per-second`",
+                n + 1
+            );
         };
         let max = rate.rsplit('-').next().unwrap_or(rate);
         let limit: u64 = max

@@ -45,7 +45,8 @@ pub struct Worker {
 
 impl Worker {
     pub fn new(poll: Poll, mut listener: TcpListener, shared: Arc<Shared>) -> io::Result<Worker> {
-        poll.registry().register(&mut listener, LISTENER, Interest::READABLE)?;
+        poll.registry()
+            .register(&mut listener, LISTENER, Interest::READABLE)?;
         let c = &shared.config;
         let shortest = c
             .header_timeout
@@ -134,7 +135,11 @@ impl Worker {
                         refuse(&sock);
                         continue;
                     }
-                    let conn = Conn::new(sock, peer.ip(), self.ctx.now + self.ctx.shared.config.header_timeout);
+                    let conn = Conn::new(
+                        sock,
+                        peer.ip(),
+                        self.ctx.now + self.ctx.shared.config.header_timeout,
+                    );
                     let idx = self.insert(conn);
                     // With TCP_DEFER_ACCEPT the request is usually already here: read it now and
                     // skip a trip through epoll (a one-request connection is never registered).
@@ -217,7 +222,11 @@ impl Worker {
                     if self
                         .poll
                         .registry()
-                        .register(&mut conn.sock, Token(idx), Interest::READABLE | Interest::WRITABLE)
+                        .register(
+                            &mut conn.sock,
+                            Token(idx),
+                            Interest::READABLE | Interest::WRITABLE,
+                        )
                         .is_err()
                     {
                         self.close(idx);
@@ -232,7 +241,10 @@ impl Worker {
         let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
             return;
         };
-        if self.ctx.cgi_progress(conn, &mut self.wbuf, self.poll.registry()) {
+        if self
+            .ctx
+            .cgi_progress(conn, &mut self.wbuf, self.poll.registry())
+        {
             // The program finished: its answer is in wbuf; write it and carry on with the connection.
             self.drive(idx, false, false);
         }
@@ -250,7 +262,8 @@ impl Worker {
                 continue;
             };
             if c.cgi.as_ref().is_some_and(|j| now >= j.deadline) {
-                self.ctx.cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
+                self.ctx
+                    .cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
                 self.drive(i, false, false);
                 continue;
             }

@@ -15,7 +15,9 @@
 use anyhow::{bail, Context};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior};
+use rusqlite::{
+    params, Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use webstand_engine::{CpuTime, Failures, Histograms, RunResult};
@@ -110,19 +112,36 @@ pub struct Machine {
 impl Machine {
     /// The machine this process runs on, from /proc (what `uname` and /proc/cpuinfo say).
     pub fn current() -> Machine {
-        let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_string()).unwrap_or_default();
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
         let cpuinfo = read("/proc/cpuinfo");
         let cpu_model = cpuinfo
             .lines()
             .find_map(|l| {
                 let (k, v) = l.split_once(':')?;
-                matches!(k.trim(), "model name" | "Model" | "cpu model").then(|| v.trim().to_string())
+                matches!(k.trim(), "model name" | "Model" | "cpu model")
+                    .then(|| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".into());
-        let cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
-        let kernel =
-            format!("{} {}", read("/proc/sys/kernel/ostype"), read("/proc/sys/kernel/osrelease")).trim().to_string();
-        Machine { cpu_model, cores, kernel, hostname: read("/proc/sys/kernel/hostname") }
+        let cores = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        let kernel = format!(
+            "{} {}",
+            read("/proc/sys/kernel/ostype"),
+            read("/proc/sys/kernel/osrelease")
+        )
+        .trim()
+        .to_string();
+        Machine {
+            cpu_model,
+            cores,
+            kernel,
+            hostname: read("/proc/sys/kernel/hostname"),
+        }
     }
 }
 
@@ -207,7 +226,8 @@ pub fn default_path() -> anyhow::Result<PathBuf> {
     let data = match std::env::var_os("XDG_DATA_HOME").map(PathBuf::from) {
         Some(p) if p.is_absolute() => p,
         _ => {
-            let home = std::env::var_os("HOME").context("neither XDG_DATA_HOME nor HOME is set; pass --db PATH")?;
+            let home = std::env::var_os("HOME")
+                .context("neither XDG_DATA_HOME nor HOME is set; pass --db PATH")?;
             PathBuf::from(home).join(".local/share")
         }
     };
@@ -215,7 +235,10 @@ pub fn default_path() -> anyhow::Result<PathBuf> {
 }
 
 fn now_unix() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// u64 counts as SQLite integers (i64); counts beyond i64 cannot occur in a bounded run.
@@ -225,13 +248,17 @@ fn sql_u64(v: u64) -> i64 {
 
 fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();
-    V2Serializer::new().serialize(h, &mut buf).map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
     Ok(buf)
 }
 
 fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
     let mut reader = bytes;
-    Deserializer::new().deserialize(&mut reader).map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
+    Deserializer::new()
+        .deserialize(&mut reader)
+        .map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
 }
 
 impl Store {
@@ -243,13 +270,18 @@ impl Store {
             None => default_path()?,
         };
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("cannot create the history directory {}", dir.display()))?;
+            std::fs::create_dir_all(dir).with_context(|| {
+                format!("cannot create the history directory {}", dir.display())
+            })?;
         }
-        let conn =
-            Connection::open(&path).with_context(|| format!("cannot open the history database {}", path.display()))?;
+        let conn = Connection::open(&path)
+            .with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let store = Store { conn, path, version: SCHEMA_VERSION };
+        let store = Store {
+            conn,
+            path,
+            version: SCHEMA_VERSION,
+        };
         if store.check_schema()? != Some(SCHEMA_VERSION) {
             store.prepare_schema()?;
         }
@@ -274,10 +306,16 @@ impl Store {
         // mount) is still worth a read-only try.
         let base = OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(&path, base | OpenFlags::SQLITE_OPEN_READ_WRITE)
-            .or_else(|_| Connection::open_with_flags(&path, base | OpenFlags::SQLITE_OPEN_READ_ONLY))
+            .or_else(|_| {
+                Connection::open_with_flags(&path, base | OpenFlags::SQLITE_OPEN_READ_ONLY)
+            })
             .with_context(|| format!("cannot open the history database {}", path.display()))?;
         conn.busy_timeout(Duration::from_secs(10))?;
-        let mut store = Store { conn, path, version: SCHEMA_VERSION };
+        let mut store = Store {
+            conn,
+            path,
+            version: SCHEMA_VERSION,
+        };
         // A file created but never written to reads as an empty history.
         store.version = store.check_schema()?.unwrap_or(SCHEMA_VERSION);
         Ok(store)
@@ -334,25 +372,32 @@ impl Store {
         if self.check_schema()?.is_none() {
             // WAL (persistent, and not allowed inside a transaction): readers never block the
             // writer, and a crash mid-write leaves earlier commits intact.
-            self.conn.query_row("PRAGMA journal_mode=WAL", [], |_| Ok(())).context("enabling WAL")?;
+            self.conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+                .context("enabling WAL")?;
         }
-        self.conn.execute_batch("BEGIN IMMEDIATE").with_context(|| format!("locking {shown}"))?;
+        self.conn
+            .execute_batch("BEGIN IMMEDIATE")
+            .with_context(|| format!("locking {shown}"))?;
         let outcome = self.check_schema().and_then(|version| {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
-                    self.conn.execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
+                    self.conn
+                        .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
                 Some(v) if v < SCHEMA_VERSION => self.upgrade(v)?,
                 Some(_) => return Ok(()), // another process got there first
             }
-            self.conn.execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
+            self.conn
+                .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
             Ok(())
         });
         match outcome {
-            Ok(()) => {
-                self.conn.execute_batch("COMMIT").with_context(|| format!("writing the history schema of {shown}"))
-            }
+            Ok(()) => self
+                .conn
+                .execute_batch("COMMIT")
+                .with_context(|| format!("writing the history schema of {shown}")),
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
                 Err(e)
@@ -363,10 +408,13 @@ impl Store {
     /// The changes from schema `from` to this one (inside [`Store::prepare_schema`]'s transaction).
     fn upgrade(&self, from: i32) -> anyhow::Result<()> {
         if from < 2 {
-            self.conn.execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
+            self.conn
+                .execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
         }
         if from < 3 {
-            self.conn.execute_batch("ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;")?;
+            self.conn.execute_batch(
+                "ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;",
+            )?;
         }
         if from < 4 {
             self.conn.execute_batch(
@@ -404,11 +452,18 @@ impl Store {
     ) -> anyhow::Result<()> {
         let r = result;
         let h = &r.histograms;
-        let blobs = [serialize(&h.total)?, serialize(&h.connect)?, serialize(&h.waiting)?, serialize(&h.processing)?];
+        let blobs = [
+            serialize(&h.total)?,
+            serialize(&h.connect)?,
+            serialize(&h.waiting)?,
+            serialize(&h.processing)?,
+        ];
         // Immediate: take the write lock first, so a concurrent writer makes this wait (busy
         // timeout) instead of failing when a read-then-write transaction cannot upgrade.
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let exists: Option<i64> = tx.query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0)).optional()?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0))
+            .optional()?;
         if exists.is_none() {
             bail!("run {run} is not in {}", self.path.display());
         }
@@ -455,7 +510,8 @@ impl Store {
                 sql_u64(r.sent_bytes),
             ],
         )?;
-        tx.commit().with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
+        tx.commit()
+            .with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
         Ok(())
     }
 
@@ -484,7 +540,10 @@ impl Store {
             )
             .with_context(|| format!("saving server figures of run {run} in {}", self.path.display()))?;
         if n == 0 {
-            bail!("run {run} has no level {group:?} at {clients} clients in {}", self.path.display());
+            bail!(
+                "run {run} has no level {group:?} at {clients} clients in {}",
+                self.path.display()
+            );
         }
         Ok(())
     }
@@ -493,7 +552,10 @@ impl Store {
     pub fn finish_run(&self, run: RunId, status: &str) -> anyhow::Result<()> {
         let n = self
             .conn
-            .execute("UPDATE runs SET status = ?1, finished_unix = ?2 WHERE id = ?3", params![status, now_unix(), run])
+            .execute(
+                "UPDATE runs SET status = ?1, finished_unix = ?2 WHERE id = ?3",
+                params![status, now_unix(), run],
+            )
             .with_context(|| format!("finishing run {run} in {}", self.path.display()))?;
         if n == 0 {
             bail!("run {run} is not in {}", self.path.display());
@@ -522,7 +584,9 @@ impl Store {
 
     /// The newest run's id, if any.
     pub fn last_run(&self) -> anyhow::Result<Option<RunId>> {
-        Ok(self.conn.query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?)
     }
 
     /// A run with all its levels, histograms included.
@@ -548,10 +612,17 @@ impl Store {
             )
             .optional()?;
         let Some(mut run) = run else {
-            bail!("no run {id} in {} (`webstand history` lists them)", self.path.display());
+            bail!(
+                "no run {id} in {} (`webstand history` lists them)",
+                self.path.display()
+            );
         };
         // Columns added by later schemas read as NULL from older files.
-        let first_error = if self.version >= 2 { "first_error" } else { "NULL" };
+        let first_error = if self.version >= 2 {
+            "first_error"
+        } else {
+            "NULL"
+        };
         let sent_bytes = if self.version >= 3 { "sent_bytes" } else { "0" };
         let server = if self.version >= 4 {
             "server_cpu_user_ns, server_cpu_sys_ns, server_peak_rss_kib"
@@ -568,7 +639,8 @@ impl Store {
         ))?;
         let mut rows = st.query([id])?;
         while let Some(row) = rows.next()? {
-            run.levels.push(level_from_row(row).with_context(|| format!("reading run {id}"))?);
+            run.levels
+                .push(level_from_row(row).with_context(|| format!("reading run {id}"))?);
         }
         Ok(run)
     }
@@ -583,7 +655,12 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         started_unix: r.get(3)?,
         elapsed: Duration::from_nanos(u(4)?),
         complete: u(5)?,
-        failed: Failures { connect: u(6)?, receive: u(7)?, length: u(8)?, exceptions: u(9)? },
+        failed: Failures {
+            connect: u(6)?,
+            receive: u(7)?,
+            length: u(8)?,
+            exceptions: u(9)?,
+        },
         write_errors: u(10)?,
         non_2xx: u(11)?,
         keep_alive_requests: u(12)?,
@@ -599,7 +676,10 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
             waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
             processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
         },
-        cpu: CpuTime { user: Duration::from_nanos(u(19)?), sys: Duration::from_nanos(u(20)?) },
+        cpu: CpuTime {
+            user: Duration::from_nanos(u(19)?),
+            sys: Duration::from_nanos(u(20)?),
+        },
         late_sends: u(21)?,
         per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
         interrupted: r.get(23)?,
@@ -609,7 +689,8 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         ..Default::default()
     };
     let ns = |i: usize| -> rusqlite::Result<Option<Duration>> {
-        Ok(r.get::<_, Option<i64>>(i)?.map(|v| Duration::from_nanos(v.max(0) as u64)))
+        Ok(r.get::<_, Option<i64>>(i)?
+            .map(|v| Duration::from_nanos(v.max(0) as u64)))
     };
     let server = match (ns(30)?, ns(31)?) {
         (Some(user), Some(sys)) => Some(ServerFigures {
@@ -618,7 +699,13 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         }),
         _ => None,
     };
-    Ok(StoredLevel { group: r.get(0)?, clients: u(1)? as usize, server_version: r.get(2)?, result, server })
+    Ok(StoredLevel {
+        group: r.get(0)?,
+        clients: u(1)? as usize,
+        server_version: r.get(2)?,
+        result,
+        server,
+    })
 }
 
 /// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
@@ -665,28 +752,54 @@ mod tests {
         let s = Store::open(Some(&db)).unwrap();
         let id = s.begin_run(&meta()).unwrap();
         let mut r = synthetic_result(500, 1000, Duration::from_millis(1500));
-        r.failed = Failures { connect: 1, receive: 2, length: 3, exceptions: 4 };
+        r.failed = Failures {
+            connect: 1,
+            receive: 2,
+            length: 3,
+            exceptions: 4,
+        };
         r.non_2xx = 7;
-        r.cpu = CpuTime { user: Duration::from_micros(1234), sys: Duration::from_micros(99) };
+        r.cpu = CpuTime {
+            user: Duration::from_micros(1234),
+            sys: Duration::from_micros(99),
+        };
         r.per_request = vec![400, 100];
         r.latency_sum_us = u64::MAX as u128 + 5;
         r.sent_bytes = 98765;
-        s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r).unwrap();
-        s.add_level(id, "2k.html", 16, None, &synthetic_result(10, 50, Duration::from_secs(1))).unwrap();
+        s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r)
+            .unwrap();
+        s.add_level(
+            id,
+            "2k.html",
+            16,
+            None,
+            &synthetic_result(10, 50, Duration::from_secs(1)),
+        )
+        .unwrap();
         s.finish_run(id, "complete").unwrap();
         drop(s);
 
         let s = Store::open_existing(Some(&db)).unwrap();
         let runs = s.runs().unwrap();
         assert_eq!(runs.len(), 1);
-        assert_eq!((runs[0].id, runs[0].levels, runs[0].status.as_str()), (id, 2, "complete"));
+        assert_eq!(
+            (runs[0].id, runs[0].levels, runs[0].status.as_str()),
+            (id, 2, "complete")
+        );
         let run = s.load_run(id).unwrap();
         assert_eq!(run.meta.command_line, meta().command_line);
         assert_eq!(run.version, env!("CARGO_PKG_VERSION"));
-        assert!(run.machine.cores >= 1 && run.machine.kernel.contains("Linux"), "{:?}", run.machine);
+        assert!(
+            run.machine.cores >= 1 && run.machine.kernel.contains("Linux"),
+            "{:?}",
+            run.machine
+        );
         assert!(run.finished_unix.unwrap() >= run.started_unix);
         let l = &run.levels[0];
-        assert_eq!((l.group.as_str(), l.clients, l.server_version.as_deref()), ("2k.html", 8, Some("nginx/1.22")));
+        assert_eq!(
+            (l.group.as_str(), l.clients, l.server_version.as_deref()),
+            ("2k.html", 8, Some("nginx/1.22"))
+        );
         let back = &l.result;
         assert_eq!(back.complete, 500);
         assert_eq!(back.failed, r.failed);
@@ -696,7 +809,11 @@ mod tests {
         assert_eq!(back.latency_sum_us, r.latency_sum_us);
         assert_eq!(back.sent_bytes, 98765);
         assert_eq!(
-            (back.non_2xx, back.document_length, back.server_software.clone()),
+            (
+                back.non_2xx,
+                back.document_length,
+                back.server_software.clone()
+            ),
             (7, Some(2048), Some("synthetic/1.0".into()))
         );
         assert_eq!(back.histograms.total, r.histograms.total);
@@ -705,14 +822,26 @@ mod tests {
         assert_eq!(run.levels[1].clients, 16);
         assert_eq!(l.server, None);
         let figures = ServerFigures {
-            cpu: CpuTime { user: Duration::from_millis(300), sys: Duration::from_millis(200) },
+            cpu: CpuTime {
+                user: Duration::from_millis(300),
+                sys: Duration::from_millis(200),
+            },
             peak_rss_kib: None,
         };
         s.add_server_figures(id, "2k.html", 8, &figures).unwrap();
-        assert!(s.add_server_figures(id, "2k.html", 9, &figures).is_err(), "no such level");
+        assert!(
+            s.add_server_figures(id, "2k.html", 9, &figures).is_err(),
+            "no such level"
+        );
         let again = s.load_run(id).unwrap();
         assert_eq!(again.levels[0].server, Some(figures));
-        assert_eq!(again.levels[0].server.unwrap().cpu_us_per_request(&again.levels[0].result), 1000.0);
+        assert_eq!(
+            again.levels[0]
+                .server
+                .unwrap()
+                .cpu_us_per_request(&again.levels[0].result),
+            1000.0
+        );
         assert_eq!(s.last_run().unwrap(), Some(id));
     }
 
@@ -722,7 +851,14 @@ mod tests {
         let db = dir.path().join("h.db");
         let s = Store::open(Some(&db)).unwrap();
         let id = s.begin_run(&meta()).unwrap();
-        s.add_level(id, "", 1, None, &synthetic_result(5, 100, Duration::from_secs(1))).unwrap();
+        s.add_level(
+            id,
+            "",
+            1,
+            None,
+            &synthetic_result(5, 100, Duration::from_secs(1)),
+        )
+        .unwrap();
         std::mem::forget(s); // as if the process died: no clean close
         let run = Store::open(Some(&db)).unwrap().load_run(id).unwrap();
         assert_eq!((run.status.as_str(), run.levels.len()), ("running", 1));
@@ -733,20 +869,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // Another application's SQLite file.
         let other = dir.path().join("other.db");
-        Connection::open(&other).unwrap().execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        Connection::open(&other)
+            .unwrap()
+            .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
         let before = std::fs::read(&other).unwrap();
         let e = Store::open(Some(&other)).err().unwrap().to_string();
         assert!(e.contains("not a webstand history database"), "{e}");
         assert_eq!(std::fs::read(&other).unwrap(), before);
         // A text file.
         let text = dir.path().join("notes.txt");
-        std::fs::write(&text, "hello, this is not SQLite at all, just some words to fill a page").unwrap();
+        std::fs::write(
+            &text,
+            "hello, this is not SQLite at all, just some words to fill a page",
+        )
+        .unwrap();
         let e = format!("{:#}", Store::open_existing(Some(&text)).err().unwrap());
         assert!(e.contains("not a webstand history database"), "{e}");
         // A newer schema.
         let newer = dir.path().join("newer.db");
         Store::open(Some(&newer)).unwrap();
-        Connection::open(&newer).unwrap().execute_batch("PRAGMA user_version = 99").unwrap();
+        Connection::open(&newer)
+            .unwrap()
+            .execute_batch("PRAGMA user_version = 99")
+            .unwrap();
         let e = Store::open(Some(&newer)).err().unwrap().to_string();
         assert!(e.contains("newer webstand") && e.contains("99"), "{e}");
         // Missing, for a reader: not created.
@@ -767,7 +913,14 @@ mod tests {
         let db = dir.path().join("v1.db");
         let s = Store::open(Some(&db)).unwrap();
         let id = s.begin_run(&meta()).unwrap();
-        s.add_level(id, "", 1, None, &synthetic_result(5, 100, Duration::from_secs(1))).unwrap();
+        s.add_level(
+            id,
+            "",
+            1,
+            None,
+            &synthetic_result(5, 100, Duration::from_secs(1)),
+        )
+        .unwrap();
         drop(s);
         // Make it what version 1 wrote: no first_error column.
         Connection::open(&db)
@@ -779,10 +932,16 @@ mod tests {
             )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
-        assert_eq!(reader.load_run(id).unwrap().levels[0].result.first_error, None);
+        assert_eq!(
+            reader.load_run(id).unwrap().levels[0].result.first_error,
+            None
+        );
         drop(reader);
         let version = |db: &Path| -> i32 {
-            Connection::open(db).unwrap().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap()
+            Connection::open(db)
+                .unwrap()
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .unwrap()
         };
         assert_eq!(version(&db), 1, "a reader changes nothing");
         let writer = Store::open(Some(&db)).unwrap();
@@ -792,15 +951,30 @@ mod tests {
         writer.add_level(id, "", 2, None, &failed).unwrap();
         assert_eq!(version(&db), SCHEMA_VERSION);
         let run = writer.load_run(id).unwrap();
-        assert_eq!(run.levels[1].result.first_error.as_deref(), Some("connect to 127.0.0.1:1: Connection refused"));
-        assert_eq!((run.levels[0].result.sent_bytes, run.levels[1].result.sent_bytes), (0, 1234));
+        assert_eq!(
+            run.levels[1].result.first_error.as_deref(),
+            Some("connect to 127.0.0.1:1: Connection refused")
+        );
+        assert_eq!(
+            (
+                run.levels[0].result.sent_bytes,
+                run.levels[1].result.sent_bytes
+            ),
+            (0, 1234)
+        );
         let figures = ServerFigures {
-            cpu: CpuTime { user: Duration::from_millis(5), sys: Duration::from_millis(2) },
+            cpu: CpuTime {
+                user: Duration::from_millis(5),
+                sys: Duration::from_millis(2),
+            },
             peak_rss_kib: Some(4096),
         };
         writer.add_server_figures(id, "", 2, &figures).unwrap();
         let run = writer.load_run(id).unwrap();
-        assert_eq!((run.levels[0].server, run.levels[1].server), (None, Some(figures)));
+        assert_eq!(
+            (run.levels[0].server, run.levels[1].server),
+            (None, Some(figures))
+        );
     }
 
     #[test]
@@ -813,7 +987,13 @@ mod tests {
                 std::thread::spawn(move || {
                     let s = Store::open(Some(&db))?;
                     let id = s.begin_run(&meta())?;
-                    s.add_level(id, "", 1, None, &synthetic_result(3, 100, Duration::from_secs(1)))?;
+                    s.add_level(
+                        id,
+                        "",
+                        1,
+                        None,
+                        &synthetic_result(3, 100, Duration::from_secs(1)),
+                    )?;
                     s.finish_run(id, "complete")
                 })
             })

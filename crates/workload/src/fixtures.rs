@@ -35,7 +35,10 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { large_sizes: vec![1 << 20], small_files: 1000 }
+        Options {
+            large_sizes: vec![1 << 20],
+            small_files: 1000,
+        }
     }
 }
 
@@ -65,10 +68,15 @@ const GENERATOR: &str = "webstand fixtures 1";
 impl Manifest {
     /// Reads a manifest: `path` is the manifest file or the docroot holding it.
     pub fn load(path: &Path) -> Result<Manifest> {
-        let file = if path.is_dir() { path.join(MANIFEST) } else { path.to_path_buf() };
-        let text =
-            std::fs::read_to_string(&file).with_context(|| format!("cannot read manifest {}", file.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("{}: not a webstand fixtures manifest", file.display()))
+        let file = if path.is_dir() {
+            path.join(MANIFEST)
+        } else {
+            path.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("cannot read manifest {}", file.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a webstand fixtures manifest", file.display()))
     }
 
     pub fn get(&self, url_path: &str) -> Option<&Entry> {
@@ -79,19 +87,26 @@ impl Manifest {
     pub fn body_check(&self, url_path: &str) -> Option<BodyCheck> {
         let path = url_path.split('?').next().unwrap_or(url_path);
         let e = self.get(path).filter(|e| !e.cgi)?;
-        Some(BodyCheck::Digest { len: e.size, sha256: parse_hex32(&e.sha256)? })
+        Some(BodyCheck::Digest {
+            len: e.size,
+            sha256: parse_hex32(&e.sha256)?,
+        })
     }
 
     /// URL paths of the small-file load (`/small/…`), in order.
     pub fn small_paths(&self) -> Vec<String> {
-        self.files.iter().filter(|e| e.path.starts_with("/small/")).map(|e| e.path.clone()).collect()
+        self.files
+            .iter()
+            .filter(|e| e.path.starts_with("/small/"))
+            .map(|e| e.path.clone())
+            .collect()
     }
 }
 
 /// Writes the docroot into `dir` (created if missing; existing files of the same names are replaced)
 /// and returns its manifest, also written to `dir/manifest.json`.
 pub fn write(dir: &Path, opts: &Options) -> Result<Manifest> {
-    if opts.large_sizes.iter().any(|&s| s == 0) {
+    if opts.large_sizes.contains(&0) {
         bail!("a large file size must be at least 1 byte");
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -104,7 +119,10 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Manifest> {
         files.push(put(dir, &path, &bytes, false)?);
     }
     files.push(put(dir, CGI_HELLO, HELLO_CGI.as_bytes(), true)?);
-    let manifest = Manifest { generator: GENERATOR.to_string(), files };
+    let manifest = Manifest {
+        generator: GENERATOR.to_string(),
+        files,
+    };
     let json = serde_json::to_string_pretty(&manifest)? + "\n";
     std::fs::write(dir.join(MANIFEST), json)
         .with_context(|| format!("cannot write {}", dir.join(MANIFEST).display()))?;
@@ -112,7 +130,8 @@ pub fn write(dir: &Path, opts: &Options) -> Result<Manifest> {
 }
 
 /// The CGI program: a minimal "hello world", as in thttpd's CGI test.
-const HELLO_CGI: &str = "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\nHello, world!\\n'\n";
+const HELLO_CGI: &str =
+    "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\nHello, world!\\n'\n";
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -127,16 +146,26 @@ fn layout(opts: &Options) -> Vec<(String, u64, Kind)> {
         out.push((format!("/small/{i:03}.html"), 1024, Kind::Html));
     }
     // Both WebStone lists; a size given by a list wins over the one its name implies.
-    let lists = [webstone::preset("webstone2").unwrap(), webstone::preset("webstone1").unwrap()];
+    let lists = [
+        webstone::preset("webstone2").unwrap(),
+        webstone::preset("webstone1").unwrap(),
+    ];
     for f in lists.iter().flat_map(|l| &l.files) {
         if out.iter().any(|(p, _, _)| *p == f.path) {
             continue;
         }
-        let size = f.size.or_else(|| size_from_name(&f.path)).expect("every shipped WebStone file has a size");
+        let size = f
+            .size
+            .or_else(|| size_from_name(&f.path))
+            .expect("every shipped WebStone file has a size");
         out.push((f.path.clone(), size, Kind::Html));
     }
     for &size in &opts.large_sizes {
-        out.push((format!("/large/{}.bin", size_label(size)), size, Kind::Binary));
+        out.push((
+            format!("/large/{}.bin", size_label(size)),
+            size,
+            Kind::Binary,
+        ));
     }
     out
 }
@@ -169,10 +198,14 @@ pub fn parse_size(text: &str) -> Result<u64> {
         "K" | "KB" | "KIB" => 10,
         "M" | "MB" | "MIB" => 20,
         "G" | "GB" | "GIB" => 30,
-        _ => bail!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix"),
+        _ => {
+            bail!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix")
+        }
     };
     let n: u64 = digits.parse().map_err(|_| {
-        anyhow::anyhow!("bad size {text:?}: expected a number of bytes with an optional K, M or G suffix")
+        anyhow::anyhow!(
+            "bad size {text:?}: expected a number of bytes with an optional K, M or G suffix"
+        )
     })?;
     n.checked_mul(1 << shift)
         .filter(|&s| s > 0)
@@ -182,7 +215,8 @@ pub fn parse_size(text: &str) -> Result<u64> {
 fn put(dir: &Path, url_path: &str, bytes: &[u8], executable: bool) -> Result<Entry> {
     let file: PathBuf = dir.join(url_path.trim_start_matches('/'));
     if let Some(parent) = file.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     std::fs::write(&file, bytes).with_context(|| format!("cannot write {}", file.display()))?;
     if executable {
@@ -220,8 +254,8 @@ impl SplitMix64 {
 }
 
 const WORDS: [&str; 16] = [
-    "server", "client", "request", "response", "socket", "latency", "stone", "surf", "page", "byte", "load", "queue",
-    "kernel", "thread", "cache", "web",
+    "server", "client", "request", "response", "socket", "latency", "stone", "surf", "page",
+    "byte", "load", "queue", "kernel", "thread", "cache", "web",
 ];
 
 /// An HTML page of exactly `size` bytes: a title naming the file, then lines of words.
@@ -234,7 +268,11 @@ fn html(path: &str, size: u64) -> Vec<u8> {
     if size >= head.len() + tail.len() + 8 {
         out.extend_from_slice(head.as_bytes());
     }
-    let body_end = if out.is_empty() { size } else { size - tail.len() };
+    let body_end = if out.is_empty() {
+        size
+    } else {
+        size - tail.len()
+    };
     while out.len() < body_end {
         out.extend_from_slice(b"<p>");
         for _ in 0..10 {
@@ -292,7 +330,11 @@ mod tests {
         }
         assert_eq!(binary("/b", 13).len(), 13);
         // Pinned digest: if this changes, every machine's fixtures changed (bump GENERATOR too).
-        assert_eq!(hex(&Sha256::digest(html(TENON_FILE, 2048)))[..16], *"8867b4503cb7df3f", "2k.html bytes changed");
+        assert_eq!(
+            hex(&Sha256::digest(html(TENON_FILE, 2048)))[..16],
+            *"8867b4503cb7df3f",
+            "2k.html bytes changed"
+        );
     }
 
     #[test]
@@ -329,7 +371,10 @@ mod tests {
     fn write_twice_gives_the_same_bytes_and_a_matching_manifest() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
-        let opts = Options { large_sizes: vec![3000], small_files: 5 };
+        let opts = Options {
+            large_sizes: vec![3000],
+            small_files: 5,
+        };
         let ma = write(a.path(), &opts).unwrap();
         let mb = write(b.path(), &opts).unwrap();
         assert_eq!(ma, mb);

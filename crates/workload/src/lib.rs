@@ -25,7 +25,11 @@ pub struct Workload {
 impl Workload {
     /// One path, fetched every time.
     pub fn single(path: &str) -> Workload {
-        Workload { name: path.to_string(), requests: vec![spec(path)], pick: Pick::Single }
+        Workload {
+            name: path.to_string(),
+            requests: vec![spec(path)],
+            pick: Pick::Single,
+        }
     }
 
     /// Paths fetched uniformly at random (http_load's URL-file model).
@@ -48,7 +52,10 @@ impl Workload {
         Ok(Workload {
             name: name.to_string(),
             requests: list.files.iter().map(|f| spec(&f.path)).collect(),
-            pick: Pick::Weighted { weights: list.files.iter().map(|f| f.weight).collect(), seed },
+            pick: Pick::Weighted {
+                weights: list.files.iter().map(|f| f.weight).collect(),
+                seed,
+            },
         })
     }
 
@@ -61,7 +68,11 @@ impl Workload {
     /// first fetch of the same request (http_load's `-checksum`).
     pub fn with_checksum(mut self, manifest: Option<&Manifest>) -> Workload {
         for r in &mut self.requests {
-            r.expect = Some(manifest.and_then(|m| m.body_check(&r.path)).unwrap_or(BodyCheck::FirstFetch));
+            r.expect = Some(
+                manifest
+                    .and_then(|m| m.body_check(&r.path))
+                    .unwrap_or(BodyCheck::FirstFetch),
+            );
         }
         self
     }
@@ -74,7 +85,10 @@ impl Workload {
 }
 
 fn spec(path: &str) -> RequestSpec {
-    RequestSpec { path: path.to_string(), expect: None }
+    RequestSpec {
+        path: path.to_string(),
+        expect: None,
+    }
 }
 
 #[cfg(test)]
@@ -84,9 +98,21 @@ mod tests {
     #[test]
     fn checksum_uses_manifest_then_first_fetch() {
         let dir = tempfile::tempdir().unwrap();
-        let m = fixtures::write(dir.path(), &fixtures::Options { large_sizes: vec![10], small_files: 2 }).unwrap();
-        let w = Workload::uniform("u", &["/2k.html".into(), "/nope".into()], 7).unwrap().with_checksum(Some(&m));
-        assert!(matches!(w.requests[0].expect, Some(BodyCheck::Digest { len: 2048, .. })));
+        let m = fixtures::write(
+            dir.path(),
+            &fixtures::Options {
+                large_sizes: vec![10],
+                small_files: 2,
+            },
+        )
+        .unwrap();
+        let w = Workload::uniform("u", &["/2k.html".into(), "/nope".into()], 7)
+            .unwrap()
+            .with_checksum(Some(&m));
+        assert!(matches!(
+            w.requests[0].expect,
+            Some(BodyCheck::Digest { len: 2048, .. })
+        ));
         assert_eq!(w.requests[1].expect, Some(BodyCheck::FirstFetch));
         let w = Workload::single("/2k.html").with_checksum(None);
         assert_eq!(w.requests[0].expect, Some(BodyCheck::FirstFetch));

@@ -30,7 +30,8 @@ impl UrlFile {
 }
 
 pub fn load(path: &Path) -> Result<UrlFile> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read URL file {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read URL file {}", path.display()))?;
     parse(&text, &path.display().to_string())
 }
 
@@ -59,7 +60,10 @@ pub fn parse(text: &str, source: &str) -> Result<UrlFile> {
     if lines.is_empty() {
         bail!("{source}: the URL file is empty (expected one URL or path per line)");
     }
-    Ok(UrlFile { origin: origin.map(|(_, o)| o), lines })
+    Ok(UrlFile {
+        origin: origin.map(|(_, o)| o),
+        lines,
+    })
 }
 
 fn parse_line(line: &str) -> Result<UrlLine> {
@@ -68,7 +72,10 @@ fn parse_line(line: &str) -> Result<UrlLine> {
         bail!("{expected}, found {line:?}");
     }
     if line.starts_with('/') {
-        return Ok(UrlLine { origin: None, path: line.to_string() });
+        return Ok(UrlLine {
+            origin: None,
+            path: line.to_string(),
+        });
     }
     let Some(rest) = line.strip_prefix("http://") else {
         if line.starts_with("https://") {
@@ -83,7 +90,10 @@ fn parse_line(line: &str) -> Result<UrlLine> {
     if authority.is_empty() {
         bail!("{expected} (no host), found {line:?}");
     }
-    Ok(UrlLine { origin: Some(format!("http://{authority}")), path: path.to_string() })
+    Ok(UrlLine {
+        origin: Some(format!("http://{authority}")),
+        path: path.to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -92,7 +102,11 @@ mod tests {
 
     #[test]
     fn paths_urls_comments_and_blank_lines() {
-        let f = parse("# list\n/a.html\n\nhttp://127.0.0.1:8080/b?x=1\nhttp://127.0.0.1:8080\n", "u").unwrap();
+        let f = parse(
+            "# list\n/a.html\n\nhttp://127.0.0.1:8080/b?x=1\nhttp://127.0.0.1:8080\n",
+            "u",
+        )
+        .unwrap();
         assert_eq!(f.origin.as_deref(), Some("http://127.0.0.1:8080"));
         assert_eq!(f.paths(), ["/a.html", "/b?x=1", "/"]);
     }
@@ -100,9 +114,18 @@ mod tests {
     #[test]
     fn errors_name_the_line() {
         let e = format!("{:#}", parse("/a\nfoo.html\n", "urls.txt").unwrap_err());
-        assert!(e.starts_with("urls.txt:2: expected a path starting with '/'"), "{e}");
-        let e = format!("{:#}", parse("http://a:1/x\nhttp://b:1/y\n", "u").unwrap_err());
-        assert!(e.starts_with("u:2: expected the same origin as line 1"), "{e}");
+        assert!(
+            e.starts_with("urls.txt:2: expected a path starting with '/'"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            parse("http://a:1/x\nhttp://b:1/y\n", "u").unwrap_err()
+        );
+        assert!(
+            e.starts_with("u:2: expected the same origin as line 1"),
+            "{e}"
+        );
         let e = format!("{:#}", parse("https://a/x\n", "u").unwrap_err());
         assert!(e.contains("only http://"), "{e}");
         let e = format!("{:#}", parse("\n# none\n", "u").unwrap_err());

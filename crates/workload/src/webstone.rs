@@ -93,7 +93,8 @@ impl FileList {
 
 /// Reads and parses a list file; the format is told by its first line (a lone number: page classes).
 pub fn load(path: &Path) -> Result<FileList> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read file list {}", path.display()))?;
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read file list {}", path.display()))?;
     parse(&text, &path.display().to_string())
 }
 
@@ -109,14 +110,19 @@ pub fn parse(text: &str, source: &str) -> Result<FileList> {
         parse_weighted(&lines, source)?
     };
     if list.total_weight() == 0 {
-        bail!("{source}: the total weight of the file list is zero (no file would ever be fetched)");
+        bail!(
+            "{source}: the total weight of the file list is zero (no file would ever be fetched)"
+        );
     }
     Ok(list)
 }
 
 /// Non-blank lines that are not whole-line `#` comments, with their 1-based line numbers.
 fn significant_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    text.lines().enumerate().map(|(i, l)| (i + 1, l.trim())).filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
 }
 
 fn parse_weighted(lines: &[(usize, &str)], source: &str) -> Result<FileList> {
@@ -138,9 +144,16 @@ fn parse_weighted(lines: &[(usize, &str)], source: &str) -> Result<FileList> {
             Some(_) => bail!("{source}:{n}: {expected}, found {line:?}"),
             None => None,
         };
-        files.push(WeightedFile { path: path.to_string(), weight, size });
+        files.push(WeightedFile {
+            path: path.to_string(),
+            weight,
+            size,
+        });
     }
-    Ok(FileList { format: Format::Weighted, files })
+    Ok(FileList {
+        format: Format::Weighted,
+        files,
+    })
 }
 
 fn parse_page_classes(lines: &[(usize, &str)], source: &str) -> Result<FileList> {
@@ -169,13 +182,20 @@ fn parse_page_classes(lines: &[(usize, &str)], source: &str) -> Result<FileList>
             if !path.starts_with('/') || path.split_whitespace().count() != 1 {
                 bail!("{source}:{n}: expected a path starting with '/' (file {i} of {nfiles} in page class {class}), found {path:?}");
             }
-            files.push(WeightedFile { path: path.to_string(), weight, size: None });
+            files.push(WeightedFile {
+                path: path.to_string(),
+                weight,
+                size: None,
+            });
         }
     }
     if let Some((n, extra)) = rest.next() {
         bail!("{source}:{n}: expected the end of the list after {classes} page classes, found {extra:?}");
     }
-    Ok(FileList { format: Format::PageClasses, files })
+    Ok(FileList {
+        format: Format::PageClasses,
+        files,
+    })
 }
 
 #[cfg(test)]
@@ -187,7 +207,14 @@ mod tests {
         let l = preset("webstone1").unwrap();
         assert_eq!(l.format, Format::PageClasses);
         assert_eq!(l.files.len(), 18);
-        assert_eq!(l.files[0], WeightedFile { path: "/file2k.html".into(), weight: 40, size: None });
+        assert_eq!(
+            l.files[0],
+            WeightedFile {
+                path: "/file2k.html".into(),
+                weight: 40,
+                size: None
+            }
+        );
         assert_eq!(l.files.last().unwrap().path, "/file200k.html");
         // 40·2 + 25·2 + 15·2 + 5 + 4·4 + 4·5 + 6 + 1
         assert_eq!(l.total_weight(), 80 + 50 + 30 + 5 + 16 + 20 + 6 + 1);
@@ -205,21 +232,41 @@ mod tests {
     #[test]
     fn errors_name_source_line_and_expectation() {
         let e = parse("/a 1\n\n/b x\n", "list.txt").unwrap_err().to_string();
-        assert!(e.starts_with("list.txt:3: expected '/PATH WEIGHT [#SIZE]'"), "{e}");
-        let e = parse("2\n1 1\n/a\n3 2\n/b\n", "pc").unwrap_err().to_string();
+        assert!(
+            e.starts_with("list.txt:3: expected '/PATH WEIGHT [#SIZE]'"),
+            "{e}"
+        );
+        let e = parse("2\n1 1\n/a\n3 2\n/b\n", "pc")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("ended inside page class 2"), "{e}");
         let e = parse("1\n1 x\n/a\n", "pc").unwrap_err().to_string();
-        assert!(e.starts_with("pc:2: expected 'WEIGHT NFILES' for page class 1"), "{e}");
+        assert!(
+            e.starts_with("pc:2: expected 'WEIGHT NFILES' for page class 1"),
+            "{e}"
+        );
         let e = parse("1\n1 1\n/a\n/b\n", "pc").unwrap_err().to_string();
         assert!(e.starts_with("pc:4: expected the end of the list"), "{e}");
         let e = parse("1\n1 1\nfile.html\n", "pc").unwrap_err().to_string();
-        assert!(e.starts_with("pc:3: expected a path starting with '/'"), "{e}");
+        assert!(
+            e.starts_with("pc:3: expected a path starting with '/'"),
+            "{e}"
+        );
     }
 
     #[test]
     fn empty_and_zero_weight_lists_are_refused() {
-        assert!(parse("# nothing\n\n", "e").unwrap_err().to_string().contains("empty"));
-        assert!(parse("/a 0\n/b 0 #10\n", "z").unwrap_err().to_string().contains("total weight"));
-        assert!(parse("1\n0 1\n/a\n", "z").unwrap_err().to_string().contains("total weight"));
+        assert!(parse("# nothing\n\n", "e")
+            .unwrap_err()
+            .to_string()
+            .contains("empty"));
+        assert!(parse("/a 0\n/b 0 #10\n", "z")
+            .unwrap_err()
+            .to_string()
+            .contains("total weight"));
+        assert!(parse("1\n0 1\n/a\n", "z")
+            .unwrap_err()
+            .to_string()
+            .contains("total weight"));
     }
 }
