@@ -7,5 +7,7 @@ pub mod fixtures;
 pub mod history;
 pub mod main_job;
 pub mod serve;
+pub mod session;
+pub mod stored;
 pub mod sweep;
 pub mod workload_args;

@@ -22,5 +22,5 @@ pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use reach::LOST_AFTER_REFUSALS;
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult};
-pub use run::{run, Live};
+pub use run::{run, Live, LATE as LATE_SEND};
 pub use target::{parse_url, request_bytes};

@@ -80,7 +80,7 @@ fn at(label: &str) -> String {
 pub fn judge(results: &[Judged], max_error_pct: f64, interrupted: bool) -> Verdict {
     let verdict = |outcome, reason: String| Verdict { outcome, reason };
     if interrupted || results.iter().any(|j| j.result.interrupted) {
-        let reason = "interrupted (Ctrl-C): the figures cover what completed".to_string();
+        let reason = "stopped by Ctrl-C: the figures cover what completed".to_string();
         return verdict(Outcome::Interrupted, reason);
     }
     let mut succeeded_before = false;

@@ -38,7 +38,7 @@ pub struct Live {
 
 /// A send later than its intended time by more than this counts as late (open loop); poll wakes
 /// with millisecond resolution, so anything closer is timer noise.
-const LATE: Duration = Duration::from_millis(2);
+pub const LATE: Duration = Duration::from_millis(2);
 /// The longest a thread sleeps in poll, so a stop request is noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(50);
 const READ_BUF: usize = 64 * 1024;

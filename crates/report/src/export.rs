@@ -29,7 +29,9 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
     }
 }
 
-/// The columns of [`csv`], in order. Latencies are in milliseconds.
+/// The columns of [`csv`], in order. Latencies are in milliseconds. `errors` = failed + non_2xx, and
+/// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
+/// half of the attempted requests; `ended` says when the target was unreachable or lost.
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
@@ -62,6 +64,9 @@ pub const CSV_COLUMNS: &[&str] = &[
     "latency_max_ms",
     "cpu_us_per_request",
     "interrupted",
+    "errors",
+    "mostly_errors",
+    "ended",
 ];
 
 /// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
@@ -112,6 +117,9 @@ pub fn csv(levels: &[Level]) -> String {
             format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
             format!("{:.3}", r.cpu_us_per_request()),
             r.interrupted.to_string(),
+            r.errors().to_string(),
+            r.mostly_errors().to_string(),
+            r.ended.map_or("", |e| e.name()).to_string(),
         ];
         out.push_str(&fields.join(","));
         out.push('\n');
@@ -292,6 +300,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        assert!(lines[1].ends_with(",0,false,"), "{}", lines[1]);
         assert!(
             lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"),
             "{}",
