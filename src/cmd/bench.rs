@@ -184,6 +184,40 @@ fn target_url(a: &Args) -> anyhow::Result<String> {
     }
 }
 
+/// The request's headers, body (with its type) and method, from -H, -p/-T and -m.
+#[allow(clippy::type_complexity)]
+fn request_parts(
+    a: &Args,
+) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
+    let headers = a
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let body = match &a.post_file {
+        Some(p) => Some((
+            std::fs::read(p).with_context(|| format!("cannot read -p file {}", p.display()))?,
+            a.content_type.clone(),
+        )),
+        None => None,
+    };
+    let method = match (&a.method, &body) {
+        (Some(m), _) => {
+            if m.is_empty()
+                || !m
+                    .bytes()
+                    .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
+            {
+                bail!("bad method '{m}'");
+            }
+            m.to_ascii_uppercase()
+        }
+        (None, Some(_)) => "POST".to_string(),
+        (None, None) => "GET".to_string(),
+    };
+    Ok((headers, body, method))
+}
+
 /// Builds the plan from the options, rejecting bad input with one clear message. Returns it with
 /// the document path for ab's report and the target URL for the history.
 fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
@@ -222,33 +256,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             bail!("--rate must be a number of requests per second of at least 0.001");
         }
     }
-    let headers = a
-        .headers
-        .iter()
-        .map(|h| parse_header(h))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let body = match &a.post_file {
-        Some(p) => Some((
-            std::fs::read(p).with_context(|| format!("cannot read -p file {}", p.display()))?,
-            a.content_type.clone(),
-        )),
-        None => None,
-    };
-    let method = match (&a.method, &body) {
-        (Some(m), _) => {
-            if m.is_empty()
-                || !m
-                    .bytes()
-                    .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
-            {
-                bail!("bad method '{m}'");
-            }
-            m.to_ascii_uppercase()
-        }
-        (None, Some(_)) => "POST".to_string(),
-        (None, None) => "GET".to_string(),
-    };
-
+    let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
     let (target, mut path) = parse_url(&url)?;
     let mut plan = Plan::new(target, &path);

@@ -3,6 +3,7 @@
 //! the sweep's outcome (docs/EXIT-STATUS.md).
 
 use super::main_job::Embedded;
+use super::presets::{preset_defaults, Preset};
 use super::session::{SavedLine, Session, EMBEDDED_TARGET};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
@@ -142,108 +143,6 @@ impl std::str::FromStr for Table {
                 .map(Table::Sweep)
                 .map_err(|_| format!("unknown table {s:?}: expected full, tenon, webstone or ab")),
         }
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    Tenon,
-    Webstone1,
-    Webstone2,
-    ThttpdSmall,
-    AbDuel,
-}
-
-/// What a preset sets unless the command line says otherwise.
-struct PresetDefaults {
-    clients: Vec<usize>,
-    path: &'static str,
-    filelist: Option<&'static str>,
-    small_files: bool,
-    table: Table,
-    /// The seed's own length per level (--full).
-    full: Stop,
-    /// Levels with their own lengths, used whatever --full says (ab-duel's two ab runs).
-    fixed_levels: Option<Vec<LevelSpec>>,
-}
-
-fn preset_defaults(p: Preset) -> PresetDefaults {
-    let secs = |s| Stop {
-        requests: None,
-        duration: Some(Duration::from_secs(s)),
-    };
-    let reqs = |n| Stop {
-        requests: Some(n),
-        duration: None,
-    };
-    let d = |clients: Vec<usize>, path, filelist, small_files, table, full| PresetDefaults {
-        clients,
-        path,
-        filelist,
-        small_files,
-        table,
-        full,
-        fixed_levels: None,
-    };
-    match p {
-        Preset::Tenon => d(
-            vec![1, 2, 4, 8, 16, 32],
-            "/2k.html",
-            None,
-            false,
-            Table::Sweep(Layout::Tenon),
-            reqs(1_000_000),
-        ),
-        Preset::Webstone1 => d(
-            (1..=8).map(|i| i * 16).collect(),
-            "/",
-            Some("webstone1"),
-            false,
-            Table::Sweep(Layout::WebStone),
-            secs(300),
-        ),
-        Preset::Webstone2 => d(
-            (1..=20).map(|i| i * 10).collect(),
-            "/",
-            Some("webstone2"),
-            false,
-            Table::Sweep(Layout::WebStone),
-            secs(600),
-        ),
-        Preset::ThttpdSmall => d(
-            vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
-            "/",
-            None,
-            true,
-            Table::Sweep(Layout::Full),
-            secs(60),
-        ),
-        Preset::AbDuel => PresetDefaults {
-            fixed_levels: Some(vec![
-                LevelSpec {
-                    clients: 5,
-                    stop: Stop {
-                        requests: Some(100),
-                        duration: Some(Duration::from_secs(60)),
-                    },
-                },
-                LevelSpec {
-                    clients: 100,
-                    stop: Stop {
-                        requests: Some(10_000),
-                        duration: Some(Duration::from_secs(60)),
-                    },
-                },
-            ]),
-            ..d(
-                vec![5, 100],
-                "/file6k.html",
-                None,
-                false,
-                Table::Ab,
-                reqs(10_000),
-            )
-        },
     }
 }
 

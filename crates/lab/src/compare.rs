@@ -459,11 +459,8 @@ fn run_server(
             return;
         }
     };
-    let (name, version, pid) = (kind.name(), &binary.version, server.pid());
-    obs.note(&format!(
-        "{name} {version} on http://{}/ (pid {pid})",
-        server.addr
-    ));
+    let (name, version, pid, addr) = (kind.name(), &binary.version, server.pid(), server.addr);
+    obs.note(&format!("{name} {version} on http://{addr}/ (pid {pid})"));
     if opts.features && round == 0 {
         let f = servers::check_features(&mut server, &setup);
         obs.note(&format!(
@@ -561,8 +558,7 @@ fn run_server(
                 .and_then(|s| s.levels.last())
                 .map(|l| format!(" after {} clients", l.clients))
                 .unwrap_or_default();
-            w.note = Some(format!("{dead}{at}"));
-            w.died = true;
+            (w.note, w.died) = (Some(format!("{dead}{at}")), true);
         }
         outcome.workloads.push(w);
     }

@@ -55,6 +55,9 @@ pub struct MaxUsers {
 /// Why `result` breaks `bounds`, if it does. Errors are counted as everywhere else
 /// (`webstand_engine::figures`: failed + non-2xx).
 pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<String> {
+    if let Some(e) = result.ended {
+        return Some(format!("the target was {}", e.name()));
+    }
     if result.successful() == 0 {
         return Some("no successful request".to_string());
     }
@@ -98,7 +101,7 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
         max_error_pct: spec.bounds.max_error_pct,
     };
     let mut out = MaxUsers::default();
-    // Returns Some(clean?) or None when interrupted.
+    // Returns Some(clean?), or None when the search must stop (interrupted, target gone).
     let mut probe = |clients: usize, out: &mut MaxUsers| -> Result<Option<bool>> {
         let level = LevelSpec {
             clients,
@@ -113,18 +116,8 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
             out.interrupted = true;
             return Ok(None);
         }
-        if l.result.ended.is_some() {
-            // Unreachable or lost: no later level can be measured either.
-            let broke = Some(format!(
-                "target {}",
-                l.result.ended.map_or("", |e| e.name())
-            ));
-            out.first_broken = out.first_broken.or(Some(clients));
-            out.probes.push(Probe { level: *l, broke });
-            return Ok(None);
-        }
         let broke = check(&spec.bounds, &l.result);
-        let clean = broke.is_none();
+        let (clean, ended) = (broke.is_none(), l.result.ended.is_some());
         if clean && out.best.as_ref().is_none_or(|b| b.clients < clients) {
             out.best = Some((*l).clone());
         }
@@ -132,7 +125,8 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
             out.first_broken = Some(clients);
         }
         out.probes.push(Probe { level: *l, broke });
-        Ok(Some(clean))
+        // A target unreachable or lost: no later level can be measured either.
+        Ok((!ended).then_some(clean))
     };
 
     // Doubling.
