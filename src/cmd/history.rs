@@ -2,7 +2,7 @@
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
 use super::session::EMBEDDED_TARGET;
-use super::stored::{describe, details, levels, shown_status, tables, when};
+use super::stored::{describe, details, levels, max_error_pct, shown_status, tables, when};
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -333,6 +333,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             details: details(r),
             levels: levels(r),
             tables: tables(r, None),
+            target: r.meta.target.clone(),
+            max_error_pct: max_error_pct(r),
+            server_cpu_us: r
+                .levels
+                .iter()
+                .map(|l| l.server.map(|s| s.cpu_us_per_request(&l.result)))
+                .collect(),
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
