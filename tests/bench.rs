@@ -78,19 +78,27 @@ fn db() -> String {
 }
 
 fn bench_json(args: &[&str], limit: Duration) -> (Value, Duration) {
+    bench_json_exiting(args, limit, 0)
+}
+
+/// As [`bench_json`], for a run whose outcome gives exit status `code` (3 errors, 4 failed, …);
+/// the JSON's `outcome` must say the same.
+fn bench_json_exiting(args: &[&str], limit: Duration, code: i32) -> (Value, Duration) {
     let db = db();
     let mut all = vec!["bench", "--db", &db, "--json", "-q"];
     all.extend_from_slice(args);
     let t = Instant::now();
     let out = run_with_timeout(&all, limit);
     let took = t.elapsed();
-    assert!(
-        out.status.success(),
-        "webstand {all:?} failed: {}",
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "webstand {all:?}: {}",
         stderr(&out)
     );
     let v: Value = serde_json::from_str(&stdout(&out))
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", stdout(&out)));
+    assert_eq!(v["outcome"]["exit_status"], code, "{}", v["outcome"]);
     (v, took)
 }
 
@@ -194,12 +202,17 @@ fn head_204_304_and_interim_responses_have_no_body() {
         b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n",
         true,
     );
-    let (v, _) = bench_json(
+    // Every answer a 304: complete, but not one successful request.
+    let (v, _) = bench_json_exiting(
         &["-k", "-n", "20", "-c", "2", "-s", "3", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (20, 0, 0, 0, 0));
-    assert_eq!(v["non_2xx"], 20);
+    assert_eq!(
+        (v["non_2xx"].as_u64(), v["errors"].as_u64()),
+        (Some(20), Some(20))
+    );
 
     let interim: &[u8] =
         b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
@@ -255,9 +268,10 @@ fn reset_connections_are_receive_failures() {
         reset_on_close(s);
         false
     });
-    let (v, took) = bench_json(
+    let (v, took) = bench_json_exiting(
         &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (0, 0, 10, 0, 0));
     assert!(took < Duration::from_secs(5));
@@ -269,9 +283,10 @@ fn short_body_is_a_receive_failure() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this",
         false,
     );
-    let (v, _) = bench_json(
+    let (v, _) = bench_json_exiting(
         &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (0, 0, 10, 0, 0));
 }
@@ -279,18 +294,20 @@ fn short_body_is_a_receive_failure() {
 #[test]
 fn garbage_is_an_exception() {
     let addr = fixed_server(b"this is not HTTP at all\r\n\r\n", false);
-    let (v, _) = bench_json(
+    let (v, _) = bench_json_exiting(
         &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (0, 0, 0, 0, 10));
     let addr = fixed_server(
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n",
         false,
     );
-    let (v, _) = bench_json(
+    let (v, _) = bench_json_exiting(
         &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (0, 0, 0, 0, 10));
 }
@@ -301,9 +318,10 @@ fn stall_past_the_timeout_is_an_exception_and_the_run_ends() {
         std::thread::sleep(Duration::from_secs(20));
         false
     });
-    let (v, took) = bench_json(
+    let (v, took) = bench_json_exiting(
         &["-n", "4", "-c", "2", "-s", "1", &url(addr, "/")],
         Duration::from_secs(30),
+        4,
     );
     assert_eq!(counts(&v), (0, 0, 0, 0, 4));
     assert!(
@@ -322,9 +340,10 @@ fn varying_lengths_are_length_failures_unless_l() {
         });
         true
     });
-    let (v, _) = bench_json(
+    let (v, _) = bench_json_exiting(
         &["-k", "-n", "20", "-c", "1", &url(addr, "/")],
         Duration::from_secs(30),
+        3,
     );
     assert_eq!(counts(&v), (10, 0, 0, 10, 0));
     let (v, _) = bench_json(
@@ -423,10 +442,11 @@ fn engine_counts_refused_connections() {
     plan.stop.duration = Some(Duration::from_secs(10));
     plan.shape = webstand_engine::Shape::Closed { clients: 5 };
     let r = webstand_engine::run(&plan, Default::default()).unwrap();
-    assert_eq!(
-        (r.complete, r.failed.connect, r.failed.total()),
-        (0, 25, 25)
-    );
+    // No probe connection before the run; the first real connect fails and the run stops there,
+    // instead of counting 25 refusals.
+    assert_eq!((r.complete, r.failed.total()), (0, r.failed.connect));
+    assert!((1..=5).contains(&r.failed.connect), "{r:?}");
+    assert_eq!(r.ended, Some(webstand_engine::Ended::Unreachable));
     assert!(r.first_error.unwrap().contains("refused"));
 }
 
@@ -686,11 +706,31 @@ fn checksum_catches_a_changed_body_of_the_same_length() {
         (10, 0, 0, 0, 0),
         "lengths agree: no failure without --checksum"
     );
-    let (v, _) = bench_json(
+    // One failure in ten is above the default 1 % threshold: exit 3; --max-error-pct 10 lets it be.
+    let (v, _) = bench_json_exiting(
         &["-k", "--checksum", "-n", "10", "-c", "1", &url(addr, "/")],
         Duration::from_secs(30),
+        3,
     );
     assert_eq!(counts(&v), (9, 0, 0, 1, 0));
+    let (v, _) = bench_json(
+        &[
+            "-k",
+            "--checksum",
+            "--max-error-pct",
+            "10",
+            "-n",
+            "10",
+            "-c",
+            "1",
+            &url(addr, "/"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        (counts(&v), v["outcome"]["status"].as_str()),
+        ((9, 0, 0, 1, 0), Some("complete"))
+    );
 }
 
 #[test]

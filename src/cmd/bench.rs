@@ -381,5 +381,8 @@ fn print_report(
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
+    if result.interrupted {
+        println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
+    }
     Ok(())
 }

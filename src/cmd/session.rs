@@ -51,7 +51,7 @@ impl Session {
         {
             Ok(s) => Some(s),
             Err(e) => {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
+                eprintln!("webstand: warning: results not saved in the history: {e:#}");
                 None
             }
         };
@@ -89,7 +89,7 @@ impl Session {
     pub fn save_server_figures(&mut self, clients: usize, figures: &ServerFigures) {
         if let Some((store, id)) = &self.store {
             if let Err(e) = store.add_server_figures(*id, &self.group, clients, figures) {
-                eprintln!("webstand: warning: server figures will not be saved: {e:#}");
+                eprintln!("webstand: warning: server figures not saved in the history: {e:#}");
                 self.store = None;
             }
         }
@@ -187,7 +187,7 @@ impl Observer for Session {
                 .as_deref()
                 .or(r.server_software.as_deref());
             if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
+                eprintln!("webstand: warning: results not saved in the history: {e:#}");
                 self.store = None;
             }
         }
