@@ -83,11 +83,12 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         ("bench", "1", "complete"),
         "{list}"
     );
-    assert_eq!(
-        ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"])
-            .lines()
-            .count(),
-        2
+    // The newest bench, and a line saying the other one is hidden.
+    let newest = ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]);
+    assert_eq!(newest.lines().count(), 3, "{newest}");
+    assert!(
+        newest.ends_with("(1 older run not shown: `webstand history -n 0` lists every run)\n"),
+        "{newest}"
     );
 
     // show: the sweep's table again, with the same counts; the bench in ab's layout.
@@ -190,12 +191,14 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let (a, b): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
     assert!((ratio - b / a).abs() < 0.01 * ratio.max(1.0), "{hits}");
     assert!(
-        diff.contains("p99 ms") && diff.contains("Spread:"),
+        diff.contains("p99 ms") && diff.contains("±SE*: measured once"),
         "{diff}"
     );
-    // Several runs per side: repeats give a measured spread (no estimate mark on that side).
+    // Several runs per side: repeats give a measured range, labelled as one (not ±).
     let diff = ok(&["diff", "--db", db_s, "2,3", "3"]);
     assert!(diff.contains("samples: A 2, B 1"), "{diff}");
+    let hits = diff.lines().find(|l| l.starts_with("Hits/s")).unwrap();
+    assert!(hits.contains("% range") && hits.contains("SE*"), "{hits}");
 
     // report over the saved runs writes a page.
     let page = tmp.path().join("r.html");
@@ -339,7 +342,7 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
         .collect();
     assert!(!lines.is_empty(), "no progress line in:\n{}", stderr(&o));
     assert!(
-        lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"),
+        lines[0].starts_with("webstand: bench: ") && lines[0].contains(" failed, "),
         "{lines:?}"
     );
     let o = run_with_timeout(
@@ -382,7 +385,7 @@ fn a_terminal_gets_a_progress_bar() {
     assert!(status.success());
     let drawn = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
     assert!(
-        drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 errors"),
+        drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 failed"),
         "no bar drawn:\n{drawn}"
     );
     assert!(

@@ -167,10 +167,17 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
         "the page's script did not run:\n{log}"
     );
     assert!(
-        dom.contains(r#"data-charts="5""#),
-        "expected 5 charts in the rendered DOM"
+        dom.contains(r#"data-charts="6""#),
+        "expected 6 charts in the rendered DOM"
     );
-    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+    for chart in [
+        "hits",
+        "latency",
+        "latency-p99",
+        "errors",
+        "kbytes",
+        "distribution",
+    ] {
         assert!(
             dom.contains(&format!(r#"data-chart="{chart}""#)),
             "chart {chart} missing from the DOM"
@@ -187,10 +194,10 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     assert_eq!(hits.matches("<polyline").count(), 3, "one line per server");
     assert_eq!(hits.matches("<circle").count(), 3 * 7 + 1);
     assert!(
-        hits.contains("#1 nginx/small")
-            && hits.contains("#1 lighttpd/small")
-            && hits.contains("#2"),
-        "legend names every series"
+        hits.contains("nginx · small")
+            && hits.contains("lighttpd · small")
+            && hits.contains("#2 · /"),
+        "legend names every series by server and workload: {hits}"
     );
     // The tables beneath.
     assert!(
@@ -250,7 +257,14 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     }
 
     // Each chart alone, as SVG and PNG.
-    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+    for chart in [
+        "hits",
+        "latency",
+        "latency-p99",
+        "errors",
+        "kbytes",
+        "distribution",
+    ] {
         let svg = std::fs::read_to_string(svg_dir.join(format!("{chart}.svg"))).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.ends_with("</svg>"),

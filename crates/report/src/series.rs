@@ -33,7 +33,11 @@ fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
     match group.split_once('/') {
         Some((server, w)) if !server.is_empty() => (server.to_string(), w.to_string()),
         _ => {
-            let server = levels.iter().find_map(|l| l.server_version).unwrap_or("");
+            // No Server header seen: the run's name stands in, so the label still says which run.
+            let server = levels
+                .iter()
+                .find_map(|l| l.server_version)
+                .unwrap_or(&run.name);
             let workload = if group.is_empty() {
                 path_of(&run.target)
             } else {
