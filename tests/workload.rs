@@ -168,7 +168,7 @@ fn corrupt(path: &Path) {
 fn manifest_checksums_catch_a_changed_file() {
     let (dir, _) = fixtures_dir();
     let server = serve(dir.path(), &[]);
-    let sweep = |dir: &Path| {
+    let sweep = |dir: &Path, code: i32| {
         let out = run(&[
             "sweep",
             &format!("http://{}/", server.addr),
@@ -190,17 +190,19 @@ fn manifest_checksums_catch_a_changed_file() {
             "--db",
             dir.join("history.db").to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["outcome"]["exit_status"], code, "{doc}");
         doc["levels"][0]["result"].clone()
     };
-    let clean = sweep(dir.path());
+    let clean = sweep(dir.path(), 0);
     assert_eq!(clean["failed"]["length"], 0, "{clean}");
     assert_eq!(clean["complete"], 1000);
     // file500.html is 35 % of the mix; the server re-checks files once a second.
     corrupt(&dir.path().join("file500.html"));
     std::thread::sleep(Duration::from_millis(1500));
-    let dirty = sweep(dir.path());
+    // About a third of the bodies fail their checksum: errors above 1 %, exit status 3.
+    let dirty = sweep(dir.path(), 3);
     let bad = dirty["failed"]["length"].as_u64().unwrap();
     assert!(
         (200..=500).contains(&bad),

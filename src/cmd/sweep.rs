@@ -292,8 +292,13 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             precision: 0.05,
         };
         let found = session.max_users(&spec, &plan, &workload.name)?;
-        print_max_users(&found, &spec.bounds, &workload.name, args.json);
         let verdict = max_users_verdict(&found, &spec.bounds);
+        print_max_users(
+            &found,
+            &spec.bounds,
+            &workload.name,
+            args.json.then_some(&verdict),
+        );
         return Ok(session.conclude(&verdict, saved_line(args.json)));
     }
     let spec = SweepSpec {
@@ -309,8 +314,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         rate,
         table,
     };
-    print_sweep(&result, &shown, args.json)?;
     let verdict = levels_verdict(&result, args.max_error_pct);
+    print_sweep(&result, &shown, args.json.then_some(&verdict))?;
     drop(embedded);
     Ok(session.conclude(&verdict, saved_line(args.json)))
 }
@@ -375,12 +380,13 @@ struct Shown<'a> {
     table: Table,
 }
 
-/// The sweep's levels as JSON, or as the chosen table with the open-loop lines.
-fn print_sweep(result: &SweepResult, shown: &Shown, json: bool) -> Result<()> {
+/// The sweep's levels as JSON (with the verdict), or as the chosen table with the open-loop lines.
+fn print_sweep(result: &SweepResult, shown: &Shown, json: Option<&Verdict>) -> Result<()> {
     let levels = result.report_levels();
     let max = result.max_error_pct;
-    if json {
+    if let Some(verdict) = json {
         let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);
+        doc["outcome"] = webstand_report::json::verdict_json(verdict);
         if let Some(r) = shown.rate {
             doc["rate"] = serde_json::json!({ "requested_per_sec": r.rate, "jitter": r.jitter });
             doc["late_sends"] = result.levels.iter().map(|l| l.result.late_sends).collect();
@@ -445,10 +451,10 @@ fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
     s
 }
 
-fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool) {
+fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: Option<&Verdict>) {
     let bounds_text = match bounds.max_p99_ms {
-        Some(p) => format!("error level ≤ {} %, p99 ≤ {p} ms", bounds.max_error_pct),
-        None => format!("error level ≤ {} %", bounds.max_error_pct),
+        Some(p) => format!("errors ≤ {} %, p99 ≤ {p} ms", bounds.max_error_pct),
+        None => format!("errors ≤ {} %", bounds.max_error_pct),
     };
     let probes: Vec<_> = found
         .probes
@@ -460,8 +466,9 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
             result: &p.level.result,
         })
         .collect();
-    if json {
+    if let Some(verdict) = json {
         let doc = serde_json::json!({
+            "outcome": webstand_report::json::verdict_json(verdict),
             "workload": workload,
             "bounds": { "max_error_pct": bounds.max_error_pct, "max_p99_ms": bounds.max_p99_ms },
             "max_users": found.best.as_ref().map(|b| b.clients),
@@ -484,14 +491,14 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
     }
     match (&found.best, found.first_broken) {
         (Some(b), Some(bad)) => println!(
-            "Max users: {} (largest clean level; {bad} broke): {:.0} hits/s, p99 {:.1} ms, error level {:.2} %",
+            "Max users: {} (largest clean level; {bad} broke): {:.0} hits/s, p99 {:.1} ms, errors {:.2} % (failed or non-2xx)",
             b.clients,
             b.result.hits_per_sec(),
             b.result.latency_ms(0.99),
             b.result.error_pct()
         ),
         (Some(b), None) => println!(
-            "Max users: {}+ (no level broke up to --max-clients): {:.0} hits/s, p99 {:.1} ms, error level {:.2} %",
+            "Max users: {}+ (no level broke up to --max-clients): {:.0} hits/s, p99 {:.1} ms, errors {:.2} % (failed or non-2xx)",
             b.clients,
             b.result.hits_per_sec(),
             b.result.latency_ms(0.99),
