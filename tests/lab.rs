@@ -429,7 +429,17 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
         libc::kill(server, libc::SIGKILL);
     });
     let text = common::stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
+    // A comparison that lost a server is not a clean run: target lost, exit status 5, said last.
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}\n{err}");
+    assert!(
+        err.trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("webstand: target lost (exit status 5)")
+                && l.contains("lighttpd")),
+        "{err}"
+    );
     let note = text
         .lines()
         .find(|l| l.trim_start().starts_with("lighttpd:"))
