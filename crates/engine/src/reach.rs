@@ -54,20 +54,26 @@ impl<'a> Reach<'a> {
         }
     }
 
-    /// A connect to `to` failed with `err`.
-    pub(crate) fn connect_failed(&self, to: SocketAddr, err: &io::Error) {
+    /// A connect to `to` failed with `err`. Returns true when the request should simply be sent again
+    /// (to the next address, not counted as a failure): nothing has connected yet and another address
+    /// is left, or another thread has already moved on from `to`.
+    pub(crate) fn connect_failed(&self, to: SocketAddr, err: &io::Error) -> bool {
         if !self.connected.load(Relaxed) {
             let i = self.index.load(Relaxed);
-            if self.addrs.get(i) == Some(&to) && i + 1 < self.addrs.len() {
-                let _ = self.index.compare_exchange(i, i + 1, Relaxed, Relaxed);
-            } else if self.addrs.get(i) == Some(&to) {
-                let _ = self.ended.set(Ended::Unreachable);
+            if self.addrs.get(i) != Some(&to) {
+                return true;
             }
+            if i + 1 < self.addrs.len() {
+                let _ = self.index.compare_exchange(i, i + 1, Relaxed, Relaxed);
+                return true;
+            }
+            let _ = self.ended.set(Ended::Unreachable);
         } else if err.kind() == io::ErrorKind::ConnectionRefused
             && self.refusals.fetch_add(1, Relaxed) + 1 >= LOST_AFTER_REFUSALS
         {
             let _ = self.ended.set(Ended::TargetLost);
         }
+        false
     }
 
     /// Why the run must end now, if it must.
@@ -89,12 +95,15 @@ mod tests {
         let addrs: Vec<SocketAddr> =
             vec!["[::1]:1".parse().unwrap(), "127.0.0.1:1".parse().unwrap()];
         let r = Reach::new(&addrs);
-        r.connect_failed(addrs[0], &refused());
+        assert!(
+            r.connect_failed(addrs[0], &refused()),
+            "retried on the next address"
+        );
         assert_eq!((r.addr(), r.ended()), (addrs[1], None));
-        // A late failure of the first address changes nothing.
-        r.connect_failed(addrs[0], &refused());
+        // A late failure of the first address is retried too, and changes nothing.
+        assert!(r.connect_failed(addrs[0], &refused()));
         assert_eq!((r.addr(), r.ended()), (addrs[1], None));
-        r.connect_failed(addrs[1], &refused());
+        assert!(!r.connect_failed(addrs[1], &refused()), "no address left");
         assert_eq!(r.ended(), Some(Ended::Unreachable));
     }
 
@@ -105,7 +114,7 @@ mod tests {
         r.connected();
         let timeout = io::Error::from(io::ErrorKind::TimedOut);
         for _ in 0..100 {
-            r.connect_failed(addrs[0], &timeout);
+            assert!(!r.connect_failed(addrs[0], &timeout));
         }
         for _ in 0..LOST_AFTER_REFUSALS - 1 {
             r.connect_failed(addrs[0], &refused());

@@ -946,16 +946,16 @@ impl<'a> Worker<'a> {
         c.stream = None;
         let (connecting, to) = (c.phase == Phase::Connecting, c.to);
         c.phase = Phase::Free;
+        if matches!(class, Class::Connect) && self.sh.reach.connect_failed(to, err) {
+            return self.ready.push(slot); // sent again, to the target's next address
+        }
         if c.inflight.pop_front().is_some() {
             self.outstanding -= 1;
             self.last_done = Instant::now();
             self.live_failed += 1;
             let f = &mut self.r.failed;
             match class {
-                Class::Connect => {
-                    f.connect += 1;
-                    self.sh.reach.connect_failed(to, err);
-                }
+                Class::Connect => f.connect += 1,
                 Class::Receive => f.receive += 1,
                 Class::Exceptions => f.exceptions += 1,
                 Class::Write => {
