@@ -17,7 +17,7 @@ use std::path::PathBuf;
 /// With no subcommand, runs the main job: fixtures in a temporary directory, the embedded server on a
 /// free loopback port, Tenon's sweep on the 2 KiB file and the small-file run.
 #[derive(Parser)]
-#[command(name = "webstand", version)]
+#[command(name = "webstand", version, after_help = cmd::session::EXIT_HELP)]
 struct Cli {
     /// History database [default: $XDG_DATA_HOME/webstand/history.db]
     #[arg(long, global = true, value_name = "PATH")]

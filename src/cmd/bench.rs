@@ -20,8 +20,8 @@ const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
-webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/\n  \
-webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/ > run.json"
+webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html\n  \
+webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json\n\nExit status: 0 complete, 3 errors above --max-error-pct, 4 nothing succeeded, 5 target lost,\n130 Ctrl-C (docs/EXIT-STATUS.md)"
 )]
 pub struct Args {
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]

@@ -12,6 +12,7 @@ use webstand_lab::sweep::{parse_clients, parse_duration};
 use webstand_store::ServerFigures;
 
 #[derive(clap::Args)]
+#[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
     /// Servers to compare, comma-separated: builtin (webstand serve), nginx, lighttpd, apache, h2o,
     /// caddy, mini_httpd. A missing one is skipped with a line saying how to install it

@@ -12,6 +12,11 @@ use webstand_lab::maxusers::{MaxUsers, MaxUsersSpec};
 use webstand_lab::sweep::{Level, Observer, SweepResult, SweepSpec};
 use webstand_store::{RunId, RunMeta, ServerFigures, Store};
 
+/// What `--help` says of exit statuses (docs/EXIT-STATUS.md has the whole story).
+pub const EXIT_HELP: &str = "Exit status: 0 complete, 1 could not run, 2 bad command line, 3 errors above \
+--max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 130 Ctrl-C \
+(docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
+
 /// What the history shows as the target of runs against the embedded server: its port is a
 /// temporary one, which says nothing about what was measured.
 pub const EMBEDDED_TARGET: &str = "embedded webstand serve";

@@ -16,6 +16,7 @@ use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
 
 #[derive(clap::Args)]
+#[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
     /// Target URL, e.g. http://127.0.0.1:8080/2k.html. Without one (and no URL file naming one), the
     /// sweep runs against the embedded server on fresh fixtures, as `webstand` alone does. With
