@@ -205,6 +205,7 @@ pub fn webstone(levels: &[Level]) -> String {
             "Keep-alive: each connection carried several requests, so Conn/second < Hits/second\n",
         );
     }
+    out.push_str("Errors/second: failed requests + non-2xx answers; Latency: mean response time\n");
     out
 }
 
