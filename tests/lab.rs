@@ -593,6 +593,15 @@ fn compare_json_holds_the_rows_of_every_table() {
     assert!(out.status.success(), "{}", common::stderr(&out));
     let doc: serde_json::Value =
         serde_json::from_str(&common::stdout(&out)).expect("stdout is one JSON document");
+    assert_eq!(
+        (
+            doc["outcome"]["status"].as_str(),
+            doc["outcome"]["exit_status"].as_i64()
+        ),
+        (Some("complete"), Some(0)),
+        "{}",
+        doc["outcome"]
+    );
     let workloads = doc["workloads"].as_array().unwrap();
     assert_eq!(
         workloads

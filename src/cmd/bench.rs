@@ -312,7 +312,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        webstand_engine::run(&plan, live)?
+        session.failed_on_error(webstand_engine::run(&plan, live))?
     };
     let level = Level {
         clients: args.concurrency,

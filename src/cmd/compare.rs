@@ -189,22 +189,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let opts = options(&args, docroot)?;
     let mut obs = Session::open(global, "compare", "lab", args.quiet)?;
     let outcome = compare::run(&opts, &mut obs);
-    let comparison = match outcome {
-        Ok(c) => c,
-        Err(e) => {
-            obs.finish_as("failed");
-            return Err(e);
-        }
-    };
+    let comparison = obs.failed_on_error(outcome)?;
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
+    let verdict = verdict(&comparison, args.max_error_pct);
     let text = if args.json {
-        format!("{:#}\n", comparison.to_json())
+        let mut doc = comparison.to_json();
+        doc["outcome"] = webstand_report::json::verdict_json(&verdict);
+        format!("{doc:#}\n")
     } else {
         comparison.render()
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
-    let verdict = verdict(&comparison, args.max_error_pct);
     let saved = if args.json {
         SavedLine::Stderr
     } else {

@@ -85,7 +85,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         fixtures::TENON_FILE,
         TENON_CLIENTS
     );
-    let tenon = session.sweep(&spec, &plan, &tenon_workload.name)?;
+    let tenon = session.sweep(&spec, &plan, &tenon_workload.name);
+    let tenon = session.failed_on_error(tenon)?;
 
     let lost = tenon.levels.iter().any(|l| l.result.ended.is_some());
     let small = if tenon.interrupted || lost {
@@ -99,7 +100,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             "webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients",
             SMALL_CLIENTS
         );
-        Some(session.sweep(&spec, &plan, &w.name)?)
+        let small = session.sweep(&spec, &plan, &w.name);
+        Some(session.failed_on_error(small)?)
     };
 
     println!(

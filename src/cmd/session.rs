@@ -115,6 +115,15 @@ impl Session {
         }
     }
 
+    /// Passes `r` on; an error (the run could not go on) first marks the history run `failed`, so it
+    /// never stays `unfinished`.
+    pub fn failed_on_error<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.finish_as(Outcome::Failed.status());
+        }
+        r
+    }
+
     /// Ends the command: saves the verdict as the run's status, prints where the run was saved
     /// (`saved_line`: on stdout, or stderr when stdout carries JSON) and, unless the run is complete,
     /// the verdict as the last line on stderr. Returns the exit status.

@@ -292,7 +292,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             bounds,
             precision: 0.05,
         };
-        let found = session.max_users(&spec, &plan, &workload.name)?;
+        let found = session.max_users(&spec, &plan, &workload.name);
+        let found = session.failed_on_error(found)?;
         let verdict = max_users_verdict(&found, &spec.bounds);
         print_max_users(
             &found,
@@ -308,7 +309,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         rate,
         max_error_pct: args.max_error_pct,
     };
-    let result = session.sweep(&spec, &plan, &workload.name)?;
+    let result = session.sweep(&spec, &plan, &workload.name);
+    let result = session.failed_on_error(result)?;
     let shown = Shown {
         plan: &plan,
         workload: &workload.name,
