@@ -144,8 +144,10 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
     if let (Some(p), Some(m)) = (&a.secret_path, &a.secret_marker) {
         opts.leaks.push(webstand_probe::secret(p, m)?);
     }
+    let probe = webstand_probe::Probe::reach(&target, &opts)?;
     eprintln!(
-        "webstand probe: sending hostile and malformed requests to {url} ({} case{}, at most {}): probe only servers you run or may test",
+        "webstand probe: sending hostile and malformed requests to {url} ({}; {} case{}, at most {}): probe only servers you run or may test",
+        probe.address(),
         cases.len(),
         if cases.len() == 1 { "" } else { "s" },
         humanize(a.max_time)
@@ -159,7 +161,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
         }
         history.add(r);
     };
-    let report = webstand_probe::run(&target, &cases, &opts, &live.stop, &mut on_case)?;
+    let report = probe.run(&cases, &live.stop, &mut on_case)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json(&report))?);
     } else {
@@ -266,4 +268,29 @@ impl History<'_> {
 
 fn warn(e: anyhow::Error) {
     eprintln!("webstand: warning: the probe was not saved in the history: {e:#}");
+}
+
+/// A saved probe's table (`webstand show N`).
+pub fn stored(
+    store: &webstand_store::Store,
+    run: &webstand_store::StoredRun,
+) -> anyhow::Result<String> {
+    let cases = store
+        .probe_cases(run.id)?
+        .iter()
+        .map(|c| serde_json::from_str::<CaseResult>(&c.result_json))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("reading the cases of probe run {}", run.id))?;
+    if cases.is_empty() {
+        return Ok("(no case completed)\n".into());
+    }
+    let count = |v: Verdict| cases.iter().filter(|c| c.verdict == v).count();
+    Ok(format!(
+        "{}\n{} case runs: {} safe, {} lenient, {} unsafe\n",
+        webstand_probe::table::rows(&cases).trim_start_matches('\n'),
+        cases.len(),
+        count(Verdict::Safe),
+        count(Verdict::Lenient),
+        count(Verdict::Unsafe)
+    ))
 }

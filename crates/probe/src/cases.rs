@@ -2,7 +2,7 @@
 //! reference). Loading checks everything — keys, templates, durations, expectations — and reports a
 //! mistake as `FILE:LINE: …`, so a bad file fails before any traffic.
 
-use crate::template::Template;
+use crate::template::{Template, Vars};
 use serde::Deserialize;
 use std::time::Duration;
 use toml::Spanned;
@@ -202,6 +202,7 @@ fn check(raw: RawCase, origin: String) -> Result<Case, String> {
     if steps.is_empty() {
         return Err("a case needs `send = \"…\"` or `steps = [...]`".into());
     }
+    fits(&steps)?;
     Ok(Case {
         name: raw.name,
         category: raw.category,
@@ -215,6 +216,22 @@ fn check(raw: RawCase, origin: String) -> Result<Case, String> {
         expect: expect(&raw.expect, limit)?,
         origin,
     })
+}
+
+/// Expands every step once with typical values, so a template too large to send is refused now.
+fn fits(steps: &[Step]) -> Result<(), String> {
+    let leak = crate::passwd();
+    let vars = Vars {
+        host: "host.example:65535",
+        path: "/index.html",
+        leak: Some(&leak),
+    };
+    for s in steps {
+        if let Step::Send(t) | Step::Drip { text: t, .. } = s {
+            t.expand(&vars)?;
+        }
+    }
+    Ok(())
 }
 
 fn step(s: &RawStep) -> Result<Step, String> {
@@ -367,6 +384,7 @@ mod tests {
                 1,
                 "beyond",
             ),
+            ("send = \"{repeat:20000:{repeat:1000:a}}\"\n", 1, "MiB"),
         ] {
             let text = format!("\n\n{base}{extra}");
             let e = load("f.toml", &text).unwrap_err().to_string();

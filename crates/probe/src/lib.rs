@@ -101,69 +101,109 @@ pub fn secret(relative: &str, marker: &str) -> anyhow::Result<LeakTarget> {
     })
 }
 
-/// Runs `cases` against `target`. `on_case` sees each result as it completes. Fails (one line)
-/// only when the target does not answer the URL at the start.
-pub fn run(
-    target: &Target,
-    cases: &[Case],
-    opts: &Options,
-    stop: &AtomicBool,
-    on_case: &mut dyn FnMut(&CaseResult),
-) -> anyhow::Result<Report> {
-    let start = Instant::now();
-    let end = start + opts.max_time;
-    let (ctx_addr, baseline) = first_answer(target, opts, stop)?;
-    let ctx = exec::Ctx {
-        addr: ctx_addr,
+/// A target that answered its URL: every case goes to the address that did.
+pub struct Probe {
+    target: Target,
+    opts: Options,
+    addr: SocketAddr,
+    baseline_status: u16,
+    baseline_bytes: u64,
+}
+
+impl Probe {
+    /// Fetches the URL normally (nothing hostile yet) from the first address that answers. Fails
+    /// with one line when none does, or when the normal answer already holds a leak marker.
+    pub fn reach(target: &Target, opts: &Options) -> anyhow::Result<Probe> {
+        let (addr, (status, bytes)) = first_answer(target, opts)?;
+        Ok(Probe {
+            target: target.clone(),
+            opts: opts.clone(),
+            addr,
+            baseline_status: status,
+            baseline_bytes: bytes,
+        })
+    }
+
+    /// The address every case goes to.
+    pub fn address(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Runs `cases`; `on_case` sees each result as it completes. `stop` ends the probe after the
+    /// case in progress (which still ends within its limit).
+    pub fn run(
+        &self,
+        cases: &[Case],
+        stop: &AtomicBool,
+        on_case: &mut dyn FnMut(&CaseResult),
+    ) -> anyhow::Result<Report> {
+        let start = Instant::now();
+        let end = start + self.opts.max_time;
+        let ctx = self.ctx(self.addr, stop);
+        let mut report = Report {
+            url: self.target.url.clone(),
+            address: self.addr.to_string(),
+            baseline_status: self.baseline_status,
+            baseline_bytes: self.baseline_bytes,
+            cases: Vec::new(),
+            not_run: Vec::new(),
+            ended: Ended::Complete,
+            elapsed_ms: 0,
+        };
+        for (case, leak) in runs(cases, &self.opts.leaks) {
+            let name = run_name(case, leak);
+            if stop.load(Ordering::Relaxed) {
+                report.ended = Ended::Interrupted;
+            }
+            if matches!(report.ended, Ended::Interrupted | Ended::TargetLost) {
+                report
+                    .not_run
+                    .push(format!("{name}: {}", ended_reason(report.ended)));
+                continue;
+            }
+            // Room for the case and the check after it?
+            if Instant::now() + case.limit + self.opts.fresh_within > end {
+                report.not_run.push(format!(
+                    "{name}: --max-time left no room for its {}s",
+                    case.limit.as_secs_f64()
+                ));
+                report.ended = Ended::MaxTime;
+                continue;
+            }
+            let result = run_case(case, leak, &ctx, report.baseline_bytes)?;
+            if result.after.answered_ms.is_none() {
+                report.ended = Ended::TargetLost;
+            }
+            on_case(&result);
+            report.cases.push(result);
+        }
+        if stop.load(Ordering::Relaxed) {
+            report.ended = Ended::Interrupted;
+        }
+        report.elapsed_ms = start.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    fn ctx<'a>(&'a self, addr: SocketAddr, stop: &'a AtomicBool) -> exec::Ctx<'a> {
+        ctx(&self.target, &self.opts, addr, stop)
+    }
+}
+
+fn ctx<'a>(
+    target: &'a Target,
+    opts: &'a Options,
+    addr: SocketAddr,
+    stop: &'a AtomicBool,
+) -> exec::Ctx<'a> {
+    exec::Ctx {
+        addr,
         host: &target.host,
         path: &target.path,
         leaks: &opts.leaks,
         settle: opts.settle,
         fresh_within: opts.fresh_within,
         stop,
-    };
-    let mut report = Report {
-        url: target.url.clone(),
-        address: ctx_addr.to_string(),
-        baseline_status: baseline.0,
-        baseline_bytes: baseline.1,
-        cases: Vec::new(),
-        not_run: Vec::new(),
-        ended: Ended::Complete,
-        elapsed_ms: 0,
-    };
-    for (case, leak) in runs(cases, &opts.leaks) {
-        let name = run_name(case, leak);
-        if stop.load(Ordering::Relaxed) {
-            report.ended = Ended::Interrupted;
-        }
-        if report.ended != Ended::Complete && report.ended != Ended::MaxTime {
-            report
-                .not_run
-                .push(format!("{name}: {}", ended_reason(report.ended)));
-            continue;
-        }
-        // Room for the case and the check after it.
-        if Instant::now() + case.limit + opts.fresh_within > end {
-            report.not_run.push(format!(
-                "{name}: --max-time left no room for its {}s",
-                case.limit.as_secs_f64()
-            ));
-            report.ended = Ended::MaxTime;
-            continue;
-        }
-        let result = run_case(case, leak, &ctx, report.baseline_bytes)?;
-        if result.after.answered_ms.is_none() {
-            report.ended = Ended::TargetLost;
-        }
-        on_case(&result);
-        report.cases.push(result);
     }
-    if stop.load(Ordering::Relaxed) {
-        report.ended = Ended::Interrupted;
-    }
-    report.elapsed_ms = start.elapsed().as_millis() as u64;
-    Ok(report)
 }
 
 fn ended_reason(e: Ended) -> &'static str {
@@ -233,22 +273,11 @@ fn check_after(ctx: &exec::Ctx) -> result::Fresh {
 }
 
 /// The URL's normal answer (status, bytes) from the first address that gives one.
-fn first_answer(
-    target: &Target,
-    opts: &Options,
-    stop: &AtomicBool,
-) -> anyhow::Result<(SocketAddr, (u16, u64))> {
+fn first_answer(target: &Target, opts: &Options) -> anyhow::Result<(SocketAddr, (u16, u64))> {
+    let never = AtomicBool::new(false);
     let mut why = String::from("no address");
     for &addr in &target.addrs {
-        let ctx = exec::Ctx {
-            addr,
-            host: &target.host,
-            path: &target.path,
-            leaks: &opts.leaks,
-            settle: opts.settle,
-            fresh_within: opts.fresh_within,
-            stop,
-        };
+        let ctx = ctx(target, opts, addr, &never);
         let (f, got) = exec::fetch(&ctx, Instant::now() + opts.fresh_within);
         let Some(status) = f.status else {
             why = format!("{addr}: {}", f.error.unwrap_or_default());
@@ -262,7 +291,9 @@ fn first_answer(
             {
                 bail!(
                     "the normal answer of {} already holds the {} marker {:?}: the leak check would mean nothing; pick another URL or marker",
-                    target.url, leak.name, String::from_utf8_lossy(m)
+                    target.url,
+                    leak.name,
+                    String::from_utf8_lossy(m)
                 );
             }
         }

@@ -47,22 +47,23 @@ pub fn render(report: &Report) -> String {
         report.baseline_status,
         bytes(report.baseline_bytes)
     );
-    let name_w = report
-        .cases
-        .iter()
-        .map(|c| c.name.len())
-        .max()
-        .unwrap_or(4)
-        .max(4);
-    let did_w = report
-        .cases
+    out += &rows(&report.cases);
+    out += &summary(report);
+    out
+}
+
+/// A block per category, a row per case run.
+pub fn rows(cases: &[CaseResult]) -> String {
+    let name_w = cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
+    let did_w = cases
         .iter()
         .map(|c| c.did().chars().count())
         .max()
         .unwrap_or(10)
         .max(10);
+    let mut out = String::new();
     let mut category = "";
-    for c in &report.cases {
+    for c in cases {
         if c.category != category {
             category = &c.category;
             out += &format!(
@@ -72,7 +73,6 @@ pub fn render(report: &Report) -> String {
         }
         out += &row(c, name_w, did_w);
     }
-    out += &summary(report);
     out
 }
 
