@@ -207,7 +207,7 @@ fn status(report: &Report, fail_on: Option<&str>, interrupted: bool) -> (i32, &'
 
 fn humanize(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{}m", s / 60)
     } else {
         format!("{}s", d.as_secs_f64())

@@ -139,6 +139,9 @@ impl Probe {
     ) -> anyhow::Result<Report> {
         let start = Instant::now();
         let end = start + self.opts.max_time;
+        // Each connection is a descriptor: the floods need more than a default soft limit of 1024.
+        let most = cases.iter().map(|c| c.connections).max().unwrap_or(1);
+        webstand_engine::raise_fd_limit(most as u64 + 64);
         let ctx = self.ctx(self.addr, stop);
         let mut report = Report {
             url: self.target.url.clone(),

@@ -192,7 +192,7 @@ fn placeholder(text: &str) -> Result<(Part, &str), String> {
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
     let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.is_empty() || digits.len() % 2 != 0 {
+    if digits.is_empty() || !digits.len().is_multiple_of(2) {
         return Err(format!("{{x:{s}}} needs pairs of hex digits"));
     }
     digits
