@@ -586,3 +586,73 @@ fn the_builtin_cases_can_be_dumped_extended_and_bounded() {
     );
     assert!(report["elapsed_ms"].as_u64().unwrap() < 8000);
 }
+
+#[test]
+fn ctrl_c_keeps_the_cases_that_completed() {
+    let (dir, www) = site();
+    let server = common::serve(&www, &["--threads", "1"]);
+    let db = dir.path().join("h.db");
+    let url = format!("http://{}/index.html", server.addr);
+    let mut child = common::webstand()
+        .args([
+            "--db",
+            db.to_str().unwrap(),
+            "probe",
+            "--only",
+            "cl-te,slowloris",
+            &url,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    // The first case's line says it is done; slowloris (15 s) is then under way.
+    loop {
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("no line for cl-te");
+        if line.trim_start().starts_with("cl-te") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the probe took {:?} to stop",
+        started.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let text = common::stdout(&out);
+    assert!(
+        text.contains("  cl-te ") && !text.contains("  slowloris "),
+        "{text}"
+    );
+    assert!(
+        text.contains("slowloris: interrupted") && text.contains("(interrupted"),
+        "{text}"
+    );
+    let history = common::stdout(&common::run(&["--db", db.to_str().unwrap(), "history"]));
+    assert!(history.contains("interrupted"), "{history}");
+    let show = common::stdout(&common::run(&[
+        "--db",
+        db.to_str().unwrap(),
+        "show",
+        "last",
+    ]));
+    assert!(
+        show.contains("cl-te") && show.contains("1 case runs: 1 safe"),
+        "{show}"
+    );
+}

@@ -174,6 +174,11 @@ impl Probe {
                 continue;
             }
             let result = run_case(case, leak, &ctx, report.baseline_bytes)?;
+            if stop.load(Ordering::Relaxed) {
+                // Cut short: what it saw would be judged against a time it did not get.
+                report.not_run.push(format!("{name}: interrupted"));
+                continue;
+            }
             if result.after.answered_ms.is_none() {
                 report.ended = Ended::TargetLost;
             }
