@@ -132,3 +132,114 @@ fn statuses(s: &Seen) -> String {
     let v: Vec<String> = s.statuses.iter().map(u16::to_string).collect();
     v.join(",")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::Crowd;
+    use std::time::Duration;
+
+    fn case(expect: &str) -> Case {
+        let text = format!(
+            "[[case]]\nname = \"c\"\ncategory = \"k\"\nrfc = \"r\"\nsend = \"x\"\nlimit = \"20s\"\nexpect = {{ {expect} }}\n"
+        );
+        crate::cases::load("t.toml", &text).unwrap().remove(0)
+    }
+
+    fn ran(seen: Vec<Seen>, during: Option<Fresh>) -> Ran {
+        Ran {
+            seen,
+            crowd: Crowd::default(),
+            during,
+            elapsed: Duration::from_secs(1),
+        }
+    }
+
+    fn answered() -> Fresh {
+        Fresh {
+            at_ms: 0,
+            status: Some(200),
+            answered_ms: Some(1),
+            error: None,
+        }
+    }
+
+    fn seen(statuses: &[u16], end: End, end_ms: u64, bytes: u64) -> Seen {
+        Seen {
+            statuses: statuses.to_vec(),
+            responses: statuses.len() as u64,
+            end,
+            end_ms,
+            first_answer_ms: Some(end_ms.min(5)),
+            bytes,
+            ..Seen::default()
+        }
+    }
+
+    fn judged(expect: &str, seen: Vec<Seen>, during: Option<Fresh>) -> (Verdict, String) {
+        let (v, notes) = judge(&case(expect), &ran(seen, during), &answered(), 1000);
+        (v, notes.join(" | "))
+    }
+
+    #[test]
+    fn each_expectation_gives_its_verdict() {
+        let closed_400 = || vec![seen(&[400], End::Closed, 1, 300)];
+        for expect in [
+            "refuse = true",
+            "status = \"4xx\"",
+            "close = true",
+            "max_responses = 1",
+            "closed_within = \"2s\"",
+            "answer_within = \"1s\"",
+            "max_bytes_ratio = 2",
+        ] {
+            assert_eq!(
+                judged(expect, closed_400(), None).0,
+                Verdict::Safe,
+                "{expect}"
+            );
+        }
+        let (v, why) = judged("refuse = true", vec![seen(&[301], End::Open, 9, 300)], None);
+        assert_eq!((v, why.contains("answered 301")), (Verdict::Lenient, true));
+        let (v, why) = judged("close = true", vec![seen(&[400], End::Open, 9, 300)], None);
+        assert_eq!(
+            (v, why.contains("kept the connection open")),
+            (Verdict::Lenient, true)
+        );
+        let late = vec![
+            seen(&[], End::Closed, 3000, 0),
+            seen(&[], End::Timeout, 20000, 0),
+        ];
+        let (v, why) = judged("closed_within = \"2s\"", late, None);
+        assert_eq!(
+            (v, why.contains("2 connection(s) still open")),
+            (Verdict::Lenient, true)
+        );
+        let (v, why) = judged(
+            "max_bytes_ratio = 2",
+            vec![seen(&[206], End::Open, 9, 40_000)],
+            None,
+        );
+        assert_eq!((v, why.contains("40×")), (Verdict::Lenient, true));
+        let (v, why) = judged(
+            "max_responses = 1",
+            vec![seen(&[200, 404], End::Open, 9, 300)],
+            None,
+        );
+        assert_eq!(
+            (v, why.contains("desync: 2 responses (200,404)")),
+            (Verdict::Unsafe, true)
+        );
+        let mut leaked = closed_400();
+        leaked[0].leaked = Some("passwd".into());
+        let (v, why) = judged("status = \"4xx\"", leaked, None);
+        assert_eq!((v, why.contains("leak")), (Verdict::Unsafe, true));
+        let hung = Fresh {
+            answered_ms: None,
+            error: Some("no answer within 3.0s".into()),
+            ..answered()
+        };
+        let (v, why) = judged("available_at = \"5s\"", closed_400(), Some(hung));
+        assert_eq!((v, why.contains("unavailable")), (Verdict::Unsafe, true));
+    }
+}
