@@ -152,6 +152,10 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
         if cases.len() == 1 { "" } else { "s" },
         humanize(a.max_time)
     );
+    let (normal, _) = probe.baseline();
+    if !(200..300).contains(&normal) {
+        eprintln!("webstand probe: note: {url} answers {normal}; the cases use it as the normal request, so name a file the server serves");
+    }
     let live = crate::interrupt::live();
     let history = History::begin(global, url);
     let quiet = a.quiet;

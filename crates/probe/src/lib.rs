@@ -129,6 +129,11 @@ impl Probe {
         self.addr
     }
 
+    /// The URL's normal answer: status and bytes.
+    pub fn baseline(&self) -> (u16, u64) {
+        (self.baseline_status, self.baseline_bytes)
+    }
+
     /// Runs `cases`; `on_case` sees each result as it completes. `stop` ends the probe after the
     /// case in progress (which still ends within its limit).
     pub fn run(
