@@ -7,6 +7,7 @@ pub mod fixtures;
 pub mod history;
 pub mod main_job;
 pub mod presets;
+pub mod probe;
 pub mod serve;
 pub mod session;
 pub mod stored;

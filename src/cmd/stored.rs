@@ -92,7 +92,8 @@ fn status_line(run: &StoredRun) -> String {
         shown_status(run),
         if n == 1 { "" } else { "s" }
     );
-    if run.status == "running" {
+    // Only runs made of levels are judged here (a probe's cases have verdicts of their own).
+    if run.status == "running" || !matches!(run.meta.kind.as_str(), "bench" | "sweep" | "compare") {
         return line;
     }
     let v = verdict(run);

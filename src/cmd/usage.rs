@@ -5,8 +5,9 @@
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 
-const SUBCOMMANDS: [&str; 10] = [
-    "bench", "serve", "fixtures", "sweep", "compare", "history", "show", "diff", "export", "report",
+const SUBCOMMANDS: [&str; 11] = [
+    "bench", "serve", "fixtures", "sweep", "compare", "probe", "history", "show", "diff", "export",
+    "report",
 ];
 
 /// Prints the error for `e` and returns the exit status (2, as for every usage error); help and

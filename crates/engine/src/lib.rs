@@ -21,6 +21,8 @@ mod target;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use reach::LOST_AFTER_REFUSALS;
+pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult};
+pub use run::raise_fd_limit;
 pub use run::{run, Live, LATE as LATE_SEND};
 pub use target::{parse_url, request_bytes};

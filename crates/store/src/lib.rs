@@ -43,9 +43,10 @@ pub struct RunMeta {
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level, version 5 `levels.ended` (unreachable / target lost); an older file is
-/// upgraded when opened for writing and read as it is otherwise.
-pub const SCHEMA_VERSION: i32 = 5;
+/// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
+/// (unreachable / target lost); an older file is upgraded when opened for writing and read as it is
+/// otherwise.
+pub const SCHEMA_VERSION: i32 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -102,6 +103,9 @@ CREATE TABLE levels (
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
+
+mod probe;
+pub use probe::ProbeCase;
 
 /// One line of `webstand history`.
 #[derive(Clone, Debug, PartialEq)]
@@ -343,6 +347,7 @@ impl Store {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(probe::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -383,7 +388,10 @@ impl Store {
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
         }
-        if from < 5 {
+        if from < probe::SINCE {
+            self.conn.execute_batch(probe::SCHEMA)?;
+        }
+        if from < 6 {
             self.conn
                 .execute_batch("ALTER TABLE levels ADD COLUMN ended TEXT;")?;
         }
@@ -597,7 +605,7 @@ impl Store {
         } else {
             "NULL, NULL, NULL"
         };
-        let ended = if self.version >= 5 { "ended" } else { "NULL" };
+        let ended = if self.version >= 6 { "ended" } else { "NULL" };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
