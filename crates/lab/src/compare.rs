@@ -943,7 +943,7 @@ mod verify {
                 r.requests = res.complete;
                 r.hits_per_sec = res.hits_per_sec();
                 r.bytes = res.total_bytes;
-                r.errors = res.failed.total() + res.non_2xx;
+                r.errors = res.errors();
             }
             Err(e) => r.note = Some(format!("{e:#}")),
         }
