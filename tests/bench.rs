@@ -552,11 +552,8 @@ impl Drop for Nginx {
     }
 }
 
-fn start_nginx() -> Option<Nginx> {
-    if !have("nginx") {
-        eprintln!("skipping: nginx is not installed (scripts/install-deps.sh installs it)");
-        return None;
-    }
+fn start_nginx() -> Nginx {
+    let nginx = require("nginx");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("www");
     std::fs::create_dir(&root).unwrap();
@@ -575,7 +572,7 @@ fn start_nginx() -> Option<Nginx> {
     );
     let conf_path = dir.path().join("nginx.conf");
     std::fs::write(&conf_path, conf).unwrap();
-    let child = std::process::Command::new("nginx")
+    let child = std::process::Command::new(nginx)
         .args([
             "-c",
             conf_path.to_str().unwrap(),
@@ -600,7 +597,7 @@ fn start_nginx() -> Option<Nginx> {
         wait_listening(addr, Duration::from_secs(10)),
         "nginx did not listen"
     );
-    Some(n)
+    n
 }
 
 fn field<'a>(report: &'a str, name: &str) -> &'a str {
@@ -613,16 +610,13 @@ fn field<'a>(report: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn nginx_counts_equal_abs() {
-    let Some(ngx) = start_nginx() else { return };
-    if !have("ab") {
-        eprintln!("skipping: ab is not installed (apache2-utils)");
-        return;
-    }
+    let ab_path = require("ab");
+    let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     for extra in [&[][..], &["-k"][..]] {
         let mut ab_args: Vec<&str> = extra.to_vec();
         ab_args.extend(["-q", "-n", "500", "-c", "5", &u]);
-        let ab = std::process::Command::new("ab")
+        let ab = std::process::Command::new(&ab_path)
             .args(&ab_args)
             .output()
             .unwrap();

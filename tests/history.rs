@@ -359,10 +359,7 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
 #[test]
 fn a_terminal_gets_a_progress_bar() {
     // `script` gives the command a pseudo-terminal and records what it drew.
-    if !common::have("script") {
-        eprintln!("skipped: script (util-linux) is not installed");
-        return;
-    }
+    let script = common::require("script");
     let (_root, srv) = server();
     let tmp = tempfile::tempdir().unwrap();
     let db = db_in(&tmp);
@@ -373,7 +370,7 @@ fn a_terminal_gets_a_progress_bar() {
         db.display(),
         url(&srv)
     );
-    let status = std::process::Command::new("script")
+    let status = std::process::Command::new(script)
         .args(["-qec", &command, log.to_str().unwrap()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -61,16 +61,17 @@ fn builtin_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_webstand"))
 }
 
+/// The server's binary as the lab finds it. CI installs every server (scripts/install-deps.sh): a
+/// missing one fails the test, with the lab's own line on how to install it.
+fn locate(kind: Kind) -> servers::Binary {
+    servers::locate(kind, Some(&builtin_exe()))
+        .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"))
+}
+
 /// Starts `kind` through the lab, fetches every static file and the CGI program, checks the features
 /// the lab configures, stops it and checks nothing of it is left.
 fn serve_every_file(kind: Kind) {
-    let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
-        eprintln!(
-            "skipping {}: not installed (scripts/install-deps.sh installs it)",
-            kind.name()
-        );
-        return;
-    };
+    let binary = locate(kind);
     let doc = docroot();
     let mut setup = Setup::new(doc.path());
     // Pinned to the first CPU this test may use (CPU 0 on the project's machine).
@@ -123,6 +124,9 @@ fn serve_every_file(kind: Kind) {
         "{} not pinned to CPU {cpu}",
         kind.name()
     );
+    // Each feature the lab configures is verified (chroot too: CI runs as root), and the others are
+    // reported absent; "configured but unverified" fails, saying why it could not be checked.
+    common::require_root("the chroot feature check starts a second, chrooted instance");
     let features = servers::check_features(&mut server, &setup);
     let (auth, chroot, throttle) = servers::configures(kind);
     for (name, configured, got) in [
@@ -130,15 +134,12 @@ fn serve_every_file(kind: Kind) {
         ("chroot", chroot, &features.chroot),
         ("throttling", throttle, &features.throttling),
     ] {
-        match got {
-            Support::Failed(why) => panic!("{} {name}: {why}", kind.name()),
-            Support::No => assert!(
-                !configured,
-                "{} {name} configured but reported absent",
-                kind.name()
-            ),
-            _ => assert!(configured),
-        }
+        let want = if configured {
+            Support::Verified
+        } else {
+            Support::No
+        };
+        assert_eq!(*got, want, "{} {name}", kind.name());
     }
     assert!(
         server.cpu().total() > Duration::ZERO,
@@ -196,9 +197,7 @@ fn a_taken_port_is_replaced_by_a_free_one() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     for kind in Kind::ALL {
-        let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
-            continue;
-        };
+        let binary = locate(kind);
         let mut setup = Setup::new(doc.path());
         setup.port = Some(port);
         let mut server =
@@ -229,12 +228,12 @@ fn a_failed_start_shows_the_end_of_the_servers_log() {
 
 // ---- `webstand compare` end to end ----
 
-/// Servers of this machine among `want`, as a --servers list (builtin is always there).
+/// `want`, after checking each server is installed (a missing one fails the test).
 fn installed(want: &[Kind]) -> Vec<Kind> {
-    want.iter()
-        .copied()
-        .filter(|k| servers::locate(*k, Some(&builtin_exe())).is_ok())
-        .collect()
+    for k in want {
+        locate(*k);
+    }
+    want.to_vec()
 }
 
 fn names(kinds: &[Kind]) -> String {
@@ -300,9 +299,7 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
             .unwrap_or_else(|_| panic!("no server CPU in {row}"));
         assert!(server_cpu > 0.0, "{row}");
     }
-    if kinds.contains(&Kind::Nginx) {
-        assert!(section("cgi").contains("nginx: no CGI"), "{text}");
-    }
+    assert!(section("cgi").contains("nginx: no CGI"), "{text}");
     // Every measured level is in the history: servers × levels for 2k, plus CGI for those that run it.
     let expected = 2 * kinds.len() + 2 * kinds.iter().filter(|k| k.runs_cgi()).count();
     let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
@@ -404,10 +401,7 @@ fn compare_while(
 
 #[test]
 fn a_server_that_dies_mid_run_is_reported_in_its_row() {
-    if installed(&[Kind::Lighttpd]).is_empty() {
-        eprintln!("skipping: lighttpd not installed");
-        return;
-    }
+    installed(&[Kind::Lighttpd]);
     let args = [
         "compare",
         "--servers",
@@ -451,10 +445,7 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
 
 #[test]
 fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
-    if installed(&[Kind::Nginx]).is_empty() {
-        eprintln!("skipping: nginx not installed");
-        return;
-    }
+    installed(&[Kind::Nginx, Kind::Lighttpd]);
     let args = [
         "compare",
         "--servers",
@@ -510,10 +501,8 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
 
 #[test]
 fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
-    if !common::have("wrk") || !common::have("ab") {
-        eprintln!("skipping: wrk or ab not installed (scripts/install-deps.sh installs them)");
-        return;
-    }
+    common::require("wrk");
+    common::require("ab");
     let out = common::run(&[
         "compare",
         "--servers",

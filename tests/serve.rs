@@ -61,7 +61,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 }
 
 fn curl(args: &[&str]) -> (String, Vec<u8>) {
-    let out = std::process::Command::new("curl")
+    let out = std::process::Command::new(common::require("curl"))
         .args(["-s", "-S", "--max-time", "10", "-D", "-"])
         .args(args)
         .output()
@@ -440,12 +440,9 @@ fn curl_conditional_get_gives_304() {
 
 fn htpasswd(dir: &Path) -> std::path::PathBuf {
     let f = dir.join("users.htpasswd");
-    assert!(
-        common::have("htpasswd"),
-        "htpasswd (apache2-utils) is installed by scripts/install-deps.sh"
-    );
+    let program = common::require("htpasswd");
     let ok = |args: &[&str]| {
-        assert!(std::process::Command::new("htpasswd")
+        assert!(std::process::Command::new(&program)
             .args(args)
             .output()
             .unwrap()
@@ -735,10 +732,7 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
 
 #[test]
 fn chroot_and_user_drop_privileges_after_binding() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root (chroot)");
-        return;
-    }
+    common::require_root("chroot and --user");
     let jail = tempfile::tempdir().unwrap();
     let www = jail.path().join("www");
     std::fs::create_dir(&www).unwrap();

@@ -127,14 +127,43 @@ pub fn raw_exchange(addr: SocketAddr, request: &[u8], limit: Duration) -> Vec<u8
     out
 }
 
-/// Whether a program is on PATH (tests that need a Debian package skip with a note when it is not,
-/// and CI installs every one of them through scripts/install-deps.sh).
-pub fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program} >/dev/null 2>&1")])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+/// Where a program is, found the way the lab finds the servers it runs (PATH, then the sbin
+/// directories a non-root PATH lacks: nginx, apache2 and mini_httpd live in /usr/sbin).
+pub fn find(program: &str) -> Option<std::path::PathBuf> {
+    webstand_lab::servers::find_program(program)
+}
+
+/// The Debian package that holds a program the tests run (scripts/install-deps.sh installs each).
+fn package_of(program: &str) -> &str {
+    match program {
+        "nginx" => "nginx-light",
+        "ab" | "htpasswd" => "apache2-utils",
+        "apache2" => "apache2",
+        "mini_httpd" => "mini-httpd",
+        "chromium" => "chromium",
+        "script" => "bsdutils",
+        "time" => "time",
+        other => other,
+    }
+}
+
+/// The path of a program a test needs. CI installs every one (scripts/install-deps.sh), so a
+/// missing program FAILS the test with a line saying how to install it: no test passes by skipping.
+pub fn require(program: &str) -> std::path::PathBuf {
+    find(program).unwrap_or_else(|| {
+        panic!(
+            "{program} is not installed: this test needs it (apt-get install {}, or run \
+             scripts/install-deps.sh, as CI does)",
+            package_of(program)
+        )
+    })
+}
+
+/// A test that needs root (chroot, switching users) FAILS without it: CI runs as root.
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(euid, 0, "this test needs root ({why}); CI runs as root");
 }
 
 /// A deliberately slow HTTP/1.1 server for tests: `workers` threads each take the next accepted
