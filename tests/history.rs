@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{run, run_with_timeout, serve, stderr, stdout, webstand, Running};
+use common::{run, run_with_timeout, serve, stderr, stdout, wait_for_levels, webstand, Running};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use webstand_store::Store;
 
 /// A docroot with a 2 KiB page, served by `webstand serve`.
@@ -212,20 +212,6 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     assert!(std::fs::read_to_string(&page)
         .unwrap()
         .contains("data-chart=\"hits\""));
-}
-
-/// Waits until run 1 of `db` has at least `n` levels saved.
-fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Ok(run) = Store::open_existing(Some(db)).and_then(|s| s.load_run(1)) {
-            if run.levels.len() >= n {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("run 1 never had {n} levels saved");
 }
 
 fn long_sweep(db: &Path, target: &str) -> std::process::Child {

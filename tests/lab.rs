@@ -362,15 +362,19 @@ fn children_named(parent: u32, comm: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Runs `webstand compare ARGS`, calls `act(webstand pid)` once a process named `comm` was started by
-/// it, and returns the output. Bounded: the command is killed after 120 s.
+/// Runs `webstand compare ARGS --db (a new history)`, calls `act(webstand pid, server pid)` once a
+/// process named `comm` was started by it and the first level was saved (the readiness signal: the
+/// comparison is measuring), and returns the output. Bounded: the command is killed after 120 s.
 fn compare_while(
     args: &[&str],
     comm: &str,
     act: impl Fn(u32, i32),
 ) -> (std::process::Output, Vec<i32>) {
-    let child = common::webstand()
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let mut child = common::webstand()
         .args(args)
+        .args(["--db", db.to_str().unwrap()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -381,11 +385,13 @@ fn compare_while(
     let mut seen = Vec::new();
     while seen.is_empty() && std::time::Instant::now() < deadline {
         seen = children_named(pid, comm);
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!seen.is_empty(), "{comm} never started");
-    // Let the first levels run.
-    std::thread::sleep(Duration::from_millis(1500));
+    if seen.is_empty() {
+        let _ = child.kill();
+        panic!("{comm} never started");
+    }
+    common::wait_for_levels(&db, 1, Duration::from_secs(60));
     act(pid, seen[0]);
     let done = std::thread::spawn(move || child.wait_with_output().unwrap());
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
@@ -419,6 +425,7 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
         "--no-features",
         "-q",
     ];
+    // Killed once its first 1 s level is saved: 4 s before its sweep would end.
     let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
         libc::kill(server, libc::SIGKILL);
     });
@@ -463,6 +470,7 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
         "--no-features",
         "-q",
     ];
+    // Interrupted once nginx's first 1 s level is saved: 5 s before its sweep would end.
     let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
         libc::kill(webstand as i32, libc::SIGINT);
     });

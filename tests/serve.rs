@@ -426,14 +426,30 @@ fn curl_conditional_get_gives_304() {
         &url(&s, "/2k.html"),
     ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
-    // The file changes: the old validator no longer matches.
-    std::thread::sleep(Duration::from_millis(1100));
-    std::fs::write(d.path().join("2k.html"), "b".repeat(2048)).unwrap();
-    let (h, b) = curl(&[
-        "-H",
-        &format!("If-None-Match: {etag}"),
-        &url(&s, "/2k.html"),
-    ]);
+    // The file changes (same size, a later modification time): the old validator no longer
+    // matches. The server re-checks a cached file at most once a second, so the change shows within
+    // a second; the bound is 3 s, the margin for a loaded machine.
+    let file = d.path().join("2k.html");
+    let was = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "b".repeat(2048)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(was + Duration::from_secs(10))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let (h, b) = loop {
+        let (h, b) = curl(&[
+            "-H",
+            &format!("If-None-Match: {etag}"),
+            &url(&s, "/2k.html"),
+        ]);
+        if !h.starts_with("HTTP/1.1 304") || Instant::now() > deadline {
+            break (h, b);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b, "b".repeat(2048).as_bytes());
 }
@@ -538,10 +554,19 @@ fn curl_cgi_environment_body_and_limits() {
         "slow",
         "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n",
     );
+    // "nap" says it has started (a file) and waits for the test's release (another file), at most
+    // about 0.3 s, inside the 500 ms CGI timeout below.
+    let marks = tempfile::tempdir().unwrap();
+    let (started, release) = (marks.path().join("started"), marks.path().join("release"));
     cgi_script(
         d.path(),
         "nap",
-        "sleep 0.3\nprintf 'Content-Type: text/plain\\n\\nawake'\n",
+        &format!(
+            "touch '{}'\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 30 ]; do sleep 0.01; i=$((i+1)); done\n\
+             printf 'Content-Type: text/plain\\n\\nawake'\n",
+            started.display(),
+            release.display()
+        ),
     );
     cgi_script(
         d.path(),
@@ -620,9 +645,14 @@ fn curl_cgi_environment_body_and_limits() {
     c.set_read_timeout(Some(T)).unwrap();
     c.write_all(b"GET /cgi-bin/nap HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    let deadline = Instant::now() + T;
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the CGI program never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     c.write_all(b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
+    std::fs::write(&release, "").unwrap();
     let mut all = Vec::new();
     c.read_to_end(&mut all).unwrap();
     let rs = responses(&all, &[]);

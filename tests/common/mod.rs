@@ -74,6 +74,22 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) -> bool {
     false
 }
 
+/// Waits until run 1 of the history `db` has at least `n` levels saved: the readiness signal of a
+/// sweep or comparison in progress (each level is committed as it completes).
+pub fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(run) = webstand_store::Store::open_existing(Some(db)).and_then(|s| s.load_run(1))
+        {
+            if run.levels.len() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("run 1 of {} never had {n} levels saved", db.display());
+}
+
 /// A child process killed when dropped, so a failing test leaves nothing running.
 pub struct Running {
     pub child: Child,
