@@ -603,3 +603,135 @@ fn compare_json_holds_the_rows_of_every_table() {
     assert_eq!(doc["servers"][0]["name"], "builtin");
     assert!(doc["servers"][0]["cgi_rps"].as_f64().unwrap() > 0.0);
 }
+
+/// utime + stime in clock ticks and the process group of a process, read from /proc/PID/stat by
+/// the test itself (fields 14, 15 and 5 of proc(5), counted after the command's closing paren).
+fn stat_ticks_and_group(pid: i32) -> Option<(u64, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (f[11].parse().ok()?, f[12].parse().ok()?);
+    Some((utime + stime, f[2].parse().ok()?))
+}
+
+/// Watches every process of the process groups led by children of `parent` named in `names`, and
+/// keeps each one's latest CPU ticks, until `done` is set: the servers' whole-life CPU, measured
+/// apart from the lab. Returns ticks per server name.
+fn watch_server_cpu(
+    parent: u32,
+    names: &'static [&'static str],
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<std::collections::HashMap<&'static str, u64>> {
+    std::thread::spawn(move || {
+        let mut leaders: Vec<(i32, &'static str)> = Vec::new();
+        let mut last: std::collections::HashMap<i32, (u64, &'static str)> = Default::default();
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            for name in names {
+                for pid in children_named(parent, name) {
+                    if !leaders.iter().any(|(p, _)| *p == pid) {
+                        leaders.push((pid, name));
+                    }
+                }
+            }
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                    continue;
+                };
+                if let Some((ticks, group)) = stat_ticks_and_group(pid) {
+                    if let Some((_, name)) = leaders.iter().find(|(l, _)| *l == group) {
+                        last.insert(pid, (ticks, name));
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut per_server = std::collections::HashMap::new();
+        for (ticks, name) in last.values() {
+            *per_server.entry(*name).or_insert(0) += ticks;
+        }
+        per_server
+    })
+}
+
+/// The headline figure, server CPU-µs per request, against the servers' own /proc accounting read
+/// by this test over each server's whole life (one level of one workload, so that life is the level
+/// plus start-up and stop). Tolerance: the lab's figure covers the level only, so it may be lower
+/// by the start-up and stop cost (within 10 %) and by /proc's tick (10 ms) at each end; never
+/// higher than the whole life plus two ticks. nginx checks the process tree: master and worker.
+#[test]
+fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
+    installed(&[Kind::Builtin, Kind::Nginx]);
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let child = common::webstand()
+        .args([
+            "compare",
+            "--servers",
+            "builtin,nginx",
+            "--workloads",
+            "2k",
+            "-c",
+            "2",
+            "-d",
+            "2s",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+            "-q",
+            "--json",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_server_cpu(child.id(), &["webstand", "nginx"], done.clone());
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ticks = watcher.join().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let tick_us = 1e6 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    for (server, comm) in [("builtin", "webstand"), ("nginx", "nginx")] {
+        let row = doc["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap_or_else(|| panic!("no {server} row: {doc}"));
+        let level = run
+            .levels
+            .iter()
+            .find(|l| l.group == format!("{server}/2k"))
+            .unwrap_or_else(|| panic!("no {server}/2k level saved"));
+        let complete = level.result.complete as f64;
+        assert!(complete > 1000.0, "{server}: {complete} requests");
+        let lab_us = row["server_cpu_us"].as_f64().unwrap() * complete;
+        let life_us = *ticks
+            .get(comm)
+            .unwrap_or_else(|| panic!("{server} never seen in /proc")) as f64
+            * tick_us;
+        eprintln!(
+            "{server}: server CPU {:.0} ms by the lab, {:.0} ms by /proc over its life",
+            lab_us / 1e3,
+            life_us / 1e3
+        );
+        assert!(
+            lab_us <= life_us + 2.0 * tick_us && lab_us >= 0.9 * life_us - 2.0 * tick_us,
+            "{server}: the lab says {:.0} ms of server CPU for {complete} requests, /proc {:.0} ms \
+             over the server's life",
+            lab_us / 1e3,
+            life_us / 1e3
+        );
+    }
+}
