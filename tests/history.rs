@@ -510,3 +510,158 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
         .unwrap();
     assert_eq!((run1.status.as_str(), run1.levels.len()), ("complete", 1));
 }
+
+/// A one-connection-at-a-time server whose k-th connection (0-based) is answered after
+/// `delay_ms(k)`, so a sequential run (`-c 1`) has latencies known in advance.
+fn server_with_delays(delay_ms: fn(usize) -> u64) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for (k, s) in listener.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            std::thread::sleep(Duration::from_millis(delay_ms(k)));
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    addr
+}
+
+/// The hgrm export read as HdrHistogram publishes the percentile-distribution format (read here
+/// by the test, not by webstand's parser), with the figures hand-computed from known latencies:
+/// 50 sequential requests answered after 0 ms (30 of them), 40 ms (15) and 150 ms (5). Measured
+/// latency is that delay plus loopback and scheduling time, allowed up to 30 ms (a loaded CI
+/// machine); the clusters lie further apart, so each percentile's cluster is exact.
+#[test]
+fn hgrm_export_matches_hand_computed_percentiles() {
+    const SLACK_MS: f64 = 30.0;
+    let addr = server_with_delays(|k| match k % 10 {
+        9 => 150,
+        6..=8 => 40,
+        _ => 0,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    ok(&[
+        "bench",
+        "--db",
+        db_s,
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "-q",
+        &format!("http://{addr}/"),
+    ]);
+    let hgrm = ok(&["export", "--db", db_s, "1", "--format", "hgrm"]);
+    let lines: Vec<&str> = hgrm.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"],
+        "{hgrm}"
+    );
+    assert!(
+        lines[1].trim().is_empty(),
+        "a blank line after the header: {hgrm}"
+    );
+    let body: Vec<&str> = lines[2..]
+        .iter()
+        .copied()
+        .take_while(|l| !l.starts_with("#["))
+        .collect();
+    let rows: Vec<(f64, f64, u64)> = body
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (v, p, n): (f64, f64, u64) = (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            );
+            if p < 1.0 {
+                assert_eq!(f.len(), 4, "{l}");
+                let inverse: f64 = f[3].parse().unwrap();
+                assert!((inverse - 1.0 / (1.0 - p)).abs() <= 0.005 + 1e-9, "{l}");
+            } else {
+                assert_eq!(f.len(), 3, "the 100% row has no 1/(1-Percentile): {l}");
+            }
+            (v, p, n)
+        })
+        .collect();
+    assert!(rows.len() >= 10, "{hgrm}");
+    // HdrHistogram's percentile ticks at 5 per half distance: 0, 10 … 50 %, then 55 … 75 %, …
+    let ticks: Vec<f64> = rows.iter().take(9).map(|r| r.1).collect();
+    assert_eq!(
+        ticks,
+        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65],
+        "{hgrm}"
+    );
+    assert_eq!(rows.last().unwrap().1, 1.0, "{hgrm}");
+    assert_eq!(rows.last().unwrap().2, 50, "{hgrm}");
+    let cluster = |p: f64| -> (f64, u64, u64) {
+        // (delay ms, requests up to the cluster before, requests up to this cluster)
+        if p <= 0.6 {
+            (0.0, 0, 30)
+        } else if p <= 0.9 {
+            (40.0, 30, 45)
+        } else {
+            (150.0, 45, 50)
+        }
+    };
+    for pair in rows.windows(2) {
+        assert!(pair[1].1 > pair[0].1 && pair[1].2 >= pair[0].2, "{hgrm}");
+    }
+    for &(v, p, n) in &rows {
+        let (delay, before, upto) = cluster(p);
+        assert!(
+            v >= delay && v < delay + SLACK_MS,
+            "the {p} percentile is {v} ms, expected {delay} ms + up to {SLACK_MS}:\n{hgrm}"
+        );
+        assert!(
+            n > before && n <= upto && n as f64 >= p * 50.0,
+            "at {p}: TotalCount {n}, expected ({before}, {upto}]:\n{hgrm}"
+        );
+    }
+    // The footer: mean (27 ms), standard deviation (44.7 ms), max (150 ms) and count of the
+    // delays, by hand: 30 × 0, 15 × 40 and 5 × 150 ms.
+    let footer = |key: &str| -> f64 {
+        let at = hgrm
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key} in {hgrm}"))
+            + key.len();
+        let rest = hgrm[at..].trim_start().trim_start_matches('=').trim_start();
+        rest[..rest.find([',', ']']).unwrap()]
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (mean, stdev, max) = (footer("Mean"), footer("StdDeviation"), footer("Max"));
+    let hand_stdev =
+        ((30.0 * 27f64.powi(2) + 15.0 * 13f64.powi(2) + 5.0 * 123f64.powi(2)) / 50.0).sqrt();
+    assert!(
+        (27.0..27.0 + SLACK_MS).contains(&mean),
+        "mean {mean}: {hgrm}"
+    );
+    assert!(
+        (stdev - hand_stdev).abs() < SLACK_MS,
+        "stdev {stdev}, by hand {hand_stdev:.1}: {hgrm}"
+    );
+    assert!(
+        (150.0..150.0 + SLACK_MS).contains(&max),
+        "max {max}: {hgrm}"
+    );
+    assert_eq!(footer("Total count"), 50.0, "{hgrm}");
+    // 3 significant digits: 2^ceil(log2(2 × 10^3)) = 2048 sub-buckets, as HdrHistogram sizes them.
+    assert_eq!(footer("SubBuckets"), 2048.0, "{hgrm}");
+}
