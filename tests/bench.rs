@@ -842,3 +842,102 @@ fn a_run_is_saved_in_the_history() {
         "{text}"
     );
 }
+
+/// The gaps between the arrivals of `n` requests sent at `rate`/s over 16 keep-alive connections
+/// by one generator thread, observed at an in-test server; `jitter` adds `--jitter`.
+fn arrival_gaps_ms(rate: u32, n: u32, jitter: bool) -> Vec<f64> {
+    let arrivals = Arc::new(std::sync::Mutex::new(Vec::<Instant>::new()));
+    let seen = arrivals.clone();
+    let addr = test_server(move |s, _, _| {
+        seen.lock().unwrap().push(Instant::now());
+        let _ = s.write_all(CL);
+        true
+    });
+    let (rate, n) = (rate.to_string(), n.to_string());
+    let mut args = vec![
+        "-k",
+        "-c",
+        "16",
+        "--threads",
+        "1",
+        "--rate",
+        &rate,
+        "-n",
+        &n,
+    ];
+    if jitter {
+        args.push("--jitter");
+    }
+    let u = url(addr, "/");
+    args.push(&u);
+    let (v, _) = bench_json(&args, Duration::from_secs(60));
+    assert_eq!(v["complete"].as_u64(), Some(n.parse().unwrap()), "{v}");
+    let mut times = arrivals.lock().unwrap().clone();
+    times.sort();
+    times
+        .windows(2)
+        .map(|w| (w[1] - w[0]).as_secs_f64() * 1e3)
+        .collect()
+}
+
+/// Kolmogorov–Smirnov distance between the gaps and an exponential distribution of `mean`.
+fn ks_exponential(gaps: &[f64], mean: f64) -> f64 {
+    let mut g = gaps.to_vec();
+    g.sort_by(f64::total_cmp);
+    let n = g.len() as f64;
+    g.iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let cdf = 1.0 - (-x / mean).exp();
+            (cdf - i as f64 / n)
+                .abs()
+                .max((cdf - (i + 1) as f64 / n).abs())
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Mean and coefficient of variation (standard deviation ÷ mean).
+fn mean_and_cv(gaps: &[f64]) -> (f64, f64) {
+    let n = gaps.len() as f64;
+    let mean = gaps.iter().sum::<f64>() / n;
+    let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt() / mean)
+}
+
+/// `--jitter` spaces the sends as a Poisson process: the gaps between arrivals at the server are
+/// exponential with the rate's mean. 300 requests at 100/s: a Kolmogorov–Smirnov test against
+/// Exp(mean 10 ms) at the 0.1 % level (critical distance 1.95/√n ≈ 0.11), the mean within 25 %
+/// (about 4 standard errors) and the coefficient of variation near 1 (0.75–1.25, about 4 standard
+/// errors). Without --jitter the same checks must tell the difference: the gaps are regular.
+#[test]
+fn jitter_spaces_sends_as_a_poisson_process() {
+    let mean_ms = 10.0;
+    let gaps = arrival_gaps_ms(100, 300, true);
+    let (mean, cv) = mean_and_cv(&gaps);
+    let d = ks_exponential(&gaps, mean_ms);
+    let critical = 1.95 / (gaps.len() as f64).sqrt();
+    eprintln!(
+        "--jitter: KS distance {d:.3} (critical {critical:.3}), mean {mean:.2} ms, cv {cv:.2}"
+    );
+    assert!(
+        d < critical,
+        "KS distance {d:.3} from Exp(10 ms) over the critical {critical:.3}: mean {mean:.2} ms, cv {cv:.2}"
+    );
+    assert!((7.5..12.5).contains(&mean), "mean gap {mean:.2} ms");
+    assert!(
+        (0.75..1.25).contains(&cv),
+        "coefficient of variation {cv:.2}"
+    );
+
+    let regular = arrival_gaps_ms(100, 300, false);
+    let (mean, cv) = mean_and_cv(&regular);
+    assert!(
+        (7.5..12.5).contains(&mean),
+        "mean gap {mean:.2} ms without jitter"
+    );
+    assert!(cv < 0.35, "without jitter the gaps are regular: cv {cv:.2}");
+    assert!(
+        ks_exponential(&regular, mean_ms) > 2.0 * critical,
+        "the test tells regular gaps from exponential ones"
+    );
+}
