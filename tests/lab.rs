@@ -735,3 +735,173 @@ fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
         );
     }
 }
+
+/// `webstand compare ARGS --json --db DB -q`: the document and the saved run.
+fn compare_json(args: &[&str]) -> (serde_json::Value, webstand_store::StoredRun) {
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let mut all = vec!["compare", "--json", "-q", "--db", db.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = common::run(&all);
+    assert!(out.status.success(), "{all:?}: {}", common::stderr(&out));
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::stdout(&out)));
+    let run = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
+    (doc, run)
+}
+
+/// Clients of the levels saved under `group`, in order.
+fn saved_clients(run: &webstand_store::StoredRun, group: &str) -> Vec<usize> {
+    run.levels
+        .iter()
+        .filter(|l| l.group == group)
+        .map(|l| l.clients)
+        .collect()
+}
+
+/// `compare --max-users`: the search runs on the named workload with the bounds given, its probes
+/// are saved as `server/workload/max-users`, and the row reports the largest clean level: `4+`
+/// (capped) when every level up to --max-clients passed, nothing when even the first broke.
+#[test]
+fn compare_max_users_searches_with_the_given_bounds() {
+    let base = [
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--no-features",
+        "--max-users",
+        "2k",
+        "--start-clients",
+        "1",
+        "--max-clients",
+        "4",
+    ];
+    // Bounds any loopback server meets: doubling reaches the limit.
+    let (doc, run) = compare_json(&[&base[..], &["--max-p99-ms", "1000"]].concat());
+    let row = &doc["workloads"][0]["rows"][0];
+    assert_eq!(
+        (row["max_users"].as_u64(), row["max_users_capped"].as_bool()),
+        (Some(4), Some(true)),
+        "{doc}"
+    );
+    assert_eq!(saved_clients(&run, "builtin/2k/max-users"), [1, 2, 4]);
+    for l in run.levels.iter().filter(|l| l.group.ends_with("max-users")) {
+        assert!(
+            l.result.complete > 0 && l.result.failed.total() == 0,
+            "{} clients",
+            l.clients
+        );
+    }
+    assert!(
+        doc["settings"]
+            .as_str()
+            .unwrap()
+            .contains("max users: 1 to 4 clients"),
+        "{doc}"
+    );
+    // A p99 bound no server meets (1 µs): the first probe breaks and no level is reported clean.
+    let (doc, run) = compare_json(&[&base[..], &["--max-p99-ms", "0.001"]].concat());
+    let row = &doc["workloads"][0]["rows"][0];
+    assert!(row["max_users"].is_null(), "{doc}");
+    assert_eq!(row["max_users_capped"], false, "{doc}");
+    assert_eq!(saved_clients(&run, "builtin/2k/max-users"), [1]);
+    assert!(
+        doc["settings"].as_str().unwrap().contains("p99 ≤ 0.001 ms"),
+        "{doc}"
+    );
+}
+
+/// `compare --rounds 3` end to end: the servers take turns round after round (the history's order
+/// says so), and each row is the median of the rounds as the README defines it, recomputed here
+/// from the saved levels: the round with the median peak gives peak hits/s and its clients, server
+/// CPU-µs per request is the median of the rounds' figures at their peaks, errors are summed.
+#[test]
+fn compare_rounds_report_medians_of_the_rounds() {
+    installed(&[Kind::Nginx]);
+    let (doc, run) = compare_json(&[
+        "--servers",
+        "builtin,nginx",
+        "--workloads",
+        "2k",
+        "-c",
+        "1,2",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "--rounds",
+        "3",
+    ]);
+    assert_eq!(doc["rounds"], 3, "{doc}");
+    let order: Vec<&str> = run.levels.iter().map(|l| l.group.as_str()).collect();
+    let turn = ["builtin/2k", "builtin/2k", "nginx/2k", "nginx/2k"];
+    assert_eq!(order, [turn, turn, turn].concat(), "servers take turns");
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    for server in ["builtin", "nginx"] {
+        let levels: Vec<_> = run
+            .levels
+            .iter()
+            .filter(|l| l.group == format!("{server}/2k"))
+            .collect();
+        let hits = |l: &webstand_store::StoredLevel| {
+            l.result.complete as f64 / l.result.elapsed.as_secs_f64()
+        };
+        // Each round's peak level, then the round whose peak is the median.
+        let peaks: Vec<_> = levels
+            .chunks(2)
+            .map(|round| {
+                *round
+                    .iter()
+                    .max_by(|a, b| hits(a).total_cmp(&hits(b)))
+                    .unwrap()
+            })
+            .collect();
+        let mid = median(peaks.iter().map(|l| hits(l)).collect());
+        let mid_level = peaks.iter().find(|l| hits(l) == mid).unwrap();
+        let cpu = median(
+            peaks
+                .iter()
+                .map(|l| l.server.as_ref().unwrap().cpu_us_per_request(&l.result))
+                .collect(),
+        );
+        let row = doc["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(
+            close(row["peak_hits_per_sec"].as_f64().unwrap(), mid),
+            "{server}: peak {} vs the median round's {mid}",
+            row["peak_hits_per_sec"]
+        );
+        assert_eq!(
+            row["clients_at_peak"].as_u64(),
+            Some(mid_level.clients as u64)
+        );
+        assert!(
+            close(row["server_cpu_us"].as_f64().unwrap(), cpu),
+            "{server}: server CPU {} vs the rounds' median {cpu}",
+            row["server_cpu_us"]
+        );
+        let errors: u64 = levels.iter().map(|l| l.result.failed.total()).sum();
+        assert_eq!(row["errors"].as_u64(), Some(errors), "{server}");
+    }
+}
