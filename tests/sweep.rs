@@ -367,3 +367,78 @@ fn bad_specs_get_one_line() {
         );
     }
 }
+
+/// `sweep --preset thttpd-small` with no URL: webstand writes the fixtures, starts its own server,
+/// runs thttpd's experiment (1 to 256 clients, doubling) on the 1000 × 1 KiB files at random, and
+/// stops the server when done.
+#[test]
+fn thttpd_small_preset_without_a_url_runs_on_the_embedded_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "--preset",
+            "thttpd-small",
+            "-d",
+            "300ms",
+            "--warmup",
+            "0",
+            "--json",
+            "-q",
+            "--db",
+            db.to_str().unwrap(),
+        ],
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["workload"], "small-files", "{doc:#}");
+    let levels = doc["levels"].as_array().unwrap();
+    let clients: Vec<u64> = levels
+        .iter()
+        .map(|l| l["clients"].as_u64().unwrap())
+        .collect();
+    assert_eq!(clients, [1, 2, 4, 8, 16, 32, 64, 128, 256]);
+    for l in levels {
+        let r = &l["result"];
+        let complete = r["complete"].as_u64().unwrap();
+        assert!(complete > 0 && r["failed"]["total"] == 0, "{r}");
+        // Every answer a 1 KiB file, drawn from all 1000 of them.
+        assert_eq!(r["body_bytes"].as_u64(), Some(complete * 1024), "{r}");
+        assert_eq!(r["per_request"].as_array().unwrap().len(), 1000);
+    }
+    let touched = levels
+        .iter()
+        .flat_map(|l| {
+            l["result"]["per_request"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+        })
+        .filter(|(_, n)| n.as_u64() > Some(0))
+        .map(|(i, _)| i)
+        .collect::<std::collections::BTreeSet<_>>();
+    assert!(
+        touched.len() > 900,
+        "only {} of the 1000 files fetched",
+        touched.len()
+    );
+    // The embedded server said where it listened, and is gone now.
+    let addr: std::net::SocketAddr = stderr(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix("listening on http://"))
+        .and_then(|a| a.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("no listening line in {}", stderr(&out)));
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "the embedded server outlived the sweep"
+    );
+    let history = run(&["history", "--db", db.to_str().unwrap()]);
+    let text = stdout(&history);
+    assert!(
+        text.contains("sweep") && text.contains(" 9 ") && text.contains("complete"),
+        "{text}"
+    );
+}

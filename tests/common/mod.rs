@@ -26,23 +26,38 @@ pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn webstand");
+    // Both pipes are drained while the command runs: one that fills (64 KiB) would block it.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out_reader = drain(Box::new(child.stdout.take().unwrap()));
+    let err_reader = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + limit;
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
             panic!(
                 "webstand {:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
                 args,
                 limit,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out_reader.join().unwrap()),
+                String::from_utf8_lossy(&err_reader.join().unwrap())
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
     }
 }
 
