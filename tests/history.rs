@@ -665,3 +665,38 @@ fn hgrm_export_matches_hand_computed_percentiles() {
     // 3 significant digits: 2^ceil(log2(2 × 10^3)) = 2048 sub-buckets, as HdrHistogram sizes them.
     assert_eq!(footer("SubBuckets"), 2048.0, "{hgrm}");
 }
+
+/// `show last` is the most recent run, whatever its kind, in every layout `show N` has.
+#[test]
+fn show_last_is_the_latest_run() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    let target = url(&srv);
+    ok(&["bench", "--db", db_s, "-n", "30", "-c", "1", "-q", &target]);
+    let bench = ok(&["show", "--db", db_s, "last"]);
+    assert_eq!(bench, ok(&["show", "--db", db_s, "1"]));
+    assert!(bench.contains("Complete requests:      30"), "{bench}");
+    ok(&[
+        "sweep", "--db", db_s, &target, "-c", "1,2", "-n", "40", "-d", "20s", "--warmup", "0", "-q",
+    ]);
+    let sweep = ok(&["show", "--db", db_s, "last"]);
+    assert_eq!(sweep, ok(&["show", "--db", db_s, "2"]));
+    assert!(sweep.contains("Run 2: sweep of"), "{sweep}");
+    assert_eq!(
+        ok(&["show", "--db", db_s, "last", "--table", "tenon"]),
+        ok(&["show", "--db", db_s, "2", "--table", "tenon"])
+    );
+    // No run yet: one clear line, non-zero.
+    let empty = tmp.path().join("empty.db");
+    webstand_store::Store::open(Some(&empty)).unwrap();
+    let o = run(&["show", "--db", empty.to_str().unwrap(), "last"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("webstand: error: "),
+        "{}",
+        stderr(&o)
+    );
+}
