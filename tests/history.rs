@@ -700,3 +700,133 @@ fn show_last_is_the_latest_run() {
         stderr(&o)
     );
 }
+
+/// Decodes a PNG with Python's standard library (zlib and struct: a decoder independent of the
+/// one that wrote it), checking every chunk's CRC, and prints `width height` and then, for each
+/// colour asked (#rrggbb), how many opaque pixels have exactly that colour.
+const PNG_PROBE: &str = r#"
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'signature'
+pos, idat, ihdr = 8, b'', None
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    crc = struct.unpack('>I', data[pos + 8 + n:pos + 12 + n])[0]
+    assert zlib.crc32(kind + body) == crc, 'CRC of ' + kind.decode()
+    if kind == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)
+    if kind == b'IDAT': idat += body
+    pos += 12 + n
+w, h, depth, ctype = ihdr[:4]
+assert (depth, ctype) == (8, 6), 'expected 8-bit RGBA, got %d/%d' % (depth, ctype)
+raw, stride, prev, pixels = zlib.decompress(idat), w * 4, bytearray(w * 4), []
+assert len(raw) == h * (stride + 1), 'scanline bytes'
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - 4] if i >= 4 else 0
+        b, c = prev[i], (prev[i - 4] if i >= 4 else 0)
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    pixels.append(line); prev = line
+counts = {}
+for line in pixels:
+    for i in range(0, stride, 4):
+        if line[i + 3] == 255:
+            key = '#%02x%02x%02x' % (line[i], line[i + 1], line[i + 2])
+            counts[key] = counts.get(key, 0) + 1
+print(w, h)
+for colour in sys.argv[2:]: print(counts.get(colour.lower(), 0))
+"#;
+
+/// `report --png` end to end on measured runs: each chart's PNG decodes (every CRC right), is the
+/// SVG's size twice over, and shows the chart: the white background, the series' own colour
+/// along its line, and dark pixels of the axis labels.
+#[test]
+fn report_png_charts_of_measured_runs_decode_and_show_the_series() {
+    let python = common::require("python3");
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    let target = url(&srv);
+    ok(&[
+        "sweep", "--db", db_s, &target, "-c", "1,2,4", "-n", "200", "-d", "20s", "--warmup", "0",
+        "-q",
+    ]);
+    let (svg_dir, png_dir) = (tmp.path().join("svg"), tmp.path().join("png"));
+    ok(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "-o",
+        tmp.path().join("r.html").to_str().unwrap(),
+        "--svg",
+        svg_dir.to_str().unwrap(),
+        "--png",
+        png_dir.to_str().unwrap(),
+    ]);
+    let attr = |svg: &str, name: &str| -> String {
+        let at = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        svg[at..at + svg[at..].find('"').unwrap()].to_string()
+    };
+    // Every chart is written; three kinds are decoded (pure-Python decoding takes 4 s a chart).
+    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+        assert!(
+            png_dir.join(format!("{chart}.png")).is_file(),
+            "{chart}.png"
+        );
+    }
+    for chart in ["hits", "latency", "distribution"] {
+        let svg = std::fs::read_to_string(svg_dir.join(format!("{chart}.svg"))).unwrap();
+        let series = svg
+            .split("<polyline")
+            .nth(1)
+            .map(|p| attr(p, "stroke"))
+            .unwrap_or_else(|| panic!("{chart}.svg has no series line"));
+        let png = png_dir.join(format!("{chart}.png"));
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                PNG_PROBE,
+                png.to_str().unwrap(),
+                "#ffffff",
+                &series,
+                "#000000",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{chart}.png does not decode: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let n: Vec<u64> = text
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (w, h): (u64, u64) = (
+            attr(&svg, "width").parse().unwrap(),
+            attr(&svg, "height").parse().unwrap(),
+        );
+        assert_eq!((n[0], n[1]), (2 * w, 2 * h), "{chart}.png size");
+        let all = n[0] * n[1];
+        assert!(
+            n[2] * 2 > all,
+            "{chart}.png: mostly white background ({} of {all})",
+            n[2]
+        );
+        assert!(
+            n[3] >= 100,
+            "{chart}.png: {} pixels of the series colour {series}",
+            n[3]
+        );
+        assert!(n[4] >= 100, "{chart}.png: {} black pixels of text", n[4]);
+    }
+}
