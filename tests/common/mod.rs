@@ -8,9 +8,16 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test.
+/// The binary under test. Its default history lives under the build's own temporary directory
+/// (XDG_DATA_HOME), so a test without `--db` neither reads nor writes the user's history (one
+/// written by a newer webstand would add a warning line to every run).
 pub fn webstand() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webstand"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_webstand"));
+    c.env(
+        "XDG_DATA_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
+    );
+    c
 }
 
 /// Runs `webstand ARGS…` to completion with a bound on its running time.
