@@ -48,6 +48,10 @@ if grep -h '^test .* \.\.\. FAILED$' "$log" "$ignored_log" >/dev/null; then
   echo "failed tests:"
   grep -h '^test .* \.\.\. FAILED$' "$log" "$ignored_log" | sed 's/^test /  /; s/ \.\.\. FAILED$//'
 fi
+if grep -q '^error: could not compile' "$log" "$ignored_log"; then
+  echo "tests: some test targets did not compile: their tests are not counted"
+  [ "$status" -ne 0 ] || status=1
+fi
 if [ "$crashed" -gt 0 ]; then
   echo "tests: $crashed test binaries ended without a result (crashed): their tests are not counted"
   [ "$status" -ne 0 ] || status=1
