@@ -177,6 +177,8 @@ fn head_204_304_and_interim_responses_have_no_body() {
     );
     assert_eq!(counts(&v), (20, 0, 0, 0, 0));
     assert_eq!(v["body_bytes"], 0);
+    // Time is the behaviour: waiting for the announced body would take the 3 s timeout per
+    // request (30 s in all); 20 answers take milliseconds, the rest is margin for start-up.
     assert!(
         took < Duration::from_secs(3),
         "HEAD responses must not wait for a body"
@@ -260,6 +262,7 @@ fn reset_connections_are_receive_failures() {
         Duration::from_secs(30),
     );
     assert_eq!(counts(&v), (0, 0, 10, 0, 0));
+    // A reset ends a request at once; waiting for the 5 s timeout instead would take 25 s here.
     assert!(took < Duration::from_secs(5));
 }
 
@@ -306,6 +309,7 @@ fn stall_past_the_timeout_is_an_exception_and_the_run_ends() {
         Duration::from_secs(30),
     );
     assert_eq!(counts(&v), (0, 0, 0, 0, 4));
+    // Two rounds of the 1 s timeout: 2 s, and 4 s of margin for a loaded machine.
     assert!(
         took < Duration::from_secs(6),
         "two rounds of a 1 s timeout took {took:?}"
@@ -421,6 +425,8 @@ fn duration_stops_an_unbounded_run() {
         Duration::from_secs(30),
     );
     assert!(v["complete"].as_u64().unwrap() > 100);
+    // Time is the behaviour: the run lasts its 1 s (0.5 s of margin above for a loaded machine's
+    // last responses; the command, start-up included, within 4 s).
     assert!((0.9..1.5).contains(&v["elapsed_secs"].as_f64().unwrap()));
     assert!(took < Duration::from_secs(4));
 }
@@ -536,6 +542,7 @@ fn ctrl_c_prints_the_report_of_what_completed() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let t = Instant::now();
     let out = child.wait_with_output().unwrap();
+    // Ctrl-C stops a 30 s run within a poll interval (50 ms); 5 s is the margin.
     assert!(t.elapsed() < Duration::from_secs(5));
     let text = stdout(&out);
     assert!(

@@ -635,6 +635,7 @@ fn curl_cgi_environment_body_and_limits() {
     let start = Instant::now();
     let (h, _) = curl(&[&url(&s, "/cgi-bin/slow")]);
     assert!(h.starts_with("HTTP/1.1 504"), "{h}");
+    // The 500 ms CGI timeout, not the program's 5 s: 3.5 s of margin.
     assert!(start.elapsed() < Duration::from_secs(4));
     let (h, _) = curl(&[&url(&s, "/cgi-bin/flood")]);
     assert!(h.starts_with("HTTP/1.1 502"), "{h}");
@@ -728,7 +729,8 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
         d.path(),
         &["--threads", "2", "--throttle", rules.to_str().unwrap()],
     );
-    // Two connections share the rule's 40 kB/s: 80 kB take well over a second together.
+    // Two connections share the rule's 40 kB/s: 80 kB take 2 s at the limit; 1.4 s leaves the
+    // pacer's initial burst 600 ms (an unthrottled fetch takes milliseconds).
     let start = Instant::now();
     let fetch = |u: String| std::thread::spawn(move || curl(&[&u]));
     let (a, b) = (fetch(url(&s, "/slow/a.bin")), fetch(url(&s, "/slow/a.bin")));

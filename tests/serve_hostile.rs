@@ -74,7 +74,8 @@ fn oversized_request_line_headers_and_header_count() {
         T,
     ));
     assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
-    // Each of these closed the connection (raw_exchange returned at EOF, well before T).
+    // Each of these closed the connection (raw_exchange returned at EOF, well before T = 5 s;
+    // 3 s leaves a loaded machine its margin).
     let start = Instant::now();
     raw_exchange(s.addr, long_target.as_bytes(), T);
     assert!(start.elapsed() < Duration::from_secs(3));
@@ -104,6 +105,8 @@ fn slowloris_gets_408_counted_from_the_first_byte() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let took = start.elapsed();
+    // Time is the behaviour: 408 at the 400 ms header timeout (1.1 s of margin), although a
+    // header line arrived every 50 ms.
     assert!(text(&got).starts_with("HTTP/1.1 408 "), "{}", text(&got));
     assert!(
         took < Duration::from_millis(1500),
@@ -126,6 +129,8 @@ fn idle_keep_alive_connections_are_closed() {
     let n = c.read(&mut buf).unwrap_or(0);
     assert_eq!(n, 0, "the server closes an idle connection");
     let took = start.elapsed();
+    // The 300 ms idle timeout: the close comes no sooner than 200 ms (timers are checked on a
+    // coarser tick) and 1.7 s of margin above.
     assert!(
         took >= Duration::from_millis(200) && took < Duration::from_secs(2),
         "{took:?}"
@@ -445,6 +450,7 @@ fn a_body_may_take_longer_than_the_header_timeout_while_it_progresses() {
         T,
     );
     assert!(text(&r).starts_with("HTTP/1.1 408 "), "{}", text(&r));
+    // The 1.5 s I/O timeout, 2.5 s of margin (T, 5 s, would mean no timeout fired).
     assert!(start.elapsed() < Duration::from_secs(4));
 }
 
