@@ -387,7 +387,10 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }
     text += "\n";
-    text += &tables(&run, a.table);
+    text += &match run.meta.kind.as_str() {
+        "probe" => super::probe::stored(&store, &run)?,
+        _ => tables(&run, a.table),
+    };
     write_out(None, text.as_bytes())?;
     Ok(0)
 }

@@ -40,9 +40,9 @@ pub struct RunMeta {
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level; an older file is upgraded when opened for writing and read as it is
-/// otherwise.
-pub const SCHEMA_VERSION: i32 = 4;
+/// and peak memory per level, version 5 the probe's cases ([`probe`]); an older file is upgraded
+/// when opened for writing and read as it is otherwise.
+pub const SCHEMA_VERSION: i32 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -98,6 +98,9 @@ CREATE TABLE levels (
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
+
+mod probe;
+pub use probe::ProbeCase;
 
 /// The machine a run was measured on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -383,6 +386,7 @@ impl Store {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(probe::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -422,6 +426,9 @@ impl Store {
                  ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
+        }
+        if from < probe::SINCE {
+            self.conn.execute_batch(probe::SCHEMA)?;
         }
         Ok(())
     }
