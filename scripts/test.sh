@@ -29,8 +29,8 @@ status=0
 # each one), which keeps CI well inside 30 minutes as the suite grows.
 targets=(--workspace --profile ci --no-fail-fast --lib --bins --tests)
 # Each phase is bounded (a test that hangs despite its own bounds ends the phase, not CI's 90
-# minutes); the bounds are several times today's durations (builds included: about 11 and 1
-# minutes from a fresh clone).
+# minutes); the bounds are several times today's durations (builds included: 7 and 1 minutes
+# from a fresh clone on a quiet machine).
 timeout -k 10 2400 cargo test "${targets[@]}" -- --test-threads=2 "$@" 2>&1 | tee "$log" || status=$?
 phase1=$SECONDS
 timeout -k 10 1200 cargo test "${targets[@]}" -- --ignored --test-threads=1 "$@" 2>&1 | tee "$ignored_log" || status=$?
