@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{have, run, stderr, stdout};
+use common::{require, run, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -88,7 +88,7 @@ fn history_with_runs(db: &Path) {
 /// Headless Chromium on a local file: (its stdout, its stderr log).
 fn chromium(extra: &[&str], page: &Path) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
+    let out = Command::new(require("chromium"))
         .args([
             "--headless",
             "--no-sandbox",
@@ -121,10 +121,6 @@ fn console_lines(log: &str) -> Vec<&str> {
 
 #[test]
 fn the_report_renders_every_chart_in_chromium_without_console_errors() {
-    if !have("chromium") {
-        eprintln!("skipped: chromium is not installed (scripts/install-deps.sh installs it)");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     history_with_runs(&db);

@@ -141,21 +141,16 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
         "{:>12} {:>14} {:>10} {:>14}\n",
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     );
-    let mut total = 0u64;
-    if !h.is_empty() {
-        for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
-            total += v.count_since_last_iteration();
-            let value = h.highest_equivalent(v.value_iterated_to()) as f64 / US_PER_MS;
-            let q = v.quantile_iterated_to();
-            if q < 1.0 {
-                let _ = writeln!(
-                    out,
-                    "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
-                    1.0 / (1.0 - q)
-                );
-            } else {
-                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
-            }
+    for row in percentile_rows(h, TICKS_PER_HALF_DISTANCE) {
+        let (value, q, total) = (row.value as f64 / US_PER_MS, row.quantile, row.total);
+        if q < 1.0 {
+            let _ = writeln!(
+                out,
+                "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
+                1.0 / (1.0 - q)
+            );
+        } else {
+            let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
         }
     }
     let (mean, stdev, max) = if h.is_empty() {
@@ -184,6 +179,57 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
         sub_buckets
     );
     out
+}
+
+/// One row of HdrHistogram's percentile distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PercentileRow {
+    /// The highest value equivalent to the one where the level was reached (the histogram's unit).
+    pub value: u64,
+    /// The level, 0 to 1.
+    pub quantile: f64,
+    /// Values recorded up to and including `value`.
+    pub total: u64,
+}
+
+/// The rows of HdrHistogram's percentile iteration, as its `outputPercentileDistribution` walks
+/// them: levels 0, 100/(2t) … 50 %, then halving steps towards 100 % (t ticks per half distance),
+/// each reported at the first recorded value whose cumulative share reaches it, and one last row
+/// at 100 %. The levels are kept in percent, as HdrHistogram keeps them, where every step
+/// (100 / (t · 2^k)) is an exact binary fraction: a share that lands exactly on a level (30 of 50
+/// values at 60 %) reaches it. Summing fractions instead (0.55 + 0.05 = 0.6000000000000001) would
+/// report such a level one value too late.
+pub fn percentile_rows(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<PercentileRow> {
+    let total = h.len();
+    let mut rows = Vec::new();
+    let mut level = 0.0f64; // percent
+    let mut count = 0u64;
+    let mut last = 0;
+    for v in h.iter_recorded() {
+        count += v.count_at_value();
+        last = h.highest_equivalent(v.value_iterated_to());
+        let reached = 100.0 * count as f64 / total as f64;
+        while level <= reached {
+            rows.push(PercentileRow {
+                value: last,
+                quantile: level / 100.0,
+                total: count,
+            });
+            if count == total {
+                break; // the last value: one row here, then the 100 % row
+            }
+            let halvings = (100.0 / (100.0 - level)).log2().floor();
+            level += 100.0 / (f64::from(ticks_per_half_distance) * (halvings + 1.0).exp2());
+        }
+    }
+    if total > 0 {
+        rows.push(PercentileRow {
+            value: last,
+            quantile: 1.0,
+            total,
+        });
+    }
+    rows
 }
 
 /// Reads back the (value ms, percentile, total count) rows of [`hgrm`] text: what a plotting tool
@@ -269,6 +315,18 @@ mod tests {
         assert!(text.contains("#[Mean    =        5.00"), "{text}");
         assert!(text.contains("Total count    =        10000]"), "{text}");
         assert!(text.contains("SubBuckets     =         2048]"), "{text}");
+    }
+
+    #[test]
+    fn a_share_landing_exactly_on_a_level_reaches_it() {
+        // 6 of 10 values are 100 µs: the 60 % level is 0.1 ms, as HdrHistogram reports it.
+        let r = result(&[100, 100, 100, 100, 100, 100, 900, 900, 900, 900]);
+        let rows = percentile_rows(&r.histograms.total, 5);
+        let at = |q: f64| rows.iter().find(|r| r.quantile == q).unwrap();
+        assert_eq!((at(0.6).value, at(0.6).total), (100, 6));
+        assert_eq!((at(0.65).value, at(0.65).total), (900, 10));
+        let levels: Vec<f64> = rows.iter().map(|r| r.quantile).collect();
+        assert_eq!(levels, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 1.0]);
     }
 
     #[test]

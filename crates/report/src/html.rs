@@ -98,14 +98,10 @@ fn distribution(r: &RunResult) -> Vec<(f64, f64)> {
     if h.is_empty() {
         return Vec::new();
     }
-    h.iter_quantiles(5)
-        .filter(|v| v.quantile_iterated_to() < 1.0)
-        .map(|v| {
-            (
-                1.0 / (1.0 - v.quantile_iterated_to()),
-                h.highest_equivalent(v.value_iterated_to()) as f64 / 1000.0,
-            )
-        })
+    crate::export::percentile_rows(h, 5)
+        .into_iter()
+        .filter(|row| row.quantile < 1.0)
+        .map(|row| (1.0 / (1.0 - row.quantile), row.value as f64 / 1000.0))
         .filter(|&(x, _)| x <= PERCENTILE_AXIS_MAX)
         .collect()
 }
