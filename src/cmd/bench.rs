@@ -37,9 +37,10 @@ pub struct Args {
     #[arg(short = 't', value_name = "SECONDS")]
     timelimit: Option<f64>,
 
-    /// wrk's duration: run this long (e.g. 30s, 500ms, 2m); requests are unlimited unless -n is given
-    #[arg(short = 'd', long = "duration", value_name = "DURATION", value_parser = parse_duration)]
-    duration: Option<Duration>,
+    /// wrk's duration: run this long (e.g. 30 seconds, 500ms, 2m, 1h 30m); requests are unlimited
+    /// unless -n is given
+    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
+    duration: Option<String>,
 
     /// Keep connections open between requests (HTTP keep-alive) [default: a new connection per request]
     #[arg(short = 'k')]
@@ -121,29 +122,6 @@ pub struct Args {
     /// The target, http://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
-}
-
-/// Parses "30s", "500ms", "2m", "1h" or a bare number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("bad duration '{s}': expected e.g. 30s, 500ms, 2m"))?;
-    let secs = match unit {
-        "" | "s" => v,
-        "ms" => v / 1000.0,
-        "m" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => return Err(format!("bad duration unit '{unit}': use ms, s, m or h")),
-    };
-    if !(secs > 0.0 && secs.is_finite()) {
-        return Err(format!("duration '{s}' must be positive"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("duration '{s}' is too long"))
 }
 
 /// Seconds given on the command line as a Duration, with a clear error for nonsense.
@@ -229,14 +207,20 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     }
     let timeout = seconds(a.timeout, "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
-    let limit = match (a.timelimit, a.duration) {
+    // Parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
+    let duration = a
+        .duration
+        .as_deref()
+        .map(|d| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}")))
+        .transpose()?;
+    let limit = match (a.timelimit, duration) {
         (Some(t), Some(_)) => bail!(
             "-t is ab's time limit in seconds, not wrk's thread count: for {t} threads use --threads {t} (and -d for the duration)"
         ),
         (Some(t), None) => Some(seconds(t, "time limit (-t)")?),
         (None, d) => d,
     };
-    let requests = match (a.requests, a.timelimit, a.duration) {
+    let requests = match (a.requests, a.timelimit, duration) {
         (Some(0), ..) => bail!("number of requests (-n) must be at least 1"),
         (Some(n), ..) => Some(n),
         (None, Some(_), _) => Some(AB_TIMELIMIT_REQUESTS),

@@ -5,10 +5,11 @@ use super::session::{SavedLine, Session};
 use crate::Global;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
+use webstand_duration::positive as parse_duration;
 use webstand_engine::{CpuTime, Judged, Outcome, Stop, Verdict};
 use webstand_lab::compare::{self, CompareObserver, Comparison, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
-use webstand_lab::sweep::{parse_clients, parse_duration};
+use webstand_lab::sweep::parse_clients;
 use webstand_store::ServerFigures;
 
 #[derive(clap::Args)]

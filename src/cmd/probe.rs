@@ -1,7 +1,6 @@
 //! `webstand probe URL`: hostile and edge-case requests against one server, a verdict per case,
 //! printed as a table (or JSON) and saved in the history case by case.
 
-use super::bench::parse_duration;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::sync::atomic::Ordering;
@@ -50,8 +49,8 @@ pub struct Args {
     secret_marker: Option<String>,
 
     /// Stop starting cases when the whole probe would take longer (e.g. 2m, 90s)
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
-    max_time: Duration,
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    max_time: String,
 
     /// Exit with status 3 when a case is at least this bad: unsafe or lenient
     #[arg(long, value_name = "VERDICT", value_parser = ["unsafe", "lenient"])]
@@ -124,6 +123,9 @@ fn target(url: &str) -> anyhow::Result<Target> {
 }
 
 pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
+    // Parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
+    let max_time =
+        webstand_duration::positive(&a.max_time).map_err(|e| anyhow::anyhow!("--max-time: {e}"))?;
     if a.dump_cases {
         print!("{}", webstand_probe::BUILTIN);
         return Ok(0);
@@ -138,7 +140,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
     let url = a.url.as_deref().context("a URL is needed")?;
     let target = target(url)?;
     let mut opts = Options {
-        max_time: a.max_time,
+        max_time,
         ..Options::default()
     };
     if let (Some(p), Some(m)) = (&a.secret_path, &a.secret_marker) {
@@ -150,7 +152,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
         probe.address(),
         cases.len(),
         if cases.len() == 1 { "" } else { "s" },
-        humanize(a.max_time)
+        humanize(max_time)
     );
     let (normal, _) = probe.baseline();
     if !(200..300).contains(&normal) {

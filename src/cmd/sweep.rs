@@ -118,7 +118,7 @@ fn parse_warmup(s: &str) -> Result<Duration> {
     if s.trim() == "0" {
         return Ok(Duration::ZERO);
     }
-    lab_sweep::parse_duration(s).map_err(|e| anyhow::anyhow!("--warmup: {e}"))
+    webstand_duration::positive(s).map_err(|e| anyhow::anyhow!("--warmup: {e}"))
 }
 fn parse_rate(s: &str) -> Result<f64> {
     match s.trim().parse::<f64>() {
@@ -157,11 +157,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let duration = args
         .duration
         .as_deref()
-        .map(lab_sweep::parse_duration)
+        .map(|d| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}")))
         .transpose()?;
     let warmup = parse_warmup(&args.warmup)?;
-    let timeout =
-        lab_sweep::parse_duration(&args.timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let timeout = webstand_duration::positive(&args.timeout)
+        .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
     if args.requests == Some(0) {
         bail!("-n must be at least 1 request per level");

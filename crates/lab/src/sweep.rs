@@ -10,7 +10,6 @@
 use anyhow::{bail, Context, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 use webstand_engine::{figures, Live, Plan, RunResult, Shape, Stop};
 
 /// One level: how many clients (connections) and when its measured run stops.
@@ -276,32 +275,10 @@ pub fn parse_clients(text: &str) -> Result<Vec<usize>> {
     Ok(out)
 }
 
-/// Parses a duration for the command line: `30` (seconds), `500ms`, `10s`, `2m`.
-pub fn parse_duration(text: &str) -> Result<Duration> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let v: f64 = num.parse().map_err(|_| {
-        anyhow::anyhow!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m")
-    })?;
-    let secs = match unit {
-        "ms" => v / 1000.0,
-        "s" => v,
-        "m" | "min" => v * 60.0,
-        "h" => v * 3600.0,
-        _ => bail!("bad duration {text:?}: expected e.g. 30, 500ms, 10s or 2m"),
-    };
-    if !(secs > 0.0 && secs.is_finite() && secs < 1e7) {
-        bail!("bad duration {text:?}: must be more than zero");
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn client_levels_parse() {
@@ -321,16 +298,6 @@ mod tests {
         ] {
             let e = parse_clients(bad).unwrap_err().to_string();
             assert!(e.starts_with("bad client levels"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn durations_parse() {
-        assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
-        assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-        assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-        for bad in ["", "0", "x", "5y", "-1"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
 

@@ -330,8 +330,7 @@ fn template(text: &str, key: &str) -> Result<Template, String> {
 }
 
 fn duration(s: &str, key: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s)
-        .map_err(|_| format!("{key}: bad duration '{s}' (e.g. \"500ms\", \"3s\")"))
+    webstand_duration::parse(s).map_err(|e| format!("{key}: {e}"))
 }
 
 #[cfg(test)]

@@ -190,25 +190,14 @@ impl Config {
     }
 }
 
-/// Parses "10", "10s", "1.5s", "250ms" or "2m" into a duration.
+/// Reads a timeout in webstand's one duration grammar (`webstand_duration`: "10", "1.5", "250ms",
+/// "2m", "1h 30m" …), at most a week. Zero passes here and is refused by `Config::validate`.
 pub fn parse_duration(s: &str) -> Result<Duration> {
-    let s = s.trim();
-    let (num, unit) = match s.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
-        Some(i) => s.split_at(i),
-        None => (s, "s"),
-    };
-    let value: f64 = num
-        .parse()
-        .map_err(|_| anyhow::anyhow!("bad duration {s:?} (try 10s or 250ms)"))?;
-    let secs = match unit {
-        "ms" => value / 1000.0,
-        "s" => value,
-        "m" => value * 60.0,
-        _ => bail!("bad duration unit in {s:?} (use ms, s or m)"),
-    };
-    seconds(secs).ok_or_else(|| {
+    let d = webstand_duration::parse(s)?;
+    seconds(d.as_secs_f64()).ok_or_else(|| {
         anyhow::anyhow!(
-            "bad duration {s:?} (at most {} days)",
+            "bad duration '{}': at most {} days",
+            s.trim(),
             MAX_DURATION_SECS / 86_400.0
         )
     })
@@ -304,8 +293,9 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse_duration("5h").unwrap(), Duration::from_secs(5 * 3600));
         assert!(parse_duration("ten").is_err());
-        assert!(parse_duration("5h").is_err());
+        assert!(parse_duration("8days").is_err());
         assert!(parse_duration("1e30").is_err());
         assert!(parse_duration("99999999999999999999s").is_err());
         assert!(toml::from_str::<Config>("idle_timeout = 1e300").is_err());
