@@ -61,21 +61,9 @@ pub struct Chart {
     pub lines: Vec<Line>,
 }
 
-/// Escapes text for HTML and SVG.
-pub fn escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            _ => o.push(c),
-        }
-    }
-    o
-}
+/// Escapes text for HTML and SVG, content and quoted attributes alike: the one HTML escaper of
+/// webstand (the server's listings use it too).
+pub use html_escape::encode_quoted_attribute as escape;
 
 /// "Nice" linear ticks (1, 2, 5 × 10^k) covering 0..=max.
 pub fn linear_ticks(max: f64) -> Vec<f64> {

@@ -97,8 +97,8 @@ pub fn html(series: &[Series]) -> String {
             ""
         };
         let cells = [
-            escape(&name),
-            escape(&peak),
+            escape(&name).into_owned(),
+            escape(&peak).into_owned(),
             r.peak.map_or("–".into(), |p| p.0.to_string()),
             opt(p99_of(r), 2),
             format!("{} ({errors_pct:.2} %{mostly})", r.errors),

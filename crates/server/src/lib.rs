@@ -242,16 +242,10 @@ fn set_defer_accept(sock: &Socket, secs: libc::c_int) {
     }
 }
 
-/// Raises the soft RLIMIT_NOFILE to the hard limit: each connection is a descriptor.
+/// Raises the soft open-files limit to the hard one: each connection is a descriptor. (A failure
+/// leaves the limit as it was; connections past it are refused as at any full table.)
 fn raise_fd_limit() {
-    // SAFETY: plain getrlimit/setrlimit on a local struct.
-    unsafe {
-        let mut lim: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
 }
 
 fn block_stop_signals() -> libc::sigset_t {
