@@ -3,7 +3,7 @@
 //! sweep as JSON. Pure functions from levels to text; every figure, the errors and the peak come from
 //! `webstand_engine::figures`, and every layout flags a level that is mostly errors.
 
-use crate::export::{levels_json, Level};
+use crate::export::{latency_ms, levels_json, Level};
 use std::fmt::Write;
 use webstand_engine::{figures, RunResult};
 
@@ -92,10 +92,6 @@ pub fn failures(levels: &[Level]) -> String {
     out
 }
 
-fn ms(r: &RunResult, q: f64) -> f64 {
-    crate::export::latency_ms(r, q)
-}
-
 /// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the ones
 /// that never completed, "Non-2xx" the complete ones answered with another status), and a total row.
 pub fn full(levels: &[Level]) -> String {
@@ -121,10 +117,10 @@ pub fn full(levels: &[Level]) -> String {
             r.errors_per_sec(),
             r.error_pct(),
             r.mean_latency_ms(),
-            ms(r, 0.5),
-            ms(r, 0.9),
-            ms(r, 0.99),
-            ms(r, 0.999),
+            latency_ms(r, 0.5),
+            latency_ms(r, 0.9),
+            latency_ms(r, 0.99),
+            latency_ms(r, 0.999),
             r.histograms.total.max() as f64 / 1000.0,
             r.littles_load(),
             r.keep_alive_share() * 100.0,
