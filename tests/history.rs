@@ -249,6 +249,7 @@ fn an_interrupted_sweep_keeps_its_completed_levels() {
     let db = db_in(&tmp);
     let child = long_sweep(&db, &url(&srv));
     wait_for_levels(&db, 1, Duration::from_secs(30));
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert!(

@@ -426,6 +426,7 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
         "-q",
     ];
     // Killed once its first 1 s level is saved: 4 s before its sweep would end.
+    // SAFETY: kill(2) on the lab's server process, found by the test; no memory is involved.
     let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
         libc::kill(server, libc::SIGKILL);
     });
@@ -481,6 +482,7 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
         "-q",
     ];
     // Interrupted once nginx's first 1 s level is saved: 5 s before its sweep would end.
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
         libc::kill(webstand as i32, libc::SIGINT);
     });

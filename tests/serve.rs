@@ -253,6 +253,7 @@ fn sigterm_exits_zero_after_printing_the_listening_line() {
     assert!(text(&r).starts_with("HTTP/1.1 200"));
     // An idle keep-alive connection must not hold the exit up.
     let _idle = TcpStream::connect(s.addr).unwrap();
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     let start = Instant::now();
     let status = loop {
@@ -694,6 +695,7 @@ fn access_log_is_common_log_format() {
     );
     curl(&[&url(&s, "/2k.html")]);
     curl(&[&url(&s, "/nope")]);
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     let _ = s.child.wait();
     let text = std::fs::read_to_string(&log).unwrap();

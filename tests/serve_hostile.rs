@@ -337,6 +337,7 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
         last.starts_with("HTTP/1.1 200")
     });
     assert!(last.ends_with("home"), "{last}");
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
@@ -376,6 +377,7 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
         raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T)
     });
     wait_until(T, "the CGI program started", || started.exists());
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
     // Draining: new connections are refused while the request is still in flight.
     wait_until(T, "no new connections once draining", || {
