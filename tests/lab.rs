@@ -94,7 +94,8 @@ fn serve_every_file(kind: Kind) {
             want.len()
         );
     }
-    if kind.runs_cgi() {
+    // Every server runs the CGI program: itself, or through fcgiwrap (an install-deps package).
+    {
         let got =
             servers::fetch(server.addr, "/cgi-bin/hello", None, Duration::from_secs(10)).unwrap();
         assert_eq!(
@@ -163,6 +164,10 @@ fn serve_every_file(kind: Kind) {
 #[test]
 fn builtin_serves_every_file() {
     serve_every_file(Kind::Builtin);
+}
+#[test]
+fn builtin_nocache_serves_every_file() {
+    serve_every_file(Kind::BuiltinNoCache);
 }
 #[test]
 fn nginx_serves_every_file() {
@@ -301,10 +306,13 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
         assert!(server_cpu > 0.0, "{row}");
     }
     if kinds.contains(&Kind::Nginx) {
-        assert!(section("cgi").contains("nginx: no CGI"), "{text}");
+        assert!(
+            section("cgi").contains("nginx: CGI through fcgiwrap"),
+            "{text}"
+        );
     }
-    // Every measured level is in the history: servers × levels for 2k, plus CGI for those that run it.
-    let expected = 2 * kinds.len() + 2 * kinds.iter().filter(|k| k.runs_cgi()).count();
+    // Every measured level is in the history: servers × levels for 2k and for CGI.
+    let expected = 4 * kinds.len();
     let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
     let listing = common::stdout(&history);
     let line = listing
@@ -325,7 +333,9 @@ fn compare_rejects_an_unknown_server_listing_the_known_ones() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(
         err.contains("unknown server 'iis'")
-            && err.contains("builtin, nginx, lighttpd, apache, h2o, caddy, mini_httpd"),
+            && err.contains(
+                "builtin, builtin-nocache, nginx, lighttpd, apache, h2o, caddy, mini_httpd"
+            ),
         "{err}"
     );
 }

@@ -565,7 +565,7 @@ pub fn exit_code(interrupted: bool) -> i32 {
 /// level saved as soon as it is measured. Any command driving `webstand_lab` runs can use it as the
 /// lab's `Observer` (set the group and server version before each series).
 pub struct Session {
-    store: Option<(Store, RunId)>,
+    pub(super) store: Option<(Store, RunId)>,
     quiet: bool,
     /// The series the next levels belong to (the history's group).
     pub group: String,

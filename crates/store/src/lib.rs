@@ -22,6 +22,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use webstand_engine::{CpuTime, Failures, Histograms, RunResult};
 
+mod configs;
+mod machine;
+pub use configs::StoredConfig;
+pub use machine::Machine;
+
 /// A run's id in the history.
 pub type RunId = i64;
 
@@ -40,9 +45,9 @@ pub struct RunMeta {
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level; an older file is upgraded when opened for writing and read as it is
-/// otherwise.
-pub const SCHEMA_VERSION: i32 = 4;
+/// and peak memory per level, version 5 the `configs` table; an older file is upgraded when opened
+/// for writing and read as it is otherwise.
+pub const SCHEMA_VERSION: i32 = 5;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -98,52 +103,6 @@ CREATE TABLE levels (
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
-
-/// The machine a run was measured on.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Machine {
-    pub cpu_model: String,
-    pub cores: u32,
-    /// `uname -sr`, e.g. "Linux 6.1.0-18-amd64".
-    pub kernel: String,
-    pub hostname: String,
-}
-
-impl Machine {
-    /// The machine this process runs on, from /proc (what `uname` and /proc/cpuinfo say).
-    pub fn current() -> Machine {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
-        let cpuinfo = read("/proc/cpuinfo");
-        let cpu_model = cpuinfo
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                matches!(k.trim(), "model name" | "Model" | "cpu model")
-                    .then(|| v.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1);
-        let kernel = format!(
-            "{} {}",
-            read("/proc/sys/kernel/ostype"),
-            read("/proc/sys/kernel/osrelease")
-        )
-        .trim()
-        .to_string();
-        Machine {
-            cpu_model,
-            cores,
-            kernel,
-            hostname: read("/proc/sys/kernel/hostname"),
-        }
-    }
-}
 
 /// One line of `webstand history`.
 #[derive(Clone, Debug, PartialEq)]
@@ -383,6 +342,7 @@ impl Store {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(configs::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -422,6 +382,9 @@ impl Store {
                  ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
+        }
+        if from < 5 {
+            self.conn.execute_batch(configs::SCHEMA)?;
         }
         Ok(())
     }
@@ -928,7 +891,8 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
-                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; PRAGMA user_version = 1;",
+                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; DROP TABLE configs;
+                 PRAGMA user_version = 1;",
             )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
