@@ -928,6 +928,27 @@ pub(crate) mod verify {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::Level;
+
+    #[test]
+    fn rounds_rotate_the_order_and_limits_follow_the_largest_level() {
+        assert_eq!(round_order(3, 0), [0, 1, 2]);
+        assert_eq!(round_order(3, 1), [1, 2, 0]);
+        assert_eq!(round_order(3, 5), [2, 0, 1]);
+        let mut o = Options::new(Path::new("/tmp"));
+        assert_eq!(
+            o.limits(),
+            Limits::new(1024, 128),
+            "max users on large to 1024"
+        );
+        o.max_users.limit = 4096;
+        o.max_users_for = vec![WorkloadKind::Cgi];
+        o.levels = vec![1, 300];
+        assert_eq!(o.limits(), Limits::new(4096, 4096));
+        o.max_users_for.clear();
+        o.workloads = vec![WorkloadKind::TwoK];
+        assert_eq!(o.limits(), Limits::new(300, 1));
+    }
 
     #[test]
     fn workload_names_parse_and_unknown_ones_list_the_known() {
