@@ -1,5 +1,6 @@
 //! What a lab server costs during each measured level: its CPU time (from its cgroup, see `cgroup`)
-//! before and after each run, and its resident memory sampled during it, handed to the caller's
+//! before and after each run, and its resident memory sampled during it (its CGI bridge's only on the
+//! CGI workload; its CPU is counted always, and is nil when idle), handed to the caller's
 //! observer with each level. Wraps the caller's observer, so sweeps and max-users searches need not
 //! know about servers.
 
@@ -15,6 +16,8 @@ use crate::sweep::{Level, Observer};
 
 pub(crate) struct Accounting<'a> {
     pub server: &'a mut Server,
+    /// Whether the server's CGI bridge counts in its memory (only on the CGI workload).
+    bridge: bool,
     inner: &'a mut dyn CompareObserver,
     before: Option<CpuTime>,
     sampler: Option<RssSampler>,
@@ -27,9 +30,14 @@ pub(crate) struct Accounting<'a> {
 }
 
 impl<'a> Accounting<'a> {
-    pub fn new(server: &'a mut Server, inner: &'a mut dyn CompareObserver) -> Accounting<'a> {
+    pub fn new(
+        server: &'a mut Server,
+        inner: &'a mut dyn CompareObserver,
+        bridge: bool,
+    ) -> Accounting<'a> {
         Accounting {
             server,
+            bridge,
             inner,
             before: None,
             sampler: None,
@@ -46,7 +54,7 @@ impl Observer for Accounting<'_> {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.before = Some(self.server.cpu());
-        let members = self.server.members();
+        let members = self.server.members(self.bridge);
         self.sampler = Some(RssSampler::start(
             Box::new(move || members.pids()),
             Duration::from_millis(250),

@@ -38,9 +38,16 @@ impl CpuSource {
     }
 }
 
-/// A server's processes: everything in its cgroup, or without one its live process trees.
+/// A server's processes: everything in its cgroup, or without one its live process trees; less the
+/// tree of `without` (a CGI bridge, which has no part in a static workload's memory or shape).
 #[derive(Clone, Debug)]
-pub enum Members {
+pub struct Members {
+    pub from: MembersFrom,
+    pub without: Option<i32>,
+}
+
+#[derive(Clone, Debug)]
+pub enum MembersFrom {
     Cgroup(PathBuf),
     Trees(Vec<i32>),
 }
@@ -48,19 +55,18 @@ pub enum Members {
 impl Members {
     /// The pids now, each once.
     pub fn pids(&self) -> Vec<i32> {
-        match self {
-            Members::Cgroup(dir) => pids_in(dir),
-            Members::Trees(roots) => {
-                let mut pids: Vec<i32> = roots
-                    .iter()
-                    .flat_map(|&r| procstat::tree(r))
-                    .map(|s| s.pid)
-                    .collect();
-                pids.sort_unstable();
-                pids.dedup();
-                pids
-            }
+        let tree = |root: i32| procstat::tree(root).into_iter().map(|s| s.pid);
+        let mut pids: Vec<i32> = match &self.from {
+            MembersFrom::Cgroup(dir) => pids_in(dir),
+            MembersFrom::Trees(roots) => roots.iter().flat_map(|&r| tree(r)).collect(),
+        };
+        if let Some(root) = self.without {
+            let skip: Vec<i32> = tree(root).collect();
+            pids.retain(|p| !skip.contains(p));
         }
+        pids.sort_unstable();
+        pids.dedup();
+        pids
     }
 }
 

@@ -16,7 +16,7 @@ pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize)
     if wk == WorkloadKind::Cgi {
         if kind.cgi_by_fcgiwrap() {
             out.push(format!(
-                "CGI through fcgiwrap (FastCGI, {cgi_workers} processes), its CPU counted"
+                "CGI through fcgiwrap (FastCGI, {cgi_workers} processes), its CPU and memory counted"
             ));
         }
     } else if kind == Kind::Builtin {

@@ -61,7 +61,7 @@ impl Run<'_> {
         }
         let alive = server.death_note().is_none();
         if self.round == 0 && alive {
-            outcome.shape = Some(procstat::shape(&server.members().pids()));
+            outcome.shape = Some(procstat::shape(&server.members(false).pids()));
         }
         if self.opts.verify && self.round == 0 && !obs.stop_requested() && alive {
             verify.extend(verify::run(&mut server, self.opts, obs));
@@ -148,7 +148,7 @@ impl Run<'_> {
             // Saved apart from the sweep's levels, so the history's peak is the sweep's.
             let group = format!("{}/max-users", wk.name());
             obs.series(kind.name(), &binary.version, &group);
-            let mut acct = Accounting::new(server, &mut *obs);
+            let mut acct = Accounting::new(server, &mut *obs, wk == WorkloadKind::Cgi);
             match maxusers::find(&opts.max_users, &plan, &mut acct) {
                 Ok(m) => w.max_users = Some(m),
                 Err(e) => w.note = Some(format!("max users: {e:#}")),
@@ -171,7 +171,8 @@ impl Run<'_> {
     ) -> u64 {
         let opts = self.opts;
         let name = w.workload.map(|k| k.name()).unwrap_or_default();
-        let mut acct = Accounting::new(server, obs);
+        let cgi = w.workload == Some(WorkloadKind::Cgi);
+        let mut acct = Accounting::new(server, &mut *obs, cgi);
         let mut swept = SweepResult {
             workload: name.to_string(),
             ..Default::default()

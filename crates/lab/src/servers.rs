@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use webstand_engine::CpuTime;
 
-use crate::cgroup::{CpuCgroup, CpuSource, Members};
+use crate::cgroup::{CpuCgroup, CpuSource, Members, MembersFrom};
 use crate::configs::{self, Launch};
 use crate::limits::Limits;
 use crate::procstat;
@@ -588,12 +588,19 @@ impl Server {
         self.cgroup_error.as_deref()
     }
 
-    /// The server's processes, for sampling their memory: its cgroup, or its process trees.
-    pub fn members(&self) -> Members {
-        match &self.cgroup {
-            Some(c) => Members::Cgroup(c.dir().to_path_buf()),
-            None => Members::Trees(self.roots()),
-        }
+    /// The server's processes, for sampling their memory: its cgroup, or its process trees; with
+    /// `bridge` false, less its CGI bridge (idle on a static workload, and not part of its shape).
+    pub fn members(&self, bridge: bool) -> Members {
+        let from = match &self.cgroup {
+            Some(c) => MembersFrom::Cgroup(c.dir().to_path_buf()),
+            None => MembersFrom::Trees(self.roots()),
+        };
+        let without = self
+            .bridge
+            .as_ref()
+            .filter(|_| !bridge)
+            .map(|b| b.id() as i32);
+        Members { from, without }
     }
 
     fn roots(&self) -> Vec<i32> {
@@ -667,7 +674,7 @@ impl Server {
     }
 
     fn note_tree(&mut self) {
-        for pid in self.members().pids() {
+        for pid in self.members(true).pids() {
             if !self.seen.contains(&pid) {
                 self.seen.push(pid);
             }
