@@ -50,6 +50,8 @@ enum Cmd {
     Export(cmd::history::ExportArgs),
     /// Write a self-contained HTML report with charts for saved runs
     Report(cmd::history::ReportArgs),
+    /// Send hostile and edge-case requests to a server and judge each answer: safe, lenient, unsafe
+    Probe(cmd::probe::Args),
 }
 
 /// Options every subcommand sees.
@@ -102,6 +104,7 @@ fn main() {
         Some(Cmd::Diff(a)) => cmd::history::diff(a, &global),
         Some(Cmd::Export(a)) => cmd::history::export(a, &global),
         Some(Cmd::Report(a)) => cmd::history::report(a, &global),
+        Some(Cmd::Probe(a)) => cmd::probe::run(a, &global),
     };
     match outcome {
         Ok(code) => std::process::exit(code),

@@ -391,10 +391,10 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }
     text += "\n";
-    text += &if a.configs {
-        configs(&store, &run)?
-    } else {
-        tables(&run, a.table)
+    text += &match run.meta.kind.as_str() {
+        _ if a.configs => configs(&store, &run)?,
+        "probe" => super::probe::stored(&store, &run)?,
+        _ => tables(&run, a.table),
     };
     write_out(None, text.as_bytes())?;
     Ok(0)
@@ -405,7 +405,7 @@ fn configs(store: &Store, run: &StoredRun) -> anyhow::Result<String> {
     let files = store.configs(run.id)?;
     if files.is_empty() {
         return Ok(format!(
-            "(no configs saved with run {}: `webstand compare` saves its servers' since schema 5)\n",
+            "(no configs saved with run {}: `webstand compare` saves its servers' since schema 6)\n",
             run.id
         ));
     }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod fixtures;
 pub mod history;
 pub mod main_job;
+pub mod probe;
 pub mod serve;
 pub mod sweep;
 pub mod workload_args;

@@ -15,6 +15,8 @@ mod run;
 mod target;
 
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
+pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Failures, Histograms, RunResult};
+pub use run::raise_fd_limit;
 pub use run::{run, Live};
 pub use target::{parse_url, request_bytes};

@@ -222,6 +222,10 @@ impl ResponseParser {
                         }
                         return Ok(Feed::More);
                     };
+                    // The same limit whether the head came in one read or several.
+                    if head.len > MAX_HEAD {
+                        return Err("response head too large");
+                    }
                     pos += head.len - carried;
                     self.head.clear();
                     if head.status < 100 || head.status > 999 {
@@ -500,6 +504,25 @@ mod tests {
         );
         assert_eq!(r, Ok(None));
         assert!(!p.eof());
+    }
+
+    /// Found by tests/fuzz.rs: a head over the limit was refused when it came in pieces and
+    /// accepted when it came in one read.
+    #[test]
+    fn the_head_limit_does_not_depend_on_how_the_head_arrives() {
+        let big = format!(
+            "HTTP/1.1 200 OK\r\nX: {}\r\nContent-Length: 0\r\n\r\n",
+            "a".repeat(MAX_HEAD)
+        );
+        for step in [1000, big.len()] {
+            let (r, _) = feed_in_steps(big.as_bytes(), step, false);
+            assert_eq!(r, Err("response head too large"), "step {step}");
+        }
+        let fits = format!(
+            "HTTP/1.1 200 OK\r\nX: {}\r\nContent-Length: 0\r\n\r\n",
+            "a".repeat(MAX_HEAD - 100)
+        );
+        complete_at_every_split(fits.as_bytes(), false);
     }
 
     #[test]

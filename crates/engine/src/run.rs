@@ -164,7 +164,7 @@ fn pick_address(addrs: &[SocketAddr]) -> anyhow::Result<SocketAddr> {
 
 /// Raises the soft open-files limit toward `wanted` (up to the hard limit): a default soft limit of
 /// 1024 would otherwise turn high concurrency into connect failures.
-fn raise_fd_limit(wanted: u64) {
+pub fn raise_fd_limit(wanted: u64) {
     // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
     unsafe {
         let mut lim: libc::rlimit = std::mem::zeroed();

@@ -1,21 +1,24 @@
 //! The config files and command lines a lab run started its servers with, saved beside the run (one
 //! row per file) so that anyone can audit the comparison or start the same servers again
-//! (`webstand show N --configs`). Added in schema version 5; older files have none.
+//! (`webstand show N --configs`). Added in schema version 6; older files have none.
 
 use anyhow::Context;
 use rusqlite::{params, Transaction, TransactionBehavior};
 
 use crate::{RunId, Store};
 
+/// The schema version that added `configs`.
+pub(crate) const SINCE: i32 = 6;
+
 pub(crate) const SCHEMA: &str = "
-CREATE TABLE configs (
+CREATE TABLE IF NOT EXISTS configs (
     id      INTEGER PRIMARY KEY,
     run_id  INTEGER NOT NULL REFERENCES runs(id),
     server  TEXT    NOT NULL,
     name    TEXT    NOT NULL,
     text    TEXT    NOT NULL
 );
-CREATE INDEX configs_by_run ON configs(run_id, id);
+CREATE INDEX IF NOT EXISTS configs_by_run ON configs(run_id, id);
 ";
 
 /// One file a server of a run was started with.
@@ -48,9 +51,9 @@ impl Store {
             .with_context(|| format!("saving {server}'s {name} in {}", self.path.display()))
     }
 
-    /// The files saved with `run`, in the order they were added (none for a file older than schema 5).
+    /// The files saved with `run`, in the order they were added (none for a file older than schema 6).
     pub fn configs(&self, run: RunId) -> anyhow::Result<Vec<StoredConfig>> {
-        if self.version < 5 {
+        if self.version < SINCE {
             return Ok(Vec::new());
         }
         let mut st = self
@@ -107,18 +110,18 @@ mod tests {
         assert_eq!(s.configs(b).unwrap().len(), 1);
     }
 
-    /// A version 4 file (before configs were saved) reads as having none, and a writer adds the table.
+    /// A version 5 file (before configs were saved) reads as having none, and a writer adds the table.
     #[test]
-    fn a_version_4_file_reads_as_no_configs_and_is_upgraded_by_a_writer() {
+    fn a_version_5_file_reads_as_no_configs_and_is_upgraded_by_a_writer() {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("v4.db");
+        let db = dir.path().join("v5.db");
         let id = {
             let s = Store::open(Some(&db)).unwrap();
             s.begin_run(&meta()).unwrap()
         };
         Connection::open(&db)
             .unwrap()
-            .execute_batch("DROP TABLE configs; PRAGMA user_version = 4;")
+            .execute_batch("DROP TABLE configs; PRAGMA user_version = 5;")
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.configs(id).unwrap(), []);

@@ -45,9 +45,10 @@ pub struct RunMeta {
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level, version 5 the `configs` table; an older file is upgraded when opened
-/// for writing and read as it is otherwise.
-pub const SCHEMA_VERSION: i32 = 5;
+/// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 the `configs` a
+/// comparison's servers ran with; an older file is upgraded when opened for writing and read as it is
+/// otherwise.
+pub const SCHEMA_VERSION: i32 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -103,6 +104,9 @@ CREATE TABLE levels (
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
+
+mod probe;
+pub use probe::ProbeCase;
 
 /// One line of `webstand history`.
 #[derive(Clone, Debug, PartialEq)]
@@ -342,6 +346,7 @@ impl Store {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(probe::SCHEMA)?;
                     self.conn.execute_batch(configs::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
@@ -383,7 +388,10 @@ impl Store {
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
         }
-        if from < 5 {
+        if from < probe::SINCE {
+            self.conn.execute_batch(probe::SCHEMA)?;
+        }
+        if from < configs::SINCE {
             self.conn.execute_batch(configs::SCHEMA)?;
         }
         Ok(())
@@ -892,7 +900,7 @@ mod tests {
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
                  ALTER TABLE levels DROP COLUMN server_peak_rss_kib; DROP TABLE configs;
-                 PRAGMA user_version = 1;",
+                 DROP TABLE probe_cases; PRAGMA user_version = 1;",
             )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
