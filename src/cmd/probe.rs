@@ -204,7 +204,8 @@ fn status(report: &Report, fail_on: Option<&str>, interrupted: bool) -> (i32, &'
         _ if interrupted => (130, "interrupted"),
         Ended::Interrupted => (130, "interrupted"),
         Ended::TargetLost => (5, "target lost"),
-        _ if bar.is_some() && worst >= bar => (3, "complete"),
+        // Exit 3 and the history's status agree (docs/EXIT-STATUS.md): cases past --fail-on.
+        _ if bar.is_some() && worst >= bar => (3, "errors"),
         _ => (0, "complete"),
     }
 }

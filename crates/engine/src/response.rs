@@ -162,7 +162,14 @@ fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameErr
                 }
             }
             6 if capture_server && name.eq_ignore_ascii_case(b"server") => {
-                head.server = Some(String::from_utf8_lossy(h.value).into_owned());
+                // ab's "Server Software" is the value up to its first space or control byte
+                // ("Apache/2.4.71 (Debian)" → "Apache/2.4.71"); scripts compare the two.
+                let end = h
+                    .value
+                    .iter()
+                    .position(|&b| b <= b' ')
+                    .unwrap_or(h.value.len());
+                head.server = Some(String::from_utf8_lossy(&h.value[..end]).into_owned());
             }
             _ => {}
         }
@@ -421,6 +428,12 @@ mod tests {
         );
         assert_eq!((p.status, p.body_len, p.keep_alive), (200, 5, true));
         assert_eq!(p.server.as_deref(), Some("x/1"));
+        // As ab reports it: up to the first space.
+        let p = complete_at_every_split(
+            b"HTTP/1.1 200 OK\r\nServer: Apache/2.4 (Debian)\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert_eq!(p.server.as_deref(), Some("Apache/2.4"));
     }
 
     #[test]

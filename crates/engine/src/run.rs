@@ -7,6 +7,7 @@
 //! (when it starts and when bytes arrive), not once per batch: a batch can take tens of microseconds,
 //! which would show in sub-millisecond latencies, and a read costs a few tens of nanoseconds.
 
+use crate::reach::Reach;
 use crate::response::{Feed, ResponseParser};
 use crate::target::request_bytes;
 use crate::{BodyCheck, Pick, Plan, RunResult, Shape};
@@ -37,7 +38,7 @@ pub struct Live {
 
 /// A send later than its intended time by more than this counts as late (open loop); poll wakes
 /// with millisecond resolution, so anything closer is timer noise.
-const LATE: Duration = Duration::from_millis(2);
+pub const LATE: Duration = Duration::from_millis(2);
 /// The longest a thread sleeps in poll, so a stop request is noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(50);
 const READ_BUF: usize = 64 * 1024;
@@ -73,7 +74,9 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
             bail!("the request rate must be a number of requests per second of at least 0.001");
         }
     }
-    let addr = pick_address(&plan.target.addrs)?;
+    if plan.target.addrs.is_empty() {
+        bail!("the target has no address");
+    }
     raise_fd_limit(clients as u64 + 64);
     let threads = match plan.threads {
         0 => std::thread::available_parallelism()
@@ -86,7 +89,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
 
     let shared = Shared {
         plan,
-        addr,
+        reach: Reach::new(&plan.target.addrs),
         reqs: plan
             .requests
             .iter()
@@ -143,23 +146,10 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     }
     result.elapsed = end - start;
     result.interrupted = live.stop.load(Ordering::Relaxed);
+    result.ended = shared.reach.ended();
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     Ok(result)
-}
-
-/// The first address that accepts a connection, when there are several (localhost: ::1 and
-/// 127.0.0.1); otherwise the only one.
-fn pick_address(addrs: &[SocketAddr]) -> anyhow::Result<SocketAddr> {
-    match addrs {
-        [] => bail!("the target has no address"),
-        [one] => Ok(*one),
-        many => Ok(many
-            .iter()
-            .find(|a| std::net::TcpStream::connect_timeout(a, Duration::from_secs(1)).is_ok())
-            .copied()
-            .unwrap_or(many[0])),
-    }
 }
 
 /// Raises the soft open-files limit toward `wanted` (up to the hard limit): a default soft limit of
@@ -214,7 +204,8 @@ fn thread_cpu() -> crate::CpuTime {
 /// What every thread reads: the plan and the per-request expectations set by the first responses.
 struct Shared<'a> {
     plan: &'a Plan,
-    addr: SocketAddr,
+    /// Which address to connect to, and whether the target was lost (no probe connection).
+    reach: Reach<'a>,
     reqs: Vec<Vec<u8>>,
     head_request: bool,
     keep_alive: bool,
@@ -278,6 +269,8 @@ struct InFlight {
 
 struct Conn {
     stream: Option<TcpStream>,
+    /// Where the current (or last) connection went.
+    to: SocketAddr,
     /// Whether `stream` is registered with the poller, and for writability too.
     registered: bool,
     want_write: bool,
@@ -347,6 +340,7 @@ impl<'a> Worker<'a> {
         let conns = (0..share.clients)
             .map(|_| Conn {
                 stream: None,
+                to: sh.reach.addr(),
                 registered: false,
                 want_write: false,
                 phase: Phase::Free,
@@ -423,7 +417,7 @@ impl<'a> Worker<'a> {
             let now = Instant::now();
             let pace_wait = self.pace(now);
             self.flush_live();
-            if self.sh.live.stop.load(Ordering::Relaxed) {
+            if self.sh.live.stop.load(Ordering::Relaxed) || self.sh.reach.ended().is_some() {
                 end = now;
                 break;
             }
@@ -622,7 +616,8 @@ impl<'a> Worker<'a> {
         c.served = 0;
         c.conn_start = now;
         c.phase = Phase::Connecting;
-        match TcpStream::connect(sh.addr) {
+        c.to = sh.reach.addr();
+        match TcpStream::connect(c.to) {
             Ok(s) => {
                 // Nagle never holds back the first segment of a connection, so a connection that
                 // carries one request saves the setsockopt.
@@ -680,6 +675,7 @@ impl<'a> Worker<'a> {
                     if c.phase == Phase::Connecting {
                         c.connect_us = micros(now - c.conn_start);
                         self.r.connections += 1;
+                        sh.reach.connected();
                         c.phase = Phase::Sending;
                     }
                     c.written += n;
@@ -948,8 +944,11 @@ impl<'a> Worker<'a> {
     fn fail(&mut self, slot: usize, class: Class, err: &io::Error) {
         let c = &mut self.conns[slot];
         c.stream = None;
-        let connecting = c.phase == Phase::Connecting;
+        let (connecting, to) = (c.phase == Phase::Connecting, c.to);
         c.phase = Phase::Free;
+        if matches!(class, Class::Connect) && self.sh.reach.connect_failed(to, err) {
+            return self.ready.push(slot); // sent again, to the target's next address
+        }
         if c.inflight.pop_front().is_some() {
             self.outstanding -= 1;
             self.last_done = Instant::now();
@@ -970,7 +969,7 @@ impl<'a> Worker<'a> {
                 } else {
                     "request to"
                 };
-                self.r.first_error = Some(format!("{what} {}: {err}", self.sh.addr));
+                self.r.first_error = Some(format!("{what} {to}: {err}"));
             }
         }
         self.ready.push(slot);

@@ -264,6 +264,8 @@ pub struct WorkloadOutcome {
     pub note: Option<String>,
     /// How the server ran the workload where that differs from the table's heading or other rows.
     pub disclosures: Vec<String>,
+    /// The server died during this workload (`note` says how).
+    pub died: bool,
 }
 
 /// One server's part of the comparison.
@@ -486,24 +488,18 @@ impl ServerOutcome {
             ..Default::default()
         };
         if let Some(s) = &w.sweep {
-            if let Some((i, peak)) = s.levels.iter().enumerate().max_by(|a, b| {
-                a.1.result
-                    .hits_per_sec()
-                    .total_cmp(&b.1.result.hits_per_sec())
-            }) {
+            if let Some((i, peak)) = s.peak_index().map(|i| (i, &s.levels[i])) {
                 let r = &peak.result;
                 row.measured = true;
                 row.peak_hits_per_sec = r.hits_per_sec();
                 row.clients_at_peak = peak.clients;
                 row.p99_ms_at_peak = r.latency_ms(0.99);
-                row.errors = s
-                    .levels
-                    .iter()
-                    .map(|l| l.result.failed.total() + l.result.non_2xx)
-                    .sum();
+                row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
                 row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
                 row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
                 row.peak_rss_kib = w.peak_rss_kib;
+            } else if row.note.is_none() {
+                row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
             }
             if s.interrupted && w.note.is_none() {
                 let why = "interrupted: figures cover the levels that completed";
@@ -771,7 +767,7 @@ pub(crate) mod verify {
                 r.requests = res.complete;
                 r.hits_per_sec = res.hits_per_sec();
                 r.bytes = res.total_bytes;
-                r.errors = res.failed.total() + res.non_2xx;
+                r.errors = res.errors();
             }
             Err(e) => r.note = Some(format!("{e:#}")),
         }
@@ -982,7 +978,7 @@ mod tests {
         let sweep = SweepResult {
             workload: "2k".into(),
             levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)],
-            interrupted: false,
+            ..Default::default()
         };
         let ms = Duration::from_millis;
         let w = WorkloadOutcome {

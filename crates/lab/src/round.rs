@@ -175,13 +175,15 @@ impl Run<'_> {
         let mut acct = Accounting::new(server, &mut *obs, cgi);
         let mut swept = SweepResult {
             workload: name.to_string(),
+            max_error_pct: opts.max_users.bounds.max_error_pct,
             ..Default::default()
         };
         for &clients in &opts.levels {
             if acct.server.death_note().is_some() {
                 break;
             }
-            let spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            let mut spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            spec.max_error_pct = swept.max_error_pct;
             match sweep::run(&spec, plan, name, &mut acct) {
                 Ok(one) => {
                     swept.levels.extend(one.levels);
@@ -189,7 +191,8 @@ impl Run<'_> {
                 }
                 Err(e) => w.note = Some(format!("{e:#}")),
             }
-            if swept.interrupted || w.note.is_some() {
+            let ended = swept.levels.last().and_then(|l| l.result.ended);
+            if swept.interrupted || w.note.is_some() || ended.is_some() {
                 break;
             }
         }
@@ -217,7 +220,7 @@ fn check_outcome(w: &mut WorkloadOutcome, server: &mut Server, keep_alive: bool)
             .and_then(|s| s.levels.last())
             .map(|l| format!(" after {} clients", l.clients))
             .unwrap_or_default();
-        w.note = Some(format!("{dead}{at}"));
+        (w.note, w.died) = (Some(format!("{dead}{at}")), true);
     }
 }
 

@@ -1,6 +1,7 @@
 //! The config files and command lines a lab run started its servers with, saved beside the run (one
 //! row per file) so that anyone can audit the comparison or start the same servers again
-//! (`webstand show N --configs`). Added in schema version 6; older files have none.
+//! (`webstand show N --configs`). Added in schema version 7; older files have none, except a version 6
+//! file written by the lab fairness branch before main's version 6 (`levels.ended`) landed.
 
 use anyhow::Context;
 use rusqlite::{params, Transaction, TransactionBehavior};
@@ -8,7 +9,7 @@ use rusqlite::{params, Transaction, TransactionBehavior};
 use crate::{RunId, Store};
 
 /// The schema version that added `configs`.
-pub(crate) const SINCE: i32 = 6;
+pub(crate) const SINCE: i32 = 7;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS configs (
@@ -51,9 +52,9 @@ impl Store {
             .with_context(|| format!("saving {server}'s {name} in {}", self.path.display()))
     }
 
-    /// The files saved with `run`, in the order they were added (none for a file older than schema 6).
+    /// The files saved with `run`, in the order they were added (none for a file without the table).
     pub fn configs(&self, run: RunId) -> anyhow::Result<Vec<StoredConfig>> {
-        if self.version < SINCE {
+        if self.version < 6 || !self.has_table("configs")? {
             return Ok(Vec::new());
         }
         let mut st = self
@@ -110,24 +111,119 @@ mod tests {
         assert_eq!(s.configs(b).unwrap().len(), 1);
     }
 
-    /// A version 5 file (before configs were saved) reads as having none, and a writer adds the table.
-    #[test]
-    fn a_version_5_file_reads_as_no_configs_and_is_upgraded_by_a_writer() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("v5.db");
+    /// Writes a history of `version` as that build left it: one run, one level that ended with the
+    /// target lost, one config; then drops what that version did not have (`drop`).
+    fn old_file(db: &std::path::Path, version: i32, drop: &str) -> RunId {
         let id = {
-            let s = Store::open(Some(&db)).unwrap();
-            s.begin_run(&meta()).unwrap()
+            let s = Store::open(Some(db)).unwrap();
+            let id = s.begin_run(&meta()).unwrap();
+            let mut r = webstand_engine::RunResult::default();
+            r.ended = Some(webstand_engine::Ended::TargetLost);
+            s.add_level(id, "", 4, None, &r).unwrap();
+            s.add_config(id, "nginx", "nginx.conf", "worker_processes 1;\n")
+                .unwrap();
+            id
         };
-        Connection::open(&db)
+        Connection::open(db)
             .unwrap()
-            .execute_batch("DROP TABLE configs; PRAGMA user_version = 5;")
+            .execute_batch(&format!("{drop} PRAGMA user_version = {version};"))
             .unwrap();
+        id
+    }
+
+    fn user_version(db: &std::path::Path) -> i32 {
+        Connection::open(db)
+            .unwrap()
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    /// Every table's columns, to compare an upgraded file with a new one.
+    fn layout(db: &std::path::Path) -> Vec<(String, String)> {
+        let c = Connection::open(db).unwrap();
+        let mut st = c
+            .prepare(
+                "SELECT m.name, p.name FROM sqlite_schema m, pragma_table_info(m.name) p
+                 WHERE m.type = 'table' ORDER BY m.name, p.cid",
+            )
+            .unwrap();
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        rows.collect::<Result<_, _>>().unwrap()
+    }
+
+    /// Main's version 6 (`levels.ended`, no `configs`): read as it is (no configs, the level's end
+    /// kept), then upgraded to 7 by a writer, which adds the table and keeps the column's values.
+    #[test]
+    fn mains_version_6_file_is_read_and_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("main6.db");
+        let id = old_file(&db, 6, "DROP TABLE configs;");
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.configs(id).unwrap(), []);
+        let ended = |s: &Store| s.load_run(id).unwrap().levels[0].result.ended;
+        assert_eq!(ended(&reader), Some(webstand_engine::Ended::TargetLost));
         drop(reader);
+        assert_eq!(user_version(&db), 6, "a reader changes nothing");
         let writer = Store::open(Some(&db)).unwrap();
+        assert_eq!(user_version(&db), crate::SCHEMA_VERSION);
         writer.add_config(id, "caddy", "Caddyfile", "{}\n").unwrap();
         assert_eq!(writer.configs(id).unwrap()[0].name, "Caddyfile");
+        assert_eq!(ended(&writer), Some(webstand_engine::Ended::TargetLost));
+    }
+
+    /// The lab branch's version 6 (`configs`, no `levels.ended`): its configs read back as they are,
+    /// and a writer adds the column (levels saved before it read as not ended) without a second table.
+    #[test]
+    fn the_lab_branchs_version_6_file_is_read_and_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("lab6.db");
+        let id = old_file(&db, 6, "ALTER TABLE levels DROP COLUMN ended;");
+        let reader = Store::open_existing(Some(&db)).unwrap();
+        assert_eq!(reader.configs(id).unwrap()[0].name, "nginx.conf");
+        assert_eq!(reader.load_run(id).unwrap().levels[0].result.ended, None);
+        drop(reader);
+        let writer = Store::open(Some(&db)).unwrap();
+        assert_eq!(user_version(&db), crate::SCHEMA_VERSION);
+        assert_eq!(writer.configs(id).unwrap().len(), 1, "kept, not recreated");
+        let mut r = webstand_engine::RunResult::default();
+        r.ended = Some(webstand_engine::Ended::Unreachable);
+        writer.add_level(id, "", 8, None, &r).unwrap();
+        let levels = writer.load_run(id).unwrap().levels;
+        assert_eq!(
+            (levels[0].result.ended, levels[1].result.ended),
+            (None, Some(webstand_engine::Ended::Unreachable))
+        );
+    }
+
+    /// Files at versions 4, 5 and both 6s all end with a new file's layout, and running each
+    /// upgrade step again on the upgraded file changes nothing and fails nowhere.
+    #[test]
+    fn every_upgrade_step_is_idempotent_and_ends_at_a_new_files_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("new.db");
+        drop(Store::open(Some(&fresh)).unwrap());
+        let cases = [
+            (
+                4,
+                "ALTER TABLE levels DROP COLUMN ended; DROP TABLE configs; DROP TABLE probe_cases;",
+            ),
+            (
+                5,
+                "ALTER TABLE levels DROP COLUMN ended; DROP TABLE configs;",
+            ),
+            (6, "DROP TABLE configs;"),
+            (6, "ALTER TABLE levels DROP COLUMN ended;"),
+        ];
+        for (i, (version, drop)) in cases.into_iter().enumerate() {
+            let db = dir.path().join(format!("{i}.db"));
+            let id = old_file(&db, version, drop);
+            let s = Store::open(Some(&db)).unwrap();
+            assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
+            for from in 4..=6 {
+                s.upgrade(from).unwrap();
+            }
+            assert_eq!(layout(&db), layout(&fresh), "again from {version}");
+            assert_eq!(s.load_run(id).unwrap().levels.len(), 1);
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! The machine a run was measured on, as /proc describes it: saved with every run.
+//! The machine a run was measured on, as the history records it with every run.
 
 /// The machine a run was measured on.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

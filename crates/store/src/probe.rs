@@ -84,6 +84,9 @@ mod tests {
         {
             let c = rusqlite::Connection::open(&path).unwrap();
             c.execute_batch(crate::SCHEMA).unwrap();
+            // Schema 6 added `levels.ended`: a schema-4 file does not have it.
+            c.execute_batch("ALTER TABLE levels DROP COLUMN ended;")
+                .unwrap();
             c.execute_batch(&format!(
                 "PRAGMA application_id = {}; PRAGMA user_version = 4;",
                 crate::APPLICATION_ID
