@@ -415,6 +415,52 @@ fn duration_stops_an_unbounded_run() {
 }
 
 #[test]
+fn json_carries_each_load_threads_busy_fraction() {
+    // Every answer takes 5 ms: both load threads spend nearly all the run waiting on the server.
+    let addr = test_server(|s, _, _| {
+        std::thread::sleep(Duration::from_millis(5));
+        let _ = s.write_all(CL);
+        true
+    });
+    let (v, _) = bench_json(
+        &[
+            "-k",
+            "--threads",
+            "2",
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            &url(addr, "/"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(v["complete"].as_u64().unwrap() > 100);
+    let threads = v["load_threads"].as_array().expect("load_threads");
+    assert_eq!(threads.len(), 2, "one entry per load thread");
+    let elapsed = v["elapsed_secs"].as_f64().unwrap();
+    let (mut user, mut sys) = (0.0, 0.0);
+    for t in threads {
+        let secs = |k: &str| t[k].as_f64().unwrap();
+        let busy = secs("busy_fraction");
+        let own = (secs("user_secs") + secs("sys_secs")) / elapsed;
+        assert!(
+            (busy - own).abs() < 1e-9,
+            "busy {busy} is not CPU ÷ elapsed {own}"
+        );
+        assert!(
+            busy > 0.0 && busy < 0.3,
+            "a thread waiting on a slow server was busy {busy}"
+        );
+        user += secs("user_secs");
+        sys += secs("sys_secs");
+    }
+    let cpu = &v["cpu"];
+    assert!((user - cpu["user_secs"].as_f64().unwrap()).abs() < 1e-9);
+    assert!((sys - cpu["sys_secs"].as_f64().unwrap()).abs() < 1e-9);
+}
+
+#[test]
 fn engine_counts_refused_connections() {
     let port = free_port(); // nothing listens here
     let (target, path) = webstand_engine::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();

@@ -7,12 +7,17 @@
 //! Every figure derived from a result (hits/s, KB/s, Little's load factor, CPU-µs per request …) is
 //! defined once, in [`figures`], and used by every report and test.
 
+mod clock;
+mod conn;
+mod exchange;
 pub mod figures;
+mod pacer;
 pub mod plan;
 mod response;
 pub mod result;
 mod run;
 mod target;
+mod worker;
 
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use result::{CpuTime, Failures, Histograms, RunResult};
