@@ -289,7 +289,12 @@ impl Worker<'_> {
         }
         c.served += 1;
         if !reusable {
-            c.close();
+            // Closed once the slot's next connection is opened and its request sent (the worker's
+            // next pass), so the server gets that request a close() sooner.
+            if let Some(done) = c.stream.take() {
+                self.retired.push(done);
+            }
+            c.phase = Phase::Free;
             self.ready.push(slot);
             return false;
         }
