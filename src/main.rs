@@ -6,6 +6,9 @@ mod interrupt;
 mod progress;
 
 use clap::{Parser, Subcommand};
+
+/// Exit statuses: 0 complete; 1 the command could not run (bad input, unreachable database …);
+/// 2 a bad command line; 3, 4, 5 and 130 a run's outcome (docs/EXIT-STATUS.md).
 use std::path::PathBuf;
 
 /// A test stand for web servers: an ab/wrk-compatible load generator, concurrency sweeps, a lab of
@@ -14,7 +17,7 @@ use std::path::PathBuf;
 /// With no subcommand, runs the main job: fixtures in a temporary directory, the embedded server on a
 /// free loopback port, Tenon's sweep on the 2 KiB file and the small-file run.
 #[derive(Parser)]
-#[command(name = "webstand", version)]
+#[command(name = "webstand", version, after_help = cmd::session::EXIT_HELP)]
 struct Cli {
     /// History database [default: $XDG_DATA_HOME/webstand/history.db]
     #[arg(long, global = true, value_name = "PATH")]
@@ -50,6 +53,8 @@ enum Cmd {
     Export(cmd::history::ExportArgs),
     /// Write a self-contained HTML report with charts for saved runs
     Report(cmd::history::ReportArgs),
+    /// Send hostile and edge-case requests to a server and judge each answer: safe, lenient, unsafe
+    Probe(cmd::probe::Args),
 }
 
 /// Options every subcommand sees.
@@ -83,7 +88,7 @@ fn install_panic_hook() {
 
 fn main() {
     install_panic_hook();
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| std::process::exit(cmd::usage::clap_error(e)));
     let global = Global { db: cli.db };
     if cli.cmd.is_some() && cli.main_job.full {
         // Not a clap conflict rule: that would also refuse the global --db before a subcommand.
@@ -102,6 +107,7 @@ fn main() {
         Some(Cmd::Diff(a)) => cmd::history::diff(a, &global),
         Some(Cmd::Export(a)) => cmd::history::export(a, &global),
         Some(Cmd::Report(a)) => cmd::history::report(a, &global),
+        Some(Cmd::Probe(a)) => cmd::probe::run(a, &global),
     };
     match outcome {
         Ok(code) => std::process::exit(code),

@@ -1,5 +1,6 @@
 //! Progress display for runs longer than a couple of seconds: an `indicatif` bar with live hits/s and
-//! errors when stderr is a terminal, a plain line every few seconds otherwise (CI logs), nothing when
+//! failed requests (non-2xx answers are only counted at the end, so it says "failed", not "errors")
+//! when stderr is a terminal, a plain line every few seconds otherwise (CI logs), nothing when
 //! quiet. It only reads the engine's `Live` counters, from its own thread; the guard stops it on drop.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -87,7 +88,7 @@ impl Sample {
 /// One status text: counts so far and the rate over the last interval.
 fn status(now: Sample, hits_per_sec: f64) -> String {
     format!(
-        "{} done, {:.0} hits/s, {} errors, {:.1} MB read",
+        "{} done, {:.0} hits/s, {} failed, {:.1} MB read",
         now.complete,
         hits_per_sec,
         now.failed,
@@ -130,7 +131,7 @@ fn watch(
                     (Some(_), None) => b.set_position(now.complete + now.failed),
                     _ => b.tick(),
                 }
-                b.set_message(format!("{:.0} hits/s, {} errors", rate, now.failed));
+                b.set_message(format!("{:.0} hits/s, {} failed", rate, now.failed));
             }
             Display::Lines => {
                 if t.duration_since(last_line) >= LINE_EVERY {
@@ -209,6 +210,6 @@ mod tests {
             },
             750.4,
         );
-        assert_eq!(s, "1500 done, 750 hits/s, 3 errors, 2.5 MB read");
+        assert_eq!(s, "1500 done, 750 hits/s, 3 failed, 2.5 MB read");
     }
 }

@@ -6,10 +6,10 @@
 
 mod common;
 
-use common::{run, run_with_timeout, serve, stderr, stdout, webstand, Running};
+use common::{run, run_with_timeout, serve, stderr, stdout, wait_for_levels, webstand, Running};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use webstand_store::Store;
 
 /// A docroot with a 2 KiB page, served by `webstand serve`.
@@ -83,11 +83,12 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         ("bench", "1", "complete"),
         "{list}"
     );
-    assert_eq!(
-        ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"])
-            .lines()
-            .count(),
-        2
+    // The newest bench, and a line saying the other one is hidden.
+    let newest = ok(&["history", "--db", db_s, "--kind", "bench", "-n", "1"]);
+    assert_eq!(newest.lines().count(), 3, "{newest}");
+    assert!(
+        newest.ends_with("(1 older run not shown: `webstand history -n 0` lists every run)\n"),
+        "{newest}"
     );
 
     // show: the sweep's table again, with the same counts; the bench in ab's layout.
@@ -190,12 +191,14 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let (a, b): (f64, f64) = (f[1].parse().unwrap(), f[2].parse().unwrap());
     assert!((ratio - b / a).abs() < 0.01 * ratio.max(1.0), "{hits}");
     assert!(
-        diff.contains("p99 ms") && diff.contains("Spread:"),
+        diff.contains("p99 ms") && diff.contains("±SE*: measured once"),
         "{diff}"
     );
-    // Several runs per side: repeats give a measured spread (no estimate mark on that side).
+    // Several runs per side: repeats give a measured range, labelled as one (not ±).
     let diff = ok(&["diff", "--db", db_s, "2,3", "3"]);
     assert!(diff.contains("samples: A 2, B 1"), "{diff}");
+    let hits = diff.lines().find(|l| l.starts_with("Hits/s")).unwrap();
+    assert!(hits.contains("% range") && hits.contains("SE*"), "{hits}");
 
     // report over the saved runs writes a page.
     let page = tmp.path().join("r.html");
@@ -212,20 +215,6 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     assert!(std::fs::read_to_string(&page)
         .unwrap()
         .contains("data-chart=\"hits\""));
-}
-
-/// Waits until run 1 of `db` has at least `n` levels saved.
-fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if let Ok(run) = Store::open_existing(Some(db)).and_then(|s| s.load_run(1)) {
-            if run.levels.len() >= n {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    panic!("run 1 never had {n} levels saved");
 }
 
 fn long_sweep(db: &Path, target: &str) -> std::process::Child {
@@ -339,7 +328,7 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
         .collect();
     assert!(!lines.is_empty(), "no progress line in:\n{}", stderr(&o));
     assert!(
-        lines[0].starts_with("webstand: bench: ") && lines[0].contains(" errors"),
+        lines[0].starts_with("webstand: bench: ") && lines[0].contains(" failed, "),
         "{lines:?}"
     );
     let o = run_with_timeout(
@@ -359,10 +348,7 @@ fn progress_lines_go_to_a_non_terminal_stderr_unless_quiet() {
 #[test]
 fn a_terminal_gets_a_progress_bar() {
     // `script` gives the command a pseudo-terminal and records what it drew.
-    if !common::have("script") {
-        eprintln!("skipped: script (util-linux) is not installed");
-        return;
-    }
+    let script = common::require("script");
     let (_root, srv) = server();
     let tmp = tempfile::tempdir().unwrap();
     let db = db_in(&tmp);
@@ -373,7 +359,7 @@ fn a_terminal_gets_a_progress_bar() {
         db.display(),
         url(&srv)
     );
-    let status = std::process::Command::new("script")
+    let status = std::process::Command::new(script)
         .args(["-qec", &command, log.to_str().unwrap()])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -382,7 +368,7 @@ fn a_terminal_gets_a_progress_bar() {
     assert!(status.success());
     let drawn = String::from_utf8_lossy(&std::fs::read(&log).unwrap()).into_owned();
     assert!(
-        drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 errors"),
+        drawn.contains("bench (3s) [") && drawn.contains(" hits/s, 0 failed"),
         "no bar drawn:\n{drawn}"
     );
     assert!(
@@ -526,4 +512,325 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
         .load_run(1)
         .unwrap();
     assert_eq!((run1.status.as_str(), run1.levels.len()), ("complete", 1));
+}
+
+/// A one-connection-at-a-time server whose k-th connection (0-based) is answered after
+/// `delay_ms(k)`, so a sequential run (`-c 1`) has latencies known in advance.
+fn server_with_delays(delay_ms: fn(usize) -> u64) -> std::net::SocketAddr {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for (k, s) in listener.incoming().enumerate() {
+            let Ok(mut s) = s else { continue };
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            std::thread::sleep(Duration::from_millis(delay_ms(k)));
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    addr
+}
+
+/// The hgrm export read as HdrHistogram publishes the percentile-distribution format (read here
+/// by the test, not by webstand's parser), with the figures hand-computed from known latencies:
+/// 50 sequential requests answered after 0 ms (30 of them), 100 ms (15) and 300 ms (5). Measured
+/// latency is that delay plus loopback and scheduling time, allowed up to 80 ms (a loaded CI
+/// machine); the clusters lie further apart, so each percentile's cluster is exact.
+#[test]
+fn hgrm_export_matches_hand_computed_percentiles() {
+    const SLACK_MS: f64 = 80.0;
+    let addr = server_with_delays(|k| match k % 10 {
+        9 => 300,
+        6..=8 => 100,
+        _ => 0,
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    ok(&[
+        "bench",
+        "--db",
+        db_s,
+        "-n",
+        "50",
+        "-c",
+        "1",
+        "-q",
+        &format!("http://{addr}/"),
+    ]);
+    let hgrm = ok(&["export", "--db", db_s, "1", "--format", "hgrm"]);
+    let lines: Vec<&str> = hgrm.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["Value", "Percentile", "TotalCount", "1/(1-Percentile)"],
+        "{hgrm}"
+    );
+    assert!(
+        lines[1].trim().is_empty(),
+        "a blank line after the header: {hgrm}"
+    );
+    let body: Vec<&str> = lines[2..]
+        .iter()
+        .copied()
+        .take_while(|l| !l.starts_with("#["))
+        .collect();
+    let rows: Vec<(f64, f64, u64)> = body
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (v, p, n): (f64, f64, u64) = (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            );
+            if p < 1.0 {
+                assert_eq!(f.len(), 4, "{l}");
+                let inverse: f64 = f[3].parse().unwrap();
+                assert!((inverse - 1.0 / (1.0 - p)).abs() <= 0.005 + 1e-9, "{l}");
+            } else {
+                assert_eq!(f.len(), 3, "the 100% row has no 1/(1-Percentile): {l}");
+            }
+            (v, p, n)
+        })
+        .collect();
+    assert!(rows.len() >= 10, "{hgrm}");
+    // HdrHistogram's percentile ticks at 5 per half distance: 0, 10 … 50 %, then 55 … 75 %, …
+    let ticks: Vec<f64> = rows.iter().take(9).map(|r| r.1).collect();
+    assert_eq!(
+        ticks,
+        [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65],
+        "{hgrm}"
+    );
+    assert_eq!(rows.last().unwrap().1, 1.0, "{hgrm}");
+    assert_eq!(rows.last().unwrap().2, 50, "{hgrm}");
+    let cluster = |p: f64| -> (f64, u64, u64) {
+        // (delay ms, requests up to the cluster before, requests up to this cluster)
+        if p <= 0.6 {
+            (0.0, 0, 30)
+        } else if p <= 0.9 {
+            (100.0, 30, 45)
+        } else {
+            (300.0, 45, 50)
+        }
+    };
+    for pair in rows.windows(2) {
+        assert!(pair[1].1 > pair[0].1 && pair[1].2 >= pair[0].2, "{hgrm}");
+    }
+    for &(v, p, n) in &rows {
+        let (delay, before, upto) = cluster(p);
+        assert!(
+            v >= delay && v < delay + SLACK_MS,
+            "the {p} percentile is {v} ms, expected {delay} ms + up to {SLACK_MS}:\n{hgrm}"
+        );
+        assert!(
+            n > before && n <= upto && n as f64 >= p * 50.0,
+            "at {p}: TotalCount {n}, expected ({before}, {upto}]:\n{hgrm}"
+        );
+    }
+    // The footer: mean (60 ms), standard deviation (91.7 ms), max (300 ms) and count of the
+    // delays, by hand: 30 × 0, 15 × 100 and 5 × 300 ms. Per-request noise moves the standard
+    // deviation by at most the noise's own spread: 15 ms allows one request 80 ms late among 50.
+    let footer = |key: &str| -> f64 {
+        let at = hgrm
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key} in {hgrm}"))
+            + key.len();
+        let rest = hgrm[at..].trim_start().trim_start_matches('=').trim_start();
+        rest[..rest.find([',', ']']).unwrap()]
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    let (mean, stdev, max) = (footer("Mean"), footer("StdDeviation"), footer("Max"));
+    let hand_stdev =
+        ((30.0 * 60f64.powi(2) + 15.0 * 40f64.powi(2) + 5.0 * 240f64.powi(2)) / 50.0).sqrt();
+    assert!(
+        (60.0..60.0 + SLACK_MS).contains(&mean),
+        "mean {mean}: {hgrm}"
+    );
+    assert!(
+        (stdev - hand_stdev).abs() < 15.0,
+        "stdev {stdev}, by hand {hand_stdev:.1}: {hgrm}"
+    );
+    assert!(
+        (300.0..300.0 + SLACK_MS).contains(&max),
+        "max {max}: {hgrm}"
+    );
+    assert_eq!(footer("Total count"), 50.0, "{hgrm}");
+    // 3 significant digits: 2^ceil(log2(2 × 10^3)) = 2048 sub-buckets, as HdrHistogram sizes them.
+    assert_eq!(footer("SubBuckets"), 2048.0, "{hgrm}");
+}
+
+/// `show last` is the most recent run, whatever its kind, in every layout `show N` has.
+#[test]
+fn show_last_is_the_latest_run() {
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    let target = url(&srv);
+    ok(&["bench", "--db", db_s, "-n", "30", "-c", "1", "-q", &target]);
+    let bench = ok(&["show", "--db", db_s, "last"]);
+    assert_eq!(bench, ok(&["show", "--db", db_s, "1"]));
+    assert!(bench.contains("Complete requests:      30"), "{bench}");
+    ok(&[
+        "sweep", "--db", db_s, &target, "-c", "1,2", "-n", "40", "-d", "20s", "--warmup", "0", "-q",
+    ]);
+    let sweep = ok(&["show", "--db", db_s, "last"]);
+    assert_eq!(sweep, ok(&["show", "--db", db_s, "2"]));
+    assert!(sweep.contains("Run 2: sweep of"), "{sweep}");
+    assert_eq!(
+        ok(&["show", "--db", db_s, "last", "--table", "tenon"]),
+        ok(&["show", "--db", db_s, "2", "--table", "tenon"])
+    );
+    // No run yet: one clear line, non-zero.
+    let empty = tmp.path().join("empty.db");
+    webstand_store::Store::open(Some(&empty)).unwrap();
+    let o = run(&["show", "--db", empty.to_str().unwrap(), "last"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with("webstand: error: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Decodes a PNG with Python's standard library (zlib and struct: a decoder independent of the
+/// one that wrote it), checking every chunk's CRC, and prints `width height` and then, for each
+/// colour asked (#rrggbb), how many opaque pixels have exactly that colour.
+const PNG_PROBE: &str = r#"
+import struct, sys, zlib
+data = open(sys.argv[1], 'rb').read()
+assert data[:8] == b'\x89PNG\r\n\x1a\n', 'signature'
+pos, idat, ihdr = 8, b'', None
+while pos < len(data):
+    n, kind = struct.unpack('>I4s', data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    crc = struct.unpack('>I', data[pos + 8 + n:pos + 12 + n])[0]
+    assert zlib.crc32(kind + body) == crc, 'CRC of ' + kind.decode()
+    if kind == b'IHDR': ihdr = struct.unpack('>IIBBBBB', body)
+    if kind == b'IDAT': idat += body
+    pos += 12 + n
+w, h, depth, ctype = ihdr[:4]
+assert (depth, ctype) == (8, 6), 'expected 8-bit RGBA, got %d/%d' % (depth, ctype)
+raw, stride, prev, pixels = zlib.decompress(idat), w * 4, bytearray(w * 4), []
+assert len(raw) == h * (stride + 1), 'scanline bytes'
+for y in range(h):
+    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - 4] if i >= 4 else 0
+        b, c = prev[i], (prev[i - 4] if i >= 4 else 0)
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    pixels.append(line); prev = line
+counts = {}
+for line in pixels:
+    for i in range(0, stride, 4):
+        if line[i + 3] == 255:
+            key = '#%02x%02x%02x' % (line[i], line[i + 1], line[i + 2])
+            counts[key] = counts.get(key, 0) + 1
+print(w, h)
+for colour in sys.argv[2:]: print(counts.get(colour.lower(), 0))
+"#;
+
+/// `report --png` end to end on measured runs: each chart's PNG decodes (every CRC right), is the
+/// SVG's size twice over, and shows the chart: the white background, the series' own colour
+/// along its line, and dark pixels of the axis labels.
+#[test]
+fn report_png_charts_of_measured_runs_decode_and_show_the_series() {
+    let python = common::require("python3");
+    let (_root, srv) = server();
+    let tmp = tempfile::tempdir().unwrap();
+    let db = db_in(&tmp);
+    let db_s = db.to_str().unwrap();
+    let target = url(&srv);
+    ok(&[
+        "sweep", "--db", db_s, &target, "-c", "1,2,4", "-n", "200", "-d", "20s", "--warmup", "0",
+        "-q",
+    ]);
+    let (svg_dir, png_dir) = (tmp.path().join("svg"), tmp.path().join("png"));
+    ok(&[
+        "report",
+        "--db",
+        db_s,
+        "1",
+        "-o",
+        tmp.path().join("r.html").to_str().unwrap(),
+        "--svg",
+        svg_dir.to_str().unwrap(),
+        "--png",
+        png_dir.to_str().unwrap(),
+    ]);
+    let attr = |svg: &str, name: &str| -> String {
+        let at = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        svg[at..at + svg[at..].find('"').unwrap()].to_string()
+    };
+    // Every chart is written; three kinds are decoded (pure-Python decoding takes 4 s a chart).
+    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+        assert!(
+            png_dir.join(format!("{chart}.png")).is_file(),
+            "{chart}.png"
+        );
+    }
+    for chart in ["hits", "latency", "distribution"] {
+        let svg = std::fs::read_to_string(svg_dir.join(format!("{chart}.svg"))).unwrap();
+        let series = svg
+            .split("<polyline")
+            .nth(1)
+            .map(|p| attr(p, "stroke"))
+            .unwrap_or_else(|| panic!("{chart}.svg has no series line"));
+        let png = png_dir.join(format!("{chart}.png"));
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                PNG_PROBE,
+                png.to_str().unwrap(),
+                "#ffffff",
+                &series,
+                "#000000",
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{chart}.png does not decode: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let n: Vec<u64> = text
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect();
+        let (w, h): (u64, u64) = (
+            attr(&svg, "width").parse().unwrap(),
+            attr(&svg, "height").parse().unwrap(),
+        );
+        assert_eq!((n[0], n[1]), (2 * w, 2 * h), "{chart}.png size");
+        let all = n[0] * n[1];
+        assert!(
+            n[2] * 2 > all,
+            "{chart}.png: mostly white background ({} of {all})",
+            n[2]
+        );
+        assert!(
+            n[3] >= 100,
+            "{chart}.png: {} pixels of the series colour {series}",
+            n[3]
+        );
+        assert!(n[4] >= 100, "{chart}.png: {} black pixels of text", n[4]);
+    }
 }

@@ -61,16 +61,17 @@ fn builtin_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_webstand"))
 }
 
+/// The server's binary as the lab finds it. CI installs every server (scripts/install-deps.sh): a
+/// missing one fails the test, with the lab's own line on how to install it.
+fn locate(kind: Kind) -> servers::Binary {
+    servers::locate(kind, Some(&builtin_exe()))
+        .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"))
+}
+
 /// Starts `kind` through the lab, fetches every static file and the CGI program, checks the features
 /// the lab configures, stops it and checks nothing of it is left.
 fn serve_every_file(kind: Kind) {
-    let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
-        eprintln!(
-            "skipping {}: not installed (scripts/install-deps.sh installs it)",
-            kind.name()
-        );
-        return;
-    };
+    let binary = locate(kind);
     let doc = docroot();
     let mut setup = Setup::new(doc.path());
     // Pinned to the first CPU this test may use (CPU 0 on the project's machine).
@@ -123,6 +124,9 @@ fn serve_every_file(kind: Kind) {
         "{} not pinned to CPU {cpu}",
         kind.name()
     );
+    // Each feature the lab configures is verified (chroot too: CI runs as root), and the others are
+    // reported absent; "configured but unverified" fails, saying why it could not be checked.
+    common::require_root("the chroot feature check starts a second, chrooted instance");
     let features = servers::check_features(&mut server, &setup);
     let (auth, chroot, throttle) = servers::configures(kind);
     for (name, configured, got) in [
@@ -130,15 +134,12 @@ fn serve_every_file(kind: Kind) {
         ("chroot", chroot, &features.chroot),
         ("throttling", throttle, &features.throttling),
     ] {
-        match got {
-            Support::Failed(why) => panic!("{} {name}: {why}", kind.name()),
-            Support::No => assert!(
-                !configured,
-                "{} {name} configured but reported absent",
-                kind.name()
-            ),
-            _ => assert!(configured),
-        }
+        let want = if configured {
+            Support::Verified
+        } else {
+            Support::No
+        };
+        assert_eq!(*got, want, "{} {name}", kind.name());
     }
     assert!(
         server.cpu().total() > Duration::ZERO,
@@ -196,9 +197,7 @@ fn a_taken_port_is_replaced_by_a_free_one() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     for kind in Kind::ALL {
-        let Ok(binary) = servers::locate(kind, Some(&builtin_exe())) else {
-            continue;
-        };
+        let binary = locate(kind);
         let mut setup = Setup::new(doc.path());
         setup.port = Some(port);
         let mut server =
@@ -229,12 +228,12 @@ fn a_failed_start_shows_the_end_of_the_servers_log() {
 
 // ---- `webstand compare` end to end ----
 
-/// Servers of this machine among `want`, as a --servers list (builtin is always there).
+/// `want`, after checking each server is installed (a missing one fails the test).
 fn installed(want: &[Kind]) -> Vec<Kind> {
-    want.iter()
-        .copied()
-        .filter(|k| servers::locate(*k, Some(&builtin_exe())).is_ok())
-        .collect()
+    for k in want {
+        locate(*k);
+    }
+    want.to_vec()
 }
 
 fn names(kinds: &[Kind]) -> String {
@@ -300,9 +299,7 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
             .unwrap_or_else(|_| panic!("no server CPU in {row}"));
         assert!(server_cpu > 0.0, "{row}");
     }
-    if kinds.contains(&Kind::Nginx) {
-        assert!(section("cgi").contains("nginx: no CGI"), "{text}");
-    }
+    assert!(section("cgi").contains("nginx: no CGI"), "{text}");
     // Every measured level is in the history: servers × levels for 2k, plus CGI for those that run it.
     let expected = 2 * kinds.len() + 2 * kinds.iter().filter(|k| k.runs_cgi()).count();
     let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
@@ -365,15 +362,19 @@ fn children_named(parent: u32, comm: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Runs `webstand compare ARGS`, calls `act(webstand pid)` once a process named `comm` was started by
-/// it, and returns the output. Bounded: the command is killed after 120 s.
+/// Runs `webstand compare ARGS --db (a new history)`, calls `act(webstand pid, server pid)` once a
+/// process named `comm` was started by it and the first level was saved (the readiness signal: the
+/// comparison is measuring), and returns the output. Bounded: the command is killed after 120 s.
 fn compare_while(
     args: &[&str],
     comm: &str,
     act: impl Fn(u32, i32),
 ) -> (std::process::Output, Vec<i32>) {
-    let child = common::webstand()
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let mut child = common::webstand()
         .args(args)
+        .args(["--db", db.to_str().unwrap()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -384,11 +385,13 @@ fn compare_while(
     let mut seen = Vec::new();
     while seen.is_empty() && std::time::Instant::now() < deadline {
         seen = children_named(pid, comm);
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!seen.is_empty(), "{comm} never started");
-    // Let the first levels run.
-    std::thread::sleep(Duration::from_millis(1500));
+    if seen.is_empty() {
+        let _ = child.kill();
+        panic!("{comm} never started");
+    }
+    common::wait_for_levels(&db, 1, Duration::from_secs(60));
     act(pid, seen[0]);
     let done = std::thread::spawn(move || child.wait_with_output().unwrap());
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
@@ -404,10 +407,7 @@ fn compare_while(
 
 #[test]
 fn a_server_that_dies_mid_run_is_reported_in_its_row() {
-    if installed(&[Kind::Lighttpd]).is_empty() {
-        eprintln!("skipping: lighttpd not installed");
-        return;
-    }
+    installed(&[Kind::Lighttpd]);
     let args = [
         "compare",
         "--servers",
@@ -425,11 +425,22 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
         "--no-features",
         "-q",
     ];
+    // Killed once its first 1 s level is saved: 4 s before its sweep would end.
     let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
         libc::kill(server, libc::SIGKILL);
     });
     let text = common::stdout(&out);
-    assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
+    // A comparison that lost a server is not a clean run: target lost, exit status 5, said last.
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(5), "{text}\n{err}");
+    assert!(
+        err.trim_end()
+            .lines()
+            .last()
+            .is_some_and(|l| l.starts_with("webstand: target lost (exit status 5)")
+                && l.contains("lighttpd")),
+        "{err}"
+    );
     let note = text
         .lines()
         .find(|l| l.trim_start().starts_with("lighttpd:"))
@@ -451,10 +462,7 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
 
 #[test]
 fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
-    if installed(&[Kind::Nginx]).is_empty() {
-        eprintln!("skipping: nginx not installed");
-        return;
-    }
+    installed(&[Kind::Nginx, Kind::Lighttpd]);
     let args = [
         "compare",
         "--servers",
@@ -472,6 +480,7 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
         "--no-features",
         "-q",
     ];
+    // Interrupted once nginx's first 1 s level is saved: 5 s before its sweep would end.
     let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
         libc::kill(webstand as i32, libc::SIGINT);
     });
@@ -510,10 +519,8 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
 
 #[test]
 fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
-    if !common::have("wrk") || !common::have("ab") {
-        eprintln!("skipping: wrk or ab not installed (scripts/install-deps.sh installs them)");
-        return;
-    }
+    common::require("wrk");
+    common::require("ab");
     let out = common::run(&[
         "compare",
         "--servers",
@@ -583,6 +590,15 @@ fn compare_json_holds_the_rows_of_every_table() {
     assert!(out.status.success(), "{}", common::stderr(&out));
     let doc: serde_json::Value =
         serde_json::from_str(&common::stdout(&out)).expect("stdout is one JSON document");
+    assert_eq!(
+        (
+            doc["outcome"]["status"].as_str(),
+            doc["outcome"]["exit_status"].as_i64()
+        ),
+        (Some("complete"), Some(0)),
+        "{}",
+        doc["outcome"]
+    );
     let workloads = doc["workloads"].as_array().unwrap();
     assert_eq!(
         workloads
@@ -605,4 +621,306 @@ fn compare_json_holds_the_rows_of_every_table() {
     }
     assert_eq!(doc["servers"][0]["name"], "builtin");
     assert!(doc["servers"][0]["cgi_rps"].as_f64().unwrap() > 0.0);
+}
+
+/// utime + stime in clock ticks and the process group of a process, read from /proc/PID/stat by
+/// the test itself (fields 14, 15 and 5 of proc(5), counted after the command's closing paren).
+fn stat_ticks_and_group(pid: i32) -> Option<(u64, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = &text[text.rfind(')')? + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let (utime, stime): (u64, u64) = (f[11].parse().ok()?, f[12].parse().ok()?);
+    Some((utime + stime, f[2].parse().ok()?))
+}
+
+/// Watches every process of the process groups led by children of `parent` named in `names`, and
+/// keeps each one's latest CPU ticks, until `done` is set: the servers' whole-life CPU, measured
+/// apart from the lab. Returns ticks per server name.
+fn watch_server_cpu(
+    parent: u32,
+    names: &'static [&'static str],
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<std::collections::HashMap<&'static str, u64>> {
+    std::thread::spawn(move || {
+        let mut leaders: Vec<(i32, &'static str)> = Vec::new();
+        let mut last: std::collections::HashMap<i32, (u64, &'static str)> = Default::default();
+        while !done.load(std::sync::atomic::Ordering::SeqCst) {
+            for name in names {
+                for pid in children_named(parent, name) {
+                    if !leaders.iter().any(|(p, _)| *p == pid) {
+                        leaders.push((pid, name));
+                    }
+                }
+            }
+            for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+                    continue;
+                };
+                if let Some((ticks, group)) = stat_ticks_and_group(pid) {
+                    if let Some((_, name)) = leaders.iter().find(|(l, _)| *l == group) {
+                        last.insert(pid, (ticks, name));
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut per_server = std::collections::HashMap::new();
+        for (ticks, name) in last.values() {
+            *per_server.entry(*name).or_insert(0) += ticks;
+        }
+        per_server
+    })
+}
+
+/// The headline figure, server CPU-µs per request, against the servers' own /proc accounting read
+/// by this test over each server's whole life (one level of one workload, so that life is the level
+/// plus start-up and stop). Tolerance: the lab's figure covers the level only, so it may be lower
+/// by the start-up and stop cost (within 10 %) and by /proc's tick (10 ms) at each end; never
+/// higher than the whole life plus two ticks. nginx checks the process tree: master and worker.
+#[test]
+fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
+    installed(&[Kind::Builtin, Kind::Nginx]);
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let child = common::webstand()
+        .args([
+            "compare",
+            "--servers",
+            "builtin,nginx",
+            "--workloads",
+            "2k",
+            "-c",
+            "2",
+            "-d",
+            "2s",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+            "-q",
+            "--json",
+            "--db",
+            db.to_str().unwrap(),
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = watch_server_cpu(child.id(), &["webstand", "nginx"], done.clone());
+    let out = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let ticks = watcher.join().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
+    // SAFETY: sysconf has no preconditions.
+    let tick_us = 1e6 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    for (server, comm) in [("builtin", "webstand"), ("nginx", "nginx")] {
+        let row = doc["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap_or_else(|| panic!("no {server} row: {doc}"));
+        let level = run
+            .levels
+            .iter()
+            .find(|l| l.group == format!("{server}/2k"))
+            .unwrap_or_else(|| panic!("no {server}/2k level saved"));
+        let complete = level.result.complete as f64;
+        assert!(complete > 1000.0, "{server}: {complete} requests");
+        let lab_us = row["server_cpu_us"].as_f64().unwrap() * complete;
+        let life_us = *ticks
+            .get(comm)
+            .unwrap_or_else(|| panic!("{server} never seen in /proc")) as f64
+            * tick_us;
+        eprintln!(
+            "{server}: server CPU {:.0} ms by the lab, {:.0} ms by /proc over its life",
+            lab_us / 1e3,
+            life_us / 1e3
+        );
+        assert!(
+            lab_us <= life_us + 2.0 * tick_us && lab_us >= 0.9 * life_us - 2.0 * tick_us,
+            "{server}: the lab says {:.0} ms of server CPU for {complete} requests, /proc {:.0} ms \
+             over the server's life",
+            lab_us / 1e3,
+            life_us / 1e3
+        );
+    }
+}
+
+/// `webstand compare ARGS --json --db DB -q`: the document and the saved run.
+fn compare_json(args: &[&str]) -> (serde_json::Value, webstand_store::StoredRun) {
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let mut all = vec!["compare", "--json", "-q", "--db", db.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = common::run(&all);
+    assert!(out.status.success(), "{all:?}: {}", common::stderr(&out));
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", common::stdout(&out)));
+    let run = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(1)
+        .unwrap();
+    (doc, run)
+}
+
+/// Clients of the levels saved under `group`, in order.
+fn saved_clients(run: &webstand_store::StoredRun, group: &str) -> Vec<usize> {
+    run.levels
+        .iter()
+        .filter(|l| l.group == group)
+        .map(|l| l.clients)
+        .collect()
+}
+
+/// `compare --max-users`: the search runs on the named workload with the bounds given, its probes
+/// are saved as `server/workload/max-users`, and the row reports the largest clean level: `4+`
+/// (capped) when every level up to --max-clients passed, nothing when even the first broke.
+#[test]
+fn compare_max_users_searches_with_the_given_bounds() {
+    let base = [
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--no-features",
+        "--max-users",
+        "2k",
+        "--start-clients",
+        "1",
+        "--max-clients",
+        "4",
+    ];
+    // Bounds any loopback server meets: doubling reaches the limit.
+    let (doc, run) = compare_json(&[&base[..], &["--max-p99-ms", "1000"]].concat());
+    let row = &doc["workloads"][0]["rows"][0];
+    assert_eq!(
+        (row["max_users"].as_u64(), row["max_users_capped"].as_bool()),
+        (Some(4), Some(true)),
+        "{doc}"
+    );
+    assert_eq!(saved_clients(&run, "builtin/2k/max-users"), [1, 2, 4]);
+    for l in run.levels.iter().filter(|l| l.group.ends_with("max-users")) {
+        assert!(
+            l.result.complete > 0 && l.result.failed.total() == 0,
+            "{} clients",
+            l.clients
+        );
+    }
+    assert!(
+        doc["settings"]
+            .as_str()
+            .unwrap()
+            .contains("max users: 1 to 4 clients"),
+        "{doc}"
+    );
+    // A p99 bound no server meets (1 µs): the first probe breaks and no level is reported clean.
+    let (doc, run) = compare_json(&[&base[..], &["--max-p99-ms", "0.001"]].concat());
+    let row = &doc["workloads"][0]["rows"][0];
+    assert!(row["max_users"].is_null(), "{doc}");
+    assert_eq!(row["max_users_capped"], false, "{doc}");
+    assert_eq!(saved_clients(&run, "builtin/2k/max-users"), [1]);
+    assert!(
+        doc["settings"].as_str().unwrap().contains("p99 ≤ 0.001 ms"),
+        "{doc}"
+    );
+}
+
+/// `compare --rounds 3` end to end: the servers take turns round after round (the history's order
+/// says so), and each row is the median of the rounds as the README defines it, recomputed here
+/// from the saved levels: the round with the median peak gives peak hits/s and its clients, server
+/// CPU-µs per request is the median of the rounds' figures at their peaks, errors are summed.
+#[test]
+fn compare_rounds_report_medians_of_the_rounds() {
+    installed(&[Kind::Nginx]);
+    let (doc, run) = compare_json(&[
+        "--servers",
+        "builtin,nginx",
+        "--workloads",
+        "2k",
+        "-c",
+        "1,2",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+        "--rounds",
+        "3",
+    ]);
+    assert_eq!(doc["rounds"], 3, "{doc}");
+    let order: Vec<&str> = run.levels.iter().map(|l| l.group.as_str()).collect();
+    let turn = ["builtin/2k", "builtin/2k", "nginx/2k", "nginx/2k"];
+    assert_eq!(order, [turn, turn, turn].concat(), "servers take turns");
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    for server in ["builtin", "nginx"] {
+        let levels: Vec<_> = run
+            .levels
+            .iter()
+            .filter(|l| l.group == format!("{server}/2k"))
+            .collect();
+        let hits = |l: &webstand_store::StoredLevel| {
+            l.result.complete as f64 / l.result.elapsed.as_secs_f64()
+        };
+        // Each round's peak level, then the round whose peak is the median.
+        let peaks: Vec<_> = levels
+            .chunks(2)
+            .map(|round| {
+                *round
+                    .iter()
+                    .max_by(|a, b| hits(a).total_cmp(&hits(b)))
+                    .unwrap()
+            })
+            .collect();
+        let mid = median(peaks.iter().map(|l| hits(l)).collect());
+        let mid_level = peaks.iter().find(|l| hits(l) == mid).unwrap();
+        let cpu = median(
+            peaks
+                .iter()
+                .map(|l| l.server.as_ref().unwrap().cpu_us_per_request(&l.result))
+                .collect(),
+        );
+        let row = doc["workloads"][0]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["server"] == server)
+            .unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(
+            close(row["peak_hits_per_sec"].as_f64().unwrap(), mid),
+            "{server}: peak {} vs the median round's {mid}",
+            row["peak_hits_per_sec"]
+        );
+        assert_eq!(
+            row["clients_at_peak"].as_u64(),
+            Some(mid_level.clients as u64)
+        );
+        assert!(
+            close(row["server_cpu_us"].as_f64().unwrap(), cpu),
+            "{server}: server CPU {} vs the rounds' median {cpu}",
+            row["server_cpu_us"]
+        );
+        let errors: u64 = levels.iter().map(|l| l.result.failed.total()).sum();
+        assert_eq!(row["errors"].as_u64(), Some(errors), "{server}");
+    }
 }

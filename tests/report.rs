@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{have, run, stderr, stdout};
+use common::{require, run, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -88,7 +88,7 @@ fn history_with_runs(db: &Path) {
 /// Headless Chromium on a local file: (its stdout, its stderr log).
 fn chromium(extra: &[&str], page: &Path) -> (String, String) {
     let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
+    let out = Command::new(require("chromium"))
         .args([
             "--headless",
             "--no-sandbox",
@@ -121,10 +121,6 @@ fn console_lines(log: &str) -> Vec<&str> {
 
 #[test]
 fn the_report_renders_every_chart_in_chromium_without_console_errors() {
-    if !have("chromium") {
-        eprintln!("skipped: chromium is not installed (scripts/install-deps.sh installs it)");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");
     history_with_runs(&db);
@@ -167,10 +163,17 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
         "the page's script did not run:\n{log}"
     );
     assert!(
-        dom.contains(r#"data-charts="5""#),
-        "expected 5 charts in the rendered DOM"
+        dom.contains(r#"data-charts="6""#),
+        "expected 6 charts in the rendered DOM"
     );
-    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+    for chart in [
+        "hits",
+        "latency",
+        "latency-p99",
+        "errors",
+        "kbytes",
+        "distribution",
+    ] {
         assert!(
             dom.contains(&format!(r#"data-chart="{chart}""#)),
             "chart {chart} missing from the DOM"
@@ -187,10 +190,10 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     assert_eq!(hits.matches("<polyline").count(), 3, "one line per server");
     assert_eq!(hits.matches("<circle").count(), 3 * 7 + 1);
     assert!(
-        hits.contains("#1 nginx/small")
-            && hits.contains("#1 lighttpd/small")
-            && hits.contains("#2"),
-        "legend names every series"
+        hits.contains("nginx · small")
+            && hits.contains("lighttpd · small")
+            && hits.contains("#2 · /"),
+        "legend names every series by server and workload: {hits}"
     );
     // The tables beneath.
     assert!(
@@ -250,7 +253,14 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     }
 
     // Each chart alone, as SVG and PNG.
-    for chart in ["hits", "latency", "errors", "kbytes", "distribution"] {
+    for chart in [
+        "hits",
+        "latency",
+        "latency-p99",
+        "errors",
+        "kbytes",
+        "distribution",
+    ] {
         let svg = std::fs::read_to_string(svg_dir.join(format!("{chart}.svg"))).unwrap();
         assert!(
             svg.starts_with("<svg") && svg.ends_with("</svg>"),

@@ -61,7 +61,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 }
 
 fn curl(args: &[&str]) -> (String, Vec<u8>) {
-    let out = std::process::Command::new("curl")
+    let out = std::process::Command::new(common::require("curl"))
         .args(["-s", "-S", "--max-time", "10", "-D", "-"])
         .args(args)
         .output()
@@ -426,26 +426,39 @@ fn curl_conditional_get_gives_304() {
         &url(&s, "/2k.html"),
     ]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
-    // The file changes: the old validator no longer matches.
-    std::thread::sleep(Duration::from_millis(1100));
-    std::fs::write(d.path().join("2k.html"), "b".repeat(2048)).unwrap();
-    let (h, b) = curl(&[
-        "-H",
-        &format!("If-None-Match: {etag}"),
-        &url(&s, "/2k.html"),
-    ]);
+    // The file changes (same size, a later modification time): the old validator no longer
+    // matches. The server re-checks a cached file at most once a second, so the change shows within
+    // a second; the bound is 3 s, the margin for a loaded machine.
+    let file = d.path().join("2k.html");
+    let was = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, "b".repeat(2048)).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(was + Duration::from_secs(10))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let (h, b) = loop {
+        let (h, b) = curl(&[
+            "-H",
+            &format!("If-None-Match: {etag}"),
+            &url(&s, "/2k.html"),
+        ]);
+        if !h.starts_with("HTTP/1.1 304") || Instant::now() > deadline {
+            break (h, b);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert_eq!(b, "b".repeat(2048).as_bytes());
 }
 
 fn htpasswd(dir: &Path) -> std::path::PathBuf {
     let f = dir.join("users.htpasswd");
-    assert!(
-        common::have("htpasswd"),
-        "htpasswd (apache2-utils) is installed by scripts/install-deps.sh"
-    );
+    let program = common::require("htpasswd");
     let ok = |args: &[&str]| {
-        assert!(std::process::Command::new("htpasswd")
+        assert!(std::process::Command::new(&program)
             .args(args)
             .output()
             .unwrap()
@@ -541,10 +554,19 @@ fn curl_cgi_environment_body_and_limits() {
         "slow",
         "sleep 5\necho 'Content-Type: text/plain'\necho\necho late\n",
     );
+    // "nap" says it has started (a file) and waits for the test's release (another file), at most
+    // about 0.3 s, inside the 500 ms CGI timeout below.
+    let marks = tempfile::tempdir().unwrap();
+    let (started, release) = (marks.path().join("started"), marks.path().join("release"));
     cgi_script(
         d.path(),
         "nap",
-        "sleep 0.3\nprintf 'Content-Type: text/plain\\n\\nawake'\n",
+        &format!(
+            "touch '{}'\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 30 ]; do sleep 0.01; i=$((i+1)); done\n\
+             printf 'Content-Type: text/plain\\n\\nawake'\n",
+            started.display(),
+            release.display()
+        ),
     );
     cgi_script(
         d.path(),
@@ -613,6 +635,7 @@ fn curl_cgi_environment_body_and_limits() {
     let start = Instant::now();
     let (h, _) = curl(&[&url(&s, "/cgi-bin/slow")]);
     assert!(h.starts_with("HTTP/1.1 504"), "{h}");
+    // The 500 ms CGI timeout, not the program's 5 s: 3.5 s of margin.
     assert!(start.elapsed() < Duration::from_secs(4));
     let (h, _) = curl(&[&url(&s, "/cgi-bin/flood")]);
     assert!(h.starts_with("HTTP/1.1 502"), "{h}");
@@ -623,9 +646,14 @@ fn curl_cgi_environment_body_and_limits() {
     c.set_read_timeout(Some(T)).unwrap();
     c.write_all(b"GET /cgi-bin/nap HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    let deadline = Instant::now() + T;
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the CGI program never started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     c.write_all(b"GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .unwrap();
+    std::fs::write(&release, "").unwrap();
     let mut all = Vec::new();
     c.read_to_end(&mut all).unwrap();
     let rs = responses(&all, &[]);
@@ -701,7 +729,8 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
         d.path(),
         &["--threads", "2", "--throttle", rules.to_str().unwrap()],
     );
-    // Two connections share the rule's 40 kB/s: 80 kB take well over a second together.
+    // Two connections share the rule's 40 kB/s: 80 kB take 2 s at the limit; 1.4 s leaves the
+    // pacer's initial burst 600 ms (an unthrottled fetch takes milliseconds).
     let start = Instant::now();
     let fetch = |u: String| std::thread::spawn(move || curl(&[&u]));
     let (a, b) = (fetch(url(&s, "/slow/a.bin")), fetch(url(&s, "/slow/a.bin")));
@@ -735,10 +764,7 @@ fn throttle_paces_a_pattern_and_refuses_when_far_over() {
 
 #[test]
 fn chroot_and_user_drop_privileges_after_binding() {
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root (chroot)");
-        return;
-    }
+    common::require_root("chroot and --user");
     let jail = tempfile::tempdir().unwrap();
     let www = jail.path().join("www");
     std::fs::create_dir(&www).unwrap();

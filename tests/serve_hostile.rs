@@ -74,7 +74,8 @@ fn oversized_request_line_headers_and_header_count() {
         T,
     ));
     assert!(r.starts_with("HTTP/1.1 431 "), "{r}");
-    // Each of these closed the connection (raw_exchange returned at EOF, well before T).
+    // Each of these closed the connection (raw_exchange returned at EOF, well before T = 5 s;
+    // 3 s leaves a loaded machine its margin).
     let start = Instant::now();
     raw_exchange(s.addr, long_target.as_bytes(), T);
     assert!(start.elapsed() < Duration::from_secs(3));
@@ -104,6 +105,8 @@ fn slowloris_gets_408_counted_from_the_first_byte() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let took = start.elapsed();
+    // Time is the behaviour: 408 at the 400 ms header timeout (1.1 s of margin), although a
+    // header line arrived every 50 ms.
     assert!(text(&got).starts_with("HTTP/1.1 408 "), "{}", text(&got));
     assert!(
         took < Duration::from_millis(1500),
@@ -126,6 +129,8 @@ fn idle_keep_alive_connections_are_closed() {
     let n = c.read(&mut buf).unwrap_or(0);
     assert_eq!(n, 0, "the server closes an idle connection");
     let took = start.elapsed();
+    // The 300 ms idle timeout: the close comes no sooner than 200 ms (timers are checked on a
+    // coarser tick) and 1.7 s of margin above.
     assert!(
         took >= Duration::from_millis(200) && took < Duration::from_secs(2),
         "{took:?}"
@@ -321,29 +326,47 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
     );
     assert_eq!(ok + busy, 90, "every client got an answer");
     drop(conns);
-    std::thread::sleep(Duration::from_millis(200));
-    let t = text(&raw_exchange(
-        addr,
-        b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-        T,
-    ));
-    assert!(
-        t.starts_with("HTTP/1.1 200"),
-        "served again afterwards: {t}"
-    );
+    // Served again once the server has seen the clients close (it answers 503 until then).
+    let mut last = String::new();
+    wait_until(T, "served again afterwards", || {
+        last = text(&raw_exchange(
+            addr,
+            b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            T,
+        ));
+        last.starts_with("HTTP/1.1 200")
+    });
+    assert!(last.ends_with("home"), "{last}");
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(0));
+}
+
+/// Polls `ready` every 10 ms until it holds; fails the test after `limit` with `what`.
+fn wait_until(limit: Duration, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]
 fn sigterm_drains_a_request_in_flight_then_exits_zero() {
     use std::os::unix::fs::PermissionsExt;
-    let (_t, root) = docroot();
+    let (top, root) = docroot();
     std::fs::create_dir(root.join("cgi-bin")).unwrap();
+    // The program says it has started (a file), then waits for the test to release it (another
+    // file; bounded at 10 s), so the request is in flight for exactly as long as the test needs.
+    let (started, release) = (top.path().join("started"), top.path().join("release"));
     let script = root.join("cgi-bin/slow");
     std::fs::write(
         &script,
-        "#!/bin/sh\nsleep 1\nprintf 'Content-Type: text/plain\\n\\nfinished'\n",
+        format!(
+            "#!/bin/sh\ntouch '{}'\ni=0\nwhile [ ! -e '{}' ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done\n\
+             printf 'Content-Type: text/plain\\n\\nfinished'\n",
+            started.display(),
+            release.display()
+        ),
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -352,13 +375,14 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
     let in_flight = std::thread::spawn(move || {
         raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T)
     });
-    std::thread::sleep(Duration::from_millis(500));
+    wait_until(T, "the CGI program started", || started.exists());
     unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        TcpStream::connect(addr).is_err(),
-        "no new connections once draining"
-    );
+    // Draining: new connections are refused while the request is still in flight.
+    wait_until(T, "no new connections once draining", || {
+        TcpStream::connect(addr).is_err()
+    });
+    assert!(!in_flight.is_finished(), "answered before it was released");
+    std::fs::write(&release, "").unwrap();
     let r = text(&in_flight.join().unwrap());
     assert!(
         r.starts_with("HTTP/1.1 200") && r.ends_with("finished"),
@@ -426,6 +450,7 @@ fn a_body_may_take_longer_than_the_header_timeout_while_it_progresses() {
         T,
     );
     assert!(text(&r).starts_with("HTTP/1.1 408 "), "{}", text(&r));
+    // The 1.5 s I/O timeout, 2.5 s of margin (T, 5 s, would mean no timeout fired).
     assert!(start.elapsed() < Duration::from_secs(4));
 }
 
@@ -451,11 +476,15 @@ fn connections_over_the_limit_are_answered_503() {
     ));
     assert!(t.starts_with("HTTP/1.1 503 "), "{t}");
     drop(held);
-    std::thread::sleep(Duration::from_millis(100));
-    let t = text(&raw_exchange(
-        s.addr,
-        b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
-        T,
-    ));
-    assert!(t.starts_with("HTTP/1.1 200 "), "{t}");
+    // Answered again once the server has seen the two clients close (503 until then).
+    let mut last = String::new();
+    wait_until(T, "served again after the held connections closed", || {
+        last = text(&raw_exchange(
+            s.addr,
+            b"GET /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            T,
+        ));
+        last.starts_with("HTTP/1.1 200 ")
+    });
+    assert!(last.ends_with("home"), "{last}");
 }

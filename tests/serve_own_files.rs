@@ -35,9 +35,16 @@ fn status(resp: &str) -> &str {
 /// Starts the server with `--config serve.toml` from `dir` (paths in the config are relative to
 /// the working directory, as `serve --help` says), waiting for its "listening on" line.
 fn serve_with_config(dir: &Path) -> Running {
+    serve_from(dir, &["--config", "serve.toml"])
+}
+
+/// Starts `webstand serve ARGS --listen 127.0.0.1:0` with `dir` as its working directory.
+fn serve_from(dir: &Path, args: &[&str]) -> Running {
     use std::io::BufRead;
     let mut child = webstand()
-        .args(["serve", "--config", "serve.toml", "--listen", "127.0.0.1:0"])
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -170,4 +177,75 @@ fn own_files_given_by_flags_are_refused_too() {
         r.starts_with("HTTP/1.1 200") && r.contains("SECRET-CONFIG"),
         "{r}"
     );
+}
+
+/// Chrooted, the server's working directory becomes the jail's root, so own files given by
+/// relative paths are recognised through their paths as seen inside the jail: still refused after
+/// being replaced by rename, for every spelling, with the server running as nobody.
+#[test]
+fn own_files_given_by_relative_paths_are_refused_after_chroot() {
+    use std::os::unix::fs::PermissionsExt;
+    common::require_root("--chroot and --user");
+    let jail = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(jail.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let www = jail.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    std::fs::write(www.join("index.html"), "<h1>home</h1>").unwrap();
+    std::fs::write(www.join(FILES[0].0), format!("{}\n", FILES[0].1)).unwrap();
+    std::fs::write(www.join(FILES[1].0), format!("{}\n", FILES[1].1)).unwrap();
+    std::os::unix::fs::symlink("users.htpasswd", www.join("pw.txt")).unwrap();
+    for p in [&www, &www.join(FILES[0].0), &www.join(FILES[1].0)] {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let s = serve_from(
+        &www,
+        &[
+            ".",
+            "--threads",
+            "1",
+            "--chroot",
+            jail.path().to_str().unwrap(),
+            "--user",
+            "nobody",
+            "--auth",
+            "/private/=users.htpasswd",
+            "--throttle",
+            "throttle.conf",
+            "--access-log",
+            "access.log",
+        ],
+    );
+    let root = std::fs::read_link(format!("/proc/{}/root", s.child.id())).unwrap();
+    assert_eq!(root, jail.path().canonicalize().unwrap(), "chrooted");
+    assert!(status(&get(s.addr, "/index.html")).starts_with("200"));
+    let refused = |when: &str| {
+        for target in [
+            "/users.htpasswd",
+            "/%75sers.htpasswd",
+            "/pw.txt",
+            "/throttle.conf",
+            "/access.log",
+        ] {
+            let r = get(s.addr, target);
+            assert_eq!(status(&r), "404", "{when}: {target}: {r}");
+            assert!(!r.contains("SECRET"), "{when}: {target} leaked: {r}");
+        }
+    };
+    refused("at start");
+    // Each replaced by rename (a new inode the start-up identities do not know).
+    for (name, text) in [
+        (
+            "users.htpasswd",
+            "SECRET-carl:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n",
+        ),
+        ("throttle.conf", "/big/* 5 # SECRET-NEW\n"),
+        ("access.log", "SECRET-LOG\n"),
+    ] {
+        let tmp = www.join("new.tmp");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::rename(&tmp, www.join(name)).unwrap();
+    }
+    refused("after rename");
 }

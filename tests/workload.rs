@@ -154,7 +154,8 @@ fn url_file_fetches_every_line_at_random() {
 }
 
 /// Replaces a file atomically with different bytes of the same length.
-fn corrupt(path: &Path) {
+/// Replaces the file (by rename) with bytes of the same length that differ; returns them.
+fn corrupt(path: &Path) -> Vec<u8> {
     let mut bytes = std::fs::read(path).unwrap();
     for b in bytes.iter_mut().skip(100).take(20) {
         *b = b'X';
@@ -162,13 +163,31 @@ fn corrupt(path: &Path) {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, &bytes).unwrap();
     std::fs::rename(&tmp, path).unwrap();
+    bytes
+}
+
+/// Waits until the server answers `path` with `want` (its cache re-checks a file at most once a
+/// second; the bound, 3 s, leaves a loaded machine a margin).
+fn wait_until_served(addr: std::net::SocketAddr, path: &str, want: &[u8]) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    loop {
+        let got = webstand_lab::servers::fetch(addr, path, None, Duration::from_secs(5)).unwrap();
+        if got.body == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{path} still served unchanged"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
 fn manifest_checksums_catch_a_changed_file() {
     let (dir, _) = fixtures_dir();
     let server = serve(dir.path(), &[]);
-    let sweep = |dir: &Path| {
+    let sweep = |dir: &Path, code: i32| {
         let out = run(&[
             "sweep",
             &format!("http://{}/", server.addr),
@@ -190,17 +209,20 @@ fn manifest_checksums_catch_a_changed_file() {
             "--db",
             dir.join("history.db").to_str().unwrap(),
         ]);
-        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["outcome"]["exit_status"], code, "{doc}");
         doc["levels"][0]["result"].clone()
     };
-    let clean = sweep(dir.path());
+    let clean = sweep(dir.path(), 0);
     assert_eq!(clean["failed"]["length"], 0, "{clean}");
     assert_eq!(clean["complete"], 1000);
-    // file500.html is 35 % of the mix; the server re-checks files once a second.
-    corrupt(&dir.path().join("file500.html"));
-    std::thread::sleep(Duration::from_millis(1500));
-    let dirty = sweep(dir.path());
+    // file500.html is 35 % of the mix; the server re-checks files once a second: the sweep starts
+    // once the server serves the changed bytes (bounded at 3 s, a margin over that second).
+    let changed = corrupt(&dir.path().join("file500.html"));
+    wait_until_served(server.addr, "/file500.html", &changed);
+    // About a third of the bodies fail their checksum: errors above 1 %, exit status 3.
+    let dirty = sweep(dir.path(), 3);
     let bad = dirty["failed"]["length"].as_u64().unwrap();
     assert!(
         (200..=500).contains(&bad),
@@ -223,11 +245,18 @@ fn first_fetch_checksums_catch_a_file_changed_during_a_run() {
         },
         2,
     );
+    // The file changes once the run has completed 100 requests (the Live counter says so); the
+    // server notices within a second, and the run goes on for 3 s in all.
     let live = Arc::new(Live::default());
     let changer = {
         let file = dir.path().join("2k.html");
+        let live = live.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(700));
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            while live.complete.load(Ordering::SeqCst) < 100 && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             corrupt(&file);
         })
     };

@@ -1,11 +1,17 @@
 //! `webstand bench [OPTIONS] URL`: one load run against a URL with ab's and wrk's options, reported in
-//! ab's layout (or as one JSON document) and saved in the history.
+//! ab's layout (or as one JSON document) and saved in the history; the exit status is the run's
+//! outcome (docs/EXIT-STATUS.md). There is no probe connection before the run: the engine stops at
+//! once when the first real connection fails.
 
+use super::session::{SavedLine, Session};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
-use webstand_engine::{parse_url, HttpVersion, Plan, RunResult, Shape, Stop};
+use webstand_engine::{
+    parse_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
+};
+use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
 
 /// ab's request count when only a time limit is given (`-t`).
@@ -14,8 +20,8 @@ const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
-webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/\n  \
-webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/ > run.json"
+webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html\n  \
+webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json\n\nExit status: 0 complete, 3 errors above --max-error-pct, 4 nothing succeeded, 5 target lost,\n130 Ctrl-C (docs/EXIT-STATUS.md)"
 )]
 pub struct Args {
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]
@@ -26,7 +32,8 @@ pub struct Args {
     #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
     concurrency: usize,
 
-    /// ab's time limit in seconds: stop after this long (implies -n 50000 unless -n is given)
+    /// ab's time limit in seconds: stop after this long (implies -n 50000 unless -n is given).
+    /// Not wrk's -t: the number of threads is --threads here
     #[arg(short = 't', value_name = "SECONDS")]
     timelimit: Option<f64>,
 
@@ -66,6 +73,18 @@ pub struct Args {
     #[arg(short = 'q')]
     quiet: bool,
 
+    /// ab's "don't exit on socket receive errors". Accepted so ab command lines run unchanged:
+    /// webstand always goes on past receive errors (ab without -r stops at the first one and prints
+    /// no report), counts them as failed requests (Receive), and the exit status says when errors
+    /// pass --max-error-pct
+    #[arg(short = 'r')]
+    receive_errors_ok: bool,
+
+    /// Errors (failed requests + non-2xx answers, % of attempted) above which the run exits with
+    /// status 3 and is saved as `errors`
+    #[arg(long, value_name = "PCT", default_value_t = webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)]
+    max_error_pct: f64,
+
     /// Event-loop threads (0 = one per core; never more than the connections)
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
@@ -99,9 +118,9 @@ pub struct Args {
     #[command(flatten)]
     workload: WorkloadArgs,
 
-    /// The target, http://host[:port]/path
+    /// The target, http://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
-    url: String,
+    url: Option<String>,
 }
 
 /// Parses "30s", "500ms", "2m", "1h" or a bare number of seconds.
@@ -150,40 +169,26 @@ fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     Ok((name.to_string(), value.trim().to_string()))
 }
 
-/// Builds the plan from the options, rejecting bad input with one clear message.
-fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
-    if a.concurrency == 0 {
-        bail!("concurrency (-c) must be at least 1");
+/// The URL given, else the origin of the URL file's full URLs.
+fn target_url(a: &Args) -> anyhow::Result<String> {
+    match (&a.url, &a.workload.url_file) {
+        (Some(u), _) => Ok(u.clone()),
+        (None, Some(f)) => match webstand_workload::urlfile::load(f)?.origin {
+            Some(origin) => Ok(format!("{origin}/")),
+            None => bail!(
+                "no target: {} lists only paths; give the server's URL too (webstand bench [OPTIONS] URL)",
+                f.display()
+            ),
+        },
+        (None, None) => bail!("no target: give a URL (http://host[:port]/path) or a --url-file of full URLs"),
     }
-    if a.pipeline == 0 {
-        bail!("--pipeline must be at least 1");
-    }
-    let timeout = seconds(a.timeout, "timeout (-s)")?;
-    let limit = match (a.timelimit, a.duration) {
-        (Some(_), Some(_)) => bail!("use either -t (seconds) or -d (duration), not both"),
-        (Some(t), None) => Some(seconds(t, "time limit (-t)")?),
-        (None, d) => d,
-    };
-    let requests = match (a.requests, a.timelimit, a.duration) {
-        (Some(0), ..) => bail!("number of requests (-n) must be at least 1"),
-        (Some(n), ..) => Some(n),
-        (None, Some(_), _) => Some(AB_TIMELIMIT_REQUESTS),
-        (None, None, Some(_)) => None,
-        (None, None, None) => Some(1),
-    };
-    if let Some(n) = requests {
-        if a.concurrency as u64 > n {
-            bail!(
-                "concurrency (-c {}) cannot be greater than the number of requests (-n {n})",
-                a.concurrency
-            );
-        }
-    }
-    if let Some(r) = a.rate {
-        if !(r >= 0.001 && r.is_finite()) {
-            bail!("--rate must be a number of requests per second of at least 0.001");
-        }
-    }
+}
+
+/// The request's headers, body (with its type) and method, from -H, -p/-T and -m.
+#[allow(clippy::type_complexity)]
+fn request_parts(
+    a: &Args,
+) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
     let headers = a
         .headers
         .iter()
@@ -210,8 +215,50 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
         (None, Some(_)) => "POST".to_string(),
         (None, None) => "GET".to_string(),
     };
+    Ok((headers, body, method))
+}
 
-    let (target, path) = parse_url(&a.url)?;
+/// Builds the plan from the options, rejecting bad input with one clear message. Returns it with
+/// the document path for ab's report and the target URL for the history.
+fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
+    if a.concurrency == 0 {
+        bail!("concurrency (-c) must be at least 1");
+    }
+    if a.pipeline == 0 {
+        bail!("--pipeline must be at least 1");
+    }
+    let timeout = seconds(a.timeout, "timeout (-s)")?;
+    super::session::check_max_error_pct(a.max_error_pct)?;
+    let limit = match (a.timelimit, a.duration) {
+        (Some(t), Some(_)) => bail!(
+            "-t is ab's time limit in seconds, not wrk's thread count: for {t} threads use --threads {t} (and -d for the duration)"
+        ),
+        (Some(t), None) => Some(seconds(t, "time limit (-t)")?),
+        (None, d) => d,
+    };
+    let requests = match (a.requests, a.timelimit, a.duration) {
+        (Some(0), ..) => bail!("number of requests (-n) must be at least 1"),
+        (Some(n), ..) => Some(n),
+        (None, Some(_), _) => Some(AB_TIMELIMIT_REQUESTS),
+        (None, None, Some(_)) => None,
+        (None, None, None) => Some(1),
+    };
+    if let Some(n) = requests {
+        if a.concurrency as u64 > n {
+            bail!(
+                "concurrency (-c {}) cannot be greater than the number of requests (-n {n})",
+                a.concurrency
+            );
+        }
+    }
+    if let Some(r) = a.rate {
+        if !(r >= 0.001 && r.is_finite()) {
+            bail!("--rate must be a number of requests per second of at least 0.001");
+        }
+    }
+    let (headers, body, method) = request_parts(a)?;
+    let url = target_url(a)?;
+    let (target, mut path) = parse_url(&url)?;
     let mut plan = Plan::new(target, &path);
     plan.shape = match a.rate {
         Some(rate) => Shape::Open {
@@ -241,41 +288,22 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String)> {
     plan.body = body;
     plan.variable_length = a.variable_length;
     if a.workload.chooses_requests() || a.workload.checksum {
-        a.workload.apply(&mut plan)?;
-    }
-    Ok((plan, path))
-}
-
-/// One connection before the run, so a dead target is reported at once rather than after a long
-/// run of connect failures.
-fn probe(plan: &Plan) -> anyhow::Result<()> {
-    let t = &plan.target;
-    let mut last = None;
-    for addr in &t.addrs {
-        match std::net::TcpStream::connect_timeout(addr, plan.timeout.min(Duration::from_secs(10)))
-        {
-            Ok(_) => return Ok(()),
-            Err(e) => last = Some(e),
+        let name = a.workload.apply(&mut plan)?;
+        if a.workload.chooses_requests() {
+            path = name;
         }
     }
-    match last {
-        Some(e) => bail!("could not connect to {}:{}: {e}", t.host, t.port),
-        None => bail!("no address for {}", t.host),
-    }
-}
-
-/// Every attempt failed to connect: there is nothing to report but why.
-fn refused(r: &RunResult) -> bool {
-    r.complete == 0 && r.failed.connect > 0 && r.failed.connect == r.failed.total()
+    Ok((plan, path, url))
 }
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
-    let (plan, path) = plan(&args)?;
-    probe(&plan)?;
+    let (plan, path, url) = plan(&args)?;
     let live = crate::interrupt::live();
     if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
     }
+    // Quiet: bench keeps ab's output; the progress display below is its own.
+    let mut session = Session::open(global, "bench", &url, true)?;
     let result = {
         let _progress = crate::progress::start(
             "bench",
@@ -284,24 +312,43 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        webstand_engine::run(&plan, live)?
+        session.failed_on_error(webstand_engine::run(&plan, live))?
     };
-    if refused(&result) && !result.interrupted {
-        bail!(
-            "could not connect: {} ({} attempt{})",
-            result.first_error.as_deref().unwrap_or("connection failed"),
-            result.failed.connect,
-            if result.failed.connect == 1 { "" } else { "s" }
-        );
+    let level = Level {
+        clients: args.concurrency,
+        result,
+    };
+    session.level_done(&level)?;
+    let result = &level.result;
+    let judged = Judged {
+        label: String::new(),
+        result,
+        counts_errors: true,
+    };
+    let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
+    // A target never reached has no figures to report: the last line says why.
+    if result.ended != Some(Ended::Unreachable) {
+        print_report(&args, &plan, &path, &url, result, &verdict)?;
     }
+    Ok(session.conclude(&verdict, SavedLine::Silent))
+}
 
+/// The run as ab's report (with wrk's latency spectrum if asked), or as one JSON document.
+fn print_report(
+    args: &Args,
+    plan: &Plan,
+    path: &str,
+    url: &str,
+    result: &RunResult,
+    verdict: &Verdict,
+) -> anyhow::Result<()> {
     if args.json {
-        let mut v = webstand_report::json::result_json(&result);
+        let mut v = webstand_report::json::result_json(result);
         if let Some(o) = v.as_object_mut() {
-            o.insert("url".into(), args.url.clone().into());
+            o.insert("url".into(), url.into());
             o.insert("server_hostname".into(), plan.target.host.clone().into());
             o.insert("server_port".into(), plan.target.port.into());
-            o.insert("document_path".into(), path.clone().into());
+            o.insert("document_path".into(), path.into());
             o.insert("concurrency".into(), args.concurrency.into());
             o.insert("keep_alive".into(), plan.keep_alive.into());
             o.insert("threads".into(), plan.threads.into());
@@ -310,58 +357,32 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
                 o.insert("rate".into(), rate.into());
                 o.insert("jitter".into(), jitter.into());
             }
+            o.insert("max_error_pct".into(), args.max_error_pct.into());
+            o.insert(
+                "outcome".into(),
+                webstand_report::json::verdict_json(verdict),
+            );
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
-    } else {
-        let info = AbInfo {
-            host: plan.target.host.clone(),
-            port: plan.target.port,
-            path: path.clone(),
-            concurrency: args.concurrency,
-            variable_length: args.variable_length,
-            keep_alive: plan.keep_alive,
-            body_sent: plan.body.is_some(),
-        };
-        print!("{}", ab::report(&result, &info));
-        if args.latency {
-            print!("{}", ab::latency_spectrum(&result));
-        }
-        if result.interrupted {
-            println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
-        }
+        return Ok(());
     }
-    save(global, &args, &result);
-    Ok(if result.interrupted { 130 } else { 0 })
-}
-
-/// Saves the run in the history; a failure here only warns, the report is already out.
-fn save(global: &Global, args: &Args, result: &RunResult) {
-    let outcome = (|| -> anyhow::Result<()> {
-        let store = webstand_store::Store::open(global.db.as_deref())?;
-        let meta = webstand_store::RunMeta {
-            kind: "bench".into(),
-            command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            target: args.url.clone(),
-        };
-        let run = store.begin_run(&meta)?;
-        store.add_level(
-            run,
-            "",
-            args.concurrency,
-            result.server_software.as_deref(),
-            result,
-        )?;
-        store.finish_run(
-            run,
-            if result.interrupted {
-                "interrupted"
-            } else {
-                "complete"
-            },
-        )?;
-        Ok(())
-    })();
-    if let Err(e) = outcome {
-        eprintln!("webstand: warning: the run was not saved in the history: {e:#}");
+    let info = AbInfo {
+        host: plan.target.host.clone(),
+        port: plan.target.port,
+        path: path.to_string(),
+        concurrency: args.concurrency,
+        variable_length: args.variable_length,
+        keep_alive: plan.keep_alive,
+        body_sent: plan.body.is_some(),
+        pipeline: plan.pipeline,
+        rate: args.rate,
+    };
+    print!("{}", ab::report(result, &info));
+    if args.latency {
+        print!("{}", ab::latency_spectrum(result));
     }
+    if result.interrupted {
+        println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
+    }
+    Ok(())
 }

@@ -1,17 +1,18 @@
 //! `webstand compare`: real web servers side by side on one docroot (the lab, `webstand_lab::compare`),
 //! printed as the per-workload tables and thttpd's comparison table, each level saved to the history.
 
-use super::sweep::Session;
+use super::session::{SavedLine, Session};
 use crate::Global;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
-use webstand_engine::{CpuTime, Stop};
-use webstand_lab::compare::{self, CompareObserver, Options, WorkloadKind};
+use webstand_engine::{CpuTime, Judged, Outcome, Stop, Verdict};
+use webstand_lab::compare::{self, CompareObserver, Comparison, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::{parse_clients, parse_duration};
 use webstand_store::ServerFigures;
 
 #[derive(clap::Args)]
+#[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
     /// Servers to compare, comma-separated: builtin (webstand serve), nginx, lighttpd, apache, h2o,
     /// caddy, mini_httpd. A missing one is skipped with a line saying how to install it
@@ -59,8 +60,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub max_clients: usize,
 
-    /// Max users: a level breaks above this error level (failed or non-2xx, % of requests)
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    /// A level with more errors than this (failed or non-2xx, % of attempted requests) is not clean:
+    /// never a server's peak, the end of a max-users search, and exit status 3 for the comparison
+    #[arg(long, value_name = "PCT", default_value_t = webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)]
     pub max_error_pct: f64,
 
     /// Max users: a level breaks above this 99th-percentile latency, ms
@@ -149,6 +151,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.max_users.limit = args.max_clients;
     o.max_users.stop = o.stop.clone();
     o.max_users.warmup = o.warmup.clone();
+    super::session::check_max_error_pct(args.max_error_pct)?;
     o.max_users.bounds.max_error_pct = args.max_error_pct;
     o.max_users.bounds.max_p99_ms = Some(args.max_p99_ms);
     if args.start_clients == 0 || args.max_clients < args.start_clients {
@@ -186,28 +189,68 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let opts = options(&args, docroot)?;
     let mut obs = Session::open(global, "compare", "lab", args.quiet)?;
     let outcome = compare::run(&opts, &mut obs);
-    let comparison = match outcome {
-        Ok(c) => c,
-        Err(e) => {
-            obs.finish_as("failed");
-            return Err(e);
-        }
-    };
+    let comparison = obs.failed_on_error(outcome)?;
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
-    let saved = obs.finish(comparison.interrupted);
-    let mut text = if args.json {
-        format!("{:#}\n", comparison.to_json())
+    let verdict = verdict(&comparison, args.max_error_pct);
+    let text = if args.json {
+        let mut doc = comparison.to_json();
+        doc["outcome"] = webstand_report::json::verdict_json(&verdict);
+        format!("{doc:#}\n")
     } else {
         comparison.render()
     };
-    match saved {
-        Some(saved) if !args.json => text.push_str(&format!("\n{saved}\n")),
-        Some(saved) => eprintln!("webstand: {saved}"),
-        None => {}
-    }
     let _ = std::io::stdout().write_all(text.as_bytes());
-    Ok(if comparison.interrupted { 130 } else { 0 })
+    let saved = if args.json {
+        SavedLine::Stderr
+    } else {
+        SavedLine::Stdout
+    };
+    Ok(obs.conclude(&verdict, saved))
+}
+
+/// Every server's sweep levels count; max-users probes do not (finding where errors start is
+/// their purpose). A server that died mid-run makes the comparison `target lost`, even when the
+/// levels it finished were clean. Servers not installed, or without CGI, measured nothing and
+/// count for nothing.
+fn verdict(c: &Comparison, max_error_pct: f64) -> Verdict {
+    let mut judged = Vec::new();
+    for s in &c.servers {
+        for w in &s.workloads {
+            let name = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            let sweep = w
+                .sweep
+                .iter()
+                .flat_map(|sw| sw.levels.iter().map(|l| (l, true)));
+            let probes = w
+                .max_users
+                .iter()
+                .flat_map(|m| m.probes.iter().map(|p| (&p.level, false)));
+            for (l, counts_errors) in sweep.chain(probes) {
+                judged.push(Judged {
+                    label: format!("{name} at {} clients", l.clients),
+                    result: &l.result,
+                    counts_errors,
+                });
+            }
+        }
+    }
+    let verdict = webstand_engine::judge(&judged, max_error_pct, c.interrupted);
+    let died = c.servers.iter().find_map(|s| {
+        let w = s.workloads.iter().find(|w| w.died)?;
+        Some(format!(
+            "{} died during {}",
+            s.kind.name(),
+            w.workload.map_or("?", |k| k.name())
+        ))
+    });
+    match died {
+        Some(what) if matches!(verdict.outcome, Outcome::Complete | Outcome::Errors) => Verdict {
+            outcome: Outcome::TargetLost,
+            reason: format!("target lost: {what}"),
+        },
+        _ => verdict,
+    }
 }
 
 /// The lab's series are saved through the sweep command's [`Session`]: one history run for the whole

@@ -1,14 +1,16 @@
 //! `webstand history|show|diff|export|report`: reading saved runs back from the history database
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
+use super::session::EMBEDDED_TARGET;
+use super::stored::{describe, details, levels, max_error_pct, shown_status, tables, when};
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use webstand_report::diff::Side;
-use webstand_report::export::{self, Level};
+use webstand_report::export;
 use webstand_report::html::{self, ReportRun};
 use webstand_report::tables::Layout;
-use webstand_store::{RunId, Store, StoredRun};
+use webstand_store::{RunId, RunSummary, Store, StoredRun};
 
 #[derive(clap::Args)]
 pub struct HistoryArgs {
@@ -96,11 +98,6 @@ pub struct ReportArgs {
     title: Option<String>,
 }
 
-/// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (the server's HTTP date format).
-fn when(unix: f64) -> String {
-    String::from_utf8_lossy(&webstand_server::date::format(unix.max(0.0) as i64)).into_owned()
-}
-
 /// Resolves one run reference: an id or `last`.
 fn run_id(store: &Store, spec: &str) -> anyhow::Result<RunId> {
     let spec = spec.trim();
@@ -132,209 +129,6 @@ fn run_ids(store: &Store, spec: &str) -> anyhow::Result<Vec<RunId>> {
     Ok(out)
 }
 
-fn levels(run: &StoredRun) -> Vec<Level<'_>> {
-    run.levels
-        .iter()
-        .map(|l| Level {
-            group: &l.group,
-            clients: l.clients,
-            server_version: l.server_version.as_deref(),
-            result: &l.result,
-        })
-        .collect()
-}
-
-fn describe(run: &StoredRun) -> String {
-    format!(
-        "Run {}: {} of {} ({}) — {}",
-        run.id,
-        run.meta.kind,
-        run.meta.target,
-        when(run.started_unix),
-        shown_status(run)
-    )
-}
-
-/// A run that never finished was cut off without a chance to say so (killed, crashed).
-fn shown_status(run: &StoredRun) -> &str {
-    if run.status == "running" {
-        "unfinished"
-    } else {
-        &run.status
-    }
-}
-
-fn details(run: &StoredRun) -> Vec<(String, String)> {
-    let m = &run.machine;
-    let took = run
-        .finished_unix
-        .map(|f| format!(" (took {:.1} s)", f - run.started_unix))
-        .unwrap_or_default();
-    let mut servers: Vec<&str> = run
-        .levels
-        .iter()
-        .filter_map(|l| l.server_version.as_deref())
-        .collect();
-    servers.dedup();
-    let mut d = vec![
-        (
-            "When".to_string(),
-            format!("{}{took}", when(run.started_unix)),
-        ),
-        ("Command".into(), run.meta.command_line.clone()),
-        ("webstand".into(), run.version.clone()),
-        (
-            "Machine".into(),
-            format!(
-                "{}, {} cores, {}, host {}",
-                m.cpu_model, m.cores, m.kernel, m.hostname
-            ),
-        ),
-        (
-            "Status".into(),
-            format!(
-                "{}, {} level{}",
-                shown_status(run),
-                run.levels.len(),
-                if run.levels.len() == 1 { "" } else { "s" }
-            ),
-        ),
-    ];
-    if !servers.is_empty() {
-        d.push(("Server".into(), servers.join(", ")));
-    }
-    d
-}
-
-/// ab's report of a bench run, from what the history keeps (the URL, the level's clients and the
-/// command line's -k/-l flags).
-fn ab_report(run: &StoredRun) -> Option<String> {
-    let [level] = run.levels.as_slice() else {
-        return None;
-    };
-    let (target, path) = webstand_engine::parse_url(&run.meta.target).ok()?;
-    let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
-    let info = webstand_report::ab::AbInfo {
-        host: target.host,
-        port: target.port,
-        path,
-        concurrency: level.clients,
-        variable_length: flag("-l"),
-        keep_alive: flag("-k") || level.result.keep_alive_requests > 0,
-        body_sent: flag("-p") || flag("-u"),
-    };
-    Some(webstand_report::ab::report(&level.result, &info))
-}
-
-/// The table layout the run's command line asked for (`--table X` or `--table=X`), else the full one.
-fn layout_of(run: &StoredRun) -> Layout {
-    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
-    words
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| match w.strip_prefix("--table") {
-            Some("") => words.get(i + 1).and_then(|v| v.parse().ok()),
-            Some(v) => v.strip_prefix('=').and_then(|v| v.parse().ok()),
-            None => None,
-        })
-        .unwrap_or(Layout::Full)
-}
-
-/// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
-/// server's CPU and memory where the lab saved them.
-fn compare_tables(run: &StoredRun) -> String {
-    let all = levels(run);
-    let split = |g: &'_ str| -> (String, String) {
-        match g.split_once('/') {
-            Some((s, w)) => (s.to_string(), w.to_string()),
-            None => (g.to_string(), String::new()),
-        }
-    };
-    let mut workloads: Vec<String> = Vec::new();
-    for g in run.groups() {
-        let w = split(g).1;
-        if !workloads.contains(&w) {
-            workloads.push(w);
-        }
-    }
-    let mut out = String::new();
-    for w in &workloads {
-        let rows: Vec<webstand_report::compare::WorkloadRow> = run
-            .groups()
-            .into_iter()
-            .filter(|g| &split(g).1 == w)
-            .filter_map(|g| {
-                let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == g).collect();
-                let peak = webstand_report::tables::peak(&lv)?;
-                let stored: Vec<&webstand_store::StoredLevel> =
-                    run.levels.iter().filter(|l| l.group == g).collect();
-                let at_peak = stored
-                    .iter()
-                    .find(|l| std::ptr::eq(&l.result, peak.result))
-                    .and_then(|l| l.server);
-                let peak_rss_kib = stored
-                    .iter()
-                    .filter_map(|l| l.server.and_then(|s| s.peak_rss_kib))
-                    .max();
-                let r = peak.result;
-                let server = split(g).0;
-                // The lab records "nginx 1.22.1"; the table has its own server column.
-                let version = peak.server_version.unwrap_or("");
-                let version = version
-                    .strip_prefix(&format!("{server} "))
-                    .unwrap_or(version)
-                    .to_string();
-                Some(webstand_report::compare::WorkloadRow {
-                    server,
-                    version,
-                    measured: true,
-                    peak_hits_per_sec: r.hits_per_sec(),
-                    clients_at_peak: peak.clients,
-                    p99_ms_at_peak: export::latency_ms(r, 0.99),
-                    errors: lv.iter().map(|l| l.result.failed.total()).sum(),
-                    generator_cpu_us: Some(r.cpu_us_per_request()),
-                    server_cpu_us: at_peak.map(|s| s.cpu_us_per_request(r)),
-                    peak_rss_kib,
-                    ..Default::default()
-                })
-            })
-            .collect();
-        out.push_str(&webstand_report::compare::workload_table(w, &rows));
-        out.push('\n');
-    }
-    out
-}
-
-/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
-/// per-workload comparison for a compare run, then one full sweep table per group.
-fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
-    if run.meta.kind == "bench" {
-        if let Some(text) = ab_report(run) {
-            return text.trim_start_matches('\n').to_string();
-        }
-    }
-    let all = levels(run);
-    let mut out = String::new();
-    if run.meta.kind == "compare" {
-        out.push_str(&compare_tables(run));
-    }
-    for group in run.groups() {
-        let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == group).collect();
-        if !group.is_empty() {
-            out.push_str(&format!("{group}\n"));
-        }
-        out.push_str(&webstand_report::tables::render(
-            layout.unwrap_or_else(|| layout_of(run)),
-            &lv,
-        ));
-        out.push('\n');
-    }
-    if run.levels.is_empty() {
-        out.push_str("(no level completed)\n");
-    }
-    out
-}
-
 pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     let path = match &g.db {
         Some(p) => p.clone(),
@@ -349,9 +143,12 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     if let Some(k) = &a.kind {
         runs.retain(|r| &r.kind == k);
     }
-    if a.limit > 0 && runs.len() > a.limit {
-        runs.drain(..runs.len() - a.limit);
-    }
+    let hidden = if a.limit > 0 && runs.len() > a.limit {
+        runs.len() - a.limit
+    } else {
+        0
+    };
+    runs.drain(..hidden);
     let mut text = format!(
         "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  Target\n",
         "Id", "When", "Kind", "Levels", "Status"
@@ -369,14 +166,31 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
             r.kind,
             r.levels,
             status,
-            r.target
+            shown_target(r)
         );
     }
     if runs.is_empty() {
         text += "(no runs)\n";
     }
+    if hidden > 0 {
+        text += &format!(
+            "({hidden} older run{} not shown: `webstand history -n 0` lists every run)\n",
+            if hidden == 1 { "" } else { "s" }
+        );
+    }
     write_out(None, text.as_bytes())?;
     Ok(0)
+}
+
+/// The run's target; a sweep run against the embedded server (no URL on its command line), saved by
+/// an older webstand with the server's temporary port, shows as the embedded server.
+fn shown_target(r: &RunSummary) -> &str {
+    let no_url = !r.command_line.contains("http://");
+    if r.kind == "sweep" && no_url && r.target.starts_with("http://127.0.0.1:") {
+        EMBEDDED_TARGET
+    } else {
+        &r.target
+    }
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
@@ -387,7 +201,10 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }
     text += "\n";
-    text += &tables(&run, a.table);
+    text += &match run.meta.kind.as_str() {
+        "probe" => super::probe::stored(&store, &run)?,
+        _ => tables(&run, a.table),
+    };
     write_out(None, text.as_bytes())?;
     Ok(0)
 }
@@ -519,6 +336,13 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             details: details(r),
             levels: levels(r),
             tables: tables(r, None),
+            target: r.meta.target.clone(),
+            max_error_pct: max_error_pct(r),
+            server_cpu_us: r
+                .levels
+                .iter()
+                .map(|l| l.server.map(|s| s.cpu_us_per_request(&l.result)))
+                .collect(),
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();

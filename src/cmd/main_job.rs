@@ -7,16 +7,18 @@
 //! [`Embedded`] (fixtures + server, removed on drop) is also what `webstand sweep` targets when given
 //! no URL.
 
-use super::sweep::{self, Session};
+use super::session::{SavedLine, Session, EMBEDDED_TARGET};
 use crate::Global;
 use anyhow::{bail, Context, Result};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use webstand_engine::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
+use webstand_engine::Judged;
 use webstand_engine::{Plan, Stop};
-use webstand_lab::sweep::SweepSpec;
-use webstand_report::tables::Layout;
+use webstand_lab::sweep::{SweepResult, SweepSpec};
+use webstand_report::tables::{self, Layout};
 use webstand_workload::fixtures::{self, Manifest};
 use webstand_workload::Workload;
 
@@ -63,7 +65,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         )
     };
     let mut server = Embedded::start()?;
-    let mut session = Session::open(global, "sweep", &server.url("/"), false)?;
+    let mut session = Session::open(global, "sweep", EMBEDDED_TARGET, false)?;
     server.pin_generator();
     eprintln!(
         "webstand: fixtures in {}, embedded server on http://{}/ ({})",
@@ -83,9 +85,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         fixtures::TENON_FILE,
         TENON_CLIENTS
     );
-    let tenon = session.sweep(&spec, &plan, &tenon_workload.name)?;
+    let tenon = session.sweep(&spec, &plan, &tenon_workload.name);
+    let tenon = session.failed_on_error(tenon)?;
 
-    let small = if tenon.interrupted {
+    let lost = tenon.levels.iter().any(|l| l.result.ended.is_some());
+    let small = if tenon.interrupted || lost {
         None
     } else {
         let w = Workload::small_files(&server.manifest, webstand_workload::DEFAULT_SEED)?
@@ -96,7 +100,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             "webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients",
             SMALL_CLIENTS
         );
-        Some(session.sweep(&spec, &plan, &w.name)?)
+        let small = session.sweep(&spec, &plan, &w.name);
+        Some(session.failed_on_error(small)?)
     };
 
     println!(
@@ -105,23 +110,37 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     );
     print!(
         "{}",
-        webstand_report::tables::render(Layout::Tenon, &tenon.report_levels())
+        tables::render(Layout::Tenon, &tenon.report_levels(), MAX_ERRORS)
     );
     println!();
-    print!("{}", webstand_report::tables::full(&tenon.report_levels()));
+    print!("{}", tables::full(&tenon.report_levels()));
     if let Some(small) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
         print!(
             "{}",
-            webstand_report::tables::render(Layout::Full, &small.report_levels())
+            tables::render(Layout::Full, &small.report_levels(), MAX_ERRORS)
         );
     }
-    let interrupted = tenon.interrupted || small.as_ref().is_some_and(|s| s.interrupted);
     drop(server);
-    if let Some(saved) = session.finish(interrupted) {
-        println!("\n{saved}");
-    }
-    Ok(sweep::exit_code(interrupted))
+    let verdict = verdict(&tenon, small.as_ref());
+    Ok(session.conclude(&verdict, SavedLine::Stdout))
+}
+
+/// Both sweeps' levels, judged as one run.
+fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_engine::Verdict {
+    let sweeps = std::iter::once(tenon).chain(small);
+    let judged: Vec<Judged> = sweeps
+        .clone()
+        .flat_map(|s| {
+            s.levels.iter().map(|l| Judged {
+                label: format!("{} at {} clients", s.workload, l.clients),
+                result: &l.result,
+                counts_errors: true,
+            })
+        })
+        .collect();
+    let interrupted = sweeps.clone().any(|s| s.interrupted);
+    webstand_engine::judge(&judged, MAX_ERRORS, interrupted)
 }
 
 /// Fixtures in a temporary directory served by `webstand serve` on a free loopback port; the server

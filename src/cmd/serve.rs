@@ -2,10 +2,9 @@
 
 use crate::Global;
 use anyhow::{Context, Result};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
-use webstand_server::config::{parse_duration, AuthRule};
+use webstand_server::config::{parse_duration, parse_listen, AuthRule};
 use webstand_server::Config;
 
 /// Serve a directory with webstand's own event-driven web server (static files, CGI, basic auth,
@@ -17,9 +16,9 @@ pub struct Args {
     #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
 
-    /// Address and port to listen on [default: 127.0.0.1:8080]
-    #[arg(long, value_name = "ADDR:PORT")]
-    listen: Option<SocketAddr>,
+    /// Where to listen: PORT (on 127.0.0.1), HOST:PORT or [IPv6]:PORT [default: 127.0.0.1:8080]
+    #[arg(long, value_name = "[HOST:]PORT")]
+    listen: Option<String>,
 
     /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
     /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
@@ -145,8 +144,8 @@ fn build_config(a: Args) -> Result<Config> {
     if let Some(d) = a.dir {
         c.root = d;
     }
-    if let Some(l) = a.listen {
-        c.listen = l;
+    if let Some(l) = &a.listen {
+        c.listen = parse_listen(l).context("--listen")?;
     }
     if let Some(n) = a.threads {
         c.threads = n;

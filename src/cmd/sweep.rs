@@ -1,24 +1,22 @@
 //! `webstand sweep`: a workload at rising concurrency (or an open-loop rate, or a max-users search),
-//! printed in the seeds' tables and saved to the history. Also [`Session`]: the wiring of Ctrl-C,
-//! progress and the history around the lab's sweeps, shared with the main job.
+//! printed in the seeds' tables and saved to the history (through [`Session`]); its exit status is
+//! the sweep's outcome (docs/EXIT-STATUS.md).
 
 use super::main_job::Embedded;
+use super::presets::{preset_defaults, Preset};
+use super::session::{SavedLine, Session, EMBEDDED_TARGET};
 use super::workload_args::WorkloadArgs;
-use crate::progress::{self, Progress};
 use crate::Global;
 use anyhow::{bail, Result};
-use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{Live, Plan, Stop};
-use webstand_lab::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
-use webstand_lab::sweep::{
-    self as lab_sweep, Level, LevelSpec, Observer, Rate, SweepResult, SweepSpec,
-};
+use webstand_engine::{Judged, Outcome, Plan, Stop, Verdict};
+use webstand_lab::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
+use webstand_lab::sweep::{self as lab_sweep, LevelSpec, Rate, SweepResult, SweepSpec};
 use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
-use webstand_store::{RunId, RunMeta, ServerFigures, Store};
 
 #[derive(clap::Args)]
+#[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
     /// Target URL, e.g. http://127.0.0.1:8080/2k.html. Without one (and no URL file naming one), the
     /// sweep runs against the embedded server on fresh fixtures, as `webstand` alone does. With
@@ -81,8 +79,9 @@ pub struct Args {
     #[arg(long, conflicts_with_all = ["rate", "clients"])]
     pub find_max_users: bool,
 
-    /// Max users: a level breaks above this error level (failed or non-2xx, % of requests)
-    #[arg(long, value_name = "PCT", default_value_t = 1.0)]
+    /// A level with more errors than this (failed or non-2xx, % of attempted requests) is not clean:
+    /// it is never the peak, it ends a max-users search, and it makes the sweep exit with status 3
+    #[arg(long, value_name = "PCT", default_value_t = webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)]
     pub max_error_pct: f64,
 
     /// Max users: a level breaks above this 99th-percentile latency in ms [default: no bound]
@@ -148,108 +147,6 @@ impl std::str::FromStr for Table {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Preset {
-    Tenon,
-    Webstone1,
-    Webstone2,
-    ThttpdSmall,
-    AbDuel,
-}
-
-/// What a preset sets unless the command line says otherwise.
-struct PresetDefaults {
-    clients: Vec<usize>,
-    path: &'static str,
-    filelist: Option<&'static str>,
-    small_files: bool,
-    table: Table,
-    /// The seed's own length per level (--full).
-    full: Stop,
-    /// Levels with their own lengths, used whatever --full says (ab-duel's two ab runs).
-    fixed_levels: Option<Vec<LevelSpec>>,
-}
-
-fn preset_defaults(p: Preset) -> PresetDefaults {
-    let secs = |s| Stop {
-        requests: None,
-        duration: Some(Duration::from_secs(s)),
-    };
-    let reqs = |n| Stop {
-        requests: Some(n),
-        duration: None,
-    };
-    let d = |clients: Vec<usize>, path, filelist, small_files, table, full| PresetDefaults {
-        clients,
-        path,
-        filelist,
-        small_files,
-        table,
-        full,
-        fixed_levels: None,
-    };
-    match p {
-        Preset::Tenon => d(
-            vec![1, 2, 4, 8, 16, 32],
-            "/2k.html",
-            None,
-            false,
-            Table::Sweep(Layout::Tenon),
-            reqs(1_000_000),
-        ),
-        Preset::Webstone1 => d(
-            (1..=8).map(|i| i * 16).collect(),
-            "/",
-            Some("webstone1"),
-            false,
-            Table::Sweep(Layout::WebStone),
-            secs(300),
-        ),
-        Preset::Webstone2 => d(
-            (1..=20).map(|i| i * 10).collect(),
-            "/",
-            Some("webstone2"),
-            false,
-            Table::Sweep(Layout::WebStone),
-            secs(600),
-        ),
-        Preset::ThttpdSmall => d(
-            vec![1, 2, 4, 8, 16, 32, 64, 128, 256],
-            "/",
-            None,
-            true,
-            Table::Sweep(Layout::Full),
-            secs(60),
-        ),
-        Preset::AbDuel => PresetDefaults {
-            fixed_levels: Some(vec![
-                LevelSpec {
-                    clients: 5,
-                    stop: Stop {
-                        requests: Some(100),
-                        duration: Some(Duration::from_secs(60)),
-                    },
-                },
-                LevelSpec {
-                    clients: 100,
-                    stop: Stop {
-                        requests: Some(10_000),
-                        duration: Some(Duration::from_secs(60)),
-                    },
-                },
-            ]),
-            ..d(
-                vec![5, 100],
-                "/file6k.html",
-                None,
-                false,
-                Table::Ab,
-                reqs(10_000),
-            )
-        },
-    }
-}
-
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let preset = args.preset.map(preset_defaults);
     let clients_arg = args
@@ -269,9 +166,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     if args.requests == Some(0) {
         bail!("-n must be at least 1 request per level");
     }
-    if args.find_max_users && (args.max_error_pct.is_nan() || args.max_error_pct < 0.0) {
-        bail!("--max-error-pct must be 0 or more");
-    }
+    super::session::check_max_error_pct(args.max_error_pct)?;
     if args.max_p99_ms.is_some_and(|p| p.is_nan() || p <= 0.0) {
         bail!("--max-p99-ms must be more than 0");
     }
@@ -369,7 +264,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         .or(preset.as_ref().map(|p| p.table))
         .unwrap_or(Table::Sweep(Layout::Full));
 
-    let mut session = Session::open(global, "sweep", &url, args.quiet)?;
+    let target = if embedded.is_some() {
+        EMBEDDED_TARGET
+    } else {
+        url.as_str()
+    };
+    let mut session = Session::open(global, "sweep", target, args.quiet)?;
     if let Some(e) = &mut embedded {
         e.pin_generator();
         session.note(&format!(
@@ -379,87 +279,159 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             e.pinning
         ));
     }
-
+    let bounds = Bounds {
+        max_error_pct: args.max_error_pct,
+        max_p99_ms: args.max_p99_ms,
+    };
     if args.find_max_users {
         let spec = MaxUsersSpec {
             start: args.start_clients,
             limit: args.max_clients,
             stop,
             warmup,
-            bounds: Bounds {
-                max_error_pct: args.max_error_pct,
-                max_p99_ms: args.max_p99_ms,
-            },
+            bounds,
             precision: 0.05,
         };
-        let found = session.max_users(&spec, &plan, &workload.name)?;
-        print_max_users(&found, &spec.bounds, &workload.name, args.json);
-        let saved = session.finish(found.interrupted);
-        print_saved(saved, args.json);
-        return Ok(exit_code(found.interrupted));
+        let found = session.max_users(&spec, &plan, &workload.name);
+        let found = session.failed_on_error(found)?;
+        let verdict = max_users_verdict(&found, &spec.bounds);
+        print_max_users(
+            &found,
+            &spec.bounds,
+            &workload.name,
+            args.json.then_some(&verdict),
+        );
+        return Ok(session.conclude(&verdict, saved_line(args.json)));
     }
-
     let spec = SweepSpec {
         levels,
         warmup,
         rate,
+        max_error_pct: args.max_error_pct,
     };
-    let result = session.sweep(&spec, &plan, &workload.name)?;
+    let result = session.sweep(&spec, &plan, &workload.name);
+    let result = session.failed_on_error(result)?;
+    let shown = Shown {
+        plan: &plan,
+        workload: &workload.name,
+        rate,
+        table,
+    };
+    let verdict = levels_verdict(&result, args.max_error_pct);
+    print_sweep(&result, &shown, args.json.then_some(&verdict))?;
+    drop(embedded);
+    Ok(session.conclude(&verdict, saved_line(args.json)))
+}
+
+fn saved_line(json: bool) -> SavedLine {
+    if json {
+        SavedLine::Stderr
+    } else {
+        SavedLine::Stdout
+    }
+}
+
+/// A sweep's verdict: every level's errors count.
+pub fn levels_verdict(result: &SweepResult, max_error_pct: f64) -> Verdict {
+    let judged: Vec<Judged> = result
+        .levels
+        .iter()
+        .map(|l| Judged {
+            label: format!("{} clients", l.clients),
+            result: &l.result,
+            counts_errors: true,
+        })
+        .collect();
+    webstand_engine::judge(&judged, max_error_pct, result.interrupted)
+}
+
+/// A max-users search's verdict: levels breaking the bounds are what it looks for, so their errors
+/// do not count; finding no clean level because the first one already had too many errors does.
+fn max_users_verdict(found: &MaxUsers, bounds: &Bounds) -> Verdict {
+    let judged: Vec<Judged> = found
+        .probes
+        .iter()
+        .map(|p| Judged {
+            label: format!("{} clients", p.level.clients),
+            result: &p.level.result,
+            counts_errors: false,
+        })
+        .collect();
+    let mut v = webstand_engine::judge(&judged, bounds.max_error_pct, found.interrupted);
+    let first = found.probes.first().map(|p| &p.level);
+    if let Some(l) = first.filter(|_| v.outcome == Outcome::Complete && found.best.is_none()) {
+        if !l.result.is_clean(bounds.max_error_pct) {
+            v = Verdict {
+                outcome: Outcome::Errors,
+                reason: format!(
+                    "no clean level: the first, {} clients, had {:.2} % errors (failed or non-2xx), above --max-error-pct {} %",
+                    l.clients,
+                    l.result.error_pct(),
+                    bounds.max_error_pct
+                ),
+            };
+        }
+    }
+    v
+}
+
+/// What a sweep's text output needs besides its result.
+struct Shown<'a> {
+    plan: &'a Plan,
+    workload: &'a str,
+    rate: Option<Rate>,
+    table: Table,
+}
+
+/// The sweep's levels as JSON (with the verdict), or as the chosen table with the open-loop lines.
+fn print_sweep(result: &SweepResult, shown: &Shown, json: Option<&Verdict>) -> Result<()> {
     let levels = result.report_levels();
-    if args.json {
-        let mut doc = tables::sweep_json(&workload.name, &levels, result.interrupted);
-        if let Some(r) = rate {
+    let max = result.max_error_pct;
+    if let Some(verdict) = json {
+        let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);
+        doc["outcome"] = webstand_report::json::verdict_json(verdict);
+        if let Some(r) = shown.rate {
             doc["rate"] = serde_json::json!({ "requested_per_sec": r.rate, "jitter": r.jitter });
             doc["late_sends"] = result.levels.iter().map(|l| l.result.late_sends).collect();
         }
         println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        println!(
-            "Sweep of {} on {}:{} ({})\n",
-            workload.name,
-            plan.target.host,
-            plan.target.port,
-            describe_load(&plan, rate)
-        );
-        match table {
-            Table::Sweep(layout) => print!("{}", tables::render(layout, &levels)),
-            Table::Ab => {
-                for l in &result.levels {
-                    let info = AbInfo {
-                        host: plan.target.host.clone(),
-                        port: plan.target.port,
-                        path: workload.name.clone(),
-                        concurrency: l.clients,
-                        keep_alive: plan.keep_alive,
-                        ..Default::default()
-                    };
-                    println!("{}", webstand_report::ab::report(&l.result, &info));
-                }
-                print!("{}", tables::summary(&levels));
-            }
-        }
-        if let Some(r) = rate {
+        return Ok(());
+    }
+    let plan = shown.plan;
+    println!(
+        "Sweep of {} on {}:{} ({})\n",
+        shown.workload,
+        plan.target.host,
+        plan.target.port,
+        describe_load(plan, shown.rate)
+    );
+    match shown.table {
+        Table::Sweep(layout) => print!("{}", tables::render(layout, &levels, max)),
+        Table::Ab => {
             for l in &result.levels {
-                println!(
-                    "Open loop, {} connections: asked {:.0}/s, got {:.1}/s; late sends: {} of {}",
-                    l.clients,
-                    r.rate,
-                    l.result.hits_per_sec(),
-                    l.result.late_sends,
-                    l.result.attempted()
-                );
+                let info = AbInfo {
+                    host: plan.target.host.clone(),
+                    port: plan.target.port,
+                    path: shown.workload.to_string(),
+                    concurrency: l.clients,
+                    keep_alive: plan.keep_alive,
+                    rate: shown.rate.map(|r| r.rate),
+                    ..Default::default()
+                };
+                println!("{}", webstand_report::ab::report(&l.result, &info));
             }
-        }
-        if result.interrupted {
-            println!(
-                "Interrupted: the table shows the levels that completed (the last one partly)."
-            );
+            print!("{}", tables::summary(&levels, max));
         }
     }
-    let saved = session.finish(result.interrupted);
-    print_saved(saved, args.json);
-    drop(embedded);
-    Ok(exit_code(result.interrupted))
+    if let Some(r) = shown.rate {
+        for l in &result.levels {
+            println!("{}", tables::open_loop_line(l.clients, r.rate, &l.result));
+        }
+    }
+    if result.interrupted {
+        println!("Interrupted: the table shows the levels that completed (the last one partly).");
+    }
+    Ok(())
 }
 
 fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
@@ -482,10 +454,10 @@ fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
     s
 }
 
-fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool) {
+fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: Option<&Verdict>) {
     let bounds_text = match bounds.max_p99_ms {
-        Some(p) => format!("error level ≤ {} %, p99 ≤ {p} ms", bounds.max_error_pct),
-        None => format!("error level ≤ {} %", bounds.max_error_pct),
+        Some(p) => format!("errors ≤ {} %, p99 ≤ {p} ms", bounds.max_error_pct),
+        None => format!("errors ≤ {} %", bounds.max_error_pct),
     };
     let probes: Vec<_> = found
         .probes
@@ -497,8 +469,9 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
             result: &p.level.result,
         })
         .collect();
-    if json {
+    if let Some(verdict) = json {
         let doc = serde_json::json!({
+            "outcome": webstand_report::json::verdict_json(verdict),
             "workload": workload,
             "bounds": { "max_error_pct": bounds.max_error_pct, "max_p99_ms": bounds.max_p99_ms },
             "max_users": found.best.as_ref().map(|b| b.clients),
@@ -521,14 +494,14 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
     }
     match (&found.best, found.first_broken) {
         (Some(b), Some(bad)) => println!(
-            "Max users: {} (largest clean level; {bad} broke): {:.0} hits/s, p99 {:.1} ms, error level {:.2} %",
+            "Max users: {} (largest clean level; {bad} broke): {:.0} hits/s, p99 {:.1} ms, errors {:.2} % (failed or non-2xx)",
             b.clients,
             b.result.hits_per_sec(),
             b.result.latency_ms(0.99),
             b.result.error_pct()
         ),
         (Some(b), None) => println!(
-            "Max users: {}+ (no level broke up to --max-clients): {:.0} hits/s, p99 {:.1} ms, error level {:.2} %",
+            "Max users: {}+ (no level broke up to --max-clients): {:.0} hits/s, p99 {:.1} ms, errors {:.2} % (failed or non-2xx)",
             b.clients,
             b.result.hits_per_sec(),
             b.result.latency_ms(0.99),
@@ -540,164 +513,4 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: bool
     if found.interrupted {
         println!("Interrupted: the search stopped early; the figures above are what completed.");
     }
-}
-
-fn print_saved(saved: Option<String>, json: bool) {
-    if let Some(s) = saved {
-        if json {
-            eprintln!("{s}");
-        } else {
-            println!("\n{s}");
-        }
-    }
-}
-
-/// 130 after Ctrl-C (what shells report for SIGINT), else 0.
-pub fn exit_code(interrupted: bool) -> i32 {
-    if interrupted {
-        130
-    } else {
-        0
-    }
-}
-
-/// Ctrl-C, progress and the history around the lab's runs: one history run for the whole command, a
-/// level saved as soon as it is measured. Any command driving `webstand_lab` runs can use it as the
-/// lab's `Observer` (set the group and server version before each series).
-pub struct Session {
-    store: Option<(Store, RunId)>,
-    quiet: bool,
-    /// The series the next levels belong to (the history's group).
-    pub group: String,
-    /// The target's version for the history; when `None`, the response's Server header.
-    pub server_version: Option<String>,
-    progress: Option<Progress>,
-}
-
-impl Session {
-    /// Opens the history and records the start of a run (a history that cannot be opened is
-    /// reported and the run goes on unsaved).
-    pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Session> {
-        let meta = RunMeta {
-            kind: kind.to_string(),
-            command_line: command_line(),
-            target: target.to_string(),
-        };
-        let store = match Store::open(global.db.as_deref())
-            .and_then(|s| s.begin_run(&meta).map(|id| (s, id)))
-        {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
-                None
-            }
-        };
-        Ok(Session {
-            store,
-            quiet,
-            group: String::new(),
-            server_version: None,
-            progress: None,
-        })
-    }
-
-    pub fn note(&self, text: &str) {
-        if !self.quiet {
-            eprintln!("webstand: {text}");
-        }
-    }
-
-    pub fn sweep(&mut self, spec: &SweepSpec, plan: &Plan, workload: &str) -> Result<SweepResult> {
-        self.group = workload.to_string();
-        lab_sweep::run(spec, plan, workload, self)
-    }
-
-    pub fn max_users(
-        &mut self,
-        spec: &MaxUsersSpec,
-        plan: &Plan,
-        workload: &str,
-    ) -> Result<MaxUsers> {
-        self.group = workload.to_string();
-        maxusers::find(spec, plan, self)
-    }
-
-    /// Records the server's side of a level already saved in `group` (the lab's /proc figures).
-    pub fn save_server_figures(&mut self, clients: usize, figures: &ServerFigures) {
-        if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_server_figures(*id, &self.group, clients, figures) {
-                eprintln!("webstand: warning: server figures will not be saved: {e:#}");
-                self.store = None;
-            }
-        }
-    }
-
-    /// Marks the run finished ("complete" or "interrupted"); returns where it was saved, to print.
-    pub fn finish(&mut self, interrupted: bool) -> Option<String> {
-        self.finish_as(if interrupted {
-            "interrupted"
-        } else {
-            "complete"
-        })
-    }
-
-    /// Marks the run finished with `status` ("complete", "interrupted" or "failed").
-    pub fn finish_as(&mut self, status: &str) -> Option<String> {
-        let (store, id) = self.store.take()?;
-        match store.finish_run(id, status) {
-            Ok(()) => Some(format!(
-                "Saved as run {id} in {} (see `webstand show {id}`)",
-                store.path().display()
-            )),
-            Err(e) => {
-                eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
-                None
-            }
-        }
-    }
-}
-
-impl Observer for Session {
-    fn live(&mut self) -> Arc<Live> {
-        crate::interrupt::live()
-    }
-    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
-        let label = format!("{}: {label}", self.group);
-        self.progress = Some(progress::start(
-            &label,
-            live.clone(),
-            plan.stop.requests,
-            plan.stop.duration,
-            self.quiet,
-        ));
-    }
-    fn run_ended(&mut self) {
-        self.progress = None;
-    }
-    fn level_done(&mut self, level: &Level) -> Result<()> {
-        let r = &level.result;
-        self.note(&format!(
-            "{}: {} clients: {:.0} hits/s, {} failed{}",
-            self.group,
-            level.clients,
-            r.hits_per_sec(),
-            r.failed.total(),
-            if r.interrupted { " (interrupted)" } else { "" }
-        ));
-        if let Some((store, id)) = &self.store {
-            let version = self
-                .server_version
-                .as_deref()
-                .or(r.server_software.as_deref());
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
-                eprintln!("webstand: warning: results will not be saved: {e:#}");
-                self.store = None;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
 }

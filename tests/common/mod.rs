@@ -8,9 +8,16 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The binary under test.
+/// The binary under test. Its default history lives under the build's own temporary directory
+/// (XDG_DATA_HOME), so a test without `--db` neither reads nor writes the user's history (one
+/// written by a newer webstand would add a warning line to every run).
 pub fn webstand() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_webstand"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_webstand"));
+    c.env(
+        "XDG_DATA_HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
+    );
+    c
 }
 
 /// Runs `webstand ARGS…` to completion with a bound on its running time.
@@ -26,23 +33,38 @@ pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn webstand");
+    // Both pipes are drained while the command runs: one that fills (64 KiB) would block it.
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out_reader = drain(Box::new(child.stdout.take().unwrap()));
+    let err_reader = drain(Box::new(child.stderr.take().unwrap()));
     let deadline = Instant::now() + limit;
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
+            let _ = child.wait();
             panic!(
                 "webstand {:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
                 args,
                 limit,
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
+                String::from_utf8_lossy(&out_reader.join().unwrap()),
+                String::from_utf8_lossy(&err_reader.join().unwrap())
             );
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
     }
 }
 
@@ -72,6 +94,22 @@ pub fn wait_listening(addr: SocketAddr, limit: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// Waits until run 1 of the history `db` has at least `n` levels saved: the readiness signal of a
+/// sweep or comparison in progress (each level is committed as it completes).
+pub fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if let Ok(run) = webstand_store::Store::open_existing(Some(db)).and_then(|s| s.load_run(1))
+        {
+            if run.levels.len() >= n {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("run 1 of {} never had {n} levels saved", db.display());
 }
 
 /// A child process killed when dropped, so a failing test leaves nothing running.
@@ -127,14 +165,43 @@ pub fn raw_exchange(addr: SocketAddr, request: &[u8], limit: Duration) -> Vec<u8
     out
 }
 
-/// Whether a program is on PATH (tests that need a Debian package skip with a note when it is not,
-/// and CI installs every one of them through scripts/install-deps.sh).
-pub fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program} >/dev/null 2>&1")])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+/// Where a program is, found the way the lab finds the servers it runs (PATH, then the sbin
+/// directories a non-root PATH lacks: nginx, apache2 and mini_httpd live in /usr/sbin).
+pub fn find(program: &str) -> Option<std::path::PathBuf> {
+    webstand_lab::servers::find_program(program)
+}
+
+/// The Debian package that holds a program the tests run (scripts/install-deps.sh installs each).
+fn package_of(program: &str) -> &str {
+    match program {
+        "nginx" => "nginx-light",
+        "ab" | "htpasswd" => "apache2-utils",
+        "apache2" => "apache2",
+        "mini_httpd" => "mini-httpd",
+        "chromium" => "chromium",
+        "script" => "bsdutils",
+        "time" => "time",
+        other => other,
+    }
+}
+
+/// The path of a program a test needs. CI installs every one (scripts/install-deps.sh), so a
+/// missing program FAILS the test with a line saying how to install it: no test passes by skipping.
+pub fn require(program: &str) -> std::path::PathBuf {
+    find(program).unwrap_or_else(|| {
+        panic!(
+            "{program} is not installed: this test needs it (apt-get install {}, or run \
+             scripts/install-deps.sh, as CI does)",
+            package_of(program)
+        )
+    })
+}
+
+/// A test that needs root (chroot, switching users) FAILS without it: CI runs as root.
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(euid, 0, "this test needs root ({why}); CI runs as root");
 }
 
 /// A deliberately slow HTTP/1.1 server for tests: `workers` threads each take the next accepted

@@ -4,6 +4,7 @@
 use crate::response::ResponseParser;
 use mio::net::TcpStream;
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::time::Instant;
 
@@ -27,6 +28,8 @@ pub(crate) struct InFlight {
 
 pub(crate) struct Conn {
     pub stream: Option<TcpStream>,
+    /// Where the current (or last) connection went.
+    pub to: SocketAddr,
     /// Whether `stream` is registered with the poller, and for writability too.
     pub registered: bool,
     pub want_write: bool,
@@ -49,9 +52,10 @@ pub(crate) struct Conn {
 
 impl Conn {
     /// A free slot for up to `pipeline` requests in flight.
-    pub(crate) fn new(now: Instant, pipeline: usize) -> Conn {
+    pub(crate) fn new(now: Instant, pipeline: usize, to: SocketAddr) -> Conn {
         Conn {
             stream: None,
+            to,
             registered: false,
             want_write: false,
             phase: Phase::Free,

@@ -53,7 +53,8 @@ impl Worker<'_> {
         c.served = 0;
         c.conn_start = now;
         c.phase = Phase::Connecting;
-        let s = match TcpStream::connect(sh.addr) {
+        c.to = sh.reach.addr();
+        let s = match TcpStream::connect(c.to) {
             Ok(s) => s,
             Err(e) => return self.fail(slot, Class::Connect, &e),
         };
@@ -108,6 +109,7 @@ impl Worker<'_> {
                     if c.phase == Phase::Connecting {
                         c.connect_us = micros(now - c.conn_start);
                         self.r.connections += 1;
+                        self.sh.reach.connected();
                         c.phase = Phase::Sending;
                     }
                     c.written += n;
@@ -398,8 +400,11 @@ impl Worker<'_> {
     /// The front request failed; the connection is closed and the slot starts over.
     pub(crate) fn fail(&mut self, slot: usize, class: Class, err: &io::Error) {
         let c = &mut self.conns[slot];
-        let connecting = c.phase == Phase::Connecting;
+        let (connecting, to) = (c.phase == Phase::Connecting, c.to);
         c.close();
+        if matches!(class, Class::Connect) && self.sh.reach.connect_failed(to, err) {
+            return self.ready.push(slot); // sent again, to the target's next address
+        }
         if c.inflight.pop_front().is_some() {
             self.outstanding -= 1;
             self.last_done = Instant::now();
@@ -420,7 +425,7 @@ impl Worker<'_> {
                 } else {
                     "request to"
                 };
-                self.r.first_error = Some(format!("{what} {}: {err}", self.sh.addr));
+                self.r.first_error = Some(format!("{what} {to}: {err}"));
             }
         }
         self.ready.push(slot);

@@ -1,6 +1,32 @@
 //! The figures every report quotes, each defined once (see docs/ARCHITECTURE.md).
+//!
+//! One definition of an error serves every command and table: **errors = failed requests (ab's
+//! classes: connect, receive, length, exceptions) + complete responses that were not 2xx**. A level's
+//! error rate, the peak, max users, exit statuses and the history's statuses all count that way.
 
 use crate::RunResult;
+
+/// The error rate (% of attempted requests) above which a result is not clean, unless a command's
+/// `--max-error-pct` says otherwise: the peak skips such levels and a run with one exits `errors`.
+pub const DEFAULT_MAX_ERROR_PCT: f64 = 1.0;
+
+/// Above this error rate (% of attempted) a level is "mostly errors", and every layout marks it.
+pub const MOSTLY_ERRORS_PCT: f64 = 50.0;
+
+/// The peak of several results: the index of the one with the most hits/s among those that are
+/// clean ([`RunResult::is_clean`]); None when none is. A level above the error threshold is never
+/// a peak, however fast it failed.
+pub fn peak<'a>(
+    results: impl IntoIterator<Item = &'a RunResult>,
+    max_error_pct: f64,
+) -> Option<usize> {
+    results
+        .into_iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_clean(max_error_pct))
+        .max_by(|a, b| a.1.hits_per_sec().total_cmp(&b.1.hits_per_sec()))
+        .map(|(i, _)| i)
+}
 
 impl RunResult {
     fn secs(&self) -> f64 {
@@ -26,22 +52,43 @@ impl RunResult {
     pub fn mbits_per_sec(&self) -> f64 {
         self.total_bytes as f64 * 8.0 / 1e6 / self.secs()
     }
-    /// Errors/s = failed ÷ elapsed.
-    pub fn errors_per_sec(&self) -> f64 {
-        self.failed.total() as f64 / self.secs()
+    /// Errors = failed requests + non-2xx responses.
+    pub fn errors(&self) -> u64 {
+        self.failed.total() + self.non_2xx
     }
-    /// Error level % = failed ÷ attempted × 100.
+    /// Successful requests: complete with a 2xx status.
+    pub fn successful(&self) -> u64 {
+        self.complete.saturating_sub(self.non_2xx)
+    }
+    /// Errors/s = errors ÷ elapsed.
+    pub fn errors_per_sec(&self) -> f64 {
+        self.errors() as f64 / self.secs()
+    }
+    /// Error rate % = errors ÷ attempted × 100.
     pub fn error_pct(&self) -> f64 {
         let a = self.attempted();
         if a == 0 {
             0.0
         } else {
-            self.failed.total() as f64 * 100.0 / a as f64
+            self.errors() as f64 * 100.0 / a as f64
         }
+    }
+    /// More than [`MOSTLY_ERRORS_PCT`] of the attempted requests were errors.
+    pub fn mostly_errors(&self) -> bool {
+        self.attempted() > 0 && self.error_pct() > MOSTLY_ERRORS_PCT
+    }
+    /// At least one successful request and errors within `max_error_pct` % of attempted: a level
+    /// whose figures describe a working server.
+    pub fn is_clean(&self, max_error_pct: f64) -> bool {
+        self.successful() > 0 && self.error_pct() <= max_error_pct
     }
     /// Little's load factor = Σ response times ÷ elapsed.
     pub fn littles_load(&self) -> f64 {
         self.latency_sum_us as f64 / 1e6 / self.secs()
+    }
+    /// Mean latency in milliseconds.
+    pub fn mean_latency_ms(&self) -> f64 {
+        self.mean_latency_secs() * 1000.0
     }
     /// Mean latency in seconds (WebStone's "Latency").
     pub fn mean_latency_secs(&self) -> f64 {
@@ -112,5 +159,42 @@ mod tests {
             crate::CpuTime::default(),
         ];
         assert_eq!(r.thread_busy(), vec![0.75, 0.0]);
+        // Non-2xx answers are errors too: 10 failed + 40 non-2xx of 1010 attempted.
+        r.non_2xx = 40;
+        assert_eq!((r.errors(), r.successful()), (50, 960));
+        assert_eq!(r.errors_per_sec(), 25.0);
+        assert!((r.error_pct() - 4.950495).abs() < 1e-4);
+        assert!(!r.is_clean(DEFAULT_MAX_ERROR_PCT) && r.is_clean(5.0) && !r.mostly_errors());
+        r.non_2xx = 1000; // every answer a 404: nothing succeeded
+        assert!(r.mostly_errors() && !r.is_clean(100.0));
+    }
+
+    #[test]
+    fn the_peak_is_the_fastest_clean_level() {
+        let level = |complete: u64, non_2xx: u64, connect: u64| {
+            let mut r = RunResult {
+                elapsed: Duration::from_secs(1),
+                complete,
+                non_2xx,
+                ..Default::default()
+            };
+            r.failed.connect = connect;
+            r
+        };
+        // The fastest level answered 404s, the next lost 2 % to refused connects.
+        let levels = [
+            level(100, 0, 0),
+            level(900, 900, 0),
+            level(500, 0, 10),
+            level(300, 1, 0),
+        ];
+        assert_eq!(peak(&levels, DEFAULT_MAX_ERROR_PCT), Some(3));
+        assert_eq!(peak(&levels, 5.0), Some(2));
+        assert_eq!(
+            peak(&levels[1..2], 100.0),
+            None,
+            "no successful request, no peak"
+        );
+        assert_eq!(peak(&[], 1.0), None);
     }
 }

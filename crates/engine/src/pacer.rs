@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 /// A send later than its intended time by more than this counts as late; poll wakes with
 /// millisecond resolution, so anything closer is timer noise.
-const LATE: Duration = Duration::from_millis(2);
+pub const LATE: Duration = Duration::from_millis(2);
 
 /// Open-loop pacing: the next intended send time of this thread.
 pub(crate) struct Pacer {

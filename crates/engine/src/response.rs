@@ -162,7 +162,14 @@ fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameErr
                 }
             }
             6 if capture_server && name.eq_ignore_ascii_case(b"server") => {
-                head.server = Some(String::from_utf8_lossy(h.value).into_owned());
+                // ab's "Server Software" is the value up to its first space or control byte
+                // ("Apache/2.4.71 (Debian)" → "Apache/2.4.71"); scripts compare the two.
+                let end = h
+                    .value
+                    .iter()
+                    .position(|&b| b <= b' ')
+                    .unwrap_or(h.value.len());
+                head.server = Some(String::from_utf8_lossy(&h.value[..end]).into_owned());
             }
             _ => {}
         }
@@ -222,6 +229,10 @@ impl ResponseParser {
                         }
                         return Ok(Feed::More);
                     };
+                    // The same limit whether the head came in one read or several.
+                    if head.len > MAX_HEAD {
+                        return Err("response head too large");
+                    }
                     pos += head.len - carried;
                     self.head.clear();
                     if head.status < 100 || head.status > 999 {
@@ -417,6 +428,12 @@ mod tests {
         );
         assert_eq!((p.status, p.body_len, p.keep_alive), (200, 5, true));
         assert_eq!(p.server.as_deref(), Some("x/1"));
+        // As ab reports it: up to the first space.
+        let p = complete_at_every_split(
+            b"HTTP/1.1 200 OK\r\nServer: Apache/2.4 (Debian)\r\nContent-Length: 0\r\n\r\n",
+            false,
+        );
+        assert_eq!(p.server.as_deref(), Some("Apache/2.4"));
     }
 
     #[test]
@@ -500,6 +517,25 @@ mod tests {
         );
         assert_eq!(r, Ok(None));
         assert!(!p.eof());
+    }
+
+    /// Found by tests/fuzz.rs: a head over the limit was refused when it came in pieces and
+    /// accepted when it came in one read.
+    #[test]
+    fn the_head_limit_does_not_depend_on_how_the_head_arrives() {
+        let big = format!(
+            "HTTP/1.1 200 OK\r\nX: {}\r\nContent-Length: 0\r\n\r\n",
+            "a".repeat(MAX_HEAD)
+        );
+        for step in [1000, big.len()] {
+            let (r, _) = feed_in_steps(big.as_bytes(), step, false);
+            assert_eq!(r, Err("response head too large"), "step {step}");
+        }
+        let fits = format!(
+            "HTTP/1.1 200 OK\r\nX: {}\r\nContent-Length: 0\r\n\r\n",
+            "a".repeat(MAX_HEAD - 100)
+        );
+        complete_at_every_split(fits.as_bytes(), false);
     }
 
     #[test]

@@ -29,6 +29,32 @@ impl Failures {
     }
 }
 
+/// Why the engine ended a run before its stop condition (a Ctrl-C is `RunResult::interrupted`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// No connection could be made at the start (every address refused or failed): nothing measured.
+    Unreachable,
+    /// Connections worked, then were refused again and again: the server went away mid-run.
+    TargetLost,
+}
+
+impl Ended {
+    /// The name saved in the history and shown in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ended::Unreachable => "unreachable",
+            Ended::TargetLost => "target lost",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Ended> {
+        match name {
+            "unreachable" => Some(Ended::Unreachable),
+            "target lost" => Some(Ended::TargetLost),
+            _ => None,
+        }
+    }
+}
+
 /// Latency histograms in microseconds, as ab's "Connection Times" splits a request.
 #[derive(Clone, Debug)]
 pub struct Histograms {
@@ -124,4 +150,6 @@ pub struct RunResult {
     pub first_error: Option<String>,
     /// True when the run was cut short (Ctrl-C); the figures cover what completed.
     pub interrupted: bool,
+    /// Set when the engine ended the run because the target could not be reached or was lost.
+    pub ended: Option<Ended>,
 }

@@ -5,14 +5,14 @@
 //! only cross-thread state is the plan, the expectations set by the first responses, and the `Live`
 //! counters a thread adds to once per event batch.
 
+use crate::reach::Reach;
 use crate::target::request_bytes;
 use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Counters a run publishes while it goes, for progress displays and for stopping it early.
 /// Threads add to them once per event batch, never per request.
@@ -30,7 +30,6 @@ pub struct Live {
 pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     check(plan)?;
     let clients = plan.shape.clients();
-    let addr = pick_address(&plan.target.addrs)?;
     raise_fd_limit(clients as u64 + 64);
     let threads = match plan.threads {
         0 => std::thread::available_parallelism()
@@ -43,7 +42,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
 
     let shared = Shared {
         plan,
-        addr,
+        reach: Reach::new(&plan.target.addrs),
         reqs: plan
             .requests
             .iter()
@@ -100,6 +99,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     }
     result.elapsed = end - start;
     result.interrupted = live.stop.load(Ordering::Relaxed);
+    result.ended = shared.reach.ended();
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     Ok(result)
@@ -126,26 +126,15 @@ fn check(plan: &Plan) -> anyhow::Result<()> {
             bail!("the request rate must be a number of requests per second of at least 0.001");
         }
     }
-    Ok(())
-}
-
-/// The first address that accepts a connection, when there are several (localhost: ::1 and
-/// 127.0.0.1); otherwise the only one.
-fn pick_address(addrs: &[SocketAddr]) -> anyhow::Result<SocketAddr> {
-    match addrs {
-        [] => bail!("the target has no address"),
-        [one] => Ok(*one),
-        many => Ok(many
-            .iter()
-            .find(|a| std::net::TcpStream::connect_timeout(a, Duration::from_secs(1)).is_ok())
-            .copied()
-            .unwrap_or(many[0])),
+    if plan.target.addrs.is_empty() {
+        bail!("the target has no address");
     }
+    Ok(())
 }
 
 /// Raises the soft open-files limit toward `wanted` (up to the hard limit): a default soft limit of
 /// 1024 would otherwise turn high concurrency into connect failures.
-fn raise_fd_limit(wanted: u64) {
+pub fn raise_fd_limit(wanted: u64) {
     // SAFETY: getrlimit/setrlimit only read and write the struct we pass.
     unsafe {
         let mut lim: libc::rlimit = std::mem::zeroed();
@@ -183,7 +172,8 @@ fn merge(into: &mut RunResult, r: &RunResult) {
 /// What every thread reads: the plan and the per-request expectations set by the first responses.
 pub(crate) struct Shared<'a> {
     pub plan: &'a Plan,
-    pub addr: SocketAddr,
+    /// Which address to connect to, and whether the target was lost (no probe connection).
+    pub reach: Reach<'a>,
     pub reqs: Vec<Vec<u8>>,
     pub head_request: bool,
     pub keep_alive: bool,
@@ -231,6 +221,8 @@ impl Share {
 mod tests {
     use super::*;
     use std::io::{BufRead, BufReader, Write};
+    use std::net::SocketAddr;
+    use std::time::Duration;
 
     /// A tiny keep-alive server: answers every request with a 5-byte body until the client closes.
     fn hello_server(max_conns: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {

@@ -86,7 +86,7 @@ impl<'a> Worker<'a> {
             sh,
             poll: Poll::new()?,
             conns: (0..share.clients)
-                .map(|_| Conn::new(now, sh.pipeline))
+                .map(|_| Conn::new(now, sh.pipeline, sh.reach.addr()))
                 .collect(),
             buf: vec![0; READ_BUF],
             r: RunResult {
@@ -159,7 +159,7 @@ impl<'a> Worker<'a> {
 
     /// When this thread's part of the run is over: the moment it ended.
     fn finished(&self, now: Instant) -> Option<Instant> {
-        if self.sh.live.stop.load(Ordering::Relaxed) {
+        if self.sh.live.stop.load(Ordering::Relaxed) || self.sh.reach.ended().is_some() {
             return Some(now);
         }
         if let Some(deadline) = self.sh.deadline.filter(|d| now >= *d) {

@@ -232,6 +232,8 @@ pub struct WorkloadOutcome {
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.
     pub note: Option<String>,
+    /// The server died during this workload (`note` says how).
+    pub died: bool,
 }
 
 /// One server's part of the comparison.
@@ -457,13 +459,8 @@ fn run_server(
             return;
         }
     };
-    obs.note(&format!(
-        "{} {} on http://{}/ (pid {})",
-        kind.name(),
-        binary.version,
-        server.addr,
-        server.pid()
-    ));
+    let (name, version, pid, addr) = (kind.name(), &binary.version, server.pid(), server.addr);
+    obs.note(&format!("{name} {version} on http://{addr}/ (pid {pid})"));
     if opts.features && round == 0 {
         let f = servers::check_features(&mut server, &setup);
         obs.note(&format!(
@@ -500,13 +497,15 @@ fn run_server(
         // One level at a time, so a server that died ends its sweep with the levels it finished.
         let mut swept = SweepResult {
             workload: wk.name().to_string(),
+            max_error_pct: opts.max_users.bounds.max_error_pct,
             ..Default::default()
         };
         for &clients in &opts.levels {
             if acct.server.death_note().is_some() {
                 break;
             }
-            let spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            let mut spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            spec.max_error_pct = swept.max_error_pct;
             match sweep::run(&spec, &plan, wk.name(), &mut acct) {
                 Ok(one) => {
                     swept.levels.extend(one.levels);
@@ -514,7 +513,8 @@ fn run_server(
                 }
                 Err(e) => w.note = Some(format!("{e:#}")),
             }
-            if swept.interrupted || w.note.is_some() {
+            let ended = swept.levels.last().and_then(|l| l.result.ended);
+            if swept.interrupted || w.note.is_some() || ended.is_some() {
                 break;
             }
         }
@@ -558,7 +558,7 @@ fn run_server(
                 .and_then(|s| s.levels.last())
                 .map(|l| format!(" after {} clients", l.clients))
                 .unwrap_or_default();
-            w.note = Some(format!("{dead}{at}"));
+            (w.note, w.died) = (Some(format!("{dead}{at}")), true);
         }
         outcome.workloads.push(w);
     }
@@ -673,24 +673,18 @@ impl ServerOutcome {
             ..Default::default()
         };
         if let Some(s) = &w.sweep {
-            if let Some((i, peak)) = s.levels.iter().enumerate().max_by(|a, b| {
-                a.1.result
-                    .hits_per_sec()
-                    .total_cmp(&b.1.result.hits_per_sec())
-            }) {
+            if let Some((i, peak)) = s.peak_index().map(|i| (i, &s.levels[i])) {
                 let r = &peak.result;
                 row.measured = true;
                 row.peak_hits_per_sec = r.hits_per_sec();
                 row.clients_at_peak = peak.clients;
                 row.p99_ms_at_peak = r.latency_ms(0.99);
-                row.errors = s
-                    .levels
-                    .iter()
-                    .map(|l| l.result.failed.total() + l.result.non_2xx)
-                    .sum();
+                row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
                 row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
                 row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
                 row.peak_rss_kib = w.peak_rss_kib;
+            } else if row.note.is_none() {
+                row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
             }
             if s.interrupted && row.note.is_none() {
                 row.note = Some("interrupted: figures cover the levels that completed".into());
@@ -949,7 +943,7 @@ mod verify {
                 r.requests = res.complete;
                 r.hits_per_sec = res.hits_per_sec();
                 r.bytes = res.total_bytes;
-                r.errors = res.failed.total() + res.non_2xx;
+                r.errors = res.errors();
             }
             Err(e) => r.note = Some(format!("{e:#}")),
         }
@@ -1139,7 +1133,7 @@ mod tests {
         let sweep = SweepResult {
             workload: "2k".into(),
             levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)],
-            interrupted: false,
+            ..Default::default()
         };
         let ms = Duration::from_millis;
         let w = WorkloadOutcome {

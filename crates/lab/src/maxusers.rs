@@ -52,24 +52,22 @@ pub struct MaxUsers {
     pub interrupted: bool,
 }
 
-/// Why `result` breaks `bounds`, if it does.
+/// Why `result` breaks `bounds`, if it does. Errors are counted as everywhere else
+/// (`webstand_engine::figures`: failed + non-2xx).
 pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<String> {
-    if result.complete == 0 {
-        return Some("no request completed".to_string());
+    if let Some(e) = result.ended {
+        return Some(format!("the target was {}", e.name()));
     }
-    let attempted = result.attempted().max(1) as f64;
-    let err = result.error_pct();
-    let non2xx = result.non_2xx as f64 * 100.0 / attempted;
-    if err > bounds.max_error_pct {
-        return Some(format!(
-            "error level {err:.2} % > {} %",
-            bounds.max_error_pct
-        ));
+    if result.successful() == 0 {
+        return Some("no successful request".to_string());
     }
-    if non2xx > bounds.max_error_pct {
+    if !result.is_clean(bounds.max_error_pct) {
         return Some(format!(
-            "non-2xx answers {non2xx:.2} % > {} %",
-            bounds.max_error_pct
+            "error rate {:.2} % > {} % ({} failed, {} non-2xx)",
+            result.error_pct(),
+            bounds.max_error_pct,
+            result.failed.total(),
+            result.non_2xx
         ));
     }
     if let Some(max) = bounds.max_p99_ms {
@@ -100,9 +98,10 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
         levels: Vec::new(),
         warmup: spec.warmup.clone(),
         rate: None,
+        max_error_pct: spec.bounds.max_error_pct,
     };
     let mut out = MaxUsers::default();
-    // Returns Some(clean?) or None when interrupted.
+    // Returns Some(clean?), or None when the search must stop (interrupted, target gone).
     let mut probe = |clients: usize, out: &mut MaxUsers| -> Result<Option<bool>> {
         let level = LevelSpec {
             clients,
@@ -118,7 +117,7 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
             return Ok(None);
         }
         let broke = check(&spec.bounds, &l.result);
-        let clean = broke.is_none();
+        let (clean, ended) = (broke.is_none(), l.result.ended.is_some());
         if clean && out.best.as_ref().is_none_or(|b| b.clients < clients) {
             out.best = Some((*l).clone());
         }
@@ -126,7 +125,8 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
             out.first_broken = Some(clients);
         }
         out.probes.push(Probe { level: *l, broke });
-        Ok(Some(clean))
+        // A target unreachable or lost: no later level can be measured either.
+        Ok((!ended).then_some(clean))
     };
 
     // Doubling.
@@ -175,16 +175,19 @@ mod tests {
         r.histograms.total.record(10_000).unwrap();
         assert_eq!(check(&b, &r), None);
         r.failed.connect = 20;
-        assert!(check(&b, &r).unwrap().starts_with("error level"));
+        assert!(check(&b, &r).unwrap().starts_with("error rate 1.96 %"));
         r.failed.connect = 0;
         r.non_2xx = 50;
-        assert!(check(&b, &r).unwrap().starts_with("non-2xx"));
+        assert_eq!(
+            check(&b, &r).unwrap(),
+            "error rate 5.00 % > 1 % (0 failed, 50 non-2xx)"
+        );
         r.non_2xx = 0;
         r.histograms.total.record(80_000).unwrap();
         assert!(check(&b, &r).unwrap().starts_with("p99"));
         assert_eq!(
             check(&b, &RunResult::default()).unwrap(),
-            "no request completed"
+            "no successful request"
         );
     }
 }

@@ -222,7 +222,9 @@ pub fn version_in(text: &str) -> Option<String> {
     None
 }
 
-fn find_program(name: &str) -> Option<PathBuf> {
+/// Finds a program the way the lab runs one: on PATH, then in the sbin directories a non-root PATH
+/// lacks (nginx, apache2 and mini_httpd live in /usr/sbin).
+pub fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin"].map(PathBuf::from))

@@ -4,13 +4,14 @@
 //! [`SweepResult`]: one [`Level`] per client count, each holding the engine's `RunResult` (every figure
 //! comes from `webstand_engine::figures`). An [`Observer`] hears about each level as it starts and ends,
 //! so the command line can wire Ctrl-C, progress and the history without this module knowing them.
-//! After an interrupted level the sweep stops and returns what completed.
+//! After an interrupted level, or one whose target was lost or unreachable, the sweep stops and
+//! returns what completed.
 
 use anyhow::{bail, Context, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{Live, Plan, RunResult, Shape, Stop};
+use webstand_engine::{figures, Live, Plan, RunResult, Shape, Stop};
 
 /// One level: how many clients (connections) and when its measured run stops.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,8 @@ pub struct SweepSpec {
     pub warmup: Option<Stop>,
     /// Open loop at this rate instead of closed-loop clients.
     pub rate: Option<Rate>,
+    /// Errors (failed + non-2xx, % of attempted) above which a level cannot be the peak.
+    pub max_error_pct: f64,
 }
 
 impl SweepSpec {
@@ -49,6 +52,7 @@ impl SweepSpec {
                 .collect(),
             warmup,
             rate: None,
+            max_error_pct: figures::DEFAULT_MAX_ERROR_PCT,
         }
     }
 }
@@ -60,21 +64,36 @@ pub struct Level {
     pub result: RunResult,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct SweepResult {
     /// The workload's name (the history's group).
     pub workload: String,
     pub levels: Vec<Level>,
     /// Stopped early by Ctrl-C: `levels` holds what completed (the last one possibly partial).
     pub interrupted: bool,
+    /// The spec's error threshold, which decides the peak.
+    pub max_error_pct: f64,
+}
+
+impl Default for SweepResult {
+    fn default() -> Self {
+        SweepResult {
+            workload: String::new(),
+            levels: Vec::new(),
+            interrupted: false,
+            max_error_pct: figures::DEFAULT_MAX_ERROR_PCT,
+        }
+    }
 }
 
 impl SweepResult {
-    /// The level with the most hits/s.
+    /// The index of the peak level: the most hits/s among the clean ones (`figures::peak`).
+    pub fn peak_index(&self) -> Option<usize> {
+        figures::peak(self.levels.iter().map(|l| &l.result), self.max_error_pct)
+    }
+    /// The peak level, if any level was clean.
     pub fn peak(&self) -> Option<&Level> {
-        self.levels
-            .iter()
-            .max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+        self.peak_index().map(|i| &self.levels[i])
     }
     /// The levels as the reports take them (`webstand_report::tables`, `export`).
     pub fn report_levels(&self) -> Vec<webstand_report::export::Level<'_>> {
@@ -126,16 +145,17 @@ pub fn run(
     }
     let mut out = SweepResult {
         workload: workload.to_string(),
+        max_error_pct: spec.max_error_pct,
         ..Default::default()
     };
     for level in &spec.levels {
         match measure_level(spec, level, base, obs)? {
             Measured::Done(l) => {
-                let interrupted = l.result.interrupted;
+                let (interrupted, ended) = (l.result.interrupted, l.result.ended.is_some());
                 obs.level_done(&l)?;
                 out.levels.push(*l);
-                if interrupted {
-                    out.interrupted = true;
+                out.interrupted |= interrupted;
+                if interrupted || ended {
                     break;
                 }
             }
@@ -448,19 +468,63 @@ mod tests {
     }
 
     #[test]
-    fn peak_is_the_level_with_most_hits() {
-        let lvl = |clients, complete| Level {
+    fn peak_is_the_clean_level_with_most_hits() {
+        let lvl = |clients, complete, non_2xx| Level {
             clients,
             result: RunResult {
                 complete,
+                non_2xx,
                 elapsed: Duration::from_secs(1),
                 ..Default::default()
             },
         };
         let s = SweepResult {
-            levels: vec![lvl(1, 10), lvl(2, 30), lvl(4, 20)],
+            levels: vec![lvl(1, 10, 0), lvl(2, 30, 0), lvl(4, 20, 0), lvl(8, 90, 9)],
             ..Default::default()
         };
-        assert_eq!(s.peak().unwrap().clients, 2);
+        assert_eq!(
+            s.peak().unwrap().clients,
+            2,
+            "8 clients answered 10 % errors"
+        );
+        let all_404 = SweepResult {
+            levels: vec![lvl(1, 10, 10)],
+            ..Default::default()
+        };
+        assert!(all_404.peak().is_none());
+    }
+
+    #[test]
+    fn a_dead_target_ends_the_sweep_at_its_first_level() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port(); // free a moment ago: nothing listens
+        let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+        let target = webstand_engine::Target {
+            host: "127.0.0.1".into(),
+            port,
+            addrs: vec![addr],
+        };
+        let spec = SweepSpec::uniform(
+            &[1, 2, 4],
+            Stop {
+                requests: None,
+                duration: Some(Duration::from_secs(20)),
+            },
+            None,
+        );
+        let t = std::time::Instant::now();
+        let out = run(&spec, &Plan::new(target, "/"), "/", &mut Quiet).unwrap();
+        assert_eq!(out.levels.len(), 1, "the sweep went on against a dead port");
+        let r = &out.levels[0].result;
+        assert_eq!(r.ended, Some(webstand_engine::Ended::Unreachable));
+        assert!(r.complete == 0 && r.failed.connect >= 1, "{r:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "no fail-fast: {:?}",
+            t.elapsed()
+        );
     }
 }

@@ -23,6 +23,10 @@ pub struct AbInfo {
     pub keep_alive: bool,
     /// `-p`: print the body-sent lines.
     pub body_sent: bool,
+    /// HTTP/1.1 pipelining depth (0 or 1: none).
+    pub pipeline: usize,
+    /// Open loop: the target rate in requests per second.
+    pub rate: Option<f64>,
 }
 
 /// ab's percentiles.
@@ -129,6 +133,13 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     if r.non_2xx > 0 {
         let _ = writeln!(o, "Non-2xx responses:      {}", r.non_2xx);
     }
+    if r.mostly_errors() {
+        let _ = writeln!(
+            o,
+            "WARNING: {:.1} % of the requests failed or were answered non-2xx: the figures below do\n         not describe a working server.",
+            r.error_pct()
+        );
+    }
     if info.keep_alive {
         let _ = writeln!(o, "Keep-Alive requests:    {}", r.keep_alive_requests);
     }
@@ -138,39 +149,7 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     }
     let _ = writeln!(o, "HTML transferred:       {} bytes", r.body_bytes);
     if secs > 0.0 && done > 0 {
-        let c = info.concurrency as f64;
-        let _ = writeln!(
-            o,
-            "Requests per second:    {:.2} [#/sec] (mean)",
-            done as f64 / secs
-        );
-        let _ = writeln!(
-            o,
-            "Time per request:       {:.3} [ms] (mean)",
-            c * secs * 1000.0 / done as f64
-        );
-        let _ = writeln!(
-            o,
-            "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
-            secs * 1000.0 / done as f64
-        );
-        let _ = writeln!(
-            o,
-            "Transfer rate:          {:.2} [Kbytes/sec] received",
-            r.total_bytes as f64 / 1024.0 / secs
-        );
-        if info.body_sent {
-            let _ = writeln!(
-                o,
-                "                        {:.2} kb/s sent",
-                r.sent_bytes as f64 / secs / 1024.0
-            );
-            let _ = writeln!(
-                o,
-                "                        {:.2} kb/s total",
-                (r.total_bytes + r.sent_bytes) as f64 / secs / 1024.0
-            );
-        }
+        rates(&mut o, r, info);
     }
     if done > 0 {
         connection_times(&mut o, r);
@@ -190,6 +169,66 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
         }
     }
     o
+}
+
+/// The rate lines. ab's first "Time per request" is concurrency × time ÷ requests, which is the mean
+/// latency only when each connection has one request in flight all the time (Little's law): with
+/// pipelining several are in flight, and an open loop's connections are partly idle, so those runs
+/// print the measured mean instead and say so. Open-loop runs add the target rate and late sends.
+fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
+    let secs = r.elapsed.as_secs_f64();
+    let done = r.complete as f64;
+    let _ = writeln!(
+        o,
+        "Requests per second:    {:.2} [#/sec] (mean)",
+        done / secs
+    );
+    let per_request = info.concurrency as f64 * secs * 1000.0 / done;
+    let _ = match (info.rate, info.pipeline > 1) {
+        (Some(_), _) => writeln!(
+            o,
+            "Time per request:       {:.3} [ms] (mean, measured from each intended send time)",
+            r.mean_latency_ms()
+        ),
+        (None, true) => writeln!(
+            o,
+            "Time per request:       {:.3} [ms] (mean, measured: {} pipelined per connection)",
+            r.mean_latency_ms(),
+            info.pipeline
+        ),
+        (None, false) => writeln!(o, "Time per request:       {per_request:.3} [ms] (mean)"),
+    };
+    let _ = writeln!(
+        o,
+        "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
+        secs * 1000.0 / done
+    );
+    let _ = writeln!(
+        o,
+        "Transfer rate:          {:.2} [Kbytes/sec] received",
+        r.kbytes_per_sec()
+    );
+    if info.body_sent {
+        let sent = r.sent_bytes as f64 / secs / 1024.0;
+        let _ = writeln!(o, "                        {sent:.2} kb/s sent");
+        let total = (r.total_bytes + r.sent_bytes) as f64 / secs / 1024.0;
+        let _ = writeln!(o, "                        {total:.2} kb/s total");
+    }
+    if let Some(rate) = info.rate {
+        let _ = writeln!(o, "Target rate:            {rate:.2} [#/sec] (open loop)");
+        let _ = writeln!(
+            o,
+            "Achieved rate:          {:.2} [#/sec] (complete responses)",
+            r.hits_per_sec()
+        );
+        let _ = writeln!(
+            o,
+            "Late sends:             {} of {} (left more than {} ms after their intended time)",
+            r.late_sends,
+            r.attempted(),
+            webstand_engine::LATE_SEND.as_millis()
+        );
+    }
 }
 
 fn connection_times(o: &mut String, r: &RunResult) {
@@ -349,6 +388,55 @@ mod tests {
         assert!(out.contains("Non-2xx responses:      5\n"));
         assert!(out.contains("Keep-Alive requests:    990\n"));
         assert!(out.contains("Document Length:        Variable\n"));
+    }
+
+    #[test]
+    fn time_per_request_is_the_measured_mean_where_abs_formula_does_not_hold() {
+        // 1000 requests in 2 s over 10 connections, mean latency 6.0 ms (see `result`).
+        let closed = report(&result(), &info());
+        assert!(
+            closed.contains("Time per request:       20.000 [ms] (mean)\n"),
+            "{closed}"
+        );
+        let piped = report(
+            &result(),
+            &AbInfo {
+                pipeline: 16,
+                ..info()
+            },
+        );
+        assert!(
+            piped.contains("Time per request:       5.995 [ms] (mean, measured: 16 pipelined per connection)\n"),
+            "{piped}"
+        );
+        let mut r = result();
+        r.late_sends = 7;
+        let open = report(
+            &r,
+            &AbInfo {
+                rate: Some(500.0),
+                ..info()
+            },
+        );
+        for line in [
+            "Time per request:       5.995 [ms] (mean, measured from each intended send time)\n",
+            "Time per request:       2.000 [ms] (mean, across all concurrent requests)\n",
+            "Target rate:            500.00 [#/sec] (open loop)\n",
+            "Achieved rate:          500.00 [#/sec] (complete responses)\n",
+            "Late sends:             7 of 1000 (left more than 2 ms after their intended time)\n",
+        ] {
+            assert!(open.contains(line), "missing {line:?} in\n{open}");
+        }
+        assert!(!open.contains("20.000"));
+    }
+
+    #[test]
+    fn a_run_of_mostly_errors_says_so() {
+        let mut r = result();
+        r.non_2xx = 900;
+        assert!(report(&r, &info())
+            .contains("WARNING: 90.0 % of the requests failed or were answered non-2xx"));
+        assert!(!report(&result(), &info()).contains("WARNING: 9"));
     }
 
     #[test]

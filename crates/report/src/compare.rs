@@ -170,6 +170,7 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         .collect();
     let mut out = format!("Workload: {workload}\n");
     out.push_str(&grid(&header, &body, 2));
+    out.push_str("  peak: the fastest level within the error threshold; errors: failed requests + non-2xx answers, every level\n");
     out.push_str(&notes(
         rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),
     ));

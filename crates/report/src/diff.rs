@@ -1,12 +1,15 @@
 //! `webstand diff`: two sets of measured levels side by side, metric by metric, with the ratio B/A and
-//! a warning wherever the difference is smaller than the runs' own spread.
+//! a warning wherever the difference is within the runs' own noise.
 //!
-//! Spread is how much a figure moves between measurements of the same thing. Levels with the same
-//! group and clients (repeats within a run, or the same level in several runs given to one side) are
-//! samples: the value shown is their median and the spread their relative range, (max − min) ÷ median.
-//! A level measured once has no repeats; its spread is then estimated from its latency histogram as
-//! the relative standard error of the mean latency, stdev ÷ mean ÷ √n. That estimate is a lower bound
-//! (it ignores run-to-run drift), which is why diffs of single runs say so and suggest repeating.
+//! Spread is how much a figure moves between measurements of the same thing, per metric. Levels with
+//! the same group and clients (repeats within a run, or the same level in several runs given to one
+//! side) are samples: the value shown is their median and the spread their relative *range*,
+//! (max − min) ÷ median, labelled as a range (it is not a ±). A level measured once has no repeats;
+//! each metric's spread is then one relative *standard error* estimated from that measurement, shown
+//! as ±…SE*: stdev ÷ mean ÷ √n for the mean latency (and hits/s and KB/s, which follow it in a
+//! closed loop), the spread of the sample quantile for p50 … p99.9, the binomial error for the error
+//! rate, and none for the rest. Such estimates are lower bounds (they ignore run-to-run drift),
+//! which is why diffs of single runs say so and suggest repeating.
 
 use crate::export::{latency_ms as q, Level};
 use std::fmt::Write;
@@ -21,63 +24,102 @@ pub struct Side<'a> {
 struct Metric {
     name: &'static str,
     value: fn(&RunResult) -> f64,
+    /// From one measurement: the figure's relative standard error, where the histogram or the
+    /// counts can tell it (see the module doc); None where nothing can.
+    estimate: fn(&RunResult) -> Option<f64>,
 }
 
 const METRICS: &[Metric] = &[
     Metric {
         name: "Hits/s",
         value: |r| r.hits_per_sec(),
+        estimate: mean_latency_se,
     },
     Metric {
         name: "KB/s",
         value: |r| r.kbytes_per_sec(),
+        estimate: mean_latency_se,
     },
     Metric {
         name: "Mean latency ms",
-        value: |r| r.mean_latency_secs() * 1000.0,
+        value: |r| r.mean_latency_ms(),
+        estimate: mean_latency_se,
     },
     Metric {
         name: "p50 ms",
         value: |r| q(r, 0.5),
+        estimate: |r| quantile_se(r, 0.5),
     },
     Metric {
         name: "p90 ms",
         value: |r| q(r, 0.9),
+        estimate: |r| quantile_se(r, 0.9),
     },
     Metric {
         name: "p99 ms",
         value: |r| q(r, 0.99),
+        estimate: |r| quantile_se(r, 0.99),
     },
     Metric {
         name: "p99.9 ms",
         value: |r| q(r, 0.999),
+        estimate: |r| quantile_se(r, 0.999),
     },
     Metric {
         name: "Max ms",
         value: |r| r.histograms.total.max() as f64 / 1000.0,
+        estimate: |_| None,
     },
     Metric {
         name: "Error %",
         value: |r| r.error_pct(),
+        estimate: error_rate_se,
     },
     Metric {
         name: "Little's load",
         value: |r| r.littles_load(),
+        estimate: |_| None,
     },
     Metric {
         name: "Client CPU-µs/req",
         value: |r| r.cpu_us_per_request(),
+        estimate: |_| None,
     },
 ];
+
+/// How a spread was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpreadKind {
+    /// (max − min) ÷ median over repeated measurements.
+    Range,
+    /// One relative standard error, estimated from a single measurement.
+    StdErr,
+}
 
 /// A figure over a level's samples: the median, and the spread as defined in the module doc.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Figure {
     pub value: f64,
-    /// Relative spread (0.05 = ±5 %), None when it cannot be told (no samples with requests).
+    /// Relative spread (0.05 = 5 %), None when it cannot be told.
     pub spread: Option<f64>,
-    /// True when the spread is the one-sample histogram estimate rather than measured repeats.
-    pub estimated: bool,
+    pub kind: SpreadKind,
+}
+
+impl Figure {
+    /// How far a ratio may stray from 1 by noise alone: the range, or twice the standard error.
+    fn noise(&self) -> f64 {
+        match self.kind {
+            SpreadKind::Range => self.spread.unwrap_or(0.0),
+            SpreadKind::StdErr => 2.0 * self.spread.unwrap_or(0.0),
+        }
+    }
+    fn cell(&self) -> String {
+        match (self.spread, self.kind) {
+            (None, _) => "-".into(),
+            (Some(s), SpreadKind::Range) => format!("{:.1}% range", s * 100.0),
+            (Some(s), SpreadKind::StdErr) => format!("±{:.1}% SE*", s * 100.0),
+        }
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -92,8 +134,9 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The relative standard error of a result's mean latency: stdev ÷ mean ÷ √n.
-fn histogram_spread(r: &RunResult) -> Option<f64> {
+/// The relative standard error of a result's mean latency: stdev ÷ mean ÷ √n. Hits/s and KB/s
+/// share it: in a closed loop they are clients ÷ mean latency (Little's law).
+fn mean_latency_se(r: &RunResult) -> Option<f64> {
     let h = &r.histograms.total;
     if h.is_empty() || h.mean() <= 0.0 {
         return None;
@@ -101,33 +144,55 @@ fn histogram_spread(r: &RunResult) -> Option<f64> {
     Some(h.stdev() / h.mean() / (h.len() as f64).sqrt())
 }
 
-pub fn figure(samples: &[&RunResult], value: fn(&RunResult) -> f64) -> Figure {
+/// The relative standard error of the latency at quantile `p`: the rank of a sample quantile moves
+/// by √(n·p·(1−p)), so the error is half the distance between the latencies at p ± √(p(1−p)/n).
+fn quantile_se(r: &RunResult, p: f64) -> Option<f64> {
+    let h = &r.histograms.total;
+    let v = q(r, p);
+    if h.is_empty() || v <= 0.0 {
+        return None;
+    }
+    let d = (p * (1.0 - p) / h.len() as f64).sqrt();
+    let (lo, hi) = (q(r, (p - d).max(0.0)), q(r, (p + d).min(1.0)));
+    Some((hi - lo) / 2.0 / v)
+}
+
+/// The relative standard error of an error rate p over n attempts (binomial): √(p(1−p)/n) ÷ p.
+fn error_rate_se(r: &RunResult) -> Option<f64> {
+    let (n, p) = (r.attempted() as f64, r.error_pct() / 100.0);
+    (n > 0.0 && p > 0.0).then(|| (p * (1.0 - p) / n).sqrt() / p)
+}
+
+pub fn figure(
+    samples: &[&RunResult],
+    value: fn(&RunResult) -> f64,
+    estimate: fn(&RunResult) -> Option<f64>,
+) -> Figure {
     let values: Vec<f64> = samples.iter().map(|r| value(r)).collect();
     let m = median(values.clone());
-    if samples.len() >= 2 {
-        let (lo, hi) = values
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
-                (a.min(v), b.max(v))
-            });
-        let spread = if m.abs() > 0.0 {
-            Some((hi - lo) / m.abs())
-        } else if hi == lo {
-            Some(0.0)
-        } else {
-            None
+    if samples.len() < 2 {
+        return Figure {
+            value: m,
+            spread: samples.first().and_then(|r| estimate(r)),
+            kind: SpreadKind::StdErr,
         };
-        Figure {
-            value: m,
-            spread,
-            estimated: false,
-        }
+    }
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    let spread = if m.abs() > 0.0 {
+        Some((hi - lo) / m.abs())
+    } else if hi == lo {
+        Some(0.0)
     } else {
-        Figure {
-            value: m,
-            spread: samples.first().and_then(|r| histogram_spread(r)),
-            estimated: true,
-        }
+        None
+    };
+    Figure {
+        value: m,
+        spread,
+        kind: SpreadKind::Range,
     }
 }
 
@@ -154,41 +219,47 @@ fn key_name(k: Key) -> String {
     }
 }
 
-/// Pairs the two sides' levels: by (group, clients); failing any match, one level each or equal
-/// numbers of levels pair up in order. Errors when nothing pairs.
+/// Pairs the two sides' levels: by (group, clients); failing that, by clients alone, so a
+/// comparison's "nginx/2k @ 8 clients" meets a bench run's "8 clients" (every A level with every B
+/// level of the same clients); failing that, equal numbers of levels pair up in order. Errors when
+/// nothing pairs.
 fn pairs<'a>(
     a: &[(Key<'a>, Vec<&'a RunResult>)],
     b: &[(Key<'a>, Vec<&'a RunResult>)],
 ) -> anyhow::Result<Vec<(usize, usize)>> {
-    let matched: Vec<(usize, usize)> = a
-        .iter()
-        .enumerate()
-        .filter_map(|(i, (k, _))| b.iter().position(|(kb, _)| kb == k).map(|j| (i, j)))
-        .collect();
-    if !matched.is_empty() {
-        return Ok(matched);
+    let matching = |same: &dyn Fn(Key, Key) -> bool| -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (i, (ka, _)) in a.iter().enumerate() {
+            for (j, (kb, _)) in b.iter().enumerate() {
+                if same(*ka, *kb) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    };
+    let exact = matching(&|x, y| x == y);
+    if !exact.is_empty() {
+        return Ok(exact);
+    }
+    let by_clients = matching(&|x, y| x.1 == y.1);
+    if !by_clients.is_empty() {
+        return Ok(by_clients);
     }
     if a.len() == b.len() && !a.is_empty() {
         return Ok((0..a.len()).map(|i| (i, i)).collect());
     }
-    anyhow::bail!(
-        "the runs share no level to compare (A has {}, B has {}; levels pair by group and clients)",
-        a.iter()
-            .map(|(k, _)| key_name(*k))
-            .collect::<Vec<_>>()
-            .join(", "),
-        b.iter()
+    let names = |s: &[(Key, Vec<&RunResult>)]| {
+        s.iter()
             .map(|(k, _)| key_name(*k))
             .collect::<Vec<_>>()
             .join(", ")
+    };
+    anyhow::bail!(
+        "the runs share no level to compare (A has {}, B has {}; levels pair by group and clients, else by clients)",
+        names(a),
+        names(b)
     )
-}
-
-fn pct(s: Option<f64>, estimated: bool) -> String {
-    match s {
-        Some(s) => format!("±{:.1}%{}", s * 100.0, if estimated { "*" } else { "" }),
-        None => "-".into(),
-    }
 }
 
 fn num(v: f64) -> String {
@@ -201,13 +272,69 @@ fn num(v: f64) -> String {
     }
 }
 
-/// The diff as text, and how many differences fell within the spread.
+/// A side's note under a pair's title when one of its samples was mostly errors.
+fn errors_note(side: &str, samples: &[&RunResult]) -> String {
+    match samples.iter().find(|r| r.mostly_errors()) {
+        Some(r) => format!(
+            "  {side}: MOSTLY ERRORS ({:.1} % failed or non-2xx): its figures do not describe a working server\n",
+            r.error_pct()
+        ),
+        None => String::new(),
+    }
+}
+
+/// Counts over the compared metrics.
+#[derive(Default)]
+struct Counts {
+    within: usize,
+    compared: usize,
+    estimated: bool,
+}
+
+/// One pair's table: every metric, A, B, B/A and each side's spread.
+fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Counts) {
+    let _ = writeln!(
+        out,
+        "{:<18} {:>12} {:>12} {:>8} {:>13} {:>13}",
+        "Metric", "A", "B", "B/A", "A spread", "B spread"
+    );
+    for m in METRICS {
+        let fa = figure(ra, m.value, m.estimate);
+        let fb = figure(rb, m.value, m.estimate);
+        n.estimated |= [fa, fb]
+            .iter()
+            .any(|f| f.kind == SpreadKind::StdErr && f.spread.is_some());
+        let ratio = (fa.value != 0.0).then(|| fb.value / fa.value);
+        let noise = fa.noise().max(fb.noise());
+        let note = match ratio {
+            Some(r) if (r - 1.0).abs() > 0.0 && (r - 1.0).abs() <= noise => {
+                n.within += 1;
+                "  ~ within noise"
+            }
+            _ => "",
+        };
+        n.compared += ratio.is_some() as usize;
+        let ratio = ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}"));
+        let _ = writeln!(
+            out,
+            "{:<18} {:>12} {:>12} {:>8} {:>13} {:>13}{note}",
+            m.name,
+            num(fa.value),
+            num(fb.value),
+            ratio,
+            fa.cell(),
+            fb.cell()
+        );
+    }
+}
+
+/// The diff as text, and how many differences fell within the noise.
 pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
     let sa = samples(&a.levels);
     let sb = samples(&b.levels);
     let pairs = pairs(&sa, &sb)?;
     let mut out = format!("A = {}\nB = {}\n", a.name, b.name);
-    let (mut within, mut compared, mut any_estimated) = (0usize, 0usize, false);
+    let mut n = Counts::default();
     for (i, j) in pairs {
         let (ka, ra) = &sa[i];
         let (kb, rb) = &sb[j];
@@ -217,59 +344,25 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
             format!("A: {}  vs  B: {}", key_name(*ka), key_name(*kb))
         };
         let _ = writeln!(out, "\n{title}   (samples: A {}, B {})", ra.len(), rb.len());
-        let _ = writeln!(
-            out,
-            "{:<18} {:>12} {:>12} {:>8} {:>10} {:>10}",
-            "Metric", "A", "B", "B/A", "Spread A", "Spread B"
-        );
-        for m in METRICS {
-            let fa = figure(ra, m.value);
-            let fb = figure(rb, m.value);
-            any_estimated |= fa.estimated || fb.estimated;
-            let ratio = if fa.value != 0.0 {
-                Some(fb.value / fa.value)
-            } else {
-                None
-            };
-            let noise = fa.spread.unwrap_or(0.0).max(fb.spread.unwrap_or(0.0));
-            let note = match ratio {
-                Some(r) if (r - 1.0).abs() > 0.0 && (r - 1.0).abs() <= noise => {
-                    within += 1;
-                    "  ~ within spread"
-                }
-                _ => "",
-            };
-            if ratio.is_some() {
-                compared += 1;
-            }
-            let ratio = ratio
-                .map(|r| format!("{r:.3}"))
-                .unwrap_or_else(|| "-".into());
-            let _ = writeln!(
-                out,
-                "{:<18} {:>12} {:>12} {:>8} {:>10} {:>10}{note}",
-                m.name,
-                num(fa.value),
-                num(fb.value),
-                ratio,
-                pct(fa.spread, fa.estimated),
-                pct(fb.spread, fb.estimated)
-            );
-        }
+        out.push_str(&errors_note("A", ra));
+        out.push_str(&errors_note("B", rb));
+        pair_table(&mut out, ra, rb, &mut n);
     }
-    out.push_str("\nSpread: (max - min) / median over repeated measurements of a level (same group and clients).\n");
-    if any_estimated {
+    out.push_str("\nError %: failed requests + non-2xx answers, % of attempted.\n");
+    out.push_str("range: (max - min) / median over repeated measurements of a level (same group and clients, or several runs per side).\n");
+    if n.estimated {
         out.push_str(
-            "* measured once: spread estimated from the latency histogram (stdev / mean / sqrt(n)), a lower bound;\n  give several runs per side (e.g. `webstand diff 3,4,5 6,7,8`) for a measured spread.\n",
+            "±SE*: measured once, so one standard error estimated from that measurement (latency histogram, or the error count), a lower bound:\n  it ignores run-to-run drift; give several runs per side (e.g. `webstand diff 3,4,5 6,7,8`) for a measured range.\n",
         );
     }
-    if within > 0 {
+    if n.within > 0 {
         let _ = writeln!(
             out,
-            "warning: {within} of {compared} differences are smaller than the runs' own spread (marked ~): they may be noise"
+            "warning: {} of {} differences are within the noise (the range, or twice the standard error; marked ~): they may be noise",
+            n.within, n.compared
         );
     }
-    Ok((out, within))
+    Ok((out, n.within))
 }
 
 #[cfg(test)]
@@ -297,10 +390,13 @@ mod tests {
             result(1000, 1.0, &[1000]),
             result(1100, 1.0, &[1000]),
         );
-        let f = figure(&[&a, &b, &c], |r| r.hits_per_sec());
+        let f = figure(&[&a, &b, &c], |r| r.hits_per_sec(), mean_latency_se);
         assert_eq!(f.value, 1000.0);
         assert!((f.spread.unwrap() - 0.2).abs() < 1e-9);
-        assert!(!f.estimated);
+        assert_eq!(
+            (f.kind, f.cell().as_str()),
+            (SpreadKind::Range, "20.0% range")
+        );
     }
 
     #[test]
@@ -308,10 +404,19 @@ mod tests {
         let lat: Vec<u64> = (0..100)
             .map(|i| if i % 2 == 0 { 1000 } else { 3000 })
             .collect();
-        let f = figure(&[&result(100, 1.0, &lat)], |r| r.hits_per_sec());
+        let r = result(100, 1.0, &lat);
+        let f = figure(&[&r], |r| r.hits_per_sec(), mean_latency_se);
         // stdev 1000, mean 2000, n 100 → 0.05
         assert!((f.spread.unwrap() - 0.05).abs() < 0.002, "{f:?}");
-        assert!(f.estimated);
+        assert_eq!(
+            (f.kind, f.cell().as_str()),
+            (SpreadKind::StdErr, "±5.0% SE*")
+        );
+        // Each metric its own: the median sits in the 1 ms half, well inside it.
+        let p50 = figure(&[&r], |r| q(r, 0.5), |r| quantile_se(r, 0.5));
+        assert_ne!(p50.spread, f.spread);
+        let max = figure(&[&r], |r| r.histograms.total.max() as f64, |_| None);
+        assert_eq!(max.cell(), "-");
     }
 
     #[test]
@@ -336,7 +441,11 @@ mod tests {
         };
         let (text, within) = diff(&a, &b).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
-        assert!(hits.contains("~ within spread"), "{text}");
+        assert!(
+            hits.contains("~ within noise") && hits.contains("% range"),
+            "{text}"
+        );
+        assert!(!text.contains('±'), "repeats give ranges, never ±: {text}");
         assert!(within >= 1 && text.contains("warning:"), "{text}");
 
         let fast = result(5000, 1.0, &[200, 220]);
@@ -347,6 +456,35 @@ mod tests {
         let (text, _) = diff(&a, &c).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
         assert!(hits.contains("4.762") && !hits.contains('~'), "{text}");
+    }
+
+    #[test]
+    fn a_comparison_meets_a_bench_at_the_same_clients() {
+        let r = result(1000, 1.0, &[1000, 1100]);
+        let lv = |group, clients| Level {
+            group,
+            clients,
+            server_version: None,
+            result: &r,
+        };
+        let compare = Side {
+            name: "run 34".into(),
+            levels: vec![lv("builtin/2k", 1), lv("builtin/2k", 8), lv("nginx/2k", 8)],
+        };
+        let bench = Side {
+            name: "run 26".into(),
+            levels: vec![lv("", 8)],
+        };
+        let (text, _) = diff(&compare, &bench).unwrap();
+        assert!(
+            text.contains("A: builtin/2k @ 8 clients  vs  B: 8 clients"),
+            "{text}"
+        );
+        assert!(
+            text.contains("A: nginx/2k @ 8 clients  vs  B: 8 clients"),
+            "{text}"
+        );
+        assert!(!text.contains("@ 1 clients"), "{text}");
     }
 
     #[test]

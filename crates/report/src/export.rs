@@ -29,7 +29,9 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
     }
 }
 
-/// The columns of [`csv`], in order. Latencies are in milliseconds.
+/// The columns of [`csv`], in order. Latencies are in milliseconds. `errors` = failed + non_2xx, and
+/// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
+/// half of the attempted requests; `ended` says when the target was unreachable or lost.
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
@@ -62,6 +64,9 @@ pub const CSV_COLUMNS: &[&str] = &[
     "latency_max_ms",
     "cpu_us_per_request",
     "interrupted",
+    "errors",
+    "mostly_errors",
+    "ended",
 ];
 
 /// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
@@ -112,6 +117,9 @@ pub fn csv(levels: &[Level]) -> String {
             format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
             format!("{:.3}", r.cpu_us_per_request()),
             r.interrupted.to_string(),
+            r.errors().to_string(),
+            r.mostly_errors().to_string(),
+            r.ended.map_or("", |e| e.name()).to_string(),
         ];
         out.push_str(&fields.join(","));
         out.push('\n');
@@ -133,21 +141,16 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
         "{:>12} {:>14} {:>10} {:>14}\n",
         "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
     );
-    let mut total = 0u64;
-    if !h.is_empty() {
-        for v in h.iter_quantiles(TICKS_PER_HALF_DISTANCE) {
-            total += v.count_since_last_iteration();
-            let value = h.highest_equivalent(v.value_iterated_to()) as f64 / US_PER_MS;
-            let q = v.quantile_iterated_to();
-            if q < 1.0 {
-                let _ = writeln!(
-                    out,
-                    "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
-                    1.0 / (1.0 - q)
-                );
-            } else {
-                let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
-            }
+    for row in percentile_rows(h, TICKS_PER_HALF_DISTANCE) {
+        let (value, q, total) = (row.value as f64 / US_PER_MS, row.quantile, row.total);
+        if q < 1.0 {
+            let _ = writeln!(
+                out,
+                "{value:12.digits$} {q:2.12} {total:10} {:14.2}",
+                1.0 / (1.0 - q)
+            );
+        } else {
+            let _ = writeln!(out, "{value:12.digits$} {q:2.12} {total:10}");
         }
     }
     let (mean, stdev, max) = if h.is_empty() {
@@ -176,6 +179,57 @@ pub fn hgrm(h: &Histogram<u64>) -> String {
         sub_buckets
     );
     out
+}
+
+/// One row of HdrHistogram's percentile distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PercentileRow {
+    /// The highest value equivalent to the one where the level was reached (the histogram's unit).
+    pub value: u64,
+    /// The level, 0 to 1.
+    pub quantile: f64,
+    /// Values recorded up to and including `value`.
+    pub total: u64,
+}
+
+/// The rows of HdrHistogram's percentile iteration, as its `outputPercentileDistribution` walks
+/// them: levels 0, 100/(2t) … 50 %, then halving steps towards 100 % (t ticks per half distance),
+/// each reported at the first recorded value whose cumulative share reaches it, and one last row
+/// at 100 %. The levels are kept in percent, as HdrHistogram keeps them, where every step
+/// (100 / (t · 2^k)) is an exact binary fraction: a share that lands exactly on a level (30 of 50
+/// values at 60 %) reaches it. Summing fractions instead (0.55 + 0.05 = 0.6000000000000001) would
+/// report such a level one value too late.
+pub fn percentile_rows(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Vec<PercentileRow> {
+    let total = h.len();
+    let mut rows = Vec::new();
+    let mut level = 0.0f64; // percent
+    let mut count = 0u64;
+    let mut last = 0;
+    for v in h.iter_recorded() {
+        count += v.count_at_value();
+        last = h.highest_equivalent(v.value_iterated_to());
+        let reached = 100.0 * count as f64 / total as f64;
+        while level <= reached {
+            rows.push(PercentileRow {
+                value: last,
+                quantile: level / 100.0,
+                total: count,
+            });
+            if count == total {
+                break; // the last value: one row here, then the 100 % row
+            }
+            let halvings = (100.0 / (100.0 - level)).log2().floor();
+            level += 100.0 / (f64::from(ticks_per_half_distance) * (halvings + 1.0).exp2());
+        }
+    }
+    if total > 0 {
+        rows.push(PercentileRow {
+            value: last,
+            quantile: 1.0,
+            total,
+        });
+    }
+    rows
 }
 
 /// Reads back the (value ms, percentile, total count) rows of [`hgrm`] text: what a plotting tool
@@ -264,6 +318,18 @@ mod tests {
     }
 
     #[test]
+    fn a_share_landing_exactly_on_a_level_reaches_it() {
+        // 6 of 10 values are 100 µs: the 60 % level is 0.1 ms, as HdrHistogram reports it.
+        let r = result(&[100, 100, 100, 100, 100, 100, 900, 900, 900, 900]);
+        let rows = percentile_rows(&r.histograms.total, 5);
+        let at = |q: f64| rows.iter().find(|r| r.quantile == q).unwrap();
+        assert_eq!((at(0.6).value, at(0.6).total), (100, 6));
+        assert_eq!((at(0.65).value, at(0.65).total), (900, 10));
+        let levels: Vec<f64> = rows.iter().map(|r| r.quantile).collect();
+        assert_eq!(levels, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 1.0]);
+    }
+
+    #[test]
     fn hgrm_of_an_empty_histogram_is_just_the_frame() {
         let text = hgrm(&RunResult::default().histograms.total);
         assert!(parse_hgrm(&text).is_empty());
@@ -292,6 +358,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        assert!(lines[1].ends_with(",0,false,"), "{}", lines[1]);
         assert!(
             lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"),
             "{}",

@@ -1,10 +1,20 @@
 //! A run as one JSON document: every raw count of a `RunResult`, every derived figure from
-//! `webstand_engine::figures`, and latency summaries in milliseconds. Used by `webstand bench --json`
+//! `webstand_engine::figures` (`errors` = failed + non-2xx, which `error_pct` and `errors_per_sec`
+//! count), and latency summaries in milliseconds. Used by `webstand bench --json`
 //! and reused by exports; field names are stable.
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
-use webstand_engine::RunResult;
+use webstand_engine::{RunResult, Verdict};
+
+/// A command's outcome as JSON: the history's status, the exit status and why.
+pub fn verdict_json(v: &Verdict) -> Value {
+    json!({
+        "status": v.outcome.status(),
+        "exit_status": v.outcome.exit_code(),
+        "reason": v.reason,
+    })
+}
 
 /// Summary of one latency histogram, in milliseconds.
 pub fn histogram_json(h: &Histogram<u64>) -> Value {
@@ -35,6 +45,7 @@ pub fn result_json(r: &RunResult) -> Value {
         "started_unix": r.started_unix,
         "elapsed_secs": r.elapsed.as_secs_f64(),
         "interrupted": r.interrupted,
+        "ended": r.ended.map(|e| e.name()),
         "complete": r.complete,
         "attempted": r.attempted(),
         "failed": {
@@ -46,6 +57,9 @@ pub fn result_json(r: &RunResult) -> Value {
         },
         "write_errors": r.write_errors,
         "non_2xx": r.non_2xx,
+        "errors": r.errors(),
+        "successful": r.successful(),
+        "mostly_errors": r.mostly_errors(),
         "keep_alive_requests": r.keep_alive_requests,
         "connections": r.connections,
         "total_bytes": r.total_bytes,
@@ -109,6 +123,10 @@ mod tests {
         assert_eq!(v["complete"], 100);
         assert_eq!(v["failed"]["length"], 3);
         assert_eq!(v["attempted"], 103);
+        assert_eq!(
+            (v["errors"].as_u64(), v["mostly_errors"].as_bool()),
+            (Some(3), Some(false))
+        );
         assert_eq!(v["figures"]["hits_per_sec"], 50.0);
         assert_eq!(v["figures"]["kbytes_per_sec"], 100.0);
         assert_eq!(v["cpu_us_per_request"], 10.0);

@@ -3,9 +3,12 @@
 //! no sockets, no database. (Being written under issues 2, 4, 5 and 6.)
 
 pub mod ab; // ab's report layout (issue 2)
+pub mod chart; // SVG line charts and PNG rendering, for the HTML report
 pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
 pub mod diff; // two runs side by side, metric by metric, with their spread (issue 6)
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
+pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
+pub mod summary; // the HTML report's summary table
 pub mod tables; // the seeds' sweep tables: Tenon's, WebStone's, the full per-level table (issue 4)

@@ -1,11 +1,11 @@
 //! The sweep tables: the full per-level table, Tenon's (Clients, Hits/Sec, Kbytes/Sec) and WebStone's
 //! (Clients, Conn/second, Errors/second, Latency, Little's Law, Throughput), the peak summary and the
-//! sweep as JSON. Pure functions from levels to text; every figure comes from
-//! `webstand_engine::figures`.
+//! sweep as JSON. Pure functions from levels to text; every figure, the errors and the peak come from
+//! `webstand_engine::figures`, and every layout flags a level that is mostly errors.
 
 use crate::export::{levels_json, Level};
 use std::fmt::Write;
-use webstand_engine::RunResult;
+use webstand_engine::{figures, RunResult};
 
 /// Which layout `webstand sweep --table` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,14 +29,36 @@ impl std::str::FromStr for Layout {
     }
 }
 
-/// The levels in the chosen layout, followed by the peak line.
-pub fn render(layout: Layout, levels: &[Level]) -> String {
+/// The levels in the chosen layout, then the levels' errors and the peak line. `max_error_pct` is
+/// the command's threshold: a level above it is never the peak.
+pub fn render(layout: Layout, levels: &[Level], max_error_pct: f64) -> String {
     let table = match layout {
         Layout::Full => full(levels),
         Layout::Tenon => tenon(levels),
         Layout::WebStone => webstone(levels),
     };
-    table + &failures(levels) + &summary(levels)
+    table + &failures(levels) + &summary(levels, max_error_pct)
+}
+
+/// What a level's row adds after its figures: "mostly errors" when more than half of its requests
+/// failed or were answered non-2xx (`webstand_engine::figures::MOSTLY_ERRORS_PCT`), and how the run
+/// ended when it was cut short. Every layout uses it, so no layout shows a broken level as a good one.
+pub fn row_flags(r: &RunResult) -> String {
+    let mut out = String::new();
+    if r.mostly_errors() {
+        let _ = write!(
+            out,
+            "  << MOSTLY ERRORS: {:.1} % failed or non-2xx",
+            r.error_pct()
+        );
+    }
+    if let Some(e) = r.ended {
+        let _ = write!(out, "  ({})", e.name());
+    }
+    if r.interrupted {
+        out.push_str("  (interrupted)");
+    }
+    out
 }
 
 /// One line per level that failed requests or got non-2xx answers: the classes (a checksum mismatch
@@ -45,13 +67,14 @@ pub fn failures(levels: &[Level]) -> String {
     let mut out = String::new();
     for l in levels {
         let (r, f) = (l.result, &l.result.failed);
-        if f.total() == 0 && r.non_2xx == 0 {
+        if r.errors() == 0 {
             continue;
         }
         let _ = write!(
             out,
-            "{} clients: {} failed (connect {}, receive {}, length/checksum {}, exceptions {}), {} non-2xx",
+            "{} clients: {} errors = {} failed (connect {}, receive {}, length/checksum {}, exceptions {}) + {} non-2xx",
             l.clients,
+            r.errors(),
             f.total(),
             f.connect,
             f.receive,
@@ -61,7 +84,7 @@ pub fn failures(levels: &[Level]) -> String {
         );
         match &r.first_error {
             Some(e) => {
-                let _ = writeln!(out, "; first error: {e}");
+                let _ = writeln!(out, "; first failure: {e}");
             }
             None => out.push('\n'),
         }
@@ -70,51 +93,34 @@ pub fn failures(levels: &[Level]) -> String {
 }
 
 fn ms(r: &RunResult, q: f64) -> f64 {
-    if r.histograms.total.is_empty() {
-        0.0
-    } else {
-        r.latency_ms(q)
-    }
+    crate::export::latency_ms(r, q)
 }
 
-/// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the rest),
-/// and a total row (requests, failures, bytes and time summed over the levels).
+/// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the ones
+/// that never completed, "Non-2xx" the complete ones answered with another status), and a total row.
 pub fn full(levels: &[Level]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>7} {:>9} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}",
-        "Clients",
-        "Requests",
-        "Failed",
-        "Hits/s",
-        "KB/s",
-        "Mbit/s",
-        "Errors/s",
-        "Err%",
-        "Mean ms",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "p99.9 ms",
-        "Max ms",
-        "Little",
-        "KA%"
+        "{:>7} {:>9} {:>7} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}",
+        "Clients", "Requests", "Failed", "Non-2xx", "Hits/s", "KB/s", "Mbit/s", "Errors/s", "Err%",
+        "Mean ms", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "Max ms", "Little", "KA%"
     );
     for l in levels {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}",
+            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}",
             l.clients,
             r.complete,
             r.failed.total(),
+            r.non_2xx,
             r.hits_per_sec(),
             r.kbytes_per_sec(),
             r.mbits_per_sec(),
             r.errors_per_sec(),
             r.error_pct(),
-            r.mean_latency_secs() * 1000.0,
+            r.mean_latency_ms(),
             ms(r, 0.5),
             ms(r, 0.9),
             ms(r, 0.99),
@@ -122,19 +128,22 @@ pub fn full(levels: &[Level]) -> String {
             r.histograms.total.max() as f64 / 1000.0,
             r.littles_load(),
             r.keep_alive_share() * 100.0,
-            if r.interrupted { "  (interrupted)" } else { "" }
+            row_flags(r)
         );
     }
     let t = totals(levels);
     let _ = writeln!(
         out,
-        "{:>7} {:>9} {:>7}   ({} bytes in {:.2} s)",
-        "Total", t.complete, t.failed, t.total_bytes, t.elapsed_s
+        "{:>7} {:>9} {:>7} {:>7}   ({} bytes in {:.2} s)",
+        "Total", t.complete, t.failed, t.non_2xx, t.total_bytes, t.elapsed_s
+    );
+    out.push_str(
+        "Errors/s and Err% count failed requests and non-2xx answers (Err% of attempted); KA% = keep-alive share\n",
     );
     out
 }
 
-/// Tenon's layout (seed 000).
+/// Tenon's layout (seed 000), with a level's flags after its row.
 pub fn tenon(levels: &[Level]) -> String {
     let mut out = format!(
         "  {:<10} {:>12} {:>13}\n",
@@ -143,24 +152,36 @@ pub fn tenon(levels: &[Level]) -> String {
     for l in levels {
         let _ = writeln!(
             out,
-            "  {:<10} {:>12.0} {:>13.0}",
+            "  {:<10} {:>12.0} {:>13.0}{}",
             l.clients,
             l.result.hits_per_sec(),
-            l.result.kbytes_per_sec()
+            l.result.kbytes_per_sec(),
+            row_flags(l.result)
         );
     }
     out
 }
 
-/// WebStone's layout (seed 002). "Conn/second" is completed fetches per second, as WebStone counts a
-/// connection per fetch; "Latency" is the mean in seconds; "Little's Law" is Σ latency ÷ elapsed.
+/// WebStone's layout (seed 002). WebStone fetched one page per connection, so its "Conn/second" was
+/// also hits/s; here the column is the connections actually made per second, and with keep-alive
+/// (several requests per connection) a "Hits/second" column comes first, since the two differ.
+/// "Errors/second" counts failed requests and non-2xx answers; "Latency" is the mean, in ms.
 pub fn webstone(levels: &[Level]) -> String {
+    let keep_alive = levels.iter().any(|l| l.result.keep_alive_requests > 0);
+    let hits = |s: &str| {
+        if keep_alive {
+            s.to_string()
+        } else {
+            String::new()
+        }
+    };
     let mut out = format!(
-        "{:<8} {:>12} {:>14} {:>9} {:>13} {:>24}\n",
+        "{:<8} {}{:>12} {:>14} {:>13} {:>13} {:>24}\n",
         "Clients",
+        hits(&format!("{:>12} ", "Hits/second")),
         "Conn/second",
         "Errors/second",
-        "Latency",
+        "Latency (ms)",
         "Little's Law",
         "Throughput (Mbits/sec)"
     );
@@ -168,15 +189,23 @@ pub fn webstone(levels: &[Level]) -> String {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:<8} {:>12.2} {:>14.4} {:>9.4} {:>13.2} {:>24.2}",
+            "{:<8} {}{:>12.2} {:>14.4} {:>13.3} {:>13.2} {:>24.2}{}",
             l.clients,
-            r.hits_per_sec(),
+            hits(&format!("{:>12.2} ", r.hits_per_sec())),
+            r.conns_per_sec(),
             r.errors_per_sec(),
-            r.mean_latency_secs(),
+            r.mean_latency_ms(),
             r.littles_load(),
-            r.mbits_per_sec()
+            r.mbits_per_sec(),
+            row_flags(r)
         );
     }
+    if keep_alive {
+        out.push_str(
+            "Keep-alive: each connection carried several requests, so Conn/second < Hits/second\n",
+        );
+    }
+    out.push_str("Errors/second: failed requests + non-2xx answers; Latency: mean response time\n");
     out
 }
 
@@ -185,6 +214,7 @@ pub fn webstone(levels: &[Level]) -> String {
 pub struct Totals {
     pub complete: u64,
     pub failed: u64,
+    pub non_2xx: u64,
     pub total_bytes: u64,
     pub elapsed_s: f64,
 }
@@ -193,42 +223,63 @@ pub fn totals(levels: &[Level]) -> Totals {
     levels.iter().fold(Totals::default(), |t, l| Totals {
         complete: t.complete + l.result.complete,
         failed: t.failed + l.result.failed.total(),
+        non_2xx: t.non_2xx + l.result.non_2xx,
         total_bytes: t.total_bytes + l.result.total_bytes,
         elapsed_s: t.elapsed_s + l.result.elapsed.as_secs_f64(),
     })
 }
 
-/// The level with the most hits/s.
-pub fn peak<'a>(levels: &[Level<'a>]) -> Option<Level<'a>> {
-    levels
-        .iter()
-        .copied()
-        .max_by(|a, b| a.result.hits_per_sec().total_cmp(&b.result.hits_per_sec()))
+/// The peak level: the most hits/s among the levels with errors within `max_error_pct`
+/// (`webstand_engine::figures::peak`).
+pub fn peak<'a>(levels: &[Level<'a>], max_error_pct: f64) -> Option<Level<'a>> {
+    figures::peak(levels.iter().map(|l| l.result), max_error_pct).map(|i| levels[i])
 }
 
-/// "Peak: 1239 hits/s at 8 clients (2502 KB/s)".
-pub fn summary(levels: &[Level]) -> String {
-    match peak(levels) {
+/// "Peak: 1239 hits/s at 8 clients (2502 KB/s), the fastest level with errors ≤ 1 %", or why
+/// there is none.
+pub fn summary(levels: &[Level], max_error_pct: f64) -> String {
+    match peak(levels, max_error_pct) {
         Some(p) => format!(
-            "Peak: {:.0} hits/s at {} clients ({:.0} KB/s)\n",
+            "Peak: {:.0} hits/s at {} clients ({:.0} KB/s), the fastest level with errors ≤ {max_error_pct} % (failed or non-2xx)\n",
             p.result.hits_per_sec(),
             p.clients,
             p.result.kbytes_per_sec()
         ),
-        None => "Peak: no level completed\n".to_string(),
+        None if levels.is_empty() => "Peak: none (no level completed)\n".to_string(),
+        None => format!(
+            "Peak: none: no level had a successful request with errors ≤ {max_error_pct} % (failed or non-2xx)\n"
+        ),
     }
 }
 
-/// The sweep as one JSON document: workload, every level's counts and figures, totals, peak.
-pub fn sweep_json(workload: &str, levels: &[Level], interrupted: bool) -> serde_json::Value {
+/// An open-loop level's pacing in words: the rate asked for, the rate achieved and the late sends.
+pub fn open_loop_line(clients: usize, rate: f64, r: &RunResult) -> String {
+    format!(
+        "Open loop, {clients} connections: target {rate:.0} requests/s, achieved {:.1}/s (complete responses); {} of {} sends left more than {} ms late",
+        r.hits_per_sec(),
+        r.late_sends,
+        r.attempted(),
+        webstand_engine::LATE_SEND.as_millis()
+    )
+}
+
+/// The sweep as one JSON document: workload, every level's counts and figures, totals, the peak
+/// (the fastest clean level) and the threshold that decided it.
+pub fn sweep_json(
+    workload: &str,
+    levels: &[Level],
+    interrupted: bool,
+    max_error_pct: f64,
+) -> serde_json::Value {
     let t = totals(levels);
-    let peak = peak(levels).map(
+    let peak = peak(levels, max_error_pct).map(
         |p| serde_json::json!({ "clients": p.clients, "hits_per_sec": p.result.hits_per_sec() }),
     );
     serde_json::json!({
         "workload": workload,
         "levels": levels_json(levels),
-        "totals": { "complete": t.complete, "failed": t.failed, "total_bytes": t.total_bytes, "elapsed_s": t.elapsed_s },
+        "totals": { "complete": t.complete, "failed": t.failed, "non_2xx": t.non_2xx, "total_bytes": t.total_bytes, "elapsed_s": t.elapsed_s },
+        "max_error_pct": max_error_pct,
         "peak": peak,
         "interrupted": interrupted,
     })
@@ -264,8 +315,9 @@ mod tests {
 
     #[test]
     fn tenon_and_webstone_layouts_carry_the_figures() {
-        let a = result(790, 1, 1000);
-        let b = result(2400, 2, 2000);
+        let mut a = result(790, 1, 1000);
+        let mut b = result(2400, 2, 2000);
+        (a.connections, b.connections) = (790, 2400);
         let levels = [lv(1, &a), lv(2, &b)];
         let t = tenon(&levels);
         let rows: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
@@ -273,10 +325,66 @@ mod tests {
         assert_eq!(rows[1], ["1", "790", "1580"]);
         assert_eq!(rows[2], ["2", "1200", "2400"]);
         let w = webstone(&levels);
+        assert!(
+            w.starts_with("Clients  ") && w.contains("Conn/second") && !w.contains("Hits/second")
+        );
         let row: Vec<&str> = w.lines().nth(2).unwrap().split_whitespace().collect();
         // 1200 conn/s, no errors, 2 ms mean, Little 2400·0.002 = 2.4, 2048·1200·8/1e6 Mbit/s.
-        assert_eq!(row, ["2", "1200.00", "0.0000", "0.0020", "2.40", "19.66"]);
-        assert!(summary(&levels).starts_with("Peak: 1200 hits/s at 2 clients"));
+        assert_eq!(row, ["2", "1200.00", "0.0000", "2.000", "2.40", "19.66"]);
+        assert!(summary(&levels, 1.0).starts_with("Peak: 1200 hits/s at 2 clients"));
+    }
+
+    #[test]
+    fn webstone_under_keep_alive_says_hits_and_connections_apart() {
+        let mut r = result(8000, 1, 500);
+        (r.connections, r.keep_alive_requests) = (8, 8000);
+        let w = webstone(&[lv(8, &r)]);
+        let header: Vec<&str> = w
+            .lines()
+            .next()
+            .unwrap()
+            .split("  ")
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        assert_eq!(
+            &header[..4],
+            ["Clients", "Hits/second", "Conn/second", "Errors/second"]
+        );
+        let row: Vec<&str> = w.lines().nth(1).unwrap().split_whitespace().collect();
+        assert_eq!(&row[..4], ["8", "8000.00", "8.00", "0.0000"]);
+        assert!(w.contains("Keep-alive"), "{w}");
+    }
+
+    #[test]
+    fn errors_count_non_2xx_and_a_mostly_failing_level_is_flagged_in_every_layout() {
+        let good = result(500, 1, 1000);
+        let mut all_404 = result(9000, 1, 100);
+        all_404.non_2xx = 9000;
+        let levels = [lv(1, &good), lv(2, &all_404)];
+        for text in [full(&levels), tenon(&levels), webstone(&levels)] {
+            let row = text
+                .lines()
+                .find(|l| l.trim_start().starts_with("2 "))
+                .unwrap();
+            assert!(row.contains("MOSTLY ERRORS: 100.0 %"), "{text}");
+            let first = text
+                .lines()
+                .find(|l| l.trim_start().starts_with("1 "))
+                .unwrap();
+            assert!(!first.contains("MOSTLY"), "{text}");
+        }
+        let text = full(&levels);
+        let f: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
+        // Non-2xx 9000; Errors/s 9000; Err% 100.
+        assert_eq!((f[3], f[7], f[8]), ("9000", "9000.00", "100.00"));
+        // The 404 level is the fastest but not the peak.
+        assert!(summary(&levels, 1.0).starts_with("Peak: 500 hits/s at 1 clients"));
+        assert!(summary(&levels[1..], 1.0).starts_with("Peak: none: no level"));
+        assert!(failures(&levels).starts_with("2 clients: 9000 errors = 0 failed"));
+        let j = sweep_json("w", &levels, false, 1.0);
+        assert_eq!(j["peak"]["clients"], 1);
+        assert_eq!(j["totals"]["non_2xx"], 9000);
     }
 
     #[test]
@@ -286,18 +394,19 @@ mod tests {
         let b = result(300, 2, 700);
         let levels = [lv(4, &a), lv(8, &b)];
         let text = full(&levels);
-        let total: Vec<&str> = text.lines().last().unwrap().split_whitespace().collect();
-        assert_eq!(&total[..3], ["Total", "400", "3"]);
+        let total: Vec<&str> = text.lines().nth(3).unwrap().split_whitespace().collect();
+        assert_eq!(&total[..4], ["Total", "400", "3", "0"]);
         assert_eq!(
             totals(&levels),
             Totals {
                 complete: 400,
                 failed: 3,
+                non_2xx: 0,
                 total_bytes: 400 * 2048,
                 elapsed_s: 3.0
             }
         );
-        let j = sweep_json("w", &levels, false);
+        let j = sweep_json("w", &levels, false, 1.0);
         assert_eq!(j["totals"]["complete"], 400);
         assert_eq!(j["peak"]["clients"], 8);
         assert_eq!(j["levels"].as_array().unwrap().len(), 2);
@@ -306,7 +415,7 @@ mod tests {
         assert_eq!(failures(&[lv(8, &b)]), "");
         assert_eq!(
             failures(&levels),
-            "4 clients: 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0), 0 non-2xx\n"
+            "4 clients: 3 errors = 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0) + 0 non-2xx\n"
         );
     }
 }

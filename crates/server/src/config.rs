@@ -13,7 +13,8 @@ use std::time::Duration;
 pub struct Config {
     /// The directory served.
     pub root: PathBuf,
-    /// Address and port to listen on.
+    /// Address and port to listen on (written as `PORT`, `HOST:PORT` or `[IPv6]:PORT`).
+    #[serde(deserialize_with = "listen")]
     pub listen: SocketAddr,
     /// Event loops (one thread and one SO_REUSEPORT listener each); 0 = one per CPU.
     pub threads: usize,
@@ -237,9 +238,65 @@ fn duration<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Duration, D:
     }
 }
 
+/// Parses where to listen: `PORT` (on 127.0.0.1, the default host), `HOST:PORT` with an IP address
+/// or a name (resolved; its first IPv4 address preferred, so `localhost` is 127.0.0.1), or
+/// `[IPv6]:PORT`. Anything else is refused with the accepted forms.
+pub fn parse_listen(text: &str) -> Result<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let t = text.trim();
+    let forms = "expected PORT, HOST:PORT or [IPv6]:PORT, e.g. 8090, 127.0.0.1:8090, localhost:8090, [::1]:8090";
+    if let Ok(port) = t.parse::<u16>() {
+        return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    if let Ok(addr) = t.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let Some((host, port)) = t.rsplit_once(':') else {
+        bail!("bad listen address {text:?}: {forms}");
+    };
+    if host.is_empty() || port.parse::<u16>().is_err() {
+        bail!("bad listen address {text:?}: {forms}");
+    }
+    let addrs: Vec<SocketAddr> = (host, port.parse::<u16>()?)
+        .to_socket_addrs()
+        .with_context(|| format!("bad listen address {text:?}: unknown host {host:?} ({forms})"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .with_context(|| format!("bad listen address {text:?}: {host:?} has no address"))
+}
+
+/// Serde adapter: a listen address in any form [`parse_listen`] takes.
+fn listen<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<SocketAddr, D::Error> {
+    parse_listen(&String::deserialize(d)?).map_err(|e| serde::de::Error::custom(format!("{e:#}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn listen_addresses_take_a_port_a_host_and_port_or_a_name() {
+        let ok = |s: &str| parse_listen(s).unwrap().to_string();
+        assert_eq!(ok("8090"), "127.0.0.1:8090");
+        assert_eq!(ok("0.0.0.0:80"), "0.0.0.0:80");
+        assert_eq!(ok("[::1]:8090"), "[::1]:8090");
+        assert_eq!(ok("localhost:8090"), "127.0.0.1:8090");
+        for bad in [
+            "",
+            "http://x:1",
+            "localhost",
+            ":8090",
+            "1.2.3.4:99999",
+            "99999",
+        ] {
+            let e = format!("{:#}", parse_listen(bad).unwrap_err());
+            assert!(e.contains("expected PORT, HOST:PORT"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn durations_parse_with_and_without_units() {

@@ -15,6 +15,7 @@ pub mod http;
 pub mod mime;
 pub mod path;
 pub mod pattern;
+pub mod range;
 pub mod respond;
 
 mod accesslog;
@@ -26,7 +27,6 @@ mod handler;
 mod listing;
 mod own_files;
 mod privs;
-mod range;
 mod throttle;
 mod worker;
 

@@ -20,7 +20,10 @@ use rusqlite::{
 };
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use webstand_engine::{CpuTime, Failures, Histograms, RunResult};
+use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
+
+mod machine;
+pub use machine::Machine;
 
 /// A run's id in the history.
 pub type RunId = i64;
@@ -40,9 +43,10 @@ pub struct RunMeta {
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level; an older file is upgraded when opened for writing and read as it is
+/// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
+/// (unreachable / target lost); an older file is upgraded when opened for writing and read as it is
 /// otherwise.
-pub const SCHEMA_VERSION: i32 = 4;
+pub const SCHEMA_VERSION: i32 = 6;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -94,56 +98,14 @@ CREATE TABLE levels (
     sent_bytes          INTEGER NOT NULL DEFAULT 0,
     server_cpu_user_ns  INTEGER,
     server_cpu_sys_ns   INTEGER,
-    server_peak_rss_kib INTEGER
+    server_peak_rss_kib INTEGER,
+    ended               TEXT
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
 
-/// The machine a run was measured on.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Machine {
-    pub cpu_model: String,
-    pub cores: u32,
-    /// `uname -sr`, e.g. "Linux 6.1.0-18-amd64".
-    pub kernel: String,
-    pub hostname: String,
-}
-
-impl Machine {
-    /// The machine this process runs on, from /proc (what `uname` and /proc/cpuinfo say).
-    pub fn current() -> Machine {
-        let read = |p: &str| {
-            std::fs::read_to_string(p)
-                .map(|s| s.trim().to_string())
-                .unwrap_or_default()
-        };
-        let cpuinfo = read("/proc/cpuinfo");
-        let cpu_model = cpuinfo
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                matches!(k.trim(), "model name" | "Model" | "cpu model")
-                    .then(|| v.trim().to_string())
-            })
-            .unwrap_or_else(|| "unknown".into());
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1);
-        let kernel = format!(
-            "{} {}",
-            read("/proc/sys/kernel/ostype"),
-            read("/proc/sys/kernel/osrelease")
-        )
-        .trim()
-        .to_string();
-        Machine {
-            cpu_model,
-            cores,
-            kernel,
-            hostname: read("/proc/sys/kernel/hostname"),
-        }
-    }
-}
+mod probe;
+pub use probe::ProbeCase;
 
 /// One line of `webstand history`.
 #[derive(Clone, Debug, PartialEq)]
@@ -151,6 +113,7 @@ pub struct RunSummary {
     pub id: RunId,
     pub started_unix: f64,
     pub kind: String,
+    pub command_line: String,
     pub target: String,
     pub status: String,
     pub levels: u64,
@@ -166,7 +129,8 @@ pub struct StoredRun {
     pub finished_unix: Option<f64>,
     /// webstand's version that measured it.
     pub version: String,
-    /// "running" until finished; then "complete", "interrupted" or "failed".
+    /// "running" until finished; then an `Outcome`'s status: "complete", "errors", "failed",
+    /// "target lost" or "interrupted".
     pub status: String,
     pub machine: Machine,
     pub levels: Vec<StoredLevel>,
@@ -383,6 +347,7 @@ impl Store {
             match version {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
+                    self.conn.execute_batch(probe::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -422,6 +387,13 @@ impl Store {
                  ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
                  ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
             )?;
+        }
+        if from < probe::SINCE {
+            self.conn.execute_batch(probe::SCHEMA)?;
+        }
+        if from < 6 {
+            self.conn
+                .execute_batch("ALTER TABLE levels ADD COLUMN ended TEXT;")?;
         }
         Ok(())
     }
@@ -472,9 +444,9 @@ impl Store {
                 failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
-                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes)
+                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
             params![
                 run,
                 group,
@@ -508,6 +480,7 @@ impl Store {
                 blobs[3],
                 r.first_error,
                 sql_u64(r.sent_bytes),
+                r.ended.map(|e| e.name()),
             ],
         )?;
         tx.commit()
@@ -548,7 +521,8 @@ impl Store {
         Ok(())
     }
 
-    /// Marks a run finished: "complete", "interrupted" or "failed".
+    /// Marks a run finished with an `Outcome`'s status ("complete", "errors", "failed", "target lost",
+    /// "interrupted").
     pub fn finish_run(&self, run: RunId, status: &str) -> anyhow::Result<()> {
         let n = self
             .conn
@@ -566,7 +540,8 @@ impl Store {
     /// Every run, oldest first, with its number of levels.
     pub fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
         let mut st = self.conn.prepare(
-            "SELECT r.id, r.started_unix, r.kind, r.target, r.status, (SELECT count(*) FROM levels l WHERE l.run_id = r.id)
+            "SELECT r.id, r.started_unix, r.kind, r.target, r.status, (SELECT count(*) FROM levels l WHERE l.run_id = r.id),
+                r.command_line
              FROM runs r ORDER BY r.id",
         )?;
         let rows = st.query_map([], |r| {
@@ -574,6 +549,7 @@ impl Store {
                 id: r.get(0)?,
                 started_unix: r.get(1)?,
                 kind: r.get(2)?,
+                command_line: r.get(6)?,
                 target: r.get(3)?,
                 status: r.get(4)?,
                 levels: r.get::<_, i64>(5)? as u64,
@@ -629,12 +605,13 @@ impl Store {
         } else {
             "NULL, NULL, NULL"
         };
+        let ended = if self.version >= 6 { "ended" } else { "NULL" };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing, {first_error}, {sent_bytes}, {server}
+                hist_processing, {first_error}, {sent_bytes}, {server}, {ended}
              FROM levels WHERE run_id = ?1 ORDER BY id"
         ))?;
         let mut rows = st.query([id])?;
@@ -685,6 +662,10 @@ fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         interrupted: r.get(23)?,
         first_error: r.get(28)?,
         sent_bytes: u(29)?,
+        ended: r
+            .get::<_, Option<String>>(33)?
+            .as_deref()
+            .and_then(Ended::from_name),
         // Fields the engine adds later start at their defaults until the schema stores them.
         ..Default::default()
     };
@@ -766,6 +747,7 @@ mod tests {
         r.per_request = vec![400, 100];
         r.latency_sum_us = u64::MAX as u128 + 5;
         r.sent_bytes = 98765;
+        r.ended = Some(Ended::TargetLost);
         s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r)
             .unwrap();
         s.add_level(
@@ -807,7 +789,10 @@ mod tests {
         assert_eq!(back.cpu, r.cpu);
         assert_eq!(back.per_request, vec![400, 100]);
         assert_eq!(back.latency_sum_us, r.latency_sum_us);
-        assert_eq!(back.sent_bytes, 98765);
+        assert_eq!(
+            (back.sent_bytes, back.ended),
+            (98765, Some(Ended::TargetLost))
+        );
         assert_eq!(
             (
                 back.non_2xx,
@@ -928,7 +913,8 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
-                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; PRAGMA user_version = 1;",
+                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended;
+                 PRAGMA user_version = 1;",
             )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();
@@ -947,6 +933,7 @@ mod tests {
         let writer = Store::open(Some(&db)).unwrap();
         let mut failed = synthetic_result(0, 100, Duration::from_secs(1));
         failed.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
+        failed.ended = Some(Ended::Unreachable);
         failed.sent_bytes = 1234;
         writer.add_level(id, "", 2, None, &failed).unwrap();
         assert_eq!(version(&db), SCHEMA_VERSION);
@@ -954,6 +941,10 @@ mod tests {
         assert_eq!(
             run.levels[1].result.first_error.as_deref(),
             Some("connect to 127.0.0.1:1: Connection refused")
+        );
+        assert_eq!(
+            (run.levels[0].result.ended, run.levels[1].result.ended),
+            (None, Some(Ended::Unreachable))
         );
         assert_eq!(
             (

@@ -1,0 +1,251 @@
+//! What a command's runs add up to: one [`Outcome`] (complete, errors, failed, target lost,
+//! interrupted), which is both the history's status and the process's exit status, so a script and
+//! `webstand history` can never disagree. docs/EXIT-STATUS.md lists the statuses.
+//!
+//! The rules, in order of precedence:
+//! 1. Ctrl-C → `interrupted` (exit 130); what completed is still reported and saved.
+//! 2. A result whose target was lost, or became unreachable after an earlier success →
+//!    `target lost` (exit 5).
+//! 3. No successful request (complete with a 2xx status) in any result → `failed` (exit 4).
+//! 4. A counted result with errors (failed + non-2xx, [`crate::figures`]) above the threshold →
+//!    `errors` (exit 3).
+//! 5. Otherwise `complete` (exit 0).
+
+use crate::{Ended, RunResult, LOST_AFTER_REFUSALS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran to its stop condition with errors within the threshold.
+    Complete,
+    /// Errors above the threshold in at least one counted result.
+    Errors,
+    /// Nothing succeeded: no connection, or every answer an error.
+    Failed,
+    /// The target stopped accepting connections during the run.
+    TargetLost,
+    /// Stopped by Ctrl-C.
+    Interrupted,
+}
+
+impl Outcome {
+    /// The process exit status (1 and 2 are taken by "could not run" and usage errors).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Complete => 0,
+            Outcome::Errors => 3,
+            Outcome::Failed => 4,
+            Outcome::TargetLost => 5,
+            Outcome::Interrupted => 130,
+        }
+    }
+    /// The history's status.
+    pub fn status(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Errors => "errors",
+            Outcome::Failed => "failed",
+            Outcome::TargetLost => "target lost",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One result to judge.
+pub struct Judged<'a> {
+    /// What it was, for the reason line: "32 clients", "nginx/small-files at 8 clients"; "" for a
+    /// command with one result.
+    pub label: String,
+    pub result: &'a RunResult,
+    /// Whether its errors count against the run (false for max-users probes: finding the level
+    /// where errors start is their purpose).
+    pub counts_errors: bool,
+}
+
+/// The outcome and a one-line reason (empty when complete).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub reason: String,
+}
+
+fn at(label: &str) -> String {
+    if label.is_empty() {
+        String::new()
+    } else {
+        format!(" at {label}")
+    }
+}
+
+/// Judges a command's results (in the order measured) against `max_error_pct`.
+pub fn judge(results: &[Judged], max_error_pct: f64, interrupted: bool) -> Verdict {
+    let verdict = |outcome, reason: String| Verdict { outcome, reason };
+    if interrupted || results.iter().any(|j| j.result.interrupted) {
+        let reason = "stopped by Ctrl-C: the figures cover what completed".to_string();
+        return verdict(Outcome::Interrupted, reason);
+    }
+    let mut succeeded_before = false;
+    for j in results {
+        let r = j.result;
+        match r.ended {
+            Some(Ended::TargetLost) => {
+                let reason = format!(
+                    "target lost{}: {LOST_AFTER_REFUSALS} connections in a row were refused after {} successful requests",
+                    at(&j.label),
+                    r.successful()
+                );
+                return verdict(Outcome::TargetLost, reason);
+            }
+            Some(Ended::Unreachable) if succeeded_before => {
+                let why = r.first_error.as_deref().unwrap_or("connection failed");
+                let reason = format!(
+                    "target lost{}: no connection any more ({why})",
+                    at(&j.label)
+                );
+                return verdict(Outcome::TargetLost, reason);
+            }
+            _ => {}
+        }
+        succeeded_before |= r.successful() > 0;
+    }
+    if !succeeded_before {
+        return verdict(Outcome::Failed, nothing_succeeded(results));
+    }
+    let over: Vec<String> = results
+        .iter()
+        .filter(|j| j.counts_errors && j.result.error_pct() > max_error_pct)
+        .map(|j| {
+            let name = if j.label.is_empty() {
+                "the run"
+            } else {
+                &j.label
+            };
+            format!("{name} {:.2} %", j.result.error_pct())
+        })
+        .collect();
+    if !over.is_empty() {
+        let reason = format!(
+            "errors above --max-error-pct {max_error_pct} % (failed or non-2xx): {}",
+            over.join(", ")
+        );
+        return verdict(Outcome::Errors, reason);
+    }
+    verdict(Outcome::Complete, String::new())
+}
+
+/// Why nothing succeeded: no connection, or every answer an error.
+fn nothing_succeeded(results: &[Judged]) -> String {
+    let (mut attempted, mut failed, mut non_2xx) = (0, 0, 0);
+    let mut first_error = None;
+    for j in results {
+        attempted += j.result.attempted();
+        failed += j.result.failed.total();
+        non_2xx += j.result.non_2xx;
+        first_error = first_error.or(j.result.first_error.as_deref());
+    }
+    let unreachable = results
+        .first()
+        .is_some_and(|j| j.result.ended == Some(Ended::Unreachable));
+    match first_error {
+        Some(e) if unreachable => format!("could not connect: {e}"),
+        _ if attempted == 0 => "no request was made".to_string(),
+        Some(e) => format!(
+            "no successful request: {attempted} attempted, {failed} failed, {non_2xx} answered non-2xx (first failure: {e})"
+        ),
+        None => format!(
+            "no successful request: all {non_2xx} answers were non-2xx"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn result(complete: u64, non_2xx: u64, connect: u64) -> RunResult {
+        let mut r = RunResult {
+            elapsed: Duration::from_secs(1),
+            complete,
+            non_2xx,
+            ..Default::default()
+        };
+        r.failed.connect = connect;
+        if connect > 0 {
+            r.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
+        }
+        r
+    }
+
+    fn judged<'a>(label: &str, r: &'a RunResult) -> Judged<'a> {
+        Judged {
+            label: label.into(),
+            result: r,
+            counts_errors: true,
+        }
+    }
+
+    #[test]
+    fn each_rule_gives_its_outcome_and_exit_status() {
+        let clean = result(1000, 0, 0);
+        let v = judge(&[judged("1 clients", &clean)], 1.0, false);
+        assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Complete, 0));
+
+        let four_oh_fours = result(1000, 1000, 0);
+        let v = judge(&[judged("1 clients", &four_oh_fours)], 1.0, false);
+        assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Failed, 4));
+        assert!(
+            v.reason.contains("all 1000 answers were non-2xx"),
+            "{}",
+            v.reason
+        );
+
+        let mut dead = result(0, 0, 1);
+        dead.ended = Some(Ended::Unreachable);
+        let v = judge(&[judged("", &dead)], 1.0, false);
+        assert_eq!(
+            v.reason,
+            "could not connect: connect to 127.0.0.1:1: Connection refused"
+        );
+
+        let some = result(990, 20, 0);
+        let v = judge(
+            &[judged("1 clients", &clean), judged("8 clients", &some)],
+            1.0,
+            false,
+        );
+        assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Errors, 3));
+        assert!(v.reason.ends_with("8 clients 2.02 %"), "{}", v.reason);
+        let probe = Judged {
+            counts_errors: false,
+            ..judged("8 clients", &some)
+        };
+        assert_eq!(
+            judge(&[judged("1", &clean), probe], 1.0, false).outcome,
+            Outcome::Complete
+        );
+
+        let mut lost = result(500, 0, 10);
+        lost.ended = Some(Ended::TargetLost);
+        let v = judge(&[judged("", &lost)], 1.0, false);
+        assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::TargetLost, 5));
+        // Unreachable after an earlier level answered: the target went away between levels.
+        let v = judge(
+            &[judged("1 clients", &clean), judged("2 clients", &dead)],
+            1.0,
+            false,
+        );
+        assert_eq!(v.outcome, Outcome::TargetLost);
+        assert!(
+            v.reason.starts_with("target lost at 2 clients"),
+            "{}",
+            v.reason
+        );
+
+        let v = judge(&[judged("", &lost)], 1.0, true);
+        assert_eq!(
+            (v.outcome, v.outcome.exit_code()),
+            (Outcome::Interrupted, 130)
+        );
+        assert_eq!(judge(&[], 1.0, false).outcome, Outcome::Failed);
+    }
+}

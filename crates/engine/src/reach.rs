@@ -1,0 +1,130 @@
+//! Whether the target can be reached, learnt from the run's own connections (no probe connection
+//! before a run): which of its addresses to use, and when to give up on it.
+//!
+//! - Until one connection has succeeded, a failed connect moves to the target's next address (a name
+//!   such as `localhost` resolves to `::1` and `127.0.0.1`); with none left the target is
+//!   [`Ended::Unreachable`] and the run stops at once: there is nothing to measure.
+//! - After that, [`LOST_AFTER_REFUSALS`] connections refused in a row (no successful connect between
+//!   them) mean nobody listens any more: the run stops as [`Ended::TargetLost`] instead of counting
+//!   refusals for the rest of its time. Only refusals count: a connect timeout or a local limit
+//!   (ports, file descriptors) says nothing about the server being gone.
+
+use crate::result::Ended;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+/// Refused connects in a row that end a run whose target answered before (ab gives up after ten
+/// connect failures, too).
+pub const LOST_AFTER_REFUSALS: u64 = 10;
+
+/// Shared by every load thread of one run. Touched once per connect, never per request.
+pub(crate) struct Reach<'a> {
+    addrs: &'a [SocketAddr],
+    index: AtomicUsize,
+    connected: AtomicBool,
+    refusals: AtomicU64,
+    ended: OnceLock<Ended>,
+}
+
+impl<'a> Reach<'a> {
+    pub(crate) fn new(addrs: &'a [SocketAddr]) -> Reach<'a> {
+        Reach {
+            addrs,
+            index: AtomicUsize::new(0),
+            connected: AtomicBool::new(false),
+            refusals: AtomicU64::new(0),
+            ended: OnceLock::new(),
+        }
+    }
+
+    /// The address new connections go to.
+    pub(crate) fn addr(&self) -> SocketAddr {
+        self.addrs[self.index.load(Relaxed).min(self.addrs.len() - 1)]
+    }
+
+    /// A connection was made.
+    pub(crate) fn connected(&self) {
+        if !self.connected.load(Relaxed) {
+            self.connected.store(true, Relaxed);
+        }
+        if self.refusals.load(Relaxed) != 0 {
+            self.refusals.store(0, Relaxed);
+        }
+    }
+
+    /// A connect to `to` failed with `err`. Returns true when the request should simply be sent again
+    /// (to the next address, not counted as a failure): nothing has connected yet and another address
+    /// is left, or another thread has already moved on from `to`.
+    pub(crate) fn connect_failed(&self, to: SocketAddr, err: &io::Error) -> bool {
+        if !self.connected.load(Relaxed) {
+            let i = self.index.load(Relaxed);
+            if self.addrs.get(i) != Some(&to) {
+                return true;
+            }
+            if i + 1 < self.addrs.len() {
+                let _ = self.index.compare_exchange(i, i + 1, Relaxed, Relaxed);
+                return true;
+            }
+            let _ = self.ended.set(Ended::Unreachable);
+        } else if err.kind() == io::ErrorKind::ConnectionRefused
+            && self.refusals.fetch_add(1, Relaxed) + 1 >= LOST_AFTER_REFUSALS
+        {
+            let _ = self.ended.set(Ended::TargetLost);
+        }
+        false
+    }
+
+    /// Why the run must end now, if it must.
+    pub(crate) fn ended(&self) -> Option<Ended> {
+        self.ended.get().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused() -> io::Error {
+        io::Error::from(io::ErrorKind::ConnectionRefused)
+    }
+
+    #[test]
+    fn a_first_failure_moves_to_the_next_address_then_gives_up() {
+        let addrs: Vec<SocketAddr> =
+            vec!["[::1]:1".parse().unwrap(), "127.0.0.1:1".parse().unwrap()];
+        let r = Reach::new(&addrs);
+        assert!(
+            r.connect_failed(addrs[0], &refused()),
+            "retried on the next address"
+        );
+        assert_eq!((r.addr(), r.ended()), (addrs[1], None));
+        // A late failure of the first address is retried too, and changes nothing.
+        assert!(r.connect_failed(addrs[0], &refused()));
+        assert_eq!((r.addr(), r.ended()), (addrs[1], None));
+        assert!(!r.connect_failed(addrs[1], &refused()), "no address left");
+        assert_eq!(r.ended(), Some(Ended::Unreachable));
+    }
+
+    #[test]
+    fn refusals_in_a_row_after_a_connection_lose_the_target() {
+        let addrs: Vec<SocketAddr> = vec!["127.0.0.1:1".parse().unwrap()];
+        let r = Reach::new(&addrs);
+        r.connected();
+        let timeout = io::Error::from(io::ErrorKind::TimedOut);
+        for _ in 0..100 {
+            assert!(!r.connect_failed(addrs[0], &timeout));
+        }
+        for _ in 0..LOST_AFTER_REFUSALS - 1 {
+            r.connect_failed(addrs[0], &refused());
+        }
+        r.connected(); // one success starts the count again
+        for _ in 0..LOST_AFTER_REFUSALS - 1 {
+            r.connect_failed(addrs[0], &refused());
+        }
+        assert_eq!(r.ended(), None);
+        r.connect_failed(addrs[0], &refused());
+        assert_eq!(r.ended(), Some(Ended::TargetLost));
+    }
+}

@@ -1,0 +1,228 @@
+//! The report's series: one per run and group, each named by what was measured — the server and the
+//! workload, as the history stores them — rather than by run number, with its levels sorted by
+//! clients, its peak (the fastest clean level, `webstand_engine::figures::peak`) and the clients axis
+//! that suits its levels.
+
+use crate::chart::{Scale, COLOURS};
+use crate::export::Level;
+use crate::html::ReportRun;
+
+/// A series: one line on the against-clients charts, one row of the summary.
+pub struct Series<'a> {
+    pub label: String,
+    pub colour: &'static str,
+    /// The workload, when a comparison measured several: each gets its own charts.
+    pub workload: Option<String>,
+    pub levels: Vec<Level<'a>>,
+    /// Server CPU-µs per request of each level (in `levels`' order), where the lab measured it.
+    pub server_cpu_us: Vec<Option<f64>>,
+    /// The run's error threshold: a level above it is never the peak.
+    pub max_error_pct: f64,
+}
+
+impl Series<'_> {
+    /// Index of the peak level in `levels`.
+    pub fn peak(&self) -> Option<usize> {
+        webstand_engine::figures::peak(self.levels.iter().map(|l| l.result), self.max_error_pct)
+    }
+}
+
+/// A group's server and workload: "nginx/small-files" from a comparison, else the Server header the
+/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path.
+fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
+    match group.split_once('/') {
+        Some((server, w)) if !server.is_empty() => (server.to_string(), w.to_string()),
+        _ => {
+            // No Server header seen: the run's name stands in, so the label still says which run.
+            let server = levels
+                .iter()
+                .find_map(|l| l.server_version)
+                .unwrap_or(&run.name);
+            let workload = if group.is_empty() {
+                path_of(&run.target)
+            } else {
+                group.to_string()
+            };
+            (server.to_string(), workload)
+        }
+    }
+}
+
+/// "/2k.html" from "http://127.0.0.1:8080/2k.html"; anything else as it is.
+fn path_of(target: &str) -> String {
+    match target.strip_prefix("http://") {
+        Some(rest) => rest.find('/').map_or("/".into(), |i| rest[i..].to_string()),
+        None => target.to_string(),
+    }
+}
+
+/// Groups every run's levels into series, sorted by clients. When every group is "server/workload"
+/// and there are several workloads, the workload moves from the label to the series' `workload`, so
+/// each workload's charts draw one line per server (seed 003's graph). Two series that would carry
+/// the same name (the same server and workload in two runs) are told apart by their run's name. A
+/// label keeps its colour on every chart.
+pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
+    let mut found: Vec<(usize, &'a str, String, String)> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        for l in &run.levels {
+            if !found.iter().any(|f| f.0 == i && f.1 == l.group) {
+                let mine: Vec<Level> = run
+                    .levels
+                    .iter()
+                    .filter(|m| m.group == l.group)
+                    .copied()
+                    .collect();
+                let (server, workload) = names(run, l.group, &mine);
+                found.push((i, l.group, server, workload));
+            }
+        }
+    }
+    let compare = found
+        .iter()
+        .all(|f| f.1.split_once('/').is_some_and(|(s, _)| !s.is_empty()));
+    let split = compare && found.iter().any(|f| f.3 != found[0].3);
+    let base: Vec<String> = found
+        .iter()
+        .map(
+            |(_, _, server, workload)| match (split, server.is_empty()) {
+                (true, _) => server.clone(),
+                (false, true) => workload.clone(),
+                (false, false) => format!("{server} · {workload}"),
+            },
+        )
+        .collect();
+    let mut colours: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for (k, (i, group, _, workload)) in found.iter().enumerate() {
+        let run = &runs[*i];
+        // In split mode each workload has its own charts: a clash is within one workload only.
+        let same = |j: usize| base[j] == base[k] && (!split || found[j].3 == *workload);
+        let clash = (0..found.len()).filter(|&j| same(j)).count() > 1;
+        let label = if clash {
+            format!("{} {}", run.name, base[k])
+        } else {
+            base[k].clone()
+        };
+        let colour_index = colours.iter().position(|c| *c == label).unwrap_or_else(|| {
+            colours.push(label.clone());
+            colours.len() - 1
+        });
+        let mut levels: Vec<(Level<'a>, Option<f64>)> = run
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.group == *group)
+            .map(|(j, l)| (*l, run.server_cpu_us.get(j).copied().flatten()))
+            .collect();
+        levels.sort_by_key(|(l, _)| l.clients);
+        out.push(Series {
+            label,
+            colour: COLOURS[colour_index % COLOURS.len()],
+            workload: split.then(|| workload.clone()),
+            server_cpu_us: levels.iter().map(|(_, c)| *c).collect(),
+            levels: levels.into_iter().map(|(l, _)| l).collect(),
+            max_error_pct: run.max_error_pct,
+        });
+    }
+    out
+}
+
+/// Log 2 when the client counts grow by factors (1, 4, 16 or 1 … 1024, which crowd the left of a
+/// linear axis); linear for even steps (16, 32, 48 …).
+pub fn clients_scale(series: &[&Series]) -> Scale {
+    let mut xs: Vec<usize> = series
+        .iter()
+        .flat_map(|s| s.levels.iter().map(|l| l.clients.max(1)))
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let (Some(&lo), Some(&hi)) = (xs.first(), xs.last()) else {
+        return Scale::Linear;
+    };
+    let by_factors = xs.len() >= 3 && xs.windows(2).all(|w| w[1] as f64 >= 1.9 * w[0] as f64);
+    if by_factors || hi as f64 / lo as f64 >= 32.0 {
+        Scale::Log2
+    } else {
+        Scale::Linear
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webstand_engine::RunResult;
+
+    fn run<'a>(name: &str, target: &str, levels: Vec<Level<'a>>) -> ReportRun<'a> {
+        ReportRun {
+            name: name.into(),
+            title: String::new(),
+            details: vec![],
+            levels,
+            tables: String::new(),
+            target: target.into(),
+            max_error_pct: 1.0,
+            server_cpu_us: vec![],
+        }
+    }
+
+    #[test]
+    fn series_are_named_by_server_and_workload() {
+        let r = RunResult::default();
+        let lv = |group, clients, server| Level {
+            group,
+            clients,
+            server_version: server,
+            result: &r,
+        };
+        let ours = run(
+            "#26",
+            "http://127.0.0.1:8080/2k.html",
+            vec![lv("", 8, Some("webstand"))],
+        );
+        let theirs = run(
+            "#27",
+            "http://127.0.0.1:8081/2k.html",
+            vec![lv("", 8, Some("nginx/1.22.1"))],
+        );
+        let labels: Vec<String> = series(&[ours, theirs])
+            .into_iter()
+            .map(|s| s.label)
+            .collect();
+        assert_eq!(labels, ["webstand · /2k.html", "nginx/1.22.1 · /2k.html"]);
+        // The same server and workload twice: the runs tell them apart.
+        let a = run("#3", "sweep", vec![lv("/2k.html", 1, Some("nginx"))]);
+        let b = run("#4", "sweep", vec![lv("/2k.html", 1, Some("nginx"))]);
+        let labels: Vec<String> = series(&[a, b]).into_iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["#3 nginx · /2k.html", "#4 nginx · /2k.html"]);
+        // A comparison: server/workload groups.
+        let c = run(
+            "#5",
+            "lab",
+            vec![lv("nginx/2k", 1, None), lv("builtin/2k", 1, None)],
+        );
+        let labels: Vec<String> = series(&[c]).into_iter().map(|s| s.label).collect();
+        assert_eq!(labels, ["nginx · 2k", "builtin · 2k"]);
+    }
+
+    #[test]
+    fn doubling_levels_get_a_log_2_axis_and_even_steps_a_linear_one() {
+        let r = RunResult::default();
+        let scale = |clients: &[usize]| {
+            let levels = clients
+                .iter()
+                .map(|&c| Level {
+                    group: "w",
+                    clients: c,
+                    server_version: None,
+                    result: &r,
+                })
+                .collect();
+            let all = series(&[run("#1", "t", levels)]);
+            clients_scale(&all.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(scale(&[1, 4, 16]), Scale::Log2);
+        assert_eq!(scale(&[1, 2, 4, 8]), Scale::Log2);
+        assert_eq!(scale(&[16, 32, 48, 64]), Scale::Linear);
+        assert_eq!(scale(&[8]), Scale::Linear);
+    }
+}

@@ -1,0 +1,282 @@
+//! A run read back from the history, as text: its heading, its details (with its outcome and why,
+//! judged by the same rules as when it ran) and its tables in the layout of the command that
+//! measured it. Shared by `show`, `report` and `export`.
+
+use webstand_engine::{Judged, Verdict};
+use webstand_report::compare::WorkloadRow;
+use webstand_report::export::{self, Level};
+use webstand_report::tables::{self, Layout};
+use webstand_store::StoredRun;
+
+/// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (the server's HTTP date format).
+pub fn when(unix: f64) -> String {
+    String::from_utf8_lossy(&webstand_server::date::format(unix.max(0.0) as i64)).into_owned()
+}
+
+pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
+    run.levels
+        .iter()
+        .map(|l| Level {
+            group: &l.group,
+            clients: l.clients,
+            server_version: l.server_version.as_deref(),
+            result: &l.result,
+        })
+        .collect()
+}
+
+pub fn describe(run: &StoredRun) -> String {
+    format!(
+        "Run {}: {} of {} ({}) — {}",
+        run.id,
+        run.meta.kind,
+        run.meta.target,
+        when(run.started_unix),
+        shown_status(run)
+    )
+}
+
+/// A run that never finished was cut off without a chance to say so (killed, crashed).
+pub fn shown_status(run: &StoredRun) -> &str {
+    if run.status == "running" {
+        "unfinished"
+    } else {
+        &run.status
+    }
+}
+
+/// The value of a command-line option as the run was started (`--opt X` or `--opt=X`).
+fn option<'a>(run: &'a StoredRun, name: &str) -> Option<&'a str> {
+    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
+    words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix(name) {
+            Some("") => words.get(i + 1).copied(),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        })
+}
+
+/// The error threshold the run was judged by (its `--max-error-pct`, else the default).
+pub fn max_error_pct(run: &StoredRun) -> f64 {
+    option(run, "--max-error-pct")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)
+}
+
+/// The run judged again from its stored levels: max-users probes do not count their errors.
+pub fn verdict(run: &StoredRun) -> Verdict {
+    let search = run.meta.command_line.contains("--find-max-users");
+    let judged: Vec<Judged> = run
+        .levels
+        .iter()
+        .map(|l| Judged {
+            label: match l.group.as_str() {
+                "" => format!("{} clients", l.clients),
+                g => format!("{g} at {} clients", l.clients),
+            },
+            result: &l.result,
+            counts_errors: !search && !l.group.ends_with("/max-users"),
+        })
+        .collect();
+    webstand_engine::judge(&judged, max_error_pct(run), run.status == "interrupted")
+}
+
+/// "errors, 6 levels: 32 clients 5.20 % …": the status, and why when it is not complete. A run saved
+/// by an older webstand, whose status the rules now judge otherwise, says both.
+fn status_line(run: &StoredRun) -> String {
+    let n = run.levels.len();
+    let mut line = format!(
+        "{}, {n} level{}",
+        shown_status(run),
+        if n == 1 { "" } else { "s" }
+    );
+    // Only runs made of levels are judged here (a probe's cases have verdicts of their own).
+    if run.status == "running" || !matches!(run.meta.kind.as_str(), "bench" | "sweep" | "compare") {
+        return line;
+    }
+    let v = verdict(run);
+    if v.outcome.status() != run.status {
+        line += &format!(
+            " (saved so by an older webstand; judged now: {}",
+            v.outcome.status()
+        );
+        line += &if v.reason.is_empty() {
+            ")".into()
+        } else {
+            format!(": {})", v.reason)
+        };
+    } else if !v.reason.is_empty() {
+        line += &format!(": {}", v.reason);
+    }
+    line
+}
+
+/// How long the run took: from its start to its finish, and never less than its levels' own time
+/// (older webstands saved a bench run only after it had run).
+fn took(run: &StoredRun) -> Option<f64> {
+    let measured: f64 = run
+        .levels
+        .iter()
+        .map(|l| l.result.elapsed.as_secs_f64())
+        .sum();
+    run.finished_unix
+        .map(|f| (f - run.started_unix).max(measured))
+}
+
+pub fn details(run: &StoredRun) -> Vec<(String, String)> {
+    let m = &run.machine;
+    let took = took(run)
+        .map(|t| format!(" (took {t:.1} s)"))
+        .unwrap_or_default();
+    let mut servers: Vec<&str> = run
+        .levels
+        .iter()
+        .filter_map(|l| l.server_version.as_deref())
+        .collect();
+    servers.dedup();
+    let machine = format!(
+        "{}, {} cores, {}, host {}",
+        m.cpu_model, m.cores, m.kernel, m.hostname
+    );
+    let mut d = vec![
+        ("When".into(), format!("{}{took}", when(run.started_unix))),
+        ("Command".into(), run.meta.command_line.clone()),
+        ("webstand".into(), run.version.clone()),
+        ("Machine".into(), machine),
+        ("Status".into(), status_line(run)),
+    ];
+    if !servers.is_empty() {
+        d.push(("Server".into(), servers.join(", ")));
+    }
+    d
+}
+
+/// ab's report of a bench run, from what the history keeps (the URL, the level's clients and the
+/// command line's -k, -l, -p, --pipeline and --rate).
+fn ab_report(run: &StoredRun) -> Option<String> {
+    let [level] = run.levels.as_slice() else {
+        return None;
+    };
+    let (target, path) = webstand_engine::parse_url(&run.meta.target).ok()?;
+    let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
+    let info = webstand_report::ab::AbInfo {
+        host: target.host,
+        port: target.port,
+        path,
+        concurrency: level.clients,
+        variable_length: flag("-l"),
+        keep_alive: flag("-k") || level.result.keep_alive_requests > 0,
+        body_sent: flag("-p") || flag("-u"),
+        pipeline: option(run, "--pipeline")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1),
+        rate: option(run, "--rate").and_then(|v| v.parse().ok()),
+    };
+    Some(webstand_report::ab::report(&level.result, &info))
+}
+
+/// The table layout the run's command line asked for, else the full one.
+fn layout_of(run: &StoredRun) -> Layout {
+    option(run, "--table")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(Layout::Full)
+}
+
+/// "nginx/small-files" → ("nginx", "small-files").
+fn split_group(g: &str) -> (String, String) {
+    match g.split_once('/') {
+        Some((s, w)) => (s.to_string(), w.to_string()),
+        None => (g.to_string(), String::new()),
+    }
+}
+
+/// One server's row of a stored comparison: figures at its peak (its fastest clean level).
+fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow {
+    let all = levels(run);
+    let lv: Vec<Level> = all.into_iter().filter(|l| l.group == group).collect();
+    let stored: Vec<&webstand_store::StoredLevel> =
+        run.levels.iter().filter(|l| l.group == group).collect();
+    let server = split_group(group).0;
+    let mut row = WorkloadRow {
+        server: server.clone(),
+        errors: lv.iter().map(|l| l.result.errors()).sum(),
+        peak_rss_kib: stored
+            .iter()
+            .filter_map(|l| l.server.and_then(|s| s.peak_rss_kib))
+            .max(),
+        ..Default::default()
+    };
+    let Some(i) = webstand_engine::figures::peak(lv.iter().map(|l| l.result), max_error_pct) else {
+        row.note = Some(format!("no clean level (errors ≤ {max_error_pct} %)"));
+        return row;
+    };
+    let (peak, r) = (lv[i], lv[i].result);
+    // The lab records "nginx 1.22.1"; the table has its own server column.
+    let version = peak.server_version.unwrap_or("");
+    row.version = version
+        .strip_prefix(&format!("{server} "))
+        .unwrap_or(version)
+        .to_string();
+    row.measured = true;
+    row.peak_hits_per_sec = r.hits_per_sec();
+    row.clients_at_peak = peak.clients;
+    row.p99_ms_at_peak = export::latency_ms(r, 0.99);
+    row.generator_cpu_us = Some(r.cpu_us_per_request());
+    row.server_cpu_us = stored[i].server.map(|s| s.cpu_us_per_request(r));
+    row
+}
+
+/// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
+/// server's CPU and memory where the lab saved them.
+fn compare_tables(run: &StoredRun) -> String {
+    let max = max_error_pct(run);
+    let mut workloads: Vec<String> = Vec::new();
+    for g in run.groups() {
+        let w = split_group(g).1;
+        if !workloads.contains(&w) {
+            workloads.push(w);
+        }
+    }
+    let mut out = String::new();
+    for w in &workloads {
+        let rows: Vec<WorkloadRow> = run
+            .groups()
+            .into_iter()
+            .filter(|g| &split_group(g).1 == w)
+            .map(|g| compare_row(run, g, max))
+            .collect();
+        out.push_str(&webstand_report::compare::workload_table(w, &rows));
+        out.push('\n');
+    }
+    out
+}
+
+/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
+/// per-workload comparison for a compare run, then one sweep table per group.
+pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
+    if run.meta.kind == "bench" {
+        if let Some(text) = ab_report(run) {
+            return text.trim_start_matches('\n').to_string();
+        }
+    }
+    let all = levels(run);
+    let mut out = String::new();
+    if run.meta.kind == "compare" {
+        out.push_str(&compare_tables(run));
+    }
+    let layout = layout.unwrap_or_else(|| layout_of(run));
+    for group in run.groups() {
+        let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == group).collect();
+        if !group.is_empty() {
+            out.push_str(&format!("{group}\n"));
+        }
+        out.push_str(&tables::render(layout, &lv, max_error_pct(run)));
+        out.push('\n');
+    }
+    if run.levels.is_empty() {
+        out.push_str("(no level completed)\n");
+    }
+    out
+}
