@@ -101,6 +101,13 @@ fn cgi_cpu_is_counted(kind: Kind) -> Duration {
         // The bridge's processes are the server's on the CGI workload, not in its static memory.
         let comm = |p: &i32| std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
         let bridged = |pids: Vec<i32>| pids.iter().filter(|p| comm(p).trim() == "fcgiwrap").count();
+        // fcgiwrap forks its pool after its socket is ready: wait (bounded) for the whole pool.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while bridged(server.members(true).pids()) <= Limits::new(8, 8).cgi_level
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         assert!(bridged(server.members(true).pids()) > Limits::new(8, 8).cgi_level);
         assert_eq!(bridged(server.members(false).pids()), 0, "{}", kind.name());
     }
