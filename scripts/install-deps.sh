@@ -4,8 +4,10 @@
 # stopped and disabled, since the lab starts its own instances on loopback ports.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
-PKGS=(nginx-light lighttpd apache2 apache2-utils h2o caddy mini-httpd wrk curl time procps util-linux
-      chromium python3)
+# fcgiwrap: the CGI bridge the lab puts behind nginx, caddy and h2o; iproute2 (ss) and perl: the lab's
+# tests read listen backlogs and run a CPU-burning CGI program.
+PKGS=(nginx-light lighttpd apache2 apache2-utils h2o caddy mini-httpd fcgiwrap wrk curl time procps
+      util-linux iproute2 perl chromium python3)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -17,5 +19,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   $SUDO rm -f /usr/sbin/policy-rc.d
 fi
-for s in nginx lighttpd apache2 h2o caddy mini-httpd; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
+for s in nginx lighttpd apache2 h2o caddy mini-httpd fcgiwrap; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
 echo "install-deps: ready ($(nginx -v 2>&1 | tr -d '\n'); $(wrk -v 2>&1 | head -1 | cut -c1-20))"

@@ -314,6 +314,7 @@ fn bad_flags_and_config_give_one_line_and_nonzero_exit() {
         vec!["serve", dir, "--config", cfg.to_str().unwrap()],
         vec!["serve", dir, "--config", "/nonexistent.toml"],
         vec!["serve", dir, "--auth", "no-equals-sign"],
+        vec!["serve", dir, "--backlog", "0"],
     ] {
         let o = common::run(&args);
         let err = common::stderr(&o);

@@ -15,12 +15,13 @@ use webstand_store::ServerFigures;
 #[derive(clap::Args)]
 #[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
-    /// Servers to compare, comma-separated: builtin (webstand serve), nginx, lighttpd, apache, h2o,
-    /// caddy, mini_httpd. A missing one is skipped with a line saying how to install it
+    /// Servers to compare, comma-separated: builtin (webstand serve), builtin-nocache (the same
+    /// without its in-memory file cache), nginx, lighttpd, apache, h2o, caddy, mini_httpd. A missing
+    /// one is skipped with a line saying how to install it
     #[arg(
         long,
         value_name = "LIST",
-        default_value = "builtin,nginx,lighttpd,apache,h2o,caddy,mini_httpd"
+        default_value = "builtin,builtin-nocache,nginx,lighttpd,apache,h2o,caddy,mini_httpd"
     )]
     pub servers: String,
 
@@ -95,7 +96,8 @@ pub struct Args {
     #[arg(long)]
     pub verify: bool,
 
-    /// Repeat the whole comparison N times, servers taking turns; the tables give medians
+    /// Repeat the whole comparison N times, the server order rotating each round; the tables give
+    /// medians (use --rounds 3 for figures worth quoting)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub rounds: usize,
 
@@ -269,5 +271,8 @@ impl CompareObserver for Session {
     }
     fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
         self.save_server_figures(clients, &ServerFigures { cpu, peak_rss_kib });
+    }
+    fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
+        self.save_configs(server, files);
     }
 }

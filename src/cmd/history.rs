@@ -29,6 +29,10 @@ pub struct ShowArgs {
     /// Sweep table layout: full, tenon or webstone [default: the run's own `--table`, else full]
     #[arg(long, value_name = "LAYOUT")]
     table: Option<Layout>,
+    /// Instead of the tables, the config files and command lines a comparison started each server
+    /// with, exactly as written (temporary paths and ports as they were)
+    #[arg(long, conflicts_with = "table")]
+    configs: bool,
 }
 
 #[derive(clap::Args)]
@@ -202,11 +206,32 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     }
     text += "\n";
     text += &match run.meta.kind.as_str() {
+        _ if a.configs => configs(&store, &run)?,
         "probe" => super::probe::stored(&store, &run)?,
         _ => tables(&run, a.table),
     };
     write_out(None, text.as_bytes())?;
     Ok(0)
+}
+
+/// Every file saved with a run, each under a `== server: name ==` line.
+fn configs(store: &Store, run: &StoredRun) -> anyhow::Result<String> {
+    let files = store.configs(run.id)?;
+    if files.is_empty() {
+        return Ok(format!(
+            "(no configs saved with run {}: `webstand compare` saves its servers' since schema 7)\n",
+            run.id
+        ));
+    }
+    let mut text = String::new();
+    for f in files {
+        text += &format!("== {}: {} ==\n{}", f.server, f.name, f.text);
+        if !f.text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {

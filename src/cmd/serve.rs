@@ -119,6 +119,11 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
 
+    /// Listen backlog: connections the kernel queues before the server accepts them (capped by
+    /// net.core.somaxconn) [default: 4096]
+    #[arg(long, value_name = "N")]
+    backlog: Option<usize>,
+
     /// Files up to BYTES are served from memory with ready-made headers; larger via sendfile
     /// [default: 65536]
     #[arg(long, value_name = "BYTES")]
@@ -141,15 +146,18 @@ fn build_config(a: Args) -> Result<Config> {
             .map(|s| parse_duration(s).with_context(|| format!("--{flag}")))
             .transpose()
     };
+    let set = |dst: &mut usize, v: Option<usize>| {
+        if let Some(v) = v {
+            *dst = v;
+        }
+    };
     if let Some(d) = a.dir {
         c.root = d;
     }
     if let Some(l) = &a.listen {
         c.listen = parse_listen(l).context("--listen")?;
     }
-    if let Some(n) = a.threads {
-        c.threads = n;
-    }
+    set(&mut c.threads, a.threads);
     if let Some(i) = a.index {
         c.index = i;
     }
@@ -201,16 +209,12 @@ fn build_config(a: Args) -> Result<Config> {
     if let Some(t) = dur("drain-timeout", &a.drain_timeout)? {
         c.drain_timeout = t;
     }
-    let set = |dst: &mut usize, v: Option<usize>| {
-        if let Some(v) = v {
-            *dst = v;
-        }
-    };
     set(&mut c.max_request_line, a.max_request_line);
     set(&mut c.max_header_bytes, a.max_header_bytes);
     set(&mut c.max_headers, a.max_headers);
     set(&mut c.max_ranges, a.max_ranges);
     set(&mut c.max_connections, a.max_connections);
+    set(&mut c.backlog, a.backlog);
     if let Some(n) = a.max_body {
         c.max_body = n;
     }

@@ -100,6 +100,19 @@ impl Session {
         }
     }
 
+    /// Records the files and command line a comparison started `server` with.
+    pub fn save_configs(&mut self, server: &str, files: &[(String, String)]) {
+        let Some((store, id)) = &self.store else {
+            return;
+        };
+        for (name, text) in files {
+            if let Err(e) = store.add_config(*id, server, name, text) {
+                eprintln!("webstand: warning: {server}'s configs not saved in the history: {e:#}");
+                return;
+            }
+        }
+    }
+
     /// Marks the run finished with `status` (an `Outcome`'s); returns where it was saved, to print.
     pub fn finish_as(&mut self, status: &str) -> Option<String> {
         let (store, id) = self.store.take()?;

@@ -1,23 +1,26 @@
-//! `webstand compare`: real servers side by side on one docroot. For each server: start it pinned to
-//! the server CPU, check its features, run every workload's sweep (and max-users search) with the
-//! generator pinned to its own CPU, account the server tree's CPU time per level and its peak resident
-//! memory, stop it. A server that is missing, fails to start or dies is reported in its row; none of
-//! that aborts the rest. Results are plain data; `webstand_report::compare` renders them.
+//! `webstand compare`: real servers side by side on one docroot. Each round gives every server a turn
+//! (`round`: start it pinned to the server CPU with the run's limits, check its features, run every
+//! workload's sweep and max-users search with the generator pinned to its own CPU, account its CPU
+//! time and memory, stop it), the order rotating from round to round. A server that is missing, fails
+//! to start or dies is reported in its row; none of that aborts the rest. Results are plain data;
+//! `webstand_report::compare` renders them.
 
 use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{CpuTime, Live, Plan, RunResult, Stop, Target};
+use webstand_engine::{CpuTime, RunResult, Stop};
 use webstand_report::compare::{FeatureRow, VerifyRow, WorkloadRow};
 use webstand_workload::fixtures::{self, Manifest};
 use webstand_workload::{webstone, Workload};
 
-use crate::maxusers::{self, Bounds, MaxUsers, MaxUsersSpec};
-use crate::procstat::{self, RssSampler};
-use crate::servers::{self, Features, Kind, Server, Setup, Support};
-use crate::sweep::{self, Level, Observer, SweepResult, SweepSpec};
+use crate::cgroup::CpuSource;
+use crate::disclosure;
+use crate::limits::Limits;
+use crate::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
+use crate::round::{base_plan, Run};
+use crate::servers::{self, Features, Kind, Server, Support};
+use crate::sweep::{Observer, SweepResult};
 
 /// The workloads a comparison can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -203,6 +206,29 @@ impl Options {
     }
 }
 
+impl Options {
+    /// The limits every server's config gets: from the most clients any level opens, and the most on
+    /// the CGI workload.
+    pub fn limits(&self) -> Limits {
+        let most = |wk: Option<WorkloadKind>| {
+            let search = wk.map_or(!self.max_users_for.is_empty(), |w| {
+                self.max_users_for.contains(&w)
+            });
+            let levels = self.levels.iter().copied().max().unwrap_or(1);
+            levels.max(if search { self.max_users.limit } else { 0 })
+        };
+        let cgi = self.workloads.contains(&WorkloadKind::Cgi);
+        Limits::new(
+            most(None),
+            if cgi {
+                most(Some(WorkloadKind::Cgi))
+            } else {
+                1
+            },
+        )
+    }
+}
+
 /// The caller's hooks: everything of sweep's [`Observer`] (Ctrl-C, progress, saving each level) plus
 /// which server and workload the next levels belong to, and progress lines.
 pub trait CompareObserver: Observer {
@@ -212,10 +238,14 @@ pub trait CompareObserver: Observer {
     fn note(&mut self, line: &str);
     /// Whether the user asked to stop (Ctrl-C): no further server is started.
     fn stop_requested(&self) -> bool;
-    /// The server's side of the level just passed to `level_done`: its tree's CPU time and peak
-    /// resident memory (KiB) during the run.
+    /// The server's side of the level just passed to `level_done`: its CPU time and peak resident
+    /// memory (KiB) during the run.
     fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
         let _ = (clients, cpu, peak_rss_kib);
+    }
+    /// The config files and command lines `server` was started with (once per comparison).
+    fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
+        let _ = (server, files);
     }
 }
 
@@ -232,6 +262,8 @@ pub struct WorkloadOutcome {
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.
     pub note: Option<String>,
+    /// How the server ran the workload where that differs from the table's heading or other rows.
+    pub disclosures: Vec<String>,
     /// The server died during this workload (`note` says how).
     pub died: bool,
 }
@@ -249,6 +281,8 @@ pub struct ServerOutcome {
     pub exe_bytes: Option<u64>,
     /// Processes and threads of its tree after the first round's load.
     pub shape: Option<(usize, usize)>,
+    /// Where its CPU time came from (known once it started).
+    pub cpu_source: Option<CpuSource>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -261,6 +295,8 @@ pub struct Comparison {
     pub pinning: String,
     /// What each level ran (levels, length, keep-alive, max-users bounds), for the report's header.
     pub settings: String,
+    /// Where server CPU time came from, for the report's header.
+    pub cpu_accounting: String,
     pub rounds: usize,
 }
 
@@ -307,26 +343,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
             ))
         })
         .collect::<Result<_>>()?;
-    let allowed = servers::allowed_cpus();
-    let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
-    let pinned = wanted().all(|c| allowed.contains(c))
-        && opts
-            .server_cpus
-            .iter()
-            .all(|c| !opts.generator_cpus.contains(c));
-    let pinning = if pinned {
-        servers::pin_current(&opts.generator_cpus);
-        format!(
-            "servers pinned to CPU {}, generator to CPU {}",
-            list(&opts.server_cpus),
-            list(&opts.generator_cpus)
-        )
-    } else {
-        format!(
-            "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
-            list(&allowed)
-        )
-    };
+    let (pinned, pinning) = pin(opts);
     obs.note(&pinning);
     let mut out = Comparison {
         workloads: opts.workloads.clone(),
@@ -341,10 +358,11 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
         .map(|&kind| ServerOutcome::new(kind))
         .collect();
     for round in 0..out.rounds {
-        for outcome in out.servers.iter_mut() {
+        for i in round_order(out.servers.len(), round) {
+            let outcome = &mut out.servers[i];
             if obs.stop_requested() {
                 out.interrupted = true;
-                if round == 0 {
+                if round == 0 && outcome.workloads.is_empty() {
                     outcome.skipped = Some("not run: interrupted".into());
                 }
                 continue;
@@ -353,26 +371,51 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 continue;
             }
             if out.rounds > 1 {
-                obs.note(&format!(
-                    "round {} of {}: {}",
-                    round + 1,
-                    out.rounds,
-                    outcome.kind.name()
-                ));
+                let (n, name) = (out.rounds, outcome.kind.name());
+                obs.note(&format!("round {} of {n}: {name}", round + 1));
             }
-            run_server(
-                outcome,
+            let server = Run {
                 round,
                 opts,
                 pinned,
-                &workloads,
-                obs,
-                &mut out.verify,
-            );
+                workloads: &workloads,
+            };
+            server.run(outcome, obs, &mut out.verify);
         }
     }
+    out.cpu_accounting = disclosure::cpu_accounting(&out.servers);
     out.interrupted |= obs.stop_requested();
     Ok(out)
+}
+
+/// The order servers run in during `round`: the list rotated by one place per round, so no server
+/// always runs first (on a shared machine the first minutes of a run are not like the last).
+pub fn round_order(servers: usize, round: usize) -> Vec<usize> {
+    (0..servers).map(|i| (i + round) % servers).collect()
+}
+
+/// Pins this process (the generator) when the CPUs asked for are allowed and disjoint; the header line.
+fn pin(opts: &Options) -> (bool, String) {
+    let allowed = servers::allowed_cpus();
+    let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
+    let pinned = wanted().all(|c| allowed.contains(c))
+        && opts
+            .server_cpus
+            .iter()
+            .all(|c| !opts.generator_cpus.contains(c));
+    if !pinned {
+        return (false, format!(
+            "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
+            list(&allowed)
+        ));
+    }
+    servers::pin_current(&opts.generator_cpus);
+    let text = format!(
+        "servers pinned to CPU {}, generator to CPU {}",
+        list(&opts.server_cpus),
+        list(&opts.generator_cpus)
+    );
+    (true, text)
 }
 
 fn list(v: &[usize]) -> String {
@@ -420,236 +463,6 @@ fn describe(opts: &Options) -> String {
     text
 }
 
-/// One round of one server: start it, check its features (first round), run every workload, stop it.
-fn run_server(
-    outcome: &mut ServerOutcome,
-    round: usize,
-    opts: &Options,
-    pinned: bool,
-    workloads: &[(WorkloadKind, Workload)],
-    obs: &mut dyn CompareObserver,
-    verify: &mut Vec<VerifyRow>,
-) {
-    let kind = outcome.kind;
-    let binary = match servers::locate(kind, opts.builtin.as_deref()) {
-        Ok(b) => b,
-        Err(hint) => {
-            obs.note(&format!("skipping {hint}"));
-            outcome.skipped = Some(hint);
-            return;
-        }
-    };
-    outcome.version = binary.version.clone();
-    outcome.exe_bytes = std::fs::metadata(&binary.path).ok().map(|m| m.len());
-    let mut setup = Setup::new(&opts.docroot);
-    if pinned {
-        setup.cpus = Some(opts.server_cpus.clone());
-    }
-    let mut server = match Server::start(&binary, &setup) {
-        Ok(s) => s,
-        Err(e) => {
-            let msg = format!("{e:#}");
-            obs.note(&format!("{} failed to start: {msg}", kind.name()));
-            if round == 0 {
-                outcome.skipped = Some(format!(
-                    "failed to start: {}",
-                    msg.lines().collect::<Vec<_>>().join(" | ")
-                ));
-            }
-            return;
-        }
-    };
-    let (name, version, pid, addr) = (kind.name(), &binary.version, server.pid(), server.addr);
-    obs.note(&format!("{name} {version} on http://{addr}/ (pid {pid})"));
-    if opts.features && round == 0 {
-        let f = servers::check_features(&mut server, &setup);
-        obs.note(&format!(
-            "{} features: basic auth {}, chroot {}, throttling {}",
-            kind.name(),
-            f.basic_auth.cell(),
-            f.chroot.cell(),
-            f.throttling.cell()
-        ));
-        outcome.features = Some(f);
-    }
-    for (wk, workload) in workloads {
-        if obs.stop_requested() {
-            break;
-        }
-        let mut w = WorkloadOutcome {
-            workload: Some(*wk),
-            round,
-            ..Default::default()
-        };
-        if *wk == WorkloadKind::Cgi && !kind.runs_cgi() {
-            w.note = Some("no CGI: the server needs an external FastCGI bridge".into());
-            outcome.workloads.push(w);
-            continue;
-        }
-        if let Some(dead) = server.death_note() {
-            w.note = Some(dead);
-            outcome.workloads.push(w);
-            continue;
-        }
-        obs.series(kind.name(), &binary.version, wk.name());
-        let plan = base_plan(server.addr, kind, workload, opts);
-        let mut acct = Accounting::new(&mut server, &mut *obs);
-        // One level at a time, so a server that died ends its sweep with the levels it finished.
-        let mut swept = SweepResult {
-            workload: wk.name().to_string(),
-            max_error_pct: opts.max_users.bounds.max_error_pct,
-            ..Default::default()
-        };
-        for &clients in &opts.levels {
-            if acct.server.death_note().is_some() {
-                break;
-            }
-            let mut spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
-            spec.max_error_pct = swept.max_error_pct;
-            match sweep::run(&spec, &plan, wk.name(), &mut acct) {
-                Ok(one) => {
-                    swept.levels.extend(one.levels);
-                    swept.interrupted |= one.interrupted;
-                }
-                Err(e) => w.note = Some(format!("{e:#}")),
-            }
-            let ended = swept.levels.last().and_then(|l| l.result.ended);
-            if swept.interrupted || w.note.is_some() || ended.is_some() {
-                break;
-            }
-        }
-        w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
-        w.server_cpu = std::mem::take(&mut acct.per_level);
-        let mut peak_rss = acct.peak_rss_kib;
-        let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
-        if opts.max_users_for.contains(wk) && w.note.is_none() && !interrupted {
-            // Saved apart from the sweep's levels, so the history's peak is the sweep's.
-            obs.series(
-                kind.name(),
-                &binary.version,
-                &format!("{}/max-users", wk.name()),
-            );
-            let mut acct = Accounting::new(&mut server, &mut *obs);
-            match maxusers::find(&opts.max_users, &plan, &mut acct) {
-                Ok(m) => w.max_users = Some(m),
-                Err(e) => w.note = Some(format!("max users: {e:#}")),
-            }
-            peak_rss = peak_rss.max(acct.peak_rss_kib);
-        }
-        w.peak_rss_kib = Some(peak_rss).filter(|&k| k > 0);
-        // Equivalent settings include keep-alive: say so when the server did not keep connections.
-        if plan.keep_alive && w.note.is_none() {
-            if let Some(peak) = w
-                .sweep
-                .as_ref()
-                .and_then(|s| s.peak())
-                .filter(|p| p.result.keep_alive_share() < 0.9)
-            {
-                w.note = Some(format!(
-                    "only {:.0} % of requests reused a connection at the peak",
-                    peak.result.keep_alive_share() * 100.0
-                ));
-            }
-        }
-        if let Some(dead) = server.death_note() {
-            let at = w
-                .sweep
-                .as_ref()
-                .and_then(|s| s.levels.last())
-                .map(|l| format!(" after {} clients", l.clients))
-                .unwrap_or_default();
-            (w.note, w.died) = (Some(format!("{dead}{at}")), true);
-        }
-        outcome.workloads.push(w);
-    }
-    if round == 0 && server.death_note().is_none() {
-        outcome.shape = Some(procstat::tree_shape(server.pid()));
-    }
-    if opts.verify && round == 0 && !obs.stop_requested() && server.death_note().is_none() {
-        verify.extend(verify::run(&mut server, opts, obs));
-    }
-    if let Err(e) = server.stop() {
-        obs.note(&format!("{}: {e:#}", kind.name()));
-    }
-}
-
-/// The plan every level of a workload starts from: keep-alive where the server does it, one generator
-/// thread per generator CPU.
-fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
-    let target = Target {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        addrs: vec![addr],
-    };
-    let mut plan = Plan::new(target, "/");
-    workload.apply(&mut plan);
-    plan.keep_alive = opts.keep_alive && kind.keeps_alive();
-    plan.threads = opts.generator_cpus.len().max(1);
-    plan.timeout = opts.timeout;
-    plan
-}
-
-/// Wraps the caller's observer: the server tree's CPU time before and after each run and its resident
-/// memory sampled during it, handed to the caller with each measured level.
-struct Accounting<'a> {
-    server: &'a mut Server,
-    inner: &'a mut dyn CompareObserver,
-    before: Option<CpuTime>,
-    sampler: Option<RssSampler>,
-    /// The last run's CPU time and peak RSS.
-    last: Option<(CpuTime, u64)>,
-    /// CPU time of each measured level, in order.
-    per_level: Vec<CpuTime>,
-    /// Largest RSS seen over every run, KiB.
-    peak_rss_kib: u64,
-}
-
-impl<'a> Accounting<'a> {
-    fn new(server: &'a mut Server, inner: &'a mut dyn CompareObserver) -> Accounting<'a> {
-        Accounting {
-            server,
-            inner,
-            before: None,
-            sampler: None,
-            last: None,
-            per_level: Vec::new(),
-            peak_rss_kib: 0,
-        }
-    }
-}
-
-impl Observer for Accounting<'_> {
-    fn live(&mut self) -> Arc<Live> {
-        self.inner.live()
-    }
-    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
-        self.before = Some(self.server.cpu());
-        self.sampler = Some(RssSampler::start(
-            self.server.pid(),
-            Duration::from_millis(250),
-        ));
-        self.inner.run_starting(label, plan, live);
-    }
-    fn run_ended(&mut self) {
-        let after = self.server.cpu();
-        let rss = self.sampler.take().map(RssSampler::finish).unwrap_or(0);
-        self.peak_rss_kib = self.peak_rss_kib.max(rss);
-        self.last = self
-            .before
-            .take()
-            .map(|b| (procstat::cpu_delta(b, after), rss));
-        self.inner.run_ended();
-    }
-    fn level_done(&mut self, level: &Level) -> Result<()> {
-        let (cpu, rss) = self.last.take().unwrap_or_default();
-        self.per_level.push(cpu);
-        self.inner.level_done(level)?;
-        self.inner
-            .server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
-        Ok(())
-    }
-}
-
 impl ServerOutcome {
     /// Nothing measured yet.
     pub fn new(kind: Kind) -> ServerOutcome {
@@ -661,15 +474,17 @@ impl ServerOutcome {
             workloads: Vec::new(),
             exe_bytes: None,
             shape: None,
+            cpu_source: None,
         }
     }
 
     /// The row of one round's sweep: figures at its peak level.
     fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
+        let notes: Vec<String> = w.note.iter().chain(&w.disclosures).cloned().collect();
         let mut row = WorkloadRow {
             server: self.kind.name().into(),
             version: self.version.clone(),
-            note: w.note.clone(),
+            note: Some(notes.join("; ")).filter(|n| !n.is_empty()),
             ..Default::default()
         };
         if let Some(s) = &w.sweep {
@@ -686,8 +501,15 @@ impl ServerOutcome {
             } else if row.note.is_none() {
                 row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
             }
-            if s.interrupted && row.note.is_none() {
-                row.note = Some("interrupted: figures cover the levels that completed".into());
+            if s.interrupted && w.note.is_none() {
+                let why = "interrupted: figures cover the levels that completed";
+                row.note = Some(
+                    [why]
+                        .into_iter()
+                        .chain(row.note.as_deref())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                );
             }
         }
         row.max_users = w
@@ -838,6 +660,7 @@ impl Comparison {
         serde_json::json!({
             "pinning": self.pinning,
             "settings": self.settings,
+            "cpu_accounting": self.cpu_accounting,
             "rounds": self.rounds,
             "interrupted": self.interrupted,
             "workloads": self.workload_rows().into_iter().map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows })).collect::<Vec<_>>(),
@@ -854,8 +677,8 @@ impl Comparison {
             String::new()
         };
         let mut out = format!(
-            "Lab comparison: {}{rounds}\n{}\n\n",
-            self.pinning, self.settings
+            "Lab comparison: {}{rounds}\n{}\n{}\n\n",
+            self.pinning, self.settings, self.cpu_accounting
         );
         for (name, rows) in self.workload_rows() {
             out.push_str(&rc::workload_table(&name, &rows));
@@ -876,7 +699,7 @@ impl Comparison {
 
 /// `--verify`: webstand, wrk and ab on the same single-URL targets of one server, with the same number
 /// of clients and about the same length, so their hits/s and byte counts can be read side by side.
-mod verify {
+pub(crate) mod verify {
     use super::*;
     use std::process::{Command, Stdio};
 
@@ -891,7 +714,8 @@ mod verify {
         let name = server.kind().name().to_string();
         let mut rows = Vec::new();
         let mut targets = vec![fixtures::TENON_FILE.to_string()];
-        if server.kind().runs_cgi() && opts.workloads.contains(&WorkloadKind::Cgi) {
+        let cgi = disclosure::cgi_unavailable(server.kind()).is_none();
+        if cgi && opts.workloads.contains(&WorkloadKind::Cgi) {
             targets.push(fixtures::CGI_HELLO.to_string());
         }
         for path in targets {
@@ -1100,6 +924,27 @@ mod verify {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::Level;
+
+    #[test]
+    fn rounds_rotate_the_order_and_limits_follow_the_largest_level() {
+        assert_eq!(round_order(3, 0), [0, 1, 2]);
+        assert_eq!(round_order(3, 1), [1, 2, 0]);
+        assert_eq!(round_order(3, 5), [2, 0, 1]);
+        let mut o = Options::new(Path::new("/tmp"));
+        assert_eq!(
+            o.limits(),
+            Limits::new(1024, 128),
+            "max users on large to 1024"
+        );
+        o.max_users.limit = 4096;
+        o.max_users_for = vec![WorkloadKind::Cgi];
+        o.levels = vec![1, 300];
+        assert_eq!(o.limits(), Limits::new(4096, 4096));
+        o.max_users_for.clear();
+        o.workloads = vec![WorkloadKind::TwoK];
+        assert_eq!(o.limits(), Limits::new(300, 1));
+    }
 
     #[test]
     fn workload_names_parse_and_unknown_ones_list_the_known() {

@@ -3,8 +3,10 @@
 //! A server is a process and everything it spawned (nginx's workers, apache's children and CGI
 //! programs, mini_httpd's fork per request). The tree is found by walking parent links in
 //! `/proc/*/stat` from the root; each live process is counted once. A child that already exited and was
-//! reaped by its parent is counted through the parent's `cutime`/`cstime`, so per-request CGI children
-//! are not lost; a live child is not yet in those fields, so nothing is counted twice.
+//! reaped by a parent that waited for it is counted through the parent's `cutime`/`cstime`; a child
+//! nobody waits for (a parent ignoring SIGCHLD, like apache's mod_cgid daemon) or one orphaned out of
+//! the tree (like mini_httpd's CGI relay) is lost. That is why the lab counts a server's CPU time with
+//! a cgroup (`cgroup`) and uses this sum only where it cannot make one.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -142,57 +144,56 @@ pub fn status_kib(pid: i32, field: &str) -> Option<u64> {
     })
 }
 
-/// Resident memory of the tree right now: the sum of VmRSS (shared pages count once per process, as
-/// `ps` shows them), and the largest single VmHWM (a process's own peak).
-pub fn tree_rss_kib(root: i32) -> (u64, u64) {
-    let procs = tree(root);
-    let sum = procs
+/// Resident memory of these processes right now: the sum of VmRSS (shared pages count once per
+/// process, as `ps` shows them), and the largest single VmHWM (a process's own peak).
+pub fn rss_kib(pids: &[i32]) -> (u64, u64) {
+    let sum = pids.iter().filter_map(|&p| status_kib(p, "VmRSS")).sum();
+    let hwm = pids
         .iter()
-        .filter_map(|s| status_kib(s.pid, "VmRSS"))
-        .sum();
-    let hwm = procs
-        .iter()
-        .filter_map(|s| status_kib(s.pid, "VmHWM"))
+        .filter_map(|&p| status_kib(p, "VmHWM"))
         .max()
         .unwrap_or(0);
     (sum, hwm)
 }
 
-/// How many processes and threads `root`'s tree has right now (a server's model, as seen).
-pub fn tree_shape(root: i32) -> (usize, usize) {
-    let procs = tree(root);
-    let threads = procs
+/// How many of these processes are alive and how many threads they have (a server's model, as seen).
+pub fn shape(pids: &[i32]) -> (usize, usize) {
+    let threads: Vec<usize> = pids
         .iter()
-        .map(|s| status_kib(s.pid, "Threads").unwrap_or(1) as usize)
-        .sum();
-    (procs.len(), threads)
+        .filter_map(|&p| status_kib(p, "Threads").map(|t| t as usize))
+        .collect();
+    (threads.len(), threads.iter().sum())
 }
 
-/// Samples a tree's resident memory in the background and keeps the peak. The peak reported is the
-/// larger of the highest sampled sum of VmRSS and the highest single VmHWM: both are moments the tree
-/// really reached, so neither overstates it.
+/// A function listing a server's processes (its cgroup, or its process trees).
+pub type Lister = Box<dyn Fn() -> Vec<i32> + Send + Sync>;
+
+/// Samples the resident memory of a set of processes in the background and keeps the peak. The peak
+/// reported is the larger of the highest sampled sum of VmRSS and the highest single VmHWM: both are
+/// moments the processes really reached, so neither overstates it.
 pub struct RssSampler {
-    root: i32,
+    list: std::sync::Arc<Lister>,
     peak: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl RssSampler {
-    pub fn start(root: i32, every: Duration) -> RssSampler {
+    pub fn start(list: Lister, every: Duration) -> RssSampler {
+        let list = Arc::new(list);
         let peak = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (peak.clone(), stop.clone());
+        let (p, s, l) = (peak.clone(), stop.clone(), list.clone());
         let handle = std::thread::Builder::new()
             .name("rss-sampler".into())
             .spawn(move || {
-                // It shares the generator's CPU: the whole of /proc is scanned for the tree only every
-                // fourth sample, the known processes' status files in between.
+                // It shares the generator's CPU: the processes are listed only every fourth sample
+                // (a tree means a scan of the whole of /proc), their status files read in between.
                 let mut pids: Vec<i32> = Vec::new();
                 let mut n = 0u32;
                 while !s.load(Ordering::Relaxed) {
                     if n.is_multiple_of(4) {
-                        pids = tree(root).iter().map(|s| s.pid).collect();
+                        pids = l();
                     }
                     n += 1;
                     let sum: u64 = pids
@@ -210,7 +211,7 @@ impl RssSampler {
             })
             .ok();
         RssSampler {
-            root,
+            list,
             peak,
             stop,
             handle,
@@ -226,7 +227,7 @@ impl RssSampler {
     /// last sample.
     pub fn finish(mut self) -> u64 {
         self.halt();
-        let (sum, hwm) = tree_rss_kib(self.root);
+        let (sum, hwm) = rss_kib(&(self.list)());
         self.peak.fetch_max(sum.max(hwm), Ordering::Relaxed);
         self.peak_kib()
     }
@@ -281,7 +282,8 @@ mod tests {
         );
         assert_eq!(procs[0].pid, root);
 
-        let sampler = RssSampler::start(root, Duration::from_millis(20));
+        let lister: Lister = Box::new(move || tree(root).iter().map(|s| s.pid).collect());
+        let sampler = RssSampler::start(lister, Duration::from_millis(20));
         // Wait for the busy children to finish and be reaped (the tree shrinks to the shell, now `sleep`).
         let deadline = std::time::Instant::now() + Duration::from_secs(20);
         while tree(root).len() > 1 && std::time::Instant::now() < deadline {
@@ -300,7 +302,7 @@ mod tests {
             "a shell's resident memory is more than 100 KiB, sampled {peak}"
         );
         assert!(status_kib(root, "VmRSS").unwrap() > 0);
-        assert_eq!(tree_shape(root), (1, 1), "the shell is now a lone `sleep`");
+        assert_eq!(shape(&[root]), (1, 1), "the shell is now a lone `sleep`");
 
         child.kill().unwrap();
         child.wait().unwrap();

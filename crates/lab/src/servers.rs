@@ -3,26 +3,31 @@
 //! with nothing left behind, and checking the features the lab configured (basic auth, chroot,
 //! throttling).
 //!
-//! Equivalent settings, as far as each server allows: one worker process (or thread), access logs off,
-//! sendfile on, keep-alive limits raised, CGI for `/cgi-bin/*` where the server runs CGI itself.
-//! Each server runs in its own process group, in its own temporary directory holding its config, pid
-//! file and error log, with its stdout and stderr captured there too.
+//! The configs themselves are in `configs` (equal limits from `limits`, docs/LAB-CONFIGS.md says why).
+//! Each server runs in its own process group and its own cgroup (`cgroup`: its CPU time, orphans
+//! included), in its own temporary directory holding its config, pid file and error log, with its
+//! stdout and stderr captured there too; servers without CGI of their own get fcgiwrap beside them.
 
 use anyhow::{anyhow, bail, Context};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use webstand_engine::CpuTime;
 
+use crate::cgroup::{CpuCgroup, CpuSource, Members, MembersFrom};
+use crate::configs::{self, Launch};
+use crate::limits::Limits;
 use crate::procstat;
+use crate::spawn::Spawn;
 
 /// A server the lab knows how to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     Builtin,
+    /// `webstand serve` without its in-memory file cache.
+    BuiltinNoCache,
     Nginx,
     Lighttpd,
     Apache,
@@ -32,8 +37,9 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Builtin,
+        Kind::BuiltinNoCache,
         Kind::Nginx,
         Kind::Lighttpd,
         Kind::Apache,
@@ -46,6 +52,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Builtin => "builtin",
+            Kind::BuiltinNoCache => "builtin-nocache",
             Kind::Nginx => "nginx",
             Kind::Lighttpd => "lighttpd",
             Kind::Apache => "apache",
@@ -68,6 +75,7 @@ impl Kind {
         let s = s.trim();
         let k = match s.to_ascii_lowercase().as_str() {
             "builtin" | "webstand" => Kind::Builtin,
+            "builtin-nocache" => Kind::BuiltinNoCache,
             "nginx" => Kind::Nginx,
             "lighttpd" => Kind::Lighttpd,
             "apache" | "apache2" | "httpd" => Kind::Apache,
@@ -97,7 +105,7 @@ impl Kind {
     /// The Debian package holding the binary.
     pub fn package(self) -> &'static str {
         match self {
-            Kind::Builtin => "webstand",
+            Kind::Builtin | Kind::BuiltinNoCache => "webstand",
             Kind::Nginx => "nginx-light",
             Kind::Lighttpd => "lighttpd",
             Kind::Apache => "apache2",
@@ -109,7 +117,7 @@ impl Kind {
 
     fn binaries(self) -> &'static [&'static str] {
         match self {
-            Kind::Builtin => &["webstand"],
+            Kind::Builtin | Kind::BuiltinNoCache => &["webstand"],
             Kind::Nginx => &["nginx"],
             Kind::Lighttpd => &["lighttpd"],
             Kind::Apache => &["apache2", "httpd"],
@@ -123,7 +131,7 @@ impl Kind {
         match self {
             Kind::Caddy => "version",
             Kind::MiniHttpd => "-V",
-            Kind::Builtin => "--version",
+            Kind::Builtin | Kind::BuiltinNoCache => "--version",
             _ => "-v",
         }
     }
@@ -132,6 +140,7 @@ impl Kind {
     pub fn model(self) -> &'static str {
         match self {
             Kind::Builtin => "epoll, 1 thread",
+            Kind::BuiltinNoCache => "epoll, 1 thread, no file cache",
             Kind::Nginx => "epoll, master + 1 worker",
             Kind::Lighttpd => "epoll, 1 process",
             Kind::Apache => "event MPM, 1 child × threads",
@@ -147,9 +156,10 @@ impl Kind {
         self != Kind::MiniHttpd
     }
 
-    /// Whether the server runs CGI programs itself (nginx and caddy need an external FastCGI bridge).
-    pub fn runs_cgi(self) -> bool {
-        !matches!(self, Kind::Nginx | Kind::Caddy)
+    /// Whether the server runs CGI programs through fcgiwrap (a FastCGI-to-CGI bridge) rather than
+    /// itself: nginx and caddy have no CGI, and h2o's own bridge forks a Perl worker per request.
+    pub fn cgi_by_fcgiwrap(self) -> bool {
+        matches!(self, Kind::Nginx | Kind::Caddy | Kind::H2o)
     }
 }
 
@@ -167,12 +177,16 @@ pub struct Binary {
 /// to install the server.
 pub fn locate(kind: Kind, builtin: Option<&Path>) -> Result<Binary, String> {
     let path = match kind {
-        Kind::Builtin => builtin.map(Path::to_path_buf).filter(|p| p.is_file()),
+        Kind::Builtin | Kind::BuiltinNoCache => {
+            builtin.map(Path::to_path_buf).filter(|p| p.is_file())
+        }
         _ => kind.binaries().iter().find_map(|b| find_program(b)),
     };
     let Some(path) = path else {
         return Err(match kind {
-            Kind::Builtin => "builtin: the webstand binary was not found".to_string(),
+            Kind::Builtin | Kind::BuiltinNoCache => {
+                format!("{}: the webstand binary was not found", kind.name())
+            }
             _ => format!(
                 "{}: not installed (apt-get install {}, or scripts/install-deps.sh)",
                 kind.name(),
@@ -320,12 +334,12 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
     }
 }
 
-fn bcrypt_hash() -> String {
+pub(crate) fn bcrypt_hash() -> String {
     // Cost 5: the check is made a handful of times, never under load.
     bcrypt::hash(AUTH_PASSWORD, 5).expect("bcrypt of a fixed password")
 }
 
-fn sha_hash() -> String {
+pub(crate) fn sha_hash() -> String {
     use base64::Engine;
     use sha1::Digest;
     format!(
@@ -335,7 +349,7 @@ fn sha_hash() -> String {
     )
 }
 
-fn running_as_root() -> bool {
+pub(crate) fn running_as_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
 }
@@ -353,6 +367,8 @@ pub struct Setup {
     pub start_timeout: Duration,
     /// Port to try first (None: a free one). When it is taken, another free one is used.
     pub port: Option<u16>,
+    /// The limits every server's config is derived from (the run's largest levels).
+    pub limits: Limits,
 }
 
 impl Setup {
@@ -363,6 +379,7 @@ impl Setup {
             chroot: false,
             start_timeout: Duration::from_secs(15),
             port: None,
+            limits: Limits::default(),
         }
     }
 }
@@ -373,6 +390,13 @@ pub struct Server {
     pub addr: SocketAddr,
     child: Option<Child>,
     pgid: i32,
+    /// fcgiwrap, for a server that runs CGI through it (in the server's group and cgroup).
+    bridge: Option<Child>,
+    /// The server's own cgroup; None when none could be made (`cgroup_error` says why).
+    cgroup: Option<CpuCgroup>,
+    cgroup_error: Option<String>,
+    /// The files written and the command lines run, as (name, text).
+    configs: Vec<(String, String)>,
     /// Every pid seen in the server's tree, so stopping can check each one is gone.
     seen: Vec<i32>,
     workdir: tempfile::TempDir,
@@ -391,13 +415,6 @@ impl std::fmt::Debug for Server {
             self.pgid
         )
     }
-}
-
-/// What a start needs to write and run.
-struct Launch {
-    config: Option<(String, String)>,
-    args: Vec<String>,
-    env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -433,15 +450,7 @@ impl Server {
             .prefix(&format!("webstand-lab-{}-", kind.name()))
             .tempdir()
             .map_err(|e| fail(e.into()))?;
-        // A port someone listens on would fool the wait below (it connects), so a taken one is never
-        // handed to the server: another free one is picked instead.
-        let port = match port.filter(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
-            Some(p) => p,
-            None => TcpListener::bind("127.0.0.1:0")
-                .and_then(|l| l.local_addr())
-                .map_err(|e| fail(e.into()))?
-                .port(),
-        };
+        let port = free_port(port).map_err(|e| fail(e.into()))?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let docroot = setup
             .docroot
@@ -452,86 +461,153 @@ impl Server {
             return Err(fail(anyhow!("chroot needs root")));
         }
         let w = workdir.path();
-        let launch = launch(kind, &docroot, w, port, setup.chroot).map_err(fail)?;
-        if let Some((name, text)) = &launch.config {
+        let launch =
+            configs::launch(kind, &docroot, w, port, setup.chroot, setup.limits).map_err(fail)?;
+        for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
         }
-        let log = std::fs::File::create(w.join("server.log")).map_err(|e| fail(e.into()))?;
-        let mut cmd = Command::new(&binary.path);
-        cmd.args(&launch.args)
-            .current_dir(w)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| fail(e.into()))?)
-            .stderr(log)
-            .envs(launch.env.iter().map(|(k, v)| (k, v)))
-            .process_group(0);
-        let cpus = setup.cpus.clone();
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                // If the lab dies without stopping it, the server goes too.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
-                // and lighttpd's own settings may raise it further).
-                let mut lim: libc::rlimit = std::mem::zeroed();
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0
-                    && lim.rlim_cur < lim.rlim_max
-                {
-                    lim.rlim_cur = lim.rlim_max;
-                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-                }
-                if let Some(cpus) = &cpus {
-                    pin_current(cpus);
-                }
-                Ok(())
-            });
-        }
-        let child = cmd
-            .spawn()
-            .with_context(|| format!("cannot run {}", binary.path.display()))
-            .map_err(fail)?;
-        let pgid = child.id() as i32;
+        let (cgroup, cgroup_error) = match CpuCgroup::create(kind.name()) {
+            Ok(c) => (Some(c), None),
+            Err(e) => (None, Some(e)),
+        };
         let mut server = Server {
             binary: binary.clone(),
             addr,
-            child: Some(child),
-            pgid,
-            seen: vec![pgid],
+            child: None,
+            pgid: 0,
+            bridge: None,
+            cgroup,
+            cgroup_error,
+            configs: launch.files.clone(),
+            seen: Vec::new(),
             workdir,
             exit: None,
         };
-        let deadline = Instant::now() + setup.start_timeout;
+        server
+            .spawn_processes(&launch, setup.cpus.as_deref())
+            .map_err(fail)?;
+        server.wait_ready(setup.start_timeout, launch.bridge.as_ref())
+    }
+
+    /// Starts the server (leader of a new process group) and its bridge (in that group).
+    fn spawn_processes(&mut self, launch: &Launch, cpus: Option<&[usize]>) -> anyhow::Result<()> {
+        let w = self.workdir.path().to_path_buf();
+        let log = w.join("server.log");
+        let main = Spawn {
+            program: &self.binary.path,
+            args: &launch.args,
+            env: &launch.env,
+            dir: &w,
+            log: &log,
+            cpus,
+            group: 0,
+            cgroup: self.cgroup.as_ref(),
+        };
+        let mut shown = main.shown();
+        let child = main
+            .start()
+            .with_context(|| format!("cannot run {}", self.binary.path.display()))?;
+        self.pgid = child.id() as i32;
+        self.seen.push(self.pgid);
+        self.child = Some(child);
+        if let Some(b) = &launch.bridge {
+            let args = b.args();
+            let bridge = Spawn {
+                program: &b.program,
+                args: &args,
+                env: &[],
+                dir: &w,
+                log: &log,
+                cpus,
+                group: self.pgid,
+                cgroup: self.cgroup.as_ref(),
+            };
+            shown = format!("{shown}\n{}", bridge.shown());
+            let child = bridge
+                .start()
+                .with_context(|| format!("cannot run {}", b.program.display()))?;
+            self.bridge = Some(child);
+        }
+        self.configs
+            .push(("command line".into(), format!("{shown}\n")));
+        Ok(())
+    }
+
+    /// Waits until the port answers (and the bridge's socket exists), or the server dies.
+    fn wait_ready(
+        mut self,
+        limit: Duration,
+        bridge: Option<&configs::Bridge>,
+    ) -> Result<Server, (anyhow::Error, bool)> {
+        let kind = self.kind();
+        let addr = self.addr;
+        let deadline = Instant::now() + limit;
         loop {
-            if !server.alive() {
-                let tail = server.log_tail(12);
+            if !self.alive() {
+                let tail = self.log_tail(12);
                 let taken = tail.contains("in use") || tail.contains("EADDRINUSE");
-                let status = server.exit.map(|s| s.to_string()).unwrap_or_default();
-                return Err((
-                    anyhow!(
-                        "{} did not start ({status}); its log ends:\n{tail}",
-                        kind.name()
-                    ),
-                    taken,
-                ));
+                let status = self.exit.map(|s| s.to_string()).unwrap_or_default();
+                let e = anyhow!(
+                    "{} did not start ({status}); its log ends:\n{tail}",
+                    kind.name()
+                );
+                return Err((e, taken));
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                server.note_tree();
-                return Ok(server);
+            let bridge_ready = bridge.is_none_or(|b| Path::new(&b.socket).exists());
+            if bridge_ready && TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+            {
+                self.note_tree();
+                return Ok(self);
             }
             if Instant::now() > deadline {
-                let tail = server.log_tail(12);
-                let _ = server.stop();
-                return Err((
-                    anyhow!(
-                        "{} did not open {addr} within {:?}; its log ends:\n{tail}",
-                        kind.name(),
-                        setup.start_timeout
-                    ),
-                    false,
-                ));
+                let tail = self.log_tail(12);
+                let _ = self.stop();
+                let e = anyhow!(
+                    "{} did not open {addr} within {limit:?}; its log ends:\n{tail}",
+                    kind.name()
+                );
+                return Err((e, false));
             }
             std::thread::sleep(Duration::from_millis(25));
         }
+    }
+
+    /// The config files the lab wrote for this server and the command lines it ran, as
+    /// (name, text): what `webstand show N --configs` prints.
+    pub fn configs(&self) -> &[(String, String)] {
+        &self.configs
+    }
+
+    /// Where the server's CPU time comes from.
+    pub fn cpu_source(&self) -> CpuSource {
+        self.cgroup
+            .as_ref()
+            .map_or(CpuSource::ProcTree, CpuCgroup::source)
+    }
+
+    /// Why the server has no cgroup of its own, when it has none.
+    pub fn cgroup_error(&self) -> Option<&str> {
+        self.cgroup_error.as_deref()
+    }
+
+    /// The server's processes, for sampling their memory: its cgroup, or its process trees; with
+    /// `bridge` false, less its CGI bridge (idle on a static workload, and not part of its shape).
+    pub fn members(&self, bridge: bool) -> Members {
+        let from = match &self.cgroup {
+            Some(c) => MembersFrom::Cgroup(c.dir().to_path_buf()),
+            None => MembersFrom::Trees(self.roots()),
+        };
+        let without = self
+            .bridge
+            .as_ref()
+            .filter(|_| !bridge)
+            .map(|b| b.id() as i32);
+        Members { from, without }
+    }
+
+    fn roots(&self) -> Vec<i32> {
+        let bridge = self.bridge.as_ref().map(|b| b.id() as i32);
+        std::iter::once(self.pgid).chain(bridge).collect()
     }
 
     pub fn kind(&self) -> Kind {
@@ -583,16 +659,26 @@ impl Server {
         ))
     }
 
-    /// CPU time of the server's whole tree so far, reaped children included.
+    /// CPU time of everything the server started so far: from its cgroup, or without one the sum over
+    /// its live process trees (reaped children included, unreaped and orphaned ones missed).
     pub fn cpu(&mut self) -> CpuTime {
         self.note_tree();
-        procstat::tree_cpu(self.pgid)
+        if let Some(Ok(t)) = self.cgroup.as_ref().map(CpuCgroup::cpu) {
+            return t;
+        }
+        self.roots()
+            .into_iter()
+            .map(procstat::tree_cpu)
+            .fold(CpuTime::default(), |a, b| CpuTime {
+                user: a.user + b.user,
+                sys: a.sys + b.sys,
+            })
     }
 
     fn note_tree(&mut self) {
-        for s in procstat::tree(self.pgid) {
-            if !self.seen.contains(&s.pid) {
-                self.seen.push(s.pid);
+        for pid in self.members(true).pids() {
+            if !self.seen.contains(&pid) {
+                self.seen.push(pid);
             }
         }
     }
@@ -609,33 +695,41 @@ impl Server {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
-    /// Processes of this server still present: its process group, and any pid ever seen in its tree
-    /// that still has the server's group. Empty after a successful `stop`.
+    /// Processes of this server still present: its process group, anything in its cgroup, and any pid
+    /// ever seen in its tree that still has the server's group. Empty after a successful `stop`.
     pub fn leftovers(&self) -> Vec<i32> {
         let mut left: Vec<i32> = procstat::group_members(self.pgid)
             .iter()
             .map(|s| s.pid)
             .collect();
-        for &p in &self.seen {
-            if let Some(s) = procstat::stat(p) {
-                if s.pgrp == self.pgid && s.state != 'Z' && !left.contains(&p) {
-                    left.push(p);
+        let in_cgroup = self
+            .cgroup
+            .as_ref()
+            .map(CpuCgroup::pids)
+            .unwrap_or_default();
+        for p in self.seen.iter().chain(&in_cgroup) {
+            if let Some(s) = procstat::stat(*p) {
+                let ours = s.pgrp == self.pgid || in_cgroup.contains(p);
+                if ours && s.state != 'Z' && !left.contains(p) {
+                    left.push(*p);
                 }
             }
         }
         left
     }
 
-    /// SIGTERM, up to five seconds for a clean exit, then SIGKILL to the whole group. Errors if any
-    /// process of the server is still there afterwards.
+    /// SIGTERM, up to five seconds for a clean exit, then SIGKILL to the whole group and everything in
+    /// the cgroup. Errors if any process of the server is still there afterwards.
     pub fn stop(&mut self) -> anyhow::Result<()> {
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
         self.note_tree();
-        let litter = socket_dirs_in_tmp(&procstat::tree(self.pgid));
-        // SAFETY: signalling our own child and its group.
+        // SAFETY: signalling our own children (the server, then its bridge).
         unsafe { libc::kill(self.pgid, libc::SIGTERM) };
+        if let Some(b) = &self.bridge {
+            unsafe { libc::kill(b.id() as i32, libc::SIGTERM) };
+        }
         let deadline = Instant::now() + Duration::from_secs(5);
         while Instant::now() < deadline {
             if let Ok(Some(st)) = child.try_wait() {
@@ -644,12 +738,16 @@ impl Server {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        // Whatever is left of the group (workers, CGI programs, a main process that ignored SIGTERM).
+        // Whatever is left (workers, CGI programs, orphans, a main process that ignored SIGTERM).
         let deadline = Instant::now() + Duration::from_secs(3);
         loop {
             let left = self.leftovers();
             let main_done = matches!(child.try_wait(), Ok(Some(_)));
-            if left.is_empty() && main_done {
+            let bridge_done = self
+                .bridge
+                .as_mut()
+                .is_none_or(|b| matches!(b.try_wait(), Ok(Some(_))));
+            if left.is_empty() && main_done && bridge_done {
                 break;
             }
             if Instant::now() > deadline {
@@ -658,7 +756,7 @@ impl Server {
                     self.binary.kind.name()
                 );
             }
-            // SAFETY: as above.
+            // SAFETY: as above; every pid is the server's (its group, or its cgroup).
             unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
             for p in left {
                 unsafe { libc::kill(p, libc::SIGKILL) };
@@ -668,48 +766,17 @@ impl Server {
         if let Ok(Some(st)) = child.try_wait() {
             self.exit.get_or_insert(st);
         }
-        for dir in litter {
-            let _ = std::fs::remove_dir_all(dir);
-        }
         Ok(())
     }
 }
 
-/// Directories in /tmp that hold a Unix socket the processes have open and that the server made for
-/// itself (h2o's FastCGI bridge makes `/tmp/h2o.fcgisock.XXXXXX` and leaves it behind on SIGTERM).
-fn socket_dirs_in_tmp(procs: &[procstat::Stat]) -> Vec<PathBuf> {
-    let mut inodes = std::collections::HashSet::new();
-    for p in procs {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{}/fd", p.pid)) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            if let Ok(link) = std::fs::read_link(fd.path()) {
-                let l = link.to_string_lossy();
-                if let Some(inode) = l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
-                    inodes.insert(inode.to_string());
-                }
-            }
-        }
+/// `wanted` when nobody listens on it, else a free port. A port someone listens on would fool the
+/// readiness wait (it connects), so a taken one is never handed to a server.
+fn free_port(wanted: Option<u16>) -> std::io::Result<u16> {
+    match wanted.filter(|&p| TcpListener::bind(("127.0.0.1", p)).is_ok()) {
+        Some(p) => Ok(p),
+        None => Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()),
     }
-    let table = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
-    let mut dirs: Vec<PathBuf> = table
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 8 && inodes.contains(f[6])).then(|| PathBuf::from(f[7]))
-        })
-        .filter_map(|path| path.parent().map(Path::to_path_buf))
-        .filter(|dir| {
-            dir.parent() == Some(Path::new("/tmp"))
-                && dir
-                    .file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("h2o.fcgisock."))
-        })
-        .collect();
-    dirs.sort();
-    dirs.dedup();
-    dirs
 }
 
 impl Drop for Server {
@@ -744,388 +811,6 @@ pub fn allowed_cpus() -> Vec<usize> {
             .filter(|&c| libc::CPU_ISSET(c, &set))
             .collect()
     }
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
-/// The user an unprivileged worker runs as when the server starts as root.
-fn worker_user() -> &'static str {
-    if std::fs::read_to_string("/etc/passwd")
-        .map(|t| t.lines().any(|l| l.starts_with("www-data:")))
-        .unwrap_or(false)
-    {
-        "www-data"
-    } else {
-        "nobody"
-    }
-}
-
-const MIME: &[(&str, &str)] = &[
-    ("html", "text/html"),
-    ("txt", "text/plain"),
-    ("css", "text/css"),
-    ("js", "application/javascript"),
-    ("gif", "image/gif"),
-    ("jpg", "image/jpeg"),
-    ("png", "image/png"),
-    ("bin", "application/octet-stream"),
-];
-
-/// What every config template needs.
-struct Ctx<'a> {
-    doc: &'a Path,
-    /// The docroot and the server's own directory, as text.
-    d: String,
-    wd: String,
-    port: u16,
-    chroot: bool,
-    /// Running as root: servers that switch users are told which one.
-    root: bool,
-}
-
-fn launch(kind: Kind, doc: &Path, w: &Path, port: u16, chroot: bool) -> anyhow::Result<Launch> {
-    std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
-    std::fs::write(
-        w.join("htpasswd.bcrypt"),
-        format!("{AUTH_USER}:{}\n", bcrypt_hash()),
-    )?;
-    let c = Ctx {
-        doc,
-        d: s(doc),
-        wd: s(w),
-        port,
-        chroot,
-        root: running_as_root(),
-    };
-    Ok(match kind {
-        Kind::Builtin => builtin(&c),
-        Kind::Nginx => nginx(&c),
-        Kind::Lighttpd => lighttpd(&c),
-        Kind::Apache => apache(&c),
-        Kind::H2o => h2o(&c),
-        Kind::Caddy => caddy(&c),
-        Kind::MiniHttpd => mini_httpd(&c),
-    })
-}
-
-/// `webstand serve`: one event loop, everything in its TOML config.
-fn builtin(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        chroot,
-        ..
-    } = c;
-    let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut conf = format!(
-        "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\nidle_timeout = \"65s\"\n",
-        root = q(d)
-    );
-    if chroot {
-        conf.push_str(&format!("chroot = \"{}\"\n", q(d)));
-    } else {
-        conf.push_str(&format!(
-                "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",
-                bps = THROTTLE_KIB_PER_SEC * 1024,
-                file = q(&format!("{wd}/htpasswd.bcrypt")),
-            ));
-    }
-    Launch {
-        config: Some(("serve.toml".into(), conf)),
-        args: vec![
-            "serve".into(),
-            "--config".into(),
-            format!("{wd}/serve.toml"),
-        ],
-        env: Vec::new(),
-    }
-}
-
-/// nginx: master + one worker, in the foreground, everything under its own prefix.
-fn nginx(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        root,
-        ..
-    } = c;
-    let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
-    let conf = format!(
-            "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
-             events {{ worker_connections 16384; }}\n\
-             http {{\n  access_log off;\n  sendfile on; tcp_nopush on; tcp_nodelay on;\n  \
-             keepalive_requests 1000000; keepalive_timeout 65s;\n  open_file_cache max=4000;\n  \
-             types {{ {types}}}\n  default_type application/octet-stream;\n  \
-             client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
-             uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
-             server {{\n    listen 127.0.0.1:{port} backlog=4096;\n    root {d};\n    \
-             location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
-             location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n  }}\n}}\n",
-            user = if root { "user root;\n" } else { "" },
-        );
-    Launch {
-        config: Some(("nginx.conf".into(), conf)),
-        args: vec![
-            "-p".into(),
-            wd.clone(),
-            "-e".into(),
-            format!("{wd}/error.log"),
-            "-c".into(),
-            format!("{wd}/nginx.conf"),
-        ],
-        env: Vec::new(),
-    }
-}
-
-/// lighttpd in the foreground (`-D`), one process.
-fn lighttpd(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        chroot,
-        ..
-    } = c;
-    let types: String = MIME
-        .iter()
-        .map(|(e, t)| format!("\".{e}\" => \"{t}\", "))
-        .collect();
-    let (docline, extra) = if chroot {
-        // lighttpd chroots before opening its error log: errors go to stderr (server.log).
-        (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\nserver.upload-dirs = (\"/lab\")\n"), String::new())
-    } else {
-        (
-                format!("server.document-root = \"{d}\"\nserver.errorlog = \"{wd}/error.log\"\n"),
-                format!(
-                    "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
-                     auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
-                     $HTTP[\"url\"] =~ \"^/lab/throttled/\" {{ connection.kbytes-per-second = {THROTTLE_KIB_PER_SEC} }}\n\
-                     $HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = (\"\" => \"\") }}\n"
-                ),
-            )
-    };
-    let conf = format!(
-        "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
-             server.max-worker = 0\nserver.max-fds = 16384\nserver.max-connections = 8192\n\
-             server.max-keep-alive-requests = 65535\nserver.max-keep-alive-idle = 65\n\
-             server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
-             index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}"
-    );
-    Launch {
-        config: Some(("lighttpd.conf".into(), conf)),
-        args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")],
-        env: Vec::new(),
-    }
-}
-
-/// apache2 with a self-contained config: explicit modules, the event MPM, one child.
-fn apache(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        chroot,
-        root,
-        ..
-    } = c;
-    let m = "/usr/lib/apache2/modules";
-    let modules: String = [
-        ("mpm_event", "mod_mpm_event"),
-        ("authz_core", "mod_authz_core"),
-        ("authz_user", "mod_authz_user"),
-        ("authn_core", "mod_authn_core"),
-        ("authn_file", "mod_authn_file"),
-        ("auth_basic", "mod_auth_basic"),
-        ("mime", "mod_mime"),
-        ("dir", "mod_dir"),
-        ("alias", "mod_alias"),
-        ("cgid", "mod_cgid"),
-        ("env", "mod_env"),
-        ("ratelimit", "mod_ratelimit"),
-    ]
-    .iter()
-    .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
-    .collect();
-    let types: String = MIME
-        .iter()
-        .map(|(e, t)| format!("AddType {t} .{e}\n"))
-        .collect();
-    let user = if root {
-        format!(
-            "User {u}\nGroup {g}\n",
-            u = worker_user(),
-            g = if worker_user() == "nobody" {
-                "nogroup"
-            } else {
-                "www-data"
-            }
-        )
-    } else {
-        String::new()
-    };
-    let (docroot, chrootline) = if chroot {
-        ("/".to_string(), format!("ChrootDir {d}\n"))
-    } else {
-        (d.clone(), String::new())
-    };
-    let cgi_dir = if chroot {
-        "/cgi-bin/".to_string()
-    } else {
-        format!("{d}/cgi-bin/")
-    };
-    let conf = format!(
-            "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nPidFile {wd}/apache2.pid\n\
-             ErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\nScriptSock {wd}/cgid.sock\n{modules}TypesConfig /dev/null\n{user}{chrootline}\
-             StartServers 1\nServerLimit 1\nThreadLimit 256\nThreadsPerChild 256\nMaxRequestWorkers 256\n\
-             MinSpareThreads 1\nMaxSpareThreads 256\nMaxConnectionsPerChild 0\n\
-             KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout 65\nEnableSendfile On\nEnableMMAP On\n\
-             {types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
-             <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
-             ScriptAlias /cgi-bin/ {cgi_dir}\n\
-             <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
-             <Location /lab/throttled/>\n  SetOutputFilter RATE_LIMIT\n  SetEnv rate-limit {THROTTLE_KIB_PER_SEC}\n</Location>\n"
-        );
-    Launch {
-        config: Some(("apache2.conf".into(), conf)),
-        args: vec![
-            "-f".into(),
-            format!("{wd}/apache2.conf"),
-            "-DFOREGROUND".into(),
-        ],
-        env: Vec::new(),
-    }
-}
-
-/// h2o in worker mode (the foreground), one thread.
-fn h2o(c: &Ctx) -> Launch {
-    let &Ctx {
-        doc,
-        ref d,
-        ref wd,
-        port,
-        root,
-        ..
-    } = c;
-    let user = if root { "user: root\n" } else { "" };
-    // h2o 2.2 maps CGI by file extension only; the docroot's programs have none, so each gets
-    // its own path handled by h2o's fastcgi-cgi bridge.
-    let cgi: String = cgi_programs(doc)
-            .iter()
-            .map(|name| {
-                format!(
-                    "      /cgi-bin/{name}:\n        setenv:\n          SCRIPT_FILENAME: {d}/cgi-bin/{name}\n        fastcgi.spawn: \"exec /usr/share/h2o/fastcgi-cgi\"\n"
-                )
-            })
-            .collect();
-    let conf = format!(
-            "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: 16384\n{user}\
-             error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: 65\n\
-             hosts:\n  default:\n    paths:\n\
-             {cgi}\
-             \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
-             \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
-             \x20     /:\n        file.dir: {d}\n",
-            bps = THROTTLE_KIB_PER_SEC * 1024,
-        );
-    Launch {
-        config: Some(("h2o.conf".into(), conf)),
-        args: vec!["-c".into(), format!("{wd}/h2o.conf")],
-        env: Vec::new(),
-    }
-}
-
-/// caddy with a Caddyfile: no admin endpoint, no automatic HTTPS, its state in the workdir.
-fn caddy(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        ..
-    } = c;
-    let conf = format!(
-        "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n}}\n\
-             http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
-             basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n  file_server\n}}\n",
-        hash = bcrypt_hash(),
-    );
-    let env = vec![
-        ("HOME".into(), wd.clone()),
-        ("XDG_DATA_HOME".into(), format!("{wd}/data")),
-        ("XDG_CONFIG_HOME".into(), format!("{wd}/config")),
-        ("GOMAXPROCS".into(), "1".into()),
-    ];
-    Launch {
-        config: Some(("Caddyfile".into(), conf)),
-        args: vec![
-            "run".into(),
-            "--config".into(),
-            format!("{wd}/Caddyfile"),
-            "--adapter".into(),
-            "caddyfile".into(),
-        ],
-        env,
-    }
-}
-
-/// mini_httpd in the foreground (`-D`), configured by flags.
-fn mini_httpd(c: &Ctx) -> Launch {
-    let &Ctx {
-        ref d,
-        ref wd,
-        port,
-        chroot,
-        root,
-        ..
-    } = c;
-    let mut args: Vec<String> = vec!["-D", "-h", "127.0.0.1", "-p"]
-        .into_iter()
-        .map(String::from)
-        .collect();
-    args.extend([
-        port.to_string(),
-        "-d".into(),
-        d.clone(),
-        "-c".into(),
-        "cgi-bin/*".into(),
-        "-l".into(),
-        "/dev/null".into(),
-        "-i".into(),
-        format!("{wd}/mini_httpd.pid"),
-    ]);
-    if root {
-        args.extend(["-u".into(), worker_user().into()]);
-    }
-    if chroot {
-        args.push("-r".into());
-    }
-    Launch {
-        config: None,
-        args,
-        env: Vec::new(),
-    }
-}
-
-/// Names of the executable files in `doc/cgi-bin`.
-fn cgi_programs(doc: &Path) -> Vec<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = rd
-        .flatten()
-        .filter(|e| {
-            e.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
-        .filter_map(|e| e.file_name().to_str().map(String::from))
-        .collect();
-    names.sort();
-    names
 }
 
 /// What came back for one request.
@@ -1236,7 +921,7 @@ pub struct Features {
 /// What the lab configures for each server (the others are `No`).
 pub fn configures(kind: Kind) -> (bool, bool, bool) {
     match kind {
-        Kind::Builtin => (true, true, true),
+        Kind::Builtin | Kind::BuiltinNoCache => (true, true, true),
         Kind::Nginx => (true, false, true),
         Kind::Lighttpd => (true, true, true),
         Kind::Apache => (true, true, true),

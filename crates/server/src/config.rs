@@ -65,6 +65,8 @@ pub struct Config {
     pub max_ranges: usize,
     /// Most open connections per event loop; more = 503.
     pub max_connections: usize,
+    /// Listen backlog of each listener (the kernel caps it at net.core.somaxconn).
+    pub backlog: usize,
     /// Files up to this size are kept in memory with ready-made headers; larger ones use sendfile.
     pub cache_file_max: u64,
     /// Memory for the small-file cache of each event loop.
@@ -115,6 +117,7 @@ impl Default for Config {
             max_body: 1 << 20,
             max_ranges: 16,
             max_connections: 20000,
+            backlog: 4096,
             cache_file_max: 64 << 10,
             cache_total_max: 64 << 20,
             config_file: None,
@@ -165,6 +168,9 @@ impl Config {
         }
         if self.max_connections == 0 {
             bail!("max_connections must be at least 1");
+        }
+        if self.backlog == 0 || self.backlog > i32::MAX as usize {
+            bail!("backlog must be between 1 and {}", i32::MAX);
         }
         for p in &self.cgi {
             if !p.starts_with('/') {

@@ -117,7 +117,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     };
     let own_files = own_files::OwnFiles::collect(&config);
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
-    let listeners = bind(config.listen, threads)?;
+    let listeners = bind(config.listen, threads, config.backlog)?;
     let addr = listeners[0].local_addr()?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
     let limits = http::Limits {
@@ -197,7 +197,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
 
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a
 /// free port for the first and reuses it for the rest.
-fn bind(addr: SocketAddr, n: usize) -> Result<Vec<mio::net::TcpListener>> {
+fn bind(addr: SocketAddr, n: usize, backlog: usize) -> Result<Vec<mio::net::TcpListener>> {
     if addr.port() != 0 {
         // SO_REUSEPORT would let us share a port another server already listens on (same user);
         // a plain bind first turns that into a clear "address in use".
@@ -217,7 +217,7 @@ fn bind(addr: SocketAddr, n: usize) -> Result<Vec<mio::net::TcpListener>> {
         sock.set_nodelay(true)?;
         sock.bind(&addr.into())
             .with_context(|| format!("cannot listen on {addr}"))?;
-        sock.listen(4096)?;
+        sock.listen(backlog as i32)?;
         // Wake the loop only once the request's first bytes are in (saves a poll round per connection).
         set_defer_accept(&sock, 1);
         sock.set_nonblocking(true)?;

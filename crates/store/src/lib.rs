@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
 
+mod configs;
 mod machine;
+pub use configs::StoredConfig;
 pub use machine::Machine;
 
 /// A run's id in the history.
@@ -44,9 +46,13 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
 /// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
-/// (unreachable / target lost); an older file is upgraded when opened for writing and read as it is
-/// otherwise.
-pub const SCHEMA_VERSION: i32 = 6;
+/// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]);
+/// an older file is upgraded when opened for writing and read as it is otherwise.
+///
+/// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
+/// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
+/// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
+pub const SCHEMA_VERSION: i32 = 7;
 
 const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -348,6 +354,7 @@ impl Store {
                 None => {
                     self.conn.execute_batch(SCHEMA)?;
                     self.conn.execute_batch(probe::SCHEMA)?;
+                    self.conn.execute_batch(configs::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -391,11 +398,35 @@ impl Store {
         if from < probe::SINCE {
             self.conn.execute_batch(probe::SCHEMA)?;
         }
-        if from < 6 {
+        if !self.has_column("levels", "ended")? {
             self.conn
                 .execute_batch("ALTER TABLE levels ADD COLUMN ended TEXT;")?;
         }
+        if from < configs::SINCE {
+            // CREATE ... IF NOT EXISTS: a branch-built version 6 file already has the table.
+            self.conn.execute_batch(configs::SCHEMA)?;
+        }
         Ok(())
+    }
+
+    /// Whether `table` has `column` (a version 6 file may or may not have `levels.ended`).
+    fn has_column(&self, table: &str, column: &str) -> anyhow::Result<bool> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
+            [table, column],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Whether the file has `table` (a version 6 file may or may not have `configs`).
+    fn has_table(&self, table: &str) -> anyhow::Result<bool> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
     }
 
     /// Records the start of a run (status "running").
@@ -605,7 +636,11 @@ impl Store {
         } else {
             "NULL, NULL, NULL"
         };
-        let ended = if self.version >= 6 { "ended" } else { "NULL" };
+        let ended = if self.version >= 6 && self.has_column("levels", "ended")? {
+            "ended"
+        } else {
+            "NULL"
+        };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
@@ -914,7 +949,7 @@ mod tests {
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
                  ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended;
-                 PRAGMA user_version = 1;",
+                 DROP TABLE configs; DROP TABLE probe_cases; PRAGMA user_version = 1;",
             )
             .unwrap();
         let reader = Store::open_existing(Some(&db)).unwrap();

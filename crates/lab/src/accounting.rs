@@ -1,0 +1,82 @@
+//! What a lab server costs during each measured level: its CPU time (from its cgroup, see `cgroup`)
+//! before and after each run, and its resident memory sampled during it (its CGI bridge's only on the
+//! CGI workload; its CPU is counted always, and is nil when idle), handed to the caller's
+//! observer with each level. Wraps the caller's observer, so sweeps and max-users searches need not
+//! know about servers.
+
+use anyhow::Result;
+use std::sync::Arc;
+use std::time::Duration;
+use webstand_engine::{CpuTime, Live, Plan};
+
+use crate::compare::CompareObserver;
+use crate::procstat::{self, RssSampler};
+use crate::servers::Server;
+use crate::sweep::{Level, Observer};
+
+pub(crate) struct Accounting<'a> {
+    pub server: &'a mut Server,
+    /// Whether the server's CGI bridge counts in its memory (only on the CGI workload).
+    bridge: bool,
+    inner: &'a mut dyn CompareObserver,
+    before: Option<CpuTime>,
+    sampler: Option<RssSampler>,
+    /// The last run's CPU time and peak RSS.
+    last: Option<(CpuTime, u64)>,
+    /// CPU time of each measured level, in order.
+    pub per_level: Vec<CpuTime>,
+    /// Largest RSS seen over every run, KiB.
+    pub peak_rss_kib: u64,
+}
+
+impl<'a> Accounting<'a> {
+    pub fn new(
+        server: &'a mut Server,
+        inner: &'a mut dyn CompareObserver,
+        bridge: bool,
+    ) -> Accounting<'a> {
+        Accounting {
+            server,
+            bridge,
+            inner,
+            before: None,
+            sampler: None,
+            last: None,
+            per_level: Vec::new(),
+            peak_rss_kib: 0,
+        }
+    }
+}
+
+impl Observer for Accounting<'_> {
+    fn live(&mut self) -> Arc<Live> {
+        self.inner.live()
+    }
+    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        self.before = Some(self.server.cpu());
+        let members = self.server.members(self.bridge);
+        self.sampler = Some(RssSampler::start(
+            Box::new(move || members.pids()),
+            Duration::from_millis(250),
+        ));
+        self.inner.run_starting(label, plan, live);
+    }
+    fn run_ended(&mut self) {
+        let after = self.server.cpu();
+        let rss = self.sampler.take().map(RssSampler::finish).unwrap_or(0);
+        self.peak_rss_kib = self.peak_rss_kib.max(rss);
+        self.last = self
+            .before
+            .take()
+            .map(|b| (procstat::cpu_delta(b, after), rss));
+        self.inner.run_ended();
+    }
+    fn level_done(&mut self, level: &Level) -> Result<()> {
+        let (cpu, rss) = self.last.take().unwrap_or_default();
+        self.per_level.push(cpu);
+        self.inner.level_done(level)?;
+        self.inner
+            .server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
+        Ok(())
+    }
+}

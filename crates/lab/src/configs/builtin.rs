@@ -1,0 +1,43 @@
+//! `webstand serve`: one event loop, everything in its TOML config. `cached` off is the
+//! `builtin-nocache` row: no file bytes in memory, every file sent from a cached descriptor with
+//! sendfile (the path nginx takes with `open_file_cache`).
+
+use super::{Ctx, Launch};
+use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::servers::THROTTLE_KIB_PER_SEC;
+
+/// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
+/// default, written out so the saved config shows it).
+pub const CACHE_FILE_MAX: u64 = 64 << 10;
+
+pub(super) fn launch(c: &Ctx, cached: bool) -> Launch {
+    let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
+    let mut conf = format!(
+        "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\n\
+         idle_timeout = \"{KEEPALIVE_TIMEOUT_SECS}s\"\nbacklog = {backlog}\nmax_connections = {conns}\n",
+        root = q(&c.d),
+        port = c.port,
+        backlog = c.limits.backlog(),
+        conns = c.limits.connections(),
+    );
+    let cache = if cached { CACHE_FILE_MAX } else { 0 };
+    conf.push_str(&format!("cache_file_max = {cache}\n"));
+    if c.chroot {
+        conf.push_str(&format!("chroot = \"{}\"\n", q(&c.d)));
+    } else {
+        conf.push_str(&format!(
+            "cgi = [\"/cgi-bin/*\"]\nthrottle = [\"/lab/throttled/* {bps}\"]\n\n[[auth]]\nprefix = \"/lab/private/\"\nhtpasswd = \"{file}\"\nrealm = \"lab\"\n",
+            bps = THROTTLE_KIB_PER_SEC * 1024,
+            file = q(&format!("{}/htpasswd.bcrypt", c.wd)),
+        ));
+    }
+    Launch {
+        files: vec![("serve.toml".into(), conf)],
+        args: vec![
+            "serve".into(),
+            "--config".into(),
+            format!("{}/serve.toml", c.wd),
+        ],
+        ..Default::default()
+    }
+}

@@ -1,0 +1,53 @@
+//! caddy with a Caddyfile: no admin endpoint, no automatic HTTPS, its state in its own directory,
+//! GOMAXPROCS=1 for its one CPU; CGI through fcgiwrap with its FastCGI transport.
+
+use super::{cgi_programs, Ctx, Launch};
+use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::servers::{bcrypt_hash, AUTH_USER};
+
+pub(super) fn launch(c: &Ctx) -> Launch {
+    let (d, wd) = (&c.d, &c.wd);
+    // Caddy's FastCGI transport takes the script's path up to a `split` match (without one the whole
+    // path is PATH_INFO and the script name is empty): each program of cgi-bin is named, as in h2o.
+    let cgi = match &c.bridge {
+        Some(b) => {
+            let split: Vec<String> = cgi_programs(c.doc)
+                .iter()
+                .map(|n| format!("/cgi-bin/{n}"))
+                .collect();
+            format!(
+                "  reverse_proxy /cgi-bin/* unix/{sock} {{\n    transport fastcgi {{\n      root {d}\n      \
+                 split {split}\n    }}\n  }}\n",
+                sock = b.socket,
+                split = split.join(" ")
+            )
+        }
+        None => String::new(),
+    };
+    let conf = format!(
+        "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
+         servers {{\n    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
+         http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
+         basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}  file_server\n}}\n",
+        port = c.port,
+        hash = bcrypt_hash(),
+    );
+    let env = vec![
+        ("HOME".into(), wd.clone()),
+        ("XDG_DATA_HOME".into(), format!("{wd}/data")),
+        ("XDG_CONFIG_HOME".into(), format!("{wd}/config")),
+        ("GOMAXPROCS".into(), "1".into()),
+    ];
+    Launch {
+        files: vec![("Caddyfile".into(), conf)],
+        args: vec![
+            "run".into(),
+            "--config".into(),
+            format!("{wd}/Caddyfile"),
+            "--adapter".into(),
+            "caddyfile".into(),
+        ],
+        env,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,42 @@
+//! h2o in worker mode (the foreground), one thread; CGI through fcgiwrap like nginx and caddy.
+
+use super::{cgi_programs, Ctx, Launch};
+use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::servers::THROTTLE_KIB_PER_SEC;
+
+pub(super) fn launch(c: &Ctx) -> Launch {
+    let (d, wd) = (&c.d, &c.wd);
+    let user = if c.root { "user: root\n" } else { "" };
+    // h2o 2.2 maps FastCGI by path or extension; the docroot's programs have no extension, so each
+    // gets its own path, with the file to run in SCRIPT_FILENAME (what fcgiwrap executes).
+    let cgi: String = match &c.bridge {
+        Some(b) => cgi_programs(c.doc)
+            .iter()
+            .map(|name| {
+                format!(
+                    "      /cgi-bin/{name}:\n        setenv:\n          SCRIPT_FILENAME: {d}/cgi-bin/{name}\n        \
+                     fastcgi.connect:\n          port: {sock}\n          type: unix\n",
+                    sock = b.socket
+                )
+            })
+            .collect(),
+        None => String::new(),
+    };
+    let conf = format!(
+        "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: {conns}\n{user}\
+         error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: {KEEPALIVE_TIMEOUT_SECS}\n\
+         hosts:\n  default:\n    paths:\n\
+         {cgi}\
+         \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
+         \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
+         \x20     /:\n        file.dir: {d}\n",
+        port = c.port,
+        conns = c.limits.connections(),
+        bps = THROTTLE_KIB_PER_SEC * 1024,
+    );
+    Launch {
+        files: vec![("h2o.conf".into(), conf)],
+        args: vec!["-c".into(), format!("{wd}/h2o.conf")],
+        ..Default::default()
+    }
+}

@@ -1,0 +1,47 @@
+//! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi.
+
+use super::{Ctx, Launch, MIME};
+use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::servers::THROTTLE_KIB_PER_SEC;
+
+/// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
+const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
+
+pub(super) fn launch(c: &Ctx) -> Launch {
+    let (d, wd, l) = (&c.d, &c.wd, &c.limits);
+    let types: String = MIME
+        .iter()
+        .map(|(e, t)| format!("\".{e}\" => \"{t}\", "))
+        .collect();
+    let (docline, extra) = if c.chroot {
+        // lighttpd chroots before opening its error log: errors go to stderr (server.log).
+        (format!("server.chroot = \"{d}\"\nserver.document-root = \"/\"\nserver.upload-dirs = (\"/lab\")\n"), String::new())
+    } else {
+        (
+            format!("server.document-root = \"{d}\"\nserver.errorlog = \"{wd}/error.log\"\n"),
+            format!(
+                "auth.backend = \"htpasswd\"\nauth.backend.htpasswd.userfile = \"{wd}/htpasswd\"\n\
+                 auth.require = (\"/lab/private/\" => (\"method\" => \"basic\", \"realm\" => \"lab\", \"require\" => \"valid-user\"))\n\
+                 $HTTP[\"url\"] =~ \"^/lab/throttled/\" {{ connection.kbytes-per-second = {THROTTLE_KIB_PER_SEC} }}\n\
+                 $HTTP[\"url\"] =~ \"^/cgi-bin/\" {{ cgi.assign = (\"\" => \"\") }}\n"
+            ),
+        )
+    };
+    let conf = format!(
+        "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+         server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
+         server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
+         server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\
+         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
+         index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}",
+        port = c.port,
+        files = c.files(),
+        conns = l.connections(),
+        backlog = l.backlog(),
+    );
+    Launch {
+        files: vec![("lighttpd.conf".into(), conf)],
+        args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")],
+        ..Default::default()
+    }
+}

@@ -1,0 +1,177 @@
+//! What the lab writes to start each server: its config files, command line and environment, with
+//! the shared limits (`crate::limits`) spelled in each server's own terms, one file per server.
+//! docs/LAB-CONFIGS.md explains every choice and the upstream documentation it follows.
+
+mod apache;
+pub mod builtin;
+mod caddy;
+mod h2o;
+mod lighttpd;
+mod mini_httpd;
+mod nginx;
+
+use std::path::{Path, PathBuf};
+
+use crate::limits::Limits;
+use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Kind, AUTH_USER};
+
+/// What a start needs to write and run.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// Files written into the server's directory before it starts: (name, text).
+    pub files: Vec<(String, String)>,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// A FastCGI-to-CGI bridge to start beside the server, for servers without CGI of their own.
+    pub bridge: Option<Bridge>,
+}
+
+/// fcgiwrap, listening on a Unix socket in the server's directory.
+#[derive(Clone, Debug)]
+pub struct Bridge {
+    pub program: PathBuf,
+    pub socket: String,
+    /// Processes prefork'd (each runs one CGI program at a time).
+    pub workers: usize,
+}
+
+impl Bridge {
+    pub fn args(&self) -> Vec<String> {
+        vec![
+            "-c".into(),
+            self.workers.to_string(),
+            "-s".into(),
+            format!("unix:{}", self.socket),
+        ]
+    }
+}
+
+/// The MIME types of the fixtures, for servers configured without a system-wide types file.
+const MIME: &[(&str, &str)] = &[
+    ("html", "text/html"),
+    ("txt", "text/plain"),
+    ("css", "text/css"),
+    ("js", "application/javascript"),
+    ("gif", "image/gif"),
+    ("jpg", "image/jpeg"),
+    ("png", "image/png"),
+    ("bin", "application/octet-stream"),
+];
+
+/// What every config template needs.
+struct Ctx<'a> {
+    doc: &'a Path,
+    /// The docroot and the server's own directory, as text.
+    d: String,
+    wd: String,
+    port: u16,
+    chroot: bool,
+    /// Running as root: servers that switch users are told which one.
+    root: bool,
+    limits: Limits,
+    /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
+    /// the server is started chrooted, without CGI).
+    bridge: Option<Bridge>,
+}
+
+impl Ctx<'_> {
+    /// Open files the server may use: the shared limit, or the hard limit an unprivileged server
+    /// cannot raise.
+    fn files(&self) -> usize {
+        let want = self.limits.files();
+        if self.root {
+            return want;
+        }
+        // SAFETY: getrlimit fills a local struct.
+        let hard = unsafe {
+            let mut lim: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+            lim.rlim_max
+        };
+        want.min(usize::try_from(hard).unwrap_or(usize::MAX))
+    }
+}
+
+/// The files, arguments and environment that start `kind` on `doc` at `port`, writing the password
+/// files the templates name into `w`.
+pub fn launch(
+    kind: Kind,
+    doc: &Path,
+    w: &Path,
+    port: u16,
+    chroot: bool,
+    limits: Limits,
+) -> anyhow::Result<Launch> {
+    std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
+    std::fs::write(
+        w.join("htpasswd.bcrypt"),
+        format!("{AUTH_USER}:{}\n", bcrypt_hash()),
+    )?;
+    let wd = w.display().to_string();
+    let bridge = (kind.cgi_by_fcgiwrap() && !chroot)
+        .then(fcgiwrap)
+        .flatten()
+        .map(|program| Bridge {
+            program,
+            socket: format!("{wd}/fcgiwrap.sock"),
+            workers: limits.cgi_workers(),
+        });
+    let c = Ctx {
+        doc,
+        d: doc.display().to_string(),
+        wd,
+        port,
+        chroot,
+        root: running_as_root(),
+        limits,
+        bridge,
+    };
+    let mut l = match kind {
+        Kind::Builtin => builtin::launch(&c, true),
+        Kind::BuiltinNoCache => builtin::launch(&c, false),
+        Kind::Nginx => nginx::launch(&c),
+        Kind::Lighttpd => lighttpd::launch(&c),
+        Kind::Apache => apache::launch(&c),
+        Kind::H2o => h2o::launch(&c),
+        Kind::Caddy => caddy::launch(&c),
+        Kind::MiniHttpd => mini_httpd::launch(&c),
+    };
+    l.bridge = c.bridge.clone();
+    Ok(l)
+}
+
+/// fcgiwrap's binary, when installed.
+pub fn fcgiwrap() -> Option<PathBuf> {
+    crate::servers::find_program("fcgiwrap")
+}
+
+/// The user an unprivileged worker runs as when the server starts as root.
+fn worker_user() -> &'static str {
+    if std::fs::read_to_string("/etc/passwd")
+        .map(|t| t.lines().any(|l| l.starts_with("www-data:")))
+        .unwrap_or(false)
+    {
+        "www-data"
+    } else {
+        "nobody"
+    }
+}
+
+/// Names of the executable files in `doc/cgi-bin`.
+fn cgi_programs(doc: &Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = rd
+        .flatten()
+        .filter(|e| {
+            e.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .collect();
+    names.sort();
+    names
+}

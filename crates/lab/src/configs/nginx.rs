@@ -1,0 +1,48 @@
+//! nginx: master + one worker in the foreground, everything under its own prefix; CGI through
+//! fcgiwrap as Debian's fcgiwrap example sets it up.
+
+use super::{Ctx, Launch, MIME};
+use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::servers::THROTTLE_KIB_PER_SEC;
+
+pub(super) fn launch(c: &Ctx) -> Launch {
+    let (d, wd, l) = (&c.d, &c.wd, &c.limits);
+    let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
+    let cgi = match &c.bridge {
+        Some(b) => format!(
+            "    location /cgi-bin/ {{ fastcgi_pass unix:{sock}; include /etc/nginx/fastcgi_params; \
+             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name; }}\n",
+            sock = b.socket
+        ),
+        None => String::new(),
+    };
+    let conf = format!(
+        "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
+         worker_rlimit_nofile {files};\nevents {{ worker_connections {conns}; }}\n\
+         http {{\n  access_log off;\n  sendfile on; tcp_nopush off; tcp_nodelay on;\n  \
+         keepalive_requests 4294967295; keepalive_timeout {KEEPALIVE_TIMEOUT_SECS}s;\n  \
+         open_file_cache max=4000;\n  types {{ {types}}}\n  default_type application/octet-stream;\n  \
+         client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
+         uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
+         server {{\n    listen 127.0.0.1:{port} backlog={backlog} deferred;\n    root {d};\n    \
+         location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
+         location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}  }}\n}}\n",
+        user = if c.root { "user root;\n" } else { "" },
+        files = c.files(),
+        conns = l.connections(),
+        port = c.port,
+        backlog = l.backlog(),
+    );
+    Launch {
+        files: vec![("nginx.conf".into(), conf)],
+        args: vec![
+            "-p".into(),
+            wd.clone(),
+            "-e".into(),
+            format!("{wd}/error.log"),
+            "-c".into(),
+            format!("{wd}/nginx.conf"),
+        ],
+        ..Default::default()
+    }
+}

@@ -1,0 +1,241 @@
+//! One server's turn in one round of a comparison: start it with the run's limits, hand its configs to
+//! the observer, check its features (first round), run each workload's sweep and max-users search with
+//! its CPU and memory accounted, note what its rows must disclose, and stop it.
+
+use std::net::SocketAddr;
+use webstand_engine::{Plan, Target};
+use webstand_report::compare::VerifyRow;
+use webstand_workload::Workload;
+
+use crate::accounting::Accounting;
+use crate::compare::{
+    verify, CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome,
+};
+use crate::disclosure;
+use crate::maxusers;
+use crate::procstat;
+use crate::servers::{self, Binary, Kind, Server, Setup};
+use crate::sweep::{self, SweepResult, SweepSpec};
+
+/// What every server's turn in a round shares.
+pub(crate) struct Run<'a> {
+    pub round: usize,
+    pub opts: &'a Options,
+    pub pinned: bool,
+    pub workloads: &'a [(WorkloadKind, Workload)],
+}
+
+impl Run<'_> {
+    /// The whole turn. Every server started is stopped before this returns.
+    pub fn run(
+        &self,
+        outcome: &mut ServerOutcome,
+        obs: &mut dyn CompareObserver,
+        verify: &mut Vec<VerifyRow>,
+    ) {
+        let Some((binary, setup, mut server)) = self.start(outcome, obs) else {
+            return;
+        };
+        let kind = outcome.kind;
+        if outcome.cpu_source.is_none() {
+            outcome.cpu_source = Some(server.cpu_source());
+            obs.server_configs(kind.name(), server.configs());
+        }
+        if self.opts.features && self.round == 0 {
+            let f = servers::check_features(&mut server, &setup);
+            obs.note(&format!(
+                "{} features: basic auth {}, chroot {}, throttling {}",
+                kind.name(),
+                f.basic_auth.cell(),
+                f.chroot.cell(),
+                f.throttling.cell()
+            ));
+            outcome.features = Some(f);
+        }
+        for (wk, workload) in self.workloads {
+            if obs.stop_requested() {
+                break;
+            }
+            let w = self.workload(&mut server, &binary, *wk, workload, obs);
+            outcome.workloads.push(w);
+        }
+        let alive = server.death_note().is_none();
+        if self.round == 0 && alive {
+            outcome.shape = Some(procstat::shape(&server.members(false).pids()));
+        }
+        if self.opts.verify && self.round == 0 && !obs.stop_requested() && alive {
+            verify.extend(verify::run(&mut server, self.opts, obs));
+        }
+        if let Err(e) = server.stop() {
+            obs.note(&format!("{}: {e:#}", kind.name()));
+        }
+    }
+
+    /// Finds and starts the server; None (with the reason in `outcome`) when it cannot run.
+    fn start(
+        &self,
+        outcome: &mut ServerOutcome,
+        obs: &mut dyn CompareObserver,
+    ) -> Option<(Binary, Setup, Server)> {
+        let kind = outcome.kind;
+        let binary = match servers::locate(kind, self.opts.builtin.as_deref()) {
+            Ok(b) => b,
+            Err(hint) => {
+                obs.note(&format!("skipping {hint}"));
+                outcome.skipped = Some(hint);
+                return None;
+            }
+        };
+        outcome.version = binary.version.clone();
+        outcome.exe_bytes = std::fs::metadata(&binary.path).ok().map(|m| m.len());
+        let mut setup = Setup::new(&self.opts.docroot);
+        setup.limits = self.opts.limits();
+        if self.pinned {
+            setup.cpus = Some(self.opts.server_cpus.clone());
+        }
+        match Server::start(&binary, &setup) {
+            Ok(server) => {
+                let (name, version) = (kind.name(), &binary.version);
+                let (addr, pid) = (server.addr, server.pid());
+                obs.note(&format!("{name} {version} on http://{addr}/ (pid {pid})"));
+                Some((binary, setup, server))
+            }
+            Err(e) => {
+                let msg = format!("{e:#}");
+                obs.note(&format!("{} failed to start: {msg}", kind.name()));
+                if self.round == 0 {
+                    let one_line = msg.lines().collect::<Vec<_>>().join(" | ");
+                    outcome.skipped = Some(format!("failed to start: {one_line}"));
+                }
+                None
+            }
+        }
+    }
+
+    /// One workload on a running server: its sweep, its max-users search where asked, and its notes.
+    fn workload(
+        &self,
+        server: &mut Server,
+        binary: &Binary,
+        wk: WorkloadKind,
+        workload: &Workload,
+        obs: &mut dyn CompareObserver,
+    ) -> WorkloadOutcome {
+        let (kind, opts) = (binary.kind, self.opts);
+        let mut w = WorkloadOutcome {
+            workload: Some(wk),
+            round: self.round,
+            ..Default::default()
+        };
+        let unavailable = (wk == WorkloadKind::Cgi)
+            .then(|| disclosure::cgi_unavailable(kind))
+            .flatten();
+        if let Some(why) = unavailable.or_else(|| server.death_note()) {
+            w.note = Some(why);
+            return w;
+        }
+        let limits = opts.limits();
+        w.disclosures = disclosure::notes(kind, wk, opts.keep_alive, limits.cgi_workers());
+        if let Some(why) = server.cgroup_error() {
+            w.disclosures
+                .push(format!("server CPU from the /proc process tree: {why}"));
+        }
+        obs.series(kind.name(), &binary.version, wk.name());
+        let plan = base_plan(server.addr, kind, workload, opts);
+        let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
+        let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
+        if opts.max_users_for.contains(&wk) && w.note.is_none() && !interrupted {
+            // Saved apart from the sweep's levels, so the history's peak is the sweep's.
+            let group = format!("{}/max-users", wk.name());
+            obs.series(kind.name(), &binary.version, &group);
+            let mut acct = Accounting::new(server, &mut *obs, wk == WorkloadKind::Cgi);
+            match maxusers::find(&opts.max_users, &plan, &mut acct) {
+                Ok(m) => w.max_users = Some(m),
+                Err(e) => w.note = Some(format!("max users: {e:#}")),
+            }
+            peak_rss = peak_rss.max(acct.peak_rss_kib);
+        }
+        w.peak_rss_kib = Some(peak_rss).filter(|&k| k > 0);
+        check_outcome(&mut w, server, plan.keep_alive);
+        w
+    }
+
+    /// The sweep, one level at a time (a server that died ends it with the levels it finished);
+    /// returns the peak resident memory seen, KiB.
+    fn sweep(
+        &self,
+        w: &mut WorkloadOutcome,
+        server: &mut Server,
+        plan: &Plan,
+        obs: &mut dyn CompareObserver,
+    ) -> u64 {
+        let opts = self.opts;
+        let name = w.workload.map(|k| k.name()).unwrap_or_default();
+        let cgi = w.workload == Some(WorkloadKind::Cgi);
+        let mut acct = Accounting::new(server, &mut *obs, cgi);
+        let mut swept = SweepResult {
+            workload: name.to_string(),
+            max_error_pct: opts.max_users.bounds.max_error_pct,
+            ..Default::default()
+        };
+        for &clients in &opts.levels {
+            if acct.server.death_note().is_some() {
+                break;
+            }
+            let mut spec = SweepSpec::uniform(&[clients], opts.stop.clone(), opts.warmup.clone());
+            spec.max_error_pct = swept.max_error_pct;
+            match sweep::run(&spec, plan, name, &mut acct) {
+                Ok(one) => {
+                    swept.levels.extend(one.levels);
+                    swept.interrupted |= one.interrupted;
+                }
+                Err(e) => w.note = Some(format!("{e:#}")),
+            }
+            let ended = swept.levels.last().and_then(|l| l.result.ended);
+            if swept.interrupted || w.note.is_some() || ended.is_some() {
+                break;
+            }
+        }
+        w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
+        w.server_cpu = std::mem::take(&mut acct.per_level);
+        acct.peak_rss_kib
+    }
+}
+
+/// Notes a server that did not keep connections alive when asked to, or that died.
+fn check_outcome(w: &mut WorkloadOutcome, server: &mut Server, keep_alive: bool) {
+    let peak = w.sweep.as_ref().and_then(|s| s.peak());
+    if let Some(p) = peak.filter(|p| keep_alive && p.result.keep_alive_share() < 0.9) {
+        if w.note.is_none() {
+            let share = p.result.keep_alive_share() * 100.0;
+            w.note = Some(format!(
+                "only {share:.0} % of requests reused a connection at the peak"
+            ));
+        }
+    }
+    if let Some(dead) = server.death_note() {
+        let at = w
+            .sweep
+            .as_ref()
+            .and_then(|s| s.levels.last())
+            .map(|l| format!(" after {} clients", l.clients))
+            .unwrap_or_default();
+        (w.note, w.died) = (Some(format!("{dead}{at}")), true);
+    }
+}
+
+/// The plan every level of a workload starts from: keep-alive where the server does it, one generator
+/// thread per generator CPU.
+pub(crate) fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
+    let target = Target {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        addrs: vec![addr],
+    };
+    let mut plan = Plan::new(target, "/");
+    workload.apply(&mut plan);
+    plan.keep_alive = opts.keep_alive && kind.keeps_alive();
+    plan.threads = opts.generator_cpus.len().max(1);
+    plan.timeout = opts.timeout;
+    plan
+}

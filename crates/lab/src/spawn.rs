@@ -1,0 +1,115 @@
+//! Starting one process of a lab server (the server itself, or the fcgiwrap bridge beside it): in the
+//! server's directory with its output captured there, pinned to the server's CPUs, in the server's
+//! process group and cgroup, with the same open-file limit as every other server, and killed with the
+//! lab if the lab dies first. Also the exact command line, as saved with the run.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::cgroup::CpuCgroup;
+use crate::servers::pin_current;
+
+/// How to start one process.
+pub struct Spawn<'a> {
+    pub program: &'a Path,
+    pub args: &'a [String],
+    pub env: &'a [(String, String)],
+    pub dir: &'a Path,
+    /// Appended to: the process's stdout and stderr.
+    pub log: &'a Path,
+    pub cpus: Option<&'a [usize]>,
+    /// The process group to join; 0 makes the process the leader of a new one.
+    pub group: i32,
+    pub cgroup: Option<&'a CpuCgroup>,
+}
+
+impl Spawn<'_> {
+    pub fn start(&self) -> std::io::Result<Child> {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log)?;
+        let mut cmd = Command::new(self.program);
+        cmd.args(self.args)
+            .current_dir(self.dir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .process_group(self.group);
+        if let Some(join) = self.cgroup.map(CpuCgroup::join) {
+            // SAFETY: the hook only calls write(2) (async-signal-safe) before exec.
+            unsafe { cmd.pre_exec(join) };
+        }
+        let cpus = self.cpus.map(<[usize]>::to_vec);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // If the lab dies without stopping it, the server goes too.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
+                // and lighttpd's own settings may raise it further).
+                let mut lim: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0
+                    && lim.rlim_cur < lim.rlim_max
+                {
+                    lim.rlim_cur = lim.rlim_max;
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                }
+                if let Some(cpus) = &cpus {
+                    pin_current(cpus);
+                }
+                Ok(())
+            });
+        }
+        cmd.spawn()
+    }
+
+    /// The command as a shell line: the environment the lab sets, the program and its arguments.
+    pub fn shown(&self) -> String {
+        let quote = |s: &str| {
+            if !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@+%".contains(&b))
+            {
+                s.to_string()
+            } else {
+                format!("'{}'", s.replace('\'', "'\\''"))
+            }
+        };
+        let mut words: Vec<String> = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={}", quote(v)))
+            .collect();
+        words.push(quote(&self.program.display().to_string()));
+        words.extend(self.args.iter().map(|a| quote(a)));
+        words.join(" ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shown_command_quotes_what_a_shell_would_split() {
+        let args = vec!["-c".to_string(), "cgi-bin/*".to_string(), "a b".into()];
+        let env = vec![("GOMAXPROCS".to_string(), "1".to_string())];
+        let s = Spawn {
+            program: Path::new("/usr/sbin/mini_httpd"),
+            args: &args,
+            env: &env,
+            dir: Path::new("/tmp"),
+            log: Path::new("/dev/null"),
+            cpus: None,
+            group: 0,
+            cgroup: None,
+        };
+        assert_eq!(
+            s.shown(),
+            "GOMAXPROCS=1 /usr/sbin/mini_httpd -c 'cgi-bin/*' 'a b'"
+        );
+    }
+}
