@@ -11,21 +11,29 @@
 //! before anything is written. Readers ([`Store::open_existing`]) never create or change a file.
 //!
 //! This crate knows SQLite and `RunResult`; it knows nothing of sockets, reports or the command line.
+//!
+//! The files: `schema.rs` (the application id, the schema version, creating and upgrading a file),
+//! `runs.rs` (a run's row: begin, finish, list, load), `levels.rs` (a level's row with its histograms
+//! as V2 blobs, and the server's figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
+//! server configs), `machine.rs` (the machine a run ran on).
 
 use anyhow::{bail, Context};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use hdrhistogram::Histogram;
-use rusqlite::{
-    params, Connection, OpenFlags, OptionalExtension, Row, Transaction, TransactionBehavior,
-};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
 
 mod configs;
+mod levels;
 mod machine;
+mod probe;
+mod runs;
+mod schema;
 pub use configs::StoredConfig;
+pub use levels::{ServerFigures, StoredLevel};
 pub use machine::Machine;
+pub use probe::ProbeCase;
+pub use runs::{RunSummary, StoredRun};
+pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 
 /// A run's id in the history.
 pub type RunId = i64;
@@ -39,149 +47,6 @@ pub struct RunMeta {
     pub command_line: String,
     /// The target URL (or "lab" for a comparison).
     pub target: String,
-}
-
-/// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
-pub const APPLICATION_ID: i32 = 0x5742_5354;
-/// The schema this build writes and reads. A file with a higher `user_version` is refused.
-/// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
-/// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
-/// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]);
-/// an older file is upgraded when opened for writing and read as it is otherwise.
-///
-/// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
-/// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
-/// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 7;
-
-const SCHEMA: &str = "
-CREATE TABLE runs (
-    id            INTEGER PRIMARY KEY,
-    started_unix  REAL    NOT NULL,
-    finished_unix REAL,
-    command_line  TEXT    NOT NULL,
-    version       TEXT    NOT NULL,
-    kind          TEXT    NOT NULL,
-    target        TEXT    NOT NULL,
-    status        TEXT    NOT NULL,
-    cpu_model     TEXT    NOT NULL,
-    cores         INTEGER NOT NULL,
-    kernel        TEXT    NOT NULL,
-    hostname      TEXT    NOT NULL
-);
-CREATE TABLE levels (
-    id                  INTEGER PRIMARY KEY,
-    run_id              INTEGER NOT NULL REFERENCES runs(id),
-    grp                 TEXT    NOT NULL,
-    clients             INTEGER NOT NULL,
-    server_version      TEXT,
-    started_unix        REAL    NOT NULL,
-    elapsed_ns          INTEGER NOT NULL,
-    complete            INTEGER NOT NULL,
-    failed_connect      INTEGER NOT NULL,
-    failed_receive      INTEGER NOT NULL,
-    failed_length       INTEGER NOT NULL,
-    failed_exceptions   INTEGER NOT NULL,
-    write_errors        INTEGER NOT NULL,
-    non_2xx             INTEGER NOT NULL,
-    keep_alive_requests INTEGER NOT NULL,
-    connections         INTEGER NOT NULL,
-    total_bytes         INTEGER NOT NULL,
-    body_bytes          INTEGER NOT NULL,
-    document_length     INTEGER,
-    server_software     TEXT,
-    latency_sum_us      TEXT    NOT NULL,
-    cpu_user_ns         INTEGER NOT NULL,
-    cpu_sys_ns          INTEGER NOT NULL,
-    late_sends          INTEGER NOT NULL,
-    per_request         TEXT    NOT NULL,
-    interrupted         INTEGER NOT NULL,
-    hist_total          BLOB    NOT NULL,
-    hist_connect        BLOB    NOT NULL,
-    hist_waiting        BLOB    NOT NULL,
-    hist_processing     BLOB    NOT NULL,
-    first_error         TEXT,
-    sent_bytes          INTEGER NOT NULL DEFAULT 0,
-    server_cpu_user_ns  INTEGER,
-    server_cpu_sys_ns   INTEGER,
-    server_peak_rss_kib INTEGER,
-    ended               TEXT
-);
-CREATE INDEX levels_by_run ON levels(run_id, id);
-";
-
-mod probe;
-pub use probe::ProbeCase;
-
-/// One line of `webstand history`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunSummary {
-    pub id: RunId,
-    pub started_unix: f64,
-    pub kind: String,
-    pub command_line: String,
-    pub target: String,
-    pub status: String,
-    pub levels: u64,
-}
-
-/// A run read back from the history.
-#[derive(Clone, Debug)]
-pub struct StoredRun {
-    pub id: RunId,
-    pub meta: RunMeta,
-    pub started_unix: f64,
-    /// None while the run has not finished (or when its process died before finishing).
-    pub finished_unix: Option<f64>,
-    /// webstand's version that measured it.
-    pub version: String,
-    /// "running" until finished; then an `Outcome`'s status: "complete", "errors", "failed",
-    /// "target lost" or "interrupted".
-    pub status: String,
-    pub machine: Machine,
-    pub levels: Vec<StoredLevel>,
-}
-
-/// One measured level of a stored run, in the order it was added.
-#[derive(Clone, Debug)]
-pub struct StoredLevel {
-    pub group: String,
-    pub clients: usize,
-    pub server_version: Option<String>,
-    pub result: RunResult,
-    /// The server's side, when the lab measured it ([`Store::add_server_figures`]).
-    pub server: Option<ServerFigures>,
-}
-
-/// What the lab measured of the server during a level: its process tree's CPU time and peak memory.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ServerFigures {
-    pub cpu: CpuTime,
-    pub peak_rss_kib: Option<u64>,
-}
-
-impl ServerFigures {
-    /// Server CPU-µs per complete request of `result` (user + sys).
-    pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
-        if result.complete == 0 {
-            0.0
-        } else {
-            self.cpu.total().as_secs_f64() * 1e6 / result.complete as f64
-        }
-    }
-}
-
-impl StoredRun {
-    /// The groups (series) of this run in first-seen order.
-    pub fn groups(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = Vec::new();
-        for l in &self.levels {
-            if !out.contains(&l.group.as_str()) {
-                out.push(&l.group);
-            }
-        }
-        out
-    }
 }
 
 pub struct Store {
@@ -214,21 +79,6 @@ fn now_unix() -> f64 {
 /// u64 counts as SQLite integers (i64); counts beyond i64 cannot occur in a bounded run.
 fn sql_u64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
-}
-
-fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    V2Serializer::new()
-        .serialize(h, &mut buf)
-        .map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
-    Ok(buf)
-}
-
-fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
-    let mut reader = bytes;
-    Deserializer::new()
-        .deserialize(&mut reader)
-        .map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
 }
 
 impl Store {
@@ -295,463 +145,37 @@ impl Store {
     pub fn path(&self) -> &Path {
         &self.path
     }
-
-    /// Checks the file is webstand's and not newer than this build: its schema version, or None when
-    /// the file is empty (new).
-    fn check_schema(&self) -> anyhow::Result<Option<i32>> {
-        let shown = self.path.display();
-        // One statement, so one snapshot: another process creating the schema meanwhile is seen
-        // either not at all or whole.
-        let (app_id, version, objects): (i32, i32, i64) = self
-            .conn
-            .query_row(
-                "SELECT (SELECT application_id FROM pragma_application_id),
-                        (SELECT user_version FROM pragma_user_version),
-                        (SELECT count(*) FROM sqlite_master)",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .map_err(|e| match e.sqlite_error_code() {
-                Some(rusqlite::ErrorCode::NotADatabase) => {
-                    anyhow::anyhow!("{shown} is not a webstand history database (not SQLite)")
-                }
-                _ => anyhow::Error::new(e).context(format!("reading {shown}")),
-            })?;
-        if app_id == 0 && version == 0 && objects == 0 {
-            return Ok(None);
-        }
-        if app_id != APPLICATION_ID {
-            bail!("{shown} is not a webstand history database (application_id {app_id:#x}); pass another --db PATH");
-        }
-        if version > SCHEMA_VERSION {
-            bail!(
-                "{shown} was written by a newer webstand (history schema {version}; this one reads up to {SCHEMA_VERSION}); upgrade webstand or pass another --db PATH"
-            );
-        }
-        if version < 1 {
-            bail!("{shown} has an unknown webstand history schema {version}");
-        }
-        Ok(Some(version))
-    }
-
-    /// Creates the schema in a new file, or brings an older one up to this version. Several
-    /// processes may open a new history at once (parallel tests, two benches): the check is repeated
-    /// under an immediate (write-locked) transaction, so exactly one of them creates or upgrades.
-    fn prepare_schema(&self) -> anyhow::Result<()> {
-        let shown = self.path.display();
-        if self.check_schema()?.is_none() {
-            // WAL (persistent, and not allowed inside a transaction): readers never block the
-            // writer, and a crash mid-write leaves earlier commits intact.
-            self.conn
-                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-                .context("enabling WAL")?;
-        }
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .with_context(|| format!("locking {shown}"))?;
-        let outcome = self.check_schema().and_then(|version| {
-            match version {
-                None => {
-                    self.conn.execute_batch(SCHEMA)?;
-                    self.conn.execute_batch(probe::SCHEMA)?;
-                    self.conn.execute_batch(configs::SCHEMA)?;
-                    self.conn
-                        .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
-                }
-                Some(v) if v < SCHEMA_VERSION => self.upgrade(v)?,
-                Some(_) => return Ok(()), // another process got there first
-            }
-            self.conn
-                .execute_batch(&format!("PRAGMA user_version = {SCHEMA_VERSION};"))?;
-            Ok(())
-        });
-        match outcome {
-            Ok(()) => self
-                .conn
-                .execute_batch("COMMIT")
-                .with_context(|| format!("writing the history schema of {shown}")),
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
-    }
-
-    /// The changes from schema `from` to this one (inside [`Store::prepare_schema`]'s transaction).
-    fn upgrade(&self, from: i32) -> anyhow::Result<()> {
-        if from < 2 {
-            self.conn
-                .execute_batch("ALTER TABLE levels ADD COLUMN first_error TEXT;")?;
-        }
-        if from < 3 {
-            self.conn.execute_batch(
-                "ALTER TABLE levels ADD COLUMN sent_bytes INTEGER NOT NULL DEFAULT 0;",
-            )?;
-        }
-        if from < 4 {
-            self.conn.execute_batch(
-                "ALTER TABLE levels ADD COLUMN server_cpu_user_ns INTEGER;
-                 ALTER TABLE levels ADD COLUMN server_cpu_sys_ns INTEGER;
-                 ALTER TABLE levels ADD COLUMN server_peak_rss_kib INTEGER;",
-            )?;
-        }
-        if from < probe::SINCE {
-            self.conn.execute_batch(probe::SCHEMA)?;
-        }
-        if !self.has_column("levels", "ended")? {
-            self.conn
-                .execute_batch("ALTER TABLE levels ADD COLUMN ended TEXT;")?;
-        }
-        if from < configs::SINCE {
-            // CREATE ... IF NOT EXISTS: a branch-built version 6 file already has the table.
-            self.conn.execute_batch(configs::SCHEMA)?;
-        }
-        Ok(())
-    }
-
-    /// Whether `table` has `column` (a version 6 file may or may not have `levels.ended`).
-    fn has_column(&self, table: &str, column: &str) -> anyhow::Result<bool> {
-        let n: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM pragma_table_info(?1) WHERE name = ?2",
-            [table, column],
-            |r| r.get(0),
-        )?;
-        Ok(n > 0)
-    }
-
-    /// Whether the file has `table` (a version 6 file may or may not have `configs`).
-    fn has_table(&self, table: &str) -> anyhow::Result<bool> {
-        let n: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-            [table],
-            |r| r.get(0),
-        )?;
-        Ok(n > 0)
-    }
-
-    /// Records the start of a run (status "running").
-    pub fn begin_run(&self, meta: &RunMeta) -> anyhow::Result<RunId> {
-        let m = Machine::current();
-        self.conn
-            .execute(
-                "INSERT INTO runs (started_unix, command_line, version, kind, target, status, cpu_model, cores, kernel, hostname)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9)",
-                params![now_unix(), meta.command_line, env!("CARGO_PKG_VERSION"), meta.kind, meta.target, m.cpu_model, m.cores, m.kernel, m.hostname],
-            )
-            .with_context(|| format!("saving the run in {}", self.path.display()))?;
-        Ok(self.conn.last_insert_rowid())
-    }
-
-    /// Records one measured level, in its own transaction. `group` names the series it belongs to
-    /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison);
-    /// `server_version` is the target's version where known.
-    pub fn add_level(
-        &self,
-        run: RunId,
-        group: &str,
-        clients: usize,
-        server_version: Option<&str>,
-        result: &RunResult,
-    ) -> anyhow::Result<()> {
-        let r = result;
-        let h = &r.histograms;
-        let blobs = [
-            serialize(&h.total)?,
-            serialize(&h.connect)?,
-            serialize(&h.waiting)?,
-            serialize(&h.processing)?,
-        ];
-        // Immediate: take the write lock first, so a concurrent writer makes this wait (busy
-        // timeout) instead of failing when a read-then-write transaction cannot upgrade.
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0))
-            .optional()?;
-        if exists.is_none() {
-            bail!("run {run} is not in {}", self.path.display());
-        }
-        tx.execute(
-            "INSERT INTO levels (run_id, grp, clients, server_version, started_unix, elapsed_ns, complete,
-                failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
-                keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
-                latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
-                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
-            params![
-                run,
-                group,
-                sql_u64(clients as u64),
-                server_version,
-                r.started_unix,
-                sql_u64(r.elapsed.as_nanos() as u64),
-                sql_u64(r.complete),
-                sql_u64(r.failed.connect),
-                sql_u64(r.failed.receive),
-                sql_u64(r.failed.length),
-                sql_u64(r.failed.exceptions),
-                sql_u64(r.write_errors),
-                sql_u64(r.non_2xx),
-                sql_u64(r.keep_alive_requests),
-                sql_u64(r.connections),
-                sql_u64(r.total_bytes),
-                sql_u64(r.body_bytes),
-                r.document_length.map(sql_u64),
-                r.server_software,
-                // u128 does not fit an SQLite integer; decimal text keeps it exact.
-                r.latency_sum_us.to_string(),
-                sql_u64(r.cpu.user.as_nanos() as u64),
-                sql_u64(r.cpu.sys.as_nanos() as u64),
-                sql_u64(r.late_sends),
-                serde_json::to_string(&r.per_request)?,
-                r.interrupted,
-                blobs[0],
-                blobs[1],
-                blobs[2],
-                blobs[3],
-                r.first_error,
-                sql_u64(r.sent_bytes),
-                r.ended.map(|e| e.name()),
-            ],
-        )?;
-        tx.commit()
-            .with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
-        Ok(())
-    }
-
-    /// Adds the server's figures to the run's latest level of `group` at `clients` (the lab learns them
-    /// after the level is saved). In its own transaction, like a level.
-    pub fn add_server_figures(
-        &self,
-        run: RunId,
-        group: &str,
-        clients: usize,
-        figures: &ServerFigures,
-    ) -> anyhow::Result<()> {
-        let n = self
-            .conn
-            .execute(
-                "UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3
-                 WHERE id = (SELECT max(id) FROM levels WHERE run_id = ?4 AND grp = ?5 AND clients = ?6)",
-                params![
-                    sql_u64(figures.cpu.user.as_nanos() as u64),
-                    sql_u64(figures.cpu.sys.as_nanos() as u64),
-                    figures.peak_rss_kib.map(sql_u64),
-                    run,
-                    group,
-                    sql_u64(clients as u64)
-                ],
-            )
-            .with_context(|| format!("saving server figures of run {run} in {}", self.path.display()))?;
-        if n == 0 {
-            bail!(
-                "run {run} has no level {group:?} at {clients} clients in {}",
-                self.path.display()
-            );
-        }
-        Ok(())
-    }
-
-    /// Marks a run finished with an `Outcome`'s status ("complete", "errors", "failed", "target lost",
-    /// "interrupted").
-    pub fn finish_run(&self, run: RunId, status: &str) -> anyhow::Result<()> {
-        let n = self
-            .conn
-            .execute(
-                "UPDATE runs SET status = ?1, finished_unix = ?2 WHERE id = ?3",
-                params![status, now_unix(), run],
-            )
-            .with_context(|| format!("finishing run {run} in {}", self.path.display()))?;
-        if n == 0 {
-            bail!("run {run} is not in {}", self.path.display());
-        }
-        Ok(())
-    }
-
-    /// Every run, oldest first, with its number of levels.
-    pub fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
-        let mut st = self.conn.prepare(
-            "SELECT r.id, r.started_unix, r.kind, r.target, r.status, (SELECT count(*) FROM levels l WHERE l.run_id = r.id),
-                r.command_line
-             FROM runs r ORDER BY r.id",
-        )?;
-        let rows = st.query_map([], |r| {
-            Ok(RunSummary {
-                id: r.get(0)?,
-                started_unix: r.get(1)?,
-                kind: r.get(2)?,
-                command_line: r.get(6)?,
-                target: r.get(3)?,
-                status: r.get(4)?,
-                levels: r.get::<_, i64>(5)? as u64,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    }
-
-    /// The newest run's id, if any.
-    pub fn last_run(&self) -> anyhow::Result<Option<RunId>> {
-        Ok(self
-            .conn
-            .query_row("SELECT max(id) FROM runs", [], |r| r.get(0))?)
-    }
-
-    /// A run with all its levels, histograms included.
-    pub fn load_run(&self, id: RunId) -> anyhow::Result<StoredRun> {
-        let run = self
-            .conn
-            .query_row(
-                "SELECT id, kind, command_line, target, started_unix, finished_unix, version, status, cpu_model, cores, kernel, hostname
-                 FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(StoredRun {
-                        id: r.get(0)?,
-                        meta: RunMeta { kind: r.get(1)?, command_line: r.get(2)?, target: r.get(3)? },
-                        started_unix: r.get(4)?,
-                        finished_unix: r.get(5)?,
-                        version: r.get(6)?,
-                        status: r.get(7)?,
-                        machine: Machine { cpu_model: r.get(8)?, cores: r.get(9)?, kernel: r.get(10)?, hostname: r.get(11)? },
-                        levels: Vec::new(),
-                    })
-                },
-            )
-            .optional()?;
-        let Some(mut run) = run else {
-            bail!(
-                "no run {id} in {} (`webstand history` lists them)",
-                self.path.display()
-            );
-        };
-        // Columns added by later schemas read as NULL from older files.
-        let first_error = if self.version >= 2 {
-            "first_error"
-        } else {
-            "NULL"
-        };
-        let sent_bytes = if self.version >= 3 { "sent_bytes" } else { "0" };
-        let server = if self.version >= 4 {
-            "server_cpu_user_ns, server_cpu_sys_ns, server_peak_rss_kib"
-        } else {
-            "NULL, NULL, NULL"
-        };
-        let ended = if self.version >= 6 && self.has_column("levels", "ended")? {
-            "ended"
-        } else {
-            "NULL"
-        };
-        let mut st = self.conn.prepare(&format!(
-            "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
-                failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
-                total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
-                cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing, {first_error}, {sent_bytes}, {server}, {ended}
-             FROM levels WHERE run_id = ?1 ORDER BY id"
-        ))?;
-        let mut rows = st.query([id])?;
-        while let Some(row) = rows.next()? {
-            run.levels
-                .push(level_from_row(row).with_context(|| format!("reading run {id}"))?);
-        }
-        Ok(run)
-    }
-}
-
-#[allow(clippy::needless_update)]
-fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
-    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
-    let latency_sum: String = r.get(18)?;
-    let per_request: String = r.get(22)?;
-    let result = RunResult {
-        started_unix: r.get(3)?,
-        elapsed: Duration::from_nanos(u(4)?),
-        complete: u(5)?,
-        failed: Failures {
-            connect: u(6)?,
-            receive: u(7)?,
-            length: u(8)?,
-            exceptions: u(9)?,
-        },
-        write_errors: u(10)?,
-        non_2xx: u(11)?,
-        keep_alive_requests: u(12)?,
-        connections: u(13)?,
-        total_bytes: u(14)?,
-        body_bytes: u(15)?,
-        document_length: r.get::<_, Option<i64>>(16)?.map(|v| v.max(0) as u64),
-        server_software: r.get(17)?,
-        latency_sum_us: latency_sum.parse().context("bad latency sum")?,
-        histograms: Histograms {
-            total: deserialize(&r.get::<_, Vec<u8>>(24)?)?,
-            connect: deserialize(&r.get::<_, Vec<u8>>(25)?)?,
-            waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
-            processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
-        },
-        cpu: CpuTime {
-            user: Duration::from_nanos(u(19)?),
-            sys: Duration::from_nanos(u(20)?),
-        },
-        late_sends: u(21)?,
-        per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
-        interrupted: r.get(23)?,
-        first_error: r.get(28)?,
-        sent_bytes: u(29)?,
-        ended: r
-            .get::<_, Option<String>>(33)?
-            .as_deref()
-            .and_then(Ended::from_name),
-        // Fields the engine adds later start at their defaults until the schema stores them.
-        ..Default::default()
-    };
-    let ns = |i: usize| -> rusqlite::Result<Option<Duration>> {
-        Ok(r.get::<_, Option<i64>>(i)?
-            .map(|v| Duration::from_nanos(v.max(0) as u64)))
-    };
-    let server = match (ns(30)?, ns(31)?) {
-        (Some(user), Some(sys)) => Some(ServerFigures {
-            cpu: CpuTime { user, sys },
-            peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64),
-        }),
-        _ => None,
-    };
-    Ok(StoredLevel {
-        group: r.get(0)?,
-        clients: u(1)? as usize,
-        server_version: r.get(2)?,
-        result,
-        server,
-    })
-}
-
-/// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
-/// `base_us` to twice that.
-#[cfg(test)]
-fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
-    let mut r = RunResult {
-        elapsed,
-        complete,
-        connections: complete,
-        total_bytes: complete * 2300,
-        body_bytes: complete * 2048,
-        ..Default::default()
-    };
-    r.document_length = Some(2048);
-    r.server_software = Some("synthetic/1.0".into());
-    for i in 0..complete {
-        let v = base_us + base_us * i / complete.max(1);
-        r.histograms.total.record(v).unwrap();
-        r.histograms.connect.record(v / 10 + 1).unwrap();
-        r.histograms.waiting.record(v / 2 + 1).unwrap();
-        r.histograms.processing.record(v - v / 10).unwrap();
-        r.latency_sum_us += v as u128;
-    }
-    r
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use webstand_engine::{CpuTime, Ended, Failures, RunResult};
+
+    /// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
+    /// `base_us` to twice that.
+    fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
+        let mut r = RunResult {
+            elapsed,
+            complete,
+            connections: complete,
+            total_bytes: complete * 2300,
+            body_bytes: complete * 2048,
+            ..Default::default()
+        };
+        r.document_length = Some(2048);
+        r.server_software = Some("synthetic/1.0".into());
+        for i in 0..complete {
+            let v = base_us + base_us * i / complete.max(1);
+            r.histograms.total.record(v).unwrap();
+            r.histograms.connect.record(v / 10 + 1).unwrap();
+            r.histograms.waiting.record(v / 2 + 1).unwrap();
+            r.histograms.processing.record(v - v / 10).unwrap();
+            r.latency_sum_us += v as u128;
+        }
+        r
+    }
 
     fn meta() -> RunMeta {
         RunMeta {

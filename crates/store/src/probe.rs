@@ -83,7 +83,7 @@ mod tests {
         // A schema-4 file, as an older webstand left it.
         {
             let c = rusqlite::Connection::open(&path).unwrap();
-            c.execute_batch(crate::SCHEMA).unwrap();
+            c.execute_batch(crate::schema::SCHEMA).unwrap();
             // Schema 6 added `levels.ended`: a schema-4 file does not have it.
             c.execute_batch("ALTER TABLE levels DROP COLUMN ended;")
                 .unwrap();

@@ -1,0 +1,233 @@
+//! A measured level's row in `levels`: every count of its `RunResult`, the four HDR histograms as
+//! V2-serialized blobs, and the server's figures the lab adds once the level is saved. Each level is
+//! written in its own transaction, so an interrupted run keeps every level completed before the stop.
+
+use crate::{sql_u64, RunId, Store};
+use anyhow::{bail, Context};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
+use std::time::Duration;
+use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
+
+/// One measured level of a stored run, in the order it was added.
+#[derive(Clone, Debug)]
+pub struct StoredLevel {
+    pub group: String,
+    pub clients: usize,
+    pub server_version: Option<String>,
+    pub result: RunResult,
+    /// The server's side, when the lab measured it ([`Store::add_server_figures`]).
+    pub server: Option<ServerFigures>,
+}
+
+/// What the lab measured of the server during a level: its process tree's CPU time and peak memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerFigures {
+    pub cpu: CpuTime,
+    pub peak_rss_kib: Option<u64>,
+}
+
+impl ServerFigures {
+    /// Server CPU-µs per complete request of `result` (user + sys).
+    pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
+        if result.complete == 0 {
+            0.0
+        } else {
+            self.cpu.total().as_secs_f64() * 1e6 / result.complete as f64
+        }
+    }
+}
+
+fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
+    Ok(buf)
+}
+
+fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
+    let mut reader = bytes;
+    Deserializer::new()
+        .deserialize(&mut reader)
+        .map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
+}
+
+impl Store {
+    /// Records one measured level, in its own transaction. `group` names the series it belongs to
+    /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison);
+    /// `server_version` is the target's version where known.
+    pub fn add_level(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        server_version: Option<&str>,
+        result: &RunResult,
+    ) -> anyhow::Result<()> {
+        let r = result;
+        let h = &r.histograms;
+        let blobs = [
+            serialize(&h.total)?,
+            serialize(&h.connect)?,
+            serialize(&h.waiting)?,
+            serialize(&h.processing)?,
+        ];
+        // Immediate: take the write lock first, so a concurrent writer makes this wait (busy
+        // timeout) instead of failing when a read-then-write transaction cannot upgrade.
+        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE id = ?1", [run], |r| r.get(0))
+            .optional()?;
+        if exists.is_none() {
+            bail!("run {run} is not in {}", self.path.display());
+        }
+        tx.execute(
+            "INSERT INTO levels (run_id, grp, clients, server_version, started_unix, elapsed_ns, complete,
+                failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
+                keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
+                latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
+                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
+            params![
+                run,
+                group,
+                sql_u64(clients as u64),
+                server_version,
+                r.started_unix,
+                sql_u64(r.elapsed.as_nanos() as u64),
+                sql_u64(r.complete),
+                sql_u64(r.failed.connect),
+                sql_u64(r.failed.receive),
+                sql_u64(r.failed.length),
+                sql_u64(r.failed.exceptions),
+                sql_u64(r.write_errors),
+                sql_u64(r.non_2xx),
+                sql_u64(r.keep_alive_requests),
+                sql_u64(r.connections),
+                sql_u64(r.total_bytes),
+                sql_u64(r.body_bytes),
+                r.document_length.map(sql_u64),
+                r.server_software,
+                // u128 does not fit an SQLite integer; decimal text keeps it exact.
+                r.latency_sum_us.to_string(),
+                sql_u64(r.cpu.user.as_nanos() as u64),
+                sql_u64(r.cpu.sys.as_nanos() as u64),
+                sql_u64(r.late_sends),
+                serde_json::to_string(&r.per_request)?,
+                r.interrupted,
+                blobs[0],
+                blobs[1],
+                blobs[2],
+                blobs[3],
+                r.first_error,
+                sql_u64(r.sent_bytes),
+                r.ended.map(|e| e.name()),
+            ],
+        )?;
+        tx.commit()
+            .with_context(|| format!("saving a level of run {run} in {}", self.path.display()))?;
+        Ok(())
+    }
+
+    /// Adds the server's figures to the run's latest level of `group` at `clients` (the lab learns them
+    /// after the level is saved). In its own transaction, like a level.
+    pub fn add_server_figures(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        figures: &ServerFigures,
+    ) -> anyhow::Result<()> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3
+                 WHERE id = (SELECT max(id) FROM levels WHERE run_id = ?4 AND grp = ?5 AND clients = ?6)",
+                params![
+                    sql_u64(figures.cpu.user.as_nanos() as u64),
+                    sql_u64(figures.cpu.sys.as_nanos() as u64),
+                    figures.peak_rss_kib.map(sql_u64),
+                    run,
+                    group,
+                    sql_u64(clients as u64)
+                ],
+            )
+            .with_context(|| format!("saving server figures of run {run} in {}", self.path.display()))?;
+        if n == 0 {
+            bail!(
+                "run {run} has no level {group:?} at {clients} clients in {}",
+                self.path.display()
+            );
+        }
+        Ok(())
+    }
+}
+
+#[allow(clippy::needless_update)]
+pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
+    let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
+    let latency_sum: String = r.get(18)?;
+    let per_request: String = r.get(22)?;
+    let result = RunResult {
+        started_unix: r.get(3)?,
+        elapsed: Duration::from_nanos(u(4)?),
+        complete: u(5)?,
+        failed: Failures {
+            connect: u(6)?,
+            receive: u(7)?,
+            length: u(8)?,
+            exceptions: u(9)?,
+        },
+        write_errors: u(10)?,
+        non_2xx: u(11)?,
+        keep_alive_requests: u(12)?,
+        connections: u(13)?,
+        total_bytes: u(14)?,
+        body_bytes: u(15)?,
+        document_length: r.get::<_, Option<i64>>(16)?.map(|v| v.max(0) as u64),
+        server_software: r.get(17)?,
+        latency_sum_us: latency_sum.parse().context("bad latency sum")?,
+        histograms: Histograms {
+            total: deserialize(&r.get::<_, Vec<u8>>(24)?)?,
+            connect: deserialize(&r.get::<_, Vec<u8>>(25)?)?,
+            waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
+            processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
+        },
+        cpu: CpuTime {
+            user: Duration::from_nanos(u(19)?),
+            sys: Duration::from_nanos(u(20)?),
+        },
+        late_sends: u(21)?,
+        per_request: serde_json::from_str(&per_request).context("bad per-request counts")?,
+        interrupted: r.get(23)?,
+        first_error: r.get(28)?,
+        sent_bytes: u(29)?,
+        ended: r
+            .get::<_, Option<String>>(33)?
+            .as_deref()
+            .and_then(Ended::from_name),
+        // Fields the engine adds later start at their defaults until the schema stores them.
+        ..Default::default()
+    };
+    let ns = |i: usize| -> rusqlite::Result<Option<Duration>> {
+        Ok(r.get::<_, Option<i64>>(i)?
+            .map(|v| Duration::from_nanos(v.max(0) as u64)))
+    };
+    let server = match (ns(30)?, ns(31)?) {
+        (Some(user), Some(sys)) => Some(ServerFigures {
+            cpu: CpuTime { user, sys },
+            peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64),
+        }),
+        _ => None,
+    };
+    Ok(StoredLevel {
+        group: r.get(0)?,
+        clients: u(1)? as usize,
+        server_version: r.get(2)?,
+        result,
+        server,
+    })
+}
