@@ -8,9 +8,10 @@ use webstand_report::export::{self, Level};
 use webstand_report::tables::{self, Layout};
 use webstand_store::StoredRun;
 
-/// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (the server's HTTP date format).
+/// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (HTTP's date format, by httpdate).
 pub fn when(unix: f64) -> String {
-    String::from_utf8_lossy(&webstand_server::date::format(unix.max(0.0) as i64)).into_owned()
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(unix.max(0.0) as u64);
+    httpdate::fmt_http_date(at)
 }
 
 pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
