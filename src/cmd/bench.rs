@@ -124,6 +124,12 @@ pub struct Args {
     url: Option<String>,
 }
 
+/// `-d`, parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
+fn duration_flag(a: &Args) -> anyhow::Result<Option<Duration>> {
+    let parse = |d: &str| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}"));
+    a.duration.as_deref().map(parse).transpose()
+}
+
 /// Seconds given on the command line as a Duration, with a clear error for nonsense.
 fn seconds(v: f64, what: &str) -> anyhow::Result<Duration> {
     if v.is_nan() || v <= 0.0 {
@@ -207,12 +213,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     }
     let timeout = seconds(a.timeout, "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
-    // Parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
-    let duration = a
-        .duration
-        .as_deref()
-        .map(|d| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}")))
-        .transpose()?;
+    let duration = duration_flag(a)?;
     let limit = match (a.timelimit, duration) {
         (Some(t), Some(_)) => bail!(
             "-t is ab's time limit in seconds, not wrk's thread count: for {t} threads use --threads {t} (and -d for the duration)"
