@@ -10,7 +10,6 @@
 
 use crate::conn::Conn;
 use crate::handler::Ctx;
-use crate::http::Head;
 use crate::respond::{self, connection_line, status_line};
 use crate::worker::CGI_BASE;
 use mio::unix::SourceFd;
@@ -23,6 +22,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
+use webstand_http1::request::Head;
 
 /// A CGI program running for one connection.
 pub struct CgiJob {
@@ -169,7 +169,9 @@ impl Ctx {
             env("AUTH_TYPE", b"Basic");
             env("REMOTE_USER", user.as_bytes());
         }
-        if head.body != crate::http::Body::None || head.method == crate::http::Method::Post {
+        if head.body != webstand_http1::framing::RequestBody::None
+            || head.method == webstand_http1::request::Method::Post
+        {
             env("CONTENT_LENGTH", req.body.len().to_string().as_bytes());
         }
         // Request headers as HTTP_*: re-parse the head (a cold path) to see them all.
@@ -228,7 +230,7 @@ impl Ctx {
             child,
             stdout,
             output: Vec::new(),
-            head_only: head.method == crate::http::Method::Head,
+            head_only: head.method == webstand_http1::request::Method::Head,
             minor: head.minor,
             keep: req.keep,
             request_line: head.raw[..line_end].to_vec(),
@@ -364,7 +366,7 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         let Some(colon) = line.iter().position(|&b| b == b':') else {
             return bad(out);
         };
-        let (name, value) = (&line[..colon], crate::http::trim(&line[colon + 1..]));
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
         let token = !name.is_empty()
             && name
                 .iter()

@@ -130,7 +130,7 @@ pub struct Entry {
     pub head_200: Box<[u8]>,
     /// Content-Type, Last-Modified and ETag lines, for 206 and 304 answers.
     pub fields: Box<[u8]>,
-    pub content_type: &'static str,
+    pub content_type: std::borrow::Cow<'static, str>,
     pub etag: Box<[u8]>,
     pub last_modified: [u8; date::HTTP_DATE_LEN],
     pub mtime: i64,

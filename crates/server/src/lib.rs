@@ -11,7 +11,6 @@
 
 pub mod config;
 pub mod date;
-pub mod http;
 pub mod mime;
 pub mod path;
 pub mod pattern;
@@ -23,10 +22,12 @@ mod auth;
 mod cgi;
 mod conn;
 mod files;
+mod h1;
 mod handler;
 mod listing;
 mod own_files;
 mod privs;
+mod static_file;
 mod throttle;
 mod worker;
 
@@ -47,7 +48,7 @@ pub(crate) struct Shared {
     pub root: Docroot,
     /// The root's path as the process sees it after chroot (CGI programs run from it).
     pub root_path: std::path::PathBuf,
-    pub limits: http::Limits,
+    pub limits: webstand_http1::request::Limits,
     pub auth: Vec<auth::Rule>,
     pub throttles: Vec<throttle::Rule>,
     pub log: Option<accesslog::Sink>,
@@ -120,7 +121,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let listeners = bind(config.listen, threads)?;
     let addr = listeners[0].local_addr()?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
-    let limits = http::Limits {
+    let limits = webstand_http1::request::Limits {
         max_request_line: config.max_request_line,
         max_header_bytes: config.max_header_bytes,
         max_headers: config.max_headers,

@@ -1,0 +1,234 @@
+//! Answering from a cached file: basic auth, conditional GET (304), the whole file (200) or the
+//! requested ranges (206, multipart/byteranges, 416), paced when a throttle rule covers it. Small
+//! files are copied from memory, larger ones queued for sendfile.
+
+use crate::conn::Conn;
+use crate::files::Entry;
+use crate::handler::{Ctx, Logged};
+use crate::range::{self, Plan};
+use crate::respond::{self, connection_line, push_num, status_line};
+use webstand_http1::request::{Head, Method};
+
+impl Ctx {
+    /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
+    /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
+    pub(crate) fn send_entry(
+        &mut self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+    ) -> Logged {
+        let Ctx {
+            shared,
+            date,
+            verified,
+            ranges,
+            ..
+        } = self;
+        let mut user = None;
+        if let Some(rule) = e.auth {
+            match verified.check(&shared.auth, rule, head.authorization) {
+                Some(u) => user = Some(u),
+                None => {
+                    let challenge = &shared.auth[rule].challenge;
+                    let n = respond::simple(
+                        out,
+                        date.line(),
+                        401,
+                        head.minor,
+                        keep,
+                        challenge,
+                        head.method == Method::Head,
+                    );
+                    return (401, n, None);
+                }
+            }
+        }
+        if not_modified(e, head) {
+            status_line(out, 304);
+            out.extend_from_slice(date.line());
+            out.extend_from_slice(&e.fields);
+            connection_line(out, head.minor, keep);
+            out.extend_from_slice(b"\r\n");
+            return (304, 0, user);
+        }
+        let get = head.method == Method::Get;
+        let plan = match head.range {
+            Some(r) if get && if_range_holds(e, head.if_range) => {
+                range::plan(r, e.size, shared.config.max_ranges, ranges)
+            }
+            _ => Plan::Whole,
+        };
+        if plan == Plan::Unsatisfiable {
+            let mut extra = b"Content-Range: bytes */".to_vec();
+            push_num(&mut extra, e.size);
+            extra.extend_from_slice(b"\r\n");
+            return (
+                416,
+                respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
+                user,
+            );
+        }
+        let body_len = match plan {
+            Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
+            Plan::Parts => multipart_len(e, ranges, &shared.boundary),
+            _ => e.size,
+        };
+        if let (Some(rule), true) = (e.throttle, get) {
+            if !shared.throttles[rule].admit(body_len) {
+                let n = respond::simple(
+                    out,
+                    date.line(),
+                    503,
+                    head.minor,
+                    keep,
+                    b"Retry-After: 5\r\n",
+                    false,
+                );
+                return (503, n, user);
+            }
+            conn.throttle = Some(rule);
+        }
+        match plan {
+            Plan::Parts => {
+                status_line(out, 206);
+                out.extend_from_slice(date.line());
+                out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
+                out.extend_from_slice(&e.last_modified);
+                out.extend_from_slice(b"\r\nETag: ");
+                out.extend_from_slice(&e.etag);
+                if ranges.len() == 1 {
+                    out.extend_from_slice(b"\r\nContent-Type: ");
+                    out.extend_from_slice(e.content_type.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                    content_range(out, ranges[0], e.size);
+                } else {
+                    out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
+                    out.extend_from_slice(shared.boundary.as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                }
+                out.extend_from_slice(b"Content-Length: ");
+                push_num(out, body_len);
+                out.extend_from_slice(b"\r\n");
+                connection_line(out, head.minor, keep);
+                out.extend_from_slice(b"\r\n");
+                if ranges.len() == 1 {
+                    body_part(e, conn, out, ranges[0]);
+                } else {
+                    for &r in ranges.iter() {
+                        part_head(out, e, r, &shared.boundary);
+                        body_part(e, conn, out, r);
+                    }
+                    part_end(out, &shared.boundary);
+                }
+                (206, body_len, user)
+            }
+            _ => {
+                out.extend_from_slice(&e.head_200);
+                out.extend_from_slice(date.line());
+                connection_line(out, head.minor, keep);
+                out.extend_from_slice(b"\r\n");
+                if !get {
+                    return (200, 0, user);
+                }
+                body_part(e, conn, out, (0, e.size.saturating_sub(1)));
+                (200, e.size, user)
+            }
+        }
+    }
+}
+
+/// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
+fn body_part(e: &Entry, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
+    if e.size == 0 {
+        return;
+    }
+    match (&e.body, &e.file) {
+        (Some(bytes), _) => out.extend_from_slice(&bytes[r.0 as usize..=r.1 as usize]),
+        (None, Some(file)) => conn.push_file(out, file.clone(), r.0, r.1 + 1),
+        (None, None) => {}
+    }
+}
+
+fn content_range(out: &mut Vec<u8>, r: (u64, u64), size: u64) {
+    out.extend_from_slice(b"Content-Range: bytes ");
+    push_num(out, r.0);
+    out.push(b'-');
+    push_num(out, r.1);
+    out.push(b'/');
+    push_num(out, size);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn part_head(out: &mut Vec<u8>, e: &Entry, r: (u64, u64), boundary: &str) {
+    out.extend_from_slice(b"\r\n--");
+    out.extend_from_slice(boundary.as_bytes());
+    out.extend_from_slice(b"\r\nContent-Type: ");
+    out.extend_from_slice(e.content_type.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    content_range(out, r, e.size);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn part_end(out: &mut Vec<u8>, boundary: &str) {
+    out.extend_from_slice(b"\r\n--");
+    out.extend_from_slice(boundary.as_bytes());
+    out.extend_from_slice(b"--\r\n");
+}
+
+/// Length of a multipart/byteranges body, computed by writing the part heads once to scratch.
+fn multipart_len(e: &Entry, ranges: &[(u64, u64)], boundary: &str) -> u64 {
+    let mut scratch = Vec::new();
+    let mut data = 0;
+    for &r in ranges {
+        part_head(&mut scratch, e, r, boundary);
+        data += r.1 - r.0 + 1;
+    }
+    part_end(&mut scratch, boundary);
+    scratch.len() as u64 + data
+}
+
+/// If-Range: the ranges apply only while the client's validator still matches (strong ETag or the
+/// exact Last-Modified date).
+fn if_range_holds(e: &Entry, if_range: Option<&[u8]>) -> bool {
+    match if_range.map(<[u8]>::trim_ascii) {
+        None => true,
+        Some(v) if v.starts_with(b"\"") => v == &*e.etag,
+        Some(v) => v == &e.last_modified[..],
+    }
+}
+
+/// RFC 9110 §13.1: If-None-Match wins over If-Modified-Since.
+fn not_modified(e: &Entry, head: &Head) -> bool {
+    if let Some(inm) = head.if_none_match {
+        return etag_list_matches(inm, &e.etag);
+    }
+    match head.if_modified_since {
+        Some(ims) if ims == &e.last_modified[..] => true,
+        Some(ims) => crate::date::parse(ims).is_some_and(|t| e.mtime <= t),
+        None => false,
+    }
+}
+
+/// Weak comparison of an entity tag against a list such as `"a", W/"b"` or `*`.
+pub fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
+    let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
+    list.split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .any(|t| t == b"*" || t.strip_prefix(b"W/").unwrap_or(t) == etag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::etag_list_matches;
+
+    #[test]
+    fn etag_lists_compare_weakly() {
+        assert!(etag_list_matches(b"\"a-1\"", b"\"a-1\""));
+        assert!(etag_list_matches(b"\"x\", W/\"a-1\"", b"\"a-1\""));
+        assert!(etag_list_matches(b"*", b"\"a-1\""));
+        assert!(!etag_list_matches(b"\"a-2\"", b"\"a-1\""));
+    }
+}
