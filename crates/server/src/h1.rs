@@ -5,6 +5,7 @@
 
 use crate::conn::Conn;
 use crate::handler::Ctx;
+use crate::protocol::Protocol;
 use crate::respond;
 use webstand_http1::chunked;
 use webstand_http1::framing::RequestBody as Body;
@@ -13,8 +14,24 @@ use webstand_http1::request::{parse_head, request_line_of, Head};
 /// Answers gathered for one connection before they are written out (pipelining flood guard).
 const OUT_HIGH_WATER: usize = 256 << 10;
 
+/// What HTTP/1 keeps about the request being received between reads.
+#[derive(Debug, Default)]
+pub struct State {
+    /// "100 Continue" was sent for it.
+    pub continue_sent: bool,
+    /// Its head is in and it waits for the rest of its body.
+    pub awaiting_body: bool,
+}
+
+fn state(conn: &mut Conn) -> &mut State {
+    match &mut conn.protocol {
+        Protocol::Http1(s) => s,
+    }
+}
+
 impl Ctx {
-    /// Adds freshly read bytes to the connection's input and answers every complete request.
+    /// Adds freshly read bytes to the connection's input and answers every complete request
+    /// (`Ctx::serve_input` for an HTTP/1 connection).
     pub fn serve_bytes(
         &mut self,
         conn: &mut Conn,
@@ -81,38 +98,20 @@ impl Ctx {
             let body_start = pos + head.len;
             let mut decoded = std::mem::take(&mut self.body_buf);
             decoded.clear();
-            let end = match head.body {
-                Body::None => Ok(body_start),
-                Body::Length(n) if n > max_body => Err(413),
-                Body::Length(n) if ((data.len() - body_start) as u64) < n => {
+            let end = match body_end(&head, data, body_start, max_body, &mut decoded) {
+                Ok(Some(end)) => end,
+                Ok(None) => {
                     self.body_pending(conn, &head, out);
                     self.body_buf = decoded;
                     break;
                 }
-                Body::Length(n) => Ok(body_start + n as usize),
-                Body::Chunked => {
-                    let policy = chunked::Policy::strict(max_body);
-                    match chunked::decode_all(&data[body_start..], policy, &mut decoded) {
-                        Ok(Some(k)) => Ok(body_start + k),
-                        Ok(None) => {
-                            self.body_pending(conn, &head, out);
-                            self.body_buf = decoded;
-                            break;
-                        }
-                        Err(e) => Err(e.status()),
-                    }
-                }
-            };
-            let end = match end {
-                Ok(e) => e,
                 Err(status) => {
                     self.refuse(conn, out, status, head.minor, head.request_line());
                     self.body_buf = decoded;
                     return data.len();
                 }
             };
-            conn.continue_sent = false;
-            conn.awaiting_body = false;
+            *state(conn) = State::default();
             let body: &[u8] = match head.body {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
@@ -135,9 +134,10 @@ impl Ctx {
 
     /// A request whose body is still arriving: send "100 Continue" once if the client waits for it.
     fn body_pending(&mut self, conn: &mut Conn, head: &Head, out: &mut Vec<u8>) {
-        conn.awaiting_body = true;
-        if head.expect_continue && head.minor == 1 && !conn.continue_sent {
-            conn.continue_sent = true;
+        let state = state(conn);
+        state.awaiting_body = true;
+        if head.expect_continue && head.minor == 1 && !state.continue_sent {
+            state.continue_sent = true;
             out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
     }
@@ -161,5 +161,31 @@ impl Ctx {
     pub fn timeout_answer(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
         let inbuf = std::mem::take(&mut conn.inbuf);
         self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
+    }
+}
+
+/// Where the body of a request whose head ends at `body_start` ends in `data` (a chunked body is
+/// decoded into `decoded`): `Ok(None)` while it is still arriving, `Err(status)` when it cannot be
+/// taken (413 over `max_body`, 400 malformed).
+fn body_end(
+    head: &Head,
+    data: &[u8],
+    body_start: usize,
+    max_body: u64,
+    decoded: &mut Vec<u8>,
+) -> Result<Option<usize>, u16> {
+    let arrived = &data[body_start..];
+    match head.body {
+        Body::None => Ok(Some(body_start)),
+        Body::Length(n) if n > max_body => Err(413),
+        Body::Length(n) if (arrived.len() as u64) < n => Ok(None),
+        Body::Length(n) => Ok(Some(body_start + n as usize)),
+        Body::Chunked => {
+            let policy = chunked::Policy::strict(max_body);
+            match chunked::decode_all(arrived, policy, decoded) {
+                Ok(k) => Ok(k.map(|k| body_start + k)),
+                Err(e) => Err(e.status()),
+            }
+        }
     }
 }

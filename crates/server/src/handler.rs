@@ -93,10 +93,7 @@ impl Ctx {
         registry: &mio::Registry,
     ) -> Option<Logged> {
         let keep = head.keep_alive && !self.draining;
-        if !keep {
-            conn.closing = true;
-        }
-        let head_only = head.method == Method::Head;
+        conn.closing |= !keep;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
         if let Some(allow) = not_allowed(head.method, cgi) {
@@ -112,20 +109,8 @@ impl Ctx {
                 return Some(self.send_entry(&e, head, keep, conn, out));
             }
         }
-        let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
-            Some((
-                status,
-                respond::simple(
-                    out,
-                    ctx.date.line(),
-                    status,
-                    head.minor,
-                    keep,
-                    extra,
-                    head_only,
-                ),
-                None,
-            ))
+        let simple = |ctx: &Ctx, out: &mut Vec<u8>, status, extra: &[u8]| {
+            Some(ctx.simple_answer(out, head, keep, status, extra))
         };
         let dir_request = match path::decode(raw_path, &mut self.rel) {
             Ok(d) => d,
@@ -136,16 +121,10 @@ impl Ctx {
         }
         let url_path = format!("/{}", self.rel);
         let auth_rule = auth::rule_for(&self.shared.auth, &url_path);
-        let mut user = None;
-        if let Some(rule) = auth_rule {
-            match self
-                .verified
-                .check(&self.shared.auth, rule, head.authorization)
-            {
-                Some(u) => user = Some(u),
-                None => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
-            }
-        }
+        let user = match self.authorize(auth_rule, head) {
+            Ok(user) => user,
+            Err(rule) => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
+        };
         if cgi {
             let rel = self.rel.clone();
             let script = match self.find_script(&rel) {
@@ -166,13 +145,7 @@ impl Ctx {
         }
         match self.resolve(&url_path, dir_request, auth_rule) {
             Ok(Resolved::File(entry)) => {
-                // Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a
-                // client fill the cache with copies of one file.
-                let plain = raw_path
-                    .strip_suffix(b"/")
-                    .filter(|_| dir_request && raw_path.len() > 1)
-                    .unwrap_or(raw_path);
-                if plain[1..] == *self.rel.as_bytes() {
+                if plain_spelling(raw_path, dir_request, &self.rel) {
                     self.cache.insert(raw_path, entry.clone());
                 }
                 Some(self.send_entry(&entry, head, keep, conn, out))
@@ -186,6 +159,47 @@ impl Ctx {
             Err(Refusal::Status(status)) => simple(self, out, status, b""),
             Err(Refusal::Redirect) => simple(self, out, 301, &location_slash(raw_path, query)),
         }
+    }
+
+    /// Basic auth under `rule` (when one covers the path): the user, or Err(rule) when the request's
+    /// credentials do not pass.
+    pub(crate) fn authorize(
+        &mut self,
+        rule: Option<usize>,
+        head: &Head,
+    ) -> Result<Option<Arc<str>>, usize> {
+        let Some(rule) = rule else {
+            return Ok(None);
+        };
+        match self
+            .verified
+            .check(&self.shared.auth, rule, head.authorization)
+        {
+            Some(user) => Ok(Some(user)),
+            None => Err(rule),
+        }
+    }
+
+    /// A generated answer (an error, a redirect) with `extra` header lines; for the log, no user.
+    fn simple_answer(
+        &self,
+        out: &mut Vec<u8>,
+        head: &Head,
+        keep: bool,
+        status: u16,
+        extra: &[u8],
+    ) -> Logged {
+        let head_only = head.method == Method::Head;
+        let n = respond::simple(
+            out,
+            self.date.line(),
+            status,
+            head.minor,
+            keep,
+            extra,
+            head_only,
+        );
+        (status, n, None)
     }
 
     /// A directory listing (200); None when the directory cannot be read.
@@ -365,4 +379,14 @@ fn location_slash(raw_path: &[u8], query: Option<&[u8]>) -> Vec<u8> {
     }
     loc.extend_from_slice(b"\r\n");
     loc
+}
+
+/// Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a client fill
+/// the cache with copies of one file.
+fn plain_spelling(raw_path: &[u8], dir_request: bool, rel: &str) -> bool {
+    let plain = raw_path
+        .strip_suffix(b"/")
+        .filter(|_| dir_request && raw_path.len() > 1)
+        .unwrap_or(raw_path);
+    plain[1..] == *rel.as_bytes()
 }

@@ -27,8 +27,10 @@ mod handler;
 mod listing;
 mod own_files;
 mod privs;
+mod protocol;
 mod static_file;
 mod throttle;
+mod transport;
 mod worker;
 
 pub use config::Config;
@@ -126,14 +128,6 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         max_header_bytes: config.max_header_bytes,
         max_headers: config.max_headers,
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let boundary = format!(
-        "webstand-{:016x}",
-        (nanos as u64) ^ (u64::from(std::process::id()) << 32)
-    );
     let shared = Arc::new(Shared {
         config,
         root,
@@ -143,7 +137,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         throttles,
         log,
         own_files,
-        boundary,
+        boundary: boundary(),
         stopping: AtomicBool::new(false),
     });
 
@@ -164,6 +158,17 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     }
     ready(addr);
 
+    wait_for_stop(&shared, &signals, &wakers, handles)
+}
+
+/// Waits for the loops to finish; on SIGTERM / SIGINT tells them to drain, and gives up waiting
+/// after the drain timeout or at a second signal.
+fn wait_for_stop(
+    shared: &Shared,
+    signals: &libc::sigset_t,
+    wakers: &[Waker],
+    handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
+) -> Result<()> {
     let mut stop_deadline: Option<Instant> = None;
     loop {
         if handles.iter().all(|h| h.is_finished()) {
@@ -172,12 +177,12 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         if stop_deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if wait_signal(&signals, Duration::from_millis(200)) {
+        if wait_signal(signals, Duration::from_millis(200)) {
             if stop_deadline.is_some() {
                 break; // a second signal: stop waiting
             }
             shared.stopping.store(true, Ordering::SeqCst);
-            for w in &wakers {
+            for w in wakers {
                 let _ = w.wake();
             }
             stop_deadline =
@@ -194,6 +199,18 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The multipart/byteranges boundary of this process (from the time and the pid).
+fn boundary() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "webstand-{:016x}",
+        (nanos as u64) ^ (u64::from(std::process::id()) << 32)
+    )
 }
 
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a

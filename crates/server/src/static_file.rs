@@ -7,6 +7,7 @@ use crate::files::Entry;
 use crate::handler::{Ctx, Logged};
 use crate::range::{self, Plan};
 use crate::respond::{self, connection_line, push_num, status_line};
+use std::sync::Arc;
 use webstand_http1::request::{Head, Method};
 
 impl Ctx {
@@ -20,38 +21,18 @@ impl Ctx {
         conn: &mut Conn,
         out: &mut Vec<u8>,
     ) -> Logged {
+        let user = match self.entry_user(e, head, keep, out) {
+            Ok(user) => user,
+            Err(answered) => return answered,
+        };
         let Ctx {
             shared,
             date,
-            verified,
             ranges,
             ..
         } = self;
-        let mut user = None;
-        if let Some(rule) = e.auth {
-            match verified.check(&shared.auth, rule, head.authorization) {
-                Some(u) => user = Some(u),
-                None => {
-                    let challenge = &shared.auth[rule].challenge;
-                    let n = respond::simple(
-                        out,
-                        date.line(),
-                        401,
-                        head.minor,
-                        keep,
-                        challenge,
-                        head.method == Method::Head,
-                    );
-                    return (401, n, None);
-                }
-            }
-        }
         if not_modified(e, head) {
-            status_line(out, 304);
-            out.extend_from_slice(date.line());
-            out.extend_from_slice(&e.fields);
-            connection_line(out, head.minor, keep);
-            out.extend_from_slice(b"\r\n");
+            answer_304(out, e, date.line(), head.minor, keep);
             return (304, 0, user);
         }
         let get = head.method == Method::Get;
@@ -62,14 +43,9 @@ impl Ctx {
             _ => Plan::Whole,
         };
         if plan == Plan::Unsatisfiable {
-            let mut extra = b"Content-Range: bytes */".to_vec();
-            push_num(&mut extra, e.size);
-            extra.extend_from_slice(b"\r\n");
-            return (
-                416,
-                respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
-                user,
-            );
+            let extra = unsatisfiable_range(e.size);
+            let n = respond::simple(out, date.line(), 416, head.minor, keep, &extra, false);
+            return (416, n, user);
         }
         let body_len = match plan {
             Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
@@ -93,36 +69,7 @@ impl Ctx {
         }
         match plan {
             Plan::Parts => {
-                status_line(out, 206);
-                out.extend_from_slice(date.line());
-                out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
-                out.extend_from_slice(&e.last_modified);
-                out.extend_from_slice(b"\r\nETag: ");
-                out.extend_from_slice(&e.etag);
-                if ranges.len() == 1 {
-                    out.extend_from_slice(b"\r\nContent-Type: ");
-                    out.extend_from_slice(e.content_type.as_bytes());
-                    out.extend_from_slice(b"\r\n");
-                    content_range(out, ranges[0], e.size);
-                } else {
-                    out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
-                    out.extend_from_slice(shared.boundary.as_bytes());
-                    out.extend_from_slice(b"\r\n");
-                }
-                out.extend_from_slice(b"Content-Length: ");
-                push_num(out, body_len);
-                out.extend_from_slice(b"\r\n");
-                connection_line(out, head.minor, keep);
-                out.extend_from_slice(b"\r\n");
-                if ranges.len() == 1 {
-                    body_part(e, conn, out, ranges[0]);
-                } else {
-                    for &r in ranges.iter() {
-                        part_head(out, e, r, &shared.boundary);
-                        body_part(e, conn, out, r);
-                    }
-                    part_end(out, &shared.boundary);
-                }
+                self.send_parts(e, head, keep, body_len, conn, out);
                 (206, body_len, user)
             }
             _ => {
@@ -138,6 +85,93 @@ impl Ctx {
             }
         }
     }
+
+    /// Basic auth when a rule covers the entry: the user, or the 401 answer written into `out`.
+    fn entry_user(
+        &mut self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Arc<str>>, Logged> {
+        let rule = match self.authorize(e.auth, head) {
+            Ok(user) => return Ok(user),
+            Err(rule) => rule,
+        };
+        let challenge = &self.shared.auth[rule].challenge;
+        let head_only = head.method == Method::Head;
+        let n = respond::simple(
+            out,
+            self.date.line(),
+            401,
+            head.minor,
+            keep,
+            challenge,
+            head_only,
+        );
+        Err((401, n, None))
+    }
+
+    /// A 206 answer for the ranges in `self.ranges`: one as it is, several as
+    /// multipart/byteranges.
+    fn send_parts(
+        &self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        body_len: u64,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+    ) {
+        let (ranges, boundary) = (&self.ranges, &self.shared.boundary);
+        status_line(out, 206);
+        out.extend_from_slice(self.date.line());
+        out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
+        out.extend_from_slice(&e.last_modified);
+        out.extend_from_slice(b"\r\nETag: ");
+        out.extend_from_slice(&e.etag);
+        if ranges.len() == 1 {
+            out.extend_from_slice(b"\r\nContent-Type: ");
+            out.extend_from_slice(e.content_type.as_bytes());
+            out.extend_from_slice(b"\r\n");
+            content_range(out, ranges[0], e.size);
+        } else {
+            out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
+            out.extend_from_slice(boundary.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"Content-Length: ");
+        push_num(out, body_len);
+        out.extend_from_slice(b"\r\n");
+        connection_line(out, head.minor, keep);
+        out.extend_from_slice(b"\r\n");
+        if ranges.len() == 1 {
+            body_part(e, conn, out, ranges[0]);
+        } else {
+            for &r in ranges.iter() {
+                part_head(out, e, r, boundary);
+                body_part(e, conn, out, r);
+            }
+            part_end(out, boundary);
+        }
+    }
+}
+
+/// 304 Not Modified: the entry's validators and type, no body.
+fn answer_304(out: &mut Vec<u8>, e: &Entry, date_line: &[u8], minor: u8, keep: bool) {
+    status_line(out, 304);
+    out.extend_from_slice(date_line);
+    out.extend_from_slice(&e.fields);
+    connection_line(out, minor, keep);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The Content-Range line of a 416: the size the ranges missed.
+fn unsatisfiable_range(size: u64) -> Vec<u8> {
+    let mut line = b"Content-Range: bytes */".to_vec();
+    push_num(&mut line, size);
+    line.extend_from_slice(b"\r\n");
+    line
 }
 
 /// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
