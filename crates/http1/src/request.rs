@@ -249,6 +249,22 @@ mod tests {
     }
 
     #[test]
+    fn bodies_are_framed_by_length_or_chunked() {
+        let framed = |req: &str| parse_head(req.as_bytes(), &L).unwrap().unwrap().body;
+        let post = "POST / HTTP/1.1\r\nHost: x\r\n";
+        assert_eq!(
+            framed(&format!("{post}Content-Length: 5\r\n\r\n")),
+            RequestBody::Length(5)
+        );
+        assert_eq!(
+            framed(&format!("{post}Content-Length: 0\r\n\r\n")),
+            RequestBody::None
+        );
+        let chunked = format!("{post}Transfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(framed(&chunked), RequestBody::Chunked);
+    }
+
+    #[test]
     fn limits_give_414_and_431() {
         let long_line = format!("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", "a".repeat(100));
         assert_eq!(status(&long_line), Err(414));

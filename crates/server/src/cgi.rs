@@ -413,9 +413,7 @@ fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
     let (mut has_type, mut has_location) = (false, false);
     for line in head.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            return None;
-        };
+        let colon = line.iter().position(|&b| b == b':')?;
         let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
         let token = !name.is_empty()
             && name
