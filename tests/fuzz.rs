@@ -1,7 +1,7 @@
 //! Property-based fuzzing (proptest, stable Rust) of every parser that reads bytes from the other
-//! side: the server's request heads (crates/server/src/http.rs), chunked bodies (decode_chunked),
-//! Range headers (range.rs) and request paths (path.rs), and the engine's response parser
-//! (crates/engine/src/response.rs). Properties: no panic; no unbounded allocation (a counting
+//! side: request heads (crates/http1/src/request.rs), chunked bodies as the server reads them (the
+//! strict policy of crates/http1/src/chunked.rs), Range headers and request paths (the server's
+//! range.rs and path.rs), and the engine's response parser (crates/engine/src/response.rs). Properties: no panic; no unbounded allocation (a counting
 //! allocator measures each call's peak); agreement where two parsers read the same bytes (the
 //! server's chunked decoder and the engine's, a message split anywhere and the same message whole,
 //! a message built from fields and the fields parsed back). Inputs are random bytes, valid messages
@@ -13,8 +13,15 @@ use proptest::test_runner::{Config, TestRunner};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use webstand_engine::{Feed, ResponseParser};
-use webstand_server::http::{decode_chunked, parse_head, Body, Limits};
+use webstand_http1::chunked::{decode_all, ChunkError, Policy};
+use webstand_http1::framing::RequestBody as Body;
+use webstand_http1::request::{parse_head, Limits};
 use webstand_server::range::{plan, Plan};
+
+/// The server's reading of a chunked request body: the status it answers a malformed one with.
+fn decode_chunked(buf: &[u8], max: u64, out: &mut Vec<u8>) -> Result<Option<usize>, u16> {
+    decode_all(buf, Policy::strict(max), out).map_err(ChunkError::status)
+}
 
 /// Counts live heap bytes per thread, and the peak since the last reset.
 struct Counting;

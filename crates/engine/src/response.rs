@@ -1,15 +1,19 @@
-//! HTTP/1.x response framing, fed incrementally from socket reads.
+//! HTTP/1.x response framing for the load generator, fed incrementally from socket reads.
 //!
-//! The header block is parsed with httparse (only once it is complete; a partial block is carried in a
-//! small per-connection buffer); the body is then counted without copying: Content-Length, chunked
-//! (extensions and trailers skipped), close-delimited, or no body at all (HEAD, 1xx, 204, 304).
-//! Interim 1xx responses are skipped. Body bytes are optionally hashed for checksum checks.
+//! The codec is `webstand-http1`'s (the server uses the same one): the header block is scanned by
+//! `response::parse_head` only once it is complete (a partial block is carried in a small
+//! per-connection buffer), the body framing is `framing::response_body`'s decision, and the body is
+//! then counted without copying: Content-Length, chunked (the lenient decoder), close-delimited, or
+//! no body at all (HEAD, 1xx, 204, 304). Interim 1xx responses are skipped. Body bytes are
+//! optionally hashed for checksum checks.
 
 use sha2::{Digest, Sha256};
+use webstand_http1::chunked::{self, Decoder, Progress};
+use webstand_http1::framing::{self, ResponseBody};
+use webstand_http1::response::parse_head;
 
 /// Largest header block accepted; a bigger one is garbage, not a response.
 const MAX_HEAD: usize = 64 * 1024;
-const MAX_HEADERS: usize = 64;
 
 /// A framing violation; counted under ab's "Exceptions".
 pub type FrameError = &'static str;
@@ -22,39 +26,11 @@ pub enum Feed {
     Done(usize),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Chunk {
-    /// Reading hex digits of a chunk size (`digits` so far).
-    Size {
-        size: u64,
-        digits: u8,
-    },
-    /// Skipping a chunk extension up to the end of the line.
-    Ext {
-        size: u64,
-    },
-    /// Saw CR after the size line, expecting LF.
-    SizeLf {
-        size: u64,
-    },
-    Data {
-        left: u64,
-    },
-    DataCr,
-    DataLf,
-    /// At the start of a trailer line (or the final empty line).
-    TrailerStart,
-    /// Inside a trailer field line.
-    TrailerLine,
-    /// Saw CR of the final empty line.
-    EndLf,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum State {
     Head,
     Fixed { left: u64 },
-    Chunked(Chunk),
+    Chunked(Decoder),
     UntilClose,
 }
 
@@ -94,87 +70,19 @@ impl Default for ResponseParser {
     }
 }
 
-/// What the header block says about framing.
-struct Head {
-    len: usize,
-    status: u16,
-    keep_alive: bool,
-    content_length: Option<u64>,
-    chunked: bool,
-    transfer_encoding: bool,
-    server: Option<String>,
-}
-
-fn has_token(value: &[u8], token: &str) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-}
-
-fn parse_head(buf: &[u8], capture_server: bool) -> Result<Option<Head>, FrameError> {
-    // Uninitialised header slots: initialising 64 of them per response would cost more than parsing.
-    let mut headers = [const { std::mem::MaybeUninit::<httparse::Header>::uninit() }; MAX_HEADERS];
-    let mut resp = httparse::Response::new(&mut []);
-    let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-        &mut resp,
-        buf,
-        &mut headers,
-    ) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(httparse::Error::TooManyHeaders) => return Err("too many response headers"),
-        Err(_) => return Err("malformed response head"),
-    };
-    let status = resp.code.unwrap_or(0);
-    let http11 = resp.version == Some(1);
-    let mut head = Head {
-        len,
-        status,
-        keep_alive: http11,
-        content_length: None,
-        chunked: false,
-        transfer_encoding: false,
-        server: None,
-    };
-    for h in resp.headers.iter() {
-        let name = h.name.as_bytes();
-        // Dispatch on length first: most headers are none of these four.
-        match name.len() {
-            14 if name.eq_ignore_ascii_case(b"content-length") => {
-                let s = std::str::from_utf8(h.value).map_err(|_| "bad Content-Length")?;
-                let n: u64 = s.trim().parse().map_err(|_| "bad Content-Length")?;
-                if head.content_length.is_some_and(|old| old != n) {
-                    return Err("conflicting Content-Length headers");
-                }
-                head.content_length = Some(n);
-            }
-            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
-                head.transfer_encoding = true;
-                // Chunked only counts as the final coding.
-                let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-                head.chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
-            }
-            10 if name.eq_ignore_ascii_case(b"connection") => {
-                if has_token(h.value, "close") {
-                    head.keep_alive = false;
-                } else if has_token(h.value, "keep-alive") {
-                    head.keep_alive = true;
-                }
-            }
-            6 if capture_server && name.eq_ignore_ascii_case(b"server") => {
-                // ab's "Server Software" is the value up to its first space or control byte
-                // ("Apache/2.4.71 (Debian)" → "Apache/2.4.71"); scripts compare the two.
-                let end = h
-                    .value
-                    .iter()
-                    .position(|&b| b <= b' ')
-                    .unwrap_or(h.value.len());
-                head.server = Some(String::from_utf8_lossy(&h.value[..end]).into_owned());
-            }
-            _ => {}
-        }
+/// Counts (and hashes, when asked) body bytes.
+fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, bytes: &[u8]) {
+    *body_len += bytes.len() as u64;
+    if let Some(h) = hasher.as_mut() {
+        h.update(bytes);
     }
-    Ok(Some(head))
+}
+
+/// ab's "Server Software": the value up to its first space or control byte ("Apache/2.4.71
+/// (Debian)" → "Apache/2.4.71"); scripts compare the two.
+fn server_software(value: &[u8]) -> String {
+    let end = value.iter().position(|&b| b <= b' ').unwrap_or(value.len());
+    String::from_utf8_lossy(&value[..end]).into_owned()
 }
 
 impl ResponseParser {
@@ -194,13 +102,6 @@ impl ResponseParser {
         self.started
     }
 
-    fn body(&mut self, bytes: &[u8]) {
-        self.body_len += bytes.len() as u64;
-        if let Some(h) = self.hasher.as_mut() {
-            h.update(bytes);
-        }
-    }
-
     /// Feeds bytes read from the socket.
     pub fn feed(&mut self, data: &[u8]) -> Result<Feed, FrameError> {
         if !data.is_empty() {
@@ -208,180 +109,102 @@ impl ResponseParser {
         }
         let mut pos = 0;
         loop {
-            match self.state {
+            match &mut self.state {
                 State::Head => {
                     if pos == data.len() {
                         return Ok(Feed::More);
                     }
-                    let carried = self.head.len();
-                    let parsed = if carried == 0 {
-                        parse_head(&data[pos..], self.capture_server)?
-                    } else {
-                        self.head.extend_from_slice(&data[pos..]);
-                        parse_head(&self.head, self.capture_server)?
-                    };
-                    let Some(head) = parsed else {
-                        if carried == 0 {
-                            self.head.extend_from_slice(&data[pos..]);
-                        }
-                        if self.head.len() > MAX_HEAD {
-                            return Err("response head too large");
-                        }
-                        return Ok(Feed::More);
-                    };
-                    // The same limit whether the head came in one read or several.
-                    if head.len > MAX_HEAD {
-                        return Err("response head too large");
+                    match self.feed_head(&data[pos..])? {
+                        Some(used) => pos += used,
+                        None => return Ok(Feed::More),
                     }
-                    pos += head.len - carried;
-                    self.head.clear();
-                    if head.status < 100 || head.status > 999 {
-                        return Err("bad status code");
-                    }
-                    if head.status == 101 {
-                        return Err("unexpected 101 Switching Protocols");
-                    }
-                    if head.status < 200 {
-                        continue; // interim response: the final one follows
-                    }
-                    if head.server.is_some() {
-                        self.server = head.server;
-                        self.capture_server = false;
-                    }
-                    self.status = head.status;
-                    self.keep_alive = head.keep_alive;
-                    if self.head_request || head.status == 204 || head.status == 304 {
-                        return Ok(Feed::Done(pos));
-                    }
-                    self.state = if head.transfer_encoding {
-                        if head.chunked {
-                            State::Chunked(Chunk::Size { size: 0, digits: 0 })
-                        } else {
-                            State::UntilClose
-                        }
-                    } else if let Some(n) = head.content_length {
-                        if n == 0 {
+                    if matches!(self.state, State::Head) {
+                        // Interim response skipped, or a final one without a body.
+                        if self.status != 0 {
                             return Ok(Feed::Done(pos));
                         }
-                        State::Fixed { left: n }
-                    } else {
-                        State::UntilClose
-                    };
-                    if self.state == State::UntilClose {
-                        self.keep_alive = false;
                     }
                 }
                 State::Fixed { left } => {
-                    let take = (left.min((data.len() - pos) as u64)) as usize;
-                    self.body(&data[pos..pos + take]);
+                    let take = (*left).min((data.len() - pos) as u64) as usize;
+                    *left -= take as u64;
+                    let done = *left == 0;
+                    count(&mut self.body_len, &mut self.hasher, &data[pos..pos + take]);
                     pos += take;
-                    let left = left - take as u64;
-                    self.state = State::Fixed { left };
-                    if left == 0 {
-                        return Ok(Feed::Done(pos));
-                    }
-                    return Ok(Feed::More);
+                    return Ok(if done { Feed::Done(pos) } else { Feed::More });
                 }
                 State::UntilClose => {
-                    self.body(&data[pos..]);
+                    count(&mut self.body_len, &mut self.hasher, &data[pos..]);
                     return Ok(Feed::More);
                 }
-                State::Chunked(chunk) => {
-                    if let Chunk::Data { left } = chunk {
-                        let take = (left.min((data.len() - pos) as u64)) as usize;
-                        self.body(&data[pos..pos + take]);
-                        pos += take;
-                        let left = left - take as u64;
-                        self.state = State::Chunked(if left == 0 {
-                            Chunk::DataCr
-                        } else {
-                            Chunk::Data { left }
-                        });
-                        if pos == data.len() {
-                            return Ok(Feed::More);
-                        }
-                        continue;
-                    }
-                    if pos == data.len() {
-                        return Ok(Feed::More);
-                    }
-                    let b = data[pos];
-                    pos += 1;
-                    match step_chunk(chunk, b)? {
-                        Some(next) => self.state = State::Chunked(next),
-                        None => return Ok(Feed::Done(pos)),
-                    }
+                State::Chunked(decoder) => {
+                    let (body_len, hasher) = (&mut self.body_len, &mut self.hasher);
+                    let progress = decoder
+                        .feed(&data[pos..], |bytes| count(body_len, hasher, bytes))
+                        .map_err(chunked::ChunkError::message)?;
+                    return Ok(match progress {
+                        Progress::More => Feed::More,
+                        Progress::Done(n) => Feed::Done(pos + n),
+                    });
                 }
             }
         }
     }
 
+    /// Reads header bytes; `Some(n)` when a head ended after `n` of them (then `status` is set and
+    /// the state is the body's, or still `Head` after an interim response, with `status` 0).
+    fn feed_head(&mut self, data: &[u8]) -> Result<Option<usize>, FrameError> {
+        let carried = self.head.len();
+        if carried > 0 {
+            self.head.extend_from_slice(data);
+        }
+        let buf = if carried == 0 { data } else { &self.head[..] };
+        let Some(head) = parse_head(buf, self.capture_server)? else {
+            if carried == 0 {
+                self.head.extend_from_slice(data);
+            }
+            if self.head.len() > MAX_HEAD {
+                return Err("response head too large");
+            }
+            return Ok(None);
+        };
+        // The same limit whether the head came in one read or several.
+        if head.len > MAX_HEAD {
+            return Err("response head too large");
+        }
+        let used = head.len - carried;
+        if head.status < 100 || head.status > 999 {
+            return Err("bad status code");
+        }
+        if head.status == 101 {
+            return Err("unexpected 101 Switching Protocols");
+        }
+        if framing::is_interim(head.status) {
+            self.head.clear();
+            return Ok(Some(used)); // the final response follows
+        }
+        if let Some(server) = head.server {
+            self.server = Some(server_software(server));
+            self.capture_server = false;
+        }
+        self.status = head.status;
+        self.keep_alive = head.keep_alive;
+        self.state = match framing::response_body(self.head_request, head.status, head.body) {
+            ResponseBody::None => State::Head,
+            ResponseBody::Length(n) => State::Fixed { left: n },
+            ResponseBody::Chunked => State::Chunked(Decoder::new(chunked::Policy::LENIENT)),
+            ResponseBody::UntilClose => {
+                self.keep_alive = false;
+                State::UntilClose
+            }
+        };
+        self.head.clear();
+        Ok(Some(used))
+    }
+
     /// The server closed the connection: completes a close-delimited body, anything else is cut short.
     pub fn eof(&mut self) -> bool {
-        self.state == State::UntilClose
-    }
-}
-
-/// One byte of chunk framing (everything but chunk data); `None` when the message ended.
-fn step_chunk(chunk: Chunk, b: u8) -> Result<Option<Chunk>, FrameError> {
-    Ok(Some(match chunk {
-        Chunk::Size { size, digits } => match b {
-            b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
-                if digits >= 15 {
-                    return Err("chunk size too large");
-                }
-                let v = (b as char).to_digit(16).unwrap_or(0) as u64;
-                Chunk::Size {
-                    size: size * 16 + v,
-                    digits: digits + 1,
-                }
-            }
-            _ if digits == 0 => return Err("bad chunk size"),
-            b';' | b' ' | b'\t' => Chunk::Ext { size },
-            b'\r' => Chunk::SizeLf { size },
-            b'\n' => after_size(size),
-            _ => return Err("bad chunk size"),
-        },
-        Chunk::Ext { size } => match b {
-            b'\r' => Chunk::SizeLf { size },
-            b'\n' => after_size(size),
-            _ => Chunk::Ext { size },
-        },
-        Chunk::SizeLf { size } => match b {
-            b'\n' => after_size(size),
-            _ => return Err("bad chunk size line"),
-        },
-        Chunk::Data { .. } => unreachable!("chunk data is consumed in bulk"),
-        Chunk::DataCr => match b {
-            b'\r' => Chunk::DataLf,
-            b'\n' => Chunk::Size { size: 0, digits: 0 },
-            _ => return Err("chunk data longer than its size"),
-        },
-        Chunk::DataLf => match b {
-            b'\n' => Chunk::Size { size: 0, digits: 0 },
-            _ => return Err("chunk data longer than its size"),
-        },
-        Chunk::TrailerStart => match b {
-            b'\r' => Chunk::EndLf,
-            b'\n' => return Ok(None),
-            _ => Chunk::TrailerLine,
-        },
-        Chunk::TrailerLine => match b {
-            b'\n' => Chunk::TrailerStart,
-            _ => Chunk::TrailerLine,
-        },
-        Chunk::EndLf => match b {
-            b'\n' => return Ok(None),
-            _ => return Err("bad end of chunked body"),
-        },
-    }))
-}
-
-fn after_size(size: u64) -> Chunk {
-    if size == 0 {
-        Chunk::TrailerStart
-    } else {
-        Chunk::Data { left: size }
+        matches!(self.state, State::UntilClose)
     }
 }
 

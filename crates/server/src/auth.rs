@@ -90,12 +90,12 @@ impl Rule {
 
     /// Checks an Authorization header value; returns the user name when it is right.
     pub fn check(&self, authorization: Option<&[u8]>) -> Option<String> {
-        let value = crate::http::trim(authorization?);
+        let value = authorization?.trim_ascii();
         if value.len() < 6 || !value[..6].eq_ignore_ascii_case(b"basic ") {
             return None;
         }
         let decoded = base64::engine::general_purpose::STANDARD
-            .decode(crate::http::trim(&value[6..]))
+            .decode(value[6..].trim_ascii())
             .ok()?;
         let colon = decoded.iter().position(|&b| b == b':')?;
         let (user, password) = (&decoded[..colon], &decoded[colon + 1..]);

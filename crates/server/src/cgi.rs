@@ -10,7 +10,6 @@
 
 use crate::conn::Conn;
 use crate::handler::Ctx;
-use crate::http::Head;
 use crate::respond::{self, connection_line, status_line};
 use crate::worker::CGI_BASE;
 use mio::unix::SourceFd;
@@ -23,6 +22,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
+use webstand_http1::request::Head;
 
 /// A CGI program running for one connection.
 pub struct CgiJob {
@@ -36,6 +36,28 @@ pub struct CgiJob {
     /// For the access log once the answer is known.
     pub request_line: Vec<u8>,
     pub user: Option<Arc<str>>,
+}
+
+impl CgiJob {
+    fn new(child: Child, stdout: ChildStdout, req: &Request, deadline: Instant) -> CgiJob {
+        let head = req.head;
+        CgiJob {
+            deadline,
+            child,
+            stdout,
+            output: Vec::new(),
+            head_only: head.method == webstand_http1::request::Method::Head,
+            minor: head.minor,
+            keep: req.keep,
+            request_line: head
+                .raw
+                .split(|&b| b == b'\r')
+                .next()
+                .unwrap_or(b"")
+                .to_vec(),
+            user: req.user.clone(),
+        }
+    }
 }
 
 /// What the handler found for a CGI URL.
@@ -118,7 +140,6 @@ impl Ctx {
             .unwrap_or_else(|| shared.root_path.clone());
         let mut cmd = Command::new(&program);
         cmd.env_clear().current_dir(dir).process_group(0);
-        let local = conn.sock.local_addr().ok();
         let mut env = |k: &str, v: &[u8]| {
             cmd.env(k, OsString::from_vec(v.to_vec()));
         };
@@ -132,20 +153,14 @@ impl Ctx {
                 b"HTTP/1.1"
             },
         );
-        env(
-            "SERVER_NAME",
-            local
-                .map(|a| a.ip().to_string())
-                .unwrap_or_default()
-                .as_bytes(),
-        );
-        env(
-            "SERVER_PORT",
-            local
-                .map(|a| a.port().to_string())
-                .unwrap_or_default()
-                .as_bytes(),
-        );
+        let (name, port) = conn
+            .transport
+            .local_addr()
+            .ok()
+            .map(|a| (a.ip().to_string(), a.port().to_string()))
+            .unwrap_or_default();
+        env("SERVER_NAME", name.as_bytes());
+        env("SERVER_PORT", port.as_bytes());
         env("REQUEST_METHOD", head.method_name.as_bytes());
         env("REQUEST_URI", head.target);
         env("SCRIPT_NAME", format!("/{}", req.script.rel).as_bytes());
@@ -169,45 +184,13 @@ impl Ctx {
             env("AUTH_TYPE", b"Basic");
             env("REMOTE_USER", user.as_bytes());
         }
-        if head.body != crate::http::Body::None || head.method == crate::http::Method::Post {
+        if head.body != webstand_http1::framing::RequestBody::None
+            || head.method == webstand_http1::request::Method::Post
+        {
             env("CONTENT_LENGTH", req.body.len().to_string().as_bytes());
         }
-        // Request headers as HTTP_*: re-parse the head (a cold path) to see them all.
-        let mut storage = [httparse::EMPTY_HEADER; crate::config::HEADERS_HARD_MAX];
-        let mut parsed = httparse::Request::new(&mut storage);
-        if parsed.parse(head.raw).is_ok() {
-            let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
-            for h in parsed.headers.iter() {
-                let name: String = h
-                    .name
-                    .chars()
-                    .map(|c| {
-                        if c == '-' {
-                            '_'
-                        } else {
-                            c.to_ascii_uppercase()
-                        }
-                    })
-                    .collect();
-                if name == "CONTENT_TYPE" {
-                    env("CONTENT_TYPE", h.value);
-                    continue;
-                }
-                if matches!(name.as_str(), "PROXY" | "AUTHORIZATION" | "CONTENT_LENGTH") {
-                    continue;
-                }
-                let key = format!("HTTP_{name}");
-                match vars.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, v)) => {
-                        v.extend_from_slice(b", ");
-                        v.extend_from_slice(h.value);
-                    }
-                    None => vars.push((key, h.value.to_vec())),
-                }
-            }
-            for (k, v) in vars {
-                env(&k, &v);
-            }
+        for (name, value) in header_vars(head.raw) {
+            env(&name, &value);
         }
         cmd.stdin(body_file(req.body)?)
             .stdout(Stdio::piped())
@@ -218,22 +201,8 @@ impl Ctx {
             .take()
             .ok_or_else(|| io::Error::other("no stdout"))?;
         set_nonblocking(stdout.as_raw_fd())?;
-        let line_end = head
-            .raw
-            .iter()
-            .position(|&b| b == b'\r')
-            .unwrap_or(head.raw.len());
-        Ok(CgiJob {
-            deadline: self.now + shared.config.cgi_timeout,
-            child,
-            stdout,
-            output: Vec::new(),
-            head_only: head.method == crate::http::Method::Head,
-            minor: head.minor,
-            keep: req.keep,
-            request_line: head.raw[..line_end].to_vec(),
-            user: req.user.clone(),
-        })
+        let deadline = self.now + shared.config.cgi_timeout;
+        Ok(CgiJob::new(child, stdout, req, deadline))
     }
 
     /// Reads what the program wrote; when it is done (or over the limit), writes the answer into
@@ -356,21 +325,102 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         (None, None) => return bad(out),
     };
     let body = &o[body_start..];
+    let Some(CgiHead {
+        status,
+        fields,
+        has_type,
+        has_location,
+    }) = read_cgi_head(&o[..head_end])
+    else {
+        return bad(out);
+    };
+    let status = status.unwrap_or(if has_location { 302 } else { 200 });
+    if !has_type && !has_location && status == 200 {
+        return bad(out);
+    }
+    let no_body = job.head_only || status == 204 || status == 304;
+    status_line(out, status);
+    out.extend_from_slice(date_line);
+    out.extend_from_slice(&fields);
+    if status != 204 && status != 304 {
+        out.extend_from_slice(b"Content-Length: ");
+        respond::push_num(out, body.len() as u64);
+        out.extend_from_slice(b"\r\n");
+    }
+    connection_line(out, job.minor, job.keep);
+    out.extend_from_slice(b"\r\n");
+    if !no_body {
+        out.extend_from_slice(body);
+    }
+    (status, if no_body { 0 } else { body.len() as u64 })
+}
+
+/// The request's header fields as CGI variables: `HTTP_*` (repeated fields joined with ", "), and
+/// CONTENT_TYPE; never Proxy (httpoxy), Authorization or Content-Length. The head is parsed again
+/// here, a cold path, to see every field.
+fn header_vars(raw_head: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let mut storage = [httparse::EMPTY_HEADER; crate::config::HEADERS_HARD_MAX];
+    let mut parsed = httparse::Request::new(&mut storage);
+    let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
+    if parsed.parse(raw_head).is_err() {
+        return vars;
+    }
+    for h in parsed.headers.iter() {
+        let name: String = h
+            .name
+            .chars()
+            .map(|c| {
+                if c == '-' {
+                    '_'
+                } else {
+                    c.to_ascii_uppercase()
+                }
+            })
+            .collect();
+        if matches!(name.as_str(), "PROXY" | "AUTHORIZATION" | "CONTENT_LENGTH") {
+            continue;
+        }
+        let key = if name == "CONTENT_TYPE" {
+            name
+        } else {
+            format!("HTTP_{name}")
+        };
+        match vars.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) if key != "CONTENT_TYPE" => {
+                v.extend_from_slice(b", ");
+                v.extend_from_slice(h.value);
+            }
+            Some((_, v)) => *v = h.value.to_vec(),
+            None => vars.push((key, h.value.to_vec())),
+        }
+    }
+    vars
+}
+
+/// The CGI header fields a program wrote, read into what the answer needs.
+struct CgiHead {
+    status: Option<u16>,
+    /// The fields passed on, CRLF-terminated (framing and identity are the server's to set).
+    fields: Vec<u8>,
+    has_type: bool,
+    has_location: bool,
+}
+
+/// Reads the program's header lines (LF or CRLF); None when one is malformed.
+fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
     let mut status = None;
     let mut fields = Vec::new();
     let (mut has_type, mut has_location) = (false, false);
-    for line in o[..head_end].split(|&b| b == b'\n') {
+    for line in head.split(|&b| b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            return bad(out);
-        };
-        let (name, value) = (&line[..colon], crate::http::trim(&line[colon + 1..]));
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
         let token = !name.is_empty()
             && name
                 .iter()
                 .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(b));
         if !token || value.iter().any(|&b| b < 0x20 && b != b'\t') {
-            return bad(out);
+            return None;
         }
         if name.eq_ignore_ascii_case(b"status") {
             let code = value
@@ -379,7 +429,7 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
                 .and_then(|c| c.parse::<u16>().ok());
             match code {
                 Some(c) if (200..600).contains(&c) => status = Some(c),
-                _ => return bad(out),
+                _ => return None,
             }
             continue;
         }
@@ -404,25 +454,12 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         fields.extend_from_slice(value);
         fields.extend_from_slice(b"\r\n");
     }
-    let status = status.unwrap_or(if has_location { 302 } else { 200 });
-    if !has_type && !has_location && status == 200 {
-        return bad(out);
-    }
-    let no_body = job.head_only || status == 204 || status == 304;
-    status_line(out, status);
-    out.extend_from_slice(date_line);
-    out.extend_from_slice(&fields);
-    if status != 204 && status != 304 {
-        out.extend_from_slice(b"Content-Length: ");
-        respond::push_num(out, body.len() as u64);
-        out.extend_from_slice(b"\r\n");
-    }
-    connection_line(out, job.minor, job.keep);
-    out.extend_from_slice(b"\r\n");
-    if !no_body {
-        out.extend_from_slice(body);
-    }
-    (status, if no_body { 0 } else { body.len() as u64 })
+    Some(CgiHead {
+        status,
+        fields,
+        has_type,
+        has_location,
+    })
 }
 
 fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
@@ -436,6 +473,7 @@ fn body_file(body: &[u8]) -> io::Result<Stdio> {
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    // SAFETY: memfd_create just returned this descriptor and nothing else owns it.
     let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
     f.write_all(body)?;
     f.rewind()?;

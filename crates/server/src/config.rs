@@ -126,7 +126,7 @@ impl Default for Config {
 }
 
 /// Header fields above this count are never needed; it bounds the parser's fixed array.
-pub const HEADERS_HARD_MAX: usize = 256;
+pub const HEADERS_HARD_MAX: usize = webstand_http1::request::HEADERS_HARD_MAX;
 
 impl Config {
     /// Reads a TOML config file; unknown keys and bad values are errors naming the file.

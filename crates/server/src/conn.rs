@@ -1,15 +1,16 @@
-//! One client connection: its socket, the bytes of a request not yet complete, the output that
-//! could not be written at once (memory and file segments), and the flags of its life cycle.
+//! One client connection: its transport (transport.rs), the protocol it speaks (protocol.rs), the
+//! bytes of a request not yet complete, the output that could not be written at once (memory and
+//! file segments), and the flags of its life cycle.
 
 use crate::cgi::CgiJob;
 use crate::config::Config;
 use crate::handler::Ctx;
-use mio::net::TcpStream;
+use crate::protocol::Protocol;
+use crate::transport::Transport;
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::net::IpAddr;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,7 +32,8 @@ pub enum Output {
 }
 
 pub struct Conn {
-    pub sock: TcpStream,
+    /// The byte stream (TCP today).
+    pub transport: Transport,
     pub peer: IpAddr,
     /// Unparsed input: a partial request, or pipelined requests left while output was pending.
     pub inbuf: Vec<u8>,
@@ -45,10 +47,8 @@ pub struct Conn {
     pub lingering: bool,
     /// Requests remain in `inbuf` that were not answered because output was pending.
     pub stalled: bool,
-    /// "100 Continue" was sent for the request being received.
-    pub continue_sent: bool,
-    /// The request being received has its head and waits for the rest of its body.
-    pub awaiting_body: bool,
+    /// The protocol spoken, and its state between reads.
+    pub protocol: Protocol,
     /// The socket may hold unread input: a readable event came while output or a CGI program was
     /// pending (edge-triggered epoll will not report it again).
     pub unread: bool,
@@ -66,9 +66,9 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(sock: TcpStream, peer: IpAddr, deadline: Instant) -> Conn {
+    pub fn new(transport: Transport, peer: IpAddr, deadline: Instant) -> Conn {
         Conn {
-            sock,
+            transport,
             peer,
             inbuf: Vec::new(),
             queue: VecDeque::new(),
@@ -77,8 +77,7 @@ impl Conn {
             linger: false,
             lingering: false,
             stalled: false,
-            continue_sent: false,
-            awaiting_body: false,
+            protocol: Protocol::default(),
             unread: false,
             hup: false,
             head_started: None,
@@ -108,7 +107,7 @@ impl Conn {
     /// keep-alive timeout.
     pub fn set_wait_deadline(&mut self, now: Instant, config: &Config) {
         self.deadline = match self.head_started {
-            _ if self.awaiting_body && !self.inbuf.is_empty() => now + config.io_timeout,
+            _ if self.protocol.awaiting_body() && !self.inbuf.is_empty() => now + config.io_timeout,
             Some(t) if !self.inbuf.is_empty() => t + config.header_timeout,
             _ => now + config.idle_timeout,
         };
@@ -150,7 +149,7 @@ impl Conn {
         if self.queue.is_empty() && self.throttle.is_none() {
             let mut pos = 0;
             while pos < out.len() {
-                match (&self.sock).write(&out[pos..]) {
+                match self.transport.write(&out[pos..]) {
                     Ok(n) => pos += n,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -171,7 +170,6 @@ impl Conn {
     }
 
     fn drain_queue(&mut self, ctx: &mut Ctx) -> io::Result<Output> {
-        let fd = self.sock.as_raw_fd();
         while !self.queue.is_empty() {
             let more_follows = self.queue.len() > 1;
             let mut budget = usize::MAX;
@@ -187,41 +185,32 @@ impl Conn {
             let sent = match seg {
                 Segment::Mem(buf, pos) => {
                     let len = (buf.len() - *pos).min(budget);
-                    // MSG_MORE before a file segment: the head and the first file bytes leave in one
-                    // packet (thttpd's delayed-ACK lesson) without a TCP_CORK round trip.
-                    let flags = libc::MSG_NOSIGNAL | if more_follows { libc::MSG_MORE } else { 0 };
-                    // SAFETY: the pointer and length describe live bytes of `buf`.
-                    let r = unsafe { libc::send(fd, buf[*pos..].as_ptr().cast(), len, flags) };
-                    if r >= 0 {
-                        *pos += r as usize;
+                    let r = self.transport.send(&buf[*pos..*pos + len], more_follows);
+                    if let Ok(n) = r {
+                        *pos += n;
                     }
                     r
                 }
                 Segment::File(file, pos, end) => {
                     let len = ((*end - *pos) as usize).min(budget).min(1 << 30);
-                    let mut off = *pos as libc::off_t;
-                    // SAFETY: both descriptors are open; the kernel updates `off`.
-                    let r = unsafe { libc::sendfile(fd, file.as_raw_fd(), &mut off, len) };
-                    if r > 0 {
-                        *pos = off as u64;
-                    } else if r == 0 {
+                    match self.transport.send_file(file, pos, len) {
                         // The file shrank under us: the promised length cannot be met.
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "file truncated while sent",
-                        ));
+                        Ok(0) => {
+                            return Err(io::Error::new(
+                                io::ErrorKind::UnexpectedEof,
+                                "file truncated while sent",
+                            ))
+                        }
+                        r => r,
                     }
-                    r
                 }
             };
-            if sent < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
-                    io::ErrorKind::WouldBlock => return Ok(Output::Blocked),
-                    io::ErrorKind::Interrupted => continue,
-                    _ => return Err(e),
-                }
-            }
+            let sent = match sent {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Output::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
             if let Some(rule) = self.throttle {
                 ctx.throttle_spend(rule, sent as u64);
             }

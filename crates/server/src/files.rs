@@ -41,6 +41,7 @@ impl Docroot {
     /// anywhere else gives another identity, and the entry is dropped and resolved afresh.
     pub fn identity_now(&self, rel: &str) -> io::Result<Identity> {
         with_c_path(rel, |c_rel| {
+            // SAFETY: libc::stat is plain integers, for which all-zero bytes are a valid value.
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
             // SAFETY: valid directory fd, NUL-terminated path, and a stat buffer to fill.
             if unsafe { libc::fstatat(self.dir.as_raw_fd(), c_rel, &mut st, 0) } != 0 {
@@ -64,6 +65,7 @@ impl Docroot {
 
     fn open_beneath_with(&self, rel: &str, flags: libc::c_int) -> io::Result<File> {
         let fd = with_c_path(rel, |c_rel| {
+            // SAFETY: libc::open_how is plain integers, for which all-zero bytes are a valid value.
             let mut how: libc::open_how = unsafe { std::mem::zeroed() };
             how.flags = (flags | libc::O_CLOEXEC) as u64;
             how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
@@ -130,7 +132,7 @@ pub struct Entry {
     pub head_200: Box<[u8]>,
     /// Content-Type, Last-Modified and ETag lines, for 206 and 304 answers.
     pub fields: Box<[u8]>,
-    pub content_type: &'static str,
+    pub content_type: std::borrow::Cow<'static, str>,
     pub etag: Box<[u8]>,
     pub last_modified: [u8; date::HTTP_DATE_LEN],
     pub mtime: i64,

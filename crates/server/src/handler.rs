@@ -1,24 +1,20 @@
-//! Answering requests: splitting a connection's input into pipelined requests (with their bodies),
-//! and the static-file path: cache lookup, basic auth, throttling, conditional GET, ranges,
-//! directory index and listing, redirects, errors, CGI dispatch. Everything a loop needs to answer
-//! lives in `Ctx`, owned by that loop.
+//! Answering one request: what a loop needs to answer lives in `Ctx`, owned by that loop; `respond`
+//! routes a request (method check, cache lookup, path decoding, basic auth, CGI dispatch, directory
+//! index and listing, redirects, errors) to its answer. Framing requests out of a connection's
+//! bytes is h1.rs's; answering from a cached file is static_file.rs's.
 
 use crate::accesslog;
 use crate::auth::{self, Verified};
 use crate::cgi::{self, Script};
 use crate::conn::Conn;
 use crate::files::{Cache, Entry};
-use crate::http::{decode_chunked, parse_head, request_line_of, Body, Head, Method};
 use crate::path::{self, split_target};
-use crate::range::{self, Plan};
 use crate::respond::{self, connection_line, push_num, status_line};
 use crate::{date::DateLine, pattern, Shared};
 use std::process::Child;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// Answers gathered for one connection before they are written out (pipelining flood guard).
-const OUT_HIGH_WATER: usize = 256 << 10;
+use webstand_http1::request::{Head, Method};
 
 pub struct Ctx {
     pub shared: Arc<Shared>,
@@ -29,17 +25,17 @@ pub struct Ctx {
     pub draining: bool,
     /// CGI programs that were stopped but not yet reaped.
     pub zombies: Vec<Child>,
-    cache: Cache,
-    verified: Verified,
-    log: accesslog::Buffer,
+    pub(crate) cache: Cache,
+    pub(crate) verified: Verified,
+    pub(crate) log: accesslog::Buffer,
     /// Scratch: decoded paths, chunked bodies, ranges.
-    rel: String,
-    body_buf: Vec<u8>,
-    ranges: Vec<(u64, u64)>,
+    pub(crate) rel: String,
+    pub(crate) body_buf: Vec<u8>,
+    pub(crate) ranges: Vec<(u64, u64)>,
 }
 
 /// What an answer was, for the log: status, body bytes, authenticated user.
-type Logged = (u16, u64, Option<Arc<str>>);
+pub(crate) type Logged = (u16, u64, Option<Arc<str>>);
 
 impl Ctx {
     pub fn new(shared: Arc<Shared>) -> Ctx {
@@ -57,154 +53,6 @@ impl Ctx {
             body_buf: Vec::new(),
             ranges: Vec::new(),
         }
-    }
-
-    /// Adds freshly read bytes to the connection's input and answers every complete request.
-    pub fn serve_bytes(
-        &mut self,
-        conn: &mut Conn,
-        new: &[u8],
-        out: &mut Vec<u8>,
-        idx: usize,
-        registry: &mio::Registry,
-    ) {
-        let mut inbuf = std::mem::take(&mut conn.inbuf);
-        let data: &[u8] = if inbuf.is_empty() {
-            new
-        } else {
-            inbuf.extend_from_slice(new);
-            &inbuf
-        };
-        let total = data.len();
-        let used = self.serve(conn, data, out, idx, registry);
-        let rest = total - used;
-        if rest == 0 {
-            inbuf.clear();
-        } else if inbuf.is_empty() {
-            inbuf.extend_from_slice(&new[used..]);
-        } else {
-            inbuf.drain(..used);
-        }
-        if used > 0 || conn.head_started.is_none() {
-            conn.head_started = (rest > 0).then_some(self.now);
-        }
-        conn.inbuf = inbuf;
-    }
-
-    /// Answers the complete requests at the start of `data`; returns how many bytes they took.
-    fn serve(
-        &mut self,
-        conn: &mut Conn,
-        data: &[u8],
-        out: &mut Vec<u8>,
-        idx: usize,
-        registry: &mio::Registry,
-    ) -> usize {
-        let limits = self.shared.limits;
-        let max_body = self.shared.config.max_body;
-        let mut pos = 0;
-        while pos < data.len() {
-            if conn.closing {
-                return data.len();
-            }
-            if conn.has_output()
-                || conn.cgi.is_some()
-                || conn.throttle.is_some()
-                || out.len() >= OUT_HIGH_WATER
-            {
-                conn.stalled = true;
-                break;
-            }
-            let head = match parse_head(&data[pos..], &limits) {
-                Ok(Some(h)) => h,
-                Ok(None) => break,
-                Err(status) => {
-                    self.refuse(conn, out, status, 1, request_line_of(&data[pos..]));
-                    return data.len();
-                }
-            };
-            let body_start = pos + head.len;
-            let mut decoded = std::mem::take(&mut self.body_buf);
-            decoded.clear();
-            let end = match head.body {
-                Body::None => Ok(body_start),
-                Body::Length(n) if n > max_body => Err(413),
-                Body::Length(n) if ((data.len() - body_start) as u64) < n => {
-                    self.body_pending(conn, &head, out);
-                    self.body_buf = decoded;
-                    break;
-                }
-                Body::Length(n) => Ok(body_start + n as usize),
-                Body::Chunked => {
-                    match decode_chunked(&data[body_start..], max_body, &mut decoded) {
-                        Ok(Some(k)) => Ok(body_start + k),
-                        Ok(None) => {
-                            self.body_pending(conn, &head, out);
-                            self.body_buf = decoded;
-                            break;
-                        }
-                        Err(status) => Err(status),
-                    }
-                }
-            };
-            let end = match end {
-                Ok(e) => e,
-                Err(status) => {
-                    self.refuse(conn, out, status, head.minor, head.request_line());
-                    self.body_buf = decoded;
-                    return data.len();
-                }
-            };
-            conn.continue_sent = false;
-            conn.awaiting_body = false;
-            let body: &[u8] = match head.body {
-                Body::Chunked => &decoded,
-                _ => &data[body_start..end],
-            };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
-            {
-                self.log(
-                    conn.peer,
-                    user.as_deref(),
-                    head.request_line(),
-                    status,
-                    bytes,
-                );
-            }
-            self.body_buf = decoded;
-            pos = end;
-        }
-        pos
-    }
-
-    /// A request whose body is still arriving: send "100 Continue" once if the client waits for it.
-    fn body_pending(&mut self, conn: &mut Conn, head: &Head, out: &mut Vec<u8>) {
-        conn.awaiting_body = true;
-        if head.expect_continue && head.minor == 1 && !conn.continue_sent {
-            conn.continue_sent = true;
-            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-        }
-    }
-
-    /// Answers `status` and closes the connection: its input can no longer be framed.
-    fn refuse(
-        &mut self,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-        status: u16,
-        minor: u8,
-        request_line: &[u8],
-    ) {
-        let bytes = respond::simple(out, self.date.line(), status, minor, false, b"", false);
-        conn.closing = true;
-        conn.linger = true;
-        self.log(conn.peer, None, request_line, status, bytes);
-    }
-
-    /// The header timeout expired on a partial request: 408, then close.
-    pub fn timeout_answer(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
-        let inbuf = std::mem::take(&mut conn.inbuf);
-        self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
     }
 
     pub fn log(
@@ -235,7 +83,7 @@ impl Ctx {
     }
 
     /// Answers one request into `out`. None: a CGI program now runs and will answer later.
-    fn respond(
+    pub(crate) fn respond(
         &mut self,
         conn: &mut Conn,
         head: &Head,
@@ -245,25 +93,12 @@ impl Ctx {
         registry: &mio::Registry,
     ) -> Option<Logged> {
         let keep = head.keep_alive && !self.draining;
-        if !keep {
-            conn.closing = true;
-        }
-        let head_only = head.method == Method::Head;
+        conn.closing |= !keep;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
-        if !(matches!(head.method, Method::Get | Method::Head)
-            || (cgi && head.method == Method::Post))
-        {
-            let allow: &[u8] = if cgi {
-                b"Allow: GET, HEAD, POST\r\n"
-            } else {
-                b"Allow: GET, HEAD\r\n"
-            };
-            return Some((
-                405,
-                respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false),
-                None,
-            ));
+        if let Some(allow) = not_allowed(head.method, cgi) {
+            let n = respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false);
+            return Some((405, n, None));
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
         if !cgi {
@@ -274,20 +109,8 @@ impl Ctx {
                 return Some(self.send_entry(&e, head, keep, conn, out));
             }
         }
-        let simple = |ctx: &Ctx, out: &mut Vec<u8>, status: u16, extra: &[u8]| -> Option<Logged> {
-            Some((
-                status,
-                respond::simple(
-                    out,
-                    ctx.date.line(),
-                    status,
-                    head.minor,
-                    keep,
-                    extra,
-                    head_only,
-                ),
-                None,
-            ))
+        let simple = |ctx: &Ctx, out: &mut Vec<u8>, status, extra: &[u8]| {
+            Some(ctx.simple_answer(out, head, keep, status, extra))
         };
         let dir_request = match path::decode(raw_path, &mut self.rel) {
             Ok(d) => d,
@@ -298,16 +121,10 @@ impl Ctx {
         }
         let url_path = format!("/{}", self.rel);
         let auth_rule = auth::rule_for(&self.shared.auth, &url_path);
-        let mut user = None;
-        if let Some(rule) = auth_rule {
-            match self
-                .verified
-                .check(&self.shared.auth, rule, head.authorization)
-            {
-                Some(u) => user = Some(u),
-                None => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
-            }
-        }
+        let user = match self.authorize(auth_rule, head) {
+            Ok(user) => user,
+            Err(rule) => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
+        };
         if cgi {
             let rel = self.rel.clone();
             let script = match self.find_script(&rel) {
@@ -328,54 +145,89 @@ impl Ctx {
         }
         match self.resolve(&url_path, dir_request, auth_rule) {
             Ok(Resolved::File(entry)) => {
-                // Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a
-                // client fill the cache with copies of one file.
-                let plain = raw_path
-                    .strip_suffix(b"/")
-                    .filter(|_| dir_request && raw_path.len() > 1)
-                    .unwrap_or(raw_path);
-                if plain[1..] == *self.rel.as_bytes() {
+                if plain_spelling(raw_path, dir_request, &self.rel) {
                     self.cache.insert(raw_path, entry.clone());
                 }
                 Some(self.send_entry(&entry, head, keep, conn, out))
             }
             Ok(Resolved::Listing(dir)) => {
-                let dir_url = if url_path == "/" {
-                    url_path
-                } else {
-                    format!("{url_path}/")
-                };
-                let html = match crate::listing::render(&dir, &dir_url, &self.shared.own_files) {
-                    Ok(h) => h,
-                    Err(_) => return simple(self, out, 500, b""),
-                };
-                status_line(out, 200);
-                out.extend_from_slice(self.date.line());
-                out.extend_from_slice(
-                    b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ",
-                );
-                push_num(out, html.len() as u64);
-                out.extend_from_slice(b"\r\n");
-                connection_line(out, head.minor, keep);
-                out.extend_from_slice(b"\r\n");
-                if !head_only {
-                    out.extend_from_slice(html.as_bytes());
-                }
-                Some((200, html.len() as u64, user))
+                let answer = self.send_listing(&dir, url_path, head, keep, out);
+                answer
+                    .map(|n| (200, n, user))
+                    .or_else(|| simple(self, out, 500, b""))
             }
             Err(Refusal::Status(status)) => simple(self, out, status, b""),
-            Err(Refusal::Redirect) => {
-                let mut loc = b"Location: ".to_vec();
-                loc.extend_from_slice(raw_path);
-                loc.push(b'/');
-                if let Some(q) = query {
-                    loc.push(b'?');
-                    loc.extend_from_slice(q);
-                }
-                loc.extend_from_slice(b"\r\n");
-                simple(self, out, 301, &loc)
-            }
+            Err(Refusal::Redirect) => simple(self, out, 301, &location_slash(raw_path, query)),
         }
+    }
+
+    /// Basic auth under `rule` (when one covers the path): the user, or Err(rule) when the request's
+    /// credentials do not pass.
+    pub(crate) fn authorize(
+        &mut self,
+        rule: Option<usize>,
+        head: &Head,
+    ) -> Result<Option<Arc<str>>, usize> {
+        let Some(rule) = rule else {
+            return Ok(None);
+        };
+        match self
+            .verified
+            .check(&self.shared.auth, rule, head.authorization)
+        {
+            Some(user) => Ok(Some(user)),
+            None => Err(rule),
+        }
+    }
+
+    /// A generated answer (an error, a redirect) with `extra` header lines; for the log, no user.
+    fn simple_answer(
+        &self,
+        out: &mut Vec<u8>,
+        head: &Head,
+        keep: bool,
+        status: u16,
+        extra: &[u8],
+    ) -> Logged {
+        let head_only = head.method == Method::Head;
+        let n = respond::simple(
+            out,
+            self.date.line(),
+            status,
+            head.minor,
+            keep,
+            extra,
+            head_only,
+        );
+        (status, n, None)
+    }
+
+    /// A directory listing (200); None when the directory cannot be read.
+    fn send_listing(
+        &self,
+        dir: &std::fs::File,
+        url_path: String,
+        head: &Head,
+        keep: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<u64> {
+        let dir_url = if url_path == "/" {
+            url_path
+        } else {
+            format!("{url_path}/")
+        };
+        let html = crate::listing::render(dir, &dir_url, &self.shared.own_files).ok()?;
+        status_line(out, 200);
+        out.extend_from_slice(self.date.line());
+        out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
+        push_num(out, html.len() as u64);
+        out.extend_from_slice(b"\r\n");
+        connection_line(out, head.minor, keep);
+        out.extend_from_slice(b"\r\n");
+        if head.method != Method::Head {
+            out.extend_from_slice(html.as_bytes());
+        }
+        Some(html.len() as u64)
     }
 
     /// Finds the file for the decoded path in `self.rel`; for a directory without index file and
@@ -470,135 +322,6 @@ impl Ctx {
         Err(404)
     }
 
-    /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
-    /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
-    fn send_entry(
-        &mut self,
-        e: &Entry,
-        head: &Head,
-        keep: bool,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-    ) -> Logged {
-        let Ctx {
-            shared,
-            date,
-            verified,
-            ranges,
-            ..
-        } = self;
-        let mut user = None;
-        if let Some(rule) = e.auth {
-            match verified.check(&shared.auth, rule, head.authorization) {
-                Some(u) => user = Some(u),
-                None => {
-                    let challenge = &shared.auth[rule].challenge;
-                    let n = respond::simple(
-                        out,
-                        date.line(),
-                        401,
-                        head.minor,
-                        keep,
-                        challenge,
-                        head.method == Method::Head,
-                    );
-                    return (401, n, None);
-                }
-            }
-        }
-        if not_modified(e, head) {
-            status_line(out, 304);
-            out.extend_from_slice(date.line());
-            out.extend_from_slice(&e.fields);
-            connection_line(out, head.minor, keep);
-            out.extend_from_slice(b"\r\n");
-            return (304, 0, user);
-        }
-        let get = head.method == Method::Get;
-        let plan = match head.range {
-            Some(r) if get && if_range_holds(e, head.if_range) => {
-                range::plan(r, e.size, shared.config.max_ranges, ranges)
-            }
-            _ => Plan::Whole,
-        };
-        if plan == Plan::Unsatisfiable {
-            let mut extra = b"Content-Range: bytes */".to_vec();
-            push_num(&mut extra, e.size);
-            extra.extend_from_slice(b"\r\n");
-            return (
-                416,
-                respond::simple(out, date.line(), 416, head.minor, keep, &extra, false),
-                user,
-            );
-        }
-        let body_len = match plan {
-            Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
-            Plan::Parts => multipart_len(e, ranges, &shared.boundary),
-            _ => e.size,
-        };
-        if let (Some(rule), true) = (e.throttle, get) {
-            if !shared.throttles[rule].admit(body_len) {
-                let n = respond::simple(
-                    out,
-                    date.line(),
-                    503,
-                    head.minor,
-                    keep,
-                    b"Retry-After: 5\r\n",
-                    false,
-                );
-                return (503, n, user);
-            }
-            conn.throttle = Some(rule);
-        }
-        match plan {
-            Plan::Parts => {
-                status_line(out, 206);
-                out.extend_from_slice(date.line());
-                out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
-                out.extend_from_slice(&e.last_modified);
-                out.extend_from_slice(b"\r\nETag: ");
-                out.extend_from_slice(&e.etag);
-                if ranges.len() == 1 {
-                    out.extend_from_slice(b"\r\nContent-Type: ");
-                    out.extend_from_slice(e.content_type.as_bytes());
-                    out.extend_from_slice(b"\r\n");
-                    content_range(out, ranges[0], e.size);
-                } else {
-                    out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
-                    out.extend_from_slice(shared.boundary.as_bytes());
-                    out.extend_from_slice(b"\r\n");
-                }
-                out.extend_from_slice(b"Content-Length: ");
-                push_num(out, body_len);
-                out.extend_from_slice(b"\r\n");
-                connection_line(out, head.minor, keep);
-                out.extend_from_slice(b"\r\n");
-                if ranges.len() == 1 {
-                    body_part(e, conn, out, ranges[0]);
-                } else {
-                    for &r in ranges.iter() {
-                        part_head(out, e, r, &shared.boundary);
-                        body_part(e, conn, out, r);
-                    }
-                    part_end(out, &shared.boundary);
-                }
-                (206, body_len, user)
-            }
-            _ => {
-                out.extend_from_slice(&e.head_200);
-                out.extend_from_slice(date.line());
-                connection_line(out, head.minor, keep);
-                out.extend_from_slice(b"\r\n");
-                if !get {
-                    return (200, 0, user);
-                }
-                body_part(e, conn, out, (0, e.size.saturating_sub(1)));
-                (200, e.size, user)
-            }
-        }
-    }
-
     pub fn throttle_budget(&mut self, rule: usize) -> Result<usize, Instant> {
         self.shared.throttles[rule].budget(self.now)
     }
@@ -635,95 +358,35 @@ fn open_error_status(e: &std::io::Error) -> u16 {
     }
 }
 
-/// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
-fn body_part(e: &Entry, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
-    if e.size == 0 {
-        return;
-    }
-    match (&e.body, &e.file) {
-        (Some(bytes), _) => out.extend_from_slice(&bytes[r.0 as usize..=r.1 as usize]),
-        (None, Some(file)) => conn.push_file(out, file.clone(), r.0, r.1 + 1),
-        (None, None) => {}
+/// The Allow line of a 405 when the method is not one this URL answers.
+fn not_allowed(method: Method, cgi: bool) -> Option<&'static [u8]> {
+    match method {
+        Method::Get | Method::Head => None,
+        Method::Post if cgi => None,
+        _ if cgi => Some(b"Allow: GET, HEAD, POST\r\n"),
+        _ => Some(b"Allow: GET, HEAD\r\n"),
     }
 }
 
-fn content_range(out: &mut Vec<u8>, r: (u64, u64), size: u64) {
-    out.extend_from_slice(b"Content-Range: bytes ");
-    push_num(out, r.0);
-    out.push(b'-');
-    push_num(out, r.1);
-    out.push(b'/');
-    push_num(out, size);
-    out.extend_from_slice(b"\r\n");
-}
-
-fn part_head(out: &mut Vec<u8>, e: &Entry, r: (u64, u64), boundary: &str) {
-    out.extend_from_slice(b"\r\n--");
-    out.extend_from_slice(boundary.as_bytes());
-    out.extend_from_slice(b"\r\nContent-Type: ");
-    out.extend_from_slice(e.content_type.as_bytes());
-    out.extend_from_slice(b"\r\n");
-    content_range(out, r, e.size);
-    out.extend_from_slice(b"\r\n");
-}
-
-fn part_end(out: &mut Vec<u8>, boundary: &str) {
-    out.extend_from_slice(b"\r\n--");
-    out.extend_from_slice(boundary.as_bytes());
-    out.extend_from_slice(b"--\r\n");
-}
-
-/// Length of a multipart/byteranges body, computed by writing the part heads once to scratch.
-fn multipart_len(e: &Entry, ranges: &[(u64, u64)], boundary: &str) -> u64 {
-    let mut scratch = Vec::new();
-    let mut data = 0;
-    for &r in ranges {
-        part_head(&mut scratch, e, r, boundary);
-        data += r.1 - r.0 + 1;
+/// The Location line redirecting a directory named without its slash to the name with it.
+fn location_slash(raw_path: &[u8], query: Option<&[u8]>) -> Vec<u8> {
+    let mut loc = b"Location: ".to_vec();
+    loc.extend_from_slice(raw_path);
+    loc.push(b'/');
+    if let Some(q) = query {
+        loc.push(b'?');
+        loc.extend_from_slice(q);
     }
-    part_end(&mut scratch, boundary);
-    scratch.len() as u64 + data
+    loc.extend_from_slice(b"\r\n");
+    loc
 }
 
-/// If-Range: the ranges apply only while the client's validator still matches (strong ETag or the
-/// exact Last-Modified date).
-fn if_range_holds(e: &Entry, if_range: Option<&[u8]>) -> bool {
-    match if_range.map(crate::http::trim) {
-        None => true,
-        Some(v) if v.starts_with(b"\"") => v == &*e.etag,
-        Some(v) => v == &e.last_modified[..],
-    }
-}
-
-/// RFC 9110 §13.1: If-None-Match wins over If-Modified-Since.
-fn not_modified(e: &Entry, head: &Head) -> bool {
-    if let Some(inm) = head.if_none_match {
-        return etag_list_matches(inm, &e.etag);
-    }
-    match head.if_modified_since {
-        Some(ims) if ims == &e.last_modified[..] => true,
-        Some(ims) => crate::date::parse(ims).is_some_and(|t| e.mtime <= t),
-        None => false,
-    }
-}
-
-/// Weak comparison of an entity tag against a list such as `"a", W/"b"` or `*`.
-pub fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
-    let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
-    list.split(|&b| b == b',')
-        .map(crate::http::trim)
-        .any(|t| t == b"*" || t.strip_prefix(b"W/").unwrap_or(t) == etag)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::etag_list_matches;
-
-    #[test]
-    fn etag_lists_compare_weakly() {
-        assert!(etag_list_matches(b"\"a-1\"", b"\"a-1\""));
-        assert!(etag_list_matches(b"\"x\", W/\"a-1\"", b"\"a-1\""));
-        assert!(etag_list_matches(b"*", b"\"a-1\""));
-        assert!(!etag_list_matches(b"\"a-2\"", b"\"a-1\""));
-    }
+/// Only the plain spelling of a path is cached: "//a", "/./a" or "/%61" would let a client fill
+/// the cache with copies of one file.
+fn plain_spelling(raw_path: &[u8], dir_request: bool, rel: &str) -> bool {
+    let plain = raw_path
+        .strip_suffix(b"/")
+        .filter(|_| dir_request && raw_path.len() > 1)
+        .unwrap_or(raw_path);
+    plain[1..] == *rel.as_bytes()
 }

@@ -11,7 +11,6 @@
 
 pub mod config;
 pub mod date;
-pub mod http;
 pub mod mime;
 pub mod path;
 pub mod pattern;
@@ -23,11 +22,15 @@ mod auth;
 mod cgi;
 mod conn;
 mod files;
+mod h1;
 mod handler;
 mod listing;
 mod own_files;
 mod privs;
+mod protocol;
+mod static_file;
 mod throttle;
+mod transport;
 mod worker;
 
 pub use config::Config;
@@ -47,7 +50,7 @@ pub(crate) struct Shared {
     pub root: Docroot,
     /// The root's path as the process sees it after chroot (CGI programs run from it).
     pub root_path: std::path::PathBuf,
-    pub limits: http::Limits,
+    pub limits: webstand_http1::request::Limits,
     pub auth: Vec<auth::Rule>,
     pub throttles: Vec<throttle::Rule>,
     pub log: Option<accesslog::Sink>,
@@ -120,19 +123,11 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let listeners = bind(config.listen, threads, config.backlog)?;
     let addr = listeners[0].local_addr()?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
-    let limits = http::Limits {
+    let limits = webstand_http1::request::Limits {
         max_request_line: config.max_request_line,
         max_header_bytes: config.max_header_bytes,
         max_headers: config.max_headers,
     };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let boundary = format!(
-        "webstand-{:016x}",
-        (nanos as u64) ^ (u64::from(std::process::id()) << 32)
-    );
     let shared = Arc::new(Shared {
         config,
         root,
@@ -142,7 +137,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         throttles,
         log,
         own_files,
-        boundary,
+        boundary: boundary(),
         stopping: AtomicBool::new(false),
     });
 
@@ -163,6 +158,17 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     }
     ready(addr);
 
+    wait_for_stop(&shared, &signals, &wakers, handles)
+}
+
+/// Waits for the loops to finish; on SIGTERM / SIGINT tells them to drain, and gives up waiting
+/// after the drain timeout or at a second signal.
+fn wait_for_stop(
+    shared: &Shared,
+    signals: &libc::sigset_t,
+    wakers: &[Waker],
+    handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
+) -> Result<()> {
     let mut stop_deadline: Option<Instant> = None;
     loop {
         if handles.iter().all(|h| h.is_finished()) {
@@ -171,12 +177,12 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         if stop_deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if wait_signal(&signals, Duration::from_millis(200)) {
+        if wait_signal(signals, Duration::from_millis(200)) {
             if stop_deadline.is_some() {
                 break; // a second signal: stop waiting
             }
             shared.stopping.store(true, Ordering::SeqCst);
-            for w in &wakers {
+            for w in wakers {
                 let _ = w.wake();
             }
             stop_deadline =
@@ -193,6 +199,18 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The multipart/byteranges boundary of this process (from the time and the pid).
+fn boundary() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "webstand-{:016x}",
+        (nanos as u64) ^ (u64::from(std::process::id()) << 32)
+    )
 }
 
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a

@@ -3,7 +3,11 @@
 //! Decoding happens exactly once; anything that could climb out of the root or means two things to
 //! two parsers is refused rather than repaired: `..` segments, a `%` left after decoding (double
 //! encoding), backslashes, NUL and other control bytes, and invalid or overlong UTF-8. Symlinks are
-//! the file opener's job (openat2 with RESOLVE_BENEATH, see files.rs).
+//! the file opener's job (openat2 with RESOLVE_BENEATH, see files.rs). The escapes themselves are
+//! percent-encoding's.
+
+use percent_encoding::{percent_decode, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use std::borrow::Cow;
 
 /// Why a target was refused (all answered 400).
 #[derive(Debug, PartialEq, Eq)]
@@ -41,25 +45,16 @@ pub fn decode(raw: &[u8], out: &mut String) -> Result<bool, Refused> {
     if raw.first() != Some(&b'/') {
         return Err(Refused::NotAbsolute);
     }
-    let mut bytes = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        let b = raw[i];
-        if b == b'%' {
-            let hex = |c: u8| (c as char).to_digit(16);
-            match (
-                raw.get(i + 1).and_then(|&c| hex(c)),
-                raw.get(i + 2).and_then(|&c| hex(c)),
-            ) {
-                (Some(h), Some(l)) => bytes.push((h * 16 + l) as u8),
-                _ => return Err(Refused::BadEscape),
-            }
-            i += 3;
-        } else {
-            bytes.push(b);
-            i += 1;
-        }
+    // percent-encoding leaves a malformed escape as it is; here it is a refusal of its own.
+    let bad_escape = raw.iter().enumerate().any(|(i, &b)| {
+        b == b'%'
+            && !(raw.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && raw.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+    });
+    if bad_escape {
+        return Err(Refused::BadEscape);
     }
+    let bytes: Cow<[u8]> = percent_decode(raw).into();
     if bytes
         .iter()
         .any(|&b| b < 0x20 || b == 0x7f || b == b'\\' || b == b'%')
@@ -90,15 +85,30 @@ pub fn is_hidden(rel: &str) -> bool {
         .any(|s| s.starts_with('.') && s != ".well-known")
 }
 
+/// What a path keeps unencoded in a URL: RFC 3986 pchar and '/', every other byte is escaped.
+const PATH_ESCAPED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=')
+    .remove(b':')
+    .remove(b'@');
+
 /// Percent-encodes a path for use in a URL (directory listings, redirects).
 pub fn encode(path: &str, out: &mut String) {
-    for b in path.bytes() {
-        if b.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
+    out.extend(utf8_percent_encode(path, PATH_ESCAPED));
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub struct Ids {
 
 pub fn lookup_user(name: &str) -> Result<Ids> {
     let c = CString::new(name).context("user name contains NUL")?;
+    // SAFETY: libc::passwd is integers and raw pointers, for which all-zero bytes (null) are valid.
     let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
     let mut buf = vec![0 as libc::c_char; 16 << 10];
     let mut result: *mut libc::passwd = std::ptr::null_mut();
@@ -54,6 +55,7 @@ pub fn path_inside(chroot_dir: &Path, root: &Path) -> Result<PathBuf> {
 
 /// chroot (if asked), then setgroups/setgid/setuid (if asked). Needs root for either.
 pub fn drop(chroot_dir: Option<&Path>, user: Option<&Ids>) -> Result<()> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
     if (chroot_dir.is_some() || user.is_some()) && unsafe { libc::geteuid() } != 0 {
         bail!("--chroot and --user need the server to start as root");
     }

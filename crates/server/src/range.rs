@@ -24,7 +24,7 @@ pub fn plan(header: &[u8], size: u64, max_ranges: usize, out: &mut Vec<(u64, u64
     };
     let mut count = 0;
     for spec in specs.split(|&b| b == b',') {
-        let spec = crate::http::trim(spec);
+        let spec = spec.trim_ascii();
         if spec.is_empty() {
             continue;
         }
@@ -80,7 +80,7 @@ fn whole(out: &mut Vec<(u64, u64)>) -> Plan {
 }
 
 fn strip_unit(h: &[u8]) -> Option<&[u8]> {
-    let h = crate::http::trim(h);
+    let h = h.trim_ascii();
     (h.len() >= 6 && h[..6].eq_ignore_ascii_case(b"bytes=")).then(|| &h[6..])
 }
 

@@ -6,6 +6,7 @@
 
 use crate::conn::{Conn, Output};
 use crate::handler::Ctx;
+use crate::transport::Transport;
 use crate::Shared;
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token};
@@ -136,7 +137,7 @@ impl Worker {
                         continue;
                     }
                     let conn = Conn::new(
-                        sock,
+                        Transport::Tcp(sock),
                         peer.ip(),
                         self.ctx.now + self.ctx.shared.config.header_timeout,
                     );
@@ -205,16 +206,14 @@ impl Worker {
         let Some(conn) = self.conns.get_mut(idx).and_then(|c| c.as_mut()) else {
             return;
         };
-        let keep = step(
-            &mut self.ctx,
-            conn,
-            &mut self.rbuf,
-            &mut self.wbuf,
-            readable,
-            hup,
+        let round = Round {
+            ctx: &mut self.ctx,
+            rbuf: &mut self.rbuf,
+            wbuf: &mut self.wbuf,
             idx,
-            self.poll.registry(),
-        );
+            registry: self.poll.registry(),
+        };
+        let keep = step(round, conn, readable, hup);
         match keep {
             Ok(true) => {
                 if !conn.registered {
@@ -223,7 +222,7 @@ impl Worker {
                         .poll
                         .registry()
                         .register(
-                            &mut conn.sock,
+                            conn.transport.source(),
                             Token(idx),
                             Interest::READABLE | Interest::WRITABLE,
                         )
@@ -277,7 +276,7 @@ impl Worker {
             }
             if c.awaiting_request_bytes() && !c.lingering {
                 // A request started but never finished within the header timeout (slowloris).
-                self.ctx.timeout_answer(c, &mut self.wbuf);
+                self.ctx.timeout_input(c, &mut self.wbuf);
                 self.drive(i, false, false);
             } else {
                 self.close(i);
@@ -288,19 +287,28 @@ impl Worker {
     }
 }
 
+/// What a connection's step borrows from its loop besides the connection itself.
+struct Round<'a> {
+    ctx: &'a mut Ctx,
+    /// The loop-wide read buffer.
+    rbuf: &'a mut [u8],
+    /// The loop-wide output buffer (this round's answers).
+    wbuf: &'a mut Vec<u8>,
+    /// The connection's slot (a CGI pipe's token derives from it).
+    idx: usize,
+    registry: &'a mio::Registry,
+}
+
 /// Advances one connection: write what is queued, then read and answer requests until the socket
 /// has nothing more, output blocks, or the connection is to close. Ok(false) = close it now.
-#[allow(clippy::too_many_arguments)]
-fn step(
-    ctx: &mut Ctx,
-    conn: &mut Conn,
-    rbuf: &mut [u8],
-    wbuf: &mut Vec<u8>,
-    readable: bool,
-    hup: bool,
-    idx: usize,
-    registry: &mio::Registry,
-) -> io::Result<bool> {
+fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool> {
+    let Round {
+        ctx,
+        rbuf,
+        wbuf,
+        idx,
+        registry,
+    } = r;
     conn.hup |= hup;
     // Input that arrived while the connection was busy is still owed a read.
     conn.unread |= readable;
@@ -320,16 +328,7 @@ fn step(
             }
         }
         if conn.lingering {
-            // Error answer sent and write side shut: swallow input until the peer closes.
-            loop {
-                match conn.sock.read(rbuf) {
-                    Ok(0) => return Ok(false),
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
+            return swallow_input(conn, rbuf);
         }
         if conn.cgi.is_some() {
             return Ok(true);
@@ -338,21 +337,21 @@ fn step(
             if !conn.linger {
                 return Ok(false);
             }
-            let _ = conn.sock.shutdown(std::net::Shutdown::Write);
+            conn.transport.shutdown_write();
             conn.lingering = true;
             conn.deadline = ctx.now + LINGER;
             continue;
         }
         if conn.stalled {
             conn.stalled = false;
-            ctx.serve_bytes(conn, &[], wbuf, idx, registry);
+            ctx.serve_input(conn, &[], wbuf, idx, registry);
             continue;
         }
         if !conn.unread {
             conn.set_wait_deadline(ctx.now, &ctx.shared.config);
             return Ok(true);
         }
-        let n = match conn.sock.read(rbuf) {
+        let n = match conn.transport.read(rbuf) {
             Ok(0) => return Ok(false),
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -365,7 +364,20 @@ fn step(
         // A short read drained the socket; edge-triggered epoll reports the next arrival. After a
         // hang-up no further edge comes, so read on to the end.
         conn.unread = n == rbuf.len() || conn.hup;
-        ctx.serve_bytes(conn, &rbuf[..n], wbuf, idx, registry);
+        ctx.serve_input(conn, &rbuf[..n], wbuf, idx, registry);
+    }
+}
+
+/// Error answer sent and write side shut: swallow input until the peer closes.
+fn swallow_input(conn: &mut Conn, rbuf: &mut [u8]) -> io::Result<bool> {
+    loop {
+        match conn.transport.read(rbuf) {
+            Ok(0) => return Ok(false),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -1,9 +1,12 @@
-//! Request heads: httparse into a fixed uninitialised header array, then the checks that keep the
-//! message framing unambiguous (the request-smuggling shapes) and pick out the few fields the server
-//! acts on. Nothing here allocates.
+//! Request heads, as a server reads them: httparse into a fixed uninitialised header array, then the
+//! checks that keep the message framing unambiguous (the request-smuggling shapes) and pick out the
+//! few fields a static server acts on. Nothing here allocates.
 
-use crate::config::HEADERS_HARD_MAX;
+use crate::framing::{self, RequestBody};
 use std::mem::MaybeUninit;
+
+/// The most header fields any limit may allow (the size of the parser's stack array).
+pub const HEADERS_HARD_MAX: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -11,14 +14,6 @@ pub enum Method {
     Head,
     Post,
     Other,
-}
-
-/// How the request body is framed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Body {
-    None,
-    Length(u64),
-    Chunked,
 }
 
 /// The parsed request head; slices borrow the connection's input buffer.
@@ -30,7 +25,7 @@ pub struct Head<'a> {
     /// HTTP/1.x minor version: 0 or 1.
     pub minor: u8,
     pub keep_alive: bool,
-    pub body: Body,
+    pub body: RequestBody,
     pub expect_continue: bool,
     pub if_modified_since: Option<&'a [u8]>,
     pub if_none_match: Option<&'a [u8]>,
@@ -70,6 +65,7 @@ pub fn request_line_of(raw: &[u8]) -> &[u8] {
 pub struct Limits {
     pub max_request_line: usize,
     pub max_header_bytes: usize,
+    /// At most [`HEADERS_HARD_MAX`].
     pub max_headers: usize,
 }
 
@@ -79,7 +75,8 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
     let mut storage: [MaybeUninit<httparse::Header<'a>>; HEADERS_HARD_MAX] =
         [const { MaybeUninit::uninit() }; HEADERS_HARD_MAX];
     let mut req = httparse::Request::new(&mut []);
-    let len = match req.parse_with_uninit_headers(buf, &mut storage[..limits.max_headers]) {
+    let max_headers = limits.max_headers.min(HEADERS_HARD_MAX);
+    let len = match req.parse_with_uninit_headers(buf, &mut storage[..max_headers]) {
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return too_long(buf, limits).map(|()| None),
         Err(httparse::Error::TooManyHeaders) => return Err(431),
@@ -99,14 +96,13 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
         _ => Method::Other,
     };
     let minor = req.version.ok_or(400u16)?;
-    let target = req.path.ok_or(400u16)?.as_bytes();
     let mut head = Head {
         method,
         method_name,
-        target,
+        target: req.path.ok_or(400u16)?.as_bytes(),
         minor,
         keep_alive: minor == 1,
-        body: Body::None,
+        body: RequestBody::None,
         expect_continue: false,
         if_modified_since: None,
         if_none_match: None,
@@ -116,15 +112,34 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
         len,
         raw: &buf[..len],
     };
-    let (mut host, mut length, mut chunked) = (false, None::<u64>, false);
-    for h in req.headers.iter() {
+    let framing = read_fields(&mut head, req.headers)?;
+    if minor == 1 && !framing.host {
+        return Err(400);
+    }
+    head.body = framing::request_body(framing.length, framing.chunked).ok_or(400u16)?;
+    Ok(Some(head))
+}
+
+/// The fields that decide whether a request can be framed at all.
+#[derive(Default)]
+struct Framing {
+    host: bool,
+    length: Option<u64>,
+    chunked: bool,
+}
+
+/// Reads the header fields into `head`; `Err(400)` on a shape that makes framing ambiguous.
+fn read_fields<'a>(head: &mut Head<'a>, fields: &[httparse::Header<'a>]) -> Result<Framing, u16> {
+    let mut f = Framing::default();
+    for h in fields {
         let (name, value) = (h.name.as_bytes(), h.value);
+        // Dispatch on length first: most fields are none of these.
         match name.len() {
             4 if name.eq_ignore_ascii_case(b"host") => {
-                if host {
+                if f.host {
                     return Err(400);
                 }
-                host = true;
+                f.host = true;
             }
             5 if name.eq_ignore_ascii_case(b"range") => head.range = Some(value),
             6 if name.eq_ignore_ascii_case(b"expect") => {
@@ -132,10 +147,10 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
             }
             8 if name.eq_ignore_ascii_case(b"if-range") => head.if_range = Some(value),
             10 if name.eq_ignore_ascii_case(b"connection") => {
-                for token in value.split(|&b| b == b',').map(trim) {
+                for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
                     if token.eq_ignore_ascii_case(b"close") {
                         head.keep_alive = false;
-                    } else if token.eq_ignore_ascii_case(b"keep-alive") && minor == 0 {
+                    } else if token.eq_ignore_ascii_case(b"keep-alive") && head.minor == 0 {
                         head.keep_alive = true;
                     }
                 }
@@ -144,38 +159,32 @@ pub fn parse_head<'a>(buf: &'a [u8], limits: &Limits) -> Result<Option<Head<'a>>
             13 if name.eq_ignore_ascii_case(b"authorization") => head.authorization = Some(value),
             14 if name.eq_ignore_ascii_case(b"content-length") => {
                 // One Content-Length of digits only; a second one (even equal) is a smuggling shape.
-                if length.is_some()
+                if f.length.is_some()
                     || value.is_empty()
                     || value.len() > 18
                     || !value.iter().all(u8::is_ascii_digit)
                 {
                     return Err(400);
                 }
-                length = Some(value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
+                f.length = Some(value.iter().fold(0, |n, &d| n * 10 + u64::from(d - b'0')));
             }
             17 if name.eq_ignore_ascii_case(b"if-modified-since") => {
                 head.if_modified_since = Some(value)
             }
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 // Only a single, exact "chunked" is understood; anything else cannot be framed safely.
-                if chunked || minor == 0 || !trim(value).eq_ignore_ascii_case(b"chunked") {
+                if f.chunked
+                    || head.minor == 0
+                    || !value.trim_ascii().eq_ignore_ascii_case(b"chunked")
+                {
                     return Err(400);
                 }
-                chunked = true;
+                f.chunked = true;
             }
             _ => {}
         }
     }
-    if minor == 1 && !host {
-        return Err(400);
-    }
-    head.body = match (length, chunked) {
-        (Some(_), true) => return Err(400),
-        (Some(0), false) | (None, false) => Body::None,
-        (Some(n), false) => Body::Length(n),
-        (None, true) => Body::Chunked,
-    };
-    Ok(Some(head))
+    Ok(f)
 }
 
 /// 414 when the request line alone exceeds its limit, 431 when the head does.
@@ -195,91 +204,6 @@ fn check_line_ends(head: &[u8]) -> Result<(), u16> {
         return Err(400);
     }
     Ok(())
-}
-
-pub fn trim(v: &[u8]) -> &[u8] {
-    let start = v
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(v.len());
-    let end = v
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &v[start..end]
-}
-
-/// Decodes a chunked body at the start of `buf`. `Ok(None)`: incomplete. `Ok(Some(n))`: the body
-/// takes `n` bytes of `buf` and its data was appended to `out`. `Err`: malformed (400), or larger
-/// than `max` (413).
-pub fn decode_chunked(buf: &[u8], max: u64, out: &mut Vec<u8>) -> Result<Option<usize>, u16> {
-    let start_len = out.len();
-    let mut pos = 0;
-    loop {
-        let Some(eol) = find_crlf(&buf[pos..])? else {
-            out.truncate(start_len);
-            return Ok(None);
-        };
-        let line = &buf[pos..pos + eol];
-        let size_part = match line.iter().position(|&b| b == b';') {
-            Some(i) => &line[..i],
-            None => line,
-        };
-        if size_part.is_empty()
-            || size_part.len() > 15
-            || !size_part.iter().all(u8::is_ascii_hexdigit)
-        {
-            return Err(400);
-        }
-        let size = u64::from_str_radix(std::str::from_utf8(size_part).map_err(|_| 400u16)?, 16)
-            .map_err(|_| 400u16)?;
-        pos += eol + 2;
-        if size == 0 {
-            // Trailer fields, then an empty line.
-            loop {
-                let Some(eol) = find_crlf(&buf[pos..])? else {
-                    out.truncate(start_len);
-                    return Ok(None);
-                };
-                pos += eol + 2;
-                if eol == 0 {
-                    return Ok(Some(pos));
-                }
-            }
-        }
-        if (out.len() - start_len) as u64 + size > max {
-            return Err(413);
-        }
-        let size = size as usize;
-        if buf.len() < pos + size + 2 {
-            out.truncate(start_len);
-            return Ok(None);
-        }
-        out.extend_from_slice(&buf[pos..pos + size]);
-        if &buf[pos + size..pos + size + 2] != b"\r\n" {
-            return Err(400);
-        }
-        pos += size + 2;
-    }
-}
-
-/// Position of the next CRLF; a bare LF or CR inside the line is an error.
-fn find_crlf(buf: &[u8]) -> Result<Option<usize>, u16> {
-    for (i, &b) in buf.iter().enumerate() {
-        match b {
-            b'\n' => return Err(400),
-            b'\r' => {
-                return match buf.get(i + 1) {
-                    Some(b'\n') => Ok(Some(i)),
-                    Some(_) => Err(400),
-                    None => Ok(None),
-                }
-            }
-            _ if i > 4096 => return Err(400),
-            _ => {}
-        }
-    }
-    Ok(None)
 }
 
 #[cfg(test)]
@@ -308,6 +232,7 @@ mod tests {
         assert_eq!(h.target, b"/a?b");
         assert!(h.keep_alive);
         assert_eq!(h.range, Some(&b"bytes=0-1"[..]));
+        assert_eq!(h.body, RequestBody::None);
         assert_eq!(h.len, 48);
         let h = parse_head(b"HEAD / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", &L)
             .unwrap()
@@ -321,6 +246,22 @@ mod tests {
         .unwrap();
         assert!(!h.keep_alive);
         assert_eq!(status("GET / HTTP/1.1\r\nHost: x\r\n"), Ok(false));
+    }
+
+    #[test]
+    fn bodies_are_framed_by_length_or_chunked() {
+        let framed = |req: &str| parse_head(req.as_bytes(), &L).unwrap().unwrap().body;
+        let post = "POST / HTTP/1.1\r\nHost: x\r\n";
+        assert_eq!(
+            framed(&format!("{post}Content-Length: 5\r\n\r\n")),
+            RequestBody::Length(5)
+        );
+        assert_eq!(
+            framed(&format!("{post}Content-Length: 0\r\n\r\n")),
+            RequestBody::None
+        );
+        let chunked = format!("{post}Transfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(framed(&chunked), RequestBody::Chunked);
     }
 
     #[test]
@@ -358,30 +299,5 @@ mod tests {
         ] {
             assert_eq!(status(bad), Err(400), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn chunked_bodies_decode_or_fail() {
-        let mut out = Vec::new();
-        assert_eq!(
-            decode_chunked(b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\nNEXT", 100, &mut out),
-            Ok(Some(24))
-        );
-        assert_eq!(out, b"abcde");
-        out.clear();
-        assert_eq!(decode_chunked(b"3\r\nab", 100, &mut out), Ok(None));
-        assert!(out.is_empty());
-        for bad in [
-            &b"x\r\n"[..],
-            b"-1\r\n",
-            b"0x3\r\nabc\r\n",
-            b"3\r\nabcd\r\n",
-            b" 3\r\nabc\r\n",
-            b"3\nabc\r\n",
-            b"fffffffffffffffff\r\n",
-        ] {
-            assert_eq!(decode_chunked(bad, 100, &mut out), Err(400), "{bad:?}");
-        }
-        assert_eq!(decode_chunked(b"ff\r\n", 100, &mut out), Err(413));
     }
 }

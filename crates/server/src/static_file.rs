@@ -1,0 +1,268 @@
+//! Answering from a cached file: basic auth, conditional GET (304), the whole file (200) or the
+//! requested ranges (206, multipart/byteranges, 416), paced when a throttle rule covers it. Small
+//! files are copied from memory, larger ones queued for sendfile.
+
+use crate::conn::Conn;
+use crate::files::Entry;
+use crate::handler::{Ctx, Logged};
+use crate::range::{self, Plan};
+use crate::respond::{self, connection_line, push_num, status_line};
+use std::sync::Arc;
+use webstand_http1::request::{Head, Method};
+
+impl Ctx {
+    /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
+    /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
+    pub(crate) fn send_entry(
+        &mut self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+    ) -> Logged {
+        let user = match self.entry_user(e, head, keep, out) {
+            Ok(user) => user,
+            Err(answered) => return answered,
+        };
+        let Ctx {
+            shared,
+            date,
+            ranges,
+            ..
+        } = self;
+        if not_modified(e, head) {
+            answer_304(out, e, date.line(), head.minor, keep);
+            return (304, 0, user);
+        }
+        let get = head.method == Method::Get;
+        let plan = match head.range {
+            Some(r) if get && if_range_holds(e, head.if_range) => {
+                range::plan(r, e.size, shared.config.max_ranges, ranges)
+            }
+            _ => Plan::Whole,
+        };
+        if plan == Plan::Unsatisfiable {
+            let extra = unsatisfiable_range(e.size);
+            let n = respond::simple(out, date.line(), 416, head.minor, keep, &extra, false);
+            return (416, n, user);
+        }
+        let body_len = match plan {
+            Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
+            Plan::Parts => multipart_len(e, ranges, &shared.boundary),
+            _ => e.size,
+        };
+        if let (Some(rule), true) = (e.throttle, get) {
+            if !shared.throttles[rule].admit(body_len) {
+                let n = respond::simple(
+                    out,
+                    date.line(),
+                    503,
+                    head.minor,
+                    keep,
+                    b"Retry-After: 5\r\n",
+                    false,
+                );
+                return (503, n, user);
+            }
+            conn.throttle = Some(rule);
+        }
+        match plan {
+            Plan::Parts => {
+                self.send_parts(e, head, keep, body_len, conn, out);
+                (206, body_len, user)
+            }
+            _ => {
+                out.extend_from_slice(&e.head_200);
+                out.extend_from_slice(date.line());
+                connection_line(out, head.minor, keep);
+                out.extend_from_slice(b"\r\n");
+                if !get {
+                    return (200, 0, user);
+                }
+                body_part(e, conn, out, (0, e.size.saturating_sub(1)));
+                (200, e.size, user)
+            }
+        }
+    }
+
+    /// Basic auth when a rule covers the entry: the user, or the 401 answer written into `out`.
+    fn entry_user(
+        &mut self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<Arc<str>>, Logged> {
+        let rule = match self.authorize(e.auth, head) {
+            Ok(user) => return Ok(user),
+            Err(rule) => rule,
+        };
+        let challenge = &self.shared.auth[rule].challenge;
+        let head_only = head.method == Method::Head;
+        let n = respond::simple(
+            out,
+            self.date.line(),
+            401,
+            head.minor,
+            keep,
+            challenge,
+            head_only,
+        );
+        Err((401, n, None))
+    }
+
+    /// A 206 answer for the ranges in `self.ranges`: one as it is, several as
+    /// multipart/byteranges.
+    fn send_parts(
+        &self,
+        e: &Entry,
+        head: &Head,
+        keep: bool,
+        body_len: u64,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+    ) {
+        let (ranges, boundary) = (&self.ranges, &self.shared.boundary);
+        status_line(out, 206);
+        out.extend_from_slice(self.date.line());
+        out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
+        out.extend_from_slice(&e.last_modified);
+        out.extend_from_slice(b"\r\nETag: ");
+        out.extend_from_slice(&e.etag);
+        if ranges.len() == 1 {
+            out.extend_from_slice(b"\r\nContent-Type: ");
+            out.extend_from_slice(e.content_type.as_bytes());
+            out.extend_from_slice(b"\r\n");
+            content_range(out, ranges[0], e.size);
+        } else {
+            out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
+            out.extend_from_slice(boundary.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(b"Content-Length: ");
+        push_num(out, body_len);
+        out.extend_from_slice(b"\r\n");
+        connection_line(out, head.minor, keep);
+        out.extend_from_slice(b"\r\n");
+        if ranges.len() == 1 {
+            body_part(e, conn, out, ranges[0]);
+        } else {
+            for &r in ranges.iter() {
+                part_head(out, e, r, boundary);
+                body_part(e, conn, out, r);
+            }
+            part_end(out, boundary);
+        }
+    }
+}
+
+/// 304 Not Modified: the entry's validators and type, no body.
+fn answer_304(out: &mut Vec<u8>, e: &Entry, date_line: &[u8], minor: u8, keep: bool) {
+    status_line(out, 304);
+    out.extend_from_slice(date_line);
+    out.extend_from_slice(&e.fields);
+    connection_line(out, minor, keep);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// The Content-Range line of a 416: the size the ranges missed.
+fn unsatisfiable_range(size: u64) -> Vec<u8> {
+    let mut line = b"Content-Range: bytes */".to_vec();
+    push_num(&mut line, size);
+    line.extend_from_slice(b"\r\n");
+    line
+}
+
+/// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
+fn body_part(e: &Entry, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
+    if e.size == 0 {
+        return;
+    }
+    match (&e.body, &e.file) {
+        (Some(bytes), _) => out.extend_from_slice(&bytes[r.0 as usize..=r.1 as usize]),
+        (None, Some(file)) => conn.push_file(out, file.clone(), r.0, r.1 + 1),
+        (None, None) => {}
+    }
+}
+
+fn content_range(out: &mut Vec<u8>, r: (u64, u64), size: u64) {
+    out.extend_from_slice(b"Content-Range: bytes ");
+    push_num(out, r.0);
+    out.push(b'-');
+    push_num(out, r.1);
+    out.push(b'/');
+    push_num(out, size);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn part_head(out: &mut Vec<u8>, e: &Entry, r: (u64, u64), boundary: &str) {
+    out.extend_from_slice(b"\r\n--");
+    out.extend_from_slice(boundary.as_bytes());
+    out.extend_from_slice(b"\r\nContent-Type: ");
+    out.extend_from_slice(e.content_type.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    content_range(out, r, e.size);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn part_end(out: &mut Vec<u8>, boundary: &str) {
+    out.extend_from_slice(b"\r\n--");
+    out.extend_from_slice(boundary.as_bytes());
+    out.extend_from_slice(b"--\r\n");
+}
+
+/// Length of a multipart/byteranges body, computed by writing the part heads once to scratch.
+fn multipart_len(e: &Entry, ranges: &[(u64, u64)], boundary: &str) -> u64 {
+    let mut scratch = Vec::new();
+    let mut data = 0;
+    for &r in ranges {
+        part_head(&mut scratch, e, r, boundary);
+        data += r.1 - r.0 + 1;
+    }
+    part_end(&mut scratch, boundary);
+    scratch.len() as u64 + data
+}
+
+/// If-Range: the ranges apply only while the client's validator still matches (strong ETag or the
+/// exact Last-Modified date).
+fn if_range_holds(e: &Entry, if_range: Option<&[u8]>) -> bool {
+    match if_range.map(<[u8]>::trim_ascii) {
+        None => true,
+        Some(v) if v.starts_with(b"\"") => v == &*e.etag,
+        Some(v) => v == &e.last_modified[..],
+    }
+}
+
+/// RFC 9110 §13.1: If-None-Match wins over If-Modified-Since.
+fn not_modified(e: &Entry, head: &Head) -> bool {
+    if let Some(inm) = head.if_none_match {
+        return etag_list_matches(inm, &e.etag);
+    }
+    match head.if_modified_since {
+        Some(ims) if ims == &e.last_modified[..] => true,
+        Some(ims) => crate::date::parse(ims).is_some_and(|t| e.mtime <= t),
+        None => false,
+    }
+}
+
+/// Weak comparison of an entity tag against a list such as `"a", W/"b"` or `*`.
+pub fn etag_list_matches(list: &[u8], etag: &[u8]) -> bool {
+    let etag = etag.strip_prefix(b"W/").unwrap_or(etag);
+    list.split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .any(|t| t == b"*" || t.strip_prefix(b"W/").unwrap_or(t) == etag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::etag_list_matches;
+
+    #[test]
+    fn etag_lists_compare_weakly() {
+        assert!(etag_list_matches(b"\"a-1\"", b"\"a-1\""));
+        assert!(etag_list_matches(b"\"x\", W/\"a-1\"", b"\"a-1\""));
+        assert!(etag_list_matches(b"*", b"\"a-1\""));
+        assert!(!etag_list_matches(b"\"a-2\"", b"\"a-1\""));
+    }
+}
