@@ -312,7 +312,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        session.failed_on_error(webstand_engine::run(&plan, live))?
+        session.failed_on_error(crate::ranks::run(&plan, live))?
     };
     let level = Level {
         clients: args.concurrency,
@@ -362,6 +362,9 @@ fn print_report(
                 "outcome".into(),
                 webstand_report::json::verdict_json(verdict),
             );
+            if let Some(spread) = crate::ranks::last() {
+                o.insert("ranks".into(), spread.json());
+            }
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -380,6 +383,9 @@ fn print_report(
     print!("{}", ab::report(result, &info));
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
+    }
+    if let Some(spread) = crate::ranks::last() {
+        print!("{}", spread.table());
     }
     if result.interrupted {
         println!("\n(interrupted: the figures cover what completed before Ctrl-C)");

@@ -27,6 +27,13 @@ pub struct RankReport {
     pub result: Option<WireResult>,
 }
 
+impl RankReport {
+    /// The rank could not run its share, or could not reach (or lost) the target.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() || self.result.as_ref().is_some_and(|r| r.ended.is_some())
+    }
+}
+
 /// A [`RunResult`] in a form serde can carry: histograms V2-encoded, durations in nanoseconds.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct WireResult {
@@ -103,7 +110,12 @@ impl From<&RunResult> for WireResult {
             started_unix: *started_unix,
             elapsed_ns: nanos(*elapsed),
             complete: *complete,
-            failed: [failed.connect, failed.receive, failed.length, failed.exceptions],
+            failed: [
+                failed.connect,
+                failed.receive,
+                failed.length,
+                failed.exceptions,
+            ],
             write_errors: *write_errors,
             non_2xx: *non_2xx,
             keep_alive_requests: *keep_alive_requests,
@@ -205,14 +217,18 @@ pub fn merge(ranks: usize, reports: &[RankReport]) -> anyhow::Result<Merged> {
             continue;
         };
         if let Some(e) = &rep.error {
-            result.first_error.get_or_insert_with(|| format!("rank {rank}: {e}"));
+            result
+                .first_error
+                .get_or_insert_with(|| format!("rank {rank}: {e}"));
             endings.push(Ended::Unreachable);
         }
         let Some(wire) = &rep.result else {
             rows.push(idle_row(rank));
             continue;
         };
-        let r = wire.to_result().with_context(|| format!("rank {rank}'s result"))?;
+        let r = wire
+            .to_result()
+            .with_context(|| format!("rank {rank}'s result"))?;
         let start = r.started_unix - rep.clock_offset;
         first_start = first_start.min(start);
         last_end = last_end.max(start + r.elapsed.as_secs_f64());

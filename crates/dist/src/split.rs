@@ -65,7 +65,9 @@ pub fn split(plan: &Plan, ranks: usize) -> anyhow::Result<Vec<Option<Plan>>> {
         }
         let mut p = plan.clone();
         p.shape = match plan.shape {
-            Shape::Closed { .. } => Shape::Closed { clients: c as usize },
+            Shape::Closed { .. } => Shape::Closed {
+                clients: c as usize,
+            },
             Shape::Open { rate, jitter, .. } => {
                 // Telescoping too: the shares add up to `rate` up to float rounding.
                 let share = rate * (before + c) as f64 / total_clients
@@ -127,7 +129,10 @@ mod tests {
     #[test]
     fn ten_connections_over_four_ranks_add_up_exactly() {
         let shares = split(&plan(10, Some(40_001), None), 4).unwrap();
-        let clients: Vec<usize> = shares.iter().map(|p| p.as_ref().unwrap().shape.clients()).collect();
+        let clients: Vec<usize> = shares
+            .iter()
+            .map(|p| p.as_ref().unwrap().shape.clients())
+            .collect();
         assert_eq!(clients, vec![3, 3, 2, 2]);
         let requests: Vec<u64> = shares
             .iter()
@@ -145,7 +150,11 @@ mod tests {
     fn more_ranks_than_connections_leaves_ranks_idle() {
         let shares = split(&plan(3, Some(7), None), 4).unwrap();
         assert!(shares[3].is_none());
-        let n: u64 = shares.iter().flatten().map(|p| p.stop.requests.unwrap()).sum();
+        let n: u64 = shares
+            .iter()
+            .flatten()
+            .map(|p| p.stop.requests.unwrap())
+            .sum();
         assert_eq!(n, 7);
     }
 

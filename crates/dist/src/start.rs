@@ -66,9 +66,21 @@ mod tests {
     fn offset_comes_from_the_shortest_round_trip() {
         // This clock runs 5 ms ahead; the second sample has the shortest round trip.
         let samples = [
-            Sample { sent: 10.0, peer: 9.998, received: 10.010 },
-            Sample { sent: 11.0, peer: 10.9952, received: 11.0004 },
-            Sample { sent: 12.0, peer: 11.996, received: 12.020 },
+            Sample {
+                sent: 10.0,
+                peer: 9.998,
+                received: 10.010,
+            },
+            Sample {
+                sent: 11.0,
+                peer: 10.9952,
+                received: 11.0004,
+            },
+            Sample {
+                sent: 12.0,
+                peer: 11.996,
+                received: 12.020,
+            },
         ];
         let off = offset(&samples).unwrap();
         assert!((off - 0.005).abs() < 1e-9, "{off}");

@@ -58,7 +58,11 @@ fn merged_histogram_equals_one_process_recording_everything() {
     assert_eq!((h.min(), h.max()), (all.min(), all.max()));
     assert_eq!(h.mean(), all.mean());
     for q in [0.0, 0.5, 0.66, 0.9, 0.99, 0.999, 0.9999, 1.0] {
-        assert_eq!(h.value_at_quantile(q), all.value_at_quantile(q), "quantile {q}");
+        assert_eq!(
+            h.value_at_quantile(q),
+            all.value_at_quantile(q),
+            "quantile {q}"
+        );
     }
     let buckets = |h: &Histogram<u64>| {
         h.iter_recorded()
@@ -102,7 +106,10 @@ fn an_unreachable_rank_ends_the_run_with_its_error() {
         Some("rank 0: connect to 127.0.0.1:1: Connection refused")
     );
     // One rank through, the other not: the target counts as lost, the run still ends badly.
-    let reports = [report(0, &rank_result(&[5], 5.0, 1), 0.0), report(1, &bad, 0.0)];
+    let reports = [
+        report(0, &rank_result(&[5], 5.0, 1), 0.0),
+        report(1, &bad, 0.0),
+    ];
     let m = merge(2, &reports).unwrap();
     assert_eq!(m.result.ended, Some(Ended::TargetLost));
     assert!(m.result.first_error.unwrap().starts_with("rank 1: "));
