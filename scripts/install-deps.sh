@@ -5,7 +5,9 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 PKGS=(nginx-light lighttpd apache2 apache2-utils h2o caddy mini-httpd wrk curl time procps util-linux
-      chromium python3)
+      chromium python3
+      # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
+      openmpi-bin libopenmpi-dev libclang-dev)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -10,6 +10,8 @@ use webstand_engine::{Live, Plan, RunResult};
 pub struct Spread {
     pub ranks: usize,
     pub start_skew_ms: f64,
+    /// Time the distribution added (start protocol + merge), in milliseconds.
+    pub protocol_ms: f64,
     pub missing: Vec<usize>,
     pub rows: Vec<webstand_dist::RankRow>,
 }
@@ -57,6 +59,7 @@ mod imp {
             *c.borrow_mut() = Some(Spread {
                 ranks: m.ranks.len(),
                 start_skew_ms: m.start_skew_ms,
+                protocol_ms: m.protocol_ms,
                 missing: m.missing.clone(),
                 rows: m.ranks.clone(),
             })
@@ -101,10 +104,10 @@ impl Spread {
     /// The per-rank table printed after a distributed run's report.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "\nRanks (MPI):            {}, start skew {:.3} ms (largest)\n",
-            self.ranks, self.start_skew_ms
+            "\nRanks (MPI):            {}, start skew {:.3} ms (largest), protocol {:.1} ms\n",
+            self.ranks, self.start_skew_ms, self.protocol_ms
         );
-        out.push_str("  rank   requests     failed  CPU-µs/req  start skew (ms)\n");
+        out.push_str("  rank  connections   requests     failed  CPU-µs/req  start skew (ms)\n");
         for r in &self.rows {
             let cpu = r
                 .cpu_us_per_request
@@ -115,8 +118,8 @@ impl Spread {
                 (true, false) => format!("{:>17.3}", r.start_skew_ms),
             };
             out.push_str(&format!(
-                "{:>6} {:>10} {:>10} {:>11}{state}\n",
-                r.rank, r.requests, r.failures, cpu
+                "{:>6} {:>12} {:>10} {:>10} {:>11}{state}\n",
+                r.rank, r.clients, r.requests, r.failures, cpu
             ));
         }
         if !self.missing.is_empty() {
@@ -134,6 +137,7 @@ impl Spread {
         serde_json::json!({
             "count": self.ranks,
             "start_skew_ms": self.start_skew_ms,
+            "protocol_ms": self.protocol_ms,
             "missing": self.missing,
             "incomplete": !self.missing.is_empty(),
             "per_rank": serde_json::to_value(&self.rows).unwrap_or_default(),

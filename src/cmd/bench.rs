@@ -384,10 +384,12 @@ fn print_report(
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
-    if let Some(spread) = crate::ranks::last() {
+    let spread = crate::ranks::last();
+    if let Some(spread) = &spread {
         print!("{}", spread.table());
     }
-    if result.interrupted {
+    // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a Ctrl-C.
+    if result.interrupted && !spread.as_ref().is_some_and(|s| !s.missing.is_empty()) {
         println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
     }
     Ok(())

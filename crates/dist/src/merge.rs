@@ -17,6 +17,8 @@ use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RankReport {
     pub rank: usize,
+    /// The rank's share of the connections (-c).
+    pub clients: usize,
     /// The rank's clock minus rank 0's, in seconds (0 on rank 0's host: one clock).
     pub clock_offset: f64,
     /// When the rank's engine began, minus the agreed start, on rank 0's clock, in seconds.
@@ -185,6 +187,9 @@ pub struct RankRow {
     pub rank: usize,
     /// False for a rank with no share, or one that sent nothing (see `Merged::missing`).
     pub loaded: bool,
+    /// The rank's share of the connections (-c).
+    pub clients: usize,
+    /// Complete requests.
     pub requests: u64,
     pub failures: u64,
     pub cpu_us_per_request: Option<f64>,
@@ -200,6 +205,9 @@ pub struct Merged {
     pub missing: Vec<usize>,
     /// The largest |start skew| of the ranks that ran, in milliseconds.
     pub start_skew_ms: f64,
+    /// What the distribution added to the run, in milliseconds: from rank 0's call to the agreed
+    /// start, plus from the last rank's end to the merged result (set by the protocol).
+    pub protocol_ms: f64,
 }
 
 /// Adds up the reports of a run over `ranks` ranks (`reports` in any order, some maybe missing).
@@ -236,6 +244,7 @@ pub fn merge(ranks: usize, reports: &[RankReport]) -> anyhow::Result<Merged> {
         rows.push(RankRow {
             rank,
             loaded: true,
+            clients: rep.clients,
             requests: r.complete,
             failures: r.failed.total(),
             cpu_us_per_request: (r.complete > 0)
@@ -262,6 +271,7 @@ pub fn merge(ranks: usize, reports: &[RankReport]) -> anyhow::Result<Merged> {
         ranks: rows,
         missing,
         start_skew_ms,
+        protocol_ms: 0.0,
     })
 }
 
@@ -269,6 +279,7 @@ fn idle_row(rank: usize) -> RankRow {
     RankRow {
         rank,
         loaded: false,
+        clients: 0,
         requests: 0,
         failures: 0,
         cpu_us_per_request: None,

@@ -124,26 +124,24 @@ pub fn init() -> anyhow::Result<Role> {
     }))
 }
 
-/// Waits for a message with `tag` from `from`, polling; None when a signal asked this rank to stop.
-fn wait_for(from: &Process, tag: i32) -> Option<Vec<u8>> {
+/// Waits for a message with `tag` from `from`, polling (a blocking receive would spin a core).
+///
+/// Even after a signal a worker waits for rank 0's word rather than exit: mpirun, once it is ending
+/// the job, kills every rank as soon as one exits, and rank 0 still needs a moment to print.
+fn wait_for(from: &Process, tag: i32) -> Vec<u8> {
     loop {
         if let Some(probed) = from.immediate_matched_probe_with_tag(tag) {
-            return Some(probed.matched_receive_vec::<u8>().0);
-        }
-        if TERMINATED.load(Ordering::SeqCst) {
-            return None;
+            return probed.matched_receive_vec::<u8>().0;
         }
         std::thread::sleep(POLL);
     }
 }
 
-/// A worker's life: run each share rank 0 sends until it says quit. False when stopped by a signal.
+/// A worker's life: run each share rank 0 sends until it says quit. False when a signal came.
 fn serve(world: &SimpleCommunicator) -> bool {
     let root = world.process_at_rank(0);
     loop {
-        let Some(bytes) = wait_for(&root, TAG_COMMAND) else {
-            return false;
-        };
+        let bytes = wait_for(&root, TAG_COMMAND);
         match serde_json::from_slice::<Command>(&bytes) {
             Ok(Command::Run {
                 id,
@@ -161,7 +159,7 @@ fn serve(world: &SimpleCommunicator) -> bool {
                 let bytes = serde_json::to_vec(&report).expect("a report serialises");
                 root.send_with_tag(&bytes[..], TAG_REPORT);
             }
-            Ok(Command::Quit) | Err(_) => return true,
+            Ok(Command::Quit) | Err(_) => return !TERMINATED.load(Ordering::SeqCst),
         }
     }
 }
@@ -215,6 +213,7 @@ fn run_share(
     let Some(plan) = plan else {
         return report;
     };
+    report.clients = plan.shape.clients();
     sleep_until(t0 + clock_offset);
     let out = std::thread::scope(|s| {
         let engine = s.spawn(|| webstand_engine::run(&plan, live.clone()));
@@ -270,6 +269,7 @@ impl Leader {
         live: &Arc<Live>,
         on_start: impl FnOnce(),
     ) -> anyhow::Result<Merged> {
+        let called = now_unix();
         let mut shares = split(plan, self.ranks())?;
         let id = self.next_id;
         self.next_id += 1;
@@ -306,6 +306,8 @@ impl Leader {
             merged.result.interrupted = !merged.missing.is_empty();
         }
         self.broken |= !merged.missing.is_empty() || TERMINATED.load(Ordering::SeqCst);
+        let last_end = merged.result.started_unix + merged.result.elapsed.as_secs_f64();
+        merged.protocol_ms = ((t0 - called) + (now_unix() - last_end).max(0.0)) * 1e3;
         Ok(merged)
     }
 

@@ -29,6 +29,7 @@ fn report(rank: usize, r: &RunResult, skew: f64) -> RankReport {
     // Through JSON, as over MPI.
     let rep = RankReport {
         rank,
+        clients: 1,
         clock_offset: 0.0,
         start_skew: skew,
         error: None,
