@@ -324,8 +324,9 @@ fn ctrl_c_to_mpirun_ends_every_rank_and_prints_the_merged_report() {
     // All four ranks reported: four rows with requests.
     let rows: Vec<&str> = text
         .lines()
-        .skip_while(|l| !l.starts_with("  rank"))
+        .skip_while(|l| !l.starts_with("  rank  connections"))
         .skip(1)
+        .take_while(|l| !l.is_empty())
         .collect();
     assert_eq!(rows.len(), 4, "{text}");
     let sum: u64 = rows

@@ -389,7 +389,8 @@ fn print_report(
         print!("{}", spread.table());
     }
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a Ctrl-C.
-    if result.interrupted && !spread.as_ref().is_some_and(|s| !s.missing.is_empty()) {
+    let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
+    if result.interrupted && !lost_ranks {
         println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
     }
     Ok(())

@@ -56,6 +56,8 @@ pub struct WireResult {
     /// total, connect, waiting, processing: base64 of the V2 encoding.
     histograms: [String; 4],
     cpu_ns: [u64; 2],
+    /// Each load thread's [user, sys] CPU time.
+    thread_cpu_ns: Vec<[u64; 2]>,
     late_sends: u64,
     per_request: Vec<u64>,
     first_error: Option<String>,
@@ -102,6 +104,7 @@ impl From<&RunResult> for WireResult {
             latency_sum_us,
             histograms: h,
             cpu,
+            thread_cpu,
             late_sends,
             per_request,
             first_error,
@@ -130,6 +133,10 @@ impl From<&RunResult> for WireResult {
             latency_sum_us: *latency_sum_us,
             histograms: [&h.total, &h.connect, &h.waiting, &h.processing].map(encode),
             cpu_ns: [nanos(cpu.user), nanos(cpu.sys)],
+            thread_cpu_ns: thread_cpu
+                .iter()
+                .map(|c| [nanos(c.user), nanos(c.sys)])
+                .collect(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
             first_error: first_error.clone(),
@@ -172,6 +179,14 @@ impl WireResult {
                 user: Duration::from_nanos(self.cpu_ns[0]),
                 sys: Duration::from_nanos(self.cpu_ns[1]),
             },
+            thread_cpu: self
+                .thread_cpu_ns
+                .iter()
+                .map(|&[user, sys]| CpuTime {
+                    user: Duration::from_nanos(user),
+                    sys: Duration::from_nanos(sys),
+                })
+                .collect(),
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),
             first_error: self.first_error.clone(),
@@ -313,6 +328,8 @@ fn add(into: &mut RunResult, r: &RunResult) {
     into.late_sends += r.late_sends;
     into.cpu.user += r.cpu.user;
     into.cpu.sys += r.cpu.sys;
+    // Every rank's load threads, one entry each (ranks in order).
+    into.thread_cpu.extend_from_slice(&r.thread_cpu);
     if into.per_request.len() < r.per_request.len() {
         into.per_request.resize(r.per_request.len(), 0);
     }
