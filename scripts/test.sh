@@ -19,6 +19,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 # The style gate first: formatting and lints are part of "the tests pass".
 cargo fmt --all --check
 cargo clippy --release --all-targets --quiet -- -D warnings
+# And the MPI build (`--features mpi`), whose tests (tests/mpi.rs) run below.
+cargo clippy --release --all-targets --features mpi --quiet -- -D warnings
 built=$SECONDS
 log=$(mktemp)
 ignored_log=$(mktemp)
@@ -27,7 +29,9 @@ status=0
 # The `ci` profile (Cargo.toml): release optimisation without LTO and debug info. A fresh clone
 # then builds the dozen test binaries in about half the time `--release` takes (its thin LTO links
 # each one), which keeps CI well inside 30 minutes as the suite grows.
-targets=(--workspace --profile ci --no-fail-fast --lib --bins --tests)
+# --features mpi: the binary under test is the MPI build, so tests/mpi.rs runs under mpirun; every
+# other test checks that the same binary behaves as the default one when mpirun did not start it.
+targets=(--workspace --features mpi --profile ci --no-fail-fast --lib --bins --tests)
 # Each phase is bounded (a test that hangs despite its own bounds ends the phase, not CI's 90
 # minutes); the bounds are several times today's durations (builds included: 7 and 1 minutes
 # from a fresh clone on a quiet machine).

@@ -4,6 +4,7 @@
 mod cmd;
 mod interrupt;
 mod progress;
+mod ranks;
 
 use clap::{Parser, Subcommand};
 
@@ -88,11 +89,18 @@ fn install_panic_hook() {
 
 fn main() {
     install_panic_hook();
-    let cli = Cli::try_parse().unwrap_or_else(|e| std::process::exit(cmd::usage::clap_error(e)));
+    // Under mpirun: ranks other than 0 serve rank 0's plans and end inside this call.
+    ranks::start();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        let code = cmd::usage::clap_error(e);
+        ranks::finish();
+        std::process::exit(code)
+    });
     let global = Global { db: cli.db };
     if cli.cmd.is_some() && cli.main_job.full {
         // Not a clap conflict rule: that would also refuse the global --db before a subcommand.
         eprintln!("webstand: error: --full belongs to the main job (`webstand --full`), not to a subcommand");
+        ranks::finish();
         std::process::exit(2);
     }
     let outcome = match cli.cmd {
@@ -109,12 +117,14 @@ fn main() {
         Some(Cmd::Report(a)) => cmd::history::report(a, &global),
         Some(Cmd::Probe(a)) => cmd::probe::run(a, &global),
     };
-    match outcome {
-        Ok(code) => std::process::exit(code),
+    let code = match outcome {
+        Ok(code) => code,
         Err(e) => {
             // One line, with the context chain, never a backtrace.
             eprintln!("webstand: error: {e:#}");
-            std::process::exit(1);
+            1
         }
-    }
+    };
+    ranks::finish();
+    std::process::exit(code);
 }

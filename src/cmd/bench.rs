@@ -297,7 +297,7 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        session.failed_on_error(webstand_engine::run(&plan, live))?
+        session.failed_on_error(crate::ranks::run(&plan, live))?
     };
     let level = Level {
         clients: args.concurrency,
@@ -347,6 +347,9 @@ fn print_report(
                 "outcome".into(),
                 webstand_report::json::verdict_json(verdict),
             );
+            if let Some(spread) = crate::ranks::last() {
+                o.insert("ranks".into(), spread.json());
+            }
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -366,7 +369,13 @@ fn print_report(
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
-    if result.interrupted {
+    let spread = crate::ranks::last();
+    if let Some(spread) = &spread {
+        print!("{}", spread.table());
+    }
+    // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a Ctrl-C.
+    let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
+    if result.interrupted && !lost_ranks {
         println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
     }
     Ok(())

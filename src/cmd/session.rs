@@ -7,7 +7,7 @@ use crate::progress::{self, Progress};
 use crate::Global;
 use anyhow::Result;
 use std::sync::Arc;
-use webstand_engine::{Live, Outcome, Plan, Verdict};
+use webstand_engine::{Live, Outcome, Plan, RunResult, Verdict};
 use webstand_lab::maxusers::{MaxUsers, MaxUsersSpec};
 use webstand_lab::sweep::{Level, Observer, SweepResult, SweepSpec};
 use webstand_store::{RunId, RunMeta, ServerFigures, Store};
@@ -189,6 +189,9 @@ impl Observer for Session {
             self.quiet,
         ));
     }
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<RunResult> {
+        crate::ranks::run(plan, live)
+    }
     fn run_ended(&mut self) {
         self.progress = None;
     }
@@ -208,6 +211,9 @@ impl Observer for Session {
             r.failed.total(),
             r.non_2xx,
         ));
+        if let Some(spread) = crate::ranks::last() {
+            self.note(spread.table().trim_end());
+        }
         if let Some((store, id)) = &self.store {
             let version = self
                 .server_version

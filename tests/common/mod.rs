@@ -264,3 +264,75 @@ impl Drop for SlowServer {
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
     }
 }
+
+/// nginx from Debian's package on a free port with a one-file docroot; killed when dropped. One
+/// process (`master_process off`), so the kill leaves no orphaned worker holding the port.
+pub struct Nginx {
+    child: std::process::Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start_nginx() -> Nginx {
+    let nginx = require("nginx");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("www");
+    std::fs::create_dir(&root).unwrap();
+    let page: Vec<u8> = (0..6397u32)
+        .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
+        .collect();
+    std::fs::write(root.join("page.html"), page).unwrap();
+    let port = free_port();
+    let d = dir.path().display();
+    let conf = format!(
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 512; }}\n\
+         http {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  \
+         uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
+         server {{ listen 127.0.0.1:{port}; root {}; }}\n}}\n",
+        root.display()
+    );
+    let conf_path = dir.path().join("nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let child = std::process::Command::new(nginx)
+        .args([
+            "-c",
+            conf_path.to_str().unwrap(),
+            "-p",
+            dir.path().to_str().unwrap(),
+            "-e",
+            &format!("{d}/error.log"),
+            "-g",
+            "daemon off;",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start nginx");
+    let n = Nginx {
+        child,
+        port,
+        _dir: dir,
+    };
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert!(
+        wait_listening(addr, Duration::from_secs(10)),
+        "nginx did not listen"
+    );
+    n
+}
+
+/// The value of the ab report line that starts with `name`.
+pub fn field<'a>(report: &'a str, name: &str) -> &'a str {
+    report
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .unwrap_or_else(|| panic!("no {name} in\n{report}"))
+        .trim()
+}

@@ -1,10 +1,12 @@
-//! What to run: the target, the requests, the load shape and when to stop.
+//! What to run: the target, the requests, the load shape and when to stop. A plan serialises (serde),
+//! so that webstand-dist can send it to the other ranks of a distributed run.
 
+use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Where the load goes. Only `http://` is supported; `addrs` are the resolved addresses, tried in order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Target {
     /// Host as written in the URL (used for the Host header and the report's "Server Hostname").
     pub host: String,
@@ -13,7 +15,7 @@ pub struct Target {
 }
 
 /// One request the workload can issue. The engine builds its bytes once and reuses them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RequestSpec {
     /// Path and query, starting with `/`.
     pub path: String,
@@ -22,7 +24,7 @@ pub struct RequestSpec {
 }
 
 /// What a correct body looks like.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BodyCheck {
     /// Length and SHA-256 of the body, from a fixtures manifest.
     Digest { len: u64, sha256: [u8; 32] },
@@ -31,7 +33,7 @@ pub enum BodyCheck {
 }
 
 /// How each next request is chosen among `Plan::requests`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum Pick {
     /// Always the first (a single URL).
     Single,
@@ -45,7 +47,7 @@ pub enum Pick {
 /// Open loop: requests are sent at `rate` per second in total, paced across threads; latency counts
 /// from each request's intended send time (coordinated omission corrected). `clients` is then the
 /// number of connections the sends are spread over.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Shape {
     Closed {
         clients: usize,
@@ -66,20 +68,20 @@ impl Shape {
 }
 
 /// When to stop; with both set, the first reached wins. At least one must be set.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stop {
     pub requests: Option<u64>,
     pub duration: Option<Duration>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum HttpVersion {
     Http10,
     #[default]
     Http11,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
     pub target: Target,
     pub requests: Vec<RequestSpec>,

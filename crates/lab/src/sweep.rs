@@ -118,6 +118,10 @@ pub trait Observer {
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         let _ = (label, plan, live);
     }
+    /// Carries out one run (the CLI spreads it over MPI ranks when mpirun started it).
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<RunResult> {
+        webstand_engine::run(plan, live)
+    }
     /// The run started by the last `run_starting` ended (warm-ups included).
     fn run_ended(&mut self) {}
     /// A measured level is done (an error here, e.g. the history failing, ends the sweep).
@@ -202,7 +206,7 @@ pub(crate) fn measure_level(
         let plan = level_plan(base, clients, warmup, spec.rate);
         let live = obs.live();
         obs.run_starting(&format!("warm-up, {clients} clients"), &plan, &live);
-        let r = webstand_engine::run(&plan, live.clone());
+        let r = obs.execute(&plan, live.clone());
         obs.run_ended();
         r.with_context(|| format!("warm-up at {clients} clients"))?;
         if live.stop.load(Ordering::SeqCst) {
@@ -212,7 +216,7 @@ pub(crate) fn measure_level(
     let plan = level_plan(base, clients, &level.stop, spec.rate);
     let live = obs.live();
     obs.run_starting(&format!("{clients} clients"), &plan, &live);
-    let r = webstand_engine::run(&plan, live.clone());
+    let r = obs.execute(&plan, live.clone());
     obs.run_ended();
     let mut result = r.with_context(|| format!("level of {clients} clients"))?;
     result.interrupted |= live.stop.load(Ordering::SeqCst);

@@ -1,0 +1,347 @@
+//! What one rank sends back, and how rank 0 adds the ranks up into one result.
+//!
+//! Counts add; the four latency histograms travel in HdrHistogram's V2 encoding (lossless: every
+//! bucket's count) and are added bucket by bucket, so the merged percentiles are exactly those of one
+//! process that recorded every request. Time is laid on rank 0's clock: a rank's start is its own
+//! start minus its clock offset, the merged run spans the earliest start to the latest end.
+
+use anyhow::Context;
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
+
+/// One rank's account of its run, as sent to rank 0.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct RankReport {
+    pub rank: usize,
+    /// The rank's share of the connections (-c).
+    pub clients: usize,
+    /// The rank's clock minus rank 0's, in seconds (0 on rank 0's host: one clock).
+    pub clock_offset: f64,
+    /// When the rank's engine began, minus the agreed start, on rank 0's clock, in seconds.
+    pub start_skew: f64,
+    /// Set when the rank's engine could not run its plan at all.
+    pub error: Option<String>,
+    /// None for a rank with no share (more ranks than connections).
+    pub result: Option<WireResult>,
+}
+
+impl RankReport {
+    /// The rank could not run its share, or could not reach (or lost) the target.
+    pub fn failed(&self) -> bool {
+        self.error.is_some() || self.result.as_ref().is_some_and(|r| r.ended.is_some())
+    }
+}
+
+/// A [`RunResult`] in a form serde can carry: histograms V2-encoded, durations in nanoseconds.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct WireResult {
+    started_unix: f64,
+    elapsed_ns: u64,
+    complete: u64,
+    failed: [u64; 4],
+    write_errors: u64,
+    non_2xx: u64,
+    keep_alive_requests: u64,
+    connections: u64,
+    total_bytes: u64,
+    sent_bytes: u64,
+    body_bytes: u64,
+    document_length: Option<u64>,
+    server_software: Option<String>,
+    latency_sum_us: u128,
+    /// total, connect, waiting, processing: base64 of the V2 encoding.
+    histograms: [String; 4],
+    cpu_ns: [u64; 2],
+    /// Each load thread's [user, sys] CPU time.
+    thread_cpu_ns: Vec<[u64; 2]>,
+    late_sends: u64,
+    per_request: Vec<u64>,
+    first_error: Option<String>,
+    interrupted: bool,
+    ended: Option<String>,
+}
+
+fn encode(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    V2Serializer::new()
+        .serialize(h, &mut bytes)
+        .expect("a histogram serialises into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn decode(s: &str) -> anyhow::Result<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(s)?;
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .map_err(|e| anyhow::anyhow!("bad histogram from a rank: {e:?}"))
+}
+
+fn nanos(d: Duration) -> u64 {
+    d.as_nanos().min(u128::from(u64::MAX)) as u64
+}
+
+impl From<&RunResult> for WireResult {
+    fn from(r: &RunResult) -> WireResult {
+        // Destructured whole, so a field added to RunResult cannot be forgotten here.
+        let RunResult {
+            started_unix,
+            elapsed,
+            complete,
+            failed,
+            write_errors,
+            non_2xx,
+            keep_alive_requests,
+            connections,
+            total_bytes,
+            sent_bytes,
+            body_bytes,
+            document_length,
+            server_software,
+            latency_sum_us,
+            histograms: h,
+            cpu,
+            thread_cpu,
+            late_sends,
+            per_request,
+            first_error,
+            interrupted,
+            ended,
+        } = r;
+        WireResult {
+            started_unix: *started_unix,
+            elapsed_ns: nanos(*elapsed),
+            complete: *complete,
+            failed: [
+                failed.connect,
+                failed.receive,
+                failed.length,
+                failed.exceptions,
+            ],
+            write_errors: *write_errors,
+            non_2xx: *non_2xx,
+            keep_alive_requests: *keep_alive_requests,
+            connections: *connections,
+            total_bytes: *total_bytes,
+            sent_bytes: *sent_bytes,
+            body_bytes: *body_bytes,
+            document_length: *document_length,
+            server_software: server_software.clone(),
+            latency_sum_us: *latency_sum_us,
+            histograms: [&h.total, &h.connect, &h.waiting, &h.processing].map(encode),
+            cpu_ns: [nanos(cpu.user), nanos(cpu.sys)],
+            thread_cpu_ns: thread_cpu
+                .iter()
+                .map(|c| [nanos(c.user), nanos(c.sys)])
+                .collect(),
+            late_sends: *late_sends,
+            per_request: per_request.clone(),
+            first_error: first_error.clone(),
+            interrupted: *interrupted,
+            ended: ended.map(|e| e.name().to_string()),
+        }
+    }
+}
+
+impl WireResult {
+    pub fn to_result(&self) -> anyhow::Result<RunResult> {
+        let [total, connect, waiting, processing] = &self.histograms;
+        Ok(RunResult {
+            started_unix: self.started_unix,
+            elapsed: Duration::from_nanos(self.elapsed_ns),
+            complete: self.complete,
+            failed: Failures {
+                connect: self.failed[0],
+                receive: self.failed[1],
+                length: self.failed[2],
+                exceptions: self.failed[3],
+            },
+            write_errors: self.write_errors,
+            non_2xx: self.non_2xx,
+            keep_alive_requests: self.keep_alive_requests,
+            connections: self.connections,
+            total_bytes: self.total_bytes,
+            sent_bytes: self.sent_bytes,
+            body_bytes: self.body_bytes,
+            document_length: self.document_length,
+            server_software: self.server_software.clone(),
+            latency_sum_us: self.latency_sum_us,
+            histograms: Histograms {
+                total: decode(total)?,
+                connect: decode(connect)?,
+                waiting: decode(waiting)?,
+                processing: decode(processing)?,
+            },
+            cpu: CpuTime {
+                user: Duration::from_nanos(self.cpu_ns[0]),
+                sys: Duration::from_nanos(self.cpu_ns[1]),
+            },
+            thread_cpu: self
+                .thread_cpu_ns
+                .iter()
+                .map(|&[user, sys]| CpuTime {
+                    user: Duration::from_nanos(user),
+                    sys: Duration::from_nanos(sys),
+                })
+                .collect(),
+            late_sends: self.late_sends,
+            per_request: self.per_request.clone(),
+            first_error: self.first_error.clone(),
+            interrupted: self.interrupted,
+            ended: self.ended.as_deref().and_then(Ended::from_name),
+        })
+    }
+}
+
+/// One row of the per-rank table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RankRow {
+    pub rank: usize,
+    /// False for a rank with no share, or one that sent nothing (see `Merged::missing`).
+    pub loaded: bool,
+    /// The rank's share of the connections (-c).
+    pub clients: usize,
+    /// Complete requests.
+    pub requests: u64,
+    pub failures: u64,
+    pub cpu_us_per_request: Option<f64>,
+    pub start_skew_ms: f64,
+}
+
+/// The ranks added up.
+#[derive(Clone, Debug)]
+pub struct Merged {
+    pub result: RunResult,
+    pub ranks: Vec<RankRow>,
+    /// Ranks that sent no result (died or were killed): the merged result is incomplete.
+    pub missing: Vec<usize>,
+    /// The largest |start skew| of the ranks that ran, in milliseconds.
+    pub start_skew_ms: f64,
+    /// What the distribution added to the run, in milliseconds: from rank 0's call to the agreed
+    /// start, plus from the last rank's end to the merged result (set by the protocol).
+    pub protocol_ms: f64,
+}
+
+/// Adds up the reports of a run over `ranks` ranks (`reports` in any order, some maybe missing).
+pub fn merge(ranks: usize, reports: &[RankReport]) -> anyhow::Result<Merged> {
+    let mut result = RunResult::default();
+    let mut rows = Vec::with_capacity(ranks);
+    let mut missing = Vec::new();
+    let (mut first_start, mut last_end) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut start_skew_ms: f64 = 0.0;
+    let mut endings = Vec::new();
+    for rank in 0..ranks {
+        let Some(rep) = reports.iter().find(|r| r.rank == rank) else {
+            missing.push(rank);
+            rows.push(idle_row(rank));
+            continue;
+        };
+        if let Some(e) = &rep.error {
+            result
+                .first_error
+                .get_or_insert_with(|| format!("rank {rank}: {e}"));
+            endings.push(Ended::Unreachable);
+        }
+        let Some(wire) = &rep.result else {
+            rows.push(idle_row(rank));
+            continue;
+        };
+        let r = wire
+            .to_result()
+            .with_context(|| format!("rank {rank}'s result"))?;
+        let start = r.started_unix - rep.clock_offset;
+        first_start = first_start.min(start);
+        last_end = last_end.max(start + r.elapsed.as_secs_f64());
+        start_skew_ms = start_skew_ms.max(rep.start_skew.abs() * 1e3);
+        rows.push(RankRow {
+            rank,
+            loaded: true,
+            clients: rep.clients,
+            requests: r.complete,
+            failures: r.failed.total(),
+            cpu_us_per_request: (r.complete > 0)
+                .then(|| r.cpu.total().as_secs_f64() * 1e6 / r.complete as f64),
+            start_skew_ms: rep.start_skew * 1e3,
+        });
+        // The error shown is the first rank's that ended the run, else the first rank's at all.
+        if let Some(e) = r.first_error.as_deref() {
+            if result.first_error.is_none() || (r.ended.is_some() && endings.is_empty()) {
+                result.first_error = Some(format!("rank {rank}: {e}"));
+            }
+        }
+        endings.extend(r.ended);
+        add(&mut result, &r);
+    }
+    if first_start.is_finite() {
+        result.started_unix = first_start;
+        result.elapsed = Duration::from_secs_f64((last_end - first_start).max(0.0));
+    }
+    result.ended = ending(&endings, result.complete);
+    result.interrupted |= !missing.is_empty();
+    Ok(Merged {
+        result,
+        ranks: rows,
+        missing,
+        start_skew_ms,
+        protocol_ms: 0.0,
+    })
+}
+
+fn idle_row(rank: usize) -> RankRow {
+    RankRow {
+        rank,
+        loaded: false,
+        clients: 0,
+        requests: 0,
+        failures: 0,
+        cpu_us_per_request: None,
+        start_skew_ms: 0.0,
+    }
+}
+
+/// A rank that never reached the target ends the whole run; when others did get through, the
+/// target counts as lost rather than never reached.
+fn ending(endings: &[Ended], complete: u64) -> Option<Ended> {
+    if endings.contains(&Ended::TargetLost) || (!endings.is_empty() && complete > 0) {
+        Some(Ended::TargetLost)
+    } else {
+        endings.first().copied()
+    }
+}
+
+/// Adds one rank's counts into the total (time span, errors and endings are the caller's).
+fn add(into: &mut RunResult, r: &RunResult) {
+    into.complete += r.complete;
+    into.failed.add(&r.failed);
+    into.write_errors += r.write_errors;
+    into.non_2xx += r.non_2xx;
+    into.keep_alive_requests += r.keep_alive_requests;
+    into.connections += r.connections;
+    into.total_bytes += r.total_bytes;
+    into.sent_bytes += r.sent_bytes;
+    into.body_bytes += r.body_bytes;
+    into.latency_sum_us += r.latency_sum_us;
+    into.histograms.merge(&r.histograms);
+    into.late_sends += r.late_sends;
+    into.cpu.user += r.cpu.user;
+    into.cpu.sys += r.cpu.sys;
+    // Every rank's load threads, one entry each (ranks in order).
+    into.thread_cpu.extend_from_slice(&r.thread_cpu);
+    if into.per_request.len() < r.per_request.len() {
+        into.per_request.resize(r.per_request.len(), 0);
+    }
+    for (a, b) in into.per_request.iter_mut().zip(&r.per_request) {
+        *a += b;
+    }
+    into.document_length = into.document_length.or(r.document_length);
+    if into.server_software.is_none() {
+        into.server_software = r.server_software.clone();
+    }
+    into.interrupted |= r.interrupted;
+}
+
+#[cfg(test)]
+mod tests;

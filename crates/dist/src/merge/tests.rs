@@ -1,0 +1,117 @@
+//! The merge is exact: known values recorded by "ranks", sent through the wire form and added, give
+//! the histogram one process recording every value would have.
+
+use super::*;
+
+/// A rank's result holding `values` (µs) as its total latencies, each a 100-byte response.
+fn rank_result(values: &[u64], started_unix: f64, elapsed_ms: u64) -> RunResult {
+    let mut r = RunResult {
+        started_unix,
+        elapsed: Duration::from_millis(elapsed_ms),
+        complete: values.len() as u64,
+        total_bytes: 100 * values.len() as u64,
+        body_bytes: 60 * values.len() as u64,
+        cpu: CpuTime {
+            user: Duration::from_micros(30 * values.len() as u64),
+            sys: Duration::from_micros(10 * values.len() as u64),
+        },
+        per_request: vec![values.len() as u64],
+        ..Default::default()
+    };
+    for &v in values {
+        r.histograms.total.record(v).unwrap();
+        r.latency_sum_us += u128::from(v);
+    }
+    r
+}
+
+fn report(rank: usize, r: &RunResult, skew: f64) -> RankReport {
+    // Through JSON, as over MPI.
+    let rep = RankReport {
+        rank,
+        clients: 1,
+        clock_offset: 0.0,
+        start_skew: skew,
+        error: None,
+        result: Some(WireResult::from(r)),
+    };
+    serde_json::from_str(&serde_json::to_string(&rep).unwrap()).unwrap()
+}
+
+#[test]
+fn merged_histogram_equals_one_process_recording_everything() {
+    // Awkward values: bucket edges, sub-bucket boundaries, a long tail.
+    let a: Vec<u64> = (1..=5000).map(|i| i * 7 % 9973 + 1).collect();
+    let b: Vec<u64> = (1..=3000).map(|i| 2048 + i * 13).collect();
+    let c: Vec<u64> = vec![1, 2, 3, 1_000_000, 3_599_999_999, 65_535, 65_536, 65_537];
+    let mut all = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for v in a.iter().chain(&b).chain(&c) {
+        all.record(*v).unwrap();
+    }
+    let reports = [
+        report(2, &rank_result(&c, 100.002, 900), 0.0004),
+        report(0, &rank_result(&a, 100.0, 1000), 0.0),
+        report(1, &rank_result(&b, 100.001, 1500), -0.0002),
+    ];
+    let m = merge(3, &reports).unwrap();
+    let h = &m.result.histograms.total;
+    assert_eq!(h.len(), all.len());
+    assert_eq!((h.min(), h.max()), (all.min(), all.max()));
+    assert_eq!(h.mean(), all.mean());
+    for q in [0.0, 0.5, 0.66, 0.9, 0.99, 0.999, 0.9999, 1.0] {
+        assert_eq!(
+            h.value_at_quantile(q),
+            all.value_at_quantile(q),
+            "quantile {q}"
+        );
+    }
+    let buckets = |h: &Histogram<u64>| {
+        h.iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(buckets(h), buckets(&all));
+    // Counts add; the run spans the earliest start to the latest end (rank 1: 100.001 + 1.5 s).
+    assert_eq!(m.result.complete, 8008);
+    assert_eq!(m.result.total_bytes, 800_800);
+    assert_eq!(m.result.body_bytes, 480_480);
+    assert_eq!(m.result.per_request, vec![8008]);
+    assert!((m.result.elapsed.as_secs_f64() - 1.501).abs() < 1e-6);
+    assert_eq!(m.result.started_unix, 100.0);
+    assert!((m.start_skew_ms - 0.4).abs() < 1e-9);
+    assert!(m.missing.is_empty() && !m.result.interrupted);
+    assert_eq!(m.ranks[1].requests, 3000);
+    assert_eq!(m.ranks[1].cpu_us_per_request, Some(40.0));
+}
+
+#[test]
+fn a_missing_rank_makes_the_result_incomplete() {
+    let reports = [report(0, &rank_result(&[10, 20], 5.0, 10), 0.0)];
+    let m = merge(2, &reports).unwrap();
+    assert_eq!(m.missing, vec![1]);
+    assert!(m.result.interrupted);
+    assert!(!m.ranks[1].loaded);
+}
+
+#[test]
+fn an_unreachable_rank_ends_the_run_with_its_error() {
+    let mut bad = rank_result(&[], 5.0, 1);
+    bad.ended = Some(Ended::Unreachable);
+    bad.failed.connect = 1;
+    bad.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
+    let reports = [report(0, &bad, 0.0), report(1, &bad, 0.0)];
+    let m = merge(2, &reports).unwrap();
+    assert_eq!(m.result.ended, Some(Ended::Unreachable));
+    assert_eq!(
+        m.result.first_error.as_deref(),
+        Some("rank 0: connect to 127.0.0.1:1: Connection refused")
+    );
+    // One rank through, the other not: the target counts as lost, the run still ends badly.
+    let reports = [
+        report(0, &rank_result(&[5], 5.0, 1), 0.0),
+        report(1, &bad, 0.0),
+    ];
+    let m = merge(2, &reports).unwrap();
+    assert_eq!(m.result.ended, Some(Ended::TargetLost));
+    assert!(m.result.first_error.unwrap().starts_with("rank 1: "));
+}

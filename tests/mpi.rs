@@ -1,0 +1,369 @@
+//! `mpirun -np 4 webstand bench|sweep …` (built with `--features mpi`; scripts/test.sh builds it so):
+//! four ranks on loopback against `webstand serve` and nginx. The merged counts equal one process's,
+//! the connection split is exact, the start skew is reported, and the failures end the job with one
+//! line or a merged report: a bad option, an unreachable target, Ctrl-C to mpirun, a rank killed.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One MPI job at a time: four ranks each already share the machine's two cores.
+static ONE_JOB: Mutex<()> = Mutex::new(());
+
+fn mpirun(ranks: usize) -> Command {
+    let mut c = Command::new(require("mpirun"));
+    // -q: mpirun's own notices (a rank's non-zero exit) would add lines to the one-line errors.
+    c.args(["-q", "--allow-run-as-root", "--oversubscribe", "-np"])
+        .arg(ranks.to_string())
+        .arg(env!("CARGO_BIN_EXE_webstand"))
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("webstand-mpi-xdg"),
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// `mpirun -np RANKS webstand ARGS…` to completion, bounded in time.
+fn mpi_run(ranks: usize, args: &[&str], limit: Duration) -> Output {
+    let child = mpirun(ranks).args(args).spawn().expect("spawn mpirun");
+    finish(child, limit)
+}
+
+/// Waits for `child` with a bound, draining both pipes; kills it (and fails) past the bound.
+fn finish(mut child: Child, limit: Duration) -> Output {
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = child.stderr.take().map(|e| drain(Box::new(e)));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "mpirun did not finish within {limit:?}: {}",
+                String::from_utf8_lossy(&out.join().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.map(|e| e.join().unwrap()).unwrap_or_default(),
+    }
+}
+
+fn db(dir: &tempfile::TempDir) -> String {
+    dir.path().join("history.db").display().to_string()
+}
+
+fn docroot() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let page: Vec<u8> = (0..2048u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(dir.path().join("2k.html"), page).unwrap();
+    dir
+}
+
+/// Complete requests, Total transferred and HTML transferred of a 4-rank run equal one process's.
+fn counts_equal_single_process(url: &str, extra: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let mut args = vec![
+        "--db",
+        db.as_str(),
+        "bench",
+        "-q",
+        "-n",
+        "40000",
+        "-c",
+        "10",
+    ];
+    args.extend(extra);
+    args.push(url);
+    let single = run_with_timeout(&args, Duration::from_secs(120));
+    assert!(single.status.success(), "{}", stderr(&single));
+    let merged = mpi_run(4, &args, Duration::from_secs(120));
+    assert!(merged.status.success(), "{}", stderr(&merged));
+    let (single, merged) = (stdout(&single), stdout(&merged));
+    for name in [
+        "Complete requests:",
+        "Failed requests:",
+        "Total transferred:",
+        "HTML transferred:",
+        "Document Length:",
+        "Concurrency Level:",
+    ] {
+        assert_eq!(
+            field(&merged, name),
+            field(&single, name),
+            "{name}\n{merged}"
+        );
+    }
+    assert_eq!(field(&merged, "Complete requests:"), "40000");
+    assert!(merged.contains("Ranks (MPI):            4,"), "{merged}");
+}
+
+#[test]
+fn webstand_serve_counts_add_up_to_a_single_process_run() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
+    let server = serve(root.path(), &[]);
+    let url = format!("http://{}/2k.html", server.addr);
+    counts_equal_single_process(&url, &["-k"]);
+}
+
+#[test]
+fn nginx_counts_add_up_to_a_single_process_run() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let ngx = start_nginx();
+    let url = format!("http://127.0.0.1:{}/page.html", ngx.port);
+    // A new connection per request: 40,000 connections, split over the ranks too.
+    counts_equal_single_process(&url, &[]);
+}
+
+#[test]
+fn ten_connections_split_exactly_over_four_ranks_and_the_start_skew_is_reported() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
+    let server = serve(root.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let url = format!("http://{}/2k.html", server.addr);
+    let args = [
+        "--db", &db, "bench", "--json", "-k", "-n", "4001", "-c", "10", &url,
+    ];
+    let out = mpi_run(4, &args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["complete"], 4001);
+    let ranks = &v["ranks"];
+    assert_eq!(ranks["count"], 4);
+    assert_eq!(ranks["incomplete"], false);
+    let per: &Vec<Value> = ranks["per_rank"].as_array().unwrap();
+    let col = |k: &str| {
+        per.iter()
+            .map(|r| r[k].as_u64().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(col("clients"), vec![3, 3, 2, 2]);
+    // Requests follow the connections: ⌊4001·3/10⌋, then the remainders, adding up exactly.
+    assert_eq!(col("requests"), vec![1200, 1200, 800, 801]);
+    let skew = ranks["start_skew_ms"].as_f64().unwrap();
+    let largest = per
+        .iter()
+        .map(|r| r["start_skew_ms"].as_f64().unwrap().abs())
+        .fold(0.0, f64::max);
+    // The skew is reported and is the largest rank's. Its size (under 1 ms on one quiet host) is a
+    // timing claim, measured in docs/BENCHMARKS.md, not asserted on a test machine shared with builds;
+    // this only bounds it far above the 5 ms start margin.
+    assert_eq!(skew, largest);
+    assert!(
+        (0.0..50.0).contains(&skew),
+        "start skew {skew} ms on one host"
+    );
+    let protocol = ranks["protocol_ms"].as_f64().unwrap();
+    assert!(protocol > 0.0, "{ranks}");
+    // The history holds one run (saved by rank 0), not one per rank.
+    let history = run(&["--db", &db, "history"]);
+    assert_eq!(
+        stdout(&history).matches("bench").count(),
+        1,
+        "{}",
+        stdout(&history)
+    );
+}
+
+#[test]
+fn sweep_over_four_ranks_saves_one_run() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
+    let server = serve(root.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let url = format!("http://{}/2k.html", server.addr);
+    let args = [
+        "--db", &db, "sweep", "-q", "-c", "4,8", "-n", "2000", "--warmup", "0", "--json", &url,
+    ];
+    let out = mpi_run(4, &args, Duration::from_secs(90));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let text = v.to_string();
+    assert!(text.contains("2000"), "{text}");
+    let history = run(&["--db", &db, "history"]);
+    assert_eq!(
+        stdout(&history).matches("sweep").count(),
+        1,
+        "{}",
+        stdout(&history)
+    );
+}
+
+#[test]
+fn a_bad_option_fails_once_with_one_line_before_any_load() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    for (args, code) in [
+        (vec!["bench", "--no-such-option", "http://127.0.0.1:9/"], 2),
+        (vec!["bench", "-c", "0", "http://127.0.0.1:9/"], 1),
+        (
+            vec![
+                "bench",
+                "-c",
+                "4",
+                "--rate",
+                "0.002",
+                "-d",
+                "1s",
+                "http://127.0.0.1:9/",
+            ],
+            1,
+        ),
+    ] {
+        let mut all = vec!["--db", db.as_str()];
+        all.extend(&args);
+        let out = mpi_run(4, &all, Duration::from_secs(30));
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert_eq!(
+            err.lines().count(),
+            1,
+            "{args:?}: one line, from rank 0 only:\n{err}"
+        );
+        assert!(err.starts_with("webstand: error: "), "{err}");
+        assert!(!err.contains("load started"), "{err}");
+    }
+}
+
+#[test]
+fn an_unreachable_target_ends_the_job_with_the_ranks_error() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    // A port that was free a moment ago: nothing listens, every connect is refused.
+    let url = format!("http://127.0.0.1:{}/", free_port());
+    let args = ["--db", &db, "bench", "-q", "-n", "100000", "-c", "8", &url];
+    let out = mpi_run(4, &args, Duration::from_secs(30));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    let last = err.lines().last().unwrap();
+    assert!(
+        last.contains("rank ") && last.contains("Connection refused"),
+        "{err}"
+    );
+}
+
+/// Starts a long distributed run and waits for its readiness line ("load started") on stderr;
+/// returns mpirun and the rest of its stderr (read by a thread).
+fn start_long_run(db: &str, url: &str) -> (Child, std::thread::JoinHandle<Vec<u8>>) {
+    let args = ["--db", db, "bench", "-q", "-k", "-c", "8", "-d", "60s", url];
+    let mut child = mpirun(4).args(args).spawn().expect("spawn mpirun");
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        while err.read_line(&mut line).unwrap_or(0) > 0 {
+            if line.contains("load started on 4 MPI ranks") {
+                let _ = tx.send(());
+            }
+            line.clear();
+        }
+        Vec::new()
+    });
+    if rx.recv_timeout(Duration::from_secs(30)).is_err() {
+        let _ = child.kill();
+        panic!("the distributed run never started");
+    }
+    (child, reader)
+}
+
+/// Complete requests after an interrupted or broken run: a merged report was printed.
+fn complete(report: &str) -> u64 {
+    field(report, "Complete requests:").parse().unwrap()
+}
+
+#[test]
+fn ctrl_c_to_mpirun_ends_every_rank_and_prints_the_merged_report() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
+    let server = serve(root.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/2k.html", server.addr);
+    let (child, reader) = start_long_run(&db(&dir), &url);
+    // SAFETY: kill only sends a signal to the mpirun this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let started = Instant::now();
+    let out = finish(child, Duration::from_secs(20));
+    let _ = reader.join();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    let text = stdout(&out);
+    assert!(complete(&text) > 0, "{text}");
+    assert!(text.contains("(interrupted"), "{text}");
+    // All four ranks reported: four rows with requests.
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("  rank  connections"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    let sum: u64 = rows
+        .iter()
+        .map(|r| r.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, complete(&text));
+}
+
+/// The pid of the process mpirun started as rank `rank` (its environment says which).
+fn rank_pid(mpirun: u32, rank: usize) -> Option<i32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{mpirun}/task/{mpirun}/children")).ok()?;
+    children.split_whitespace().find_map(|pid| {
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let wanted = format!("OMPI_COMM_WORLD_RANK={rank}");
+        env.split(|&b| b == 0)
+            .any(|v| v == wanted.as_bytes())
+            .then(|| pid.parse().ok())?
+    })
+}
+
+#[test]
+fn a_rank_killed_mid_run_leaves_a_report_marked_incomplete() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
+    let server = serve(root.path(), &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("http://{}/2k.html", server.addr);
+    let (child, reader) = start_long_run(&db(&dir), &url);
+    let pid = rank_pid(child.id(), 3).expect("rank 3 is a child of mpirun");
+    // SAFETY: kill sends SIGKILL to rank 3 of the job this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let out = finish(child, Duration::from_secs(20));
+    let _ = reader.join();
+    let text = stdout(&out);
+    assert!(complete(&text) > 0, "{text}");
+    assert!(text.contains("INCOMPLETE: no result from rank 3"), "{text}");
+    assert!(!out.status.success());
+}
