@@ -3,11 +3,13 @@
 //! outcome (docs/EXIT-STATUS.md). There is no probe connection before the run: the engine stops at
 //! once when the first real connection fails.
 
+use super::diagnose::{RunEvidence, RunWatch, ServerProcess};
 use super::session::{SavedLine, Session};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
+use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{
     parse_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
 };
@@ -113,6 +115,11 @@ pub struct Args {
     /// With --rate: Poisson (exponentially spaced) send times instead of evenly spaced ones
     #[arg(long, requires = "rate")]
     jitter: bool,
+
+    /// The server's process, when you started it yourself: its CPU over the run goes into the
+    /// Diagnosis (server-bound or not)
+    #[arg(long, value_name = "PID")]
+    server_pid: Option<i32>,
 
     /// What to fetch besides the URL's path: URL files, WebStone lists, small files, checksums
     #[command(flatten)]
@@ -227,6 +234,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     if a.pipeline == 0 {
         bail!("--pipeline must be at least 1");
     }
+    super::diagnose::check_open_files(a.concurrency)?;
     let timeout = seconds(a.timeout, "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
     let limit = match (a.timelimit, a.duration) {
@@ -298,6 +306,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let (plan, path, url) = plan(&args)?;
+    let server = args.server_pid.map(ServerProcess::given).transpose()?;
     let live = crate::interrupt::live();
     if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
@@ -312,8 +321,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        session.failed_on_error(webstand_engine::run(&plan, live))?
+        let watch = RunWatch::start(server);
+        let result = session.failed_on_error(webstand_engine::run(&plan, live))?;
+        (result, watch.finish())
     };
+    let (result, evidence) = result;
     let level = Level {
         clients: args.concurrency,
         result,
@@ -328,19 +340,33 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
     // A target never reached has no figures to report: the last line says why.
     if result.ended != Some(Ended::Unreachable) {
-        print_report(&args, &plan, &path, &url, result, &verdict)?;
+        let diagnosis = evidence.diagnose(result, args.max_error_pct);
+        let shown = Shown {
+            verdict: &verdict,
+            diagnosis: &diagnosis,
+            evidence: &evidence,
+        };
+        print_report(&args, &plan, &path, &url, result, &shown)?;
     }
     Ok(session.conclude(&verdict, SavedLine::Silent))
 }
 
-/// The run as ab's report (with wrk's latency spectrum if asked), or as one JSON document.
+/// What is said of a run besides its figures.
+struct Shown<'a> {
+    verdict: &'a Verdict,
+    diagnosis: &'a Diagnosis,
+    evidence: &'a RunEvidence,
+}
+
+/// The run as ab's report (with wrk's latency spectrum if asked) and its Diagnosis, or as one JSON
+/// document.
 fn print_report(
     args: &Args,
     plan: &Plan,
     path: &str,
     url: &str,
     result: &RunResult,
-    verdict: &Verdict,
+    shown: &Shown,
 ) -> anyhow::Result<()> {
     if args.json {
         let mut v = webstand_report::json::result_json(result);
@@ -360,7 +386,11 @@ fn print_report(
             o.insert("max_error_pct".into(), args.max_error_pct.into());
             o.insert(
                 "outcome".into(),
-                webstand_report::json::verdict_json(verdict),
+                webstand_report::json::verdict_json(shown.verdict),
+            );
+            o.insert(
+                "diagnosis".into(),
+                render::json(shown.diagnosis, &shown.evidence.watched),
             );
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -381,6 +411,7 @@ fn print_report(
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
+    print!("{}", render::section(shown.diagnosis));
     if result.interrupted {
         println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
     }
