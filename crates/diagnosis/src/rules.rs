@@ -249,3 +249,7 @@ fn latency_floor(i: &Inputs, server_busy: Option<f64>) -> Option<Finding> {
         advice: "TCP's delayed ACK meeting Nagle: the server writes its answer in pieces (headers, then body); have it send them in one write, or set TCP_NODELAY".into(),
     })
 }
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;
