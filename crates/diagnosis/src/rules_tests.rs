@@ -67,13 +67,18 @@ fn errors_above_the_threshold_name_their_classes_and_errno() {
     assert!(d.findings[0].advice.contains("ephemeral ports"));
     let mut r = run(100, 300);
     r.failed.connect = 1; // 1 % is within the threshold
-    assert!(diagnose_with(&r, &Watched::default(), None).findings.is_empty());
+    assert!(diagnose_with(&r, &Watched::default(), None)
+        .findings
+        .is_empty());
 }
 
 #[test]
 fn listen_overflows_count_only_when_this_run_felt_them() {
     let w = Watched {
-        tcp: tcp(&[("TcpExt.ListenOverflows", 3214), ("TcpExt.ListenDrops", 3214)]),
+        tcp: tcp(&[
+            ("TcpExt.ListenOverflows", 3214),
+            ("TcpExt.ListenDrops", 3214),
+        ]),
         threads: vec![],
     };
     // Someone else's overflows: our connects were all fast.
@@ -82,7 +87,11 @@ fn listen_overflows_count_only_when_this_run_felt_them() {
     r.histograms.connect.record(1_003_000).unwrap();
     let d = diagnose_with(&r, &w, None);
     assert_eq!(d.verdict, Some(Limit::ListenQueue));
-    assert_eq!(d.findings.len(), 1, "SYN retries are part of the listen-queue finding");
+    assert_eq!(
+        d.findings.len(),
+        1,
+        "SYN retries are part of the listen-queue finding"
+    );
     assert!(d.findings[0].evidence.contains("overflowed 3214 times"));
     assert!(d.findings[0].evidence.contains("1 connections"));
 }
@@ -114,8 +123,12 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
     assert!(d.findings[0].evidence.contains("98 % of CPU 1"));
     let d = diagnose_with(&r, &thread(0.3, 0.5), None);
     assert!(d.findings[0].evidence.contains("another program shares it"));
-    assert!(diagnose_with(&r, &thread(0.5, 0.1), None).findings.is_empty());
-    assert!(diagnose_with(&r, &thread(0.6, 0.3), None).findings.is_empty());
+    assert!(diagnose_with(&r, &thread(0.5, 0.1), None)
+        .findings
+        .is_empty());
+    assert!(diagnose_with(&r, &thread(0.6, 0.3), None)
+        .findings
+        .is_empty());
 }
 
 #[test]
@@ -130,7 +143,9 @@ fn a_latency_floor_near_40_or_200_ms_is_named_unless_the_server_is_busy() {
     for _ in 0..50 {
         r.histograms.total.record(45_000).unwrap();
     }
-    assert!(diagnose_with(&r, &Watched::default(), None).findings.is_empty());
+    assert!(diagnose_with(&r, &Watched::default(), None)
+        .findings
+        .is_empty());
     // A saturated server explains its latency itself.
     let server = ServerUse {
         cpu: Duration::from_millis(900),
@@ -148,5 +163,8 @@ fn the_most_decisive_finding_gives_the_verdict() {
     assert_eq!(d.verdict, Some(Limit::Errors));
     assert_eq!(d.findings.len(), 2);
     let text = crate::render::section(&d);
-    assert!(text.starts_with("\nDiagnosis: limited by errors\n  - "), "{text}");
+    assert!(
+        text.starts_with("\nDiagnosis: limited by errors\n  - "),
+        "{text}"
+    );
 }
