@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use std::sync::Arc;
 use webstand_diagnosis::{render, Diagnosis, Inputs, ServerUse, Watch, Watched};
 use webstand_engine::{CpuTime, Live, Plan, RunResult};
+use webstand_lab::compare::CompareObserver;
 use webstand_lab::procstat;
 use webstand_lab::sweep::{Level, Observer};
 
@@ -90,56 +91,86 @@ fn cpus_allowed(pid: i32) -> Vec<usize> {
     cpus
 }
 
-/// A lab observer that passes everything on to `inner` and diagnoses each measured level.
-pub struct Diagnosing<'a> {
-    pub inner: &'a mut dyn Observer,
-    pub server: Option<ServerProcess>,
-    pub max_error_pct: f64,
-    watch: Option<RunWatch>,
-    last: RunEvidence,
-    /// One per measured level, in order: (clients, diagnosis, evidence).
-    pub levels: Vec<(usize, Diagnosis, RunEvidence)>,
+/// One diagnosed level: the series it belongs to (compare's "server/workload", empty for a sweep).
+#[derive(Clone)]
+pub struct Diagnosed {
+    pub series: String,
+    pub clients: usize,
+    pub diagnosis: Diagnosis,
+    pub evidence: RunEvidence,
+    /// Kept for compare, whose server CPU arrives after the level (`server_figures`).
+    result: RunResult,
 }
 
-impl<'a> Diagnosing<'a> {
-    pub fn new(
-        inner: &'a mut dyn Observer,
-        server: Option<ServerProcess>,
-        max_error_pct: f64,
-    ) -> Self {
+/// A lab observer that passes everything on to `inner` and diagnoses each measured level.
+pub struct Diagnosing<'a, O: ?Sized> {
+    pub inner: &'a mut O,
+    server: Option<ServerProcess>,
+    max_error_pct: f64,
+    watch: Option<RunWatch>,
+    last: RunEvidence,
+    series: String,
+    /// The CPUs of the servers the lab starts (their CPU time comes from `server_figures`).
+    pub lab_cpus: Vec<usize>,
+    /// Every measured level, in order.
+    pub levels: Vec<Diagnosed>,
+}
+
+impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
+    pub fn new(inner: &'a mut O, server: Option<ServerProcess>, max_error_pct: f64) -> Self {
         Diagnosing {
             inner,
             server,
             max_error_pct,
             watch: None,
             last: RunEvidence::default(),
+            series: String::new(),
+            lab_cpus: Vec::new(),
             levels: Vec::new(),
         }
     }
     /// The Diagnosis section of a sweep: one line per level, then each level's findings.
     pub fn section(&self) -> String {
         let mut out = String::from("\nDiagnosis:\n");
-        for (clients, d, _) in &self.levels {
-            out.push_str(&format!("  {clients} clients: {}\n", render::headline(d)));
-            for f in &d.findings {
-                out.push_str(&format!("    - {}: {}\n", f.evidence, f.advice));
-            }
+        for l in &self.levels {
+            out.push_str(&format!(
+                "  {} clients: {}\n",
+                l.clients,
+                render::headline(&l.diagnosis)
+            ));
+            out.push_str(&findings(&l.diagnosis, "    "));
         }
         out
     }
-    pub fn json(&self) -> serde_json::Value {
+    /// The level `clients` of `series`, if it was measured.
+    pub fn level(&self, series: &str, clients: usize) -> Option<&Diagnosed> {
         self.levels
             .iter()
-            .map(|(c, d, w)| {
-                let mut v = render::json(d, &w.watched);
-                v["clients"] = (*c).into();
-                v
-            })
-            .collect()
+            .find(|l| l.series == series && l.clients == clients)
+    }
+    pub fn json(&self) -> serde_json::Value {
+        self.levels.iter().map(level_json).collect()
     }
 }
 
-impl Observer for Diagnosing<'_> {
+/// One finding a line, each line starting with `indent`.
+pub fn findings(d: &Diagnosis, indent: &str) -> String {
+    d.findings
+        .iter()
+        .map(|f| format!("{indent}- {}: {}\n", f.evidence, f.advice))
+        .collect()
+}
+
+pub fn level_json(l: &Diagnosed) -> serde_json::Value {
+    let mut v = render::json(&l.diagnosis, &l.evidence.watched);
+    v["clients"] = l.clients.into();
+    if !l.series.is_empty() {
+        v["series"] = l.series.clone().into();
+    }
+    v
+}
+
+impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
     fn live(&mut self) -> Arc<Live> {
         self.inner.live()
     }
@@ -154,9 +185,38 @@ impl Observer for Diagnosing<'_> {
         self.inner.run_ended();
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
-        let d = self.last.diagnose(&level.result, self.max_error_pct);
-        self.levels
-            .push((level.clients, d, std::mem::take(&mut self.last)));
+        let evidence = std::mem::take(&mut self.last);
+        self.levels.push(Diagnosed {
+            series: self.series.clone(),
+            clients: level.clients,
+            diagnosis: evidence.diagnose(&level.result, self.max_error_pct),
+            evidence,
+            result: level.result.clone(),
+        });
         self.inner.level_done(level)
+    }
+}
+
+impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
+    fn series(&mut self, server: &str, version: &str, workload: &str) {
+        self.series = format!("{server}/{workload}");
+        self.inner.series(server, version, workload);
+    }
+    fn note(&mut self, line: &str) {
+        self.inner.note(line)
+    }
+    fn stop_requested(&self) -> bool {
+        self.inner.stop_requested()
+    }
+    /// The lab measured the server of the level just done: diagnose it again with that CPU.
+    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
+        if let Some(l) = self.levels.last_mut().filter(|l| l.clients == clients) {
+            l.evidence.server = Some(ServerUse {
+                cpu: cpu.total(),
+                cpus: self.lab_cpus.clone(),
+            });
+            l.diagnosis = l.evidence.diagnose(&l.result, self.max_error_pct);
+        }
+        self.inner.server_figures(clients, cpu, peak_rss_kib)
     }
 }

@@ -210,16 +210,19 @@ fn generator(i: &Inputs) -> Option<Finding> {
     let t = i.watched.threads.first()?;
     let on = t.cpu.map_or("its CPU".to_string(), |c| format!("CPU {c}"));
     let n = i.watched.threads.len();
-    let evidence = if t.busy >= SATURATED {
-        format!(
-            "the busiest of {n} load threads used {:.0} % of {on}",
-            t.busy * 100.0
+    let (evidence, advice) = if t.busy >= SATURATED {
+        (
+            format!("the busiest of {n} load threads used {:.0} % of {on}", t.busy * 100.0),
+            "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines",
         )
     } else if t.waited >= WAITED && t.waited >= t.busy {
-        format!(
-            "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {on} (another program shares it): latencies and rates include that wait",
-            t.busy * 100.0,
-            t.waited * 100.0
+        (
+            format!(
+                "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {on}, which another program was using",
+                t.busy * 100.0,
+                t.waited * 100.0
+            ),
+            "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)",
         )
     } else {
         return None;
@@ -227,7 +230,7 @@ fn generator(i: &Inputs) -> Option<Finding> {
     Some(Finding {
         limit: Limit::Generator,
         evidence,
-        advice: "the figures are the generator's limit, not the server's: add --threads, give it a core of its own (taskset), or run it under mpirun on more machines".into(),
+        advice: advice.into(),
     })
 }
 

@@ -122,7 +122,7 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
     assert_eq!(d.verdict, Some(Limit::Generator));
     assert!(d.findings[0].evidence.contains("98 % of CPU 1"));
     let d = diagnose_with(&r, &thread(0.3, 0.5), None);
-    assert!(d.findings[0].evidence.contains("another program shares it"));
+    assert!(d.findings[0].evidence.contains("another program was using"));
     assert!(diagnose_with(&r, &thread(0.5, 0.1), None)
         .findings
         .is_empty());
