@@ -9,10 +9,19 @@ use common::*;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// One test at a time: the busy loops of the generator tests would otherwise starve the others'
+/// load threads, and the kernel counters are host-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// How a test server answers each request on a connection.
 #[derive(Clone, Copy)]
@@ -131,6 +140,7 @@ fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> &'a serde_json::Value {
 
 #[test]
 fn a_listen_backlog_of_one_with_slow_accepts_is_named_with_syn_retries() {
+    let _serial = one_at_a_time();
     let server = TestServer::start(1, Duration::from_millis(10), Answer::OkClose);
     let (_out, d) = bench_json(&["-c", "12", "-n", "60", "-s", "20", &server.url()]);
     assert_eq!(d["verdict"], "listen queue", "{d:#}");
@@ -147,6 +157,7 @@ fn a_listen_backlog_of_one_with_slow_accepts_is_named_with_syn_retries() {
 
 #[test]
 fn headers_and_body_in_two_writes_show_the_delayed_ack_floor() {
+    let _serial = one_at_a_time();
     let server = TestServer::start(128, Duration::ZERO, Answer::TwoWrites);
     let out = run_with_timeout(
         &["bench", "-q", "-k", "-c", "1", "-n", "40", &server.url()],
@@ -163,6 +174,7 @@ fn headers_and_body_in_two_writes_show_the_delayed_ack_floor() {
 
 #[test]
 fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
+    let _serial = one_at_a_time();
     let taskset = require("taskset");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.html"), "hello").unwrap();
@@ -225,6 +237,7 @@ fn pin_threads(pid: u32, cpu: usize) {
 
 #[test]
 fn a_server_answering_503_is_limited_by_errors() {
+    let _serial = one_at_a_time();
     let server = TestServer::start(128, Duration::ZERO, Answer::Unavailable);
     let (out, d) = bench_json(&["-k", "-c", "2", "-n", "50", &server.url()]);
     assert_eq!(
@@ -244,6 +257,7 @@ fn a_server_answering_503_is_limited_by_errors() {
 
 #[test]
 fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
+    let _serial = one_at_a_time();
     let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
     let mut bench = webstand();
     bench.args(["bench", "-q", "-c", "1000", "-n", "1000", &server.url()]);
@@ -277,6 +291,7 @@ fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
 
 #[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
+    let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.html"), "hello").unwrap();
     let serve = serve(dir.path(), &[]);
@@ -312,7 +327,109 @@ fn a_healthy_run_against_webstand_serve_reports_no_problem() {
 }
 
 #[test]
+fn a_sweep_names_what_bound_each_level() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::TwoWrites);
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "-q",
+            "-k",
+            "-c",
+            "1,2",
+            "-n",
+            "30",
+            "--warmup",
+            "0",
+            &server.url(),
+        ],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("\nDiagnosis:\n"), "{text}");
+    for c in [1, 2] {
+        assert!(
+            text.contains(&format!("  {c} clients: limited by a latency floor")),
+            "{text}"
+        );
+    }
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "-q",
+            "--json",
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "--warmup",
+            "0",
+            &server.url(),
+        ],
+        Duration::from_secs(60),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["diagnosis"][0]["clients"], 1, "{v:#}");
+    assert!(v["diagnosis"][0]["summary"].is_string(), "{v:#}");
+}
+
+#[test]
+fn compare_flags_a_peak_the_generator_bound() {
+    let _serial = one_at_a_time();
+    let taskset = require("taskset");
+    let hog = Command::new(&taskset)
+        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let hog = Running {
+        child: hog,
+        addr: "127.0.0.1:9".parse().unwrap(),
+    };
+    let out = run_with_timeout(
+        &[
+            "compare",
+            "-q",
+            "--db",
+            &db_path("compare.db"),
+            "--servers",
+            "builtin",
+            "--workloads",
+            "2k",
+            "-c",
+            "8",
+            "-d",
+            "1s",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+        ],
+        Duration::from_secs(120),
+    );
+    drop(hog);
+    let text = stdout(&out);
+    assert!(
+        text.contains("builtin/2k at 8 clients: generator-bound"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    assert!(text.contains("NOT the server's limit"), "{text}");
+}
+
+/// A fresh history file for one test.
+fn db_path(name: &str) -> String {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnosis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
 fn a_server_pid_that_names_no_process_is_refused() {
+    let _serial = one_at_a_time();
     let out = run(&[
         "bench",
         "--server-pid",
