@@ -396,7 +396,7 @@ fn compare_flags_a_peak_the_generator_bound() {
             "--workloads",
             "2k",
             "-c",
-            "8",
+            "32",
             "-d",
             "1s",
             "--warmup",
@@ -410,7 +410,7 @@ fn compare_flags_a_peak_the_generator_bound() {
     drop(hog);
     let text = stdout(&out);
     assert!(
-        text.contains("builtin/2k at 8 clients: generator-bound"),
+        text.contains("builtin/2k at 32 clients: generator-bound"),
         "{text}\n{}",
         stderr(&out)
     );

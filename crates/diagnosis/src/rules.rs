@@ -83,7 +83,7 @@ pub struct Diagnosis {
 pub const SATURATED: f64 = 0.9;
 /// A load thread that waited in the run queue at least this share of the run, and longer than it ran, was
 /// held back by another program on its CPU: its latencies and rates include that wait.
-pub const WAITED: f64 = 0.1;
+pub const WAITED: f64 = 0.2;
 /// Connect times at or above this are SYN retries (Linux retries a lost SYN after 1 s, then 3 s).
 const SYN_RETRY_US: u64 = 900_000;
 /// Delayed-ACK timers: Linux's 40 ms minimum, and the 200 ms of BSD-derived and Windows stacks.
