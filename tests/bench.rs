@@ -451,6 +451,96 @@ fn duration_stops_an_unbounded_run() {
 }
 
 #[test]
+fn json_carries_each_load_threads_busy_fraction() {
+    // Every answer takes 5 ms: both load threads spend nearly all the run waiting on the server.
+    let addr = test_server(|s, _, _| {
+        std::thread::sleep(Duration::from_millis(5));
+        let _ = s.write_all(CL);
+        true
+    });
+    let (v, _) = bench_json(
+        &[
+            "-k",
+            "--threads",
+            "2",
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            &url(addr, "/"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(v["complete"].as_u64().unwrap() > 100);
+    let threads = v["load_threads"].as_array().expect("load_threads");
+    assert_eq!(threads.len(), 2, "one entry per load thread");
+    let elapsed = v["elapsed_secs"].as_f64().unwrap();
+    let (mut user, mut sys) = (0.0, 0.0);
+    for t in threads {
+        let secs = |k: &str| t[k].as_f64().unwrap();
+        let busy = secs("busy_fraction");
+        let own = (secs("user_secs") + secs("sys_secs")) / elapsed;
+        assert!(
+            (busy - own).abs() < 1e-9,
+            "busy {busy} is not CPU ÷ elapsed {own}"
+        );
+        assert!(
+            busy > 0.0 && busy < 0.3,
+            "a thread waiting on a slow server was busy {busy}"
+        );
+        user += secs("user_secs");
+        sys += secs("sys_secs");
+    }
+    let cpu = &v["cpu"];
+    assert!((user - cpu["user_secs"].as_f64().unwrap()).abs() < 1e-9);
+    assert!((sys - cpu["sys_secs"].as_f64().unwrap()).abs() < 1e-9);
+}
+
+#[test]
+fn busy_fraction_tells_a_paused_server_from_a_fast_one() {
+    // One load thread against a real server (webstand serve, one thread): answering at full speed,
+    // the generator works nearly all the time; the same server stopped (SIGSTOP: the kernel still
+    // completes handshakes and takes the requests, nothing answers) leaves it asleep in the poller.
+    // The JSON says which: that is how "the generator offered less than asked" is told apart.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), [b'a'; 2048]).unwrap();
+    let server = serve(dir.path(), &["--threads", "1"]);
+    let u = url(server.addr, "/2k.html");
+    let args = |c| ["-k", "--threads", "1", "-c", c, "-d", "1s", &u].map(String::from);
+    let busy = |v: &Value| {
+        let threads = v["load_threads"].as_array().expect("load_threads");
+        assert_eq!(threads.len(), 1, "one entry for the one load thread");
+        threads[0]["busy_fraction"].as_f64().unwrap()
+    };
+    let fast_args = args("8");
+    let fast_args: Vec<&str> = fast_args.iter().map(String::as_str).collect();
+    let (fast, _) = bench_json(&fast_args, Duration::from_secs(30));
+    assert!(fast["complete"].as_u64().unwrap() > 1000, "{fast}");
+
+    let pid = server.child.id() as libc::pid_t;
+    // SAFETY: kill only sends a signal to our own child process, which `server` still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let paused_args = args("8");
+    let paused_args: Vec<&str> = paused_args.iter().map(String::as_str).collect();
+    let (paused, _) = bench_json_exiting(&paused_args, Duration::from_secs(30), 4);
+    // SAFETY: as above; the server is resumed so dropping it can stop it normally.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    assert_eq!(paused["complete"], 0, "a stopped server answered: {paused}");
+    let (fast_busy, paused_busy) = (busy(&fast), busy(&paused));
+    // The paused run's thread wakes only at its poll limit (every 50 ms) and for its timeout checks:
+    // microseconds of CPU in a second. The fast run's measured 0.24-0.39 on this 2-core machine at a
+    // load average of 17 (it counts the thread's own CPU time, so other processes only lower it).
+    assert!(
+        paused_busy < 0.02,
+        "a thread waiting on a stopped server was busy {paused_busy}"
+    );
+    assert!(
+        fast_busy > 0.05 && fast_busy > 10.0 * paused_busy,
+        "a thread driving a fast server was busy {fast_busy} (paused: {paused_busy})"
+    );
+}
+
+#[test]
 fn engine_counts_refused_connections() {
     let port = free_port(); // nothing listens here
     let (target, path) = webstand_engine::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();

@@ -118,6 +118,15 @@ impl RunResult {
             self.cpu.total().as_secs_f64() * 1e6 / self.complete as f64
         }
     }
+    /// Each load thread's busy fraction: its own CPU time (user + sys) ÷ the run's elapsed time. Near
+    /// 1.0 the generator, not the server, limits the run: it offered less than it was asked for.
+    pub fn thread_busy(&self) -> Vec<f64> {
+        let secs = self.secs();
+        self.thread_cpu
+            .iter()
+            .map(|c| c.total().as_secs_f64() / secs)
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +151,14 @@ mod tests {
         assert!((r.error_pct() - 0.990099).abs() < 1e-4);
         assert_eq!(r.littles_load(), 2.0);
         assert_eq!(r.mean_latency_secs(), 0.004);
+        r.thread_cpu = vec![
+            crate::CpuTime {
+                user: Duration::from_millis(500),
+                sys: Duration::from_millis(1000),
+            },
+            crate::CpuTime::default(),
+        ];
+        assert_eq!(r.thread_busy(), vec![0.75, 0.0]);
         // Non-2xx answers are errors too: 10 failed + 40 non-2xx of 1010 attempted.
         r.non_2xx = 40;
         assert_eq!((r.errors(), r.successful()), (50, 960));

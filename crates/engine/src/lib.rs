@@ -9,20 +9,26 @@
 //! results add up to (complete, errors, failed, target lost, interrupted), which drives every exit
 //! status and history status, is defined once in [`outcome`].
 
+mod clock;
+mod conn;
+mod exchange;
 pub mod figures;
 pub mod outcome;
+mod pacer;
 pub mod plan;
 mod reach;
 mod response;
 pub mod result;
 mod run;
 mod target;
+mod worker;
 
 pub use outcome::{judge, Judged, Outcome, Verdict};
+pub use pacer::LATE as LATE_SEND;
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult};
 pub use run::raise_fd_limit;
-pub use run::{run, Live, LATE as LATE_SEND};
+pub use run::{run, Live};
 pub use target::{parse_url, request_bytes};

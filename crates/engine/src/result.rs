@@ -137,8 +137,10 @@ pub struct RunResult {
     /// Sum of every complete request's latency, in microseconds (Little's load factor).
     pub latency_sum_us: u128,
     pub histograms: Histograms,
-    /// The generator's own CPU time during the run.
+    /// The generator's own CPU time during the run (the sum of `thread_cpu`).
     pub cpu: CpuTime,
+    /// Each load thread's own CPU time during the run, one entry per thread.
+    pub thread_cpu: Vec<CpuTime>,
     /// Open loop only: sends that left later than their intended time.
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).

@@ -75,6 +75,11 @@ pub fn result_json(r: &RunResult) -> Value {
             "user_secs": r.cpu.user.as_secs_f64(),
             "sys_secs": r.cpu.sys.as_secs_f64(),
         },
+        "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).map(|(c, busy)| json!({
+            "user_secs": c.user.as_secs_f64(),
+            "sys_secs": c.sys.as_secs_f64(),
+            "busy_fraction": busy,
+        })).collect::<Vec<_>>(),
         "figures": {
             "hits_per_sec": r.hits_per_sec(),
             "conns_per_sec": r.conns_per_sec(),
@@ -111,6 +116,7 @@ mod tests {
             ..Default::default()
         };
         r.cpu.user = Duration::from_millis(1);
+        r.thread_cpu = vec![r.cpu];
         r.failed.length = 3;
         r.histograms.total.record(1500).unwrap();
         let v = result_json(&r);
@@ -124,6 +130,8 @@ mod tests {
         assert_eq!(v["figures"]["hits_per_sec"], 50.0);
         assert_eq!(v["figures"]["kbytes_per_sec"], 100.0);
         assert_eq!(v["cpu_us_per_request"], 10.0);
+        assert_eq!(v["load_threads"][0]["busy_fraction"], 0.0005);
+        assert_eq!(v["load_threads"][0]["user_secs"], 0.001);
         assert_eq!(v["latency"]["total"]["max_ms"], 1.5);
         assert_eq!(v["latency"]["connect"]["count"], 0);
     }

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Load generators side by side at every concurrency: requests/s and generator CPU-µs per request of
+# `webstand bench --threads 1`, `wrk -t1` and ab against one server (one worker), keep-alive and a new
+# connection per request; wrk sends webstand's request headers. Server pinned to CPU $SERVER_CPU, each
+# generator to CPU $LOAD_CPU; every point runs $DUR seconds; rounds repeat the whole grid so drift
+# hits every generator alike.
+#
+# Usage: scripts/bench/loadgen-matrix.sh SERVER [ROUNDS]      SERVER: builtin | lighttpd | h2o | nginx
+# Env:   CLIENTS="1 2 4 8 12 16 24 32 64 128 256"  MODES="ka close"  DUR=2
+#        WEBSTAND=target/release/webstand (the generator measured)   SERVE_BIN=$WEBSTAND (builtin server)
+#        EXTRA="name=/path/to/webstand ..." more webstand binaries measured beside it (e.g. an old build)
+#        BENCH_DIR=/tmp/ws-matrix (docroot, configs, raw TSV)   PORT=28180
+# Output: one TSV row per point in $BENCH_DIR/matrix-SERVER.tsv
+#   (server mode clients generator round requests req/s cpu-µs/req errors server-busy-fraction
+#   generator-voluntary-context-switches-per-request),
+#   then the medians as a Markdown table (scripts/bench/matrix-table.py).
+set -u
+SERVER=${1:?usage: loadgen-matrix.sh SERVER [ROUNDS]}
+ROUNDS=${2:-3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CLIENTS=${CLIENTS:-"1 2 4 8 12 16 24 32 64 128 256"}
+MODES=${MODES:-"ka close"}
+DUR=${DUR:-2}
+WEBSTAND=$(realpath "${WEBSTAND:-target/release/webstand}")
+SERVE_BIN=$(realpath "${SERVE_BIN:-$WEBSTAND}")
+EXTRA=${EXTRA:-}
+BENCH_DIR=${BENCH_DIR:-/tmp/ws-matrix}
+PORT=${PORT:-28180}
+SERVER_CPU=${SERVER_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+HZ=$(getconf CLK_TCK)
+# wrk sends the request webstand sends (Host, User-Agent, Accept: byte for byte the same); ab sends
+# HTTP/1.0 with Connection: Keep-Alive (-k), User-Agent: ApacheBench/2.3 and Accept.
+UA=$("$WEBSTAND" --version | tr ' ' /)
+DOC=$BENCH_DIR/docroot
+URL=http://127.0.0.1:$PORT/2k.html
+OUT=$BENCH_DIR/matrix-$SERVER.tsv
+
+case $DUR in ''|*[!0-9]*|0) echo "DUR must be a whole number of seconds (ab's -t takes no fraction)" >&2; exit 2;; esac
+for b in wrk ab taskset /usr/bin/time python3 "$WEBSTAND"; do
+  command -v "$b" >/dev/null || { echo "missing $b (scripts/install-deps.sh installs it)" >&2; exit 2; }
+done
+mkdir -p "$DOC"
+head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+
+start_server() { # prints nothing; sets SRV (the pid whose process tree is the server)
+  case $SERVER in
+  builtin)
+    taskset -c "$SERVER_CPU" "$SERVE_BIN" serve "$DOC" --listen 127.0.0.1:$PORT --threads 1 2>/dev/null & SRV=$! ;;
+  nginx)
+    cat > "$BENCH_DIR/nginx.conf" <<CONF
+worker_processes 1; daemon off; pid $BENCH_DIR/nginx.pid; error_log $BENCH_DIR/nginx-error.log;
+events { worker_connections 16384; }
+http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
+  open_file_cache max=2000; server { listen 127.0.0.1:$PORT backlog=4096; root $DOC; } }
+CONF
+    taskset -c "$SERVER_CPU" nginx -c "$BENCH_DIR/nginx.conf" & SRV=$! ;;
+  lighttpd)
+    cat > "$BENCH_DIR/lighttpd.conf" <<CONF
+server.document-root = "$DOC"
+server.bind = "127.0.0.1"
+server.port = $PORT
+server.max-connections = 2048
+server.max-keep-alive-requests = 1000000
+server.modules = ()
+mimetype.assign = (".html" => "text/html")
+CONF
+    taskset -c "$SERVER_CPU" lighttpd -D -f "$BENCH_DIR/lighttpd.conf" & SRV=$! ;;
+  h2o)
+    cat > "$BENCH_DIR/h2o.conf" <<CONF
+listen: {host: 127.0.0.1, port: $PORT}
+num-threads: 1
+hosts: {default: {paths: {/: {file.dir: $DOC}}}}
+CONF
+    taskset -c "$SERVER_CPU" h2o -c "$BENCH_DIR/h2o.conf" 2>"$BENCH_DIR/h2o.log" & SRV=$! ;;
+  *) echo "unknown server $SERVER (builtin, lighttpd, h2o, nginx)" >&2; exit 2 ;;
+  esac
+  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && return 0; sleep 0.1; done
+  echo "$SERVER never opened port $PORT" >&2; exit 1
+}
+
+# utime+stime ticks of the server's process tree.
+tree_ticks() {
+  local total=0 p
+  for p in $SRV $(ps -o pid= --ppid "$SRV"); do
+    [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15}' /proc/$p/stat)))
+  done
+  echo $total
+}
+
+# The command line of generator $1 in mode $2 at $3 clients, into the array CMD.
+gen_cmd() {
+  local gen=$1 mode=$2 c=$3 bin=$WEBSTAND e
+  case $gen in
+  wrk) CMD=(wrk -t1 -c"$c" -d"${DUR}s" -H "User-Agent: $UA" -H 'Accept: */*')
+       [ "$mode" = ka ] || CMD+=(-H 'Connection: close') ;;
+  ab)  CMD=(ab -q -t "$DUR" -n $((DUR * 400000)) -c "$c")
+       [ "$mode" = ka ] && CMD+=(-k) ;;
+  *)   for e in $EXTRA; do [ "${e%%=*}" = "$gen" ] && bin=${e#*=}; done
+       CMD=("$bin" bench -q --db "$BENCH_DIR/history.db" --threads 1 -c "$c" -d "${DUR}s")
+       [ "$mode" = ka ] && CMD+=(-k) ;;
+  esac
+  CMD+=("$URL")
+}
+
+measure() { # generator mode clients round
+  local gen=$1 mode=$2 c=$3 round=$4 out t0 t1 wall user sys reqs rps errs
+  t0=$(tree_ticks)
+  gen_cmd "$gen" "$mode" "$c"
+  out=$( { /usr/bin/time -f "TIME %e %U %S %w" taskset -c "$LOAD_CPU" "${CMD[@]}"; } 2>&1 )
+  t1=$(tree_ticks)
+  read -r _ wall user sys wakes <<<"$(echo "$out" | grep '^TIME' | tail -1)"
+  if [ "$gen" = wrk ]; then
+    reqs=$(echo "$out" | awk '/requests in/{print $1}')
+    rps=$(echo "$out" | awk '/^Requests\/sec:/{print $2}')
+    errs=$(echo "$out" | awk '/Socket errors/{gsub(",","");s=$4+$6+$8+$10} /Non-2xx/{s+=$NF} END{print s+0}')
+  else
+    reqs=$(echo "$out" | awk '/^Complete requests:/{print $3}')
+    rps=$(echo "$out" | awk '/^Requests per second:/{print $4}')
+    errs=$(echo "$out" | awk '/^Failed requests:/{print $3}')
+  fi
+  awk -v s="$SERVER" -v m="$mode" -v c="$c" -v g="$gen" -v r="$round" -v n="${reqs:-0}" -v q="${rps:-0}" \
+      -v u="${user:-0}" -v y="${sys:-0}" -v e="${errs:-0}" -v w="${wall:-0}" -v d=$((t1 - t0)) -v hz="$HZ" \
+      -v k="${wakes:-0}" \
+    'BEGIN{printf "%s\t%s\t%d\t%s\t%d\t%d\t%.0f\t%.2f\t%d\t%.2f\t%.3f\n", s, m, c, g, r, n, q,
+           (n>0 ? (u+y)*1e6/n : 0), e, (w>0 ? d/hz/w : 0), (n>0 ? k/n : 0)}' | tee -a "$OUT"
+}
+
+: > "$OUT"
+start_server
+trap 'kill $SRV 2>/dev/null; wait $SRV 2>/dev/null' EXIT
+GENS="webstand wrk ab"
+for e in $EXTRA; do GENS="$GENS ${e%%=*}"; done
+echo "# $(date -u '+%F %T UTC') $SERVER: $ROUNDS rounds × clients ($CLIENTS) × ($MODES) × ($GENS), ${DUR}s each; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for g in $GENS; do for m in $MODES; do gen_cmd "$g" "$m" C; echo "#   $g $m: taskset -c $LOAD_CPU ${CMD[*]}" >&2; done; done
+for r in $(seq "$ROUNDS"); do
+  for c in $CLIENTS; do
+    for m in $MODES; do
+      for g in $GENS; do measure "$g" "$m" "$c" "$r"; done
+    done
+  done
+done
+echo "# done $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+python3 "$HERE/matrix-table.py" "$OUT"

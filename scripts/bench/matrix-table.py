@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Medians of loadgen-matrix.sh's TSV rows as Markdown tables, one per server and mode.
+
+Usage: matrix-table.py FILE.tsv...
+Columns in: server mode clients generator round requests req/s cpu-us/req errors server-busy
+wake-ups/req.
+Per clients level: each generator's median req/s, webstand ÷ the best of wrk and ab, each
+generator's median CPU-µs per request, webstand ÷ wrk, each generator's voluntary context switches
+(wake-ups) per request, and the server's busy fraction during webstand's and wrk's points (1.00 =
+the server's CPU was saturated: CPU per request is compared where both are).
+"""
+import collections
+import statistics
+import sys
+
+rows = collections.defaultdict(list)
+for path in sys.argv[1:]:
+    for line in open(path):
+        f = line.rstrip("\n").split("\t")
+        if len(f) < 10 or line.startswith("#"):
+            continue
+        server, mode, clients, gen = f[0], f[1], int(f[2]), f[3]
+        rps, cpu, errs, busy = float(f[6]), float(f[7]), int(f[8]), float(f[9])
+        wakes = float(f[10]) if len(f) > 10 else float("nan")
+        rows[(server, mode, clients, gen)].append((rps, cpu, errs, busy, wakes))
+
+
+def med(key, i):
+    v = rows.get(key)
+    return statistics.median(x[i] for x in v) if v else None
+
+
+def fmt(x, spec):
+    return "-" if x is None else format(x, spec)
+
+
+for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[1] != "ka")):
+    keys = [k for k in rows if k[0] == server and k[1] == mode]
+    gens = sorted({k[3] for k in keys}, key=lambda g: ["webstand", "wrk", "ab"].index(g)
+                  if g in ("webstand", "wrk", "ab") else 3)
+    extra = [g for g in gens if g not in ("webstand", "wrk", "ab")]
+    n = max(len(rows[k]) for k in keys)
+    label = "keep-alive" if mode == "ka" else "new connection per request"
+    names = " / ".join(gens)
+    print(f"\n{server}, {label} (medians of {n}; each cell lists {names}):\n")
+    head = ["clients", "req/s", "webstand ÷ best of wrk, ab", "CPU-µs per request"]
+    head += ["webstand ÷ wrk CPU"] + [f"{g} ÷ wrk CPU" for g in extra]
+    head += ["wake-ups per request", "server busy (webstand / wrk)", "errors"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---:|" * len(head))
+    for c in sorted({k[2] for k in keys}):
+        m = {g: [med((server, mode, c, g), i) for i in range(5)] for g in gens}
+        r = {g: m[g][0] for g in gens}
+        u = {g: m[g][1] for g in gens}
+        best = max((r[g] for g in ("wrk", "ab") if r.get(g)), default=None)
+        ws, wrk_cpu = r.get("webstand"), u.get("wrk")
+        cells = [str(c), " / ".join(fmt(r[g], ".0f") for g in gens)]
+        cells.append(f"**{ws / best:.2f}**" if ws and best else "-")
+        cells.append(" / ".join(fmt(u[g], ".2f") for g in gens))
+        cells.append(f"**{u['webstand'] / wrk_cpu:.2f}**" if u.get("webstand") and wrk_cpu else "-")
+        cells += [fmt(u[g] / wrk_cpu if u[g] and wrk_cpu else None, ".2f") for g in extra]
+        cells.append(" / ".join(fmt(m[g][4], ".2f") for g in gens))
+        cells.append(" / ".join(fmt(m[g][3], ".2f") for g in ("webstand", "wrk") if g in m))
+        errs = sum(x[2] for g in gens for x in rows.get((server, mode, c, g), []))
+        cells.append(str(errs))
+        print("| " + " | ".join(cells) + " |")
