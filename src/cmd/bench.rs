@@ -3,11 +3,13 @@
 //! outcome (docs/EXIT-STATUS.md). There is no probe connection before the run: the engine stops at
 //! once when the first real connection fails.
 
+use super::diagnose::{RunEvidence, RunWatch, ServerProcess};
 use super::session::{SavedLine, Session};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
+use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{
     parse_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
 };
@@ -115,6 +117,11 @@ pub struct Args {
     #[arg(long, requires = "rate")]
     jitter: bool,
 
+    /// The server's process, when you started it yourself: its CPU over the run goes into the
+    /// Diagnosis (server-bound or not)
+    #[arg(long, value_name = "PID")]
+    server_pid: Option<i32>,
+
     /// What to fetch besides the URL's path: URL files, WebStone lists, small files, checksums
     #[command(flatten)]
     workload: WorkloadArgs,
@@ -211,6 +218,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     if a.pipeline == 0 {
         bail!("--pipeline must be at least 1");
     }
+    super::diagnose::check_open_files(a.concurrency)?;
     let timeout = seconds(a.timeout, "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
     let duration = duration_flag(a)?;
@@ -283,6 +291,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
 
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let (plan, path, url) = plan(&args)?;
+    let server = args.server_pid.map(ServerProcess::given).transpose()?;
     let live = crate::interrupt::live();
     if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
@@ -297,8 +306,11 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        session.failed_on_error(crate::ranks::run(&plan, live))?
+        let watch = RunWatch::start(server);
+        let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
+        (result, watch.finish())
     };
+    let (result, evidence) = result;
     let level = Level {
         clients: args.concurrency,
         result,
@@ -313,19 +325,33 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
     // A target never reached has no figures to report: the last line says why.
     if result.ended != Some(Ended::Unreachable) {
-        print_report(&args, &plan, &path, &url, result, &verdict)?;
+        let diagnosis = evidence.diagnose(result, args.max_error_pct);
+        let shown = Shown {
+            verdict: &verdict,
+            diagnosis: &diagnosis,
+            evidence: &evidence,
+        };
+        print_report(&args, &plan, &path, &url, result, &shown)?;
     }
     Ok(session.conclude(&verdict, SavedLine::Silent))
 }
 
-/// The run as ab's report (with wrk's latency spectrum if asked), or as one JSON document.
+/// What is said of a run besides its figures.
+struct Shown<'a> {
+    verdict: &'a Verdict,
+    diagnosis: &'a Diagnosis,
+    evidence: &'a RunEvidence,
+}
+
+/// The run as ab's report (with wrk's latency spectrum if asked) and its Diagnosis, or as one JSON
+/// document.
 fn print_report(
     args: &Args,
     plan: &Plan,
     path: &str,
     url: &str,
     result: &RunResult,
-    verdict: &Verdict,
+    shown: &Shown,
 ) -> anyhow::Result<()> {
     if args.json {
         let mut v = webstand_report::json::result_json(result);
@@ -345,7 +371,11 @@ fn print_report(
             o.insert("max_error_pct".into(), args.max_error_pct.into());
             o.insert(
                 "outcome".into(),
-                webstand_report::json::verdict_json(verdict),
+                webstand_report::json::verdict_json(shown.verdict),
+            );
+            o.insert(
+                "diagnosis".into(),
+                render::json(shown.diagnosis, &shown.evidence.watched),
             );
             if let Some(spread) = crate::ranks::last() {
                 o.insert("ranks".into(), spread.json());
@@ -373,6 +403,7 @@ fn print_report(
     if let Some(spread) = &spread {
         print!("{}", spread.table());
     }
+    print!("{}", render::section(shown.diagnosis));
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a Ctrl-C.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {

@@ -1,11 +1,13 @@
 //! `webstand compare`: real web servers side by side on one docroot (the lab, `webstand_lab::compare`),
 //! printed as the per-workload tables and thttpd's comparison table, each level saved to the history.
 
+use super::diagnose::{findings, level_json, Diagnosed, Diagnosing};
 use super::session::{SavedLine, Session};
 use crate::Global;
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 use webstand_duration::positive as parse_duration;
+use webstand_diagnosis::{render, Limit};
 use webstand_engine::{CpuTime, Judged, Outcome, Stop, Verdict};
 use webstand_lab::compare::{self, CompareObserver, Comparison, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
@@ -191,17 +193,25 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     };
     let opts = options(&args, docroot)?;
     let mut obs = Session::open(global, "compare", "lab", args.quiet)?;
-    let outcome = compare::run(&opts, &mut obs);
+    let mut diagnosing = Diagnosing::new(&mut obs, None, args.max_error_pct);
+    diagnosing.lab_cpus = opts.server_cpus.clone();
+    let outcome = compare::run(&opts, &mut diagnosing);
+    let peaks = outcome
+        .as_ref()
+        .map(|c| peak_diagnoses(c, &diagnosing))
+        .ok();
     let comparison = obs.failed_on_error(outcome)?;
+    let peaks = peaks.unwrap_or_default();
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
     let verdict = verdict(&comparison, args.max_error_pct);
     let text = if args.json {
         let mut doc = comparison.to_json();
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
+        doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
         format!("{doc:#}\n")
     } else {
-        comparison.render()
+        comparison.render() + &peaks_section(&peaks)
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if args.json {
@@ -210,6 +220,40 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         SavedLine::Stdout
     };
     Ok(obs.conclude(&verdict, saved))
+}
+
+/// Each server's peak level on each workload with its diagnosis, in the comparison's order.
+fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, Diagnosed)> {
+    let mut out = Vec::new();
+    for s in &c.servers {
+        for w in &s.workloads {
+            let series = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            let peak = w.sweep.as_ref().and_then(|sw| sw.peak());
+            if let Some(l) = peak.and_then(|p| d.level(&series, p.clients)) {
+                out.push((series, l.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The Diagnosis of every row's peak; a generator-bound peak is flagged as not the server's limit.
+fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
+    let mut out = String::from("\nDiagnosis of each row's peak:\n");
+    for (series, l) in peaks {
+        let flag = if l.diagnosis.verdict == Some(Limit::Generator) {
+            " — NOT the server's limit: the generator bound this peak"
+        } else {
+            ""
+        };
+        let head = render::headline(&l.diagnosis);
+        out.push_str(&format!(
+            "  {series} at {} clients: {head}{flag}\n",
+            l.clients
+        ));
+        out.push_str(&findings(&l.diagnosis, "    "));
+    }
+    out
 }
 
 /// Every server's sweep levels count; max-users probes do not (finding where errors start is

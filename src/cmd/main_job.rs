@@ -155,6 +155,11 @@ pub struct Embedded {
 }
 
 impl Embedded {
+    /// The server's process, for the Diagnosis (its CPU over each level).
+    pub fn process(&self) -> super::diagnose::ServerProcess {
+        super::diagnose::ServerProcess(self.child.id() as i32)
+    }
+
     pub fn start() -> Result<Embedded> {
         let dir = std::env::temp_dir().join(format!("webstand-main-{}", std::process::id()));
         let manifest =

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod diagnose;
 pub mod fixtures;
 pub mod history;
 pub mod main_job;

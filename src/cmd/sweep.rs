@@ -2,8 +2,9 @@
 //! printed in the seeds' tables and saved to the history (through [`Session`]); its exit status is
 //! the sweep's outcome (docs/EXIT-STATUS.md).
 
+use super::diagnose::{Diagnosing, ServerProcess};
 use super::main_job::Embedded;
-use super::presets::{preset_defaults, Preset};
+use super::presets::{preset_defaults, Preset, PresetDefaults};
 use super::session::{SavedLine, Session, EMBEDDED_TARGET};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
@@ -108,6 +109,11 @@ pub struct Args {
     /// No progress display
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// The server's process, when you started it yourself: its CPU over each level goes into the
+    /// Diagnosis (the embedded server's is watched without it)
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<i32>,
 
     #[command(flatten)]
     pub workload: WorkloadArgs,
@@ -237,24 +243,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         requests: None,
         duration: Some(warmup),
     });
-    let clients = match (&clients_arg, &preset, rate) {
-        (Some(c), _, _) => c.clone(),
-        (None, Some(p), _) => p.clients.clone(),
-        (None, None, Some(_)) => vec![16],
-        (None, None, None) => vec![1, 2, 4, 8, 16, 32],
-    };
-    let levels = match preset.as_ref().and_then(|p| p.fixed_levels.clone()) {
-        Some(fixed) if clients_arg.is_none() && args.requests.is_none() && duration.is_none() => {
-            fixed
-        }
-        _ => clients
-            .iter()
-            .map(|&c| LevelSpec {
-                clients: c,
-                stop: stop.clone(),
-            })
-            .collect(),
-    };
+    let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
+    super::diagnose::check_open_files(levels.iter().map(|l| l.clients).max().unwrap_or(1))?;
     let rate = rate.map(|rate| Rate {
         rate,
         jitter: args.jitter,
@@ -303,24 +293,79 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         );
         return Ok(session.conclude(&verdict, saved_line(args.json)));
     }
+    let server = match (args.server_pid, &embedded) {
+        (Some(pid), _) => Some(ServerProcess::given(pid)?),
+        (None, Some(e)) => Some(e.process()),
+        (None, None) => None,
+    };
     let spec = SweepSpec {
         levels,
         warmup,
         rate,
         max_error_pct: args.max_error_pct,
     };
-    let result = session.sweep(&spec, &plan, &workload.name);
-    let result = session.failed_on_error(result)?;
     let shown = Shown {
         plan: &plan,
         workload: &workload.name,
         rate,
         table,
     };
-    let verdict = levels_verdict(&result, args.max_error_pct);
-    print_sweep(&result, &shown, args.json.then_some(&verdict))?;
+    let code = sweep_levels(&mut session, &spec, &shown, server, args.json)?;
     drop(embedded);
-    Ok(session.conclude(&verdict, saved_line(args.json)))
+    Ok(code)
+}
+
+/// Runs the levels with each one diagnosed, prints them and their Diagnosis, and concludes.
+fn sweep_levels(
+    session: &mut Session,
+    spec: &SweepSpec,
+    shown: &Shown,
+    server: Option<ServerProcess>,
+    json: bool,
+) -> Result<i32> {
+    session.group = shown.workload.to_string();
+    let mut diagnosing = Diagnosing::new(session, server, spec.max_error_pct);
+    let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
+    let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
+    let result = session.failed_on_error(result)?;
+    let verdict = levels_verdict(&result, spec.max_error_pct);
+    if json {
+        print_sweep(&result, shown, Some((&verdict, diagnoses)))?;
+    } else {
+        print_sweep(&result, shown, None)?;
+        print!("{section}");
+    }
+    Ok(session.conclude(&verdict, saved_line(json)))
+}
+
+/// The levels: the clients given (or the preset's, or the defaults), each with `stop`, or the
+/// preset's fixed levels when nothing overrides them.
+fn level_specs(
+    args: &Args,
+    preset: Option<&PresetDefaults>,
+    clients_arg: &Option<Vec<usize>>,
+    duration: Option<Duration>,
+    rate: Option<f64>,
+    stop: &Stop,
+) -> Vec<LevelSpec> {
+    let clients = match (clients_arg, preset, rate) {
+        (Some(c), _, _) => c.clone(),
+        (None, Some(p), _) => p.clients.clone(),
+        (None, None, Some(_)) => vec![16],
+        (None, None, None) => vec![1, 2, 4, 8, 16, 32],
+    };
+    match preset.and_then(|p| p.fixed_levels.clone()) {
+        Some(fixed) if clients_arg.is_none() && args.requests.is_none() && duration.is_none() => {
+            fixed
+        }
+        _ => clients
+            .iter()
+            .map(|&c| LevelSpec {
+                clients: c,
+                stop: stop.clone(),
+            })
+            .collect(),
+    }
 }
 
 fn saved_line(json: bool) -> SavedLine {
@@ -384,12 +429,17 @@ struct Shown<'a> {
 }
 
 /// The sweep's levels as JSON (with the verdict), or as the chosen table with the open-loop lines.
-fn print_sweep(result: &SweepResult, shown: &Shown, json: Option<&Verdict>) -> Result<()> {
+fn print_sweep(
+    result: &SweepResult,
+    shown: &Shown,
+    json: Option<(&Verdict, serde_json::Value)>,
+) -> Result<()> {
     let levels = result.report_levels();
     let max = result.max_error_pct;
-    if let Some(verdict) = json {
+    if let Some((verdict, diagnoses)) = json {
         let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);
         doc["outcome"] = webstand_report::json::verdict_json(verdict);
+        doc["diagnosis"] = diagnoses;
         if let Some(r) = shown.rate {
             doc["rate"] = serde_json::json!({ "requested_per_sec": r.rate, "jitter": r.jitter });
             doc["late_sends"] = result.levels.iter().map(|l| l.result.late_sends).collect();

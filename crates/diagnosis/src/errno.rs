@@ -1,0 +1,68 @@
+//! Socket errors the generator met, by errno, and what each one means for a benchmark. The engine
+//! describes a failure with the OS error's text and number ("… Connection refused (os error 111)").
+
+/// The socket errors that have a known cause worth naming.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SocketError {
+    /// EMFILE / ENFILE: out of file descriptors.
+    OpenFiles,
+    /// EADDRNOTAVAIL: no free local port for a new connection.
+    EphemeralPorts,
+    /// ECONNREFUSED: nothing listening, or SYNs refused.
+    Refused,
+    /// ECONNRESET / EPIPE: the server dropped connections.
+    Reset,
+    /// ETIMEDOUT.
+    TimedOut,
+}
+
+/// The socket error named in an engine failure description, if it is one of the known ones.
+pub fn classify(description: &str) -> Option<SocketError> {
+    let code: i32 = description
+        .rsplit_once("(os error ")?
+        .1
+        .trim_end_matches(')')
+        .parse()
+        .ok()?;
+    Some(match code {
+        libc::EMFILE | libc::ENFILE => SocketError::OpenFiles,
+        libc::EADDRNOTAVAIL => SocketError::EphemeralPorts,
+        libc::ECONNREFUSED => SocketError::Refused,
+        libc::ECONNRESET | libc::EPIPE => SocketError::Reset,
+        libc::ETIMEDOUT => SocketError::TimedOut,
+        _ => return None,
+    })
+}
+
+impl SocketError {
+    pub fn advice(self) -> &'static str {
+        match self {
+            SocketError::OpenFiles => "the generator ran out of file descriptors (EMFILE): raise the open-files limit (ulimit -n) or lower -c",
+            SocketError::EphemeralPorts => "the generator's host ran out of ephemeral ports (EADDRNOTAVAIL): use keep-alive (-k), widen net.ipv4.ip_local_port_range, or spread the load over several client addresses",
+            SocketError::Refused => "connections were refused (ECONNREFUSED): the server stopped listening, or its full accept queue refuses SYNs (tcp_abort_on_overflow)",
+            SocketError::Reset => "the server reset connections (ECONNRESET): it closes them under load (a connection cap, a keep-alive limit, a crash); check its logs",
+            SocketError::TimedOut => "connections timed out (ETIMEDOUT): the server or the path to it drops packets",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_known_by_their_number() {
+        let e = std::io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+        assert_eq!(
+            classify(&format!("connect to 127.0.0.1:80: {e}")),
+            Some(SocketError::EphemeralPorts)
+        );
+        let e = std::io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(
+            classify(&format!("connect: {e}")),
+            Some(SocketError::Refused)
+        );
+        assert_eq!(classify("malformed status line"), None);
+        assert_eq!(classify("x (os error 2)"), None);
+    }
+}

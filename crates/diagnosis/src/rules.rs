@@ -1,0 +1,258 @@
+//! The rules: measured inputs in, findings out. Each rule looks at one kind of evidence and either
+//! stays silent or names what limited the run, quotes the numbers that show it, and says what to do.
+//! No finding without evidence: a rule that cannot see its evidence (no server process known, no
+//! /proc/net) says nothing rather than guess.
+
+use crate::watch::Watched;
+use serde::Serialize;
+use std::time::Duration;
+use webstand_engine::RunResult;
+
+/// What bound a run (or a level), most decisive first: the order in which verdicts win.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    Errors,
+    ListenQueue,
+    SynRetries,
+    Generator,
+    LatencyFloor,
+    Server,
+}
+
+impl Limit {
+    /// The verdict as a sentence fragment ("Diagnosis: limited by the listen queue").
+    pub fn verdict(self) -> &'static str {
+        match self {
+            Limit::Errors => "limited by errors",
+            Limit::ListenQueue => "limited by the listen queue",
+            Limit::SynRetries => "limited by dropped connection attempts",
+            Limit::Generator => "generator-bound",
+            Limit::LatencyFloor => "limited by a latency floor",
+            Limit::Server => "server-bound",
+        }
+    }
+    /// A table cell ("bound by" column of a sweep).
+    pub fn short(self) -> &'static str {
+        match self {
+            Limit::Errors => "errors",
+            Limit::ListenQueue => "listen queue",
+            Limit::SynRetries => "SYN retries",
+            Limit::Generator => "generator",
+            Limit::LatencyFloor => "latency floor",
+            Limit::Server => "server",
+        }
+    }
+}
+
+/// One finding: what limited the run, the numbers that show it, what to do.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    pub limit: Limit,
+    pub evidence: String,
+    pub advice: String,
+}
+
+/// The server's CPU over the run, when its process is known.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServerUse {
+    /// User + system CPU time of its process tree during the run.
+    pub cpu: Duration,
+    /// The CPUs it may run on ("CPU 0", "CPUs 0-1").
+    pub cpus: Vec<usize>,
+}
+
+/// Everything the rules read.
+pub struct Inputs<'a> {
+    pub result: &'a RunResult,
+    pub max_error_pct: f64,
+    pub watched: &'a Watched,
+    pub server: Option<ServerUse>,
+}
+
+/// A run's diagnosis: the verdict (None when nothing is known to bind it), and the findings.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnosis {
+    pub verdict: Option<Limit>,
+    pub findings: Vec<Finding>,
+    /// The server's busy share of its CPUs (0..=1), when known.
+    pub server_busy: Option<f64>,
+}
+
+/// At or above this share of a CPU (running, or running plus waiting for it) a thread is saturated.
+pub const SATURATED: f64 = 0.9;
+/// A load thread that waited in the run queue at least this share of the run, and longer than it ran, was
+/// held back by another program on its CPU: its latencies and rates include that wait.
+pub const WAITED: f64 = 0.2;
+/// Connect times at or above this are SYN retries (Linux retries a lost SYN after 1 s, then 3 s).
+const SYN_RETRY_US: u64 = 900_000;
+/// Delayed-ACK timers: Linux's 40 ms minimum, and the 200 ms of BSD-derived and Windows stacks.
+const FLOORS_MS: [f64; 2] = [40.0, 200.0];
+
+pub fn diagnose(i: &Inputs) -> Diagnosis {
+    let server_busy = i.server.as_ref().map(|s| busy_share(s, i.result));
+    let mut findings: Vec<Finding> = [
+        errors(i),
+        listen_queue(i),
+        generator(i),
+        latency_floor(i, server_busy),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !findings.iter().any(|f| f.limit == Limit::ListenQueue) {
+        findings.extend(syn_retries(i));
+    }
+    findings.sort_by_key(|f| f.limit);
+    let verdict = findings.first().map(|f| f.limit).or_else(|| {
+        server_busy
+            .filter(|b| *b >= SATURATED)
+            .map(|_| Limit::Server)
+    });
+    Diagnosis {
+        verdict,
+        findings,
+        server_busy,
+    }
+}
+
+fn busy_share(s: &ServerUse, r: &RunResult) -> f64 {
+    s.cpu.as_secs_f64() / r.elapsed.as_secs_f64().max(1e-9) / s.cpus.len().max(1) as f64
+}
+
+fn errors(i: &Inputs) -> Option<Finding> {
+    let r = i.result;
+    if r.attempted() == 0 || r.error_pct() <= i.max_error_pct {
+        return None;
+    }
+    let f = r.failed;
+    let mut evidence = format!(
+        "{:.1} % of {} requests were errors: {} non-2xx answers, failed: {} connect, {} receive, {} length, {} exceptions",
+        r.error_pct(),
+        r.attempted(),
+        r.non_2xx,
+        f.connect,
+        f.receive,
+        f.length,
+        f.exceptions
+    );
+    if let Some(e) = &r.first_error {
+        evidence.push_str(&format!(" (first: {e})"));
+    }
+    let advice = match r.first_error.as_deref().map(crate::errno::classify) {
+        Some(Some(kind)) if r.non_2xx < f.total() => kind.advice(),
+        _ if r.non_2xx >= f.total() => {
+            "the server answered with errors (e.g. 503 when it sheds load): the figures are its error path, not its service; check its logs and limits, or lower -c"
+        }
+        _ => "the figures describe failures, not service: see the failure classes above",
+    };
+    Some(Finding {
+        limit: Limit::Errors,
+        evidence,
+        advice: advice.to_string(),
+    })
+}
+
+/// Connections that took a SYN retry or more to set up, and their share.
+fn slow_connects(r: &RunResult) -> (u64, f64) {
+    let h = &r.histograms.connect;
+    let slow = h.count_between(SYN_RETRY_US, h.max().max(SYN_RETRY_US));
+    (slow, slow as f64 * 100.0 / r.connections.max(1) as f64)
+}
+
+fn listen_queue(i: &Inputs) -> Option<Finding> {
+    let tcp = &i.watched.tcp;
+    let (overflows, drops) = (
+        tcp.get("TcpExt.ListenOverflows"),
+        tcp.get("TcpExt.ListenDrops"),
+    );
+    // The counters are host-wide: they count as this run's evidence only when its own connections
+    // show the drops (a connect or a request that waited out a retransmission timer, or failed).
+    let r = i.result;
+    let felt = r.histograms.total.max() >= SYN_RETRY_US
+        || r.histograms.connect.max() >= SYN_RETRY_US
+        || r.failed.connect > 0;
+    if (overflows == 0 && drops == 0) || !felt {
+        return None;
+    }
+    let mut evidence = format!(
+        "listen queue overflowed {overflows} times, {drops} SYNs dropped (ListenOverflows, ListenDrops; host-wide)"
+    );
+    let (slow, pct) = slow_connects(i.result);
+    if slow > 0 {
+        evidence.push_str(&format!(
+            "; connect times show SYN retries: {slow} connections ({pct:.1} %) took 1 s or more"
+        ));
+    }
+    Some(Finding {
+        limit: Limit::ListenQueue,
+        evidence,
+        advice: "the server's accept backlog is too small or it accepts too slowly: raise its listen backlog (and net.core.somaxconn), or let it accept more per wake-up".into(),
+    })
+}
+
+fn syn_retries(i: &Inputs) -> Option<Finding> {
+    let (slow, pct) = slow_connects(i.result);
+    if slow == 0 {
+        return None;
+    }
+    let retrans = i.watched.tcp.get("TcpExt.TCPSynRetrans");
+    Some(Finding {
+        limit: Limit::SynRetries,
+        evidence: format!(
+            "{slow} connections ({pct:.1} %) took 1 s or more to connect, the SYN retry timer ({retrans} SYNs retransmitted, host-wide)"
+        ),
+        advice: "SYNs were dropped, usually by a full listen queue on the server's host: raise the server's backlog, or look for a firewall or rate limit".into(),
+    })
+}
+
+fn generator(i: &Inputs) -> Option<Finding> {
+    let t = i.watched.threads.first()?;
+    let on = t.cpu.map_or("its CPU".to_string(), |c| format!("CPU {c}"));
+    let n = i.watched.threads.len();
+    let (evidence, advice) = if t.busy >= SATURATED {
+        (
+            format!("the busiest of {n} load threads used {:.0} % of {on}", t.busy * 100.0),
+            "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines",
+        )
+    } else if t.waited >= WAITED && t.waited >= t.busy {
+        (
+            format!(
+                "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {on}, which another program was using",
+                t.busy * 100.0,
+                t.waited * 100.0
+            ),
+            "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)",
+        )
+    } else {
+        return None;
+    };
+    Some(Finding {
+        limit: Limit::Generator,
+        evidence,
+        advice: advice.into(),
+    })
+}
+
+fn latency_floor(i: &Inputs, server_busy: Option<f64>) -> Option<Finding> {
+    let r = i.result;
+    if r.complete < 10 || server_busy.is_some_and(|b| b >= 0.5) {
+        return None;
+    }
+    let (p10, p50) = (r.latency_ms(0.10), r.latency_ms(0.50));
+    let floor = FLOORS_MS
+        .into_iter()
+        .find(|f| p10 >= 0.85 * f && p50 <= 1.5 * f)?;
+    Some(Finding {
+        limit: Limit::LatencyFloor,
+        evidence: format!(
+            "the fastest 10 % of responses took {p10:.1} ms or more (median {p50:.1} ms): a floor near {floor:.0} ms caps each connection at {:.0} hits/s",
+            1000.0 / floor
+        ),
+        advice: "TCP's delayed ACK meeting Nagle: the server writes its answer in pieces (headers, then body); have it send them in one write, or set TCP_NODELAY".into(),
+    })
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;

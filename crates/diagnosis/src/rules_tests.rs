@@ -1,0 +1,174 @@
+//! The rules on hand-made inputs: each fires on its evidence and stays silent without it.
+
+use super::*;
+use crate::kernel::TcpCounters;
+use crate::watch::LoadThread;
+
+/// A clean run: `n` requests of `latency_us` each over one second, one connection each.
+fn run(n: u64, latency_us: u64) -> RunResult {
+    let mut r = RunResult {
+        complete: n,
+        connections: n,
+        elapsed: Duration::from_secs(1),
+        latency_sum_us: (n * latency_us) as u128,
+        ..Default::default()
+    };
+    for _ in 0..n {
+        r.histograms.total.record(latency_us).unwrap();
+        r.histograms.connect.record(50).unwrap();
+    }
+    r
+}
+
+fn diagnose_with(r: &RunResult, w: &Watched, server: Option<ServerUse>) -> Diagnosis {
+    diagnose(&Inputs {
+        result: r,
+        max_error_pct: 1.0,
+        watched: w,
+        server,
+    })
+}
+
+fn tcp(pairs: &[(&str, u64)]) -> TcpCounters {
+    TcpCounters(pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+}
+
+#[test]
+fn a_clean_run_has_no_finding_and_no_verdict() {
+    let d = diagnose_with(&run(1000, 300), &Watched::default(), None);
+    assert_eq!(d.verdict, None);
+    assert!(d.findings.is_empty());
+    assert_eq!(crate::render::headline(&d), "no problem found");
+}
+
+#[test]
+fn a_busy_server_without_problems_is_server_bound() {
+    let server = ServerUse {
+        cpu: Duration::from_millis(950),
+        cpus: vec![0],
+    };
+    let d = diagnose_with(&run(1000, 300), &Watched::default(), Some(server));
+    assert_eq!(d.verdict, Some(Limit::Server));
+    assert!(d.findings.is_empty());
+    assert!(crate::render::headline(&d).starts_with("no problem found; server-bound"));
+}
+
+#[test]
+fn errors_above_the_threshold_name_their_classes_and_errno() {
+    let mut r = run(100, 300);
+    r.failed.connect = 20;
+    r.first_error = Some(format!(
+        "connect: {}",
+        std::io::Error::from_raw_os_error(libc::EADDRNOTAVAIL)
+    ));
+    let d = diagnose_with(&r, &Watched::default(), None);
+    assert_eq!(d.verdict, Some(Limit::Errors));
+    assert!(d.findings[0].evidence.contains("20 connect"));
+    assert!(d.findings[0].advice.contains("ephemeral ports"));
+    let mut r = run(100, 300);
+    r.failed.connect = 1; // 1 % is within the threshold
+    assert!(diagnose_with(&r, &Watched::default(), None)
+        .findings
+        .is_empty());
+}
+
+#[test]
+fn listen_overflows_count_only_when_this_run_felt_them() {
+    let w = Watched {
+        tcp: tcp(&[
+            ("TcpExt.ListenOverflows", 3214),
+            ("TcpExt.ListenDrops", 3214),
+        ]),
+        threads: vec![],
+    };
+    // Someone else's overflows: our connects were all fast.
+    assert!(diagnose_with(&run(100, 300), &w, None).findings.is_empty());
+    let mut r = run(100, 300);
+    r.histograms.connect.record(1_003_000).unwrap();
+    let d = diagnose_with(&r, &w, None);
+    assert_eq!(d.verdict, Some(Limit::ListenQueue));
+    assert_eq!(
+        d.findings.len(),
+        1,
+        "SYN retries are part of the listen-queue finding"
+    );
+    assert!(d.findings[0].evidence.contains("overflowed 3214 times"));
+    assert!(d.findings[0].evidence.contains("1 connections"));
+}
+
+#[test]
+fn slow_connects_without_counters_are_syn_retries() {
+    let mut r = run(100, 300);
+    for _ in 0..5 {
+        r.histograms.connect.record(3_001_000).unwrap();
+    }
+    let d = diagnose_with(&r, &Watched::default(), None);
+    assert_eq!(d.verdict, Some(Limit::SynRetries));
+    assert!(d.findings[0].evidence.contains("5 connections (5.0 %)"));
+}
+
+#[test]
+fn a_saturated_or_starved_load_thread_is_generator_bound() {
+    let thread = |busy, waited| Watched {
+        tcp: TcpCounters::default(),
+        threads: vec![LoadThread {
+            busy,
+            waited,
+            cpu: Some(1),
+        }],
+    };
+    let r = run(1000, 300);
+    let d = diagnose_with(&r, &thread(0.98, 0.01), None);
+    assert_eq!(d.verdict, Some(Limit::Generator));
+    assert!(d.findings[0].evidence.contains("98 % of CPU 1"));
+    // A short wake-up delay now and then on a shared machine is not a finding.
+    assert!(diagnose_with(&r, &thread(0.02, 0.15), None)
+        .findings
+        .is_empty());
+    let d = diagnose_with(&r, &thread(0.3, 0.5), None);
+    assert!(d.findings[0].evidence.contains("another program was using"));
+    assert!(diagnose_with(&r, &thread(0.5, 0.1), None)
+        .findings
+        .is_empty());
+    assert!(diagnose_with(&r, &thread(0.6, 0.3), None)
+        .findings
+        .is_empty());
+}
+
+#[test]
+fn a_latency_floor_near_40_or_200_ms_is_named_unless_the_server_is_busy() {
+    let d = diagnose_with(&run(100, 40_500), &Watched::default(), None);
+    assert_eq!(d.verdict, Some(Limit::LatencyFloor));
+    assert!(d.findings[0].evidence.contains("near 40 ms"));
+    let d = diagnose_with(&run(100, 201_000), &Watched::default(), None);
+    assert!(d.findings[0].evidence.contains("near 200 ms"));
+    // Latencies spread from 1 ms up: no floor.
+    let mut r = run(50, 1000);
+    for _ in 0..50 {
+        r.histograms.total.record(45_000).unwrap();
+    }
+    assert!(diagnose_with(&r, &Watched::default(), None)
+        .findings
+        .is_empty());
+    // A saturated server explains its latency itself.
+    let server = ServerUse {
+        cpu: Duration::from_millis(900),
+        cpus: vec![0],
+    };
+    let d = diagnose_with(&run(100, 40_500), &Watched::default(), Some(server));
+    assert_eq!(d.verdict, Some(Limit::Server));
+}
+
+#[test]
+fn the_most_decisive_finding_gives_the_verdict() {
+    let mut r = run(100, 40_500);
+    r.non_2xx = 100;
+    let d = diagnose_with(&r, &Watched::default(), None);
+    assert_eq!(d.verdict, Some(Limit::Errors));
+    assert_eq!(d.findings.len(), 2);
+    let text = crate::render::section(&d);
+    assert!(
+        text.starts_with("\nDiagnosis: limited by errors\n  - "),
+        "{text}"
+    );
+}

@@ -1,0 +1,179 @@
+//! Watching a run from the outside: the kernel's TCP counters before and after, and every thread
+//! the run starts in this process (the engine's load threads) sampled from
+//! `/proc/self/task/TID/schedstat` — the time it ran and the time it waited in the run queue for a
+//! CPU — and `/proc/self/task/TID/stat` (the CPU it last ran on). The engine is not touched: threads
+//! that existed before `Watch::start` are left out, new ones are followed until they end.
+
+use crate::kernel::TcpCounters;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How often the sampler looks at the threads: a thread's last 20 ms go unseen at most.
+const EVERY: Duration = Duration::from_millis(20);
+
+/// One load thread as the scheduler saw it over the part of its life that was sampled.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct LoadThread {
+    /// Share of the wall-clock time it was running (CPU time ÷ time watched).
+    pub busy: f64,
+    /// Share of the wall-clock time it was runnable but waiting for a CPU (run-queue delay).
+    pub waited: f64,
+    /// The CPU it last ran on.
+    pub cpu: Option<usize>,
+}
+
+/// What was measured around one run.
+#[derive(Clone, Debug, Default)]
+pub struct Watched {
+    /// Kernel TCP counters, after − before (host-wide).
+    pub tcp: TcpCounters,
+    /// Threads the run started, busiest first.
+    pub threads: Vec<LoadThread>,
+}
+
+/// A watch in progress: start it right before the engine runs and finish it right after.
+pub struct Watch {
+    tcp: TcpCounters,
+    stop: Arc<AtomicBool>,
+    sampler: Option<JoinHandle<Vec<LoadThread>>>,
+}
+
+impl Watch {
+    pub fn start() -> Watch {
+        let known = task_ids();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let sampler = std::thread::Builder::new()
+            .name("diagnosis".into())
+            .spawn(move || sample(known, &flag))
+            .ok();
+        Watch {
+            tcp: TcpCounters::read(),
+            stop,
+            sampler,
+        }
+    }
+
+    pub fn finish(mut self) -> Watched {
+        let tcp = TcpCounters::read().since(&self.tcp);
+        self.stop.store(true, Ordering::Relaxed);
+        let mut threads = self
+            .sampler
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
+        threads.sort_by(|a, b| (b.busy + b.waited).total_cmp(&(a.busy + a.waited)));
+        Watched { tcp, threads }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// First and last reading of one thread.
+struct Seen {
+    first: (Instant, Sched),
+    last: (Instant, Sched),
+}
+
+#[derive(Clone, Copy)]
+struct Sched {
+    ran_ns: u64,
+    waited_ns: u64,
+    cpu: Option<usize>,
+}
+
+fn sample(mut known: BTreeSet<u32>, stop: &AtomicBool) -> Vec<LoadThread> {
+    // SAFETY: gettid has no arguments and cannot fail.
+    known.insert(unsafe { libc::gettid() } as u32);
+    let mut seen: BTreeMap<u32, Seen> = BTreeMap::new();
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        for tid in task_ids().difference(&known) {
+            let Some(s) = sched(*tid) else { continue };
+            seen.entry(*tid)
+                .and_modify(|e| e.last = (now, s))
+                .or_insert(Seen {
+                    first: (now, s),
+                    last: (now, s),
+                });
+        }
+        std::thread::sleep(EVERY);
+    }
+    seen.values().filter_map(share).collect()
+}
+
+/// A thread's shares of the time between its first and last reading (None if it was seen once).
+fn share(s: &Seen) -> Option<LoadThread> {
+    let wall = s.last.0.duration_since(s.first.0).as_nanos() as f64;
+    if wall < EVERY.as_nanos() as f64 * 2.0 {
+        return None;
+    }
+    let (a, b) = (s.first.1, s.last.1);
+    Some(LoadThread {
+        busy: b.ran_ns.saturating_sub(a.ran_ns) as f64 / wall,
+        waited: b.waited_ns.saturating_sub(a.waited_ns) as f64 / wall,
+        cpu: b.cpu,
+    })
+}
+
+fn task_ids() -> BTreeSet<u32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// schedstat's "ran ns, waited ns, timeslices" and the CPU from stat's 39th field.
+fn sched(tid: u32) -> Option<Sched> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
+    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
+    let (ran_ns, waited_ns) = (f.next()??, f.next()??);
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at field 3; the CPU is field 39.
+    let cpu = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(36)?.parse().ok());
+    Some(Sched {
+        ran_ns,
+        waited_ns,
+        cpu,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread spinning for 300 ms is seen as a busy load thread; threads older than the watch are not.
+    #[test]
+    fn a_spinning_thread_started_during_the_watch_is_seen_busy() {
+        let watch = Watch::start();
+        let t = std::thread::spawn(|| {
+            let end = Instant::now() + Duration::from_millis(300);
+            let mut x = 0u64;
+            while Instant::now() < end {
+                x = x.wrapping_add(1);
+            }
+            x
+        });
+        t.join().unwrap();
+        let w = watch.finish();
+        // Sorted busiest first; other tests' short-lived threads may be listed after it.
+        let busy = w.threads.first().map(|t| t.busy + t.waited);
+        assert!(
+            busy > Some(0.8),
+            "spinning thread ran or waited {busy:?}: {:?}",
+            w.threads
+        );
+        assert!(w.tcp.present());
+    }
+}

@@ -1,0 +1,222 @@
+//! The wiring of `webstand_diagnosis` into the measuring commands: a [`Diagnosing`] observer that
+//! wraps any lab observer and watches each measured run (kernel counters, load threads, the server's
+//! CPU when its process is known), and the one-line refusal of a concurrency the open-files limit
+//! cannot hold.
+
+use anyhow::{bail, Result};
+use std::sync::Arc;
+use webstand_diagnosis::{render, Diagnosis, Inputs, ServerUse, Watch, Watched};
+use webstand_engine::{CpuTime, Live, Plan, RunResult};
+use webstand_lab::compare::CompareObserver;
+use webstand_lab::procstat;
+use webstand_lab::sweep::{Level, Observer};
+
+/// Refuses, before anything runs, a concurrency the open-files hard limit cannot hold.
+pub fn check_open_files(clients: usize) -> Result<()> {
+    webstand_diagnosis::limits::check_open_files(clients as u64).map_err(anyhow::Error::msg)
+}
+
+/// A server process to watch: `--server-pid`, the embedded server or a lab server.
+#[derive(Clone, Copy)]
+pub struct ServerProcess(pub i32);
+
+impl ServerProcess {
+    /// Checks that `pid` names a running process.
+    pub fn given(pid: i32) -> Result<ServerProcess> {
+        if pid <= 0 || procstat::stat(pid).is_none() {
+            bail!("--server-pid {pid}: no such process");
+        }
+        Ok(ServerProcess(pid))
+    }
+}
+
+/// A watch of one run: the load threads and kernel counters, and the server's CPU at the start.
+pub struct RunWatch {
+    watch: Watch,
+    server: Option<(ServerProcess, CpuTime)>,
+}
+
+impl RunWatch {
+    pub fn start(server: Option<ServerProcess>) -> RunWatch {
+        RunWatch {
+            server: server.map(|s| (s, procstat::tree_cpu(s.0))),
+            watch: Watch::start(),
+        }
+    }
+    /// Ends the watch: what was seen, and the server's CPU over the run.
+    pub fn finish(self) -> RunEvidence {
+        let server = self.server.map(|(s, before)| ServerUse {
+            cpu: procstat::cpu_delta(before, procstat::tree_cpu(s.0)).total(),
+            cpus: cpus_allowed(s.0),
+        });
+        RunEvidence {
+            watched: self.watch.finish(),
+            server,
+        }
+    }
+}
+
+/// What a [`RunWatch`] gathered.
+#[derive(Clone, Default)]
+pub struct RunEvidence {
+    pub watched: Watched,
+    pub server: Option<ServerUse>,
+}
+
+impl RunEvidence {
+    pub fn diagnose(&self, result: &RunResult, max_error_pct: f64) -> Diagnosis {
+        webstand_diagnosis::diagnose(&Inputs {
+            result,
+            max_error_pct,
+            watched: &self.watched,
+            server: self.server.clone(),
+        })
+    }
+}
+
+/// The CPUs `pid` may run on (`Cpus_allowed_list` in /proc/PID/status, e.g. "0", "0-1,3").
+fn cpus_allowed(pid: i32) -> Vec<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let list = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("");
+    let mut cpus = Vec::new();
+    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
+            cpus.extend(a..=b);
+        }
+    }
+    cpus
+}
+
+/// One diagnosed level: the series it belongs to (compare's "server/workload", empty for a sweep).
+#[derive(Clone)]
+pub struct Diagnosed {
+    pub series: String,
+    pub clients: usize,
+    pub diagnosis: Diagnosis,
+    pub evidence: RunEvidence,
+    /// Kept for compare, whose server CPU arrives after the level (`server_figures`).
+    result: RunResult,
+}
+
+/// A lab observer that passes everything on to `inner` and diagnoses each measured level.
+pub struct Diagnosing<'a, O: ?Sized> {
+    pub inner: &'a mut O,
+    server: Option<ServerProcess>,
+    max_error_pct: f64,
+    watch: Option<RunWatch>,
+    last: RunEvidence,
+    series: String,
+    /// The CPUs of the servers the lab starts (their CPU time comes from `server_figures`).
+    pub lab_cpus: Vec<usize>,
+    /// Every measured level, in order.
+    pub levels: Vec<Diagnosed>,
+}
+
+impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
+    pub fn new(inner: &'a mut O, server: Option<ServerProcess>, max_error_pct: f64) -> Self {
+        Diagnosing {
+            inner,
+            server,
+            max_error_pct,
+            watch: None,
+            last: RunEvidence::default(),
+            series: String::new(),
+            lab_cpus: Vec::new(),
+            levels: Vec::new(),
+        }
+    }
+    /// The Diagnosis section of a sweep: one line per level, then each level's findings.
+    pub fn section(&self) -> String {
+        let mut out = String::from("\nDiagnosis:\n");
+        for l in &self.levels {
+            out.push_str(&format!(
+                "  {} clients: {}\n",
+                l.clients,
+                render::headline(&l.diagnosis)
+            ));
+            out.push_str(&findings(&l.diagnosis, "    "));
+        }
+        out
+    }
+    /// The level `clients` of `series`, if it was measured.
+    pub fn level(&self, series: &str, clients: usize) -> Option<&Diagnosed> {
+        self.levels
+            .iter()
+            .find(|l| l.series == series && l.clients == clients)
+    }
+    pub fn json(&self) -> serde_json::Value {
+        self.levels.iter().map(level_json).collect()
+    }
+}
+
+/// One finding a line, each line starting with `indent`.
+pub fn findings(d: &Diagnosis, indent: &str) -> String {
+    d.findings
+        .iter()
+        .map(|f| format!("{indent}- {}: {}\n", f.evidence, f.advice))
+        .collect()
+}
+
+pub fn level_json(l: &Diagnosed) -> serde_json::Value {
+    let mut v = render::json(&l.diagnosis, &l.evidence.watched);
+    v["clients"] = l.clients.into();
+    if !l.series.is_empty() {
+        v["series"] = l.series.clone().into();
+    }
+    v
+}
+
+impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
+    fn live(&mut self) -> Arc<Live> {
+        self.inner.live()
+    }
+    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        self.inner.run_starting(label, plan, live);
+        self.watch = Some(RunWatch::start(self.server));
+    }
+    fn run_ended(&mut self) {
+        if let Some(w) = self.watch.take() {
+            self.last = w.finish();
+        }
+        self.inner.run_ended();
+    }
+    fn level_done(&mut self, level: &Level) -> Result<()> {
+        let evidence = std::mem::take(&mut self.last);
+        self.levels.push(Diagnosed {
+            series: self.series.clone(),
+            clients: level.clients,
+            diagnosis: evidence.diagnose(&level.result, self.max_error_pct),
+            evidence,
+            result: level.result.clone(),
+        });
+        self.inner.level_done(level)
+    }
+}
+
+impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
+    fn series(&mut self, server: &str, version: &str, workload: &str) {
+        self.series = format!("{server}/{workload}");
+        self.inner.series(server, version, workload);
+    }
+    fn note(&mut self, line: &str) {
+        self.inner.note(line)
+    }
+    fn stop_requested(&self) -> bool {
+        self.inner.stop_requested()
+    }
+    /// The lab measured the server of the level just done: diagnose it again with that CPU.
+    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
+        if let Some(l) = self.levels.last_mut().filter(|l| l.clients == clients) {
+            l.evidence.server = Some(ServerUse {
+                cpu: cpu.total(),
+                cpus: self.lab_cpus.clone(),
+            });
+            l.diagnosis = l.evidence.diagnose(&l.result, self.max_error_pct);
+        }
+        self.inner.server_figures(clients, cpu, peak_rss_kib)
+    }
+}

@@ -1,0 +1,443 @@
+//! The Diagnosis section, each finding provoked by a real server over loopback: a listen backlog of
+//! 1 with slow accepts, headers and body in two writes with Nagle on, a generator sharing its core
+//! with a busy loop, a server answering 503, a concurrency beyond the open-files limit — and a
+//! healthy run against `webstand serve` that reports no problem.
+
+mod common;
+
+use common::*;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One test at a time: the busy loops of the generator tests would otherwise starve the others'
+/// load threads, and the kernel counters are host-wide.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How a test server answers each request on a connection.
+#[derive(Clone, Copy)]
+enum Answer {
+    /// Headers and body in two writes (Nagle left on), keep-alive.
+    TwoWrites,
+    /// 503 in one write, keep-alive.
+    Unavailable,
+    /// 200 in one write, then close.
+    OkClose,
+}
+
+/// An in-test HTTP server: a listener with `backlog`, an accept loop that waits `accept_delay`
+/// after each accept, a thread per connection answering as `answer` says. Stops when dropped.
+struct TestServer {
+    addr: SocketAddr,
+    accepted: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl TestServer {
+    fn start(backlog: i32, accept_delay: Duration, answer: Answer) -> TestServer {
+        let sock =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        sock.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+            .unwrap();
+        sock.listen(backlog).unwrap();
+        let listener: TcpListener = sock.into();
+        let addr = listener.local_addr().unwrap();
+        let (accepted, stop) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (count, flag) = (accepted.clone(), stop.clone());
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(s) = s else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || converse(s, answer));
+                // The slow accept: the point of the backlog test (not a wait for readiness).
+                std::thread::sleep(accept_delay);
+            }
+        });
+        TestServer {
+            addr,
+            accepted,
+            stop,
+        }
+    }
+    fn url(&self) -> String {
+        format!("http://{}/x", self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr); // wakes the accept loop so it sees the flag
+    }
+}
+
+/// Answers every request on `s` until the client closes.
+fn converse(mut s: TcpStream, answer: Answer) {
+    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            pending.drain(..end + 4);
+            let done = match answer {
+                Answer::TwoWrites => s
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
+                    .and_then(|_| s.write_all(b"hello")),
+                Answer::Unavailable => s.write_all(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+                ),
+                Answer::OkClose => {
+                    let _ = s.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+                    );
+                    return;
+                }
+            };
+            if done.is_err() {
+                return;
+            }
+        }
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+/// `webstand bench ARGS… --json` (bounded) and its diagnosis.
+fn bench_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let mut all = vec!["bench", "-q", "--json"];
+    all.extend_from_slice(args);
+    let out = run_with_timeout(&all, Duration::from_secs(60));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    (out, v["diagnosis"].clone())
+}
+
+fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> &'a serde_json::Value {
+    d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["limit"] == limit)
+        .unwrap_or_else(|| panic!("no {limit} finding in {d:#}"))
+}
+
+#[test]
+fn a_listen_backlog_of_one_with_slow_accepts_is_named_with_syn_retries() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(1, Duration::from_millis(10), Answer::OkClose);
+    let (_out, d) = bench_json(&["-c", "12", "-n", "60", "-s", "20", &server.url()]);
+    assert_eq!(d["verdict"], "listen queue", "{d:#}");
+    let f = finding(&d, "listen-queue");
+    let overflows = d["evidence"]["tcp_counters_host_wide"]["TcpExt.ListenOverflows"]
+        .as_u64()
+        .unwrap();
+    assert!(overflows > 0, "{d:#}");
+    let text = f["evidence"].as_str().unwrap();
+    assert!(text.contains("host-wide"), "{text}");
+    assert!(text.contains("SYN retries"), "{text}");
+    assert!(f["advice"].as_str().unwrap().contains("backlog"));
+}
+
+#[test]
+fn headers_and_body_in_two_writes_show_the_delayed_ack_floor() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::TwoWrites);
+    let out = run_with_timeout(
+        &["bench", "-q", "-k", "-c", "1", "-n", "40", &server.url()],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("Diagnosis: limited by a latency floor"),
+        "{text}"
+    );
+    assert!(text.contains("a floor near 40 ms"), "{text}");
+    assert!(text.contains("Nagle"), "{text}");
+}
+
+#[test]
+fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
+    let _serial = one_at_a_time();
+    let taskset = require("taskset");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
+    let serve = serve(dir.path(), &["--threads", "1"]);
+    pin_threads(serve.child.id(), 0);
+    let hog = Running {
+        child: Command::new(&taskset)
+            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .unwrap(),
+        addr: serve.addr,
+    };
+    let url = format!("http://{}/index.html", serve.addr);
+    let mut bench = webstand();
+    bench.args([
+        "bench",
+        "-q",
+        "--json",
+        "-k",
+        "-c",
+        "16",
+        "--threads",
+        "1",
+        "-d",
+        "2s",
+        &url,
+    ]);
+    // SAFETY: sched_setaffinity on the child between fork and exec touches only its own state.
+    unsafe {
+        bench.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(1, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+            Ok(())
+        });
+    }
+    let out = bench.stderr(Stdio::piped()).output().unwrap();
+    drop(hog);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let d = &v["diagnosis"];
+    assert_eq!(d["verdict"], "generator", "{d:#}");
+    let f = finding(d, "generator");
+    let text = f["evidence"].as_str().unwrap();
+    assert!(text.contains("CPU 1"), "{text}");
+    assert!(text.contains("another program was using"), "{text}");
+}
+
+/// Pins every thread of process `pid` to `cpu` (sched_setaffinity of a pid moves only one thread).
+fn pin_threads(pid: u32, cpu: usize) {
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let tid: i32 = task.unwrap().file_name().to_str().unwrap().parse().unwrap();
+        // SAFETY: a zeroed cpu_set_t is valid; sched_setaffinity reads only the set we pass.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+#[test]
+fn a_server_answering_503_is_limited_by_errors() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::Unavailable);
+    let (out, d) = bench_json(&["-k", "-c", "2", "-n", "50", &server.url()]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "nothing succeeded: {}",
+        stderr(&out)
+    );
+    assert_eq!(d["verdict"], "errors", "{d:#}");
+    let text = finding(&d, "errors")["evidence"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(text.contains("100.0 % of 50 requests"), "{text}");
+    assert!(text.contains("50 non-2xx"), "{text}");
+}
+
+#[test]
+fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
+    let mut bench = webstand();
+    bench.args(["bench", "-q", "-c", "1000", "-n", "1000", &server.url()]);
+    // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
+    unsafe {
+        bench.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 256,
+                rlim_max: 256,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            Ok(())
+        });
+    }
+    let out = bench.output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        err.contains("open-files limit (RLIMIT_NOFILE) is 256"),
+        "{err}"
+    );
+    assert!(err.contains("ulimit -n 1064"), "{err}");
+    assert!(!stdout(&out).contains("Benchmarking"), "nothing ran");
+    assert_eq!(
+        server.accepted.load(Ordering::SeqCst),
+        0,
+        "no connection was made"
+    );
+}
+
+#[test]
+fn a_healthy_run_against_webstand_serve_reports_no_problem() {
+    let _serial = one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
+    let serve = serve(dir.path(), &[]);
+    let pid = serve.child.id().to_string();
+    let url = format!("http://{}/index.html", serve.addr);
+    let out = run_with_timeout(
+        &[
+            "bench",
+            "-q",
+            "-c",
+            "4",
+            "--rate",
+            "200",
+            "-d",
+            "1s",
+            "--server-pid",
+            &pid,
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Diagnosis:"))
+        .unwrap_or_else(|| panic!("no Diagnosis line: {text}"));
+    assert!(
+        line.starts_with("Diagnosis: no problem found (the server used"),
+        "{line}"
+    );
+    assert!(!text.contains("  - "), "no finding lines: {text}");
+}
+
+#[test]
+fn a_sweep_names_what_bound_each_level() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::TwoWrites);
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "-q",
+            "-k",
+            "-c",
+            "1,2",
+            "-n",
+            "30",
+            "--warmup",
+            "0",
+            &server.url(),
+        ],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    assert!(text.contains("\nDiagnosis:\n"), "{text}");
+    for c in [1, 2] {
+        assert!(
+            text.contains(&format!("  {c} clients: limited by a latency floor")),
+            "{text}"
+        );
+    }
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "-q",
+            "--json",
+            "-c",
+            "1",
+            "-n",
+            "20",
+            "--warmup",
+            "0",
+            &server.url(),
+        ],
+        Duration::from_secs(60),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["diagnosis"][0]["clients"], 1, "{v:#}");
+    assert!(v["diagnosis"][0]["summary"].is_string(), "{v:#}");
+}
+
+#[test]
+fn compare_flags_a_peak_the_generator_bound() {
+    let _serial = one_at_a_time();
+    let taskset = require("taskset");
+    let hog = Command::new(&taskset)
+        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    let hog = Running {
+        child: hog,
+        addr: "127.0.0.1:9".parse().unwrap(),
+    };
+    let out = run_with_timeout(
+        &[
+            "compare",
+            "-q",
+            "--db",
+            &db_path("compare.db"),
+            "--servers",
+            "builtin",
+            "--workloads",
+            "2k",
+            "-c",
+            "32",
+            "-d",
+            "1s",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+        ],
+        Duration::from_secs(120),
+    );
+    drop(hog);
+    let text = stdout(&out);
+    assert!(
+        text.contains("builtin/2k at 32 clients: generator-bound"),
+        "{text}\n{}",
+        stderr(&out)
+    );
+    assert!(text.contains("NOT the server's limit"), "{text}");
+}
+
+/// A fresh history file for one test.
+fn db_path(name: &str) -> String {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnosis-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_server_pid_that_names_no_process_is_refused() {
+    let _serial = one_at_a_time();
+    let out = run(&[
+        "bench",
+        "--server-pid",
+        "999999999",
+        "-n",
+        "1",
+        "http://127.0.0.1:9/",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--server-pid 999999999: no such process"));
+}
