@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # The distributed run's costs (docs/BENCHMARKS.md, "Distributed load on MPI"), on this 2-core machine:
-#   1. CPU per request of an MPI rank against one process on the same load: `webstand serve` pinned
-#      to CPU 0, the generator to CPU 1, one load thread each, keep-alive; runs interleaved, medians
-#      of 3. (a) one rank (mpirun -np 1) against one process, both -c 8 -n N; (b) two ranks sharing
-#      CPU 1 (-c 8 -n N split, 4 connections each) against one process with one rank's share
-#      (-c 4 -n N/2); (c) the same two ranks against one process with the whole load (-c 8 -n N);
+#   1. CPU per request of each MPI rank against one process on the same load (-c 8 -k, N requests in
+#      all): `webstand serve` pinned to CPU 0, the generator (the process, or mpirun's 2 ranks) to
+#      CPU 1, one load thread each; runs interleaved, medians of 3;
 #   2. what the start protocol and the merge add to a run (`protocol_ms`) and the start skew, over
 #      4 ranks, medians of 5 short runs.
 # Needs the MPI build: cargo build --release --features mpi. Run it under /work/wt/bin/quiet.
@@ -25,9 +23,6 @@ for i in 1 2 3; do
   taskset -c 1 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 8 -n "$N" "$url" > "$dir/single$i.json"
   taskset -c 1 "${mpi[@]}" -np 2 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 8 -n "$N" "$url" \
     > "$dir/ranks$i.json"
-  taskset -c 1 "${mpi[@]}" -np 1 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 8 -n "$N" "$url" \
-    > "$dir/one$i.json"
-  taskset -c 1 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 4 -n $((N / 2)) "$url" > "$dir/share$i.json"
 done
 for i in 1 2 3 4 5; do
   "${mpi[@]}" -np 4 "$W" --db "$dir/h.db" bench -q --json -k -c 8 -n 8000 "$url" > "$dir/proto$i.json"
@@ -37,12 +32,6 @@ import json, statistics, sys
 d = sys.argv[1]
 load = lambda f: json.load(open(f"{d}/{f}"))
 single = [load(f"single{i}.json")["cpu_us_per_request"] for i in (1, 2, 3)]
-one = [load(f"one{i}.json")["ranks"]["per_rank"][0]["cpu_us_per_request"] for i in (1, 2, 3)]
-share = [load(f"share{i}.json")["cpu_us_per_request"] for i in (1, 2, 3)]
-med = statistics.median
-print(f"(a) one rank (-np 1), CPU-us/request: {[round(x, 2) for x in one]} median {med(one):.2f}"
-      f" ratio to one process {med(one) / med(single):.3f}")
-print(f"(b) one process with a rank's share (-c 4), CPU-us/request: {[round(x, 2) for x in share]} median {med(share):.2f}")
 ranks = [load(f"ranks{i}.json") for i in (1, 2, 3)]
 per_rank = [[r["cpu_us_per_request"] for r in v["ranks"]["per_rank"]] for v in ranks]
 merged = [v["cpu_us_per_request"] for v in ranks]
@@ -50,7 +39,7 @@ print(f"single process, CPU-us/request: {[round(x, 2) for x in single]} median {
 for k in range(2):
     xs = [p[k] for p in per_rank]
     print(f"rank {k} of 2, CPU-us/request:  {[round(x, 2) for x in xs]} median {statistics.median(xs):.2f}"
-          f" ratio to (b) {med(xs) / med(share):.3f}, to the whole load {med(xs) / med(single):.3f}")
+          f" ratio {statistics.median(xs) / statistics.median(single):.3f}")
 print(f"merged (2 ranks), CPU-us/request: {[round(x, 2) for x in merged]} median {statistics.median(merged):.2f}"
       f" ratio {statistics.median(merged) / statistics.median(single):.3f}")
 proto = [load(f"proto{i}.json")["ranks"] for i in range(1, 6)]

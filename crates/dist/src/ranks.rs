@@ -34,11 +34,8 @@ const TAG_STOP: i32 = 4;
 const TAG_REPORT: i32 = 5;
 /// From the start instant's broadcast to the start: time for every rank to receive it and wake.
 const START_MARGIN: f64 = 0.005;
-/// How often a rank looks for messages while it waits for a command or a report.
+/// How often a rank looks for messages while its engine runs (and while it waits for a command).
 const POLL: Duration = Duration::from_micros(500);
-/// How often a rank looks for messages while its own engine runs: rarely enough that the wake-ups
-/// do not cost the load threads (it shares their cores), often enough that a stop is prompt.
-const RUN_POLL: Duration = Duration::from_millis(2);
 /// After a stop, how long rank 0 waits for the ranks' reports: under mpirun's ~1 s from its SIGTERM
 /// to its SIGKILL, so the merged report is printed before the kill.
 const GRACE: Duration = Duration::from_millis(600);
@@ -199,7 +196,7 @@ fn sync_with(root: &Process) -> f64 {
 }
 
 /// Runs one rank's share from the start instant `t0` (rank 0's clock), calling `tick` every
-/// [`RUN_POLL`] while the engine runs, and returns the rank's report.
+/// [`POLL`] while the engine runs, and returns the rank's report.
 fn run_share(
     rank: usize,
     plan: Option<Plan>,
@@ -222,7 +219,7 @@ fn run_share(
         let engine = s.spawn(|| webstand_engine::run(&plan, live.clone()));
         while !engine.is_finished() {
             tick();
-            std::thread::sleep(RUN_POLL);
+            std::thread::sleep(POLL);
         }
         engine
             .join()
