@@ -206,26 +206,38 @@ fn syn_retries(i: &Inputs) -> Option<Finding> {
     })
 }
 
+/// Generator-bound: a load thread busy ≥ 90 % of the run by the engine's own busy fraction (its CPU
+/// time ÷ elapsed, `RunResult::thread_busy`), or starved of its CPU by another program (schedstat).
 fn generator(i: &Inputs) -> Option<Finding> {
-    let t = i.watched.threads.first()?;
-    let on = t.cpu.map_or("its CPU".to_string(), |c| format!("CPU {c}"));
-    let n = i.watched.threads.len();
-    let (evidence, advice) = if t.busy >= SATURATED {
-        (
-            format!("the busiest of {n} load threads used {:.0} % of {on}", t.busy * 100.0),
-            "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines",
-        )
-    } else if t.waited >= WAITED && t.waited >= t.busy {
+    let n = i.result.thread_cpu.len().max(i.watched.threads.len());
+    let busiest = i.result.thread_busy().into_iter().fold(0.0, f64::max);
+    let on = |t: Option<&crate::watch::LoadThread>| {
+        t.and_then(|t| t.cpu)
+            .map_or("its CPU".to_string(), |c| format!("CPU {c}"))
+    };
+    let (evidence, advice) = if busiest >= SATURATED {
         (
             format!(
-                "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {on}, which another program was using",
+                "the busiest of {n} load threads used {:.0} % of {}",
+                busiest * 100.0,
+                on(i.watched.threads.first())
+            ),
+            "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines",
+        )
+    } else {
+        let t = i.watched.threads.first()?;
+        if !(t.waited >= WAITED && t.waited >= t.busy) {
+            return None;
+        }
+        (
+            format!(
+                "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {}, which another program was using",
                 t.busy * 100.0,
-                t.waited * 100.0
+                t.waited * 100.0,
+                on(Some(t))
             ),
             "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)",
         )
-    } else {
-        return None;
     };
     Some(Finding {
         limit: Limit::Generator,

@@ -117,10 +117,16 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
             cpu: Some(1),
         }],
     };
-    let r = run(1000, 300);
-    let d = diagnose_with(&r, &thread(0.98, 0.01), None);
+    let mut r = run(1000, 300);
+    // The engine's own busy fraction decides saturation: 0.98 s of CPU over the 1 s run.
+    r.thread_cpu = vec![webstand_engine::CpuTime {
+        user: Duration::from_millis(700),
+        sys: Duration::from_millis(280),
+    }];
+    let d = diagnose_with(&r, &thread(0.5, 0.01), None);
     assert_eq!(d.verdict, Some(Limit::Generator));
     assert!(d.findings[0].evidence.contains("98 % of CPU 1"));
+    let r = run(1000, 300);
     // A short wake-up delay now and then on a shared machine is not a finding.
     assert!(diagnose_with(&r, &thread(0.02, 0.15), None)
         .findings
