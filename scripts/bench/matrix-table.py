@@ -30,6 +30,15 @@ def med(key, i):
     return statistics.median(x[i] for x in v) if v else None
 
 
+def spread(key):
+    v = [x[0] for x in rows.get(key, [])]
+    m = statistics.median(v) if v else 0
+    return (max(v) - min(v)) / m if len(v) > 1 and m else 0.0
+
+
+below = []
+
+
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
@@ -43,7 +52,7 @@ for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[
     label = "keep-alive" if mode == "ka" else "new connection per request"
     names = " / ".join(gens)
     print(f"\n{server}, {label} (medians of {n}; each cell lists {names}):\n")
-    head = ["clients", "req/s", "webstand ÷ best of wrk, ab", "CPU-µs per request"]
+    head = ["clients", "req/s", "webstand ÷ best of wrk, ab", "spread", "CPU-µs per request"]
     head += ["webstand ÷ wrk CPU"] + [f"{g} ÷ wrk CPU" for g in extra]
     head += ["wake-ups per request", "server busy (webstand / wrk)", "errors"]
     print("| " + " | ".join(head) + " |")
@@ -52,10 +61,18 @@ for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[
         m = {g: [med((server, mode, c, g), i) for i in range(5)] for g in gens}
         r = {g: m[g][0] for g in gens}
         u = {g: m[g][1] for g in gens}
-        best = max((r[g] for g in ("wrk", "ab") if r.get(g)), default=None)
+        rivals = [g for g in ("wrk", "ab") if r.get(g)]
+        top = max(rivals, key=lambda g: r[g], default=None)
+        best = r[top] if top else None
         ws, wrk_cpu = r.get("webstand"), u.get("wrk")
+        sp = max(spread((server, mode, c, "webstand")), spread((server, mode, c, top))) if top else 0
         cells = [str(c), " / ".join(fmt(r[g], ".0f") for g in gens)]
-        cells.append(f"**{ws / best:.2f}**" if ws and best else "-")
+        mark = ""
+        if ws and best and ws / best < 1 - sp:
+            mark = " below"
+            below.append(f"{server} {mode} c={c}: {ws / best:.2f} of {top} (spread {sp:.0%})")
+        cells.append(f"**{ws / best:.2f}**{mark}" if ws and best else "-")
+        cells.append(f"{sp:.0%}")
         cells.append(" / ".join(fmt(u[g], ".2f") for g in gens))
         cells.append(f"**{u['webstand'] / wrk_cpu:.2f}**" if u.get("webstand") and wrk_cpu else "-")
         cells += [fmt(u[g] / wrk_cpu if u[g] and wrk_cpu else None, ".2f") for g in extra]
@@ -64,3 +81,8 @@ for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[
         errs = sum(x[2] for g in gens for x in rows.get((server, mode, c, g), []))
         cells.append(str(errs))
         print("| " + " | ".join(cells) + " |")
+
+if below:
+    print("\nwebstand below the best of wrk and ab by more than the run-to-run spread:")
+    for b in below:
+        print("- " + b)
