@@ -321,6 +321,18 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
     let at = cells.iter().position(|c| *c == "compare").unwrap();
     assert_eq!(cells[at + 1], expected.to_string(), "levels saved: {line}");
     assert_eq!(cells[at + 2], "complete", "{line}");
+    // `show` rebuilds the rows' notes from the history as the live tables printed them.
+    let shown = common::run(&["show", "last", "--db", db_path.to_str().unwrap()]);
+    let shown = common::stdout(&shown);
+    for note in [
+        "nginx: CGI through fcgiwrap (FastCGI, 6 processes)",
+        "builtin: files ≤ 64 KiB served from memory",
+    ] {
+        assert!(
+            text.contains(note) && shown.contains(note),
+            "{note}:\n{text}\n{shown}"
+        );
+    }
 }
 
 #[test]

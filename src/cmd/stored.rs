@@ -209,10 +209,19 @@ fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow 
             .max(),
         ..Default::default()
     };
+    let notes = disclosures(run, &server, &split_group(group).1);
     let Some(i) = webstand_engine::figures::peak(lv.iter().map(|l| l.result), max_error_pct) else {
-        row.note = Some(format!("no clean level (errors ≤ {max_error_pct} %)"));
+        let why = format!("no clean level (errors ≤ {max_error_pct} %)");
+        row.note = Some(
+            [why]
+                .into_iter()
+                .chain(notes)
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
         return row;
     };
+    row.note = Some(notes.join("; ")).filter(|n| !n.is_empty());
     let (peak, r) = (lv[i], lv[i].result);
     // The lab records "nginx 1.22.1"; the table has its own server column.
     let version = peak.server_version.unwrap_or("");
@@ -227,6 +236,27 @@ fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow 
     row.generator_cpu_us = Some(r.cpu_us_per_request());
     row.server_cpu_us = stored[i].server.map(|s| s.cpu_us_per_request(r));
     row
+}
+
+/// What the lab's row said about how `server` ran `workload` (`webstand_lab::disclosure`), rebuilt
+/// from the run: keep-alive from its command line, the CGI bridge's pool from its largest CGI level.
+fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
+    use webstand_lab::compare::WorkloadKind;
+    let kind = webstand_lab::servers::Kind::parse(server);
+    let wk = WorkloadKind::parse_list(workload).map(|w| w.first().copied());
+    let (Ok(kind), Ok(Some(wk))) = (kind, wk) else {
+        return Vec::new();
+    };
+    let keep_alive = !run.meta.command_line.contains("--no-keepalive");
+    let cgi_level = run
+        .levels
+        .iter()
+        .filter(|l| split_group(&l.group).1.split('/').next() == Some("cgi"))
+        .map(|l| l.clients)
+        .max()
+        .unwrap_or(1);
+    let workers = webstand_lab::limits::Limits::new(1, cgi_level).cgi_workers();
+    webstand_lab::disclosure::notes(kind, wk, keep_alive, workers)
 }
 
 /// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
