@@ -18,12 +18,10 @@ pub fn open_files_problem(clients: u64, hard: u64) -> Option<String> {
 
 /// Checks `clients` against this process's hard open-files limit.
 pub fn check_open_files(clients: u64) -> Result<(), String> {
-    // SAFETY: getrlimit only writes into the struct we pass.
-    let mut lim: libc::rlimit = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+    let Ok((_, hard)) = rlimit::Resource::NOFILE.get() else {
         return Ok(());
-    }
-    match open_files_problem(clients, lim.rlim_max as u64) {
+    };
+    match open_files_problem(clients, hard) {
         Some(msg) => Err(msg),
         None => Ok(()),
     }

@@ -50,13 +50,8 @@ impl Spawn<'_> {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
                 // and lighttpd's own settings may raise it further).
-                let mut lim: libc::rlimit = std::mem::zeroed();
-                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0
-                    && lim.rlim_cur < lim.rlim_max
-                {
-                    lim.rlim_cur = lim.rlim_max;
-                    libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-                }
+                // (getrlimit and setrlimit only: nothing allocates between fork and exec.)
+                let _ = rlimit::increase_nofile_limit(u64::MAX);
                 if let Some(cpus) = &cpus {
                     pin_current(cpus);
                 }

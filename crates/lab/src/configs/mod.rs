@@ -82,12 +82,9 @@ impl Ctx<'_> {
         if self.root {
             return want;
         }
-        // SAFETY: getrlimit fills a local struct.
-        let hard = unsafe {
-            let mut lim: libc::rlimit = std::mem::zeroed();
-            libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-            lim.rlim_max
-        };
+        let hard = rlimit::Resource::NOFILE
+            .get()
+            .map_or(u64::MAX, |(_, hard)| hard);
         want.min(usize::try_from(hard).unwrap_or(usize::MAX))
     }
 }
