@@ -178,6 +178,11 @@ impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
         self.inner.run_starting(label, plan, live);
         self.watch = Some(RunWatch::start(self.server));
     }
+    // Every hook is forwarded, the defaulted ones too: a wrapper that let a default answer would
+    // silently drop the inner observer's work (MPI ranks, saved configs).
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<RunResult> {
+        self.inner.execute(plan, live)
+    }
     fn run_ended(&mut self) {
         if let Some(w) = self.watch.take() {
             self.last = w.finish();
@@ -218,5 +223,8 @@ impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
             l.diagnosis = l.evidence.diagnose(&l.result, self.max_error_pct);
         }
         self.inner.server_figures(clients, cpu, peak_rss_kib)
+    }
+    fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
+        self.inner.server_configs(server, files)
     }
 }

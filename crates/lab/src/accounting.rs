@@ -61,6 +61,10 @@ impl Observer for Accounting<'_> {
         ));
         self.inner.run_starting(label, plan, live);
     }
+    // Forwarded like every hook: the caller decides how a run is carried out (MPI ranks).
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<webstand_engine::RunResult> {
+        self.inner.execute(plan, live)
+    }
     fn run_ended(&mut self) {
         let after = self.server.cpu();
         let rss = self.sampler.take().map(RssSampler::finish).unwrap_or(0);
