@@ -35,35 +35,7 @@ const TENON_CLIENTS: [usize; 6] = [1, 2, 4, 8, 16, 32];
 const SMALL_CLIENTS: [usize; 3] = [4, 16, 64];
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
-    let (length, small_length, warmup) = if args.full {
-        let stop = Stop {
-            requests: Some(1_000_000),
-            duration: Some(Duration::from_secs(600)),
-        };
-        (
-            stop.clone(),
-            stop,
-            Stop {
-                requests: None,
-                duration: Some(Duration::from_secs(2)),
-            },
-        )
-    } else {
-        (
-            Stop {
-                requests: Some(1_000_000),
-                duration: Some(Duration::from_secs(5)),
-            },
-            Stop {
-                requests: Some(1_000_000),
-                duration: Some(Duration::from_secs(4)),
-            },
-            Stop {
-                requests: None,
-                duration: Some(Duration::from_millis(500)),
-            },
-        )
-    };
+    let (length, small_length, warmup) = stops(args.full);
     let mut server = Embedded::start()?;
     let mut session = Session::open(global, "sweep", EMBEDDED_TARGET, false)?;
     server.pin_generator();
@@ -124,6 +96,25 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     drop(server);
     let verdict = verdict(&tenon, small.as_ref());
     Ok(session.conclude(&verdict, SavedLine::Stdout))
+}
+
+/// How long each level runs: Tenon's levels, the small-file levels and the warm-ups (`--full`:
+/// up to ten minutes a level, as the seeds ran them).
+fn stops(full: bool) -> (Stop, Stop, Stop) {
+    let stop = |requests, duration| Stop {
+        requests,
+        duration: Some(duration),
+    };
+    if full {
+        let level = stop(Some(1_000_000), Duration::from_secs(600));
+        (level.clone(), level, stop(None, Duration::from_secs(2)))
+    } else {
+        (
+            stop(Some(1_000_000), Duration::from_secs(5)),
+            stop(Some(1_000_000), Duration::from_secs(4)),
+            stop(None, Duration::from_millis(500)),
+        )
+    }
 }
 
 /// Both sweeps' levels, judged as one run.

@@ -165,22 +165,7 @@ fn build_config(a: Args) -> Result<Config> {
     if a.access_log.is_some() {
         c.access_log = a.access_log;
     }
-    let realm = a.realm.clone();
-    for spec in &a.auth {
-        let (prefix, file) = spec
-            .split_once('=')
-            .with_context(|| format!("--auth {spec:?}: expected PREFIX=HTPASSWD-FILE"))?;
-        c.auth.push(AuthRule {
-            prefix: prefix.to_string(),
-            htpasswd: PathBuf::from(file),
-            realm: realm.clone().unwrap_or_else(|| "webstand".into()),
-        });
-    }
-    if let Some(r) = realm {
-        for rule in &mut c.auth {
-            rule.realm = r.clone();
-        }
-    }
+    apply_auth(&mut c, &a.auth, a.realm.as_deref())?;
     c.cgi.extend(a.cgi);
     if let Some(t) = dur("cgi-timeout", &a.cgi_timeout)? {
         c.cgi_timeout = t;
@@ -197,17 +182,15 @@ fn build_config(a: Args) -> Result<Config> {
     if a.user.is_some() {
         c.user = a.user;
     }
-    if let Some(t) = dur("header-timeout", &a.header_timeout)? {
-        c.header_timeout = t;
-    }
-    if let Some(t) = dur("idle-timeout", &a.idle_timeout)? {
-        c.idle_timeout = t;
-    }
-    if let Some(t) = dur("io-timeout", &a.io_timeout)? {
-        c.io_timeout = t;
-    }
-    if let Some(t) = dur("drain-timeout", &a.drain_timeout)? {
-        c.drain_timeout = t;
+    for (flag, value, field) in [
+        ("header-timeout", &a.header_timeout, &mut c.header_timeout),
+        ("idle-timeout", &a.idle_timeout, &mut c.idle_timeout),
+        ("io-timeout", &a.io_timeout, &mut c.io_timeout),
+        ("drain-timeout", &a.drain_timeout, &mut c.drain_timeout),
+    ] {
+        if let Some(t) = dur(flag, value)? {
+            *field = t;
+        }
     }
     set(&mut c.max_request_line, a.max_request_line);
     set(&mut c.max_header_bytes, a.max_header_bytes);
@@ -222,4 +205,24 @@ fn build_config(a: Args) -> Result<Config> {
         c.cache_file_max = n;
     }
     Ok(c)
+}
+
+/// `--auth PREFIX=FILE` rules after the config file's; `--realm` names every rule's realm.
+fn apply_auth(c: &mut Config, specs: &[String], realm: Option<&str>) -> Result<()> {
+    for spec in specs {
+        let (prefix, file) = spec
+            .split_once('=')
+            .with_context(|| format!("--auth {spec:?}: expected PREFIX=HTPASSWD-FILE"))?;
+        c.auth.push(AuthRule {
+            prefix: prefix.to_string(),
+            htpasswd: PathBuf::from(file),
+            realm: realm.unwrap_or("webstand").to_string(),
+        });
+    }
+    if let Some(r) = realm {
+        for rule in &mut c.auth {
+            rule.realm = r.to_string();
+        }
+    }
+    Ok(())
 }
