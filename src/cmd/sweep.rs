@@ -246,7 +246,7 @@ fn open_session(
     } else {
         url
     };
-    let mut session = Session::open(global, "sweep", target, quiet)?;
+    let session = Session::open(global, "sweep", target, quiet)?;
     if let Some(e) = embedded {
         e.pin_generator();
         session.note(&format!(
