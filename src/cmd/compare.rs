@@ -229,7 +229,7 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
         for w in &s.workloads {
             let series = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
             let peak = w.sweep.as_ref().and_then(|sw| sw.peak());
-            if let Some(l) = peak.and_then(|p| d.level(&series, p.clients)) {
+            if let Some(l) = peak.and_then(|p| d.level(&series, w.round, p.clients)) {
                 out.push((series, l.clone()));
             }
         }
@@ -237,10 +237,23 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
     out
 }
 
-/// The Diagnosis of every row's peak; a generator-bound peak is flagged as not the server's limit.
+/// The Diagnosis of every row's peak (with rounds, each round's, grouped by row); a generator-bound
+/// peak is flagged as not the server's limit.
 fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
+    let rounds = peaks.iter().map(|(_, l)| l.round + 1).max().unwrap_or(1);
+    let mut sorted: Vec<&(String, Diagnosed)> = peaks.iter().collect();
+    // Stable: rows keep the comparison's order, each row's rounds in order.
+    sorted.sort_by_key(|(series, l)| {
+        let first = peaks.iter().position(|(s, _)| s == series);
+        (first, l.round)
+    });
     let mut out = String::from("\nDiagnosis of each row's peak:\n");
-    for (series, l) in peaks {
+    for (series, l) in sorted {
+        let series = if rounds > 1 {
+            format!("{series} (round {} of {rounds})", l.round + 1)
+        } else {
+            series.clone()
+        };
         let flag = if l.diagnosis.verdict == Some(Limit::Generator) {
             " — NOT the server's limit: the generator bound this peak"
         } else {

@@ -95,6 +95,8 @@ fn cpus_allowed(pid: i32) -> Vec<usize> {
 #[derive(Clone)]
 pub struct Diagnosed {
     pub series: String,
+    /// Which time the series was measured (compare's round, 0-based; 0 for a sweep).
+    pub round: usize,
     pub clients: usize,
     pub diagnosis: Diagnosis,
     pub evidence: RunEvidence,
@@ -110,6 +112,8 @@ pub struct Diagnosing<'a, O: ?Sized> {
     watch: Option<RunWatch>,
     last: RunEvidence,
     series: String,
+    /// How many times each series has begun: compare's rounds repeat the same server/workload.
+    rounds: std::collections::HashMap<String, usize>,
     /// The CPUs of the servers the lab starts (their CPU time comes from `server_figures`).
     pub lab_cpus: Vec<usize>,
     /// Every measured level, in order.
@@ -125,6 +129,7 @@ impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
             watch: None,
             last: RunEvidence::default(),
             series: String::new(),
+            rounds: std::collections::HashMap::new(),
             lab_cpus: Vec::new(),
             levels: Vec::new(),
         }
@@ -142,11 +147,11 @@ impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
         }
         out
     }
-    /// The level `clients` of `series`, if it was measured.
-    pub fn level(&self, series: &str, clients: usize) -> Option<&Diagnosed> {
+    /// The level `clients` of `series` in `round`, if it was measured.
+    pub fn level(&self, series: &str, round: usize, clients: usize) -> Option<&Diagnosed> {
         self.levels
             .iter()
-            .find(|l| l.series == series && l.clients == clients)
+            .find(|l| l.series == series && l.round == round && l.clients == clients)
     }
     pub fn json(&self) -> serde_json::Value {
         self.levels.iter().map(level_json).collect()
@@ -166,6 +171,7 @@ pub fn level_json(l: &Diagnosed) -> serde_json::Value {
     v["clients"] = l.clients.into();
     if !l.series.is_empty() {
         v["series"] = l.series.clone().into();
+        v["round"] = (l.round + 1).into();
     }
     v
 }
@@ -193,6 +199,7 @@ impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
         let evidence = std::mem::take(&mut self.last);
         self.levels.push(Diagnosed {
             series: self.series.clone(),
+            round: self.rounds.get(&self.series).map_or(0, |n| n - 1),
             clients: level.clients,
             diagnosis: evidence.diagnose(&level.result, self.max_error_pct),
             evidence,
@@ -205,6 +212,7 @@ impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
 impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
     fn series(&mut self, server: &str, version: &str, workload: &str) {
         self.series = format!("{server}/{workload}");
+        *self.rounds.entry(self.series.clone()).or_default() += 1;
         self.inner.series(server, version, workload);
     }
     fn note(&mut self, line: &str) {
