@@ -13,5 +13,6 @@ pub mod serve;
 pub mod session;
 pub mod stored;
 pub mod sweep;
+pub mod sweep_target;
 pub mod usage;
 pub mod workload_args;

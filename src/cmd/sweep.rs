@@ -3,9 +3,9 @@
 //! the sweep's outcome (docs/EXIT-STATUS.md).
 
 use super::diagnose::{Diagnosing, ServerProcess};
-use super::main_job::Embedded;
 use super::presets::{preset_defaults, Preset, PresetDefaults};
-use super::session::{SavedLine, Session, EMBEDDED_TARGET};
+use super::session::{SavedLine, Session};
+use super::sweep_target::{check_limits, level_stop, open_session, target_and_workload, Targeted};
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Result};
@@ -231,128 +231,6 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let code = sweep_levels(&mut session, &spec, &shown, server, args.json)?;
     drop(embedded);
     Ok(code)
-}
-
-/// The history session of the sweep; with the embedded server as the target, the generator is
-/// pinned away from it and the user told where it runs.
-fn open_session(
-    global: &Global,
-    url: &str,
-    embedded: Option<&mut Embedded>,
-    quiet: bool,
-) -> Result<Session> {
-    let target = if embedded.is_some() {
-        EMBEDDED_TARGET
-    } else {
-        url
-    };
-    let session = Session::open(global, "sweep", target, quiet)?;
-    if let Some(e) = embedded {
-        e.pin_generator();
-        session.note(&format!(
-            "embedded server on http://{}/ over fixtures in {} ({})",
-            e.addr,
-            e.dir.display(),
-            e.pinning
-        ));
-    }
-    Ok(session)
-}
-
-/// The bounds a user gave that no level could meet.
-fn check_limits(args: &Args) -> Result<()> {
-    if args.requests == Some(0) {
-        bail!("-n must be at least 1 request per level");
-    }
-    super::session::check_max_error_pct(args.max_error_pct)?;
-    if args.max_p99_ms.is_some_and(|p| p.is_nan() || p <= 0.0) {
-        bail!("--max-p99-ms must be more than 0");
-    }
-    Ok(())
-}
-
-/// When each level stops: -n and -d as given, else the preset's `--full` length, else 5 s.
-fn level_stop(args: &Args, duration: Option<Duration>, preset: Option<&PresetDefaults>) -> Stop {
-    match (args.requests, duration, preset) {
-        (None, None, Some(p)) if args.full => p.full.clone(),
-        (None, None, _) => Stop {
-            requests: None,
-            duration: Some(Duration::from_secs(5)),
-        },
-        (n, d, _) => Stop {
-            requests: n,
-            duration: d,
-        },
-    }
-}
-
-/// What a sweep fetches and from where, and the embedded server when nothing names a target.
-struct Targeted {
-    url: String,
-    embedded: Option<Embedded>,
-    plan: Plan,
-    workload: webstand_workload::Workload,
-}
-
-/// The workload (the preset's unless a list option was given) and the target (the URL, else the
-/// URL file's origin, else the embedded server), as a plan.
-fn target_and_workload(
-    args: &Args,
-    preset: Option<&PresetDefaults>,
-    timeout: Duration,
-) -> Result<Targeted> {
-    // The workload: the preset's unless a list option was given.
-    let mut wargs = args.workload.clone();
-    if let Some(p) = preset.filter(|_| !args.workload.chooses_requests()) {
-        wargs.filelist = p.filelist.map(str::to_string);
-        wargs.small_files = p.small_files;
-        if p.small_files {
-            wargs.checksum = true;
-        }
-    }
-
-    // The target: the URL, else the URL file's origin, else the embedded server.
-    let url_file_origin = match &wargs.url_file {
-        Some(f) => webstand_workload::urlfile::load(f)?.origin,
-        None => None,
-    };
-    let embedded = if args.url.is_none() && url_file_origin.is_none() {
-        Some(Embedded::start()?)
-    } else {
-        None
-    };
-    let url = match (&args.url, &url_file_origin, &embedded) {
-        (Some(u), _, _) => u.clone(),
-        (None, Some(o), _) => format!("{o}/"),
-        (None, None, Some(e)) => e.url(preset.map_or("/2k.html", |p| p.path)),
-        (None, None, None) => {
-            unreachable!("the embedded server starts when nothing names a target")
-        }
-    };
-    let (target, url_path) = webstand_engine::parse_url(&url)?;
-    let path = match preset {
-        Some(p) => p.path.to_string(),
-        None => url_path,
-    };
-    let resolved = wargs.resolve(&path, embedded.as_ref().map(|e| &e.manifest))?;
-    if let (Some(origin), Some(_)) = (&resolved.origin, &args.url) {
-        let (t, _) = webstand_engine::parse_url(origin)?;
-        if (t.host.as_str(), t.port) != (target.host.as_str(), target.port) {
-            bail!("the URL file names {origin} but the URL is {url} (one target per run)");
-        }
-    }
-    let workload = resolved.workload;
-    let mut plan = Plan::new(target, &path);
-    workload.apply(&mut plan);
-    plan.keep_alive = args.keep_alive;
-    plan.timeout = timeout;
-    plan.threads = args.threads;
-    Ok(Targeted {
-        url,
-        embedded,
-        plan,
-        workload,
-    })
 }
 
 /// `--find-max-users`: the search, its table and its verdict.
