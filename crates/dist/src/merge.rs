@@ -314,28 +314,8 @@ fn ending(endings: &[Ended], complete: u64) -> Option<Ended> {
 
 /// Adds one rank's counts into the total (time span, errors and endings are the caller's).
 fn add(into: &mut RunResult, r: &RunResult) {
-    into.complete += r.complete;
-    into.failed.add(&r.failed);
-    into.write_errors += r.write_errors;
-    into.non_2xx += r.non_2xx;
-    into.keep_alive_requests += r.keep_alive_requests;
-    into.connections += r.connections;
-    into.total_bytes += r.total_bytes;
-    into.sent_bytes += r.sent_bytes;
-    into.body_bytes += r.body_bytes;
-    into.latency_sum_us += r.latency_sum_us;
-    into.histograms.merge(&r.histograms);
-    into.late_sends += r.late_sends;
-    into.cpu.user += r.cpu.user;
-    into.cpu.sys += r.cpu.sys;
-    // Every rank's load threads, one entry each (ranks in order).
-    into.thread_cpu.extend_from_slice(&r.thread_cpu);
-    if into.per_request.len() < r.per_request.len() {
-        into.per_request.resize(r.per_request.len(), 0);
-    }
-    for (a, b) in into.per_request.iter_mut().zip(&r.per_request) {
-        *a += b;
-    }
+    // Every rank's load threads keep one entry each in thread_cpu (ranks in order).
+    into.add_counts(r);
     into.document_length = into.document_length.or(r.document_length);
     if into.server_software.is_none() {
         into.server_software = r.server_software.clone();

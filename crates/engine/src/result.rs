@@ -153,3 +153,31 @@ pub struct RunResult {
     /// Set when the engine ended the run because the target could not be reached or was lost.
     pub ended: Option<Ended>,
 }
+
+impl RunResult {
+    /// Adds `r`'s counts, bytes, histograms and CPU into this result: one thread's into the run's
+    /// (engine), one rank's into the whole (dist). Time span, errors and endings are the caller's.
+    pub fn add_counts(&mut self, r: &RunResult) {
+        self.complete += r.complete;
+        self.failed.add(&r.failed);
+        self.write_errors += r.write_errors;
+        self.non_2xx += r.non_2xx;
+        self.keep_alive_requests += r.keep_alive_requests;
+        self.connections += r.connections;
+        self.total_bytes += r.total_bytes;
+        self.sent_bytes += r.sent_bytes;
+        self.body_bytes += r.body_bytes;
+        self.latency_sum_us += r.latency_sum_us;
+        self.histograms.merge(&r.histograms);
+        self.late_sends += r.late_sends;
+        self.cpu.user += r.cpu.user;
+        self.cpu.sys += r.cpu.sys;
+        self.thread_cpu.extend_from_slice(&r.thread_cpu);
+        if self.per_request.len() < r.per_request.len() {
+            self.per_request.resize(r.per_request.len(), 0);
+        }
+        for (a, b) in self.per_request.iter_mut().zip(&r.per_request) {
+            *a += b;
+        }
+    }
+}

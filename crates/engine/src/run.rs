@@ -140,24 +140,7 @@ pub fn raise_fd_limit(wanted: u64) {
 }
 
 fn merge(into: &mut RunResult, r: &RunResult) {
-    into.complete += r.complete;
-    into.failed.add(&r.failed);
-    into.write_errors += r.write_errors;
-    into.non_2xx += r.non_2xx;
-    into.keep_alive_requests += r.keep_alive_requests;
-    into.connections += r.connections;
-    into.total_bytes += r.total_bytes;
-    into.body_bytes += r.body_bytes;
-    into.sent_bytes += r.sent_bytes;
-    into.latency_sum_us += r.latency_sum_us;
-    into.histograms.merge(&r.histograms);
-    into.late_sends += r.late_sends;
-    into.cpu.user += r.cpu.user;
-    into.cpu.sys += r.cpu.sys;
-    into.thread_cpu.extend_from_slice(&r.thread_cpu);
-    for (a, b) in into.per_request.iter_mut().zip(&r.per_request) {
-        *a += b;
-    }
+    into.add_counts(r);
     if into.first_error.is_none() {
         into.first_error = r.first_error.clone();
     }
