@@ -415,7 +415,13 @@ fn compare_while(
         panic!("{comm} never started");
     }
     common::wait_for_levels(&db, 1, Duration::from_secs(60));
-    act(pid, seen[0]);
+    // The first process seen may be a short-lived one (`-v` for the version, a config check): the
+    // server is the one still running once the comparison measures.
+    let live = children_named(pid, comm);
+    assert!(!live.is_empty(), "{comm} not running while measured");
+    act(pid, live[0]);
+    seen.retain(|p| !live.contains(p));
+    seen.extend(live);
     let done = std::thread::spawn(move || child.wait_with_output().unwrap());
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !done.is_finished() {
