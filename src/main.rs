@@ -2,8 +2,6 @@
 //! crates/ (engine, workload, lab, server, report, store).
 
 mod cmd;
-mod interrupt;
-mod progress;
 mod ranks;
 
 use clap::{Parser, Subcommand};

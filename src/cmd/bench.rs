@@ -292,14 +292,14 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
 pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
     let (plan, path, url) = plan(&args)?;
     let server = args.server_pid.map(ServerProcess::given).transpose()?;
-    let live = crate::interrupt::live();
+    let live = webstand_lab::interrupt::live();
     if !args.json {
         println!("Benchmarking {} (be patient)", plan.target.host);
     }
     // Quiet: bench keeps ab's output; the progress display below is its own.
-    let mut session = Session::open(global, "bench", &url, true)?;
+    let mut session = super::session::open(global, "bench", &url, true)?;
     let result = {
-        let _progress = crate::progress::start(
+        let _progress = webstand_lab::progress::start(
             "bench",
             live.clone(),
             plan.stop.requests,

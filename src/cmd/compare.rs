@@ -8,11 +8,10 @@ use anyhow::{bail, Result};
 use std::path::PathBuf;
 use webstand_diagnosis::{render, Limit};
 use webstand_duration::positive as parse_duration;
-use webstand_engine::{CpuTime, Judged, Outcome, Stop, Verdict};
-use webstand_lab::compare::{self, CompareObserver, Comparison, Options, WorkloadKind};
+use webstand_engine::{Judged, Outcome, Stop, Verdict};
+use webstand_lab::compare::{self, Comparison, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
-use webstand_store::ServerFigures;
 
 #[derive(clap::Args)]
 #[command(after_help = super::session::EXIT_HELP)]
@@ -192,7 +191,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         None => scratch.path().join("docroot"),
     };
     let opts = options(&args, docroot)?;
-    let mut obs = Session::open(global, "compare", "lab", args.quiet)?;
+    let mut obs = super::session::open(global, "compare", "lab", args.quiet)?;
     let mut diagnosing = Diagnosing::new(&mut obs, None, args.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
     let outcome = compare::run(&opts, &mut diagnosing);
@@ -206,12 +205,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     use std::io::Write;
     let verdict = verdict(&comparison, args.max_error_pct);
     let text = if args.json {
-        let mut doc = comparison.to_json();
+        let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
         format!("{doc:#}\n")
     } else {
-        comparison.render() + &peaks_section(&peaks)
+        webstand_report::comparison::render_comparison(&comparison) + &peaks_section(&peaks)
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if args.json {
@@ -310,26 +309,5 @@ fn verdict(c: &Comparison, max_error_pct: f64) -> Verdict {
             reason: format!("target lost: {what}"),
         },
         _ => verdict,
-    }
-}
-
-/// The lab's series are saved through the sweep command's [`Session`]: one history run for the whole
-/// comparison, a group per server and workload.
-impl CompareObserver for Session {
-    fn series(&mut self, server: &str, version: &str, workload: &str) {
-        self.group = format!("{server}/{workload}");
-        self.server_version = Some(format!("{server} {version}"));
-    }
-    fn note(&mut self, line: &str) {
-        Session::note(self, line)
-    }
-    fn stop_requested(&self) -> bool {
-        crate::interrupt::interrupted()
-    }
-    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        self.save_server_figures(clients, &ServerFigures { cpu, peak_rss_kib });
-    }
-    fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
-        self.save_configs(server, files);
     }
 }

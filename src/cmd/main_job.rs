@@ -37,7 +37,7 @@ const SMALL_CLIENTS: [usize; 3] = [4, 16, 64];
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let (length, small_length, warmup) = stops(args.full);
     let mut server = Embedded::start()?;
-    let mut session = Session::open(global, "sweep", EMBEDDED_TARGET, false)?;
+    let mut session = super::session::open(global, "sweep", EMBEDDED_TARGET, false)?;
     server.pin_generator();
     eprintln!(
         "webstand: fixtures in {}, embedded server on http://{}/ ({})",

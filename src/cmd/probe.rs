@@ -158,7 +158,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
     if !(200..300).contains(&normal) {
         eprintln!("webstand probe: note: {url} answers {normal}; the cases use it as the normal request, so name a file the server serves");
     }
-    let live = crate::interrupt::live();
+    let live = webstand_lab::interrupt::live();
     let history = History::begin(global, url);
     let quiet = a.quiet;
     let mut on_case = |r: &CaseResult| {

@@ -1,16 +1,20 @@
-//! [`Session`]: the wiring of Ctrl-C, progress and the history around a command's runs (bench,
-//! sweep, the main job, compare), and [`Session::conclude`], which ends every such command the same
-//! way: the history's status and the exit status both from one `webstand_engine::Verdict`, and that
-//! verdict on the command's last line when it is not `complete`.
+//! The command line's side of a [`Session`] (`webstand_lab::session`): opening one on the history
+//! `--db` names with runs going where `ranks` sends them, the exit statuses `--help` lists, and the
+//! checks of the flags every session command shares.
 
-use crate::progress::{self, Progress};
 use crate::Global;
 use anyhow::Result;
-use std::sync::Arc;
-use webstand_engine::{Live, Outcome, Plan, RunResult, Verdict};
-use webstand_lab::maxusers::{MaxUsers, MaxUsersSpec};
-use webstand_lab::sweep::{Level, Observer, SweepResult, SweepSpec};
-use webstand_store::{RunId, RunMeta, ServerFigures, Store};
+use webstand_lab::session::Runner;
+pub use webstand_lab::session::{SavedLine, Session};
+
+/// Opens a session on the history `--db` names, its runs on MPI ranks when mpirun started us.
+pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Session> {
+    let runner = Runner {
+        execute: crate::ranks::run,
+        spread: || crate::ranks::last().map(|s| s.table()),
+    };
+    Session::open(global.db.as_deref(), runner, kind, target, quiet)
+}
 
 /// What `--help` says of exit statuses (docs/EXIT-STATUS.md has the whole story).
 pub const EXIT_HELP: &str = "Exit status: 0 complete, 1 could not run, 2 bad command line, 3 errors above \
@@ -27,207 +31,4 @@ pub fn check_max_error_pct(pct: f64) -> Result<()> {
         anyhow::bail!("--max-error-pct must be a percentage of 0 or more, not {pct}");
     }
     Ok(())
-}
-
-/// One history run for the whole command, a level saved as soon as it is measured. Any command
-/// driving `webstand_lab` runs can use it as the lab's `Observer` (set the group and server version
-/// before each series).
-pub struct Session {
-    store: Option<(Store, RunId)>,
-    quiet: bool,
-    /// The series the next levels belong to (the history's group).
-    pub group: String,
-    /// The target's version for the history; when `None`, the response's Server header.
-    pub server_version: Option<String>,
-    progress: Option<Progress>,
-}
-
-impl Session {
-    /// Opens the history and records the start of a run (a history that cannot be opened is
-    /// reported and the run goes on unsaved).
-    pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Session> {
-        let meta = RunMeta {
-            kind: kind.to_string(),
-            command_line: command_line(),
-            target: target.to_string(),
-        };
-        let store = match Store::open(global.db.as_deref())
-            .and_then(|s| s.begin_run(&meta).map(|id| (s, id)))
-        {
-            Ok(s) => Some(s),
-            Err(e) => {
-                eprintln!("webstand: warning: results not saved in the history: {e:#}");
-                None
-            }
-        };
-        Ok(Session {
-            store,
-            quiet,
-            group: String::new(),
-            server_version: None,
-            progress: None,
-        })
-    }
-
-    pub fn note(&self, text: &str) {
-        if !self.quiet {
-            eprintln!("webstand: {text}");
-        }
-    }
-
-    pub fn sweep(&mut self, spec: &SweepSpec, plan: &Plan, workload: &str) -> Result<SweepResult> {
-        self.group = workload.to_string();
-        webstand_lab::sweep::run(spec, plan, workload, self)
-    }
-
-    pub fn max_users(
-        &mut self,
-        spec: &MaxUsersSpec,
-        plan: &Plan,
-        workload: &str,
-    ) -> Result<MaxUsers> {
-        self.group = workload.to_string();
-        webstand_lab::maxusers::find(spec, plan, self)
-    }
-
-    /// Records the server's side of a level already saved in `group` (the lab's /proc figures).
-    pub fn save_server_figures(&mut self, clients: usize, figures: &ServerFigures) {
-        if let Some((store, id)) = &self.store {
-            if let Err(e) = store.add_server_figures(*id, &self.group, clients, figures) {
-                eprintln!("webstand: warning: server figures not saved in the history: {e:#}");
-                self.store = None;
-            }
-        }
-    }
-
-    /// Records the files and command line a comparison started `server` with.
-    pub fn save_configs(&mut self, server: &str, files: &[(String, String)]) {
-        let Some((store, id)) = &self.store else {
-            return;
-        };
-        for (name, text) in files {
-            if let Err(e) = store.add_config(*id, server, name, text) {
-                eprintln!("webstand: warning: {server}'s configs not saved in the history: {e:#}");
-                return;
-            }
-        }
-    }
-
-    /// Marks the run finished with `status` (an `Outcome`'s); returns where it was saved, to print.
-    pub fn finish_as(&mut self, status: &str) -> Option<String> {
-        let (store, id) = self.store.take()?;
-        match store.finish_run(id, status) {
-            Ok(()) => Some(format!(
-                "Saved as run {id} in {} (see `webstand show {id}`)",
-                store.path().display()
-            )),
-            Err(e) => {
-                eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
-                None
-            }
-        }
-    }
-
-    /// Passes `r` on; an error (the run could not go on) first marks the history run `failed`, so it
-    /// never stays `unfinished`.
-    pub fn failed_on_error<T>(&mut self, r: Result<T>) -> Result<T> {
-        if r.is_err() {
-            self.finish_as(Outcome::Failed.status());
-        }
-        r
-    }
-
-    /// Ends the command: saves the verdict as the run's status, prints where the run was saved
-    /// (`saved_line`: on stdout, or stderr when stdout carries JSON) and, unless the run is complete,
-    /// the verdict as the last line on stderr. Returns the exit status.
-    pub fn conclude(&mut self, verdict: &Verdict, saved_line: SavedLine) -> i32 {
-        let saved = self.finish_as(verdict.outcome.status());
-        match (saved, saved_line) {
-            (Some(s), SavedLine::Stdout) => println!("\n{s}"),
-            (Some(s), SavedLine::Stderr) => eprintln!("webstand: {s}"),
-            _ => {}
-        }
-        if let Some(line) = verdict_line(verdict) {
-            eprintln!("{line}");
-        }
-        verdict.outcome.exit_code()
-    }
-}
-
-/// Where [`Session::conclude`] says where the run was saved.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum SavedLine {
-    Stdout,
-    Stderr,
-    /// Not at all (bench keeps ab's output as ab prints it).
-    Silent,
-}
-
-/// "webstand: errors (exit status 3): …", or None for a complete run.
-pub fn verdict_line(v: &Verdict) -> Option<String> {
-    (v.outcome != Outcome::Complete).then(|| {
-        format!(
-            "webstand: {} (exit status {}): {}",
-            v.outcome.status(),
-            v.outcome.exit_code(),
-            v.reason
-        )
-    })
-}
-
-impl Observer for Session {
-    fn live(&mut self) -> Arc<Live> {
-        crate::interrupt::live()
-    }
-    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
-        let label = format!("{}: {label}", self.group);
-        self.progress = Some(progress::start(
-            &label,
-            live.clone(),
-            plan.stop.requests,
-            plan.stop.duration,
-            self.quiet,
-        ));
-    }
-    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<RunResult> {
-        crate::ranks::run(plan, live)
-    }
-    fn run_ended(&mut self) {
-        self.progress = None;
-    }
-    fn level_done(&mut self, level: &Level) -> Result<()> {
-        let r = &level.result;
-        let how = match (r.interrupted, r.ended) {
-            (true, _) => " (interrupted)".to_string(),
-            (false, Some(e)) => format!(" ({})", e.name()),
-            _ => String::new(),
-        };
-        self.note(&format!(
-            "{}: {} clients: {:.0} hits/s, {} errors ({} failed, {} non-2xx){how}",
-            self.group,
-            level.clients,
-            r.hits_per_sec(),
-            r.errors(),
-            r.failed.total(),
-            r.non_2xx,
-        ));
-        if let Some(spread) = crate::ranks::last() {
-            self.note(spread.table().trim_end());
-        }
-        if let Some((store, id)) = &self.store {
-            let version = self
-                .server_version
-                .as_deref()
-                .or(r.server_software.as_deref());
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
-                eprintln!("webstand: warning: results not saved in the history: {e:#}");
-                self.store = None;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
 }

@@ -24,7 +24,7 @@ pub(super) fn open_session(
     } else {
         url
     };
-    let session = Session::open(global, "sweep", target, quiet)?;
+    let session = super::session::open(global, "sweep", target, quiet)?;
     if let Some(e) = embedded {
         e.pin_generator();
         session.note(&format!(

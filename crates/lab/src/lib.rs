@@ -6,11 +6,14 @@ mod accounting; // a server's CPU and memory per level, wrapping the caller's ob
 pub mod cgroup; // a cgroup per server: CPU time of everything it starts (issue 19)
 pub mod compare; // `webstand compare`: servers × workloads (issue 5)
 pub mod disclosure; // what each row must say about how its server ran (issue 19)
+pub mod interrupt; // Ctrl-C: stops the current run and every later one of the command
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
 pub mod procstat; // CPU time and resident memory of a process tree from /proc (issue 5)
+pub mod progress; // a bar (or periodic lines) with a run's live counters
 mod round; // one server's turn in a round of a comparison (issue 19)
 pub mod servers; // the known servers: start, stop, versions, features (issue 5)
+pub mod session; // history + progress + Ctrl-C around every lab command's runs
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup (issue 19)
-pub mod sweep;
-pub(crate) mod verify; // compare --verify: the same targets through wrk and ab // a workload at rising concurrency (issue 4)
+pub mod sweep; // a workload at rising concurrency (issue 4)
+pub mod verify; // compare --verify: the same targets through wrk and ab

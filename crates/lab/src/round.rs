@@ -4,7 +4,6 @@
 
 use std::net::SocketAddr;
 use webstand_engine::{Plan, Target};
-use webstand_report::compare::VerifyRow;
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
@@ -14,7 +13,7 @@ use crate::maxusers;
 use crate::procstat;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
-use crate::verify;
+use crate::verify::{self, VerifyRow};
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {

@@ -2,11 +2,11 @@
 //! same number of clients and about the same length, so their hits/s and byte counts can be read
 //! side by side.
 
+use serde::Serialize;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 use webstand_engine::Stop;
-use webstand_report::compare::VerifyRow;
 use webstand_workload::fixtures;
 use webstand_workload::Workload;
 
@@ -14,6 +14,22 @@ use crate::compare::{CompareObserver, Options, WorkloadKind};
 use crate::disclosure;
 use crate::round::base_plan;
 use crate::servers::{Kind, Server};
+
+/// One tool's run on one target in `--verify`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VerifyRow {
+    pub server: String,
+    pub target: String,
+    /// "webstand", "wrk" or "ab".
+    pub tool: String,
+    pub clients: usize,
+    pub requests: u64,
+    pub hits_per_sec: f64,
+    /// Bytes read, as each tool counts them (wrk and webstand: every byte; ab: "Total transferred").
+    pub bytes: u64,
+    pub errors: u64,
+    pub note: Option<String>,
+}
 
 const CLIENTS: usize = 16;
 const SECONDS: u64 = 2;

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use std::fmt::Write;
+pub use webstand_lab::verify::VerifyRow;
 
 /// One server's figures on one workload (a sweep over client levels).
 #[derive(Clone, Debug, Default, Serialize)]
@@ -48,22 +49,6 @@ pub struct FeatureRow {
     pub large_files_max_users: Option<usize>,
     /// The search reached its limit without breaking: shown as "1024+" (thttpd's "1000+").
     pub large_files_max_users_capped: bool,
-    pub note: Option<String>,
-}
-
-/// One tool's run on one target in `--verify`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct VerifyRow {
-    pub server: String,
-    pub target: String,
-    /// "webstand", "wrk" or "ab".
-    pub tool: String,
-    pub clients: usize,
-    pub requests: u64,
-    pub hits_per_sec: f64,
-    /// Bytes read, as each tool counts them (wrk and webstand: every byte; ab: "Total transferred").
-    pub bytes: u64,
-    pub errors: u64,
     pub note: Option<String>,
 }
 

@@ -5,6 +5,7 @@
 pub mod ab; // ab's report layout (issue 2)
 pub mod chart; // SVG line charts and PNG rendering, for the HTML report
 pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
+pub mod comparison; // a lab comparison's measurements made into the compare tables' rows
 pub mod diff; // two runs side by side, metric by metric, with their spread (issue 6)
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)

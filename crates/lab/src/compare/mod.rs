@@ -2,31 +2,27 @@
 //! (`round`: start it pinned to the server CPU with the run's limits, check its features, run every
 //! workload's sweep and max-users search with the generator pinned to its own CPU, account its CPU
 //! time and memory, stop it), the order rotating from round to round. A server that is missing, fails
-//! to start or dies is reported in its row; none of that aborts the rest. Results are plain data;
-//! `webstand_report::compare` renders them.
+//! to start or dies is reported in its row; none of that aborts the rest. Results are plain data:
+//! `webstand_report::comparison` makes them into rows and tables.
 //!
 //! Here: what a comparison runs and what it found (the types); `workloads`: the workloads it can run;
-//! `running`: the rounds; `tally`: a server's figures made into rows (peak level, medians over
-//! rounds); `output`: the text tables and the JSON.
+//! `running`: the rounds.
 
-mod output;
 mod running;
-mod tally;
 mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use webstand_engine::{CpuTime, Stop};
-use webstand_report::compare::VerifyRow;
 
 use crate::cgroup::CpuSource;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
 use crate::servers::{Features, Kind};
 use crate::sweep::{Observer, SweepResult};
+use crate::verify::VerifyRow;
 
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
-pub use tally::cpu_us_per_request;
 pub use workloads::WorkloadKind;
 
 /// What a comparison runs.

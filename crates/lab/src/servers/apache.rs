@@ -1,7 +1,7 @@
 //! apache2 with a self-contained config: explicit `LoadModule` lines, the event MPM with one child
 //! whose threads cover the largest level, CGI by its own mod_cgid.
 
-use super::config::{worker_user, Ctx, Launch, MIME};
+use super::config::{mime_types, worker_user, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -41,8 +41,7 @@ fn launch(c: &Ctx) -> Launch {
         .iter()
         .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
         .collect();
-    let types: String = MIME
-        .iter()
+    let types: String = mime_types()
         .map(|(e, t)| format!("AddType {t} .{e}\n"))
         .collect();
     let user = if c.root {

@@ -39,17 +39,19 @@ impl Bridge {
     }
 }
 
-/// The MIME types of the fixtures, for servers configured without a system-wide types file.
-pub(super) const MIME: &[(&str, &str)] = &[
-    ("html", "text/html"),
-    ("txt", "text/plain"),
-    ("css", "text/css"),
-    ("js", "application/javascript"),
-    ("gif", "image/gif"),
-    ("jpg", "image/jpeg"),
-    ("png", "image/png"),
-    ("bin", "application/octet-stream"),
-];
+/// The extensions of the fixtures, for servers configured without a system-wide types file.
+const FIXTURE_EXTENSIONS: &[&str] = &["html", "txt", "css", "js", "gif", "jpg", "png", "bin"];
+
+/// (extension, type) for each fixture extension, the types from mime_guess: the project's one MIME
+/// table, the one `webstand serve` answers with too.
+pub(super) fn mime_types() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FIXTURE_EXTENSIONS.iter().map(|&e| {
+        let t = mime_guess::from_ext(e)
+            .first_raw()
+            .unwrap_or("application/octet-stream");
+        (e, t)
+    })
+}
 
 /// What every config template needs.
 pub(crate) struct Ctx<'a> {

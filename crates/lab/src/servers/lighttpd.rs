@@ -1,6 +1,6 @@
 //! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi.
 
-use super::config::{Ctx, Launch, MIME};
+use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -23,8 +23,7 @@ pub(super) const PROFILE: Profile = Profile {
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
-    let types: String = MIME
-        .iter()
+    let types: String = mime_types()
         .map(|(e, t)| format!("\".{e}\" => \"{t}\", "))
         .collect();
     let (docline, extra) = if c.chroot {

@@ -1,7 +1,7 @@
 //! nginx: master + one worker in the foreground, everything under its own prefix; CGI through
 //! fcgiwrap as Debian's fcgiwrap example sets it up.
 
-use super::config::{Ctx, Launch, MIME};
+use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -21,7 +21,7 @@ pub(super) const PROFILE: Profile = Profile {
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
-    let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
+    let types: String = mime_types().map(|(e, t)| format!("{t} {e}; ")).collect();
     let cgi = match &c.bridge {
         Some(b) => format!(
             "    location /cgi-bin/ {{ fastcgi_pass unix:{sock}; include /etc/nginx/fastcgi_params; \

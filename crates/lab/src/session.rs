@@ -1,0 +1,261 @@
+//! [`Session`]: the wiring of Ctrl-C, progress and the history around a command's runs (bench,
+//! sweep, the main job, compare), and [`Session::conclude`], which ends every such command the same
+//! way: the history's status and the exit status both from one `webstand_engine::Verdict`, and that
+//! verdict on the command's last line when it is not `complete`. Where a run executes (this
+//! process, or MPI ranks) is the caller's [`Runner`]: the lab knows nothing of MPI.
+
+use crate::compare::CompareObserver;
+use crate::maxusers::{MaxUsers, MaxUsersSpec};
+use crate::progress::{self, Progress};
+use crate::sweep::{Level, Observer, SweepResult, SweepSpec};
+use anyhow::Result;
+use std::path::Path;
+use std::sync::Arc;
+use webstand_engine::{CpuTime, Live, Outcome, Plan, RunResult, Verdict};
+use webstand_store::{RunId, RunMeta, ServerFigures, Store};
+
+/// Where a session's runs execute, and what to say after each level about how a run was spread.
+#[derive(Clone, Copy)]
+pub struct Runner {
+    pub execute: fn(&Plan, Arc<Live>) -> Result<RunResult>,
+    /// A table of how the last run was spread (over MPI ranks), printed after its level.
+    pub spread: fn() -> Option<String>,
+}
+
+impl Runner {
+    /// Every run in this process's engine.
+    pub const LOCAL: Runner = Runner {
+        execute: webstand_engine::run,
+        spread: || None,
+    };
+}
+
+/// One history run for the whole command, a level saved as soon as it is measured. Any command
+/// driving `webstand_lab` runs can use it as the lab's `Observer` (set the group and server version
+/// before each series).
+pub struct Session {
+    store: Option<(Store, RunId)>,
+    quiet: bool,
+    /// The series the next levels belong to (the history's group).
+    pub group: String,
+    /// The target's version for the history; when `None`, the response's Server header.
+    pub server_version: Option<String>,
+    progress: Option<Progress>,
+    runner: Runner,
+}
+
+impl Session {
+    /// Opens the history (`db`, or the default one) and records the start of a run (a history that
+    /// cannot be opened is reported and the run goes on unsaved).
+    pub fn open(
+        db: Option<&Path>,
+        runner: Runner,
+        kind: &str,
+        target: &str,
+        quiet: bool,
+    ) -> Result<Session> {
+        let meta = RunMeta {
+            kind: kind.to_string(),
+            command_line: command_line(),
+            target: target.to_string(),
+        };
+        let store = match Store::open(db).and_then(|s| s.begin_run(&meta).map(|id| (s, id))) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("webstand: warning: results not saved in the history: {e:#}");
+                None
+            }
+        };
+        Ok(Session {
+            store,
+            quiet,
+            group: String::new(),
+            server_version: None,
+            progress: None,
+            runner,
+        })
+    }
+
+    pub fn note(&self, text: &str) {
+        if !self.quiet {
+            eprintln!("webstand: {text}");
+        }
+    }
+
+    pub fn sweep(&mut self, spec: &SweepSpec, plan: &Plan, workload: &str) -> Result<SweepResult> {
+        self.group = workload.to_string();
+        webstand_lab::sweep::run(spec, plan, workload, self)
+    }
+
+    pub fn max_users(
+        &mut self,
+        spec: &MaxUsersSpec,
+        plan: &Plan,
+        workload: &str,
+    ) -> Result<MaxUsers> {
+        self.group = workload.to_string();
+        webstand_lab::maxusers::find(spec, plan, self)
+    }
+
+    /// Records the server's side of a level already saved in `group` (the lab's /proc figures).
+    pub fn save_server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_server_figures(*id, &self.group, clients, figures) {
+                eprintln!("webstand: warning: server figures not saved in the history: {e:#}");
+                self.store = None;
+            }
+        }
+    }
+
+    /// Records the files and command line a comparison started `server` with.
+    pub fn save_configs(&mut self, server: &str, files: &[(String, String)]) {
+        let Some((store, id)) = &self.store else {
+            return;
+        };
+        for (name, text) in files {
+            if let Err(e) = store.add_config(*id, server, name, text) {
+                eprintln!("webstand: warning: {server}'s configs not saved in the history: {e:#}");
+                return;
+            }
+        }
+    }
+
+    /// Marks the run finished with `status` (an `Outcome`'s); returns where it was saved, to print.
+    pub fn finish_as(&mut self, status: &str) -> Option<String> {
+        let (store, id) = self.store.take()?;
+        match store.finish_run(id, status) {
+            Ok(()) => Some(format!(
+                "Saved as run {id} in {} (see `webstand show {id}`)",
+                store.path().display()
+            )),
+            Err(e) => {
+                eprintln!("webstand: warning: could not mark run {id} finished: {e:#}");
+                None
+            }
+        }
+    }
+
+    /// Passes `r` on; an error (the run could not go on) first marks the history run `failed`, so it
+    /// never stays `unfinished`.
+    pub fn failed_on_error<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.finish_as(Outcome::Failed.status());
+        }
+        r
+    }
+
+    /// Ends the command: saves the verdict as the run's status, prints where the run was saved
+    /// (`saved_line`: on stdout, or stderr when stdout carries JSON) and, unless the run is complete,
+    /// the verdict as the last line on stderr. Returns the exit status.
+    pub fn conclude(&mut self, verdict: &Verdict, saved_line: SavedLine) -> i32 {
+        let saved = self.finish_as(verdict.outcome.status());
+        match (saved, saved_line) {
+            (Some(s), SavedLine::Stdout) => println!("\n{s}"),
+            (Some(s), SavedLine::Stderr) => eprintln!("webstand: {s}"),
+            _ => {}
+        }
+        if let Some(line) = verdict_line(verdict) {
+            eprintln!("{line}");
+        }
+        verdict.outcome.exit_code()
+    }
+}
+
+/// Where [`Session::conclude`] says where the run was saved.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum SavedLine {
+    Stdout,
+    Stderr,
+    /// Not at all (bench keeps ab's output as ab prints it).
+    Silent,
+}
+
+/// "webstand: errors (exit status 3): …", or None for a complete run.
+pub fn verdict_line(v: &Verdict) -> Option<String> {
+    (v.outcome != Outcome::Complete).then(|| {
+        format!(
+            "webstand: {} (exit status {}): {}",
+            v.outcome.status(),
+            v.outcome.exit_code(),
+            v.reason
+        )
+    })
+}
+
+impl Observer for Session {
+    fn live(&mut self) -> Arc<Live> {
+        crate::interrupt::live()
+    }
+    fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        let label = format!("{}: {label}", self.group);
+        self.progress = Some(progress::start(
+            &label,
+            live.clone(),
+            plan.stop.requests,
+            plan.stop.duration,
+            self.quiet,
+        ));
+    }
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<RunResult> {
+        (self.runner.execute)(plan, live)
+    }
+    fn run_ended(&mut self) {
+        self.progress = None;
+    }
+    fn level_done(&mut self, level: &Level) -> Result<()> {
+        let r = &level.result;
+        let how = match (r.interrupted, r.ended) {
+            (true, _) => " (interrupted)".to_string(),
+            (false, Some(e)) => format!(" ({})", e.name()),
+            _ => String::new(),
+        };
+        self.note(&format!(
+            "{}: {} clients: {:.0} hits/s, {} errors ({} failed, {} non-2xx){how}",
+            self.group,
+            level.clients,
+            r.hits_per_sec(),
+            r.errors(),
+            r.failed.total(),
+            r.non_2xx,
+        ));
+        if let Some(spread) = (self.runner.spread)() {
+            self.note(spread.trim_end());
+        }
+        if let Some((store, id)) = &self.store {
+            let version = self
+                .server_version
+                .as_deref()
+                .or(r.server_software.as_deref());
+            if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
+                eprintln!("webstand: warning: results not saved in the history: {e:#}");
+                self.store = None;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// A comparison's series are saved through its [`Session`]: one history run for the whole
+/// comparison, a group per server and workload.
+impl CompareObserver for Session {
+    fn series(&mut self, server: &str, version: &str, workload: &str) {
+        self.group = format!("{server}/{workload}");
+        self.server_version = Some(format!("{server} {version}"));
+    }
+    fn note(&mut self, line: &str) {
+        Session::note(self, line)
+    }
+    fn stop_requested(&self) -> bool {
+        crate::interrupt::interrupted()
+    }
+    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
+        self.save_server_figures(clients, &ServerFigures { cpu, peak_rss_kib });
+    }
+    fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
+        self.save_configs(server, files);
+    }
+}
