@@ -57,7 +57,7 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
 /// The row of `wk`'s table: with several rounds, the round with the median peak gives the clients
 /// and p99, and every other figure is its own median (errors: the sum; memory: the largest).
 pub fn workload_row(server: &ServerOutcome, wk: WorkloadKind) -> WorkloadRow {
-    let rows: Vec<WorkloadRow> = self
+    let rows: Vec<WorkloadRow> = server
         .workloads
         .iter()
         .filter(|w| w.workload == Some(wk))
@@ -169,7 +169,6 @@ pub fn cpu_us_per_request(cpu: CpuTime, r: &RunResult) -> Option<f64> {
     (r.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / r.complete as f64)
 }
 
-/// Every table as text: one per workload, thttpd's, and the verification when run.
 /// Each workload's rows, in order.
 pub fn comparison_rows(c: &Comparison) -> Vec<(String, Vec<WorkloadRow>)> {
     c.workloads
@@ -198,8 +197,8 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
     })
 }
 
+/// Every table as text: one per workload, thttpd's, and the verification when run.
 pub fn render_comparison(c: &Comparison) -> String {
-    use webstand_report::compare as rc;
     let rounds = if c.rounds > 1 {
         format!("; medians of {} rounds", c.rounds)
     } else {
