@@ -82,15 +82,26 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     );
     print!(
         "{}",
-        tables::render(Layout::Tenon, &tenon.report_levels(), MAX_ERRORS)
+        tables::render(
+            Layout::Tenon,
+            &webstand_report::export::sweep_levels(&tenon),
+            MAX_ERRORS
+        )
     );
     println!();
-    print!("{}", tables::full(&tenon.report_levels()));
+    print!(
+        "{}",
+        tables::full(&webstand_report::export::sweep_levels(&tenon))
+    );
     if let Some(small) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
         print!(
             "{}",
-            tables::render(Layout::Full, &small.report_levels(), MAX_ERRORS)
+            tables::render(
+                Layout::Full,
+                &webstand_report::export::sweep_levels(&small),
+                MAX_ERRORS
+            )
         );
     }
     drop(server);

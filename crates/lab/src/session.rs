@@ -84,7 +84,7 @@ impl Session {
 
     pub fn sweep(&mut self, spec: &SweepSpec, plan: &Plan, workload: &str) -> Result<SweepResult> {
         self.group = workload.to_string();
-        webstand_lab::sweep::run(spec, plan, workload, self)
+        crate::sweep::run(spec, plan, workload, self)
     }
 
     pub fn max_users(
@@ -94,7 +94,7 @@ impl Session {
         workload: &str,
     ) -> Result<MaxUsers> {
         self.group = workload.to_string();
-        webstand_lab::maxusers::find(spec, plan, self)
+        crate::maxusers::find(spec, plan, self)
     }
 
     /// Records the server's side of a level already saved in `group` (the lab's /proc figures).

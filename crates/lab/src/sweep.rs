@@ -94,18 +94,6 @@ impl SweepResult {
     pub fn peak(&self) -> Option<&Level> {
         self.peak_index().map(|i| &self.levels[i])
     }
-    /// The levels as the reports take them (`webstand_report::tables`, `export`).
-    pub fn report_levels(&self) -> Vec<webstand_report::export::Level<'_>> {
-        self.levels
-            .iter()
-            .map(|l| webstand_report::export::Level {
-                group: &self.workload,
-                clients: l.clients,
-                server_version: l.result.server_software.as_deref(),
-                result: &l.result,
-            })
-            .collect()
-    }
 }
 
 /// Hooks the caller supplies; every method has a do-nothing default.

@@ -19,6 +19,19 @@ pub struct Level<'a> {
     pub result: &'a RunResult,
 }
 
+/// A lab sweep's levels as the reports take them (`tables`, `csv`, …).
+pub fn sweep_levels(s: &webstand_lab::sweep::SweepResult) -> Vec<Level<'_>> {
+    s.levels
+        .iter()
+        .map(|l| Level {
+            group: &s.workload,
+            clients: l.clients,
+            server_version: l.result.server_software.as_deref(),
+            result: &l.result,
+        })
+        .collect()
+}
+
 /// Latency at quantile `q` in milliseconds, 0 when nothing completed (an empty histogram has no
 /// quantiles).
 pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
