@@ -6,8 +6,10 @@ Columns in: server mode clients generator round requests req/s cpu-us/req errors
 wake-ups/req.
 Per clients level: each generator's median req/s, webstand ÷ the best of wrk and ab, each
 generator's median CPU-µs per request, webstand ÷ wrk, each generator's voluntary context switches
-(wake-ups) per request, and the server's busy fraction during webstand's and wrk's points (1.00 =
-the server's CPU was saturated: CPU per request is compared where both are).
+(wake-ups) per request, the server's busy fraction during webstand's and wrk's points (1.00 =
+the server's CPU was saturated: CPU per request is compared where both are) and the server's own
+CPU-µs per request under each (busy ÷ req/s: what a request costs the server, which differs
+between generators when one makes it wake more often).
 """
 import collections
 import statistics
@@ -22,7 +24,8 @@ for path in sys.argv[1:]:
         server, mode, clients, gen = f[0], f[1], int(f[2]), f[3]
         rps, cpu, errs, busy = float(f[6]), float(f[7]), int(f[8]), float(f[9])
         wakes = float(f[10]) if len(f) > 10 else float("nan")
-        rows[(server, mode, clients, gen)].append((rps, cpu, errs, busy, wakes))
+        server_cpu = busy * 1e6 / rps if rps else float("nan")
+        rows[(server, mode, clients, gen)].append((rps, cpu, errs, busy, wakes, server_cpu))
 
 
 def med(key, i):
@@ -54,11 +57,12 @@ for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[
     print(f"\n{server}, {label} (medians of {n}; each cell lists {names}):\n")
     head = ["clients", "req/s", "webstand ÷ best of wrk, ab", "spread", "CPU-µs per request"]
     head += ["webstand ÷ wrk CPU"] + [f"{g} ÷ wrk CPU" for g in extra]
-    head += ["wake-ups per request", "server busy (webstand / wrk)", "errors"]
+    head += ["wake-ups per request", "server busy (webstand / wrk)"]
+    head += ["server CPU-µs per request (webstand / wrk)", "errors"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---:|" * len(head))
     for c in sorted({k[2] for k in keys}):
-        m = {g: [med((server, mode, c, g), i) for i in range(5)] for g in gens}
+        m = {g: [med((server, mode, c, g), i) for i in range(6)] for g in gens}
         r = {g: m[g][0] for g in gens}
         u = {g: m[g][1] for g in gens}
         rivals = [g for g in ("wrk", "ab") if r.get(g)]
@@ -78,6 +82,7 @@ for server, mode in sorted({(k[0], k[1]) for k in rows}, key=lambda k: (k[0], k[
         cells += [fmt(u[g] / wrk_cpu if u[g] and wrk_cpu else None, ".2f") for g in extra]
         cells.append(" / ".join(fmt(m[g][4], ".2f") for g in gens))
         cells.append(" / ".join(fmt(m[g][3], ".2f") for g in ("webstand", "wrk") if g in m))
+        cells.append(" / ".join(fmt(m[g][5], ".2f") for g in ("webstand", "wrk") if g in m))
         errs = sum(x[2] for g in gens for x in rows.get((server, mode, c, g), []))
         cells.append(str(errs))
         print("| " + " | ".join(cells) + " |")

@@ -21,6 +21,7 @@ mod response;
 pub mod result;
 mod run;
 mod target;
+mod transport;
 mod worker;
 
 pub use outcome::{judge, Judged, Outcome, Verdict};
