@@ -374,6 +374,7 @@ mod tests {
         let c: Config = toml::from_str(&readme[start..end]).unwrap();
         assert_eq!(c.threads, 2);
         assert_eq!(c.auth.len(), 1);
+        assert_eq!(c.listen_tls.unwrap().port(), 9443);
         assert_eq!(c.throttle, vec!["/big/* 100000".to_string()]);
     }
 }

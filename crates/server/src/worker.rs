@@ -359,9 +359,7 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
             conn.deadline = ctx.now + LINGER;
             continue;
         }
-        if conn.stalled {
-            conn.stalled = false;
-            ctx.serve_input(conn, &[], wbuf, idx, registry);
+        if ctx.resume_input(conn, wbuf, idx, registry) {
             continue;
         }
         if !conn.unread {
