@@ -8,6 +8,8 @@ export DEBIAN_FRONTEND=noninteractive
 # tests read listen backlogs and run a CPU-burning CGI program.
 PKGS=(nginx-light lighttpd apache2 apache2-utils h2o caddy mini-httpd fcgiwrap wrk curl time procps
       util-linux iproute2 perl chromium python3
+      # openssl: tests/serve_tls.rs makes its certificates and drives `openssl s_client` with it.
+      openssl
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -50,13 +50,17 @@ fn keep_alive_requests_for_cached_files_allocate_nothing() {
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
     let config = webstand_server::Config {
         root: dir.path().to_path_buf(),
-        listen: "127.0.0.1:0".parse().unwrap(),
+        listen: Some("127.0.0.1:0".parse().unwrap()),
         threads: 1,
         ..Default::default()
     };
     let (tx, rx) = mpsc::channel::<SocketAddr>();
     // The server thread lives until the test process exits.
-    std::thread::spawn(move || webstand_server::run(config, move |a| tx.send(a).unwrap()));
+    std::thread::spawn(move || {
+        webstand_server::run(config, move |a: &[webstand_server::Bound]| {
+            tx.send(a[0].addr).unwrap()
+        })
+    });
     let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
 
     let mut c = TcpStream::connect(addr).unwrap();

@@ -1,6 +1,6 @@
-//! One client connection: its transport (transport.rs), the protocol it speaks (protocol.rs), the
-//! bytes of a request not yet complete, the output that could not be written at once (memory and
-//! file segments), and the flags of its life cycle.
+//! One client connection: its transport (transport.rs), the protocol it speaks with that
+//! protocol's input state (protocol.rs), the output that could not be written at once (memory and
+//! file segments), and the flags of its life cycle. Nothing here knows HTTP/1.
 
 use crate::cgi::CgiJob;
 use crate::config::Config;
@@ -35,8 +35,6 @@ pub struct Conn {
     /// The byte stream (TCP today).
     pub transport: Transport,
     pub peer: IpAddr,
-    /// Unparsed input: a partial request, or pipelined requests left while output was pending.
-    pub inbuf: Vec<u8>,
     queue: VecDeque<Segment>,
     pub registered: bool,
     /// Close once the queued output is written.
@@ -45,8 +43,6 @@ pub struct Conn {
     /// was refused mid-stream.
     pub linger: bool,
     pub lingering: bool,
-    /// Requests remain in `inbuf` that were not answered because output was pending.
-    pub stalled: bool,
     /// The protocol spoken, and its state between reads.
     pub protocol: Protocol,
     /// The socket may hold unread input: a readable event came while output or a CGI program was
@@ -54,10 +50,10 @@ pub struct Conn {
     pub unread: bool,
     /// The peer has shut down its side (no further readable edge will come).
     pub hup: bool,
-    /// When the first byte of the request now being received arrived.
-    pub head_started: Option<Instant>,
     /// When this connection times out in its current state.
     pub deadline: Instant,
+    /// When it was accepted (a TLS handshake must end within the header timeout from then).
+    pub opened: Instant,
     /// A CGI program running for this connection.
     pub cgi: Option<Box<CgiJob>>,
     /// The throttle rule the queued output is paced by.
@@ -66,22 +62,20 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(transport: Transport, peer: IpAddr, deadline: Instant) -> Conn {
+    pub fn new(transport: Transport, peer: IpAddr, now: Instant, config: &Config) -> Conn {
         Conn {
             transport,
             peer,
-            inbuf: Vec::new(),
             queue: VecDeque::new(),
             registered: false,
             closing: false,
             linger: false,
             lingering: false,
-            stalled: false,
             protocol: Protocol::default(),
             unread: false,
             hup: false,
-            head_started: None,
-            deadline,
+            deadline: now + config.header_timeout,
+            opened: now,
             cgi: None,
             throttle: None,
             throttled_until: None,
@@ -90,26 +84,32 @@ impl Conn {
 
     /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
     pub fn is_idle(&self) -> bool {
-        self.inbuf.is_empty() && self.queue.is_empty() && self.cgi.is_none()
+        !self.protocol.partial_input() && !self.has_output() && self.cgi.is_none()
     }
 
+    /// Output queued here, or held by the transport (TLS records the socket has not taken).
     pub fn has_output(&self) -> bool {
-        !self.queue.is_empty()
+        !self.queue.is_empty() || self.transport.pending()
     }
 
     /// Waiting for the rest of a request (the header timeout applies).
     pub fn awaiting_request_bytes(&self) -> bool {
-        !self.inbuf.is_empty() && !self.stalled && self.queue.is_empty() && self.cgi.is_none()
+        self.protocol.partial_input()
+            && !self.protocol.stalled()
+            && !self.has_output()
+            && self.cgi.is_none()
     }
 
-    /// Sets the deadline for waiting on the client: while a body arrives, the I/O timeout from the
-    /// last bytes; for a partial head, the header timeout counted from its first byte; else the idle
-    /// keep-alive timeout.
+    /// Sets the deadline for waiting on the client: the protocol's while a request is partly in
+    /// (protocol.rs), the header timeout from the accept while a TLS handshake is under way, else
+    /// the idle keep-alive timeout.
     pub fn set_wait_deadline(&mut self, now: Instant, config: &Config) {
-        self.deadline = match self.head_started {
-            _ if self.protocol.awaiting_body() && !self.inbuf.is_empty() => now + config.io_timeout,
-            Some(t) if !self.inbuf.is_empty() => t + config.header_timeout,
-            _ => now + config.idle_timeout,
+        self.deadline = if self.transport.handshaking() {
+            self.opened + config.header_timeout
+        } else {
+            self.protocol
+                .wait_deadline(now, config)
+                .unwrap_or(now + config.idle_timeout)
         };
     }
 
@@ -224,6 +224,9 @@ impl Conn {
             }
         }
         self.throttle = None;
+        if !self.transport.flush()? {
+            return Ok(Output::Blocked);
+        }
         Ok(Output::Done)
     }
 }

@@ -3,10 +3,12 @@
 //! which the byte stream cannot be trusted (400, 408, 413, 414, 431: answer, then close). Each
 //! complete request goes to `Ctx::respond`.
 
+use crate::config::Config;
 use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Protocol;
 use crate::respond;
+use std::time::Instant;
 use webstand_http1::chunked;
 use webstand_http1::framing::RequestBody as Body;
 use webstand_http1::request::{parse_head, request_line_of, Head};
@@ -14,13 +16,38 @@ use webstand_http1::request::{parse_head, request_line_of, Head};
 /// Answers gathered for one connection before they are written out (pipelining flood guard).
 const OUT_HIGH_WATER: usize = 256 << 10;
 
-/// What HTTP/1 keeps about the request being received between reads.
+/// What HTTP/1 keeps about a connection's input between reads.
 #[derive(Debug, Default)]
 pub struct State {
-    /// "100 Continue" was sent for it.
+    /// Unparsed input: a partial request, or pipelined requests left while output was pending.
+    pub inbuf: Vec<u8>,
+    /// Requests remain in `inbuf` that were not answered because output was pending.
+    pub stalled: bool,
+    /// When the first byte of the request now being received arrived.
+    pub head_started: Option<Instant>,
+    /// "100 Continue" was sent for the request being received.
     pub continue_sent: bool,
     /// Its head is in and it waits for the rest of its body.
     pub awaiting_body: bool,
+}
+
+impl State {
+    /// While a body arrives, the I/O timeout from the last bytes; for a partial head, the header
+    /// timeout counted from its first byte.
+    pub fn wait_deadline(&self, now: Instant, config: &Config) -> Option<Instant> {
+        match self.head_started {
+            _ if self.inbuf.is_empty() => None,
+            _ if self.awaiting_body => Some(now + config.io_timeout),
+            Some(t) => Some(t + config.header_timeout),
+            None => None,
+        }
+    }
+
+    /// A request was answered: what belonged to it is forgotten (the input buffer stays).
+    fn next_request(&mut self) {
+        self.continue_sent = false;
+        self.awaiting_body = false;
+    }
 }
 
 fn state(conn: &mut Conn) -> &mut State {
@@ -40,7 +67,7 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
-        let mut inbuf = std::mem::take(&mut conn.inbuf);
+        let mut inbuf = std::mem::take(&mut state(conn).inbuf);
         let data: &[u8] = if inbuf.is_empty() {
             new
         } else {
@@ -57,10 +84,11 @@ impl Ctx {
         } else {
             inbuf.drain(..used);
         }
-        if used > 0 || conn.head_started.is_none() {
-            conn.head_started = (rest > 0).then_some(self.now);
+        let state = state(conn);
+        if used > 0 || state.head_started.is_none() {
+            state.head_started = (rest > 0).then_some(self.now);
         }
-        conn.inbuf = inbuf;
+        state.inbuf = inbuf;
     }
 
     /// Answers the complete requests at the start of `data`; returns how many bytes they took.
@@ -84,7 +112,7 @@ impl Ctx {
                 || conn.throttle.is_some()
                 || out.len() >= OUT_HIGH_WATER
             {
-                conn.stalled = true;
+                state(conn).stalled = true;
                 break;
             }
             let head = match parse_head(&data[pos..], &limits) {
@@ -111,7 +139,7 @@ impl Ctx {
                     return data.len();
                 }
             };
-            *state(conn) = State::default();
+            state(conn).next_request();
             let body: &[u8] = match head.body {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
@@ -159,7 +187,7 @@ impl Ctx {
 
     /// The header timeout expired on a partial request: 408, then close.
     pub fn timeout_answer(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
-        let inbuf = std::mem::take(&mut conn.inbuf);
+        let inbuf = std::mem::take(&mut state(conn).inbuf);
         self.refuse(conn, out, 408, 1, request_line_of(&inbuf));
     }
 }
