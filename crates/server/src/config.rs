@@ -166,6 +166,15 @@ impl Config {
         Ok(config)
     }
 
+    /// The request parser's limits.
+    pub fn limits(&self) -> webstand_http1::request::Limits {
+        webstand_http1::request::Limits {
+            max_request_line: self.max_request_line,
+            max_header_bytes: self.max_header_bytes,
+            max_headers: self.max_headers,
+        }
+    }
+
     /// Checks values that serde cannot.
     pub fn validate(&self) -> Result<()> {
         if !self.root.is_dir() {

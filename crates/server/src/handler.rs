@@ -139,36 +139,19 @@ impl Ctx {
             Ok(user) => user,
             Err(rule) => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
         };
+        let asked = Asked {
+            head,
+            body,
+            query: query.unwrap_or(b""),
+            user: user.clone(),
+            keep,
+        };
         // A decoded path can match where its raw spelling did not ("/a%2ephp"): never the source.
-        if fcgi || !self.shared.fastcgi.is_empty() {
-            let asked = Asked {
-                head,
-                body,
-                query: query.unwrap_or(b""),
-                user: user.clone(),
-                keep,
-            };
-            if let Some(answer) = self.route_fastcgi(conn, asked, dir_request, out) {
-                return answer;
-            }
+        if let Some(answer) = self.route_fastcgi(conn, &asked, dir_request, out) {
+            return answer;
         }
         if cgi {
-            let rel = self.rel.clone();
-            let script = match self.find_script(&rel) {
-                Ok(s) => s,
-                Err(status) => return simple(self, out, status, b""),
-            };
-            let req = cgi::Request {
-                head,
-                body,
-                query: query.unwrap_or(b""),
-                script,
-                user: user.clone(),
-                keep,
-            };
-            return self
-                .start_cgi(conn, req, out, idx, registry)
-                .map(|status| (status, 0, user));
+            return self.route_cgi(conn, &asked, out, idx, registry);
         }
         match self.resolve(&url_path, dir_request, auth_rule) {
             Ok(Resolved::File(entry)) => {
@@ -186,6 +169,35 @@ impl Ctx {
             Err(Refusal::Status(status)) => simple(self, out, status, b""),
             Err(Refusal::Redirect) => simple(self, out, 301, &location_slash(raw_path, query)),
         }
+    }
+
+    /// Runs the CGI program the decoded path (in `self.rel`) names.
+    fn route_cgi(
+        &mut self,
+        conn: &mut Conn,
+        asked: &Asked,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> Option<Logged> {
+        let rel = self.rel.clone();
+        let script = match self.find_script(&rel) {
+            Ok(s) => s,
+            Err(status) => {
+                return Some(self.simple_answer(out, asked.head, asked.keep, status, b""))
+            }
+        };
+        let req = cgi::Request {
+            head: asked.head,
+            body: asked.body,
+            query: asked.query,
+            script,
+            user: asked.user.clone(),
+            keep: asked.keep,
+        };
+        let user = asked.user.clone();
+        self.start_cgi(conn, req, out, idx, registry)
+            .map(|status| (status, 0, user))
     }
 
     /// Basic auth under `rule` (when one covers the path): the user, or Err(rule) when the request's

@@ -159,20 +159,13 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         None => None,
     };
     let own_files = own_files::OwnFiles::collect(&config);
-    let fastcgi = config
-        .fastcgi
-        .iter()
-        .map(|s| fastcgi::parse_rule(s))
-        .collect::<Result<Vec<_>>>()?;
+    let fastcgi = config.fastcgi.iter().map(|s| fastcgi::parse_rule(s));
+    let fastcgi = fastcgi.collect::<Result<Vec<_>>>()?;
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let listeners = bind(config.listen, threads, config.backlog)?;
     let addr = listeners[0].local_addr()?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
-    let limits = webstand_http1::request::Limits {
-        max_request_line: config.max_request_line,
-        max_header_bytes: config.max_header_bytes,
-        max_headers: config.max_headers,
-    };
+    let limits = config.limits();
     let shared = Arc::new(Shared {
         config,
         root,

@@ -24,10 +24,13 @@ impl Ctx {
     pub(crate) fn route_fastcgi(
         &mut self,
         conn: &mut Conn,
-        asked: Asked,
+        asked: &Asked,
         dir_request: bool,
         out: &mut Vec<u8>,
     ) -> Option<Option<Logged>> {
+        if self.shared.fastcgi.is_empty() {
+            return None;
+        }
         let rel = self.rel.clone();
         match self.find_fastcgi_script(&rel, dir_request) {
             Ok(None) => None,
@@ -39,7 +42,7 @@ impl Ctx {
                     rule,
                     script_name,
                     path_info,
-                    user: asked.user,
+                    user: asked.user.clone(),
                     keep: asked.keep,
                 };
                 self.start_fastcgi(conn, req);
