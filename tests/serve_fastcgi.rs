@@ -5,7 +5,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -114,7 +114,7 @@ fn curl(args: &[&str]) -> (String, Vec<u8>) {
         .args(args)
         .output()
         .expect("run curl");
-    let all = out.stdout;
+    let all = out.stdout.clone();
     let end = all
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -400,7 +400,7 @@ fn read_fake_request(s: &mut std::os::unix::net::UnixStream) -> Option<(bool, Ve
 
 fn param_names(mut b: &[u8]) -> Vec<String> {
     let mut names = Vec::new();
-    let mut len = |b: &mut &[u8]| -> usize {
+    let len = |b: &mut &[u8]| -> usize {
         if b[0] < 0x80 {
             let n = usize::from(b[0]);
             *b = &b[1..];
@@ -570,4 +570,54 @@ fn bad_fastcgi_rules_are_one_line_errors() {
             "{bad}: {err}"
         );
     }
+}
+
+#[test]
+fn https_on_only_over_tls() {
+    let d = tempfile::tempdir().unwrap();
+    let (cert, key) = (d.path().join("cert.pem"), d.path().join("key.pem"));
+    let out = Command::new(common::require("openssl"))
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+        ])
+        .args(["-nodes", "-days", "1", "-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("run openssl");
+    assert!(out.status.success(), "{out:?}");
+    let fake = fake_backend(d.path(), Fake::Answer);
+    let tls: SocketAddr = format!("127.0.0.1:{}", common::free_port())
+        .parse()
+        .unwrap();
+    let (tls_s, cert_s, key_s) = (
+        tls.to_string(),
+        cert.display().to_string(),
+        key.display().to_string(),
+    );
+    let s = serve_fake_backend(
+        d.path(),
+        &fake.socket,
+        &[
+            "--listen-tls",
+            &tls_s,
+            "--tls-cert",
+            &cert_s,
+            "--tls-key",
+            &key_s,
+        ],
+    );
+    assert!(common::wait_listening(tls, Duration::from_secs(10)));
+    let (h, _) = curl(&[&format!("http://{}/app.php", s.addr)]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert!(!fake.params.lock().unwrap().iter().any(|n| n == "HTTPS"));
+    let (h, _) = curl(&["-k", &format!("https://{tls}/app.php")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert!(fake.params.lock().unwrap().iter().any(|n| n == "HTTPS"));
 }

@@ -253,7 +253,11 @@ impl Worker {
             }
             Ok(false) | Err(_) => self.close(idx),
         }
-        // FastCGI connections came back for requests waiting in the queue.
+        self.wake_fastcgi_waiters();
+    }
+
+    /// Drives the requests a FastCGI connection came back for (they wait in the pool's queue).
+    fn wake_fastcgi_waiters(&mut self) {
         while let Some(waiter) = self.ctx.fcgi_wake.pop() {
             self.drive(waiter, false, false);
         }
@@ -318,6 +322,7 @@ impl Worker {
                 self.close(i);
             }
         }
+        self.wake_fastcgi_waiters();
         self.ctx.reap();
         self.ctx.flush_log();
     }

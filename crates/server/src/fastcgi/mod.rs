@@ -209,9 +209,9 @@ impl Ctx {
             token,
             Interest::READABLE | Interest::WRITABLE,
         ) {
-            let _ = self.fcgi_pools[job.rule]
-                .release(conn, false)
-                .map(|w| self.fcgi_wake.push(w));
+            if let Some(waiter) = self.fcgi_pools[job.rule].release(conn, false) {
+                self.fcgi_wake.push(waiter);
+            }
             return Err(format!("cannot watch the connection: {e}"));
         }
         job.connecting = !kept;
