@@ -363,6 +363,8 @@ impl Ctx {
         } else {
             b" HTTP/1.1\r\n"
         });
+        // HTTP/1.1 requires a Host field: without one the head is refused (400).
+        raw.extend_from_slice(b"Host: localhost\r\n");
         raw.extend_from_slice(match (r.keep, r.minor) {
             (true, 0) => &b"Connection: keep-alive\r\n\r\n"[..],
             (true, _) => b"\r\n",
