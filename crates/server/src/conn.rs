@@ -4,6 +4,7 @@
 
 use crate::cgi::CgiJob;
 use crate::config::Config;
+use crate::fastcgi::FcgiJob;
 use crate::handler::Ctx;
 use crate::protocol::Protocol;
 use crate::transport::Transport;
@@ -56,6 +57,10 @@ pub struct Conn {
     pub opened: Instant,
     /// A CGI program running for this connection.
     pub cgi: Option<Box<CgiJob>>,
+    /// A FastCGI request in progress for this connection.
+    pub fcgi: Option<Box<FcgiJob>>,
+    /// (local, peer) addresses, looked up once for FastCGI's parameters.
+    pub addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     /// The throttle rule the queued output is paced by.
     pub throttle: Option<usize>,
     pub throttled_until: Option<Instant>,
@@ -77,6 +82,8 @@ impl Conn {
             deadline: now + config.header_timeout,
             opened: now,
             cgi: None,
+            fcgi: None,
+            addrs: None,
             throttle: None,
             throttled_until: None,
         }
@@ -84,7 +91,10 @@ impl Conn {
 
     /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
     pub fn is_idle(&self) -> bool {
-        !self.protocol.partial_input() && !self.has_output() && self.cgi.is_none()
+        !self.protocol.partial_input()
+            && !self.has_output()
+            && self.cgi.is_none()
+            && self.fcgi.is_none()
     }
 
     /// Output queued here, or held by the transport (TLS records the socket has not taken).
@@ -98,6 +108,7 @@ impl Conn {
             && !self.protocol.stalled()
             && !self.has_output()
             && self.cgi.is_none()
+            && self.fcgi.is_none()
     }
 
     /// Sets the deadline for waiting on the client: the protocol's while a request is partly in

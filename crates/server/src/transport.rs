@@ -112,7 +112,14 @@ impl Transport {
         }
     }
 
-    /// Whether the bytes travel encrypted (CGI programs see HTTPS=on).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Transport::Tcp(s) => s.peer_addr(),
+            Transport::Tls(t) => t.socket().peer_addr(),
+        }
+    }
+
+    /// Whether the bytes travel encrypted (CGI and FastCGI programs see HTTPS=on).
     pub fn is_tls(&self) -> bool {
         matches!(self, Transport::Tls(_))
     }
