@@ -369,6 +369,14 @@ impl Worker<'_> {
         if reusable {
             self.r.keep_alive_requests += 1;
         }
+        if self.sh.plan.keep_samples {
+            self.r.samples.push(crate::Sample {
+                start_us: micros(start.saturating_duration_since(self.sh.start)),
+                connect_us,
+                waiting_us: waiting,
+                total_us: total,
+            });
+        }
     }
 
     /// The server closed the connection.

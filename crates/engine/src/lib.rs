@@ -21,6 +21,7 @@ mod response;
 pub mod result;
 mod run;
 mod target;
+mod verbose;
 mod worker;
 
 pub use outcome::{judge, Judged, Outcome, Verdict};
@@ -28,7 +29,7 @@ pub use pacer::LATE as LATE_SEND;
 pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
-pub use result::{CpuTime, Ended, Failures, Histograms, RunResult};
+pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample};
 pub use run::raise_fd_limit;
 pub use run::{run, Live};
-pub use target::{parse_url, request_bytes};
+pub use target::{parse_url, request_bytes, split_url};
