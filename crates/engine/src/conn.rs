@@ -1,11 +1,10 @@
-//! One connection slot's state: its socket, where it is in an exchange, the requests in flight on it,
-//! write progress and its response parser; and the socket options a load connection gets.
+//! One connection slot's state: its transport, where it is in an exchange, the requests in flight on
+//! it, write progress and its response parser.
 
 use crate::response::ResponseParser;
-use mio::net::TcpStream;
+use crate::transport::Transport;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -27,7 +26,7 @@ pub(crate) struct InFlight {
 }
 
 pub(crate) struct Conn {
-    pub stream: Option<TcpStream>,
+    pub stream: Option<Transport>,
     /// Where the current (or last) connection went.
     pub to: SocketAddr,
     /// Whether `stream` is registered with the poller, and for writability too.
@@ -95,21 +94,4 @@ pub(crate) enum Class {
     Receive,
     Exceptions,
     Write,
-}
-
-/// Reno instead of the system default (often BBR, which paces from a timer without an fq qdisc): a
-/// generator's sends are requests of a few hundred bytes, for which congestion control is only cost
-/// (about 1 % of the generator's CPU per keep-alive request here). Not used for request bodies.
-pub(crate) fn simple_congestion_control(s: &TcpStream) {
-    const RENO: &[u8] = b"reno";
-    // SAFETY: setsockopt with a valid fd and a byte string of the given length; failure is harmless.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            RENO.as_ptr().cast(),
-            RENO.len() as libc::socklen_t,
-        );
-    }
 }

@@ -2,15 +2,15 @@
 //! frame the response, count it (or the failure) by ab's classes, and leave the slot ready for the
 //! next request.
 
-use crate::clock::{kernel_arrival_times, micros, recv_stamped, StampClock};
-use crate::conn::{simple_congestion_control, Class, Phase};
+use crate::clock::{micros, StampClock};
+use crate::conn::{Class, Phase};
 use crate::response::Feed;
+use crate::transport::Transport;
 use crate::worker::Worker;
 use crate::BodyCheck;
-use mio::net::TcpStream;
 use mio::{Interest, Token};
 use sha2::{Digest, Sha256};
-use std::io::{self, ErrorKind, Read, Write};
+use std::io::{self, ErrorKind};
 use std::time::Instant;
 
 impl Worker<'_> {
@@ -54,19 +54,10 @@ impl Worker<'_> {
         c.conn_start = now;
         c.phase = Phase::Connecting;
         c.to = sh.reach.addr();
-        let s = match TcpStream::connect(c.to) {
+        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some()) {
             Ok(s) => s,
             Err(e) => return self.fail(slot, Class::Connect, &e),
         };
-        // Nagle never holds back the first segment of a connection, so a connection that carries
-        // one request saves the setsockopt.
-        if sh.keep_alive {
-            let _ = s.set_nodelay(true);
-            if sh.plan.body.is_none() {
-                simple_congestion_control(&s);
-            }
-            kernel_arrival_times(&s);
-        }
         c.stream = Some(s);
         c.registered = false;
         c.want_write = false;
@@ -80,7 +71,11 @@ impl Worker<'_> {
             } else {
                 Interest::READABLE
             };
-            if let Err(e) = self.poll.registry().register(s, Token(slot), interest) {
+            let r = self
+                .poll
+                .registry()
+                .register(s.socket(), Token(slot), interest);
+            if let Err(e) = r {
                 return self.fail(slot, Class::Connect, &e);
             }
             c.registered = true;
@@ -128,7 +123,7 @@ impl Worker<'_> {
                         c.want_write = true;
                         if c.registered {
                             let r = self.poll.registry().reregister(
-                                stream,
+                                stream.socket(),
                                 Token(slot),
                                 Interest::READABLE | Interest::WRITABLE,
                             );
@@ -172,7 +167,7 @@ impl Worker<'_> {
                 let mut b = [0u8; 64];
                 let c = &mut self.conns[slot];
                 if let Some(s) = c.stream.as_mut() {
-                    match s.read(&mut b) {
+                    match s.read(&mut b, false) {
                         Err(e) if e.kind() == ErrorKind::WouldBlock => {}
                         _ => c.close(),
                     }
@@ -186,12 +181,7 @@ impl Worker<'_> {
         let mut buf = std::mem::take(&mut self.buf);
         let stamped = self.sh.keep_alive;
         while let Some(stream) = self.conns[slot].stream.as_mut() {
-            let got = if stamped {
-                recv_stamped(stream, &mut buf)
-            } else {
-                stream.read(&mut buf).map(|n| (n, None))
-            };
-            match got {
+            match stream.read(&mut buf, stamped) {
                 Ok((0, _)) => {
                     self.eof(slot);
                     break;

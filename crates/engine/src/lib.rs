@@ -21,6 +21,7 @@ mod response;
 pub mod result;
 mod run;
 mod target;
+mod transport;
 mod verbose;
 mod worker;
 

@@ -44,7 +44,7 @@ pub(crate) struct Worker<'a> {
     pub ready: Vec<usize>,
     ready_batch: Vec<usize>,
     /// Finished connections, closed once their slots' next requests are on their way.
-    pub retired: Vec<mio::net::TcpStream>,
+    pub retired: Vec<crate::transport::Transport>,
     /// Open loop: slots with nothing to do.
     pub idle: Vec<usize>,
     pub pacer: Option<Pacer>,
