@@ -133,14 +133,28 @@ fn both_send(args: &[&str], rx: &mpsc::Receiver<Seen>, n: usize) -> (Vec<Seen>, 
 fn credentials_and_cookies_reach_the_server_as_abs_do() {
     let (addr, rx) = wire_server(None);
     let u = format!("http://{addr}/private");
-    let args = ["-q", "-n", "2", "-A", "user:s3cret", "-P", "px:pw", "-C", "a=1", &u];
+    let args = [
+        "-q",
+        "-n",
+        "2",
+        "-A",
+        "user:s3cret",
+        "-P",
+        "px:pw",
+        "-C",
+        "a=1",
+        &u,
+    ];
     let (by_ab, by_us) = both_send(&args, &rx, 2);
     for (a, w) in by_ab.iter().zip(&by_us) {
         for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
             assert_eq!(w.headers(name), a.headers(name), "{name}: {w:?} vs {a:?}");
         }
     }
-    assert_eq!(by_us[0].headers("Authorization"), ["Basic dXNlcjpzM2NyZXQ="]);
+    assert_eq!(
+        by_us[0].headers("Authorization"),
+        ["Basic dXNlcjpzM2NyZXQ="]
+    );
     // Repeated -C: every cookie, in one Cookie header (RFC 6265 §5.4; ab 2.3 keeps only the last).
     bench(&["-q", "-n", "1", "-C", "a=1", "-C", "b=2", &u]);
     let seen = rx.recv_timeout(Duration::from_secs(10)).unwrap();
@@ -150,7 +164,11 @@ fn credentials_and_cookies_reach_the_server_as_abs_do() {
 #[test]
 fn head_requests_have_no_body_and_count_as_abs() {
     let (addr, rx) = wire_server(None);
-    let (by_ab, by_us) = both_send(&["-q", "-i", "-n", "1", &format!("http://{addr}/h")], &rx, 1);
+    let (by_ab, by_us) = both_send(
+        &["-q", "-i", "-n", "1", &format!("http://{addr}/h")],
+        &rx,
+        1,
+    );
     assert!(by_ab[0].request_line().starts_with("HEAD /h HTTP/1."));
     assert!(by_us[0].request_line().starts_with("HEAD /h HTTP/1."));
     assert!(by_us[0].body.is_empty() && by_us[0].headers("Content-Length").is_empty());
@@ -169,7 +187,11 @@ fn head_requests_have_no_body_and_count_as_abs() {
             "Total transferred:",
             "HTML transferred:",
         ] {
-            assert_eq!(field(&w, name), field(&a, name), "{name} {extra:?}\n{w}\n{a}");
+            assert_eq!(
+                field(&w, name),
+                field(&a, name),
+                "{name} {extra:?}\n{w}\n{a}"
+            );
         }
         assert_eq!(field(&w, "HTML transferred:"), "0 bytes");
     }
@@ -239,8 +261,13 @@ fn a_proxy_gets_absolute_targets_and_proxy_credentials_as_from_ab() {
         }
     }
     let w = stdout(&bench(&args));
-    let _ = (0..3).map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap()).count();
-    assert!(w.contains(&format!("Benchmarking origin.invalid [through {p}]")), "{w}");
+    let _ = (0..3)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .count();
+    assert!(
+        w.contains(&format!("Benchmarking origin.invalid [through {p}]")),
+        "{w}"
+    );
     assert_eq!(field(&w, "Complete requests:"), "3");
     assert_eq!(field(&w, "Server Hostname:"), "origin.invalid");
     assert_eq!(field(&w, "Document Path:"), "/page?q=1");
@@ -261,7 +288,14 @@ fn the_bound_source_address_is_the_peer_address_the_server_sees() {
 /// The `rb` and `tb` of the client socket whose local port is `port`, as `ss -tm` shows them.
 fn socket_buffers(port: u16) -> (u64, u64) {
     let ss = Command::new(require("ss"))
-        .args(["-tmnH", "state", "established", "sport", "=", &format!(":{port}")])
+        .args([
+            "-tmnH",
+            "state",
+            "established",
+            "sport",
+            "=",
+            &format!(":{port}"),
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&ss.stdout).into_owned();
@@ -335,7 +369,13 @@ fn gnuplot_file_has_abs_columns_and_a_row_per_request() {
         let c: Vec<&str> = ours.split('\t').collect();
         let t: Vec<&str> = theirs.split('\t').collect();
         assert_eq!(c.len(), t.len());
-        assert_eq!(c[0].len(), t[0].len(), "ctime text {:?} vs ab's {:?}", c[0], t[0]);
+        assert_eq!(
+            c[0].len(),
+            t[0].len(),
+            "ctime text {:?} vs ab's {:?}",
+            c[0],
+            t[0]
+        );
         assert_eq!(c[0].split(' ').count(), t[0].split(' ').count());
         let n: Vec<u64> = c[1..].iter().map(|v| v.parse().unwrap()).collect();
         assert!(n[0] >= before && n[0] <= before + 120, "{ours}");
@@ -395,7 +435,10 @@ fn shape(report: &str) -> Vec<String> {
 fn html_table_has_abs_rows_and_attributes() {
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
-    for extra in [&["-x", "border=1", "-y", "class=r", "-z", "class=d"][..], &["-k"][..]] {
+    for extra in [
+        &["-x", "border=1", "-y", "class=r", "-z", "class=d"][..],
+        &["-k"][..],
+    ] {
         let mut args = vec!["-q", "-w", "-n", "40", "-c", "4"];
         args.extend_from_slice(extra);
         args.push(&u);
@@ -423,7 +466,10 @@ fn html_table_has_abs_rows_and_attributes() {
         ] {
             assert_eq!(row(&w, name), row(&a, name));
         }
-        assert!(!w.contains("Diagnosis") && !w.contains("Benchmarking"), "{w}");
+        assert!(
+            !w.contains("Diagnosis") && !w.contains("Benchmarking"),
+            "{w}"
+        );
     }
 }
 
@@ -460,9 +506,25 @@ fn verbosity_prints_what_ab_prints() {
     let ngx = start_nginx();
     let count = |t: &str, what: &str| t.lines().filter(|l| l.contains(what)).count();
     for (level, path, lines) in [
-        ("2", "/missing.html", &["INFO: GET header ==", "LOG: header received:", "WARNING: Response code not 2xx (404)"][..]),
-        ("3", "/page.html", &["LOG: header received:", "LOG: Response code = 200"][..]),
-        ("1", "/missing.html", &["LOG: header received:", "WARNING: Response code"][..]),
+        (
+            "2",
+            "/missing.html",
+            &[
+                "INFO: GET header ==",
+                "LOG: header received:",
+                "WARNING: Response code not 2xx (404)",
+            ][..],
+        ),
+        (
+            "3",
+            "/page.html",
+            &["LOG: header received:", "LOG: Response code = 200"][..],
+        ),
+        (
+            "1",
+            "/missing.html",
+            &["LOG: header received:", "WARNING: Response code"][..],
+        ),
     ] {
         let u = format!("http://127.0.0.1:{}{path}", ngx.port);
         let args = ["-q", "-n", "4", "-v", level, &u];
@@ -470,7 +532,11 @@ fn verbosity_prints_what_ab_prints() {
         let out = run_bench_any(&args);
         let w = stdout(&out);
         for what in lines {
-            assert_eq!(count(&w, what), count(&a, what), "-v {level}: {what}\n{w}\n{a}");
+            assert_eq!(
+                count(&w, what),
+                count(&a, what),
+                "-v {level}: {what}\n{w}\n{a}"
+            );
         }
         if level == "2" {
             assert_eq!(count(&w, "LOG: header received:"), 4);
@@ -499,7 +565,10 @@ fn receive_errors_with_r_are_counted_like_abs() {
     let w = stdout(&run_bench_any(&args));
     let receive = |t: &str| {
         let l = field(t, "   (Connect:").to_string();
-        l.split(", ").find(|p| p.starts_with("Receive")).unwrap().to_string()
+        l.split(", ")
+            .find(|p| p.starts_with("Receive"))
+            .unwrap()
+            .to_string()
     };
     assert_eq!(receive(&w), receive(&a), "\n{w}\n{a}");
     assert_eq!(receive(&w), "Receive: 10");
@@ -524,14 +593,20 @@ fn bad_ab_options_get_one_clear_line() {
         (&["-u", "/no/such/file"], "cannot read /no/such/file"),
         (&["-X", "nocolon"], "-X: 'nocolon' is not PROXY:PORT"),
         (&["-X", "127.0.0.1:0"], "is not PROXY:PORT"),
-        (&["-X", "no-such-proxy.invalid:3128"], "-X: unknown proxy host"),
+        (
+            &["-X", "no-such-proxy.invalid:3128"],
+            "-X: unknown proxy host",
+        ),
         (&["-B", "10.255.255.1"], "-B: cannot bind to 10.255.255.1"),
         (&["-B", "::1"], "-B: '::1' has no IPv4 address"),
         (&["-b", "0"], "-b: '0' is not a buffer size"),
         (&["-b", "lots"], "-b: 'lots' is not a buffer size"),
         (&["-v", "loud"], "-v: 'loud' is not a verbosity level"),
         (&["-i", "-u", b], "each choose the method"),
-        (&["-g", "/no/such/dir/g.tsv"], "-g: cannot write /no/such/dir/g.tsv"),
+        (
+            &["-g", "/no/such/dir/g.tsv"],
+            "-g: cannot write /no/such/dir/g.tsv",
+        ),
     ];
     for (extra, expect) in cases {
         let mut args = vec!["bench", "--db", db.to_str().unwrap(), "-q"];

@@ -54,7 +54,7 @@ impl Worker<'_> {
         c.conn_start = now;
         c.phase = Phase::Connecting;
         c.to = sh.reach.addr();
-        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some()) {
+        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some(), &sh.setup) {
             Ok(s) => s,
             Err(e) => return self.fail(slot, Class::Connect, &e),
         };

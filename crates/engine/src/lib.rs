@@ -20,6 +20,7 @@ mod reach;
 mod response;
 pub mod result;
 mod run;
+mod socket_setup;
 mod target;
 mod transport;
 mod verbose;
