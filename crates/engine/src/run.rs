@@ -56,10 +56,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         server: OnceLock::new(),
         live: &live,
-        setup: SocketSetup {
-            buffer: plan.socket_buffer,
-            bind: plan.bind,
-        },
+        setup: SocketSetup::of(plan),
         start: Instant::now(),
         deadline: None,
     };

@@ -15,6 +15,13 @@ pub(crate) struct SocketSetup {
 }
 
 impl SocketSetup {
+    pub(crate) fn of(plan: &crate::Plan) -> SocketSetup {
+        SocketSetup {
+            buffer: plan.socket_buffer,
+            bind: plan.bind,
+        }
+    }
+
     /// Starts a non-blocking connection to `to` with these options.
     pub(crate) fn connect(&self, to: SocketAddr) -> io::Result<TcpStream> {
         if self.buffer.is_none() && self.bind.is_none() {
