@@ -261,9 +261,9 @@ fn a_proxy_gets_absolute_targets_and_proxy_credentials_as_from_ab() {
         }
     }
     let w = stdout(&bench(&args));
-    let _ = (0..3)
-        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
-        .count();
+    for _ in 0..3 {
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    }
     assert!(
         w.contains(&format!("Benchmarking origin.invalid [through {p}]")),
         "{w}"
