@@ -3,6 +3,7 @@
 //! outcome (docs/EXIT-STATUS.md). There is no probe connection before the run: the engine stops at
 //! once when the first real connection fails.
 
+use super::ab_args::AbArgs;
 use super::diagnose::{RunEvidence, RunWatch, ServerProcess};
 use super::session::{SavedLine, Session};
 use super::workload_args::WorkloadArgs;
@@ -10,9 +11,7 @@ use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
-use webstand_engine::{
-    parse_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
-};
+use webstand_engine::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
 use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
 
@@ -40,8 +39,8 @@ pub struct Args {
     timelimit: Option<f64>,
 
     /// wrk's duration: run this long (e.g. 30 seconds, 500ms, 2m, 1h 30m); requests are unlimited
-    /// unless -n is given
-    #[arg(short = 'd', long = "duration", value_name = "DURATION")]
+    /// unless -n is given. Without a value, ab's -d: no "Percentage of the requests served" table
+    #[arg(short = 'd', long = "duration", value_name = "DURATION", num_args = 0..=1, default_missing_value = "")]
     duration: Option<String>,
 
     /// Keep connections open between requests (HTTP keep-alive) [default: a new connection per request]
@@ -60,7 +59,7 @@ pub struct Args {
     #[arg(short = 'p', value_name = "FILE")]
     post_file: Option<std::path::PathBuf>,
 
-    /// Content-Type of the -p body
+    /// Content-Type of the -p or -u body
     #[arg(short = 'T', value_name = "TYPE", default_value = "text/plain")]
     content_type: String,
 
@@ -82,6 +81,10 @@ pub struct Args {
     /// pass --max-error-pct
     #[arg(short = 'r')]
     receive_errors_ok: bool,
+
+    /// ab's other options: -A -P -X -C -i -u -b -B -v -S -g -e -w -x -y -z -V
+    #[command(flatten)]
+    ab: AbArgs,
 
     /// Errors (failed requests + non-2xx answers, % of attempted) above which the run exits with
     /// status 3 and is saved as `errors`
@@ -132,9 +135,21 @@ pub struct Args {
 }
 
 /// `-d`, parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
+/// `-d` alone is ab's (no percentiles table), not a duration.
 fn duration_flag(a: &Args) -> anyhow::Result<Option<Duration>> {
     let parse = |d: &str| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}"));
-    a.duration.as_deref().map(parse).transpose()
+    a.duration
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .map(parse)
+        .transpose()
+}
+
+/// ab's `-d URL` reaches clap as wrk's `-d` with the URL for its value: given back to the URL.
+fn ab_d_before_url(a: &mut Args) {
+    if a.url.is_none() && a.duration.as_deref().is_some_and(|d| d.contains("://")) {
+        a.url = a.duration.replace(String::new());
+    }
 }
 
 /// Seconds given on the command line as a Duration, with a clear error for nonsense.
@@ -175,22 +190,26 @@ fn target_url(a: &Args) -> anyhow::Result<String> {
     }
 }
 
-/// The request's headers, body (with its type) and method, from -H, -p/-T and -m.
+/// The request's headers, body (with its type) and method, from -H, -A, -P, -C, -p/-u/-T, -i
+/// and -m.
 #[allow(clippy::type_complexity)]
 fn request_parts(
     a: &Args,
 ) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
-    let headers = a
-        .headers
-        .iter()
-        .map(|h| parse_header(h))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let body = match &a.post_file {
-        Some(p) => Some((
-            std::fs::read(p).with_context(|| format!("cannot read -p file {}", p.display()))?,
+    let mut headers = a.ab.headers();
+    for h in &a.headers {
+        headers.push(parse_header(h)?);
+    }
+    let choosers = [a.post_file.is_some(), a.ab.put_file.is_some(), a.ab.head];
+    if choosers.iter().filter(|&&c| c).count() > 1 {
+        bail!("-p (POST), -u (PUT) and -i (HEAD) each choose the method: give one of them");
+    }
+    let body = match (&a.post_file, &a.ab.put_file) {
+        (Some(p), _) | (None, Some(p)) => Some((
+            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
             a.content_type.clone(),
         )),
-        None => None,
+        (None, None) => None,
     };
     let method = match (&a.method, &body) {
         (Some(m), _) => {
@@ -203,6 +222,7 @@ fn request_parts(
             }
             m.to_ascii_uppercase()
         }
+        (None, _) if a.ab.method().is_some() => a.ab.method().unwrap_or_default().to_string(),
         (None, Some(_)) => "POST".to_string(),
         (None, None) => "GET".to_string(),
     };
@@ -251,7 +271,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     }
     let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
-    let (target, mut path) = parse_url(&url)?;
+    let (target, mut path) = a.ab.target(&url)?;
     let mut plan = Plan::new(target, &path);
     plan.shape = match a.rate {
         Some(rate) => Shape::Open {
@@ -286,15 +306,38 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             path = name;
         }
     }
+    a.ab.apply(&mut plan)?;
     Ok((plan, path, url))
 }
 
-pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
+pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
+    if args.ab.version {
+        println!(concat!(
+            "webstand ",
+            env!("CARGO_PKG_VERSION"),
+            " (bench: ApacheBench 2.3's options)"
+        ));
+        return Ok(0);
+    }
+    ab_d_before_url(&mut args);
+    if args.json && args.ab.html {
+        bail!("-w (ab's HTML table) and --json each choose the output: give one");
+    }
     let (plan, path, url) = plan(&args)?;
+    let files = args.ab.data_files()?;
     let server = args.server_pid.map(ServerProcess::given).transpose()?;
     let live = webstand_lab::interrupt::live();
-    if !args.json {
-        println!("Benchmarking {} (be patient)", plan.target.host);
+    if !args.json && !args.ab.html {
+        match args.ab.proxy() {
+            Some(p) => println!(
+                "Benchmarking {} [through {p}] (be patient)",
+                plan.target.host
+            ),
+            None => println!("Benchmarking {} (be patient)", plan.target.host),
+        }
+    }
+    if plan.verbosity >= 2 {
+        print_request(&plan);
     }
     // Quiet: bench keeps ab's output; the progress display below is its own.
     let mut session = super::session::open(global, "bench", &url, true)?;
@@ -333,7 +376,22 @@ pub fn run(args: Args, global: &Global) -> anyhow::Result<i32> {
         };
         print_report(&args, &plan, &path, &url, result, &shown)?;
     }
+    files.write(result)?;
     Ok(session.conclude(&verdict, SavedLine::Silent))
+}
+
+/// ab's `-v 2`: the request head, once, before the run.
+fn print_request(plan: &Plan) {
+    let bytes = webstand_engine::request_bytes(plan, &plan.requests[0].path);
+    let end = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map_or(bytes.len(), |i| i + 4);
+    println!(
+        "INFO: {} header == \n---\n{}\n---",
+        plan.method,
+        String::from_utf8_lossy(&bytes[..end])
+    );
 }
 
 /// What is said of a run besides its figures.
@@ -394,7 +452,17 @@ fn print_report(
         body_sent: plan.body.is_some(),
         pipeline: plan.pipeline,
         rate: args.rate,
+        hide_percentiles: args.duration.as_deref() == Some(""),
+        hide_confidence: args.ab.no_confidence,
     };
+    if args.ab.html {
+        let attributes = args.ab.html_attributes();
+        print!(
+            "{}",
+            webstand_report::ab_html::report(result, &info, &attributes)
+        );
+        return Ok(());
+    }
     print!("{}", ab::report(result, &info));
     if args.latency {
         print!("{}", ab::latency_spectrum(result));

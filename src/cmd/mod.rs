@@ -1,6 +1,7 @@
 //! One module per subcommand: its clap arguments and the wiring from them to the crates.
 //! Each `run` returns the process exit code.
 
+pub mod ab_args;
 pub mod bench;
 pub mod compare;
 pub mod diagnose;

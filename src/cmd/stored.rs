@@ -174,6 +174,8 @@ fn ab_report(run: &StoredRun) -> Option<String> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1),
         rate: option(run, "--rate").and_then(|v| v.parse().ok()),
+        hide_percentiles: false,
+        hide_confidence: flag("-S"),
     };
     Some(webstand_report::ab::report(&level.result, &info))
 }

@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
+use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult, Sample};
 
 /// One rank's account of its run, as sent to rank 0.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -60,6 +60,10 @@ pub struct WireResult {
     thread_cpu_ns: Vec<[u64; 2]>,
     late_sends: u64,
     per_request: Vec<u64>,
+    /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
+    /// start (empty unless the plan keeps samples).
+    #[serde(default)]
+    samples: Vec<[u64; 4]>,
     first_error: Option<String>,
     interrupted: bool,
     ended: Option<String>,
@@ -107,6 +111,7 @@ impl From<&RunResult> for WireResult {
             thread_cpu,
             late_sends,
             per_request,
+            samples,
             first_error,
             interrupted,
             ended,
@@ -139,6 +144,10 @@ impl From<&RunResult> for WireResult {
                 .collect(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
+            samples: samples
+                .iter()
+                .map(|s| [s.start_us, s.connect_us, s.waiting_us, s.total_us])
+                .collect(),
             first_error: first_error.clone(),
             interrupted: *interrupted,
             ended: ended.map(|e| e.name().to_string()),
@@ -189,6 +198,16 @@ impl WireResult {
                 .collect(),
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),
+            samples: self
+                .samples
+                .iter()
+                .map(|&[start_us, connect_us, waiting_us, total_us]| Sample {
+                    start_us,
+                    connect_us,
+                    waiting_us,
+                    total_us,
+                })
+                .collect(),
             first_error: self.first_error.clone(),
             interrupted: self.interrupted,
             ended: self.ended.as_deref().and_then(Ended::from_name),

@@ -54,7 +54,7 @@ impl Worker<'_> {
         c.conn_start = now;
         c.phase = Phase::Connecting;
         c.to = sh.reach.addr();
-        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some()) {
+        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some(), &sh.setup) {
             Ok(s) => s,
             Err(e) => return self.fail(slot, Class::Connect, &e),
         };
@@ -358,6 +358,14 @@ impl Worker<'_> {
         }
         if reusable {
             self.r.keep_alive_requests += 1;
+        }
+        if self.sh.plan.keep_samples {
+            self.r.samples.push(crate::Sample {
+                start_us: micros(start.saturating_duration_since(self.sh.start)),
+                connect_us,
+                waiting_us: waiting,
+                total_us: total,
+            });
         }
     }
 

@@ -103,6 +103,19 @@ pub struct Plan {
     pub body: Option<(Vec<u8>, String)>,
     /// Accept bodies whose length differs from the first response's (ab's `-l`).
     pub variable_length: bool,
+    /// Keep every complete request's times in `RunResult::samples` (ab's `-g` and `-e`).
+    #[serde(default)]
+    pub keep_samples: bool,
+    /// ab's `-v`: 2 prints each response head as it arrives (and a warning for a non-2xx status),
+    /// 3 also each status code; below 2 nothing.
+    #[serde(default)]
+    pub verbosity: u8,
+    /// ab's `-b`: SO_SNDBUF and SO_RCVBUF of every connection, in bytes (None: the system's).
+    #[serde(default)]
+    pub socket_buffer: Option<u32>,
+    /// ab's `-B`: the local address every connection is bound to before it connects.
+    #[serde(default)]
+    pub bind: Option<std::net::IpAddr>,
 }
 
 impl Plan {
@@ -129,6 +142,10 @@ impl Plan {
             headers: Vec::new(),
             body: None,
             variable_length: false,
+            keep_samples: false,
+            verbosity: 0,
+            socket_buffer: None,
+            bind: None,
         }
     }
 }

@@ -51,6 +51,8 @@ pub struct ResponseParser {
     pub server: Option<String>,
     /// When set, body bytes are hashed into it.
     pub hasher: Option<Sha256>,
+    /// ab's `-v` level: 2 and up print each final head as it arrives (`crate::verbose`).
+    pub verbosity: u8,
 }
 
 impl Default for ResponseParser {
@@ -66,6 +68,7 @@ impl Default for ResponseParser {
             capture_server: false,
             server: None,
             hasher: None,
+            verbosity: 0,
         }
     }
 }
@@ -186,6 +189,9 @@ impl ResponseParser {
         if let Some(server) = head.server {
             self.server = Some(server_software(server));
             self.capture_server = false;
+        }
+        if self.verbosity >= 2 {
+            crate::verbose::head(self.verbosity, &buf[..head.len], head.status);
         }
         self.status = head.status;
         self.keep_alive = head.keep_alive;

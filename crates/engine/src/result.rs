@@ -94,6 +94,20 @@ impl Default for Histograms {
     }
 }
 
+/// One complete request's times, kept only when the plan asks (`Plan::keep_samples`, for ab's `-g`
+/// and `-e` files, which list or sort every request).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// When the request started (its connection's start for a new connection), µs after the run began.
+    pub start_us: u64,
+    /// Connection set-up (0 on a reused connection).
+    pub connect_us: u64,
+    /// Request written to first response byte.
+    pub waiting_us: u64,
+    /// Start to last byte.
+    pub total_us: u64,
+}
+
 /// User and system CPU time of a process (tree).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CpuTime {
@@ -145,6 +159,9 @@ pub struct RunResult {
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
     pub per_request: Vec<u64>,
+    /// Every complete request's times, in completion order per thread (empty unless
+    /// `Plan::keep_samples`).
+    pub samples: Vec<Sample>,
     /// The first failure's description (e.g. "connect to 127.0.0.1:8080: Connection refused"), so a
     /// command can say why a run failed.
     pub first_error: Option<String>,
@@ -179,5 +196,6 @@ impl RunResult {
         for (a, b) in self.per_request.iter_mut().zip(&r.per_request) {
             *a += b;
         }
+        self.samples.extend_from_slice(&r.samples);
     }
 }

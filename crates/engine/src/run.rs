@@ -6,6 +6,7 @@
 //! counters a thread adds to once per event batch.
 
 use crate::reach::Reach;
+use crate::socket_setup::SocketSetup;
 use crate::target::request_bytes;
 use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
@@ -55,6 +56,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         server: OnceLock::new(),
         live: &live,
+        setup: SocketSetup::of(plan),
         start: Instant::now(),
         deadline: None,
     };
@@ -161,6 +163,8 @@ pub(crate) struct Shared<'a> {
     pub first_digest: Vec<OnceLock<[u8; 32]>>,
     pub server: OnceLock<String>,
     pub live: &'a Live,
+    /// ab's `-b` and `-B` for every new socket.
+    pub setup: SocketSetup,
     pub start: Instant,
     pub deadline: Option<Instant>,
 }

@@ -7,6 +7,21 @@ use std::net::ToSocketAddrs;
 /// Parses `http://host[:port][/path]` and resolves the host. Returns the target and the path (with
 /// query, starting with `/`). Only `http://` is supported.
 pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
+    let (host, port, path) = split_url(url)?;
+    let lookup = host.trim_start_matches('[').trim_end_matches(']');
+    let addrs: Vec<_> = (lookup, port)
+        .to_socket_addrs()
+        .map_err(|e| anyhow::anyhow!("unknown host '{host}': {e}"))?
+        .collect();
+    if addrs.is_empty() {
+        bail!("unknown host '{host}': no address");
+    }
+    Ok((Target { host, port, addrs }, path))
+}
+
+/// [`parse_url`] without resolving the host (a proxy resolves it, ab's `-X`): host as written,
+/// port, path.
+pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     let Some((scheme, rest)) = url.split_once("://") else {
         bail!("invalid URL '{url}': expected http://host[:port]/path");
     };
@@ -34,22 +49,7 @@ pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
     if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         bail!("invalid URL '{url}': the path contains spaces or control characters");
     }
-    let lookup = host.trim_start_matches('[').trim_end_matches(']');
-    let addrs: Vec<_> = (lookup, port)
-        .to_socket_addrs()
-        .map_err(|e| anyhow::anyhow!("unknown host '{host}': {e}"))?
-        .collect();
-    if addrs.is_empty() {
-        bail!("unknown host '{host}': no address");
-    }
-    Ok((
-        Target {
-            host: host.to_string(),
-            port,
-            addrs,
-        },
-        path,
-    ))
+    Ok((host.to_string(), port, path))
 }
 
 fn split_host_port(authority: &str) -> anyhow::Result<(&str, u16)> {

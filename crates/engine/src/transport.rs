@@ -10,6 +10,7 @@
 //! system calls, no extra copy, no allocation.
 
 use crate::clock::{kernel_arrival_times, recv_stamped};
+use crate::socket_setup::SocketSetup;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -24,8 +25,14 @@ impl Transport {
     /// Starts a non-blocking connection to `to`. `keep_alive`: the connection will carry more than
     /// one request, so it gets the options that only pay off then (no Nagle, Reno unless `body`,
     /// kernel arrival stamps).
-    pub(crate) fn connect(to: SocketAddr, keep_alive: bool, body: bool) -> io::Result<Transport> {
-        let s = TcpStream::connect(to)?;
+    /// `setup`: ab's `-b` and `-B`, applied before the connection starts.
+    pub(crate) fn connect(
+        to: SocketAddr,
+        keep_alive: bool,
+        body: bool,
+        setup: &SocketSetup,
+    ) -> io::Result<Transport> {
+        let s = setup.connect(to)?;
         // Nagle never holds back the first segment of a connection, so a connection that carries
         // one request saves the setsockopt.
         if keep_alive {

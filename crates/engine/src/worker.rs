@@ -86,7 +86,11 @@ impl<'a> Worker<'a> {
             sh,
             poll: Poll::new()?,
             conns: (0..share.clients)
-                .map(|_| Conn::new(now, sh.pipeline, sh.reach.addr()))
+                .map(|_| {
+                    let mut c = Conn::new(now, sh.pipeline, sh.reach.addr());
+                    c.parser.verbosity = sh.plan.verbosity;
+                    c
+                })
                 .collect(),
             buf: vec![0; READ_BUF],
             r: RunResult {

@@ -27,13 +27,18 @@ pub struct AbInfo {
     pub pipeline: usize,
     /// Open loop: the target rate in requests per second.
     pub rate: Option<f64>,
+    /// ab's `-d`: no "Percentage of the requests served" table.
+    pub hide_percentiles: bool,
+    /// ab's `-S`: the Connection Times table as min, avg and max only, without ab's notes on the
+    /// median and mean.
+    pub hide_confidence: bool,
 }
 
 /// ab's percentiles.
 const PERCENTS: [u64; 9] = [50, 66, 75, 80, 90, 95, 98, 99, 100];
 
 /// Microseconds to whole milliseconds, rounded as ab does.
-fn round_ms(us: u64) -> u64 {
+pub(crate) fn round_ms(us: u64) -> u64 {
     (us + 500) / 1000
 }
 
@@ -152,23 +157,27 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
         rates(&mut o, r, info);
     }
     if done > 0 {
-        connection_times(&mut o, r);
-        if done > 1 {
-            let _ = writeln!(
-                o,
-                "\nPercentage of the requests served within a certain time (ms)"
-            );
-            for p in PERCENTS {
-                let ms = round_ms(ab_percentile_us(&r.histograms.total, p));
-                if p >= 100 {
-                    let _ = writeln!(o, " 100%  {ms:5} (longest request)");
-                } else {
-                    let _ = writeln!(o, "  {p}%  {ms:5}");
-                }
-            }
+        connection_times(&mut o, r, info.hide_confidence);
+        if done > 1 && !info.hide_percentiles {
+            percentiles(&mut o, r);
         }
     }
     o
+}
+
+fn percentiles(o: &mut String, r: &RunResult) {
+    let _ = writeln!(
+        o,
+        "\nPercentage of the requests served within a certain time (ms)"
+    );
+    for p in PERCENTS {
+        let ms = round_ms(ab_percentile_us(&r.histograms.total, p));
+        if p >= 100 {
+            let _ = writeln!(o, " 100%  {ms:5} (longest request)");
+        } else {
+            let _ = writeln!(o, "  {p}%  {ms:5}");
+        }
+    }
 }
 
 /// The rate lines. ab's first "Time per request" is concurrency × time ÷ requests, which is the mean
@@ -231,7 +240,8 @@ fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
     }
 }
 
-fn connection_times(o: &mut String, r: &RunResult) {
+/// The Connection Times rows: label, what ab's notes call the row, its spread.
+fn time_rows(r: &RunResult) -> [(&'static str, &'static str, Spread); 4] {
     let h = &r.histograms;
     let rows = [
         (
@@ -248,7 +258,21 @@ fn connection_times(o: &mut String, r: &RunResult) {
         // The exact sum is known for the total: use it, as ab's integer mean of the raw times.
         rows[3].2.mean = (r.latency_sum_us / r.complete as u128) as u64;
     }
+    rows
+}
+
+fn connection_times(o: &mut String, r: &RunResult, hide_confidence: bool) {
+    let rows = time_rows(r);
     let _ = writeln!(o, "\nConnection Times (ms)");
+    if hide_confidence {
+        // ab -S: its own spacing, the avg column one space narrower than the others.
+        let _ = writeln!(o, "              min   avg   max");
+        for (label, _, s) in &rows {
+            let (min, mean, max) = (round_ms(s.min), round_ms(s.mean), round_ms(s.max));
+            let _ = writeln!(o, "{label}{min:5} {mean:5}{max:5}");
+        }
+        return;
+    }
     let _ = writeln!(o, "              min  mean[+/-sd] median   max");
     for (label, _, s) in &rows {
         let _ = writeln!(

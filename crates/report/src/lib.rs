@@ -3,6 +3,8 @@
 //! no sockets, no database. (Being written under issues 2, 4, 5 and 6.)
 
 pub mod ab; // ab's report layout (issue 2)
+pub mod ab_files; // ab's -g (gnuplot TSV) and -e (CSV of percentages served) files
+pub mod ab_html; // ab's -w report: an HTML table
 pub mod chart; // SVG line charts and PNG rendering, for the HTML report
 pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
 pub mod comparison; // a lab comparison's measurements made into the compare tables' rows

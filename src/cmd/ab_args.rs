@@ -1,0 +1,277 @@
+//! ab's options that `webstand bench` takes as ApacheBench 2.3 does and that the core of bench does
+//! not need: credentials and cookies, HEAD and PUT, a proxy, socket buffers and the source address,
+//! verbosity, the report's variants (`-d`, `-S`, `-w` with `-x/-y/-z`) and the data files (`-g`,
+//! `-e`). Each is checked before the run (a bad one is one line, exit 1), applied to the plan, and
+//! its output written after the run.
+
+use anyhow::{bail, Context};
+use base64::Engine as _;
+use std::fs::File;
+use std::io::Write;
+use std::net::{IpAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use webstand_engine::{Plan, RunResult, Target};
+use webstand_report::ab_html::Attributes;
+
+#[derive(clap::Args, Default)]
+pub struct AbArgs {
+    /// Basic authentication: send 'Authorization: Basic BASE64(USER:PASSWORD)' (ab's -A)
+    #[arg(short = 'A', value_name = "USER:PASSWORD")]
+    auth: Option<String>,
+
+    /// Proxy authentication: send 'Proxy-Authorization: Basic BASE64(USER:PASSWORD)' (ab's -P)
+    #[arg(short = 'P', value_name = "USER:PASSWORD")]
+    proxy_auth: Option<String>,
+
+    /// Send the requests through this HTTP proxy: connect to it and ask for the absolute URL
+    /// (ab's -X)
+    #[arg(short = 'X', value_name = "PROXY:PORT")]
+    proxy: Option<String>,
+
+    /// A cookie to send, 'name=value' (repeatable: all go in one Cookie header, '; '-separated)
+    #[arg(short = 'C', value_name = "NAME=VALUE")]
+    cookies: Vec<String>,
+
+    /// HEAD requests instead of GET (ab's -i)
+    #[arg(short = 'i')]
+    pub head: bool,
+
+    /// PUT this file's contents as the request body, with -T for its type (ab's -u)
+    #[arg(short = 'u', value_name = "FILE")]
+    pub put_file: Option<PathBuf>,
+
+    /// Size of each connection's TCP send and receive buffers, in bytes (ab's -b)
+    #[arg(short = 'b', value_name = "BYTES")]
+    window: Option<String>,
+
+    /// Local address each connection is bound to before it connects (ab's -B)
+    #[arg(short = 'B', value_name = "ADDRESS")]
+    bind: Option<String>,
+
+    /// ab's verbosity: 2 prints the request and each response head as it arrives (and a warning
+    /// for a status outside 2xx), 3 also each status code. Slow: for looking, not for measuring
+    #[arg(short = 'v', value_name = "LEVEL")]
+    verbosity: Option<String>,
+
+    /// Do not show ab's confidence figures: the Connection Times table as min, avg and max only
+    #[arg(short = 'S')]
+    pub no_confidence: bool,
+
+    /// Write every request's times to FILE as gnuplot's tab-separated table (ab's -g: starttime,
+    /// seconds, ctime, dtime, ttime, wait)
+    #[arg(short = 'g', value_name = "FILE")]
+    gnuplot: Option<PathBuf>,
+
+    /// Write the time within which each percentage (0 to 100) of the requests was served to FILE as
+    /// CSV (ab's -e)
+    #[arg(short = 'e', value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Print the report as an HTML table (ab's -w)
+    #[arg(short = 'w')]
+    pub html: bool,
+
+    /// With -w: attributes of the <table> tag (ignored without -w, as by ab)
+    #[arg(short = 'x', value_name = "ATTRIBUTES")]
+    table_attrs: Option<String>,
+
+    /// With -w: attributes of the <tr> tags
+    #[arg(short = 'y', value_name = "ATTRIBUTES")]
+    tr_attrs: Option<String>,
+
+    /// With -w: attributes of the <td> and <th> tags [default: bgcolor=white]
+    #[arg(short = 'z', value_name = "ATTRIBUTES")]
+    td_attrs: Option<String>,
+
+    /// Print the version and exit (ab's -V)
+    #[arg(short = 'V')]
+    pub version: bool,
+}
+
+/// The files ab's -g and -e write, created before the run (a path that cannot be written is found
+/// before the load, not after it) and filled after it.
+#[derive(Default)]
+pub struct DataFiles {
+    gnuplot: Option<(PathBuf, File)>,
+    csv: Option<(PathBuf, File)>,
+}
+
+fn create(p: &Option<PathBuf>, flag: &str) -> anyhow::Result<Option<(PathBuf, File)>> {
+    p.as_ref()
+        .map(|p| {
+            let f =
+                File::create(p).with_context(|| format!("{flag}: cannot write {}", p.display()))?;
+            Ok((p.clone(), f))
+        })
+        .transpose()
+}
+
+impl DataFiles {
+    /// Writes what the run measured (nothing when no request completed, as ab).
+    pub fn write(self, r: &RunResult) -> anyhow::Result<()> {
+        let texts = [
+            (self.gnuplot, webstand_report::ab_files::gnuplot_tsv(r)),
+            (self.csv, webstand_report::ab_files::percentages_csv(r)),
+        ];
+        for (file, text) in texts {
+            if let (Some((path, mut f)), Some(text)) = (file, text) {
+                f.write_all(text.as_bytes())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn basic(credentials: &str) -> String {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(credentials);
+    format!("Basic {encoded}")
+}
+
+impl AbArgs {
+    /// The request's method when ab's -i or -u chose it.
+    pub fn method(&self) -> Option<&'static str> {
+        match (self.head, &self.put_file) {
+            (true, _) => Some("HEAD"),
+            (false, Some(_)) => Some("PUT"),
+            _ => None,
+        }
+    }
+
+    /// The headers -A, -P and -C add, before the user's -H ones.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        let mut h = Vec::new();
+        if let Some(a) = &self.auth {
+            h.push(("Authorization".to_string(), basic(a)));
+        }
+        if let Some(a) = &self.proxy_auth {
+            h.push(("Proxy-Authorization".to_string(), basic(a)));
+        }
+        if !self.cookies.is_empty() {
+            h.push(("Cookie".to_string(), self.cookies.join("; ")));
+        }
+        h
+    }
+
+    /// The -x/-y/-z attributes of the -w table.
+    pub fn html_attributes(&self) -> Attributes {
+        let d = Attributes::default();
+        Attributes {
+            table: self.table_attrs.clone().unwrap_or(d.table),
+            tr: self.tr_attrs.clone().unwrap_or(d.tr),
+            td: self.td_attrs.clone().unwrap_or(d.td),
+        }
+    }
+
+    /// The -v level (0 without -v).
+    pub fn verbosity(&self) -> anyhow::Result<u8> {
+        match &self.verbosity {
+            None => Ok(0),
+            Some(v) => v
+                .trim()
+                .parse::<u8>()
+                .map_err(|_| anyhow::anyhow!("-v: '{v}' is not a verbosity level (0 to 255)")),
+        }
+    }
+
+    /// Opens the -g and -e files.
+    pub fn data_files(&self) -> anyhow::Result<DataFiles> {
+        Ok(DataFiles {
+            gnuplot: create(&self.gnuplot, "-g")?,
+            csv: create(&self.csv, "-e")?,
+        })
+    }
+
+    /// The target of `url`: its host resolved, or with -X the proxy's addresses (the proxy resolves
+    /// the target's name; ours only names it in the request).
+    pub fn target(&self, url: &str) -> anyhow::Result<(Target, String)> {
+        let Some(proxy) = &self.proxy else {
+            return webstand_engine::parse_url(url);
+        };
+        let (host, port) = proxy_address(proxy)?;
+        let addrs: Vec<_> = (host.trim_start_matches('[').trim_end_matches(']'), port)
+            .to_socket_addrs()
+            .map_err(|e| anyhow::anyhow!("-X: unknown proxy host '{host}': {e}"))?
+            .collect();
+        if addrs.is_empty() {
+            bail!("-X: unknown proxy host '{host}': no address");
+        }
+        let (host, port, path) = webstand_engine::split_url(url)?;
+        Ok((Target { host, port, addrs }, path))
+    }
+
+    /// The proxy as ab's banner names it (`host:port`), with -X.
+    pub fn proxy(&self) -> Option<&str> {
+        self.proxy.as_deref()
+    }
+
+    /// Applies -b, -B, -v, -X (each request's absolute form) and -g/-e to a plan whose target came
+    /// from [`AbArgs::target`].
+    pub fn apply(&self, plan: &mut Plan) -> anyhow::Result<()> {
+        plan.verbosity = self.verbosity()?;
+        plan.keep_samples = self.gnuplot.is_some() || self.csv.is_some();
+        plan.socket_buffer = self.window.as_deref().map(window).transpose()?;
+        if let Some(b) = &self.bind {
+            plan.bind = Some(bind_address(b, plan)?);
+        }
+        if self.proxy.is_some() {
+            let t = &plan.target;
+            let origin = match t.port {
+                80 => format!("http://{}", t.host),
+                p => format!("http://{}:{p}", t.host),
+            };
+            for r in &mut plan.requests {
+                r.path = format!("{origin}{}", r.path);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// -b: a positive number of bytes that fits the kernel's int.
+fn window(v: &str) -> anyhow::Result<u32> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n > 0 && n <= i32::MAX as u32 => Ok(n),
+        _ => bail!("-b: '{v}' is not a buffer size (a positive number of bytes)"),
+    }
+}
+
+/// -X: `host:port` (an IPv6 address in brackets), the port required.
+fn proxy_address(v: &str) -> anyhow::Result<(String, u16)> {
+    let bad = || anyhow::anyhow!("-X: '{v}' is not PROXY:PORT (e.g. -X 127.0.0.1:3128)");
+    let (host, port) = v.rsplit_once(':').ok_or_else(bad)?;
+    let port = port
+        .parse::<u16>()
+        .ok()
+        .filter(|&p| p != 0)
+        .ok_or_else(bad)?;
+    if host.is_empty() || host.contains(['/', ' ']) {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
+}
+
+/// -B: an address (or a name resolving to one) of this machine, of the target's address family,
+/// proven by binding a socket to it now.
+fn bind_address(v: &str, plan: &Plan) -> anyhow::Result<IpAddr> {
+    let name = v.trim_start_matches('[').trim_end_matches(']');
+    let want_v6 = plan.target.addrs.first().is_some_and(|a| a.is_ipv6());
+    let candidates: Vec<IpAddr> = match name.parse::<IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) => (name, 0)
+            .to_socket_addrs()
+            .map_err(|e| anyhow::anyhow!("-B: unknown address '{v}': {e}"))?
+            .map(|a| a.ip())
+            .collect(),
+    };
+    let Some(ip) = candidates.into_iter().find(|ip| ip.is_ipv6() == want_v6) else {
+        bail!(
+            "-B: '{v}' has no {} address, the target's family",
+            if want_v6 { "IPv6" } else { "IPv4" }
+        );
+    };
+    std::net::TcpListener::bind((ip, 0)).map_err(|e| {
+        anyhow::anyhow!("-B: cannot bind to {ip}: {e} (not an address of this machine?)")
+    })?;
+    Ok(ip)
+}
