@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{
-    parse_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
+    parse_web_url, Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict,
 };
 use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
@@ -126,7 +126,11 @@ pub struct Args {
     #[command(flatten)]
     workload: WorkloadArgs,
 
-    /// The target, http://host[:port]/path [default: the origin of --url-file's full URLs]
+    /// TLS for https:// URLs
+    #[command(flatten)]
+    tls: super::tls_args::TlsArgs,
+
+    /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
 }
@@ -251,8 +255,9 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     }
     let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
-    let (target, mut path) = parse_url(&url)?;
+    let (target, mut path, scheme) = parse_web_url(&url)?;
     let mut plan = Plan::new(target, &path);
+    plan.tls = a.tls.plan(scheme)?;
     plan.shape = match a.rate {
         Some(rate) => Shape::Open {
             clients: a.concurrency,

@@ -103,6 +103,18 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     );
     let _ = writeln!(o, "Server Hostname:        {}", info.host);
     let _ = writeln!(o, "Server Port:            {}", info.port);
+    if let Some(t) = &r.tls {
+        let bits = t.cipher_bits;
+        let _ = writeln!(
+            o,
+            "SSL/TLS Protocol:       {},{},{bits},{bits}",
+            t.protocol, t.cipher
+        );
+        let _ = writeln!(o, "Server Temp Key:        {}", t.temp_key);
+        if let Some(name) = &t.server_name {
+            let _ = writeln!(o, "TLS Server Name:        {name}");
+        }
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "Document Path:          {}", info.path);
     if info.variable_length {
