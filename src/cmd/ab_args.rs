@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use webstand_engine::{Plan, RunResult, Target};
+use webstand_engine::{Plan, RunResult, Scheme, Target};
 use webstand_report::ab_html::Attributes;
 
 #[derive(clap::Args, Default)]
@@ -184,9 +184,9 @@ impl AbArgs {
 
     /// The target of `url`: its host resolved, or with -X the proxy's addresses (the proxy resolves
     /// the target's name; ours only names it in the request).
-    pub fn target(&self, url: &str) -> anyhow::Result<(Target, String)> {
+    pub fn target(&self, url: &str) -> anyhow::Result<(Target, String, Scheme)> {
         let Some(proxy) = &self.proxy else {
-            return webstand_engine::parse_url(url);
+            return webstand_engine::parse_web_url(url);
         };
         let (host, port) = proxy_address(proxy)?;
         let addrs: Vec<_> = (host.trim_start_matches('[').trim_end_matches(']'), port)
@@ -196,8 +196,11 @@ impl AbArgs {
         if addrs.is_empty() {
             bail!("-X: unknown proxy host '{host}': no address");
         }
-        let (host, port, path) = webstand_engine::split_url(url)?;
-        Ok((Target { host, port, addrs }, path))
+        let (host, port, path, scheme) = webstand_engine::split_url(url)?;
+        if scheme == Scheme::Https {
+            bail!("-X with an https:// URL: a tunnel through the proxy (CONNECT) is not supported");
+        }
+        Ok((Target { host, port, addrs }, path, scheme))
     }
 
     /// The proxy as ab's banner names it (`host:port`), with -X.

@@ -129,7 +129,11 @@ pub struct Args {
     #[command(flatten)]
     workload: WorkloadArgs,
 
-    /// The target, http://host[:port]/path [default: the origin of --url-file's full URLs]
+    /// TLS for https:// URLs
+    #[command(flatten)]
+    tls: super::tls_args::TlsArgs,
+
+    /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
 }
@@ -271,8 +275,9 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     }
     let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
-    let (target, mut path) = a.ab.target(&url)?;
+    let (target, mut path, scheme) = a.ab.target(&url)?;
     let mut plan = Plan::new(target, &path);
+    plan.tls = a.tls.plan(scheme)?;
     plan.shape = match a.rate {
         Some(rate) => Shape::Open {
             clients: a.concurrency,

@@ -15,5 +15,6 @@ pub mod session;
 pub mod stored;
 pub mod sweep;
 pub mod sweep_target;
+pub mod tls_args;
 pub mod usage;
 pub mod workload_args;

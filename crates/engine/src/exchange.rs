@@ -5,6 +5,7 @@
 use crate::clock::{micros, StampClock};
 use crate::conn::{Class, Phase};
 use crate::response::Feed;
+use crate::tls::count_handshake;
 use crate::transport::Transport;
 use crate::worker::Worker;
 use crate::BodyCheck;
@@ -54,7 +55,14 @@ impl Worker<'_> {
         c.conn_start = now;
         c.phase = Phase::Connecting;
         c.to = sh.reach.addr();
-        let s = match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some(), &sh.setup) {
+        let tls = sh.tls.as_ref();
+        let s = match Transport::connect(
+            c.to,
+            sh.keep_alive,
+            sh.plan.body.is_some(),
+            &sh.setup,
+            tls,
+        ) {
             Ok(s) => s,
             Err(e) => return self.fail(slot, Class::Connect, &e),
         };
@@ -106,6 +114,9 @@ impl Worker<'_> {
                         self.r.connections += 1;
                         self.sh.reach.connected();
                         c.phase = Phase::Sending;
+                        if let (Some(Transport::Tls(t)), Some(tls)) = (&c.stream, &sh.tls) {
+                            count_handshake(&mut self.r, t, c.conn_start, now, tls.sni.as_deref());
+                        }
                     }
                     c.written += n;
                     c.last_progress = now;

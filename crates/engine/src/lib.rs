@@ -22,16 +22,20 @@ pub mod result;
 mod run;
 mod socket_setup;
 mod target;
+mod tls;
+mod tls_config;
 mod transport;
 mod verbose;
 mod worker;
 
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
-pub use plan::{BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target};
+pub use plan::{
+    BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target, TlsPlan, TlsVersions,
+};
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
-pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample};
+pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
 pub use run::raise_fd_limit;
 pub use run::{run, Live};
-pub use target::{parse_url, request_bytes, split_url};
+pub use target::{parse_url, parse_web_url, request_bytes, split_url, Scheme};

@@ -116,6 +116,35 @@ pub struct Plan {
     /// ab's `-B`: the local address every connection is bound to before it connects.
     #[serde(default)]
     pub bind: Option<std::net::IpAddr>,
+    /// `https://`: every connection is TLS, set up as this says.
+    pub tls: Option<TlsPlan>,
+}
+
+/// ab's `-f`: which TLS versions the client offers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TlsVersions {
+    #[default]
+    All,
+    Tls12,
+    Tls13,
+}
+
+/// How the client sets up TLS. Files are read when the run starts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TlsPlan {
+    pub versions: TlsVersions,
+    /// ab's `-Z`: cipher suites to offer, `:`-separated OpenSSL or IANA names (None: all).
+    pub ciphers: Option<String>,
+    /// ab's `-E`: a PEM file with the client certificate chain and its private key.
+    pub client_cert: Option<std::path::PathBuf>,
+    /// `--cacert`: verify the server's certificate against these PEM CA certificates (None: no
+    /// verification, like ab, wrk and h2load).
+    pub ca_cert: Option<std::path::PathBuf>,
+    /// Send the host name as SNI (ab's `-I` turns it off; an IP address is never sent).
+    pub sni: bool,
+    /// `--tls-resume`: resume sessions on new connections (browser-like) instead of a full
+    /// handshake each time (ab).
+    pub resume: bool,
 }
 
 impl Plan {
@@ -146,6 +175,7 @@ impl Plan {
             verbosity: 0,
             socket_buffer: None,
             bind: None,
+            tls: None,
         }
     }
 }

@@ -169,6 +169,57 @@ pub struct RunResult {
     pub interrupted: bool,
     /// Set when the engine ended the run because the target could not be reached or was lost.
     pub ended: Option<Ended>,
+    /// `https://` runs: what was negotiated and the handshakes.
+    pub tls: Option<TlsSummary>,
+}
+
+/// An https run's handshakes, and what the first one negotiated (ab's TLS report lines).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TlsSummary {
+    /// "TLSv1.3", as OpenSSL names it.
+    pub protocol: String,
+    /// The cipher suite's OpenSSL name ("TLS_AES_256_GCM_SHA384", "ECDHE-ECDSA-AES128-GCM-SHA256").
+    pub cipher: String,
+    /// The cipher's key bits.
+    pub cipher_bits: u32,
+    /// The key exchange group as ab prints it ("X25519 253 bits", "ECDH prime256v1 256 bits").
+    pub temp_key: String,
+    /// The SNI name sent, if one was.
+    pub server_name: Option<String>,
+    /// The ALPN protocol the server chose.
+    pub alpn: Option<String>,
+    pub full_handshakes: u64,
+    pub resumed_handshakes: u64,
+    /// Sums over the handshakes: TCP connect (connect() to connected), then the TLS handshake
+    /// (connected to the first request written), full and resumed apart, in microseconds.
+    pub tcp_connect_us: u64,
+    pub full_handshake_us: u64,
+    pub resumed_handshake_us: u64,
+}
+
+impl TlsSummary {
+    fn add(&mut self, o: &TlsSummary) {
+        if self.protocol.is_empty() {
+            let counts = (self.full_handshakes, self.resumed_handshakes);
+            let sums = (
+                self.tcp_connect_us,
+                self.full_handshake_us,
+                self.resumed_handshake_us,
+            );
+            *self = o.clone();
+            (self.full_handshakes, self.resumed_handshakes) = counts;
+            (
+                self.tcp_connect_us,
+                self.full_handshake_us,
+                self.resumed_handshake_us,
+            ) = sums;
+        }
+        self.full_handshakes += o.full_handshakes;
+        self.resumed_handshakes += o.resumed_handshakes;
+        self.tcp_connect_us += o.tcp_connect_us;
+        self.full_handshake_us += o.full_handshake_us;
+        self.resumed_handshake_us += o.resumed_handshake_us;
+    }
 }
 
 impl RunResult {
@@ -197,5 +248,9 @@ impl RunResult {
             *a += b;
         }
         self.samples.extend_from_slice(&r.samples);
+
+        if let Some(t) = &r.tls {
+            self.tls.get_or_insert_with(TlsSummary::default).add(t);
+        }
     }
 }

@@ -8,6 +8,7 @@
 use crate::reach::Reach;
 use crate::socket_setup::SocketSetup;
 use crate::target::request_bytes;
+use crate::tls_config::TlsSetup;
 use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
@@ -59,6 +60,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         setup: SocketSetup::of(plan),
         start: Instant::now(),
         deadline: None,
+        tls: tls_setup(plan)?,
     };
     let started_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -105,6 +107,12 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     Ok(result)
+}
+
+/// The run's TLS configuration, with its files read (an error names the bad one).
+fn tls_setup(plan: &Plan) -> anyhow::Result<Option<TlsSetup>> {
+    let setup = |t| TlsSetup::new(t, &plan.target.host);
+    plan.tls.as_ref().map(setup).transpose()
 }
 
 /// Refuses a plan that cannot run, with the reason.
@@ -167,6 +175,8 @@ pub(crate) struct Shared<'a> {
     pub setup: SocketSetup,
     pub start: Instant,
     pub deadline: Option<Instant>,
+    /// `https://`: what every connection's TLS is made with.
+    pub tls: Option<TlsSetup>,
 }
 
 /// A thread's part of the load.

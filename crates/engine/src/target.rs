@@ -4,10 +4,37 @@ use crate::{HttpVersion, Plan, Target};
 use anyhow::{bail, Context};
 use std::net::ToSocketAddrs;
 
+/// A URL's scheme: plain HTTP, or HTTP over TLS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheme {
+    Http,
+    Https,
+}
+
+impl Scheme {
+    /// The port a URL without one means.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Scheme::Http => 80,
+            Scheme::Https => 443,
+        }
+    }
+}
+
 /// Parses `http://host[:port][/path]` and resolves the host. Returns the target and the path (with
-/// query, starting with `/`). Only `http://` is supported.
+/// query, starting with `/`). Only `http://` is supported (see [`parse_web_url`] for https).
 pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
-    let (host, port, path) = split_url(url)?;
+    match parse_web_url(url)? {
+        (t, path, Scheme::Http) => Ok((t, path)),
+        (_, _, Scheme::Https) => {
+            bail!("unsupported URL scheme 'https' in '{url}': only http:// is supported here")
+        }
+    }
+}
+
+/// Parses `http://` or `https://host[:port][/path]` and resolves the host.
+pub fn parse_web_url(url: &str) -> anyhow::Result<(Target, String, Scheme)> {
+    let (host, port, path, scheme) = split_url(url)?;
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<_> = (lookup, port)
         .to_socket_addrs()
@@ -16,18 +43,22 @@ pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
     if addrs.is_empty() {
         bail!("unknown host '{host}': no address");
     }
-    Ok((Target { host, port, addrs }, path))
+    Ok((Target { host, port, addrs }, path, scheme))
 }
 
-/// [`parse_url`] without resolving the host (a proxy resolves it, ab's `-X`): host as written,
-/// port, path.
-pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String)> {
+/// [`parse_web_url`] without resolving the host (a proxy resolves it, ab's `-X`): host as written,
+/// port, path, scheme.
+pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String, Scheme)> {
     let Some((scheme, rest)) = url.split_once("://") else {
         bail!("invalid URL '{url}': expected http://host[:port]/path");
     };
-    if !scheme.eq_ignore_ascii_case("http") {
-        bail!("unsupported URL scheme '{scheme}' in '{url}': only http:// is supported");
-    }
+    let scheme = if scheme.eq_ignore_ascii_case("http") {
+        Scheme::Http
+    } else if scheme.eq_ignore_ascii_case("https") {
+        Scheme::Https
+    } else {
+        bail!("unsupported URL scheme '{scheme}' in '{url}': only http:// and https:// are");
+    };
     let (authority, path) = match rest.find(['/', '?', '#']) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
@@ -41,18 +72,18 @@ pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String)> {
     if authority.contains('@') {
         bail!("invalid URL '{url}': user info (user@host) is not supported");
     }
-    let (host, port) =
-        split_host_port(authority).with_context(|| format!("invalid URL '{url}'"))?;
+    let (host, port) = split_host_port(authority, scheme.default_port())
+        .with_context(|| format!("invalid URL '{url}'"))?;
     if host.is_empty() {
         bail!("invalid URL '{url}': no host");
     }
     if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         bail!("invalid URL '{url}': the path contains spaces or control characters");
     }
-    Ok((host.to_string(), port, path))
+    Ok((host.to_string(), port, path, scheme))
 }
 
-fn split_host_port(authority: &str) -> anyhow::Result<(&str, u16)> {
+fn split_host_port(authority: &str, default_port: u16) -> anyhow::Result<(&str, u16)> {
     // IPv6 literal: [::1]:8080
     let (host, port) = if authority.starts_with('[') {
         let end = authority.find(']').context("unclosed '[' in host")?;
@@ -69,7 +100,7 @@ fn split_host_port(authority: &str) -> anyhow::Result<(&str, u16)> {
         }
     };
     let port = match port {
-        None => 80,
+        None => default_port,
         Some(p) => p
             .parse::<u16>()
             .ok()
@@ -96,7 +127,11 @@ pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {
     let mut r = format!("{} {} {}\r\n", plan.method, path, version);
     if !user_has("host") {
         let t = &plan.target;
-        if t.port == 80 {
+        let scheme = match plan.tls {
+            Some(_) => Scheme::Https,
+            None => Scheme::Http,
+        };
+        if t.port == scheme.default_port() {
             r += &format!("Host: {}\r\n", t.host);
         } else {
             r += &format!("Host: {}:{}\r\n", t.host, t.port);
@@ -156,6 +191,9 @@ mod tests {
     fn rejects_bad_urls_with_reasons() {
         let e = |u: &str| format!("{:#}", parse_url(u).unwrap_err());
         assert!(e("https://127.0.0.1/").contains("only http://"));
+        assert!(e("ftp://127.0.0.1/").contains("only http:// and https://"));
+        let (t, p, s) = parse_web_url("HTTPS://127.0.0.1/x").unwrap();
+        assert_eq!((t.port, p.as_str(), s), (443, "/x", Scheme::Https));
         assert!(e("127.0.0.1/x").contains("expected http://"));
         assert!(e("http://127.0.0.1:99999/").contains("bad port"));
         assert!(e("http:///x").contains("no host"));

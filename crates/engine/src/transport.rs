@@ -11,6 +11,8 @@
 
 use crate::clock::{kernel_arrival_times, recv_stamped};
 use crate::socket_setup::SocketSetup;
+use crate::tls::TlsStream;
+use crate::tls_config::TlsSetup;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
@@ -19,18 +21,22 @@ use std::time::Duration;
 
 pub(crate) enum Transport {
     Plain(TcpStream),
+    /// Boxed: a rustls connection is large, and a plain slot should not carry its size.
+    Tls(Box<TlsStream>),
 }
 
 impl Transport {
     /// Starts a non-blocking connection to `to`. `keep_alive`: the connection will carry more than
     /// one request, so it gets the options that only pay off then (no Nagle, Reno unless `body`,
     /// kernel arrival stamps).
-    /// `setup`: ab's `-b` and `-B`, applied before the connection starts.
+    /// `setup`: ab's `-b` and `-B`, applied before the connection starts. With `tls`, the
+    /// connection is TLS (the handshake runs inside the first writes).
     pub(crate) fn connect(
         to: SocketAddr,
         keep_alive: bool,
         body: bool,
         setup: &SocketSetup,
+        tls: Option<&TlsSetup>,
     ) -> io::Result<Transport> {
         let s = setup.connect(to)?;
         // Nagle never holds back the first segment of a connection, so a connection that carries
@@ -42,13 +48,17 @@ impl Transport {
             }
             kernel_arrival_times(&s);
         }
-        Ok(Transport::Plain(s))
+        match tls {
+            None => Ok(Transport::Plain(s)),
+            Some(setup) => Ok(Transport::Tls(Box::new(TlsStream::new(s, setup)?))),
+        }
     }
 
     /// The socket, for registering with the poller.
     pub(crate) fn socket(&mut self) -> &mut TcpStream {
         match self {
             Transport::Plain(s) => s,
+            Transport::Tls(t) => &mut t.sock,
         }
     }
 
@@ -56,6 +66,7 @@ impl Transport {
     pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.write(bytes),
+            Transport::Tls(t) => t.write(bytes),
         }
     }
 
@@ -69,6 +80,7 @@ impl Transport {
         match self {
             Transport::Plain(s) if stamped => recv_stamped(s, buf),
             Transport::Plain(s) => s.read(buf).map(|n| (n, None)),
+            Transport::Tls(t) => t.read(buf, stamped),
         }
     }
 }

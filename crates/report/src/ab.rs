@@ -95,6 +95,22 @@ pub fn ab_percentile_us(h: &Histogram<u64>, percent: u64) -> u64 {
     h.value_at_quantile((rank + 1) as f64 / n as f64)
 }
 
+/// ab's TLS lines (an https run only), where ab prints them: after the server's port.
+fn tls_lines(o: &mut String, r: &RunResult) {
+    if let Some(t) = &r.tls {
+        let bits = t.cipher_bits;
+        let _ = writeln!(
+            o,
+            "SSL/TLS Protocol:       {},{},{bits},{bits}",
+            t.protocol, t.cipher
+        );
+        let _ = writeln!(o, "Server Temp Key:        {}", t.temp_key);
+        if let Some(name) = &t.server_name {
+            let _ = writeln!(o, "TLS Server Name:        {name}");
+        }
+    }
+}
+
 /// The whole report, starting with the blank lines ab prints after its banner.
 pub fn report(r: &RunResult, info: &AbInfo) -> String {
     let mut o = String::new();
@@ -108,6 +124,7 @@ pub fn report(r: &RunResult, info: &AbInfo) -> String {
     );
     let _ = writeln!(o, "Server Hostname:        {}", info.host);
     let _ = writeln!(o, "Server Port:            {}", info.port);
+    tls_lines(&mut o, r);
     let _ = writeln!(o);
     let _ = writeln!(o, "Document Path:          {}", info.path);
     if info.variable_length {

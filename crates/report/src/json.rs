@@ -37,6 +37,27 @@ pub fn histogram_json(h: &Histogram<u64>) -> Value {
     })
 }
 
+/// An https run's negotiated parameters and handshakes: TCP connect apart from the TLS handshake,
+/// full handshakes apart from resumed ones (means in milliseconds).
+fn tls_json(t: &webstand_engine::TlsSummary) -> Value {
+    let handshakes = t.full_handshakes + t.resumed_handshakes;
+    let mean_ms = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64 / 1000.0);
+    json!({
+        "protocol": t.protocol,
+        "cipher": t.cipher,
+        "cipher_bits": t.cipher_bits,
+        "server_temp_key": t.temp_key,
+        "server_name": t.server_name,
+        "alpn": t.alpn,
+        "handshakes": handshakes,
+        "full_handshakes": t.full_handshakes,
+        "resumed_handshakes": t.resumed_handshakes,
+        "tcp_connect_mean_ms": mean_ms(t.tcp_connect_us, handshakes),
+        "full_handshake_mean_ms": mean_ms(t.full_handshake_us, t.full_handshakes),
+        "resumed_handshake_mean_ms": mean_ms(t.resumed_handshake_us, t.resumed_handshakes),
+    })
+}
+
 /// The whole result as a JSON object.
 pub fn result_json(r: &RunResult) -> Value {
     let f = &r.failed;
@@ -93,6 +114,7 @@ pub fn result_json(r: &RunResult) -> Value {
             "cpu_us_per_request": r.cpu_us_per_request(),
         },
         "cpu_us_per_request": r.cpu_us_per_request(),
+        "tls": r.tls.as_ref().map(tls_json),
         "latency": {
             "total": histogram_json(&h.total),
             "connect": histogram_json(&h.connect),

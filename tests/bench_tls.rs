@@ -1,0 +1,267 @@
+//! `webstand bench` over https against Debian's nginx with certificates made at test time (rcgen):
+//! counts equal ab's, ab's TLS report lines, and the TLS options (-f, -Z, -E, -I, --cacert,
+//! --tls-resume) each doing what it says, with clean failures for a wrong CA, a version the server
+//! refuses and a plaintext server.
+
+mod common;
+
+use common::*;
+use rcgen::{BasicConstraints, CertificateParams, CertifiedKey, IsCa, KeyPair};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+/// A CA and its key, to sign the server's and the client's certificates.
+fn ca() -> CertifiedKey {
+    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key_pair = KeyPair::generate().unwrap();
+    CertifiedKey {
+        cert: p.self_signed(&key_pair).unwrap(),
+        key_pair,
+    }
+}
+
+fn signed(ca: &CertifiedKey, names: &[&str]) -> (String, String) {
+    let p =
+        CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let cert = p.signed_by(&key, &ca.cert, &ca.key_pair).unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+struct TlsNginx {
+    child: std::process::Child,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for TlsNginx {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// nginx over https on loopback with `ssl` directives added to its server block; the CA's
+/// certificate is at DIR/ca.pem, a client certificate and key at DIR/client.pem.
+fn start_tls_nginx(ssl: &str) -> TlsNginx {
+    let nginx = require("nginx");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let root = dir.path().join("www");
+    std::fs::create_dir(&root).unwrap();
+    let page: Vec<u8> = (0..6397u32)
+        .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
+        .collect();
+    std::fs::write(root.join("page.html"), page).unwrap();
+    let ca = ca();
+    let (cert, key) = signed(&ca, &["localhost", "127.0.0.1"]);
+    let (ccert, ckey) = signed(&ca, &["client"]);
+    let w = |name: &str, s: &str| std::fs::write(dir.path().join(name), s).unwrap();
+    w("ca.pem", &ca.cert.pem());
+    w("cert.pem", &cert);
+    w("key.pem", &key);
+    w("client.pem", &format!("{ccert}{ckey}"));
+    w("other-ca.pem", &self::ca().cert.pem());
+    let port = free_port();
+    let conf = format!(
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
+         proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
+         server {{ listen 127.0.0.1:{port} ssl; root {d}/www; ssl_certificate {d}/cert.pem; \
+         ssl_certificate_key {d}/key.pem; ssl_session_cache shared:S:1m; {ssl} }}\n}}\n"
+    );
+    w("nginx.conf", &conf);
+    let child = std::process::Command::new(nginx)
+        .args([
+            "-c",
+            &format!("{d}/nginx.conf"),
+            "-p",
+            &d,
+            "-e",
+            &format!("{d}/error.log"),
+        ])
+        .args(["-g", "daemon off;"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start nginx");
+    let n = TlsNginx { child, port, dir };
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert!(
+        wait_listening(addr, Duration::from_secs(10)),
+        "nginx did not listen"
+    );
+    n
+}
+
+fn path(n: &TlsNginx, name: &str) -> String {
+    n.dir.path().join(name).display().to_string()
+}
+
+fn bench(args: &[&str]) -> std::process::Output {
+    let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_tls.db");
+    let mut all = vec!["bench", "--db", db.to_str().unwrap()];
+    all.extend(args);
+    run_with_timeout(&all, Duration::from_secs(60))
+}
+
+#[test]
+fn https_counts_and_tls_lines_equal_abs() {
+    let ab_path = require("ab");
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
+    let u = format!("https://localhost:{}/page.html", ngx.port);
+    for extra in [&[][..], &["-k"][..]] {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["-q", "-n", "300", "-c", "5", &u]);
+        let ab = std::process::Command::new(&ab_path)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            ab.status.success(),
+            "ab: {}",
+            String::from_utf8_lossy(&ab.stderr)
+        );
+        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ws = bench(&args);
+        assert!(ws.status.success(), "{}", stderr(&ws));
+        let ws = stdout(&ws);
+        for name in [
+            "Server Software:",
+            "Server Port:",
+            "Document Length:",
+            "Complete requests:",
+            "Failed requests:",
+            "Total transferred:",
+            "HTML transferred:",
+            "Server Temp Key:",
+            "TLS Server Name:",
+        ] {
+            assert_eq!(field(&ws, name), field(&ab, name), "{name} with {extra:?}");
+        }
+        // ab's "TLSv1.x,CIPHER,bits,bits": the version each side negotiated is the same.
+        let version = |r: &str| {
+            field(r, "SSL/TLS Protocol:")
+                .split(',')
+                .next()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(version(&ws), version(&ab));
+        assert_eq!(field(&ws, "SSL/TLS Protocol:").split(',').count(), 4);
+        // The lines sit where ab prints them: right after Server Port.
+        let after_port = ws.split("Server Port:").nth(1).unwrap();
+        assert!(after_port
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("SSL/TLS Protocol:"));
+    }
+}
+
+#[test]
+fn protocol_cipher_sni_and_ca_options() {
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.3;");
+    let u = format!("https://localhost:{}/page.html", ngx.port);
+    let ok = bench(&[
+        "-q",
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-f",
+        "TLS1.3",
+        "-Z",
+        "TLS_AES_128_GCM_SHA256",
+        &u,
+    ]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    assert_eq!(
+        field(&stdout(&ok), "SSL/TLS Protocol:"),
+        "TLSv1.3,TLS_AES_128_GCM_SHA256,128,128"
+    );
+    // TLS 1.2 only against a TLS 1.3-only server: a clean failure with the reason, no hang.
+    let bad = bench(&["-q", "-n", "20", "-f", "TLS1.2", &u]);
+    assert!(!bad.status.success());
+    let all = format!("{}{}", stdout(&bad), stderr(&bad));
+    assert!(all.contains("TLS handshake failed"), "{all}");
+    assert!(!all.contains("panicked"), "{all}");
+    // --cacert: the right CA verifies, another CA fails with a certificate error.
+    let good = bench(&["-q", "-n", "5", "--cacert", &path(&ngx, "ca.pem"), &u]);
+    assert!(good.status.success(), "{}", stderr(&good));
+    let wrong = bench(&["-q", "-n", "5", "--cacert", &path(&ngx, "other-ca.pem"), &u]);
+    let all = format!("{}{}", stdout(&wrong), stderr(&wrong));
+    assert!(
+        !wrong.status.success() && all.contains("certificate"),
+        "{all}"
+    );
+    // -I: no SNI sent, so no TLS Server Name line (as ab with -I).
+    let no_sni = bench(&["-q", "-n", "5", "-I", &u]);
+    assert!(no_sni.status.success(), "{}", stderr(&no_sni));
+    assert!(!stdout(&no_sni).contains("TLS Server Name:"));
+    // Bad values: one line, non-zero.
+    for args in [&["-f", "SSL3"][..], &["-Z", "NO-SUCH-CIPHER"][..]] {
+        let mut a = args.to_vec();
+        a.push(&u);
+        let o = bench(&a);
+        assert!(!o.status.success());
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    let http = bench(&["-f", "TLS1.2", "http://127.0.0.1:1/"]);
+    assert!(
+        stderr(&http).contains("need an https:// URL"),
+        "{}",
+        stderr(&http)
+    );
+}
+
+#[test]
+fn client_certificate_is_sent_with_e() {
+    // nginx requires a client certificate signed by the test CA (and answers 400 without one);
+    // the relative path is its prefix directory's ca.pem.
+    let ngx = start_tls_nginx("ssl_verify_client on; ssl_client_certificate ca.pem;");
+    let u = format!("https://localhost:{}/page.html", ngx.port);
+    let without = bench(&["-q", "-n", "5", &u]);
+    let text = stdout(&without);
+    assert_eq!(field(&text, "Non-2xx responses:"), "5", "{text}");
+    let with = bench(&["-q", "-n", "5", "-E", &path(&ngx, "client.pem"), &u]);
+    assert!(with.status.success(), "{}", stderr(&with));
+    assert!(!stdout(&with).contains("Non-2xx"), "{}", stdout(&with));
+}
+
+#[test]
+fn tls_resume_resumes_sessions_and_json_splits_handshakes() {
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
+    let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    let tls_of = |args: &[&str]| {
+        let o = bench(args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["tls"].clone()
+    };
+    let full = tls_of(&["--json", "-n", "40", "-c", "2", &u]);
+    assert_eq!(full["full_handshakes"], 40, "{full}");
+    assert_eq!(full["resumed_handshakes"], 0, "{full}");
+    assert!(full["tcp_connect_mean_ms"].as_f64().unwrap() >= 0.0);
+    assert!(full["full_handshake_mean_ms"].as_f64().unwrap() > 0.0);
+    let resumed = tls_of(&["--json", "--tls-resume", "-n", "40", "-c", "2", &u]);
+    assert_eq!(resumed["handshakes"], 40, "{resumed}");
+    assert!(
+        resumed["resumed_handshakes"].as_u64().unwrap() >= 30,
+        "{resumed}"
+    );
+    assert!(resumed["resumed_handshake_mean_ms"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn a_plaintext_server_on_an_https_url_fails_cleanly() {
+    let ngx = start_nginx();
+    let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    let o = bench(&["-n", "10", &u]);
+    assert!(!o.status.success());
+    let all = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(all.contains("TLS"), "{all}");
+    assert!(!all.contains("panicked"), "{all}");
+}
