@@ -2,6 +2,7 @@
 //! nothing, while `-l /dev/null` would format and write a log line per request.
 
 use super::{worker_user, Ctx, Launch};
+use crate::tls;
 
 pub(super) fn launch(c: &Ctx) -> Launch {
     let mut args: Vec<String> = ["-D", "-h", "127.0.0.1", "-p"]
@@ -22,6 +23,17 @@ pub(super) fn launch(c: &Ctx) -> Launch {
     }
     if c.chroot {
         args.push("-r".into());
+    }
+    // HTTPS: key and certificate in one file, the shared TLS 1.2 preference (the TLS 1.3 suites and
+    // the protocol floor are OpenSSL's defaults: mini_httpd has no setting for them).
+    if let Some(cert) = c.tls {
+        args.extend([
+            "-S".into(),
+            "-E".into(),
+            cert.combined_file().display().to_string(),
+            "-Y".into(),
+            tls::openssl_ciphers(),
+        ]);
     }
     Launch {
         args,

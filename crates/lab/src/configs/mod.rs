@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
 use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Kind, AUTH_USER};
+use crate::tls::LabCert;
 
 /// What a start needs to write and run.
 #[derive(Clone, Debug, Default)]
@@ -72,6 +73,8 @@ struct Ctx<'a> {
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
     bridge: Option<Bridge>,
+    /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
+    tls: Option<&'a LabCert>,
 }
 
 impl Ctx<'_> {
@@ -89,8 +92,8 @@ impl Ctx<'_> {
     }
 }
 
-/// The files, arguments and environment that start `kind` on `doc` at `port`, writing the password
-/// files the templates name into `w`.
+/// The files, arguments and environment that start `kind` on `doc` at `port` (HTTPS with `tls`'s
+/// certificate when given), writing the password files the templates name into `w`.
 pub fn launch(
     kind: Kind,
     doc: &Path,
@@ -98,6 +101,7 @@ pub fn launch(
     port: u16,
     chroot: bool,
     limits: Limits,
+    tls: Option<&LabCert>,
 ) -> anyhow::Result<Launch> {
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
     std::fs::write(
@@ -122,6 +126,7 @@ pub fn launch(
         root: running_as_root(),
         limits,
         bridge,
+        tls,
     };
     let mut l = match kind {
         Kind::Builtin => builtin::launch(&c, true),
