@@ -8,17 +8,32 @@ use webstand_server::config::{parse_duration, parse_listen, AuthRule};
 use webstand_server::Config;
 
 /// Serve a directory with webstand's own event-driven web server (static files, CGI, basic auth,
-/// throttling). Prints "listening on http://ADDR" to stderr when ready; SIGTERM or Ctrl-C stops
-/// accepting, finishes in-flight requests and exits 0. Flags override the --config file.
+/// throttling), over HTTP and/or HTTPS. Prints "listening on http://ADDR" (and "listening on
+/// https://ADDR") to stderr when ready; SIGTERM or Ctrl-C stops accepting, finishes in-flight
+/// requests and exits 0. Flags override the --config file.
 #[derive(clap::Args)]
 pub struct Args {
     /// Directory to serve [default: .]
     #[arg(value_name = "DIR")]
     dir: Option<PathBuf>,
 
-    /// Where to listen: PORT (on 127.0.0.1), HOST:PORT or [IPv6]:PORT [default: 127.0.0.1:8080]
+    /// Where to listen for plain HTTP: PORT (on 127.0.0.1), HOST:PORT or [IPv6]:PORT [default:
+    /// 127.0.0.1:8080, none when only --listen-tls is given]
     #[arg(long, value_name = "[HOST:]PORT")]
     listen: Option<String>,
+
+    /// Where to listen for HTTPS (TLS 1.3 and 1.2, ALPN http/1.1, session tickets and a session
+    /// cache), alongside or instead of --listen; needs --tls-cert and --tls-key [default: none]
+    #[arg(long, value_name = "[HOST:]PORT")]
+    listen_tls: Option<String>,
+
+    /// PEM certificate chain for --listen-tls: the server's certificate first, then intermediates
+    #[arg(long, value_name = "FILE")]
+    tls_cert: Option<PathBuf>,
+
+    /// PEM private key of --tls-cert (RSA, ECDSA or Ed25519; PKCS#8, PKCS#1 or SEC1)
+    #[arg(long, value_name = "FILE")]
+    tls_key: Option<PathBuf>,
 
     /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
     /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
@@ -132,7 +147,11 @@ pub struct Args {
 
 pub fn run(args: Args, _global: &Global) -> Result<i32> {
     let config = build_config(args)?;
-    webstand_server::run(config, |addr| eprintln!("listening on http://{addr}"))?;
+    webstand_server::run(config, |bound| {
+        for b in bound {
+            eprintln!("listening on {}", b.url());
+        }
+    })?;
     Ok(0)
 }
 
@@ -155,7 +174,16 @@ fn build_config(a: Args) -> Result<Config> {
         c.root = d;
     }
     if let Some(l) = &a.listen {
-        c.listen = parse_listen(l).context("--listen")?;
+        c.listen = Some(parse_listen(l).context("--listen")?);
+    }
+    if let Some(l) = &a.listen_tls {
+        c.listen_tls = Some(parse_listen(l).context("--listen-tls")?);
+    }
+    if a.tls_cert.is_some() {
+        c.tls_cert = a.tls_cert;
+    }
+    if a.tls_key.is_some() {
+        c.tls_key = a.tls_key;
     }
     set(&mut c.threads, a.threads);
     if let Some(i) = a.index {

@@ -161,6 +161,9 @@ impl Ctx {
             .unwrap_or_default();
         env("SERVER_NAME", name.as_bytes());
         env("SERVER_PORT", port.as_bytes());
+        if conn.transport.is_tls() {
+            env("HTTPS", b"on");
+        }
         env("REQUEST_METHOD", head.method_name.as_bytes());
         env("REQUEST_URI", head.target);
         env("SCRIPT_NAME", format!("/{}", req.script.rel).as_bytes());

@@ -13,9 +13,17 @@ use std::time::Duration;
 pub struct Config {
     /// The directory served.
     pub root: PathBuf,
-    /// Address and port to listen on (written as `PORT`, `HOST:PORT` or `[IPv6]:PORT`).
-    #[serde(deserialize_with = "listen")]
-    pub listen: SocketAddr,
+    /// Address and port to listen on for plain HTTP (written as `PORT`, `HOST:PORT` or
+    /// `[IPv6]:PORT`); unset = 127.0.0.1:8080, unless only `listen_tls` is given.
+    #[serde(deserialize_with = "some_listen")]
+    pub listen: Option<SocketAddr>,
+    /// Address and port to listen on for HTTPS (needs `tls_cert` and `tls_key`).
+    #[serde(deserialize_with = "some_listen")]
+    pub listen_tls: Option<SocketAddr>,
+    /// PEM certificate chain for HTTPS: the server's certificate first, then intermediates.
+    pub tls_cert: Option<PathBuf>,
+    /// PEM private key of `tls_cert` (RSA, ECDSA or Ed25519; PKCS#8, PKCS#1 or SEC1).
+    pub tls_key: Option<PathBuf>,
     /// Event loops (one thread and one SO_REUSEPORT listener each); 0 = one per CPU.
     pub threads: usize,
     /// File served for a directory URL.
@@ -94,7 +102,10 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             root: PathBuf::from("."),
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            listen: None,
+            listen_tls: None,
+            tls_cert: None,
+            tls_key: None,
             threads: 0,
             index: "index.html".into(),
             listing: false,
@@ -128,7 +139,20 @@ impl Default for Config {
 /// Header fields above this count are never needed; it bounds the parser's fixed array.
 pub const HEADERS_HARD_MAX: usize = webstand_http1::request::HEADERS_HARD_MAX;
 
+/// Where plain HTTP is served when nothing says otherwise.
+pub const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8080);
+
 impl Config {
+    /// The plain HTTP address: `listen`, or the default when no listener at all is named.
+    pub fn plain_listen(&self) -> Option<SocketAddr> {
+        match (self.listen, self.listen_tls) {
+            (Some(a), _) => Some(a),
+            (None, Some(_)) => None,
+            (None, None) => Some(DEFAULT_LISTEN),
+        }
+    }
+
     /// Reads a TOML config file; unknown keys and bad values are errors naming the file.
     pub fn from_file(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
@@ -156,6 +180,11 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         if !self.root.is_dir() {
             bail!("document root {} is not a directory", self.root.display());
+        }
+        match (&self.listen_tls, &self.tls_cert, &self.tls_key) {
+            (Some(_), Some(_), Some(_)) | (None, None, None) => {}
+            (Some(_), _, _) => bail!("listen_tls needs both tls_cert and tls_key"),
+            (None, _, _) => bail!("tls_cert and tls_key need listen_tls (where to serve HTTPS)"),
         }
         if self.threads > 1024 {
             bail!("threads must be at most 1024");
@@ -265,8 +294,12 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr> {
 }
 
 /// Serde adapter: a listen address in any form [`parse_listen`] takes.
-fn listen<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<SocketAddr, D::Error> {
-    parse_listen(&String::deserialize(d)?).map_err(|e| serde::de::Error::custom(format!("{e:#}")))
+fn some_listen<'de, D: Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<SocketAddr>, D::Error> {
+    parse_listen(&String::deserialize(d)?)
+        .map(Some)
+        .map_err(|e| serde::de::Error::custom(format!("{e:#}")))
 }
 
 #[cfg(test)]
@@ -314,7 +347,14 @@ mod tests {
              [[auth]]\nprefix = \"/private/\"\nhtpasswd = \"/tmp/pw\"\n",
         )
         .unwrap();
-        assert_eq!(c.listen.port(), 9000);
+        assert_eq!(c.plain_listen().unwrap().port(), 9000);
+        let tls: Config = toml::from_str(
+            "listen_tls = \"127.0.0.1:8443\"\ntls_cert = \"c.pem\"\ntls_key = \"k.pem\"\n",
+        )
+        .unwrap();
+        assert_eq!(tls.plain_listen(), None);
+        assert_eq!(tls.listen_tls.unwrap().port(), 8443);
+        assert_eq!(Config::default().plain_listen(), Some(DEFAULT_LISTEN));
         assert_eq!(c.header_timeout, Duration::from_millis(300));
         assert_eq!(c.idle_timeout, Duration::from_secs(2));
         assert_eq!(c.auth[0].realm, "webstand");

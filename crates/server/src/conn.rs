@@ -58,6 +58,8 @@ pub struct Conn {
     pub head_started: Option<Instant>,
     /// When this connection times out in its current state.
     pub deadline: Instant,
+    /// When it was accepted (a TLS handshake must end within the header timeout from then).
+    pub opened: Instant,
     /// A CGI program running for this connection.
     pub cgi: Option<Box<CgiJob>>,
     /// The throttle rule the queued output is paced by.
@@ -66,7 +68,7 @@ pub struct Conn {
 }
 
 impl Conn {
-    pub fn new(transport: Transport, peer: IpAddr, deadline: Instant) -> Conn {
+    pub fn new(transport: Transport, peer: IpAddr, now: Instant, config: &Config) -> Conn {
         Conn {
             transport,
             peer,
@@ -81,7 +83,8 @@ impl Conn {
             unread: false,
             hup: false,
             head_started: None,
-            deadline,
+            deadline: now + config.header_timeout,
+            opened: now,
             cgi: None,
             throttle: None,
             throttled_until: None,
@@ -90,23 +93,25 @@ impl Conn {
 
     /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
     pub fn is_idle(&self) -> bool {
-        self.inbuf.is_empty() && self.queue.is_empty() && self.cgi.is_none()
+        self.inbuf.is_empty() && !self.has_output() && self.cgi.is_none()
     }
 
+    /// Output queued here, or held by the transport (TLS records the socket has not taken).
     pub fn has_output(&self) -> bool {
-        !self.queue.is_empty()
+        !self.queue.is_empty() || self.transport.pending()
     }
 
     /// Waiting for the rest of a request (the header timeout applies).
     pub fn awaiting_request_bytes(&self) -> bool {
-        !self.inbuf.is_empty() && !self.stalled && self.queue.is_empty() && self.cgi.is_none()
+        !self.inbuf.is_empty() && !self.stalled && !self.has_output() && self.cgi.is_none()
     }
 
     /// Sets the deadline for waiting on the client: while a body arrives, the I/O timeout from the
     /// last bytes; for a partial head, the header timeout counted from its first byte; else the idle
-    /// keep-alive timeout.
+    /// keep-alive timeout. A TLS handshake counts as part of the first request's head.
     pub fn set_wait_deadline(&mut self, now: Instant, config: &Config) {
         self.deadline = match self.head_started {
+            _ if self.transport.handshaking() => self.opened + config.header_timeout,
             _ if self.protocol.awaiting_body() && !self.inbuf.is_empty() => now + config.io_timeout,
             Some(t) if !self.inbuf.is_empty() => t + config.header_timeout,
             _ => now + config.idle_timeout,
@@ -224,6 +229,9 @@ impl Conn {
             }
         }
         self.throttle = None;
+        if !self.transport.flush()? {
+            return Ok(Output::Blocked);
+        }
         Ok(Output::Done)
     }
 }

@@ -30,6 +30,7 @@ mod privs;
 mod protocol;
 mod static_file;
 mod throttle;
+mod tls;
 mod transport;
 mod worker;
 
@@ -43,6 +44,28 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// A listening socket of one loop, and the TLS settings of the connections it accepts (none for
+/// plain HTTP).
+pub(crate) struct Listener {
+    pub socket: mio::net::TcpListener,
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+/// An address the server accepts connections on, as `run` reports it once ready.
+#[derive(Debug, Clone, Copy)]
+pub struct Bound {
+    pub addr: SocketAddr,
+    pub tls: bool,
+}
+
+impl Bound {
+    /// `http://ADDR` or `https://ADDR`.
+    pub fn url(&self) -> String {
+        let scheme = if self.tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+}
 
 /// What every loop reads and nothing writes on the hot path.
 pub(crate) struct Shared {
@@ -81,8 +104,8 @@ impl Shared {
 }
 
 /// Runs the server until SIGTERM or SIGINT, then drains and returns. `ready` is called with the
-/// bound address once the server accepts connections.
-pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
+/// bound addresses (plain HTTP first) once the server accepts connections.
+pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
     config.validate()?;
     raise_fd_limit();
     let threads = if config.threads == 0 {
@@ -120,8 +143,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     };
     let own_files = own_files::OwnFiles::collect(&config);
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
-    let listeners = bind(config.listen, threads, config.backlog)?;
-    let addr = listeners[0].local_addr()?;
+    let (loops, bound) = listen_all(&config, threads)?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
     let limits = webstand_http1::request::Limits {
         max_request_line: config.max_request_line,
@@ -145,10 +167,10 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
     let signals = block_stop_signals();
     let mut wakers = Vec::new();
     let mut handles = Vec::new();
-    for (i, listener) in listeners.into_iter().enumerate() {
+    for (i, listeners) in loops.into_iter().enumerate() {
         let poll = Poll::new()?;
         wakers.push(Waker::new(poll.registry(), worker::WAKER)?);
-        let w = worker::Worker::new(poll, listener, shared.clone())?;
+        let w = worker::Worker::new(poll, listeners, shared.clone())?;
         handles.push(
             std::thread::Builder::new()
                 .name(format!("serve-{i}"))
@@ -156,7 +178,7 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
                 .context("cannot start an event loop thread")?,
         );
     }
-    ready(addr);
+    ready(&bound);
 
     wait_for_stop(&shared, &signals, &wakers, handles)
 }
@@ -211,6 +233,30 @@ fn boundary() -> String {
         "webstand-{:016x}",
         (nanos as u64) ^ (u64::from(std::process::id()) << 32)
     )
+}
+
+/// The listeners of each loop (plain HTTP, then TLS, as configured) and the addresses they bound.
+/// The certificate and key are read here, before chroot.
+fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<Listener>>, Vec<Bound>)> {
+    let mut loops: Vec<Vec<Listener>> = (0..threads).map(|_| Vec::new()).collect();
+    let mut bound = Vec::new();
+    let tls = match (&config.listen_tls, &config.tls_cert, &config.tls_key) {
+        (Some(addr), Some(cert), Some(key)) => Some((*addr, tls::load(cert, key)?)),
+        _ => None,
+    };
+    let plain = config.plain_listen().map(|a| (a, None));
+    for (addr, settings) in plain.into_iter().chain(tls.map(|(a, s)| (a, Some(s)))) {
+        let sockets = bind(addr, threads, config.backlog)?;
+        bound.push(Bound {
+            addr: sockets[0].local_addr()?,
+            tls: settings.is_some(),
+        });
+        for (socket, listeners) in sockets.into_iter().zip(&mut loops) {
+            let tls = settings.clone();
+            listeners.push(Listener { socket, tls });
+        }
+    }
+    Ok((loops, bound))
 }
 
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a

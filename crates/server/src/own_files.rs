@@ -1,5 +1,6 @@
 //! The files the server itself uses (its TOML config, htpasswd files, the throttle file, the access
-//! log), which it never serves, lists or runs, however a request spells their path.
+//! log, the TLS certificate and key), which it never serves, lists or runs, however a request
+//! spells their path.
 //!
 //! A path check cannot do this: `/users.htpasswd`, `/%75sers.htpasswd`, `//./users.htpasswd`, a
 //! symlink `pw.txt -> users.htpasswd` and a hard link all name one file. So the refusal is by file
@@ -32,6 +33,8 @@ impl OwnFiles {
         named.extend(config.config_file.as_deref());
         named.extend(config.auth.iter().map(|a| a.htpasswd.as_path()));
         named.extend(config.throttle_file.as_deref());
+        named.extend(config.tls_cert.as_deref());
+        named.extend(config.tls_key.as_deref());
         named.extend(
             config
                 .access_log

@@ -1,7 +1,8 @@
-//! The byte stream under a connection. Today a plain TCP socket; TLS adds a variant and a file of
-//! its own (the handshake, then records over the same socket), and nothing above this changes: a
-//! connection reads, writes, sends file ranges and shuts down only through these methods.
+//! The byte stream under a connection: a plain TCP socket, or TLS over one (tls.rs). A connection
+//! reads, writes, sends file ranges and shuts down only through these methods, so nothing above
+//! knows which it has; the one difference it may ask about is a TLS handshake still under way.
 
+use crate::tls::TlsStream;
 use mio::net::TcpStream;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -10,24 +11,37 @@ use std::os::fd::AsRawFd;
 
 pub enum Transport {
     Tcp(TcpStream),
+    Tls(Box<TlsStream>),
 }
 
 impl Transport {
+    /// Reads input (plaintext under TLS); Ok(0) at the end of the stream.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Tcp(s) => s.read(buf),
+            Transport::Tls(t) => t.read(buf),
+        }
+    }
+
+    /// Whether more input may wait after a read of `n` bytes into a buffer of `cap`: a short TCP
+    /// read drained the socket, and edge-triggered epoll reports the next arrival.
+    pub fn may_have_more(&self, n: usize, cap: usize) -> bool {
+        match self {
+            Transport::Tcp(_) => n == cap,
+            Transport::Tls(t) => t.may_have_more(),
         }
     }
 
     pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Tcp(s) => s.write(buf),
+            Transport::Tls(t) => t.write(buf),
         }
     }
 
     /// Sends bytes; `more` when more output follows at once (MSG_MORE before a file range: the head
     /// and the first file bytes leave in one packet, thttpd's delayed-ACK lesson, without a
-    /// TCP_CORK round trip).
+    /// TCP_CORK round trip). TLS gathers records itself and ignores it.
     pub fn send(&mut self, buf: &[u8], more: bool) -> io::Result<usize> {
         match self {
             Transport::Tcp(s) => {
@@ -40,11 +54,12 @@ impl Transport {
                 }
                 Ok(r as usize)
             }
+            Transport::Tls(t) => t.write(buf),
         }
     }
 
-    /// Sends up to `len` bytes of `file` from `*offset` (sendfile: no copy through user space) and
-    /// advances the offset. Ok(0) means the file ended early.
+    /// Sends up to `len` bytes of `file` from `*offset` and advances the offset (TCP: sendfile, no
+    /// copy through user space; TLS: read and encrypted). Ok(0) means the file ended early.
     pub fn send_file(&mut self, file: &File, offset: &mut u64, len: usize) -> io::Result<usize> {
         match self {
             Transport::Tcp(s) => {
@@ -58,21 +73,54 @@ impl Transport {
                 *offset = off as u64;
                 Ok(r as usize)
             }
+            Transport::Tls(t) => t.send_file(file, offset, len),
+        }
+    }
+
+    /// Writes what the transport itself still holds (TLS records); Ok(false) while the socket is
+    /// full.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        match self {
+            Transport::Tcp(_) => Ok(true),
+            Transport::Tls(t) => t.flush(),
+        }
+    }
+
+    /// Output the transport holds that the socket has not taken yet.
+    pub fn pending(&self) -> bool {
+        match self {
+            Transport::Tcp(_) => false,
+            Transport::Tls(t) => t.pending(),
+        }
+    }
+
+    /// A TLS handshake is under way (no request can have started; the header timeout bounds it).
+    pub fn handshaking(&self) -> bool {
+        match self {
+            Transport::Tcp(_) => false,
+            Transport::Tls(t) => t.handshaking(),
         }
     }
 
     /// Shuts down the sending side (the peer sees the end of the stream).
-    pub fn shutdown_write(&self) {
+    pub fn shutdown_write(&mut self) {
         match self {
             Transport::Tcp(s) => {
                 let _ = s.shutdown(std::net::Shutdown::Write);
             }
+            Transport::Tls(t) => t.shutdown_write(),
         }
+    }
+
+    /// Whether the bytes travel encrypted (CGI programs see HTTPS=on).
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Transport::Tls(_))
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match self {
             Transport::Tcp(s) => s.local_addr(),
+            Transport::Tls(t) => t.socket().local_addr(),
         }
     }
 
@@ -80,6 +128,7 @@ impl Transport {
     pub fn source(&mut self) -> &mut dyn mio::event::Source {
         match self {
             Transport::Tcp(s) => s,
+            Transport::Tls(t) => t.socket_mut(),
         }
     }
 }

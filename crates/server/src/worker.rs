@@ -7,15 +7,15 @@
 use crate::conn::{Conn, Output};
 use crate::handler::Ctx;
 use crate::transport::Transport;
-use crate::Shared;
-use mio::net::TcpListener;
+use crate::{tls, Listener, Shared};
 use mio::{Events, Interest, Poll, Token};
 use std::io::{self, Read};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const LISTENER: Token = Token(usize::MAX - 1);
+/// Listener `i` has token `LISTENERS + i` (a plain and a TLS one at most).
+const LISTENERS: usize = usize::MAX - 8;
 pub const WAKER: Token = Token(usize::MAX - 2);
 /// Tokens at or above this belong to CGI pipes: `CGI_BASE + connection index`.
 pub const CGI_BASE: usize = 1 << 40;
@@ -29,7 +29,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 pub struct Worker {
     poll: Poll,
-    listener: Option<TcpListener>,
+    /// This loop's listeners (empty once draining).
+    listeners: Vec<Listener>,
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     live: usize,
@@ -45,9 +46,15 @@ pub struct Worker {
 }
 
 impl Worker {
-    pub fn new(poll: Poll, mut listener: TcpListener, shared: Arc<Shared>) -> io::Result<Worker> {
-        poll.registry()
-            .register(&mut listener, LISTENER, Interest::READABLE)?;
+    pub fn new(
+        poll: Poll,
+        mut listeners: Vec<Listener>,
+        shared: Arc<Shared>,
+    ) -> io::Result<Worker> {
+        for (i, l) in listeners.iter_mut().enumerate() {
+            poll.registry()
+                .register(&mut l.socket, Token(LISTENERS + i), Interest::READABLE)?;
+        }
         let c = &shared.config;
         let shortest = c
             .header_timeout
@@ -57,7 +64,7 @@ impl Worker {
         let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_millis(250));
         Ok(Worker {
             poll,
-            listener: Some(listener),
+            listeners,
             conns: Vec::new(),
             free: Vec::new(),
             live: 0,
@@ -86,8 +93,8 @@ impl Worker {
             self.ctx.date.refresh();
             for ev in events.iter() {
                 match ev.token() {
-                    LISTENER => self.accept_all(),
                     WAKER => {}
+                    Token(t) if t >= LISTENERS => self.accept_all(t - LISTENERS),
                     Token(t) if t >= CGI_BASE => self.cgi_event(t - CGI_BASE),
                     Token(i) => {
                         let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
@@ -108,8 +115,10 @@ impl Worker {
 
     /// Stop accepting and close what is idle; returns true once nothing is left.
     fn drain_step(&mut self) -> bool {
-        if let Some(mut l) = self.listener.take() {
-            let _ = self.poll.registry().deregister(&mut l);
+        if !self.ctx.draining {
+            for mut l in std::mem::take(&mut self.listeners) {
+                let _ = self.poll.registry().deregister(&mut l.socket);
+            }
             self.ctx.draining = true;
             self.drain_deadline = Some(self.ctx.now + self.ctx.shared.config.drain_timeout);
             // Idle connections close now; busy ones answer with Connection: close and then close.
@@ -122,25 +131,29 @@ impl Worker {
         self.live == 0 || self.drain_deadline.is_some_and(|d| self.ctx.now >= d)
     }
 
-    fn accept_all(&mut self) {
+    fn accept_all(&mut self, which: usize) {
         if self.accept_resume.is_some() {
             return;
         }
         loop {
-            let Some(listener) = self.listener.as_ref() else {
+            let Some(listener) = self.listeners.get(which) else {
                 return;
             };
-            match listener.accept() {
+            match listener.socket.accept() {
                 Ok((sock, peer)) => {
                     if self.live >= self.ctx.shared.config.max_connections {
-                        refuse(&sock);
+                        refuse(&sock, listener.tls.is_some());
                         continue;
                     }
-                    let conn = Conn::new(
-                        Transport::Tcp(sock),
-                        peer.ip(),
-                        self.ctx.now + self.ctx.shared.config.header_timeout,
-                    );
+                    let transport = match &listener.tls {
+                        None => Transport::Tcp(sock),
+                        Some(config) => match tls::TlsStream::new(sock, config) {
+                            Ok(t) => Transport::Tls(Box::new(t)),
+                            Err(_) => continue,
+                        },
+                    };
+                    let config = &self.ctx.shared.config;
+                    let conn = Conn::new(transport, peer.ip(), self.ctx.now, config);
                     let idx = self.insert(conn);
                     // With TCP_DEFER_ACCEPT the request is usually already here: read it now and
                     // skip a trip through epoll (a one-request connection is never registered).
@@ -148,7 +161,7 @@ impl Worker {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if is_out_of_fds(&e) => {
-                    self.out_of_fds();
+                    self.out_of_fds(which);
                     return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -164,11 +177,13 @@ impl Worker {
 
     /// Out of descriptors: answer one waiting client 503 using the reserve descriptor, then pause
     /// accepting for a moment. Never exits.
-    fn out_of_fds(&mut self) {
+    fn out_of_fds(&mut self, which: usize) {
         if let Some(reserve) = self.reserve_fd.take() {
             drop(reserve);
-            if let Some(Ok((sock, _))) = self.listener.as_ref().map(|l| l.accept()) {
-                refuse(&sock);
+            if let Some(l) = self.listeners.get(which) {
+                if let Ok((sock, _)) = l.socket.accept() {
+                    refuse(&sock, l.tls.is_some());
+                }
             }
             self.reserve_fd = std::fs::File::open("/dev/null").ok();
         }
@@ -254,7 +269,9 @@ impl Worker {
         let now = self.ctx.now;
         if self.accept_resume.is_some_and(|t| now >= t) {
             self.accept_resume = None;
-            self.accept_all();
+            for which in 0..self.listeners.len() {
+                self.accept_all(which);
+            }
         }
         for i in 0..self.conns.len() {
             let Some(c) = self.conns[i].as_mut() else {
@@ -363,7 +380,7 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         };
         // A short read drained the socket; edge-triggered epoll reports the next arrival. After a
         // hang-up no further edge comes, so read on to the end.
-        conn.unread = n == rbuf.len() || conn.hup;
+        conn.unread = conn.transport.may_have_more(n, rbuf.len()) || conn.hup;
         ctx.serve_input(conn, &rbuf[..n], wbuf, idx, registry);
     }
 }
@@ -390,9 +407,12 @@ fn is_out_of_fds(e: &io::Error) -> bool {
 
 /// Best-effort 503 on a connection that cannot be served, then close it. The request (already here
 /// with TCP_DEFER_ACCEPT) is read first: closing with unread input would send a reset that can
-/// overtake the answer.
-fn refuse(sock: &mio::net::TcpStream) {
+/// overtake the answer. A TLS client could not read a plaintext answer: it only sees the close.
+fn refuse(sock: &mio::net::TcpStream, tls: bool) {
     use std::io::Write;
+    if tls {
+        return;
+    }
     let mut discard = [0u8; 4096];
     let _ = (&*sock).read(&mut discard);
     let _ = (&*sock).write(
