@@ -21,6 +21,8 @@ use crate::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
 use crate::round::{base_plan, Run};
 use crate::servers::{self, Features, Kind, Server, Support};
 use crate::sweep::{Observer, SweepResult};
+use crate::tls::{KeyType, LabCert};
+use std::sync::Arc;
 
 /// The workloads a comparison can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,15 +37,30 @@ pub enum WorkloadKind {
     Webstone2,
     /// Tenon's single 2 KiB file.
     TwoK,
+    /// HTTPS, keep-alive, the 2 KiB file: the record layer's cost.
+    TlsKa,
+    /// HTTPS, a new connection and a full handshake per request: the handshake rate per CPU.
+    TlsNew,
+    /// HTTPS, a new connection per request resuming the session of the client's previous one.
+    TlsResume,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 5] = [
+    pub const ALL: [WorkloadKind; 8] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
         WorkloadKind::Webstone2,
         WorkloadKind::TwoK,
+        WorkloadKind::TlsKa,
+        WorkloadKind::TlsNew,
+        WorkloadKind::TlsResume,
+    ];
+    /// What `--tls` runs when no workloads are named.
+    pub const TLS_DEFAULT: [WorkloadKind; 3] = [
+        WorkloadKind::TlsKa,
+        WorkloadKind::TlsNew,
+        WorkloadKind::TlsResume,
     ];
     pub const DEFAULT: [WorkloadKind; 4] = [
         WorkloadKind::SmallFiles,
@@ -59,7 +76,24 @@ impl WorkloadKind {
             WorkloadKind::Large => "large",
             WorkloadKind::Webstone2 => "webstone2",
             WorkloadKind::TwoK => "2k",
+            WorkloadKind::TlsKa => "tls-ka",
+            WorkloadKind::TlsNew => "tls-new",
+            WorkloadKind::TlsResume => "tls-resume",
         }
+    }
+
+    /// The TLS workloads, which need the servers on HTTPS (`--tls`).
+    pub fn needs_tls(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::TlsKa | WorkloadKind::TlsNew | WorkloadKind::TlsResume
+        )
+    }
+
+    /// Whether every request opens a connection of its own, whatever `--no-keepalive` says: a
+    /// handshake per request is what these workloads measure.
+    pub fn new_connection_per_request(self) -> bool {
+        matches!(self, WorkloadKind::TlsNew | WorkloadKind::TlsResume)
     }
 
     pub fn known_names() -> String {
@@ -119,7 +153,10 @@ impl WorkloadKind {
                 &webstone::preset("webstone2").expect("shipped"),
                 webstand_workload::DEFAULT_SEED,
             )?,
-            WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
+            WorkloadKind::TwoK
+            | WorkloadKind::TlsKa
+            | WorkloadKind::TlsNew
+            | WorkloadKind::TlsResume => Workload::single(fixtures::TENON_FILE),
         };
         w.name = self.name().to_string();
         Ok(w)
@@ -159,6 +196,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Times the whole comparison is repeated, servers taking turns; the tables give medians.
     pub rounds: usize,
+    /// Every server on HTTPS only, with a certificate of this key type the lab generates.
+    pub tls: Option<KeyType>,
 }
 
 impl Options {
@@ -202,6 +241,7 @@ impl Options {
             builtin: None,
             timeout: Duration::from_secs(10),
             rounds: 1,
+            tls: None,
         }
     }
 }
@@ -283,6 +323,8 @@ pub struct ServerOutcome {
     pub shape: Option<(usize, usize)>,
     /// Where its CPU time came from (known once it started).
     pub cpu_source: Option<CpuSource>,
+    /// HTTPS, checked in the first round when the server runs on the lab's certificate.
+    pub tls: Option<Support>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -327,6 +369,10 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     if opts.levels.is_empty() {
         bail!("a comparison needs at least one client level");
     }
+    if let (None, Some(w)) = (opts.tls, opts.workloads.iter().find(|w| w.needs_tls())) {
+        bail!("workload {} runs over HTTPS: add --tls", w.name());
+    }
+    let cert = opts.tls.map(LabCert::generate).transpose()?.map(Arc::new);
     let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
     let workloads: Vec<(WorkloadKind, Workload)> = opts
         .workloads
@@ -379,6 +425,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 opts,
                 pinned,
                 workloads: &workloads,
+                cert: cert.as_ref(),
             };
             server.run(outcome, obs, &mut out.verify);
         }
@@ -448,6 +495,13 @@ fn describe(opts: &Options) -> String {
             "a connection per request"
         }
     );
+    if let Some(kt) = opts.tls {
+        text.push_str(&format!(
+            "; HTTPS only: the lab's {} certificate, TLS 1.3 and 1.2, resumption on, one cipher \
+             preference (tls-new: a full handshake per request, tls-resume: a resumed one)",
+            kt.name()
+        ));
+    }
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;
         text.push_str(&format!(
@@ -475,6 +529,7 @@ impl ServerOutcome {
             exe_bytes: None,
             shape: None,
             cpu_source: None,
+            tls: None,
         }
     }
 
@@ -498,6 +553,7 @@ impl ServerOutcome {
                 row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
                 row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
                 row.peak_rss_kib = w.peak_rss_kib;
+                row.requests_at_peak = r.complete;
             } else if row.note.is_none() {
                 row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
             }
@@ -544,6 +600,15 @@ impl ServerOutcome {
         median_row(rows)
     }
 
+    /// The TLS column: checked with `--tls`; "no" for a server without TLS; "-" when not asked.
+    fn tls_cell(&self) -> String {
+        match (&self.tls, &self.skipped) {
+            (Some(s), _) => s.cell().into(),
+            (None, Some(why)) if why.starts_with(crate::tls::NO_TLS) => "no".into(),
+            _ => "-".into(),
+        }
+    }
+
     /// The row of thttpd's table.
     pub fn feature_row(&self) -> FeatureRow {
         let cell = |s: Option<&Support>| {
@@ -569,6 +634,9 @@ impl ServerOutcome {
                 }
             }
         }
+        if let Some(n) = self.tls.as_ref().and_then(Support::note) {
+            notes.push(format!("TLS: {n}"));
+        }
         if let Some(s) = &self.skipped {
             notes.push(s.clone());
         }
@@ -583,6 +651,7 @@ impl ServerOutcome {
             basic_auth: cell(f.map(|f| &f.basic_auth)),
             chroot: cell(f.map(|f| &f.chroot)),
             throttling: cell(f.map(|f| &f.throttling)),
+            tls: self.tls_cell(),
             small_files_rps: peak(WorkloadKind::SmallFiles),
             cgi_rps: peak(WorkloadKind::Cgi),
             large_files_max_users: large.max_users,

@@ -9,7 +9,7 @@
 //! stdout and stderr captured there too; servers without CGI of their own get fcgiwrap beside them.
 
 use anyhow::{anyhow, bail, Context};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -21,6 +21,9 @@ use crate::configs::{self, Launch};
 use crate::limits::Limits;
 use crate::procstat;
 use crate::spawn::Spawn;
+use crate::tls::{self, LabCert};
+use rustls::ClientConfig;
+use std::sync::Arc;
 
 /// A server the lab knows how to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -369,6 +372,8 @@ pub struct Setup {
     pub port: Option<u16>,
     /// The limits every server's config is derived from (the run's largest levels).
     pub limits: Limits,
+    /// Serve HTTPS (only) with the lab's certificate.
+    pub tls: Option<Arc<LabCert>>,
 }
 
 impl Setup {
@@ -380,6 +385,7 @@ impl Setup {
             start_timeout: Duration::from_secs(15),
             port: None,
             limits: Limits::default(),
+            tls: None,
         }
     }
 }
@@ -388,6 +394,8 @@ impl Setup {
 pub struct Server {
     pub binary: Binary,
     pub addr: SocketAddr,
+    /// The client the lab's own requests use when the server speaks HTTPS (verifies the lab's CA).
+    pub tls: Option<Arc<ClientConfig>>,
     child: Option<Child>,
     pgid: i32,
     /// fcgiwrap, for a server that runs CGI through it (in the server's group and cgroup).
@@ -461,8 +469,10 @@ impl Server {
             return Err(fail(anyhow!("chroot needs root")));
         }
         let w = workdir.path();
-        let launch =
-            configs::launch(kind, &docroot, w, port, setup.chroot, setup.limits).map_err(fail)?;
+        let cert = setup.tls.as_deref();
+        let launch = configs::launch(binary, &docroot, w, port, setup.chroot, setup.limits, cert)
+            .map_err(fail)?;
+        let tls = cert.map(|c| c.client(None)).transpose().map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
         }
@@ -473,6 +483,7 @@ impl Server {
         let mut server = Server {
             binary: binary.clone(),
             addr,
+            tls,
             child: None,
             pgid: 0,
             bridge: None,
@@ -830,12 +841,20 @@ pub fn fetch(
     auth: Option<(&str, &str)>,
     limit: Duration,
 ) -> anyhow::Result<Fetched> {
+    fetch_over(addr, None, path, auth, limit)
+}
+
+/// `fetch` over HTTPS with `tls`'s client (plain HTTP without one).
+pub fn fetch_over(
+    addr: SocketAddr,
+    tls: Option<&Arc<ClientConfig>>,
+    path: &str,
+    auth: Option<(&str, &str)>,
+    limit: Duration,
+) -> anyhow::Result<Fetched> {
     use base64::Engine;
     let started = Instant::now();
-    let mut s =
-        TcpStream::connect_timeout(&addr, limit).with_context(|| format!("connect {addr}"))?;
-    s.set_read_timeout(Some(limit))?;
-    s.set_write_timeout(Some(limit))?;
+    let mut s = tls::Stream::connect(addr, tls, limit)?;
     let mut req = format!(
         "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nUser-Agent: webstand-lab\r\n",
         addr.port()
@@ -848,19 +867,10 @@ pub fn fetch(
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes())?;
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 65536];
-    loop {
-        if started.elapsed() > limit {
-            bail!("GET {path}: no complete response within {limit:?}");
-        }
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(anyhow!("GET {path}: {e}")),
-        }
-    }
+    s.flush()?;
+    let raw = s
+        .read_to_close(limit.saturating_sub(started.elapsed()))
+        .with_context(|| format!("GET {path}"))?;
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
@@ -933,12 +943,13 @@ pub fn configures(kind: Kind) -> (bool, bool, bool) {
 
 /// Basic auth: the protected page is refused without credentials (401), refused with a wrong
 /// password, and served byte for byte with the right ones.
-pub fn check_basic_auth(addr: SocketAddr) -> Support {
+pub fn check_basic_auth(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Support {
     let limit = Duration::from_secs(5);
     let want = lab_file_bytes(PRIVATE_PATH);
-    let none = fetch(addr, PRIVATE_PATH, None, limit);
-    let wrong = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, "wrong")), limit);
-    let right = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, AUTH_PASSWORD)), limit);
+    let get = |auth| fetch_over(addr, tls, PRIVATE_PATH, auth, limit);
+    let none = get(None);
+    let wrong = get(Some((AUTH_USER, "wrong")));
+    let right = get(Some((AUTH_USER, AUTH_PASSWORD)));
     match (none, wrong, right) {
         (Ok(n), Ok(w), Ok(r))
             if n.status == 401 && w.status == 401 && r.status == 200 && r.body == want =>
@@ -958,10 +969,11 @@ pub fn check_basic_auth(addr: SocketAddr) -> Support {
 
 /// Throttling: the throttled file arrives whole and takes at least half the time its limit allows
 /// (an unthrottled fetch over loopback takes milliseconds).
-pub fn check_throttling(addr: SocketAddr) -> Support {
+pub fn check_throttling(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Support {
     let nominal = THROTTLED_BYTES as f64 / (THROTTLE_KIB_PER_SEC as f64 * 1024.0);
-    match fetch(
+    match fetch_over(
         addr,
+        tls,
         THROTTLED_PATH,
         None,
         Duration::from_secs_f64(nominal * 4.0 + 5.0),
@@ -1007,7 +1019,8 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
     if !rooted {
         return Support::Failed("no server process has the docroot as its root".into());
     }
-    match fetch(server.addr, CHROOT_PATH, None, Duration::from_secs(5)) {
+    let tls = server.tls.as_ref();
+    match fetch_over(server.addr, tls, CHROOT_PATH, None, Duration::from_secs(5)) {
         Ok(f) if f.status == 200 && f.body == lab_file_bytes(CHROOT_PATH) => Support::Verified,
         Ok(f) => Support::Failed(format!("chrooted, but {CHROOT_PATH} answered {}", f.status)),
         Err(e) => Support::Failed(e.to_string()),
@@ -1044,12 +1057,12 @@ fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
 pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
     let (auth, chroot, throttle) = configures(server.kind());
     let basic_auth = if auth {
-        check_basic_auth(server.addr)
+        check_basic_auth(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
     let throttling = if throttle {
-        check_throttling(server.addr)
+        check_throttling(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
@@ -1064,6 +1077,8 @@ pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
                 let mut s2 = setup.clone();
                 s2.chroot = true;
                 s2.docroot = jail.path().to_path_buf();
+                // Chroot is checked over plain HTTP: TLS is the TLS column's.
+                s2.tls = None;
                 match Server::start(&server.binary, &s2) {
                     Ok(mut chrooted) => {
                         let r = match check_chroot(&mut chrooted, jail.path()) {

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, HandshakeKind, ProtocolVersion, StreamOwned};
 
+use crate::servers::{Binary, Kind, Server, Setup, Support};
+
 /// The server key of the lab's certificate.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum KeyType {
@@ -289,6 +291,125 @@ impl Write for Stream {
             Stream::Plain(s) => s.flush(),
             Stream::Tls(s) => s.flush(),
         }
+    }
+}
+
+/// The TLS column of a server started by the lab: checked (`check`) when it serves the lab's
+/// certificate, on `/2k.html` of the docroot; None when it was started for plain HTTP.
+pub fn check_feature(server: &Server, setup: &Setup) -> Option<Support> {
+    let cert = setup.tls.as_deref()?;
+    let path = webstand_workload::fixtures::TENON_FILE;
+    let want = match std::fs::read(setup.docroot.join(&path[1..])) {
+        Ok(b) => b,
+        Err(e) => return Some(Support::Failed(format!("cannot read {path}: {e}"))),
+    };
+    Some(match check(server.addr, cert, path, &want) {
+        Ok(_) => Support::Verified,
+        Err(why) => Support::Failed(why),
+    })
+}
+
+/// Where a server's TLS settings differ from the others' (a row's note under `--tls`).
+pub fn differences(kind: Kind) -> Option<&'static str> {
+    match kind {
+        Kind::H2o => Some("TLS 1.3 suites in OpenSSL's order (h2o 2.2 cannot set them)"),
+        Kind::Caddy => Some("Go's TLS: its own TLS 1.3 order; resumption by tickets only"),
+        Kind::Lighttpd => Some("resumption by tickets only (lighttpd keeps no session cache)"),
+        Kind::MiniHttpd => Some("TLS 1.3 suites in OpenSSL's order (mini_httpd cannot set them)"),
+        Kind::Builtin | Kind::BuiltinNoCache => Some("rustls: its own suite order"),
+        _ => None,
+    }
+}
+
+/// How a row without TLS begins.
+pub const NO_TLS: &str = "no TLS";
+
+/// Why `binary` cannot serve HTTPS here, if it cannot: its package was built without TLS, or the
+/// TLS module is a package of its own that is not installed. One line, saying what to install.
+pub fn support(binary: &Binary) -> std::result::Result<(), String> {
+    let output = |args: &[&str]| {
+        std::process::Command::new(&binary.path)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map(|o| {
+                let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
+                t.push_str(&String::from_utf8_lossy(&o.stderr));
+                t
+            })
+            .unwrap_or_default()
+    };
+    let name = binary.kind.name();
+    let missing = |what: &str| Err(format!("{NO_TLS}: {name}'s build {what}"));
+    match binary.kind {
+        Kind::Nginx if !output(&["-V"]).contains("http_ssl_module") => {
+            missing("has no http_ssl_module")
+        }
+        Kind::H2o if !output(&["-v"]).contains("OpenSSL") => missing("links no OpenSSL"),
+        Kind::Builtin | Kind::BuiltinNoCache
+            if !output(&["serve", "--help"]).contains("--listen-tls") =>
+        {
+            missing("has no --listen-tls")
+        }
+        Kind::Apache if !apache_modules(binary).join("mod_ssl.so").is_file() => Err(format!(
+            "{NO_TLS}: {} has no mod_ssl.so",
+            apache_modules(binary).display()
+        )),
+        Kind::Lighttpd => match lighttpd_modules(&binary.path) {
+            Some(dir) if dir.join("mod_openssl.so").is_file() => Ok(()),
+            dir => Err(format!(
+                "{NO_TLS}: no mod_openssl.so in {} (apt-get install lighttpd-mod-openssl)",
+                dir.unwrap_or_else(|| PathBuf::from("lighttpd's module directory"))
+                    .display()
+            )),
+        },
+        Kind::MiniHttpd => mini_httpd_tls(binary),
+        _ => Ok(()),
+    }
+}
+
+/// apache2's modules, where Debian puts them.
+fn apache_modules(_binary: &Binary) -> PathBuf {
+    PathBuf::from("/usr/lib/apache2/modules")
+}
+
+/// lighttpd's module directory beside its binary (PREFIX/sbin/lighttpd → PREFIX/lib/lighttpd, as
+/// lighttpd's build installs them): the lab names it in lighttpd's config, so the modules loaded are
+/// the binary's own.
+pub fn lighttpd_modules(program: &Path) -> Option<PathBuf> {
+    let prefix = program.parent()?.parent()?;
+    Some(prefix.join("lib/lighttpd")).filter(|d| d.join("mod_auth.so").is_file())
+}
+
+/// mini_httpd has TLS when its build takes `-S`: asked to serve HTTPS with a certificate file that
+/// does not exist, a build with TLS fails opening that file, one without refuses `-S`. Bounded: the
+/// probe is killed after five seconds.
+fn mini_httpd_tls(binary: &Binary) -> std::result::Result<(), String> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("{NO_TLS}: cannot probe mini_httpd: {e}"))?;
+    let absent = "/nonexistent/webstand-probe.pem";
+    let mut child = std::process::Command::new(&binary.path)
+        .args(["-D", "-S", "-E", absent, "-h", "127.0.0.1", "-p"])
+        .arg(port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{NO_TLS}: cannot run mini_httpd: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    if text.contains(absent) || text.contains("No such file") {
+        Ok(())
+    } else {
+        let first = text.lines().next().unwrap_or("no answer");
+        Err(format!("{NO_TLS}: mini_httpd's build refuses -S ({first})"))
     }
 }
 

@@ -28,8 +28,12 @@ pub(super) fn launch(c: &Ctx) -> Launch {
             ),
         )
     };
+    // The modules installed beside the binary (lighttpd's own default on Debian).
+    let modules_dir = crate::tls::lighttpd_modules(c.program)
+        .map(|d| format!("server.modules-dir = \"{}\"\n", d.display()))
+        .unwrap_or_default();
     let conf = format!(
-        "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+        "{docline}{modules_dir}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
          server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\

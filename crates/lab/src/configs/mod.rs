@@ -13,7 +13,7 @@ mod nginx;
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
-use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Kind, AUTH_USER};
+use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Binary, Kind, AUTH_USER};
 use crate::tls::LabCert;
 
 /// What a start needs to write and run.
@@ -61,6 +61,8 @@ const MIME: &[(&str, &str)] = &[
 
 /// What every config template needs.
 struct Ctx<'a> {
+    /// The server's binary (lighttpd loads the modules installed beside it).
+    program: &'a Path,
     doc: &'a Path,
     /// The docroot and the server's own directory, as text.
     d: String,
@@ -92,10 +94,10 @@ impl Ctx<'_> {
     }
 }
 
-/// The files, arguments and environment that start `kind` on `doc` at `port` (HTTPS with `tls`'s
+/// The files, arguments and environment that start `binary` on `doc` at `port` (HTTPS with `tls`'s
 /// certificate when given), writing the password files the templates name into `w`.
 pub fn launch(
-    kind: Kind,
+    binary: &Binary,
     doc: &Path,
     w: &Path,
     port: u16,
@@ -103,6 +105,7 @@ pub fn launch(
     limits: Limits,
     tls: Option<&LabCert>,
 ) -> anyhow::Result<Launch> {
+    let kind = binary.kind;
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
     std::fs::write(
         w.join("htpasswd.bcrypt"),
@@ -118,6 +121,7 @@ pub fn launch(
             workers: limits.cgi_workers(),
         });
     let c = Ctx {
+        program: &binary.path,
         doc,
         d: doc.display().to_string(),
         wd,
