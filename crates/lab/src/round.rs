@@ -8,9 +8,7 @@ use webstand_report::compare::VerifyRow;
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
-use crate::compare::{
-    verify, CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome,
-};
+use crate::compare::{CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome};
 use crate::disclosure;
 use crate::maxusers;
 use crate::procstat;
@@ -18,6 +16,7 @@ use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
 use crate::tls::{self, LabCert};
 use std::sync::Arc;
+use crate::verify;
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {

@@ -1,6 +1,7 @@
 //! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi.
 
-use super::{Ctx, Launch, MIME};
+use super::config::{Ctx, Launch, MIME};
+use super::Profile;
 use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -8,7 +9,20 @@ use crate::servers::THROTTLE_KIB_PER_SEC;
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "lighttpd",
+    aliases: &[],
+    package: "lighttpd",
+    binaries: &["lighttpd"],
+    version_flag: "-v",
+    model: "epoll, 1 process",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let types: String = MIME
         .iter()
@@ -29,7 +43,7 @@ pub(super) fn launch(c: &Ctx) -> Launch {
         )
     };
     // The modules installed beside the binary (lighttpd's own default on Debian).
-    let modules_dir = crate::tls::lighttpd_modules(c.program)
+    let modules_dir = tls::lighttpd_modules(c.program)
         .map(|d| format!("server.modules-dir = \"{}\"\n", d.display()))
         .unwrap_or_default();
     let conf = format!(
@@ -52,6 +66,7 @@ pub(super) fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
+
 
 /// mod_openssl on the one socket: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
 /// preference. Resumption is lighttpd's own: session tickets with keys it rotates (it keeps no

@@ -1,7 +1,8 @@
 //! apache2 with a self-contained config: explicit `LoadModule` lines, the event MPM with one child
 //! whose threads cover the largest level, CGI by its own mod_cgid.
 
-use super::{worker_user, Ctx, Launch, MIME};
+use super::config::{worker_user, Ctx, Launch, MIME};
+use super::Profile;
 use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -21,13 +22,26 @@ const MODULES: &[(&str, &str)] = &[
     ("ratelimit", "mod_ratelimit"),
 ];
 
+pub(super) const PROFILE: Profile = Profile {
+    name: "apache",
+    aliases: &["apache2", "httpd"],
+    package: "apache2",
+    binaries: &["apache2", "httpd"],
+    version_flag: "-v",
+    model: "event MPM, 1 child × threads",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch,
+};
+
 /// mod_ssl and the shared-memory session cache it keeps sessions in.
 const TLS_MODULES: &[(&str, &str)] = &[
     ("ssl", "mod_ssl"),
     ("socache_shmcb", "mod_socache_shmcb"),
 ];
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let m = "/usr/lib/apache2/modules";
     let modules: String = MODULES
@@ -86,6 +100,7 @@ pub(super) fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
+
 
 /// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
 /// preference, a shared-memory session cache (the one child's threads share it) and tickets.
