@@ -50,7 +50,10 @@ fn processes_under(dir: &Path) -> Vec<String> {
 /// `webstand compare ARGS --json -q --db (a new history)` with its output and the document, its
 /// temporary files (docroot, servers' directories, certificate) in a directory of the test's own;
 /// asserts that no process of the comparison is left once it returns.
-fn compare_json(args: &[&str], env: &[(&str, String)]) -> (std::process::Output, serde_json::Value) {
+fn compare_json(
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (std::process::Output, serde_json::Value) {
     use std::os::unix::fs::PermissionsExt;
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
@@ -108,7 +111,10 @@ fn compare_tls_runs_every_server_over_https_with_a_verified_handshake() {
     for wk in ["tls-ka", "tls-new", "tls-resume", "small-files"] {
         for row in rows(&doc, wk) {
             assert_eq!(row["measured"], true, "{wk}: {row}\n{err}");
-            assert!(row["peak_hits_per_sec"].as_f64().unwrap() > 10.0, "{wk}: {row}");
+            assert!(
+                row["peak_hits_per_sec"].as_f64().unwrap() > 10.0,
+                "{wk}: {row}"
+            );
             assert_eq!(row["errors"], 0, "{wk}: {row}");
         }
     }
@@ -137,11 +143,7 @@ fn compare_tls_runs_every_server_over_https_with_a_verified_handshake() {
 
 /// (full handshakes, resumed handshakes, complete requests) at a row's peak level.
 fn handshakes(row: &serde_json::Value) -> (u64, u64, u64) {
-    let n = |k: &str| {
-        row[k]
-            .as_u64()
-            .unwrap_or_else(|| panic!("no {k} in {row}"))
-    };
+    let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("no {k} in {row}"));
     (
         n("tls_full_handshakes"),
         n("tls_resumed_handshakes"),
@@ -157,7 +159,10 @@ fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
     let real = servers::find_program("lighttpd").unwrap();
     let modules = webstand_lab::tls::lighttpd_modules(&real).expect("lighttpd's modules");
     let prefix = tempfile::tempdir().unwrap();
-    let (sbin, lib) = (prefix.path().join("sbin"), prefix.path().join("lib/lighttpd"));
+    let (sbin, lib) = (
+        prefix.path().join("sbin"),
+        prefix.path().join("lib/lighttpd"),
+    );
     std::fs::create_dir_all(&sbin).unwrap();
     std::fs::create_dir_all(&lib).unwrap();
     std::os::unix::fs::symlink(&real, sbin.join("lighttpd")).unwrap();
@@ -203,7 +208,10 @@ fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
         "{note}"
     );
     let builtin = rows.iter().find(|r| r["server"] == "builtin").unwrap();
-    assert_eq!((builtin["measured"].as_bool(), builtin["errors"].as_u64()), (Some(true), Some(0)));
+    assert_eq!(
+        (builtin["measured"].as_bool(), builtin["errors"].as_u64()),
+        (Some(true), Some(0))
+    );
     let cells: Vec<(&str, &str)> = doc["servers"]
         .as_array()
         .unwrap()
@@ -211,7 +219,10 @@ fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
         .map(|s| (s["name"].as_str().unwrap(), s["tls"].as_str().unwrap()))
         .collect();
     assert_eq!(cells, [("lighttpd", "no"), ("builtin", "yes")]);
-    assert!(doc["settings"].as_str().unwrap().contains("rsa2048"), "{doc}");
+    assert!(
+        doc["settings"].as_str().unwrap().contains("rsa2048"),
+        "{doc}"
+    );
 }
 
 #[test]

@@ -15,8 +15,8 @@ use crate::procstat;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
 use crate::tls::{self, LabCert};
-use std::sync::Arc;
 use crate::verify;
+use std::sync::Arc;
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {
@@ -113,8 +113,14 @@ impl Run<'_> {
             Ok(server) => {
                 let (name, version) = (kind.name(), &binary.version);
                 let (addr, pid) = (server.addr, server.pid());
-                let scheme = if server.tls.is_some() { "https" } else { "http" };
-                obs.note(&format!("{name} {version} on {scheme}://{addr}/ (pid {pid})"));
+                let scheme = if server.tls.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                obs.note(&format!(
+                    "{name} {version} on {scheme}://{addr}/ (pid {pid})"
+                ));
                 Some((binary, setup, server))
             }
             Err(e) => {
@@ -155,7 +161,8 @@ impl Run<'_> {
         let keep_alive = opts.keep_alive && !wk.new_connection_per_request();
         w.disclosures = disclosure::notes(kind, wk, keep_alive, limits.cgi_workers());
         if self.cert.is_some() {
-            w.disclosures.extend(tls::differences(kind).map(String::from));
+            w.disclosures
+                .extend(tls::differences(kind).map(String::from));
         }
         if let Some(why) = server.cgroup_error() {
             w.disclosures

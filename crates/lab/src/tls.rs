@@ -98,7 +98,12 @@ pub struct LabCert {
 
 impl std::fmt::Debug for LabCert {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "LabCert({} in {})", self.key_type.name(), self.dir.path().display())
+        write!(
+            f,
+            "LabCert({} in {})",
+            self.key_type.name(),
+            self.dir.path().display()
+        )
     }
 }
 
@@ -430,7 +435,10 @@ fn get(
 ) -> Result<(u16, Vec<u8>, Handshake)> {
     let mut s = Stream::connect(addr, Some(config), limit)?;
     let hs = s.handshake().expect("a TLS stream");
-    write!(s, "GET {path} HTTP/1.0\r\nHost: localhost\r\nUser-Agent: webstand-lab\r\n\r\n")?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: localhost\r\nUser-Agent: webstand-lab\r\n\r\n"
+    )?;
     s.flush()?;
     let raw = s.read_to_close(limit)?;
     let end = raw

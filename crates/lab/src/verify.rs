@@ -39,7 +39,11 @@ pub fn run(server: &mut Server, opts: &Options, obs: &mut dyn CompareObserver) -
             obs,
             &name,
         ));
-        let scheme = if server.tls.is_some() { "https" } else { "http" };
+        let scheme = if server.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let origin = format!("{scheme}://{}", server.addr);
         rows.push(wrk_row(&origin, &path, keep_alive, &name));
         rows.push(ab_row(&origin, &path, keep_alive, &name));

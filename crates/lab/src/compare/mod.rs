@@ -23,8 +23,8 @@ use crate::cgroup::CpuSource;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
 use crate::servers::{Features, Kind, Support};
-use crate::tls::KeyType;
 use crate::sweep::{Observer, SweepResult};
+use crate::tls::KeyType;
 
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
 pub use tally::cpu_us_per_request;

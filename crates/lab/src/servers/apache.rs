@@ -3,9 +3,9 @@
 
 use super::config::{worker_user, Ctx, Launch, MIME};
 use super::Profile;
-use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 const MODULES: &[(&str, &str)] = &[
     ("mpm_event", "mod_mpm_event"),
@@ -36,10 +36,7 @@ pub(super) const PROFILE: Profile = Profile {
 };
 
 /// mod_ssl and the shared-memory session cache it keeps sessions in.
-const TLS_MODULES: &[(&str, &str)] = &[
-    ("ssl", "mod_ssl"),
-    ("socache_shmcb", "mod_socache_shmcb"),
-];
+const TLS_MODULES: &[(&str, &str)] = &[("ssl", "mod_ssl"), ("socache_shmcb", "mod_socache_shmcb")];
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
@@ -100,7 +97,6 @@ fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
-
 
 /// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
 /// preference, a shared-memory session cache (the one child's threads share it) and tickets.

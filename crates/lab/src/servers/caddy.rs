@@ -3,9 +3,9 @@
 
 use super::config::{cgi_programs, Ctx, Launch};
 use super::Profile;
-use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::{bcrypt_hash, AUTH_USER};
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "caddy",
@@ -68,7 +68,6 @@ fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
-
 
 /// The site's `tls` directive: the lab's certificate and key (so no ACME: `auto_https off` already
 /// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3, the shared TLS 1.2

@@ -5,14 +5,14 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::fetch::fetch_over;
 use super::lab_files::{lab_file_bytes, make_world_readable};
 use super::THROTTLE_KIB_PER_SEC;
-use super::fetch::fetch_over;
 use super::{running_as_root, Kind, Server, Setup};
-use rustls::ClientConfig;
-use std::sync::Arc;
 use super::{AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES, THROTTLED_PATH};
 use crate::procstat;
+use rustls::ClientConfig;
+use std::sync::Arc;
 
 /// Whether a feature is there, as the lab found it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -2,9 +2,9 @@
 
 use super::config::{cgi_programs, Ctx, Launch};
 use super::Profile;
-use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "h2o",
@@ -56,7 +56,6 @@ fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
-
 
 /// The listener's `ssl` block and resumption: the lab's certificate, TLS 1.2 and up, the shared TLS
 /// 1.2 preference (h2o 2.2 has no setting for TLS 1.3's suites: OpenSSL's order, AES-256-GCM

@@ -2,9 +2,9 @@
 
 use super::config::{Ctx, Launch, MIME};
 use super::Profile;
-use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
@@ -66,7 +66,6 @@ fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
-
 
 /// mod_openssl on the one socket: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
 /// preference. Resumption is lighttpd's own: session tickets with keys it rotates (it keeps no

@@ -3,9 +3,9 @@
 
 use super::config::{Ctx, Launch, MIME};
 use super::Profile;
-use crate::tls;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "nginx",
@@ -63,7 +63,6 @@ fn launch(c: &Ctx) -> Launch {
         ..Default::default()
     }
 }
-
 
 /// The server block's TLS lines: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
 /// preference, a session cache shared by the workers and session tickets.
