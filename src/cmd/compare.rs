@@ -12,6 +12,7 @@ use webstand_engine::{Judged, Outcome, Stop, Verdict};
 use webstand_lab::compare::{self, Comparison, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
+use webstand_lab::tls::KeyType;
 
 #[derive(clap::Args)]
 #[command(after_help = super::session::EXIT_HELP)]
@@ -27,13 +28,23 @@ pub struct Args {
     pub servers: String,
 
     /// Workloads, comma-separated: small-files (1000 × 1 KiB at random), cgi (a hello-world CGI
-    /// program), large (one 1 MiB file), webstone2 (WebStone 2.0.1's weighted list), 2k (Tenon's file)
-    #[arg(
-        long,
-        value_name = "LIST",
-        default_value = "small-files,cgi,large,webstone2"
-    )]
-    pub workloads: String,
+    /// program), large (one 1 MiB file), webstone2 (WebStone 2.0.1's weighted list), 2k (Tenon's
+    /// file); with --tls also tls-ka (2k over HTTPS, keep-alive), tls-new (a new connection and a full
+    /// handshake per request), tls-resume (a new connection per request, resuming the session)
+    /// [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume]
+    #[arg(long, value_name = "LIST")]
+    pub workloads: Option<String>,
+
+    /// Every server on HTTPS only (nginx, apache's mod_ssl, lighttpd's mod_openssl, h2o, caddy,
+    /// mini_httpd -S, builtin), with one certificate the lab generates: TLS 1.3 and 1.2, resumption
+    /// on, the same cipher preference. Every workload then runs over HTTPS; a server whose package
+    /// has no TLS says "no TLS" in its row
+    #[arg(long)]
+    pub tls: bool,
+
+    /// The key of --tls's certificate: ecdsa-p256 or rsa2048
+    #[arg(long, value_name = "TYPE", default_value = "ecdsa-p256")]
+    pub tls_key_type: String,
 
     /// Client levels of each workload's sweep: a list (1,8,32) or a range (16..128/16, 1..256*2)
     #[arg(short = 'c', long, value_name = "LEVELS", default_value = "1,8,32,128")]
@@ -136,7 +147,16 @@ fn parse_warmup(s: &str) -> Result<Option<Stop>> {
 fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     let mut o = Options::new(&docroot);
     o.servers = Kind::parse_list(&args.servers)?;
-    o.workloads = WorkloadKind::parse_list(&args.workloads)?;
+    let key_type = KeyType::parse(&args.tls_key_type)?;
+    o.tls = args.tls.then_some(key_type);
+    o.workloads = match &args.workloads {
+        Some(list) => WorkloadKind::parse_list(list)?,
+        None if args.tls => WorkloadKind::TLS_DEFAULT.to_vec(),
+        None => WorkloadKind::DEFAULT.to_vec(),
+    };
+    if let (false, Some(w)) = (args.tls, o.workloads.iter().find(|w| w.needs_tls())) {
+        bail!("workload {} runs over HTTPS: add --tls", w.name());
+    }
     o.levels = parse_clients(&args.levels)?;
     if args.requests == 0 {
         bail!("-n must be at least 1 request per level");

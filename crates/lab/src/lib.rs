@@ -16,4 +16,5 @@ pub mod servers; // the known servers: start, stop, versions, features (issue 5)
 pub mod session; // history + progress + Ctrl-C around every lab command's runs
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup (issue 19)
 pub mod sweep; // a workload at rising concurrency (issue 4)
+pub mod tls; // the lab over HTTPS: its certificate, equal TLS settings, the TLS check (issue 10)
 pub mod verify; // compare --verify: the same targets through wrk and ab

@@ -13,7 +13,9 @@ use crate::maxusers;
 use crate::procstat;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
+use crate::tls::{self, LabCert};
 use crate::verify::{self, VerifyRow};
+use std::sync::Arc;
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {
@@ -21,6 +23,8 @@ pub(crate) struct Run<'a> {
     pub opts: &'a Options,
     pub pinned: bool,
     pub workloads: &'a [(WorkloadKind, Workload)],
+    /// The lab's certificate, when every server runs on HTTPS.
+    pub cert: Option<&'a Arc<LabCert>>,
 }
 
 impl Run<'_> {
@@ -39,6 +43,13 @@ impl Run<'_> {
             outcome.cpu_source = Some(server.cpu_source());
             obs.server_configs(kind.name(), server.configs());
         }
+        // The TLS column is checked whatever --no-features says: it proves the server is on HTTPS.
+        if self.round == 0 {
+            if let Some(s) = tls::check_feature(&server, &setup) {
+                obs.note(&format!("{} TLS: {}", kind.name(), s.cell()));
+                outcome.tls = Some(s);
+            }
+        }
         if self.opts.features && self.round == 0 {
             let f = servers::check_features(&mut server, &setup);
             obs.note(&format!(
@@ -46,7 +57,7 @@ impl Run<'_> {
                 kind.name(),
                 f.basic_auth.cell(),
                 f.chroot.cell(),
-                f.throttling.cell()
+                f.throttling.cell(),
             ));
             outcome.features = Some(f);
         }
@@ -86,8 +97,14 @@ impl Run<'_> {
         };
         outcome.version = binary.version.clone();
         outcome.exe_bytes = std::fs::metadata(&binary.path).ok().map(|m| m.len());
+        if let Some(Err(why)) = self.cert.map(|_| tls::support(&binary)) {
+            obs.note(&format!("skipping {}: {why}", kind.name()));
+            outcome.skipped = Some(why);
+            return None;
+        }
         let mut setup = Setup::new(&self.opts.docroot);
         setup.limits = self.opts.limits();
+        setup.tls = self.cert.cloned();
         if self.pinned {
             setup.cpus = Some(self.opts.server_cpus.clone());
         }
@@ -95,7 +112,14 @@ impl Run<'_> {
             Ok(server) => {
                 let (name, version) = (kind.name(), &binary.version);
                 let (addr, pid) = (server.addr, server.pid());
-                obs.note(&format!("{name} {version} on http://{addr}/ (pid {pid})"));
+                let scheme = if server.tls.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                obs.note(&format!(
+                    "{name} {version} on {scheme}://{addr}/ (pid {pid})"
+                ));
                 Some((binary, setup, server))
             }
             Err(e) => {
@@ -133,13 +157,21 @@ impl Run<'_> {
             return w;
         }
         let limits = opts.limits();
-        w.disclosures = disclosure::notes(kind, wk, opts.keep_alive, limits.cgi_workers());
+        let keep_alive = opts.keep_alive && !wk.new_connection_per_request();
+        w.disclosures = disclosure::notes(kind, wk, keep_alive, limits.cgi_workers());
+        if self.cert.is_some() {
+            w.disclosures
+                .extend(tls::differences(kind).map(String::from));
+        }
         if let Some(why) = server.cgroup_error() {
             w.disclosures
                 .push(format!("server CPU from the /proc process tree: {why}"));
         }
         obs.series(kind.name(), &binary.version, wk.name());
-        let plan = base_plan(server.addr, kind, workload, opts);
+        let mut plan = base_plan(server.addr, kind, workload, opts);
+        if wk.new_connection_per_request() {
+            plan.keep_alive = false;
+        }
         let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(&wk) && w.note.is_none() && !interrupted {

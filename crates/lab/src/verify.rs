@@ -55,8 +55,14 @@ pub fn run(server: &mut Server, opts: &Options, obs: &mut dyn CompareObserver) -
             obs,
             &name,
         ));
-        rows.push(wrk_row(server.addr, &path, keep_alive, &name));
-        rows.push(ab_row(server.addr, &path, keep_alive, &name));
+        let scheme = if server.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        let origin = format!("{scheme}://{}", server.addr);
+        rows.push(wrk_row(&origin, &path, keep_alive, &name));
+        rows.push(ab_row(&origin, &path, keep_alive, &name));
     }
     rows
 }
@@ -99,7 +105,7 @@ fn webstand_row(
 }
 
 /// wrk with a Lua `done` hook printing exact counts (its summary rounds bytes to MB).
-fn wrk_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
+fn wrk_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
     let mut r = row(server, path, "wrk");
     let script = "done = function(summary, latency, requests)\n  local e = summary.errors\n  io.write(string.format(\"WEBSTAND %d %d %d %d\\n\", summary.requests, summary.bytes, summary.duration, e.connect + e.read + e.write + e.status + e.timeout))\nend\n";
     let dir = match tempfile::tempdir() {
@@ -122,7 +128,7 @@ fn wrk_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> Veri
         "-s",
     ])
     .arg(&file)
-    .arg(format!("http://{addr}{path}"));
+    .arg(format!("{origin}{path}"));
     if !keep_alive {
         cmd.args(["-H", "Connection: close"]);
     }
@@ -153,7 +159,7 @@ fn wrk_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> Veri
 }
 
 /// ab for the same time (`-t`, which also caps it at 50,000 requests).
-fn ab_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
+fn ab_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRow {
     let mut r = row(server, path, "ab");
     let mut cmd = Command::new("ab");
     cmd.args([
@@ -168,7 +174,7 @@ fn ab_row(addr: SocketAddr, path: &str, keep_alive: bool, server: &str) -> Verif
     if keep_alive {
         cmd.arg("-k");
     }
-    cmd.arg(format!("http://{addr}{path}"));
+    cmd.arg(format!("{origin}{path}"));
     match output(cmd, SECONDS + 30) {
         Err(e) => r.note = Some(e),
         Ok(text) => {

@@ -28,6 +28,13 @@ pub struct WorkloadRow {
     pub generator_cpu_us: Option<f64>,
     /// Peak resident memory of the server tree during the workload, KiB.
     pub peak_rss_kib: Option<u64>,
+    /// Complete requests of the peak level.
+    pub requests_at_peak: u64,
+    /// Over HTTPS: the peak level's full and resumed handshakes, and what was agreed
+    /// ("TLSv1.3 TLS_AES_128_GCM_SHA256").
+    pub tls_full_handshakes: Option<u64>,
+    pub tls_resumed_handshakes: Option<u64>,
+    pub tls_agreed: Option<String>,
     /// Why the row is empty or incomplete ("died at 64 clients …", "stopped by Ctrl-C").
     pub note: Option<String>,
 }
@@ -42,6 +49,9 @@ pub struct FeatureRow {
     pub basic_auth: String,
     pub chroot: String,
     pub throttling: String,
+    /// HTTPS: "yes" (real handshakes, TLS 1.3 and 1.2, full and resumed), "no" (no TLS in the
+    /// server's package), "FAILED", "-" (not run with `--tls`).
+    pub tls: String,
     /// Size of the server's executable (thttpd's "exe" column), bytes.
     pub exe_bytes: Option<u64>,
     pub small_files_rps: Option<f64>,
@@ -171,6 +181,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
         "basic auth",
         "chroot",
         "throttling",
+        "TLS",
         "exe KiB",
         "small files RPS",
         "CGI RPS",
@@ -186,6 +197,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
                 r.basic_auth.clone(),
                 r.chroot.clone(),
                 r.throttling.clone(),
+                r.tls.clone(),
                 r.exe_bytes
                     .map(|b| format!("{}", b.div_ceil(1024)))
                     .unwrap_or_else(|| "-".into()),
@@ -305,6 +317,7 @@ mod tests {
             basic_auth: "yes".into(),
             chroot: "yes?".into(),
             throttling: "no".into(),
+            tls: "yes".into(),
             exe_bytes: Some(1_234_567),
             small_files_rps: Some(9000.4),
             cgi_rps: None,
@@ -317,6 +330,7 @@ mod tests {
             t.contains("basic auth")
                 && t.contains("chroot")
                 && t.contains("throttling")
+                && t.contains("TLS")
                 && t.contains("large files max users")
         );
         let data = t.lines().nth(3).unwrap();

@@ -29,6 +29,7 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
             row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
             row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
             row.peak_rss_kib = w.peak_rss_kib;
+            row.requests_at_peak = r.complete;
         } else if row.note.is_none() {
             row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
         }
@@ -75,6 +76,15 @@ pub fn workload_row(server: &ServerOutcome, wk: WorkloadKind) -> WorkloadRow {
     median_row(rows)
 }
 
+/// The TLS column: checked with `--tls`; "no" for a server without TLS; "-" when not asked.
+fn tls_cell(server: &ServerOutcome) -> String {
+    match (&server.tls, &server.skipped) {
+        (Some(s), _) => s.cell().into(),
+        (None, Some(why)) if why.starts_with(webstand_lab::tls::NO_TLS) => "no".into(),
+        _ => "-".into(),
+    }
+}
+
 /// The row of thttpd's table.
 pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     let cell = |s: Option<&Support>| {
@@ -100,6 +110,9 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
             }
         }
     }
+    if let Some(n) = server.tls.as_ref().and_then(Support::note) {
+        notes.push(format!("TLS: {n}"));
+    }
     if let Some(s) = &server.skipped {
         notes.push(s.clone());
     }
@@ -114,6 +127,7 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
         basic_auth: cell(f.map(|f| &f.basic_auth)),
         chroot: cell(f.map(|f| &f.chroot)),
         throttling: cell(f.map(|f| &f.throttling)),
+        tls: tls_cell(server),
         small_files_rps: peak(WorkloadKind::SmallFiles),
         cgi_rps: peak(WorkloadKind::Cgi),
         large_files_max_users: large.max_users,

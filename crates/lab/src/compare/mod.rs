@@ -18,8 +18,9 @@ use webstand_engine::{CpuTime, Stop};
 use crate::cgroup::CpuSource;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsers, MaxUsersSpec};
-use crate::servers::{Features, Kind};
+use crate::servers::{Features, Kind, Support};
 use crate::sweep::{Observer, SweepResult};
+use crate::tls::KeyType;
 use crate::verify::VerifyRow;
 
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
@@ -58,6 +59,8 @@ pub struct Options {
     pub timeout: Duration,
     /// Times the whole comparison is repeated, servers taking turns; the tables give medians.
     pub rounds: usize,
+    /// Every server on HTTPS only, with a certificate of this key type the lab generates.
+    pub tls: Option<KeyType>,
 }
 
 impl Options {
@@ -101,6 +104,7 @@ impl Options {
             builtin: None,
             timeout: Duration::from_secs(10),
             rounds: 1,
+            tls: None,
         }
     }
 }
@@ -182,6 +186,8 @@ pub struct ServerOutcome {
     pub shape: Option<(usize, usize)>,
     /// Where its CPU time came from (known once it started).
     pub cpu_source: Option<CpuSource>,
+    /// HTTPS, checked in the first round when the server runs on the lab's certificate.
+    pub tls: Option<Support>,
 }
 
 impl ServerOutcome {
@@ -196,6 +202,7 @@ impl ServerOutcome {
             exe_bytes: None,
             shape: None,
             cpu_source: None,
+            tls: None,
         }
     }
 }

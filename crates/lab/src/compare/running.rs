@@ -10,6 +10,8 @@ use super::{CompareObserver, Comparison, Options, ServerOutcome, WorkloadKind};
 use crate::disclosure;
 use crate::round::Run;
 use crate::servers;
+use crate::tls::LabCert;
+use std::sync::Arc;
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
 pub fn scratch_dir() -> Result<tempfile::TempDir> {
@@ -38,6 +40,10 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     if opts.levels.is_empty() {
         bail!("a comparison needs at least one client level");
     }
+    if let (None, Some(w)) = (opts.tls, opts.workloads.iter().find(|w| w.needs_tls())) {
+        bail!("workload {} runs over HTTPS: add --tls", w.name());
+    }
+    let cert = opts.tls.map(LabCert::generate).transpose()?.map(Arc::new);
     let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
     let workloads: Vec<(WorkloadKind, Workload)> = opts
         .workloads
@@ -90,6 +96,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 opts,
                 pinned,
                 workloads: &workloads,
+                cert: cert.as_ref(),
             };
             server.run(outcome, obs, &mut out.verify);
         }
@@ -159,6 +166,13 @@ fn describe(opts: &Options) -> String {
             "a connection per request"
         }
     );
+    if let Some(kt) = opts.tls {
+        text.push_str(&format!(
+            "; HTTPS only: the lab's {} certificate, TLS 1.3 and 1.2, resumption on, one cipher \
+             preference (tls-new: a full handshake per request, tls-resume: a resumed one)",
+            kt.name()
+        ));
+    }
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;
         text.push_str(&format!(

@@ -17,15 +17,30 @@ pub enum WorkloadKind {
     Webstone2,
     /// Tenon's single 2 KiB file.
     TwoK,
+    /// HTTPS, keep-alive, the 2 KiB file: the record layer's cost.
+    TlsKa,
+    /// HTTPS, a new connection and a full handshake per request: the handshake rate per CPU.
+    TlsNew,
+    /// HTTPS, a new connection per request resuming the session of the client's previous one.
+    TlsResume,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 5] = [
+    pub const ALL: [WorkloadKind; 8] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
         WorkloadKind::Webstone2,
         WorkloadKind::TwoK,
+        WorkloadKind::TlsKa,
+        WorkloadKind::TlsNew,
+        WorkloadKind::TlsResume,
+    ];
+    /// What `--tls` runs when no workloads are named.
+    pub const TLS_DEFAULT: [WorkloadKind; 3] = [
+        WorkloadKind::TlsKa,
+        WorkloadKind::TlsNew,
+        WorkloadKind::TlsResume,
     ];
     pub const DEFAULT: [WorkloadKind; 4] = [
         WorkloadKind::SmallFiles,
@@ -41,7 +56,24 @@ impl WorkloadKind {
             WorkloadKind::Large => "large",
             WorkloadKind::Webstone2 => "webstone2",
             WorkloadKind::TwoK => "2k",
+            WorkloadKind::TlsKa => "tls-ka",
+            WorkloadKind::TlsNew => "tls-new",
+            WorkloadKind::TlsResume => "tls-resume",
         }
+    }
+
+    /// The TLS workloads, which need the servers on HTTPS (`--tls`).
+    pub fn needs_tls(self) -> bool {
+        matches!(
+            self,
+            WorkloadKind::TlsKa | WorkloadKind::TlsNew | WorkloadKind::TlsResume
+        )
+    }
+
+    /// Whether every request opens a connection of its own, whatever `--no-keepalive` says: a
+    /// handshake per request is what these workloads measure.
+    pub fn new_connection_per_request(self) -> bool {
+        matches!(self, WorkloadKind::TlsNew | WorkloadKind::TlsResume)
     }
 
     pub fn known_names() -> String {
@@ -101,7 +133,10 @@ impl WorkloadKind {
                 &webstone::preset("webstone2").expect("shipped"),
                 webstand_workload::DEFAULT_SEED,
             )?,
-            WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
+            WorkloadKind::TwoK
+            | WorkloadKind::TlsKa
+            | WorkloadKind::TlsNew
+            | WorkloadKind::TlsResume => Workload::single(fixtures::TENON_FILE),
         };
         w.name = self.name().to_string();
         Ok(w)

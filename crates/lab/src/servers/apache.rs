@@ -5,6 +5,7 @@ use super::config::{mime_types, worker_user, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 const MODULES: &[(&str, &str)] = &[
     ("mpm_event", "mod_mpm_event"),
@@ -34,11 +35,15 @@ pub(super) const PROFILE: Profile = Profile {
     launch,
 };
 
+/// mod_ssl and the shared-memory session cache it keeps sessions in.
+const TLS_MODULES: &[(&str, &str)] = &[("ssl", "mod_ssl"), ("socache_shmcb", "mod_socache_shmcb")];
+
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let m = "/usr/lib/apache2/modules";
     let modules: String = MODULES
         .iter()
+        .chain(c.tls.map_or(&[][..], |_| TLS_MODULES))
         .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
         .collect();
     let types: String = mime_types()
@@ -72,13 +77,14 @@ fn launch(c: &Ctx) -> Launch {
          MaxRequestWorkers {threads}\nMinSpareThreads 1\nMaxSpareThreads {threads}\nMaxConnectionsPerChild 0\n\
          KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout {KEEPALIVE_TIMEOUT_SECS}\n\
          EnableSendfile On\nEnableMMAP On\n\
-         {types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
+         {tls}{types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
          <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
          ScriptAlias /cgi-bin/ {cgi_dir}\n\
          <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
          <Location /lab/throttled/>\n  SetOutputFilter RATE_LIMIT\n  SetEnv rate-limit {THROTTLE_KIB_PER_SEC}\n</Location>\n",
         port = c.port,
         backlog = l.backlog(),
+        tls = tls_settings(c),
     );
     Launch {
         files: vec![("apache2.conf".into(), conf)],
@@ -89,4 +95,24 @@ fn launch(c: &Ctx) -> Launch {
         ],
         ..Default::default()
     }
+}
+
+/// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// preference, a shared-memory session cache (the one child's threads share it) and tickets.
+fn tls_settings(c: &Ctx) -> String {
+    let Some(cert) = c.tls else {
+        return String::new();
+    };
+    format!(
+        "SSLEngine on\nSSLCertificateFile {crt}\nSSLCertificateKeyFile {key}\n\
+         SSLProtocol -all +TLSv1.2 +TLSv1.3\nSSLHonorCipherOrder on\n\
+         SSLCipherSuite {ciphers}\nSSLCipherSuite TLSv1.3 {suites}\n\
+         SSLSessionCache shmcb:{wd}/ssl_scache(1048576)\nSSLSessionCacheTimeout {t}\nSSLSessionTickets on\n",
+        crt = cert.cert_file().display(),
+        key = cert.key_file().display(),
+        ciphers = tls::openssl_ciphers(),
+        suites = tls::openssl_suites(),
+        wd = c.wd,
+        t = tls::SESSION_TIMEOUT_SECS,
+    )
 }

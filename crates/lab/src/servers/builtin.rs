@@ -47,11 +47,20 @@ fn launch_uncached(c: &Ctx) -> Launch {
 
 fn launch(c: &Ctx, cached: bool) -> Launch {
     let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
+    // With the lab's certificate the one port is HTTPS (`listen_tls` alone: no plain listener).
+    let listen = match c.tls {
+        None => format!("listen = \"127.0.0.1:{}\"\n", c.port),
+        Some(cert) => format!(
+            "listen_tls = \"127.0.0.1:{}\"\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            c.port,
+            q(&cert.cert_file().display().to_string()),
+            q(&cert.key_file().display().to_string())
+        ),
+    };
     let mut conf = format!(
-        "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\n\
+        "root = \"{root}\"\n{listen}threads = 1\n\
          idle_timeout = \"{KEEPALIVE_TIMEOUT_SECS}s\"\nbacklog = {backlog}\nmax_connections = {conns}\n",
         root = q(&c.d),
-        port = c.port,
         backlog = c.limits.backlog(),
         conns = c.limits.connections(),
     );

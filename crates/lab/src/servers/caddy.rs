@@ -5,6 +5,7 @@ use super::config::{cgi_programs, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::{bcrypt_hash, AUTH_USER};
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "caddy",
@@ -41,10 +42,12 @@ fn launch(c: &Ctx) -> Launch {
     let conf = format!(
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
          servers {{\n    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
-         http://127.0.0.1:{port} {{\n  bind 127.0.0.1\n  root * {d}\n  \
+         {scheme}://127.0.0.1:{port} {{\n  bind 127.0.0.1\n{tls}  root * {d}\n  \
          basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}  file_server\n}}\n",
         port = c.port,
         hash = bcrypt_hash(),
+        scheme = if c.tls.is_some() { "https" } else { "http" },
+        tls = tls_settings(c),
     );
     let env = vec![
         ("HOME".into(), wd.clone()),
@@ -64,4 +67,19 @@ fn launch(c: &Ctx) -> Launch {
         env,
         ..Default::default()
     }
+}
+
+/// The site's `tls` directive: the lab's certificate and key (so no ACME: `auto_https off` already
+/// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3, the shared TLS 1.2
+/// preference. Go's TLS 1.3 order is fixed, and Go resumes by session tickets only.
+fn tls_settings(c: &Ctx) -> String {
+    let Some(cert) = c.tls else {
+        return String::new();
+    };
+    format!(
+        "  tls {crt} {key} {{\n    protocols tls1.2 tls1.3\n    ciphers {ciphers}\n  }}\n",
+        crt = cert.cert_file().display(),
+        key = cert.key_file().display(),
+        ciphers = tls::GO_TLS12_CIPHERS.join(" "),
+    )
 }

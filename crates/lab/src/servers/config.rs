@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
-use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Kind, AUTH_USER};
+use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Binary, AUTH_USER};
+use crate::tls::LabCert;
 
 /// What a start needs to write and run.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +56,8 @@ pub(super) fn mime_types() -> impl Iterator<Item = (&'static str, &'static str)>
 
 /// What every config template needs.
 pub(crate) struct Ctx<'a> {
+    /// The server's binary (lighttpd loads the modules installed beside it).
+    pub(super) program: &'a Path,
     pub(super) doc: &'a Path,
     /// The docroot and the server's own directory, as text.
     pub(super) d: String,
@@ -67,6 +70,8 @@ pub(crate) struct Ctx<'a> {
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
     pub(super) bridge: Option<Bridge>,
+    /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
+    pub(super) tls: Option<&'a LabCert>,
 }
 
 impl Ctx<'_> {
@@ -84,16 +89,18 @@ impl Ctx<'_> {
     }
 }
 
-/// The files, arguments and environment that start `kind` on `doc` at `port`, writing the password
-/// files the templates name into `w`.
+/// The files, arguments and environment that start `binary` on `doc` at `port` (HTTPS with `tls`'s
+/// certificate when given), writing the password files the templates name into `w`.
 pub fn launch(
-    kind: Kind,
+    binary: &Binary,
     doc: &Path,
     w: &Path,
     port: u16,
     chroot: bool,
     limits: Limits,
+    tls: Option<&LabCert>,
 ) -> anyhow::Result<Launch> {
+    let kind = binary.kind;
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
     std::fs::write(
         w.join("htpasswd.bcrypt"),
@@ -109,6 +116,7 @@ pub fn launch(
             workers: limits.cgi_workers(),
         });
     let c = Ctx {
+        program: &binary.path,
         doc,
         d: doc.display().to_string(),
         wd,
@@ -117,6 +125,7 @@ pub fn launch(
         root: running_as_root(),
         limits,
         bridge,
+        tls,
     };
     let mut l = (kind.profile().launch)(&c);
     l.bridge = c.bridge.clone();

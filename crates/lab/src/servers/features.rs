@@ -5,11 +5,14 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::fetch::fetch_over;
 use super::lab_files::{lab_file_bytes, make_world_readable};
 use super::THROTTLE_KIB_PER_SEC;
-use super::{fetch, running_as_root, Kind, Server, Setup};
+use super::{running_as_root, Kind, Server, Setup};
 use super::{AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES, THROTTLED_PATH};
 use crate::procstat;
+use rustls::ClientConfig;
+use std::sync::Arc;
 
 /// Whether a feature is there, as the lab found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,12 +60,13 @@ pub fn configures(kind: Kind) -> (bool, bool, bool) {
 
 /// Basic auth: the protected page is refused without credentials (401), refused with a wrong
 /// password, and served byte for byte with the right ones.
-pub fn check_basic_auth(addr: SocketAddr) -> Support {
+pub fn check_basic_auth(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Support {
     let limit = Duration::from_secs(5);
     let want = lab_file_bytes(PRIVATE_PATH);
-    let none = fetch(addr, PRIVATE_PATH, None, limit);
-    let wrong = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, "wrong")), limit);
-    let right = fetch(addr, PRIVATE_PATH, Some((AUTH_USER, AUTH_PASSWORD)), limit);
+    let get = |auth| fetch_over(addr, tls, PRIVATE_PATH, auth, limit);
+    let none = get(None);
+    let wrong = get(Some((AUTH_USER, "wrong")));
+    let right = get(Some((AUTH_USER, AUTH_PASSWORD)));
     match (none, wrong, right) {
         (Ok(n), Ok(w), Ok(r))
             if n.status == 401 && w.status == 401 && r.status == 200 && r.body == want =>
@@ -82,10 +86,11 @@ pub fn check_basic_auth(addr: SocketAddr) -> Support {
 
 /// Throttling: the throttled file arrives whole and takes at least half the time its limit allows
 /// (an unthrottled fetch over loopback takes milliseconds).
-pub fn check_throttling(addr: SocketAddr) -> Support {
+pub fn check_throttling(addr: SocketAddr, tls: Option<&Arc<ClientConfig>>) -> Support {
     let nominal = THROTTLED_BYTES as f64 / (THROTTLE_KIB_PER_SEC as f64 * 1024.0);
-    match fetch(
+    match fetch_over(
         addr,
+        tls,
         THROTTLED_PATH,
         None,
         Duration::from_secs_f64(nominal * 4.0 + 5.0),
@@ -131,7 +136,8 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
     if !rooted {
         return Support::Failed("no server process has the docroot as its root".into());
     }
-    match fetch(server.addr, CHROOT_PATH, None, Duration::from_secs(5)) {
+    let tls = server.tls.as_ref();
+    match fetch_over(server.addr, tls, CHROOT_PATH, None, Duration::from_secs(5)) {
         Ok(f) if f.status == 200 && f.body == lab_file_bytes(CHROOT_PATH) => Support::Verified,
         Ok(f) => Support::Failed(format!("chrooted, but {CHROOT_PATH} answered {}", f.status)),
         Err(e) => Support::Failed(e.to_string()),
@@ -168,12 +174,12 @@ fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
 pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
     let (auth, chroot, throttle) = configures(server.kind());
     let basic_auth = if auth {
-        check_basic_auth(server.addr)
+        check_basic_auth(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
     let throttling = if throttle {
-        check_throttling(server.addr)
+        check_throttling(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
@@ -188,6 +194,8 @@ pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
                 let mut s2 = setup.clone();
                 s2.chroot = true;
                 s2.docroot = jail.path().to_path_buf();
+                // Chroot is checked over plain HTTP: TLS is the TLS column's.
+                s2.tls = None;
                 match Server::start(&server.binary, &s2) {
                     Ok(mut chrooted) => {
                         let r = match check_chroot(&mut chrooted, jail.path()) {

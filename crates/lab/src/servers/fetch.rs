@@ -1,10 +1,15 @@
 //! The lab's one-request HTTP client, for the feature checks and the tests: an HTTP/1.0 GET read to
-//! the close, so there is no chunking or keep-alive to handle.
+//! the close, so there is no chunking or keep-alive to handle; over HTTPS with a server on the lab's
+//! certificate (`crate::tls::Stream`).
 
-use anyhow::{anyhow, bail, Context};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use anyhow::{anyhow, Context};
+use rustls::ClientConfig;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use crate::tls::Stream;
 
 /// What came back for one request.
 #[derive(Clone, Debug)]
@@ -23,12 +28,20 @@ pub fn fetch(
     auth: Option<(&str, &str)>,
     limit: Duration,
 ) -> anyhow::Result<Fetched> {
+    fetch_over(addr, None, path, auth, limit)
+}
+
+/// `fetch` over HTTPS with `tls`'s client (plain HTTP without one).
+pub fn fetch_over(
+    addr: SocketAddr,
+    tls: Option<&Arc<ClientConfig>>,
+    path: &str,
+    auth: Option<(&str, &str)>,
+    limit: Duration,
+) -> anyhow::Result<Fetched> {
     use base64::Engine;
     let started = Instant::now();
-    let mut s =
-        TcpStream::connect_timeout(&addr, limit).with_context(|| format!("connect {addr}"))?;
-    s.set_read_timeout(Some(limit))?;
-    s.set_write_timeout(Some(limit))?;
+    let mut s = Stream::connect(addr, tls, limit)?;
     let mut req = format!(
         "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nUser-Agent: webstand-lab\r\n",
         addr.port()
@@ -41,19 +54,10 @@ pub fn fetch(
     }
     req.push_str("\r\n");
     s.write_all(req.as_bytes())?;
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 65536];
-    loop {
-        if started.elapsed() > limit {
-            bail!("GET {path}: no complete response within {limit:?}");
-        }
-        match s.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => raw.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(anyhow!("GET {path}: {e}")),
-        }
-    }
+    s.flush()?;
+    let raw = s
+        .read_to_close(limit.saturating_sub(started.elapsed()))
+        .with_context(|| format!("GET {path}"))?;
     let end = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")

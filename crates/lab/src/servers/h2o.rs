@@ -4,6 +4,7 @@ use super::config::{cgi_programs, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "h2o",
@@ -37,7 +38,7 @@ fn launch(c: &Ctx) -> Launch {
         None => String::new(),
     };
     let conf = format!(
-        "listen:\n  host: 127.0.0.1\n  port: {port}\nnum-threads: 1\nmax-connections: {conns}\n{user}\
+        "listen:\n  host: 127.0.0.1\n  port: {port}\n{tls}num-threads: 1\nmax-connections: {conns}\n{user}\
          error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: {KEEPALIVE_TIMEOUT_SECS}\n\
          hosts:\n  default:\n    paths:\n\
          {cgi}\
@@ -47,10 +48,29 @@ fn launch(c: &Ctx) -> Launch {
         port = c.port,
         conns = c.limits.connections(),
         bps = THROTTLE_KIB_PER_SEC * 1024,
+        tls = tls_settings(c),
     );
     Launch {
         files: vec![("h2o.conf".into(), conf)],
         args: vec!["-c".into(), format!("{wd}/h2o.conf")],
         ..Default::default()
     }
+}
+
+/// The listener's `ssl` block and resumption: the lab's certificate, TLS 1.2 and up, the shared TLS
+/// 1.2 preference (h2o 2.2 has no setting for TLS 1.3's suites: OpenSSL's order, AES-256-GCM
+/// first), and both resumption kinds in its own session cache and tickets.
+fn tls_settings(c: &Ctx) -> String {
+    let Some(cert) = c.tls else {
+        return String::new();
+    };
+    format!(
+        "  ssl:\n    certificate-file: {crt}\n    key-file: {key}\n    minimum-version: TLSv1.2\n    \
+         cipher-suite: {ciphers}\n    cipher-preference: server\n\
+         ssl-session-resumption:\n  mode: all\n  cache-store: internal\n  lifetime: {t}\n",
+        crt = cert.cert_file().display(),
+        key = cert.key_file().display(),
+        ciphers = tls::openssl_ciphers(),
+        t = tls::SESSION_TIMEOUT_SECS,
+    )
 }

@@ -4,6 +4,7 @@ use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
@@ -40,21 +41,45 @@ fn launch(c: &Ctx) -> Launch {
             ),
         )
     };
+    // The modules installed beside the binary (lighttpd's own default on Debian).
+    let modules_dir = tls::lighttpd_modules(c.program)
+        .map(|d| format!("server.modules-dir = \"{}\"\n", d.display()))
+        .unwrap_or_default();
     let conf = format!(
-        "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+        "{docline}{modules_dir}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
          server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\
-         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
-         index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}",
+         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\"{openssl})\n\
+         index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}{tls}",
         port = c.port,
         files = c.files(),
         conns = l.connections(),
         backlog = l.backlog(),
+        openssl = if c.tls.is_some() { ", \"mod_openssl\"" } else { "" },
+        tls = tls_settings(c),
     );
     Launch {
         files: vec![("lighttpd.conf".into(), conf)],
         args: vec!["-D".into(), "-f".into(), format!("{wd}/lighttpd.conf")],
         ..Default::default()
     }
+}
+
+/// mod_openssl on the one socket: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// preference. Resumption is lighttpd's own: session tickets with keys it rotates (it keeps no
+/// server-side session cache).
+fn tls_settings(c: &Ctx) -> String {
+    let Some(cert) = c.tls else {
+        return String::new();
+    };
+    format!(
+        "ssl.engine = \"enable\"\nssl.pemfile = \"{crt}\"\nssl.privkey = \"{key}\"\n\
+         ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv1.2\", \"Options\" => \"ServerPreference\", \
+         \"CipherString\" => \"{ciphers}\", \"Ciphersuites\" => \"{suites}\")\n",
+        crt = cert.cert_file().display(),
+        key = cert.key_file().display(),
+        ciphers = tls::openssl_ciphers(),
+        suites = tls::openssl_suites(),
+    )
 }

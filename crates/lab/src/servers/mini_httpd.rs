@@ -3,6 +3,7 @@
 
 use super::config::{worker_user, Ctx, Launch};
 use super::Profile;
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "mini_httpd",
@@ -36,6 +37,17 @@ fn launch(c: &Ctx) -> Launch {
     }
     if c.chroot {
         args.push("-r".into());
+    }
+    // HTTPS: key and certificate in one file, the shared TLS 1.2 preference (the TLS 1.3 suites and
+    // the protocol floor are OpenSSL's defaults: mini_httpd has no setting for them).
+    if let Some(cert) = c.tls {
+        args.extend([
+            "-S".into(),
+            "-E".into(),
+            cert.combined_file().display().to_string(),
+            "-Y".into(),
+            tls::openssl_ciphers(),
+        ]);
     }
     Launch {
         args,

@@ -5,6 +5,7 @@ use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::tls;
 
 pub(super) const PROFILE: Profile = Profile {
     name: "nginx",
@@ -38,7 +39,7 @@ fn launch(c: &Ctx) -> Launch {
          open_file_cache max=4000;\n  types {{ {types}}}\n  default_type application/octet-stream;\n  \
          client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
          uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
-         server {{\n    listen 127.0.0.1:{port} backlog={backlog} deferred;\n    root {d};\n    \
+         server {{\n    listen 127.0.0.1:{port}{ssl} backlog={backlog} deferred;\n{tls}    root {d};\n    \
          location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
          location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}  }}\n}}\n",
         user = if c.root { "user root;\n" } else { "" },
@@ -46,6 +47,8 @@ fn launch(c: &Ctx) -> Launch {
         conns = l.connections(),
         port = c.port,
         backlog = l.backlog(),
+        ssl = if c.tls.is_some() { " ssl" } else { "" },
+        tls = tls_settings(c),
     );
     Launch {
         files: vec![("nginx.conf".into(), conf)],
@@ -59,4 +62,23 @@ fn launch(c: &Ctx) -> Launch {
         ],
         ..Default::default()
     }
+}
+
+/// The server block's TLS lines: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// preference, a session cache shared by the workers and session tickets.
+fn tls_settings(c: &Ctx) -> String {
+    let Some(cert) = c.tls else {
+        return String::new();
+    };
+    format!(
+        "    ssl_certificate {crt}; ssl_certificate_key {key};\n    \
+         ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers on;\n    \
+         ssl_ciphers {ciphers}; ssl_conf_command Ciphersuites {suites};\n    \
+         ssl_session_cache shared:lab:10m; ssl_session_timeout {t}s; ssl_session_tickets on;\n",
+        crt = cert.cert_file().display(),
+        key = cert.key_file().display(),
+        ciphers = tls::openssl_ciphers(),
+        suites = tls::openssl_suites(),
+        t = tls::SESSION_TIMEOUT_SECS,
+    )
 }

@@ -17,6 +17,9 @@ use crate::cgroup::{CpuCgroup, CpuSource, Members, MembersFrom};
 use crate::limits::Limits;
 use crate::procstat;
 use crate::spawn::Spawn;
+use crate::tls::LabCert;
+use rustls::ClientConfig;
+use std::sync::Arc;
 
 /// How to start a server.
 #[derive(Clone, Debug)]
@@ -33,6 +36,8 @@ pub struct Setup {
     pub port: Option<u16>,
     /// The limits every server's config is derived from (the run's largest levels).
     pub limits: Limits,
+    /// Serve HTTPS (only) with the lab's certificate.
+    pub tls: Option<Arc<LabCert>>,
 }
 
 impl Setup {
@@ -44,6 +49,7 @@ impl Setup {
             start_timeout: Duration::from_secs(15),
             port: None,
             limits: Limits::default(),
+            tls: None,
         }
     }
 }
@@ -52,6 +58,8 @@ impl Setup {
 pub struct Server {
     pub binary: Binary,
     pub addr: SocketAddr,
+    /// The client the lab's own requests use when the server speaks HTTPS (verifies the lab's CA).
+    pub tls: Option<Arc<ClientConfig>>,
     child: Option<Child>,
     pgid: i32,
     /// fcgiwrap, for a server that runs CGI through it (in the server's group and cgroup).
@@ -125,8 +133,10 @@ impl Server {
             return Err(fail(anyhow!("chroot needs root")));
         }
         let w = workdir.path();
-        let launch =
-            config::launch(kind, &docroot, w, port, setup.chroot, setup.limits).map_err(fail)?;
+        let cert = setup.tls.as_deref();
+        let launch = config::launch(binary, &docroot, w, port, setup.chroot, setup.limits, cert)
+            .map_err(fail)?;
+        let tls = cert.map(|c| c.client(None)).transpose().map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
         }
@@ -137,6 +147,7 @@ impl Server {
         let mut server = Server {
             binary: binary.clone(),
             addr,
+            tls,
             child: None,
             pgid: 0,
             bridge: None,

@@ -1,0 +1,248 @@
+//! The lab over HTTPS, for real: `webstand compare --tls` starts every installed server on the
+//! certificate the lab generates, its TLS column is checked with real handshakes (TLS 1.3 and 1.2,
+//! full and resumed, verifying the lab's CA), the TLS workloads complete over HTTPS without errors
+//! and tls-new makes one full handshake per request; a lighttpd without its TLS module says "no TLS";
+//! a bad key type is one line; nothing the lab started is left running.
+
+mod common;
+
+use std::path::Path;
+use webstand_lab::servers::{self, Kind};
+
+/// Every server the lab can put on HTTPS. CI installs them all (scripts/install-deps.sh): a missing
+/// one fails the test with the lab's own line on how to install it.
+const TLS_SERVERS: &[Kind] = &[
+    Kind::Builtin,
+    Kind::Nginx,
+    Kind::Lighttpd,
+    Kind::Apache,
+    Kind::H2o,
+    Kind::Caddy,
+    Kind::MiniHttpd,
+];
+
+fn names(kinds: &[Kind]) -> String {
+    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
+}
+
+fn installed(kinds: &[Kind]) {
+    let builtin = Path::new(env!("CARGO_BIN_EXE_webstand"));
+    for k in kinds {
+        servers::locate(*k, Some(builtin))
+            .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
+    }
+}
+
+/// Processes whose command line names a path under `dir`: every lab server's config, pid file and
+/// certificate live under the comparison's temporary directory, so none may be left afterwards.
+fn processes_under(dir: &Path) -> Vec<String> {
+    let dir = dir.display().to_string();
+    webstand_lab::procstat::all_processes()
+        .into_iter()
+        .filter_map(|s| {
+            let cmd = std::fs::read(format!("/proc/{}/cmdline", s.pid)).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            (cmd.contains(&dir) && s.state != 'Z').then(|| format!("{} {cmd}", s.pid))
+        })
+        .collect()
+}
+
+/// `webstand compare ARGS --json -q --db (a new history)` with its output and the document, its
+/// temporary files (docroot, servers' directories, certificate) in a directory of the test's own;
+/// asserts that no process of the comparison is left once it returns.
+fn compare_json(
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (std::process::Output, serde_json::Value) {
+    use std::os::unix::fs::PermissionsExt;
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let tmp = tempfile::tempdir().unwrap();
+    // Servers started as root drop to www-data or nobody: they must be able to reach the docroot.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = common::webstand();
+    cmd.args(["compare", "--json", "-q", "--db", db.to_str().unwrap()])
+        .args(args)
+        .env("TMPDIR", tmp.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert_eq!(processes_under(tmp.path()), Vec::<String>::new());
+    let doc = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    (out, doc)
+}
+
+fn rows<'a>(doc: &'a serde_json::Value, workload: &str) -> &'a Vec<serde_json::Value> {
+    doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == workload)
+        .unwrap_or_else(|| panic!("no {workload} table in {doc}"))["rows"]
+        .as_array()
+        .unwrap()
+}
+
+#[test]
+fn compare_tls_runs_every_server_over_https_with_a_verified_handshake() {
+    installed(TLS_SERVERS);
+    let (out, doc) = compare_json(
+        &[
+            "--tls",
+            "--servers",
+            &names(TLS_SERVERS),
+            "--workloads",
+            "tls-ka,tls-new,tls-resume,small-files",
+            "-c",
+            "1,4",
+            "-d",
+            "300ms",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+        ],
+        &[],
+    );
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "{err}\n{doc:#}");
+    for wk in ["tls-ka", "tls-new", "tls-resume", "small-files"] {
+        for row in rows(&doc, wk) {
+            assert_eq!(row["measured"], true, "{wk}: {row}\n{err}");
+            assert!(
+                row["peak_hits_per_sec"].as_f64().unwrap() > 10.0,
+                "{wk}: {row}"
+            );
+            assert_eq!(row["errors"], 0, "{wk}: {row}");
+        }
+    }
+    for s in doc["servers"].as_array().unwrap() {
+        assert_eq!(s["tls"], "yes", "{s}\n{err}");
+    }
+    // The handshakes the bench made: tls-new one full handshake per request, none resumed;
+    // tls-resume one per request too, resumed after each client's first.
+    for row in rows(&doc, "tls-new") {
+        let (full, resumed, requests) = handshakes(row);
+        assert_eq!((full, resumed), (requests, 0), "tls-new: {row}");
+    }
+    for row in rows(&doc, "tls-resume") {
+        let (full, resumed, requests) = handshakes(row);
+        assert_eq!(full + resumed, requests, "tls-resume: {row}");
+        assert!(resumed * 10 >= requests * 9, "tls-resume: {row}");
+    }
+    for row in rows(&doc, "tls-ka") {
+        let (full, resumed, requests) = handshakes(row);
+        let server = row["server"].as_str().unwrap();
+        if server != "mini_httpd" {
+            assert!(full + resumed <= 4 && requests > 100, "tls-ka: {row}");
+        }
+    }
+}
+
+/// (full handshakes, resumed handshakes, complete requests) at a row's peak level.
+fn handshakes(row: &serde_json::Value) -> (u64, u64, u64) {
+    let n = |k: &str| row[k].as_u64().unwrap_or_else(|| panic!("no {k} in {row}"));
+    (
+        n("tls_full_handshakes"),
+        n("tls_resumed_handshakes"),
+        n("requests_at_peak"),
+    )
+}
+
+#[test]
+fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
+    // lighttpd's TLS is a package of its own (lighttpd-mod-openssl). The real lighttpd, run from a
+    // prefix whose module directory has every module but mod_openssl, is lighttpd without it.
+    installed(&[Kind::Builtin, Kind::Lighttpd]);
+    let real = servers::find_program("lighttpd").unwrap();
+    let modules = webstand_lab::tls::lighttpd_modules(&real).expect("lighttpd's modules");
+    let prefix = tempfile::tempdir().unwrap();
+    let (sbin, lib) = (
+        prefix.path().join("sbin"),
+        prefix.path().join("lib/lighttpd"),
+    );
+    std::fs::create_dir_all(&sbin).unwrap();
+    std::fs::create_dir_all(&lib).unwrap();
+    std::os::unix::fs::symlink(&real, sbin.join("lighttpd")).unwrap();
+    for e in std::fs::read_dir(&modules).unwrap().flatten() {
+        if e.file_name() != "mod_openssl.so" {
+            std::os::unix::fs::symlink(e.path(), lib.join(e.file_name())).unwrap();
+        }
+    }
+    let path = format!(
+        "{}:{}",
+        sbin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let (out, doc) = compare_json(
+        &[
+            "--tls",
+            "--tls-key-type",
+            "rsa2048",
+            "--servers",
+            "lighttpd,builtin",
+            "--workloads",
+            "tls-ka",
+            "-c",
+            "2",
+            "-d",
+            "300ms",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+        ],
+        &[("PATH", path)],
+    );
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "{err}\n{doc:#}");
+    let rows = rows(&doc, "tls-ka");
+    let lighttpd = rows.iter().find(|r| r["server"] == "lighttpd").unwrap();
+    assert_eq!(lighttpd["measured"], false, "{lighttpd}");
+    let note = lighttpd["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("no TLS") && note.contains("lighttpd-mod-openssl"),
+        "{note}"
+    );
+    let builtin = rows.iter().find(|r| r["server"] == "builtin").unwrap();
+    assert_eq!(
+        (builtin["measured"].as_bool(), builtin["errors"].as_u64()),
+        (Some(true), Some(0))
+    );
+    let cells: Vec<(&str, &str)> = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["tls"].as_str().unwrap()))
+        .collect();
+    assert_eq!(cells, [("lighttpd", "no"), ("builtin", "yes")]);
+    assert!(
+        doc["settings"].as_str().unwrap().contains("rsa2048"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn bad_tls_input_is_one_line_and_a_non_zero_exit() {
+    for (args, want) in [
+        (
+            &["--tls", "--tls-key-type", "dsa1024"][..],
+            "unknown TLS key type 'dsa1024' (known: ecdsa-p256, rsa2048)",
+        ),
+        (
+            &["--workloads", "2k,tls-new"][..],
+            "workload tls-new runs over HTTPS: add --tls",
+        ),
+    ] {
+        let mut all = vec!["compare", "--servers", "builtin"];
+        all.extend_from_slice(args);
+        let out = common::run(&all);
+        let err = common::stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
