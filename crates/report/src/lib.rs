@@ -3,6 +3,7 @@
 //! no sockets, no database. (Being written under issues 2, 4, 5 and 6.)
 
 pub mod ab; // ab's report layout (issue 2)
+pub mod ab_columns; // seed 004's table: ab's figures as rows, a column per server (issue 12)
 pub mod chart; // SVG line charts and PNG rendering, for the HTML report
 pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
 pub mod diff; // two runs side by side, metric by metric, with their spread (issue 6)
