@@ -14,9 +14,15 @@ use crate::procstat;
 use crate::servers::find_program;
 use crate::spawn::Spawn;
 
-/// A program a backend needs, or the one line saying how to install it.
+/// A program a backend needs (a name looked up as the lab finds servers, or a path), or the one line
+/// saying how to install it.
 pub fn require(program: &str, package: &str) -> Result<PathBuf> {
-    find_program(program).ok_or_else(|| {
+    let found = if program.contains('/') {
+        Some(PathBuf::from(program)).filter(|p| p.is_file())
+    } else {
+        find_program(program)
+    };
+    found.ok_or_else(|| {
         anyhow!("{program}: not installed (apt-get install {package}, or scripts/install-deps.sh)")
     })
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::daemon::{require, Daemon};
 use crate::servers::running_as_root;
 
-/// The binary's name in Debian's package, and the package.
+/// The binary's name in Debian's package (the default of `--php-fpm`), and the package.
 pub const PROGRAM: &str = "php-fpm8.2";
 pub const PACKAGE: &str = "php8.2-fpm";
 
@@ -36,16 +36,22 @@ pub fn config(dir: &Path, children: usize, backlog: usize) -> String {
     )
 }
 
+/// PHP-FPM's binary, or the one line saying how to install it.
+pub fn require_program(program: &str) -> Result<std::path::PathBuf> {
+    require(program, PACKAGE)
+}
+
 impl PhpFpm {
-    /// Writes the config into `dir` and starts PHP-FPM pinned to `cpus`; returns once its socket is
+    /// Writes the config into `dir` and starts PHP-FPM (`program`: a name or a path) pinned to `cpus`; returns once its socket is
     /// there. Without the binary, the error is one line naming the package.
     pub fn start(
+        program: &str,
         dir: &Path,
         children: usize,
         backlog: usize,
         cpus: Option<&[usize]>,
     ) -> Result<PhpFpm> {
-        let program = require(PROGRAM, PACKAGE)?;
+        let program = require_program(program)?;
         let text = config(dir, children, backlog);
         let file = dir.join("php-fpm.conf");
         std::fs::write(&file, &text)?;

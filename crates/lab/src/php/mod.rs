@@ -13,6 +13,24 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 use webstand_engine::CpuTime;
 
+/// How the backends are run.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// PHP-FPM's binary: a name found as servers are, or a path.
+    pub fpm: String,
+    /// PHP-FPM's workers (a static pool).
+    pub children: usize,
+    /// PHP-FPM's listen backlog (the servers' own).
+    pub backlog: usize,
+    /// CPUs for PHP-FPM and MariaDB: the servers' (everything serving a page shares them).
+    pub cpus: Option<Vec<usize>>,
+    /// Also MariaDB and the WordPress site.
+    pub wordpress: bool,
+}
+
+/// PHP-FPM's workers unless told otherwise: enough to keep one CPU busy while some wait on MariaDB.
+pub const DEFAULT_CHILDREN: usize = 8;
+
 /// The processes PHP pages need, started once for a whole comparison (every server passes PHP to
 /// the same pool). Dropping it stops them.
 #[derive(Debug)]
@@ -26,22 +44,19 @@ pub struct Backends {
 }
 
 impl Backends {
-    /// Starts MariaDB and installs WordPress into `docroot` (with `wordpress`), then PHP-FPM with
-    /// `children` workers; writes the `php` workload's page into `docroot` either way. Everything
+    /// Starts MariaDB and installs WordPress into `docroot` (with `setup.wordpress`), then PHP-FPM;
+    /// writes the `php` workload's page into `docroot` either way. Everything
     /// started so far is stopped when a later step fails.
-    pub fn start(
-        docroot: &Path,
-        wordpress: bool,
-        children: usize,
-        backlog: usize,
-        cpus: Option<&[usize]>,
-    ) -> Result<Backends> {
+    pub fn start(docroot: &Path, setup: &Setup) -> Result<Backends> {
+        let cpus = setup.cpus.as_deref();
         let dir = tempfile::Builder::new()
             .prefix("webstand-lab-php-")
             .tempdir()?;
         make_traversable(dir.path());
         page::write(docroot)?;
-        let (mariadb, site) = if wordpress {
+        // PHP-FPM's binary is looked for first: without it nothing else is worth starting.
+        fpm::require_program(&setup.fpm)?;
+        let (mariadb, site) = if setup.wordpress {
             let db = mariadb::MariaDb::start(dir.path(), cpus)?;
             wordpress::lay_out(docroot, &db.socket)?;
             let site = wordpress::install(docroot, dir.path(), wordpress::TARGET_BYTES)?;
@@ -49,7 +64,7 @@ impl Backends {
         } else {
             (None, None)
         };
-        let fpm = fpm::PhpFpm::start(dir.path(), children, backlog, cpus)?;
+        let fpm = fpm::PhpFpm::start(&setup.fpm, dir.path(), setup.children, setup.backlog, cpus)?;
         Ok(Backends {
             fpm,
             mariadb,
@@ -109,7 +124,14 @@ mod tests {
     #[ignore]
     fn scratch_wordpress_comes_up() {
         let doc = tempfile::tempdir().unwrap();
-        let mut b = Backends::start(doc.path(), true, 2, 128, None).unwrap();
+        let setup = Setup {
+            fpm: fpm::PROGRAM.into(),
+            children: 2,
+            backlog: 128,
+            cpus: None,
+            wordpress: true,
+        };
+        let mut b = Backends::start(doc.path(), &setup).unwrap();
         eprintln!("{:?} {:?}", b.site, b.pids());
         let out = std::process::Command::new("php").arg(b.dir().join("wp.php")).arg(doc.path()).args(["render", "127.0.0.1:65535"]).output().unwrap();
         std::fs::write("/tmp/w12l-try/page.html", &out.stdout).unwrap();
