@@ -15,4 +15,5 @@ pub mod stored;
 pub mod sweep;
 pub mod sweep_target;
 pub mod usage;
+pub mod wordpress;
 pub mod workload_args;

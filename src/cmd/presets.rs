@@ -14,6 +14,8 @@ pub enum Preset {
     Webstone2,
     ThttpdSmall,
     AbDuel,
+    /// Seed 004: WordPress through the lab's servers (`super::wordpress`).
+    Wordpress,
 }
 
 /// What a preset sets unless the command line says otherwise.
@@ -79,6 +81,15 @@ pub fn preset_defaults(p: Preset) -> PresetDefaults {
             true,
             Table::Sweep(Layout::Full),
             secs(60),
+        ),
+        // Run by the lab (`super::wordpress::run`); these are its levels and length.
+        Preset::Wordpress => d(
+            vec![10, 50, 100],
+            "/",
+            None,
+            false,
+            Table::Sweep(Layout::Full),
+            reqs(super::wordpress::REQUESTS),
         ),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
