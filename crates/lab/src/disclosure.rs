@@ -4,8 +4,8 @@
 
 use crate::cgroup::CpuSource;
 use crate::compare::{ServerOutcome, WorkloadKind};
-use crate::configs;
 use crate::servers::Kind;
+use crate::servers::{builtin, config};
 
 /// The notes of `kind`'s row on `wk` (none for most rows).
 pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize) -> Vec<String> {
@@ -22,7 +22,7 @@ pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize)
     } else if kind == Kind::Builtin {
         out.push(format!(
             "files ≤ {} KiB served from memory with ready-made headers (see builtin-nocache)",
-            configs::builtin::CACHE_FILE_MAX / 1024
+            builtin::CACHE_FILE_MAX / 1024
         ));
     } else if kind == Kind::BuiltinNoCache {
         out.push(
@@ -34,7 +34,7 @@ pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize)
 
 /// Why `kind` cannot run the CGI workload here, if it cannot.
 pub fn cgi_unavailable(kind: Kind) -> Option<String> {
-    (kind.cgi_by_fcgiwrap() && configs::fcgiwrap().is_none()).then(|| {
+    (kind.cgi_by_fcgiwrap() && config::fcgiwrap().is_none()).then(|| {
         "no CGI: it needs fcgiwrap, which is not installed (apt-get install fcgiwrap)".to_string()
     })
 }

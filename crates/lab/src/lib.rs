@@ -5,7 +5,6 @@
 mod accounting; // a server's CPU and memory per level, wrapping the caller's observer (issue 19)
 pub mod cgroup; // a cgroup per server: CPU time of everything it starts (issue 19)
 pub mod compare; // `webstand compare`: servers × workloads (issue 5)
-pub mod configs; // each server's config files and command line (issue 19)
 pub mod disclosure; // what each row must say about how its server ran (issue 19)
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
@@ -14,4 +13,5 @@ pub mod procstat; // CPU time and resident memory of a process tree from /proc (
 mod round; // one server's turn in a round of a comparison (issue 19)
 pub mod servers; // the known servers: start, stop, versions, features (issue 5)
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup (issue 19)
-pub mod sweep; // a workload at rising concurrency (issue 4)
+pub mod sweep;
+pub(crate) mod verify; // compare --verify: the same targets through wrk and ab // a workload at rising concurrency (issue 4)

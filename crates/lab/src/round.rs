@@ -8,14 +8,13 @@ use webstand_report::compare::VerifyRow;
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
-use crate::compare::{
-    verify, CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome,
-};
+use crate::compare::{CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome};
 use crate::disclosure;
 use crate::maxusers;
 use crate::procstat;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
+use crate::verify;
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {

@@ -1,13 +1,27 @@
 //! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi.
 
-use super::{Ctx, Launch, MIME};
+use super::config::{Ctx, Launch, MIME};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "lighttpd",
+    aliases: &[],
+    package: "lighttpd",
+    binaries: &["lighttpd"],
+    version_flag: "-v",
+    model: "epoll, 1 process",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let types: String = MIME
         .iter()

@@ -1,11 +1,25 @@
 //! nginx: master + one worker in the foreground, everything under its own prefix; CGI through
 //! fcgiwrap as Debian's fcgiwrap example sets it up.
 
-use super::{Ctx, Launch, MIME};
+use super::config::{Ctx, Launch, MIME};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "nginx",
+    aliases: &[],
+    package: "nginx-light",
+    binaries: &["nginx"],
+    version_flag: "-v",
+    model: "epoll, master + 1 worker",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: true,
+    configures: (true, false, true),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let types: String = MIME.iter().map(|(e, t)| format!("{t} {e}; ")).collect();
     let cgi = match &c.bridge {

@@ -1,11 +1,25 @@
 //! caddy with a Caddyfile: no admin endpoint, no automatic HTTPS, its state in its own directory,
 //! GOMAXPROCS=1 for its one CPU; CGI through fcgiwrap with its FastCGI transport.
 
-use super::{cgi_programs, Ctx, Launch};
+use super::config::{cgi_programs, Ctx, Launch};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::{bcrypt_hash, AUTH_USER};
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "caddy",
+    aliases: &[],
+    package: "caddy",
+    binaries: &["caddy"],
+    version_flag: "version",
+    model: "goroutines, GOMAXPROCS=1",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: true,
+    configures: (true, false, false),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
     // Caddy's FastCGI transport takes the script's path up to a `split` match (without one the whole
     // path is PATH_INFO and the script name is empty): each program of cgi-bin is named, as in h2o.

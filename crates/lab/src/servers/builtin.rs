@@ -2,7 +2,8 @@
 //! `builtin-nocache` row: no file bytes in memory, every file sent from a cached descriptor with
 //! sendfile (the path nginx takes with `open_file_cache`).
 
-use super::{Ctx, Launch};
+use super::config::{Ctx, Launch};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
 
@@ -10,7 +11,41 @@ use crate::servers::THROTTLE_KIB_PER_SEC;
 /// default, written out so the saved config shows it).
 pub const CACHE_FILE_MAX: u64 = 64 << 10;
 
-pub(super) fn launch(c: &Ctx, cached: bool) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "builtin",
+    aliases: &["webstand"],
+    package: "webstand",
+    binaries: &["webstand"],
+    version_flag: "--version",
+    model: "epoll, 1 thread",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch: launch_cached,
+};
+
+pub(super) const PROFILE_NOCACHE: Profile = Profile {
+    name: "builtin-nocache",
+    aliases: &[],
+    package: "webstand",
+    binaries: &["webstand"],
+    version_flag: "--version",
+    model: "epoll, 1 thread, no file cache",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch: launch_uncached,
+};
+
+fn launch_cached(c: &Ctx) -> Launch {
+    launch(c, true)
+}
+
+fn launch_uncached(c: &Ctx) -> Launch {
+    launch(c, false)
+}
+
+fn launch(c: &Ctx, cached: bool) -> Launch {
     let q = |p: &str| p.replace('\\', "\\\\").replace('"', "\\\"");
     let mut conf = format!(
         "root = \"{root}\"\nlisten = \"127.0.0.1:{port}\"\nthreads = 1\n\

@@ -1,10 +1,24 @@
 //! h2o in worker mode (the foreground), one thread; CGI through fcgiwrap like nginx and caddy.
 
-use super::{cgi_programs, Ctx, Launch};
+use super::config::{cgi_programs, Ctx, Launch};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "h2o",
+    aliases: &[],
+    package: "h2o",
+    binaries: &["h2o"],
+    version_flag: "-v",
+    model: "epoll, 1 thread",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: true,
+    configures: (true, false, true),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
     let user = if c.root { "user: root\n" } else { "" };
     // h2o 2.2 maps FastCGI by path or extension; the docroot's programs have no extension, so each

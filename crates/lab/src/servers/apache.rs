@@ -1,7 +1,8 @@
 //! apache2 with a self-contained config: explicit `LoadModule` lines, the event MPM with one child
 //! whose threads cover the largest level, CGI by its own mod_cgid.
 
-use super::{worker_user, Ctx, Launch, MIME};
+use super::config::{worker_user, Ctx, Launch, MIME};
+use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
 
@@ -20,7 +21,20 @@ const MODULES: &[(&str, &str)] = &[
     ("ratelimit", "mod_ratelimit"),
 ];
 
-pub(super) fn launch(c: &Ctx) -> Launch {
+pub(super) const PROFILE: Profile = Profile {
+    name: "apache",
+    aliases: &["apache2", "httpd"],
+    package: "apache2",
+    binaries: &["apache2", "httpd"],
+    version_flag: "-v",
+    model: "event MPM, 1 child × threads",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch,
+};
+
+fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let m = "/usr/lib/apache2/modules";
     let modules: String = MODULES

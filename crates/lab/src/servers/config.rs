@@ -1,14 +1,7 @@
 //! What the lab writes to start each server: its config files, command line and environment, with
-//! the shared limits (`crate::limits`) spelled in each server's own terms, one file per server.
-//! docs/LAB-CONFIGS.md explains every choice and the upstream documentation it follows.
-
-mod apache;
-pub mod builtin;
-mod caddy;
-mod h2o;
-mod lighttpd;
-mod mini_httpd;
-mod nginx;
+//! the shared limits (`crate::limits`) spelled in each server's own terms by the server's own file
+//! (`Profile::launch`). docs/LAB-CONFIGS.md explains every choice and the upstream documentation it
+//! follows.
 
 use std::path::{Path, PathBuf};
 
@@ -47,7 +40,7 @@ impl Bridge {
 }
 
 /// The MIME types of the fixtures, for servers configured without a system-wide types file.
-const MIME: &[(&str, &str)] = &[
+pub(super) const MIME: &[(&str, &str)] = &[
     ("html", "text/html"),
     ("txt", "text/plain"),
     ("css", "text/css"),
@@ -59,25 +52,25 @@ const MIME: &[(&str, &str)] = &[
 ];
 
 /// What every config template needs.
-struct Ctx<'a> {
-    doc: &'a Path,
+pub(crate) struct Ctx<'a> {
+    pub(super) doc: &'a Path,
     /// The docroot and the server's own directory, as text.
-    d: String,
-    wd: String,
-    port: u16,
-    chroot: bool,
+    pub(super) d: String,
+    pub(super) wd: String,
+    pub(super) port: u16,
+    pub(super) chroot: bool,
     /// Running as root: servers that switch users are told which one.
-    root: bool,
-    limits: Limits,
+    pub(super) root: bool,
+    pub(super) limits: Limits,
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
-    bridge: Option<Bridge>,
+    pub(super) bridge: Option<Bridge>,
 }
 
 impl Ctx<'_> {
     /// Open files the server may use: the shared limit, or the hard limit an unprivileged server
     /// cannot raise.
-    fn files(&self) -> usize {
+    pub(super) fn files(&self) -> usize {
         let want = self.limits.files();
         if self.root {
             return want;
@@ -123,27 +116,18 @@ pub fn launch(
         limits,
         bridge,
     };
-    let mut l = match kind {
-        Kind::Builtin => builtin::launch(&c, true),
-        Kind::BuiltinNoCache => builtin::launch(&c, false),
-        Kind::Nginx => nginx::launch(&c),
-        Kind::Lighttpd => lighttpd::launch(&c),
-        Kind::Apache => apache::launch(&c),
-        Kind::H2o => h2o::launch(&c),
-        Kind::Caddy => caddy::launch(&c),
-        Kind::MiniHttpd => mini_httpd::launch(&c),
-    };
+    let mut l = (kind.profile().launch)(&c);
     l.bridge = c.bridge.clone();
     Ok(l)
 }
 
 /// fcgiwrap's binary, when installed.
 pub fn fcgiwrap() -> Option<PathBuf> {
-    crate::servers::find_program("fcgiwrap")
+    super::find_program("fcgiwrap")
 }
 
 /// The user an unprivileged worker runs as when the server starts as root.
-fn worker_user() -> &'static str {
+pub(super) fn worker_user() -> &'static str {
     if std::fs::read_to_string("/etc/passwd")
         .map(|t| t.lines().any(|l| l.starts_with("www-data:")))
         .unwrap_or(false)
@@ -155,7 +139,7 @@ fn worker_user() -> &'static str {
 }
 
 /// Names of the executable files in `doc/cgi-bin`.
-fn cgi_programs(doc: &Path) -> Vec<String> {
+pub(super) fn cgi_programs(doc: &Path) -> Vec<String> {
     use std::os::unix::fs::PermissionsExt;
     let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else {
         return Vec::new();

@@ -1,0 +1,175 @@
+//! Running a comparison: the docroot, the generator's pinning, the rounds with every server's turn in
+//! a rotating order, and the header lines saying how it ran.
+
+use anyhow::{bail, Context, Result};
+use std::path::Path;
+use webstand_workload::fixtures::{self, Manifest};
+use webstand_workload::Workload;
+
+use super::{CompareObserver, Comparison, Options, ServerOutcome, WorkloadKind};
+use crate::disclosure;
+use crate::round::Run;
+use crate::servers;
+
+/// A temporary directory for a comparison's docroot, removed when dropped.
+pub fn scratch_dir() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("webstand-compare-")
+        .tempdir()
+        .context("cannot create a temporary directory")
+}
+
+/// Writes the docroot: the fixtures and the lab's own files. A docroot that cannot be written is an
+/// error naming it.
+pub fn prepare_docroot(dir: &Path, large_size: u64) -> Result<Manifest> {
+    let opts = fixtures::Options {
+        large_sizes: vec![large_size],
+        ..Default::default()
+    };
+    let manifest = fixtures::write(dir, &opts)
+        .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    servers::write_lab_files(dir)
+        .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    Ok(manifest)
+}
+
+/// Runs the comparison. Every server started is stopped before this returns, on every path.
+pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> {
+    if opts.levels.is_empty() {
+        bail!("a comparison needs at least one client level");
+    }
+    let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
+    let workloads: Vec<(WorkloadKind, Workload)> = opts
+        .workloads
+        .iter()
+        .map(|&k| {
+            let w = k.workload(&manifest)?;
+            Ok((
+                k,
+                if opts.checksum {
+                    w.with_checksum(Some(&manifest))
+                } else {
+                    w
+                },
+            ))
+        })
+        .collect::<Result<_>>()?;
+    let (pinned, pinning) = pin(opts);
+    obs.note(&pinning);
+    let mut out = Comparison {
+        workloads: opts.workloads.clone(),
+        pinning,
+        settings: describe(opts),
+        rounds: opts.rounds.max(1),
+        ..Default::default()
+    };
+    out.servers = opts
+        .servers
+        .iter()
+        .map(|&kind| ServerOutcome::new(kind))
+        .collect();
+    for round in 0..out.rounds {
+        for i in round_order(out.servers.len(), round) {
+            let outcome = &mut out.servers[i];
+            if obs.stop_requested() {
+                out.interrupted = true;
+                if round == 0 && outcome.workloads.is_empty() {
+                    outcome.skipped = Some("not run: interrupted".into());
+                }
+                continue;
+            }
+            if round > 0 && outcome.skipped.is_some() {
+                continue;
+            }
+            if out.rounds > 1 {
+                let (n, name) = (out.rounds, outcome.kind.name());
+                obs.note(&format!("round {} of {n}: {name}", round + 1));
+            }
+            let server = Run {
+                round,
+                opts,
+                pinned,
+                workloads: &workloads,
+            };
+            server.run(outcome, obs, &mut out.verify);
+        }
+    }
+    out.cpu_accounting = disclosure::cpu_accounting(&out.servers);
+    out.interrupted |= obs.stop_requested();
+    Ok(out)
+}
+
+/// The order servers run in during `round`: the list rotated by one place per round, so no server
+/// always runs first (on a shared machine the first minutes of a run are not like the last).
+pub fn round_order(servers: usize, round: usize) -> Vec<usize> {
+    (0..servers).map(|i| (i + round) % servers).collect()
+}
+
+/// Pins this process (the generator) when the CPUs asked for are allowed and disjoint; the header line.
+fn pin(opts: &Options) -> (bool, String) {
+    let allowed = servers::allowed_cpus();
+    let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
+    let pinned = wanted().all(|c| allowed.contains(c))
+        && opts
+            .server_cpus
+            .iter()
+            .all(|c| !opts.generator_cpus.contains(c));
+    if !pinned {
+        return (false, format!(
+            "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
+            list(&allowed)
+        ));
+    }
+    servers::pin_current(&opts.generator_cpus);
+    let text = format!(
+        "servers pinned to CPU {}, generator to CPU {}",
+        list(&opts.server_cpus),
+        list(&opts.generator_cpus)
+    );
+    (true, text)
+}
+
+fn list(v: &[usize]) -> String {
+    v.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// One line on what every level ran.
+fn describe(opts: &Options) -> String {
+    let levels = list(&opts.levels);
+    let stop = match (opts.stop.requests, opts.stop.duration) {
+        (Some(n), Some(d)) => format!("{:?} or {n} requests", d),
+        (None, Some(d)) => format!("{d:?}"),
+        (Some(n), None) => format!("{n} requests"),
+        (None, None) => "?".into(),
+    };
+    let warm = opts
+        .warmup
+        .as_ref()
+        .and_then(|w| w.duration)
+        .map(|d| format!(" after a {d:?} warm-up"))
+        .unwrap_or_default();
+    let mut text = format!(
+        "clients {levels}, {stop} per level{warm}, {}",
+        if opts.keep_alive {
+            "keep-alive"
+        } else {
+            "a connection per request"
+        }
+    );
+    if !opts.max_users_for.is_empty() {
+        let b = &opts.max_users.bounds;
+        text.push_str(&format!(
+            "; max users: {} to {} clients, error ≤ {} %{}",
+            opts.max_users.start,
+            opts.max_users.limit,
+            b.max_error_pct,
+            b.max_p99_ms
+                .map(|p| format!(", p99 ≤ {p} ms"))
+                .unwrap_or_default()
+        ));
+    }
+    text
+}

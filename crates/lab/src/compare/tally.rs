@@ -1,0 +1,264 @@
+//! A server's figures made into table rows: each round's row from its sweep's peak level and the
+//! server CPU of that level, the median over rounds, thttpd's feature row.
+
+use webstand_engine::{CpuTime, RunResult};
+use webstand_report::compare::{FeatureRow, WorkloadRow};
+
+use super::{ServerOutcome, WorkloadKind, WorkloadOutcome};
+use crate::servers::Support;
+
+impl ServerOutcome {
+    /// The row of one round's sweep: figures at its peak level.
+    fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
+        let notes: Vec<String> = w.note.iter().chain(&w.disclosures).cloned().collect();
+        let mut row = WorkloadRow {
+            server: self.kind.name().into(),
+            version: self.version.clone(),
+            note: Some(notes.join("; ")).filter(|n| !n.is_empty()),
+            ..Default::default()
+        };
+        if let Some(s) = &w.sweep {
+            if let Some((i, peak)) = s.peak_index().map(|i| (i, &s.levels[i])) {
+                let r = &peak.result;
+                row.measured = true;
+                row.peak_hits_per_sec = r.hits_per_sec();
+                row.clients_at_peak = peak.clients;
+                row.p99_ms_at_peak = r.latency_ms(0.99);
+                row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
+                row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+                row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
+                row.peak_rss_kib = w.peak_rss_kib;
+            } else if row.note.is_none() {
+                row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
+            }
+            if s.interrupted && w.note.is_none() {
+                let why = "interrupted: figures cover the levels that completed";
+                row.note = Some(
+                    [why]
+                        .into_iter()
+                        .chain(row.note.as_deref())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                );
+            }
+        }
+        row.max_users = w
+            .max_users
+            .as_ref()
+            .and_then(|m| m.best.as_ref().map(|b| b.clients));
+        row.max_users_capped = w
+            .max_users
+            .as_ref()
+            .is_some_and(|m| m.best.is_some() && m.first_broken.is_none());
+        row
+    }
+
+    /// The row of `wk`'s table: with several rounds, the round with the median peak gives the clients
+    /// and p99, and every other figure is its own median (errors: the sum; memory: the largest).
+    pub fn workload_row(&self, wk: WorkloadKind) -> WorkloadRow {
+        let rows: Vec<WorkloadRow> = self
+            .workloads
+            .iter()
+            .filter(|w| w.workload == Some(wk))
+            .map(|w| self.round_row(w))
+            .collect();
+        if rows.is_empty() {
+            let note = self.skipped.clone().or_else(|| Some("not run".into()));
+            return WorkloadRow {
+                server: self.kind.name().into(),
+                version: self.version.clone(),
+                note,
+                ..Default::default()
+            };
+        }
+        median_row(rows)
+    }
+
+    /// The row of thttpd's table.
+    pub fn feature_row(&self) -> FeatureRow {
+        let cell = |s: Option<&Support>| {
+            s.map(|s| s.cell().to_string())
+                .unwrap_or_else(|| "-".into())
+        };
+        let f = self.features.as_ref();
+        let peak = |wk| {
+            Some(self.workload_row(wk))
+                .filter(|r| r.measured)
+                .map(|r| r.peak_hits_per_sec)
+        };
+        let large = self.workload_row(WorkloadKind::Large);
+        let mut notes: Vec<String> = Vec::new();
+        if let Some(f) = f {
+            for (name, s) in [
+                ("basic auth", &f.basic_auth),
+                ("chroot", &f.chroot),
+                ("throttling", &f.throttling),
+            ] {
+                if let Some(n) = s.note() {
+                    notes.push(format!("{name}: {n}"));
+                }
+            }
+        }
+        if let Some(s) = &self.skipped {
+            notes.push(s.clone());
+        }
+        FeatureRow {
+            name: self.kind.name().into(),
+            version: self.version.clone(),
+            model: match self.shape {
+                Some((p, t)) => format!("{} ({p} proc, {t} thr)", self.kind.model()),
+                None => self.kind.model().into(),
+            },
+            exe_bytes: self.exe_bytes,
+            basic_auth: cell(f.map(|f| &f.basic_auth)),
+            chroot: cell(f.map(|f| &f.chroot)),
+            throttling: cell(f.map(|f| &f.throttling)),
+            small_files_rps: peak(WorkloadKind::SmallFiles),
+            cgi_rps: peak(WorkloadKind::Cgi),
+            large_files_max_users: large.max_users,
+            large_files_max_users_capped: large.max_users_capped,
+            note: if notes.is_empty() {
+                None
+            } else {
+                Some(notes.join("; "))
+            },
+        }
+    }
+}
+
+fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+    v.get(v.len().wrapping_sub(1) / 2).copied()
+}
+
+/// One row out of several rounds' rows of the same server and workload.
+fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
+    let mut notes: Vec<String> = Vec::new();
+    for n in rows.iter().filter_map(|r| r.note.clone()) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    let mut measured: Vec<WorkloadRow> = rows.iter().filter(|r| r.measured).cloned().collect();
+    measured.sort_by(|a, b| a.peak_hits_per_sec.total_cmp(&b.peak_hits_per_sec));
+    let mut out = match measured.get(measured.len().wrapping_sub(1) / 2) {
+        Some(mid) => mid.clone(),
+        None => rows[0].clone(),
+    };
+    if measured.len() > 1 {
+        out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
+        out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
+        out.errors = measured.iter().map(|r| r.errors).sum();
+        out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
+    }
+    out.max_users = median(rows.iter().filter_map(|r| r.max_users).collect());
+    out.max_users_capped = out.max_users.is_some()
+        && rows
+            .iter()
+            .any(|r| r.max_users == out.max_users && r.max_users_capped);
+    out.note = if notes.is_empty() {
+        None
+    } else {
+        Some(notes.join("; "))
+    };
+    out
+}
+
+/// Server CPU-µs per complete request of one level.
+pub fn cpu_us_per_request(cpu: CpuTime, r: &RunResult) -> Option<f64> {
+    (r.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / r.complete as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::servers::Kind;
+    use crate::sweep::{Level, SweepResult};
+    use std::time::Duration;
+
+    #[test]
+    fn rows_come_from_the_peak_level_and_its_server_cpu() {
+        let lvl = |clients, complete| Level {
+            clients,
+            result: RunResult {
+                complete,
+                elapsed: Duration::from_secs(1),
+                ..Default::default()
+            },
+        };
+        let sweep = SweepResult {
+            workload: "2k".into(),
+            levels: vec![lvl(1, 1000), lvl(8, 4000), lvl(32, 3000)],
+            ..Default::default()
+        };
+        let ms = Duration::from_millis;
+        let w = WorkloadOutcome {
+            workload: Some(WorkloadKind::TwoK),
+            sweep: Some(sweep),
+            server_cpu: vec![
+                CpuTime {
+                    user: ms(10),
+                    sys: ms(0),
+                },
+                CpuTime {
+                    user: ms(30),
+                    sys: ms(10),
+                },
+                CpuTime {
+                    user: ms(30),
+                    sys: ms(0),
+                },
+            ],
+            peak_rss_kib: Some(4096),
+            ..Default::default()
+        };
+        let s = ServerOutcome {
+            version: "1.22.1".into(),
+            workloads: vec![w],
+            ..ServerOutcome::new(Kind::Nginx)
+        };
+        let row = s.workload_row(WorkloadKind::TwoK);
+        assert!(row.measured);
+        assert_eq!(row.clients_at_peak, 8);
+        assert_eq!(row.peak_hits_per_sec, 4000.0);
+        assert_eq!(row.server_cpu_us, Some(10.0)); // 40 ms over 4000 requests
+        assert!(!s.workload_row(WorkloadKind::Cgi).measured);
+        let f = s.feature_row();
+        assert_eq!((f.basic_auth.as_str(), f.small_files_rps), ("-", None));
+    }
+
+    #[test]
+    fn rounds_give_the_median_round_and_median_figures() {
+        let r = |hits: f64, clients, cpu: f64, errors, rss| WorkloadRow {
+            server: "h2o".into(),
+            measured: true,
+            peak_hits_per_sec: hits,
+            clients_at_peak: clients,
+            server_cpu_us: Some(cpu),
+            generator_cpu_us: Some(1.0),
+            errors,
+            peak_rss_kib: Some(rss),
+            max_users: Some(clients * 10),
+            ..Default::default()
+        };
+        let m = median_row(vec![
+            r(300.0, 8, 9.0, 1, 10),
+            r(100.0, 1, 7.0, 0, 30),
+            r(200.0, 32, 8.0, 2, 20),
+        ]);
+        assert_eq!((m.peak_hits_per_sec, m.clients_at_peak), (200.0, 32));
+        assert_eq!(
+            (m.server_cpu_us, m.errors, m.peak_rss_kib, m.max_users),
+            (Some(8.0), 3, Some(30), Some(80))
+        );
+        let unmeasured = WorkloadRow {
+            note: Some("died".into()),
+            ..Default::default()
+        };
+        let m = median_row(vec![unmeasured, r(100.0, 1, 7.0, 0, 30)]);
+        assert_eq!(
+            (m.peak_hits_per_sec, m.note.as_deref()),
+            (100.0, Some("died"))
+        );
+    }
+}

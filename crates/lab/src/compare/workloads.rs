@@ -1,0 +1,133 @@
+//! The workloads a comparison can run, by name, and the requests each one makes over the fixtures.
+
+use anyhow::{bail, Context, Result};
+use webstand_workload::fixtures::{self, Manifest};
+use webstand_workload::{webstone, Workload};
+
+/// The workloads a comparison can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkloadKind {
+    /// thttpd's small-file load: 1000 × 1 KiB files at random.
+    SmallFiles,
+    /// thttpd's CGI load: a trivial "hello world" program.
+    Cgi,
+    /// One large file (1 MiB by default), thttpd's "large files".
+    Large,
+    /// WebStone 2.0.1's weighted file list.
+    Webstone2,
+    /// Tenon's single 2 KiB file.
+    TwoK,
+}
+
+impl WorkloadKind {
+    pub const ALL: [WorkloadKind; 5] = [
+        WorkloadKind::SmallFiles,
+        WorkloadKind::Cgi,
+        WorkloadKind::Large,
+        WorkloadKind::Webstone2,
+        WorkloadKind::TwoK,
+    ];
+    pub const DEFAULT: [WorkloadKind; 4] = [
+        WorkloadKind::SmallFiles,
+        WorkloadKind::Cgi,
+        WorkloadKind::Large,
+        WorkloadKind::Webstone2,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadKind::SmallFiles => "small-files",
+            WorkloadKind::Cgi => "cgi",
+            WorkloadKind::Large => "large",
+            WorkloadKind::Webstone2 => "webstone2",
+            WorkloadKind::TwoK => "2k",
+        }
+    }
+
+    pub fn known_names() -> String {
+        WorkloadKind::ALL
+            .iter()
+            .map(|w| w.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn parse_list(text: &str) -> Result<Vec<WorkloadKind>> {
+        let mut out = Vec::new();
+        for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let w = WorkloadKind::ALL
+                .into_iter()
+                .find(|w| {
+                    w.name() == part
+                        || (part == "small" && *w == WorkloadKind::SmallFiles)
+                        || (part == "2k.html" && *w == WorkloadKind::TwoK)
+                })
+                .with_context(|| {
+                    format!(
+                        "unknown workload '{part}' (known: {})",
+                        WorkloadKind::known_names()
+                    )
+                })?;
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        }
+        if out.is_empty() {
+            bail!(
+                "no workloads given (known: {})",
+                WorkloadKind::known_names()
+            );
+        }
+        Ok(out)
+    }
+
+    /// The requests and pick over the fixtures.
+    pub fn workload(self, manifest: &Manifest) -> Result<Workload> {
+        let mut w = match self {
+            WorkloadKind::SmallFiles => {
+                Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?
+            }
+            WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
+            WorkloadKind::Large => {
+                let large = manifest
+                    .files
+                    .iter()
+                    .find(|e| e.path.starts_with("/large/"))
+                    .context("the fixtures have no large file")?;
+                Workload::single(&large.path)
+            }
+            WorkloadKind::Webstone2 => Workload::weighted(
+                "webstone2",
+                &webstone::preset("webstone2").expect("shipped"),
+                webstand_workload::DEFAULT_SEED,
+            )?,
+            WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
+        };
+        w.name = self.name().to_string();
+        Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workload_names_parse_and_unknown_ones_list_the_known() {
+        assert_eq!(
+            WorkloadKind::parse_list("small-files, cgi,2k,small").unwrap(),
+            [
+                WorkloadKind::SmallFiles,
+                WorkloadKind::Cgi,
+                WorkloadKind::TwoK
+            ]
+        );
+        let e = WorkloadKind::parse_list("large,huge")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown workload 'huge'") && e.contains("webstone2"),
+            "{e}"
+        );
+    }
+}
