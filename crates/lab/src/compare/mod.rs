@@ -7,10 +7,11 @@
 //!
 //! Here: what a comparison runs and what it found (the types); `workloads`: the workloads it can run;
 //! `running`: the rounds; `tally`: a server's figures made into rows (peak level, medians over
-//! rounds); `output`: the text tables and the JSON.
+//! rounds); `output`: the text tables and the JSON; `seed004`: seed 004's table and the sweeps.
 
 mod output;
 mod running;
+mod seed004;
 mod tally;
 mod workloads;
 
@@ -62,6 +63,9 @@ pub struct Options {
     pub timeout: Duration,
     /// Times the whole comparison is repeated, servers taking turns; the tables give medians.
     pub rounds: usize,
+    /// PHP-FPM's binary (a name or a path) and its workers, for the php and wordpress workloads.
+    pub php_fpm: String,
+    pub php_children: usize,
 }
 
 impl Options {
@@ -105,6 +109,8 @@ impl Options {
             builtin: None,
             timeout: Duration::from_secs(10),
             rounds: 1,
+            php_fpm: crate::php::fpm::PROGRAM.into(),
+            php_children: crate::php::DEFAULT_CHILDREN,
         }
     }
 }
@@ -161,6 +167,8 @@ pub struct WorkloadOutcome {
     pub sweep: Option<SweepResult>,
     /// Server tree CPU used during each measured level, in the order of `sweep.levels`.
     pub server_cpu: Vec<CpuTime>,
+    /// PHP-FPM's and MariaDB's CPU during each measured level, on dynamic workloads.
+    pub backends_cpu: Vec<CpuTime>,
     pub peak_rss_kib: Option<u64>,
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.

@@ -3,7 +3,7 @@
 
 use webstand_report::compare::{FeatureRow, WorkloadRow};
 
-use super::Comparison;
+use super::{Comparison, WorkloadKind};
 
 impl Comparison {
     /// Every table as text: one per workload, thttpd's, and the verification when run.
@@ -48,6 +48,10 @@ impl Comparison {
         );
         for (name, rows) in self.workload_rows() {
             out.push_str(&rc::workload_table(&name, &rows));
+            out.push('\n');
+        }
+        if self.workloads.contains(&WorkloadKind::Wordpress) {
+            out.push_str(&self.seed_table(WorkloadKind::Wordpress));
             out.push('\n');
         }
         let rows: Vec<FeatureRow> = self.servers.iter().map(|s| s.feature_row()).collect();

@@ -7,6 +7,18 @@ use webstand_report::compare::{FeatureRow, WorkloadRow};
 use super::{ServerOutcome, WorkloadKind, WorkloadOutcome};
 use crate::servers::Support;
 
+impl WorkloadOutcome {
+    /// The server's CPU together with its PHP backends' over measured level `i`, on a dynamic
+    /// workload.
+    pub fn with_backends_cpu(&self, i: usize) -> Option<CpuTime> {
+        let (server, backends) = (self.server_cpu.get(i)?, self.backends_cpu.get(i)?);
+        Some(CpuTime {
+            user: server.user + backends.user,
+            sys: server.sys + backends.sys,
+        })
+    }
+}
+
 impl ServerOutcome {
     /// The row of one round's sweep: figures at its peak level.
     fn round_row(&self, w: &WorkloadOutcome) -> WorkloadRow {
@@ -26,6 +38,7 @@ impl ServerOutcome {
                 row.p99_ms_at_peak = r.latency_ms(0.99);
                 row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
                 row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+                row.with_backends_cpu_us = w.with_backends_cpu(i).and_then(|c| cpu_us_per_request(c, r));
                 row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
                 row.peak_rss_kib = w.peak_rss_kib;
             } else if row.note.is_none() {
@@ -147,6 +160,8 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
     };
     if measured.len() > 1 {
         out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
+        out.with_backends_cpu_us =
+            median(measured.iter().filter_map(|r| r.with_backends_cpu_us).collect());
         out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
         out.errors = measured.iter().map(|r| r.errors).sum();
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();

@@ -17,15 +17,22 @@ pub enum WorkloadKind {
     Webstone2,
     /// Tenon's single 2 KiB file.
     TwoK,
+    /// A generated PHP page of about 20 KiB through PHP-FPM (mod_php for apache-modphp), every body
+    /// checked against the bytes the lab computes.
+    Php,
+    /// Seed 004: WordPress's index page (about 20 KiB) on a private MariaDB, gzip accepted.
+    Wordpress,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 5] = [
+    pub const ALL: [WorkloadKind; 7] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
         WorkloadKind::Webstone2,
         WorkloadKind::TwoK,
+        WorkloadKind::Php,
+        WorkloadKind::Wordpress,
     ];
     pub const DEFAULT: [WorkloadKind; 4] = [
         WorkloadKind::SmallFiles,
@@ -41,6 +48,21 @@ impl WorkloadKind {
             WorkloadKind::Large => "large",
             WorkloadKind::Webstone2 => "webstone2",
             WorkloadKind::TwoK => "2k",
+            WorkloadKind::Php => "php",
+            WorkloadKind::Wordpress => "wordpress",
+        }
+    }
+
+    /// Whether it runs PHP (the lab starts PHP-FPM, and MariaDB for WordPress).
+    pub fn dynamic(self) -> bool {
+        matches!(self, WorkloadKind::Php | WorkloadKind::Wordpress)
+    }
+
+    /// Request headers it sends: WordPress's page is fetched as the seed's ab was, accepting gzip.
+    pub fn headers(self) -> Vec<(String, String)> {
+        match self {
+            WorkloadKind::Wordpress => vec![("Accept-Encoding".into(), "gzip".into())],
+            _ => Vec::new(),
         }
     }
 
@@ -102,6 +124,12 @@ impl WorkloadKind {
                 webstand_workload::DEFAULT_SEED,
             )?,
             WorkloadKind::TwoK => Workload::single(fixtures::TENON_FILE),
+            WorkloadKind::Php => {
+                let mut w = Workload::single(crate::php::page::PATH);
+                w.requests[0].expect = Some(crate::php::page::body_check());
+                w
+            }
+            WorkloadKind::Wordpress => Workload::single("/"),
         };
         w.name = self.name().to_string();
         Ok(w)

@@ -11,6 +11,8 @@
 pub struct Pass {
     /// PHP-FPM's socket (absolute path).
     pub socket: String,
+    /// PHP-FPM's workers: the most connections worth opening to it.
+    pub children: usize,
 }
 
 impl Pass {
@@ -75,11 +77,13 @@ impl Pass {
         format!("  encode gzip\n  php_fastcgi unix/{sock}\n", sock = self.socket)
     }
 
-    /// `webstand serve`: its `fastcgi` rule and index file (TOML keys).
+    /// `webstand serve`: its `fastcgi` rule, index file, and a connection per PHP-FPM worker (TOML
+    /// keys).
     pub fn builtin(&self) -> String {
         format!(
-            "index = \"index.php\"\nfastcgi = [\"*.php=unix:{sock}\"]\n",
-            sock = self.socket
+            "index = \"index.php\"\nfastcgi = [\"*.php=unix:{sock}\"]\nfastcgi_connections = {n}\n",
+            sock = self.socket,
+            n = self.children
         )
     }
 }
@@ -108,6 +112,7 @@ mod tests {
     fn every_server_names_the_one_socket() {
         let p = Pass {
             socket: "/tmp/lab/php-fpm.sock".into(),
+            children: 4,
         };
         for text in [
             p.nginx(),

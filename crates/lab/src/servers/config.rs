@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
+use crate::php::pass::Pass;
 use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Kind, AUTH_USER};
 
 /// What a start needs to write and run.
@@ -65,6 +66,9 @@ pub(crate) struct Ctx<'a> {
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
     pub(super) bridge: Option<Bridge>,
+    /// PHP-FPM's socket, when the run has PHP workloads (`crate::php::pass` spells each server's
+    /// lines).
+    pub(super) php: Option<Pass>,
 }
 
 impl Ctx<'_> {
@@ -83,14 +87,14 @@ impl Ctx<'_> {
 }
 
 /// The files, arguments and environment that start `kind` on `doc` at `port`, writing the password
-/// files the templates name into `w`.
+/// files the templates name into `w`; with `php`, `.php` goes to PHP-FPM.
 pub fn launch(
     kind: Kind,
     doc: &Path,
     w: &Path,
-    port: u16,
-    chroot: bool,
+    (port, chroot): (u16, bool),
     limits: Limits,
+    php: Option<&Pass>,
 ) -> anyhow::Result<Launch> {
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
     std::fs::write(
@@ -115,6 +119,7 @@ pub fn launch(
         root: running_as_root(),
         limits,
         bridge,
+        php: php.filter(|_| !chroot).cloned(),
     };
     let mut l = (kind.profile().launch)(&c);
     l.bridge = c.bridge.clone();

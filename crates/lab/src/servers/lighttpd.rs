@@ -41,13 +41,22 @@ fn launch(c: &Ctx) -> Launch {
             ),
         )
     };
+    // With PHP: mod_fastcgi and mod_deflate, and the PHP lines name the index files themselves.
+    let (php_modules, php_lines) = match &c.php {
+        Some(p) => {
+            let (modules, lines) = p.lighttpd();
+            let names: String = modules.iter().map(|m| format!(", \"{m}\"")).collect();
+            (names, lines)
+        }
+        None => (String::new(), "index-file.names = (\"index.html\")\n".to_string()),
+    };
     let conf = format!(
         "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
          server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\
-         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\")\n\
-         index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}",
+         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\"{php_modules})\n\
+         {php_lines}mimetype.assign = ({types})\n{extra}",
         port = c.port,
         files = c.files(),
         conns = l.connections(),

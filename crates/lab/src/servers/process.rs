@@ -33,6 +33,8 @@ pub struct Setup {
     pub port: Option<u16>,
     /// The limits every server's config is derived from (the run's largest levels).
     pub limits: Limits,
+    /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
+    pub php: Option<crate::php::pass::Pass>,
 }
 
 impl Setup {
@@ -44,6 +46,7 @@ impl Setup {
             start_timeout: Duration::from_secs(15),
             port: None,
             limits: Limits::default(),
+            php: None,
         }
     }
 }
@@ -126,7 +129,8 @@ impl Server {
         }
         let w = workdir.path();
         let launch =
-            config::launch(kind, &docroot, w, port, setup.chroot, setup.limits).map_err(fail)?;
+            config::launch(kind, &docroot, w, (port, setup.chroot), setup.limits, setup.php.as_ref())
+                .map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
         }
