@@ -82,15 +82,7 @@ pub fn preset_defaults(p: Preset) -> PresetDefaults {
             Table::Sweep(Layout::Full),
             secs(60),
         ),
-        // Run by the lab (`super::wordpress::run`); these are its levels and length.
-        Preset::Wordpress => d(
-            vec![10, 50, 100],
-            "/",
-            None,
-            false,
-            Table::Sweep(Layout::Full),
-            reqs(super::wordpress::REQUESTS),
-        ),
+        Preset::Wordpress => super::wordpress::defaults(),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
                 LevelSpec {

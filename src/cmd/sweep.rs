@@ -160,12 +160,6 @@ impl std::str::FromStr for Table {
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
-    if args.preset == Some(Preset::Wordpress) {
-        return super::wordpress::run(&args, global);
-    }
-    if args.servers.is_some() {
-        bail!("--servers is for --preset wordpress (the lab runs the servers)");
-    }
     let preset = args.preset.map(preset_defaults);
     let clients_arg = args
         .clients

@@ -5,7 +5,8 @@
 //! `webstand compare --workloads wordpress` with the seed's lengths.
 
 use super::compare::{execute, Printing};
-use super::sweep::Args;
+use super::presets::{Preset, PresetDefaults};
+use super::sweep::{Args, Table};
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use webstand_engine::Stop;
 use webstand_lab::compare::{self, Options, WorkloadKind};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
+use webstand_report::tables::Layout;
 
 /// The seed's servers first (Apache with mod_php, lighttpd, nginx), then the others that run PHP.
 pub const SERVERS: &str = "apache-modphp,lighttpd,nginx,h2o,caddy,apache,builtin";
@@ -23,7 +25,31 @@ pub const REQUESTS: u64 = 1000;
 /// A bound on each level all the same (1000 requests at the seed's 21.94/s took 46 s).
 const LEVEL_LIMIT: Duration = Duration::from_secs(300);
 
+/// Whether a sweep's arguments ask for this preset (or give its --servers, refused without it).
+pub fn wanted(args: &Args) -> bool {
+    args.preset == Some(Preset::Wordpress) || args.servers.is_some()
+}
+
+/// What `--preset wordpress` means to a sweep's level defaults.
+pub fn defaults() -> PresetDefaults {
+    PresetDefaults {
+        clients: vec![10, 50, 100],
+        path: "/",
+        filelist: None,
+        small_files: false,
+        table: Table::Sweep(Layout::Full),
+        full: Stop {
+            requests: Some(REQUESTS),
+            duration: None,
+        },
+        fixed_levels: None,
+    }
+}
+
 pub fn run(args: &Args, global: &Global) -> Result<i32> {
+    if args.preset != Some(Preset::Wordpress) {
+        bail!("--servers is for --preset wordpress (the lab runs the servers)");
+    }
     if args.url.is_some() || args.workload.chooses_requests() {
         bail!("--preset wordpress runs the lab's own servers on its own WordPress: give no URL or URL list (--servers picks the servers)");
     }

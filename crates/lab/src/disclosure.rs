@@ -41,7 +41,8 @@ pub fn cgi_unavailable(kind: Kind) -> Option<String> {
 
 /// Why `kind` cannot run the php and wordpress workloads, if it cannot.
 pub fn php_unavailable(kind: Kind) -> Option<String> {
-    (kind == Kind::MiniHttpd).then(|| "no PHP: mini_httpd has no FastCGI (the lab does not run PHP as CGI)".into())
+    (kind == Kind::MiniHttpd)
+        .then(|| "no PHP: mini_httpd has no FastCGI (the lab does not run PHP as CGI)".into())
 }
 
 /// How `kind` ran a PHP workload: in its own children, or through the shared PHP-FPM pool; and

@@ -145,7 +145,8 @@ impl Run<'_> {
         let limits = opts.limits();
         w.disclosures = disclosure::notes(kind, wk, opts.keep_alive, limits.cgi_workers());
         if wk.dynamic() {
-            w.disclosures.extend(disclosure::php_notes(kind, wk, opts.php_children));
+            w.disclosures
+                .extend(disclosure::php_notes(kind, wk, opts.php_children));
         }
         if let Some(why) = server.cgroup_error() {
             w.disclosures

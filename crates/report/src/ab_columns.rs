@@ -60,7 +60,11 @@ pub fn table(title: &str, columns: &[AbColumn]) -> String {
         .enumerate()
         .map(|(i, (name, _))| {
             let mut row = vec![name.to_string()];
-            row.extend(figures.iter().map(|f| f.as_ref().map_or_else(dash, |f| f[i].clone())));
+            row.extend(
+                figures
+                    .iter()
+                    .map(|f| f.as_ref().map_or_else(dash, |f| f[i].clone())),
+            );
             row
         })
         .collect();
@@ -70,8 +74,12 @@ pub fn table(title: &str, columns: &[AbColumn]) -> String {
         row
     };
     let result = |c: &AbColumn| c.result.clone();
-    rows.push(lab_row("Complete requests", &|c| result(c).map(|r| r.complete.to_string())));
-    rows.push(lab_row("Errors", &|c| result(c).map(|r| r.errors().to_string())));
+    rows.push(lab_row("Complete requests", &|c| {
+        result(c).map(|r| r.complete.to_string())
+    }));
+    rows.push(lab_row("Errors", &|c| {
+        result(c).map(|r| r.errors().to_string())
+    }));
     rows.push(lab_row("Server CPU per request", &|c| {
         c.server_cpu_us.map(|u| format!("{u:.0} [µs]"))
     }));

@@ -8,8 +8,8 @@ use webstand_workload::Workload;
 
 use super::{CompareObserver, Comparison, Options, ServerOutcome, WorkloadKind};
 use crate::disclosure;
-use crate::round::Run;
 use crate::php::Backends;
+use crate::round::Run;
 use crate::servers;
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
@@ -108,7 +108,12 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
 
 /// The PHP backends a run with dynamic workloads needs, pinned with the servers; None without any.
 fn start_backends(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Option<Backends>> {
-    let dynamic: Vec<WorkloadKind> = opts.workloads.iter().copied().filter(|w| w.dynamic()).collect();
+    let dynamic: Vec<WorkloadKind> = opts
+        .workloads
+        .iter()
+        .copied()
+        .filter(|w| w.dynamic())
+        .collect();
     if dynamic.is_empty() {
         return Ok(None);
     }

@@ -28,15 +28,20 @@ impl Comparison {
                     let r = &level.result;
                     col.clients = level.clients;
                     col.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
-                    col.with_backends_cpu_us =
-                        w.with_backends_cpu(i).and_then(|c| cpu_us_per_request(c, r));
+                    col.with_backends_cpu_us = w
+                        .with_backends_cpu(i)
+                        .and_then(|c| cpu_us_per_request(c, r));
                     col.result = Some(r.clone());
                 }
                 col
             })
             .collect();
         let clients = columns.iter().map(|c| c.clients).max().unwrap_or(0);
-        let gzip = if wk.headers().is_empty() { "" } else { ", Accept-Encoding: gzip" };
+        let gzip = if wk.headers().is_empty() {
+            ""
+        } else {
+            ", Accept-Encoding: gzip"
+        };
         ab_columns::table(
             &format!("Seed 004's table: {} at {clients} clients{gzip}", wk.name()),
             &columns,

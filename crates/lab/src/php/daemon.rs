@@ -90,7 +90,10 @@ impl Daemon {
             if Instant::now() > deadline {
                 let tail = d.log_tail(8);
                 let _ = d.stop();
-                bail!("{name} did not open {} within {limit:?}; its log ends:\n{tail}", socket.display());
+                bail!(
+                    "{name} did not open {} within {limit:?}; its log ends:\n{tail}",
+                    socket.display()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -153,7 +156,10 @@ impl Daemon {
                 return Ok(());
             }
             if Instant::now() > deadline {
-                bail!("{} left processes behind after SIGKILL: {left:?}", self.name);
+                bail!(
+                    "{} left processes behind after SIGKILL: {left:?}",
+                    self.name
+                );
             }
             // SAFETY: the group is the daemon's own (it leads it).
             unsafe { libc::kill(-self.pgid, libc::SIGKILL) };

@@ -41,7 +41,11 @@ impl MariaDb {
             .with_context(|| format!("cannot run {}", install.display()))?;
         if !out.status.success() {
             let text = String::from_utf8_lossy(&out.stderr);
-            let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
             bail!("mariadb-install-db failed ({}): {last}", out.status);
         }
         let init = dir.join("mariadb-init.sql");

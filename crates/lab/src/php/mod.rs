@@ -1,8 +1,8 @@
 //! PHP behind the lab's servers: PHP-FPM (`fpm`) and, for WordPress, a private MariaDB (`mariadb`),
 //! each a backend process of the lab (`daemon`), plus the two dynamic workloads' content: the
 //! generated page (`page`), the WordPress site (`wordpress`, set up by `wp.php`) and each server's
-//! lines passing PHP on (`pass`). `Backends` is
-//! what a comparison runs beside its servers, and what its CPU per request adds to theirs.
+//! lines passing PHP on (`pass`). `Backends` is what a comparison runs beside its servers, and
+//! what its CPU per request adds to theirs.
 
 pub mod daemon;
 pub mod fpm;
@@ -88,7 +88,11 @@ impl Backends {
     /// CPU time of PHP-FPM and MariaDB so far, every process of theirs included.
     pub fn cpu(&self) -> CpuTime {
         let fpm = self.fpm.daemon.cpu();
-        let db = self.mariadb.as_ref().map(|m| m.daemon.cpu()).unwrap_or_default();
+        let db = self
+            .mariadb
+            .as_ref()
+            .map(|m| m.daemon.cpu())
+            .unwrap_or_default();
         CpuTime {
             user: fpm.user + db.user,
             sys: fpm.sys + db.sys,
@@ -116,27 +120,4 @@ impl Backends {
 fn make_traversable(dir: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    #[ignore]
-    fn scratch_wordpress_comes_up() {
-        let doc = tempfile::tempdir().unwrap();
-        let setup = Setup {
-            fpm: fpm::PROGRAM.into(),
-            children: 2,
-            backlog: 128,
-            cpus: None,
-            wordpress: true,
-        };
-        let mut b = Backends::start(doc.path(), &setup).unwrap();
-        eprintln!("{:?} {:?}", b.site, b.pids());
-        let out = std::process::Command::new("php").arg(b.dir().join("wp.php")).arg(doc.path()).args(["render", "127.0.0.1:65535"]).output().unwrap();
-        std::fs::write("/tmp/w12l-try/page.html", &out.stdout).unwrap();
-        b.stop().unwrap();
-    }
 }

@@ -37,7 +37,9 @@ pub fn expected() -> Vec<u8> {
         sum += v;
         let letter = char::from(b'a' + (i % 26) as u8);
         let run: String = std::iter::repeat_n(letter, 8 + (i % 32) as usize).collect();
-        out.push_str(&format!("<tr><td>{i}</td><td>{v}</td><td>{run}</td></tr>\n"));
+        out.push_str(&format!(
+            "<tr><td>{i}</td><td>{v}</td><td>{run}</td></tr>\n"
+        ));
     }
     out.push_str(&format!("</table>\n<p>sum {sum}</p>\n</body></html>\n"));
     out.into_bytes()
@@ -79,6 +81,9 @@ mod tests {
             .output()
             .expect("php (php8.2-cli) must be installed: scripts/install-deps.sh");
         assert!(out.status.success());
-        assert_eq!(String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&expected()));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&expected())
+        );
     }
 }

@@ -74,7 +74,10 @@ impl Pass {
 
     /// caddy: `php_fastcgi` (index.php and the try_files it implies) and `encode gzip`.
     pub fn caddy(&self) -> String {
-        format!("  encode gzip\n  php_fastcgi unix/{sock}\n", sock = self.socket)
+        format!(
+            "  encode gzip\n  php_fastcgi unix/{sock}\n",
+            sock = self.socket
+        )
     }
 
     /// `webstand serve`: its `fastcgi` rule, index file, and a connection per PHP-FPM worker (TOML

@@ -94,7 +94,8 @@ pub fn lay_out(docroot: &Path, db_socket: &Path) -> Result<()> {
     for sub in ["themes", "plugins", "uploads", "mu-plugins"] {
         std::fs::create_dir_all(content.join(sub)).with_context(|| io(&content))?;
     }
-    std::fs::write(content.join("mu-plugins/webstand-lab.php"), LEAN).with_context(|| io(&content))?;
+    std::fs::write(content.join("mu-plugins/webstand-lab.php"), LEAN)
+        .with_context(|| io(&content))?;
     let link = content.join("themes").join(THEME);
     std::os::unix::fs::symlink(&theme, &link).with_context(|| io(&link))?;
     std::fs::write(docroot.join("wp-config.php"), config(db_socket))
@@ -120,7 +121,11 @@ impl Cli {
             .with_context(|| format!("cannot run {}", self.php.display()))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            let why = err.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            let why = err
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
             bail!("WordPress {}: php exited {}: {why}", args[0], out.status);
         }
         Ok(out.stdout)
@@ -129,7 +134,10 @@ impl Cli {
     fn page_bytes(&self) -> Result<usize> {
         let page = self.run(&["render", "127.0.0.1:65535"])?;
         if !page.windows(7).any(|w| w == b"</html>") {
-            bail!("WordPress's index page is not a whole page ({} bytes)", page.len());
+            bail!(
+                "WordPress's index page is not a whole page ({} bytes)",
+                page.len()
+            );
         }
         Ok(page.len())
     }
@@ -154,7 +162,9 @@ pub fn install(docroot: &Path, labdir: &Path, target: usize) -> Result<Site> {
     let two = cli.page_bytes()?;
     let per_post = two.saturating_sub(one).max(1);
     let base = one.saturating_sub(per_post);
-    let posts = (target.saturating_sub(base)).div_ceil(per_post).clamp(2, 200);
+    let posts = (target.saturating_sub(base))
+        .div_ceil(per_post)
+        .clamp(2, 200);
     cli.run(&["posts", "2", &(posts - 2).to_string()])?;
     cli.run(&["per-page", &posts.to_string()])?;
     let page_bytes = cli.page_bytes()?;
@@ -168,7 +178,10 @@ mod tests {
     #[test]
     fn the_config_points_at_the_private_socket_and_blocks_outside_http() {
         let c = config(Path::new("/tmp/lab/mariadb.sock"));
-        assert!(c.contains("define('DB_HOST', 'localhost:/tmp/lab/mariadb.sock');"), "{c}");
+        assert!(
+            c.contains("define('DB_HOST', 'localhost:/tmp/lab/mariadb.sock');"),
+            "{c}"
+        );
         assert!(c.contains("define('WP_HTTP_BLOCK_EXTERNAL', true);"), "{c}");
         assert!(c.contains("define('DISABLE_WP_CRON', true);"), "{c}");
     }

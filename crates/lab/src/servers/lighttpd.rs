@@ -48,7 +48,10 @@ fn launch(c: &Ctx) -> Launch {
             let names: String = modules.iter().map(|m| format!(", \"{m}\"")).collect();
             (names, lines)
         }
-        None => (String::new(), "index-file.names = (\"index.html\")\n".to_string()),
+        None => (
+            String::new(),
+            "index-file.names = (\"index.html\")\n".to_string(),
+        ),
     };
     let conf = format!(
         "{docline}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\

@@ -128,9 +128,15 @@ impl Server {
             return Err(fail(anyhow!("chroot needs root")));
         }
         let w = workdir.path();
-        let launch =
-            config::launch(kind, &docroot, w, (port, setup.chroot), setup.limits, setup.php.as_ref())
-                .map_err(fail)?;
+        let launch = config::launch(
+            kind,
+            &docroot,
+            w,
+            (port, setup.chroot),
+            setup.limits,
+            setup.php.as_ref(),
+        )
+        .map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
         }
