@@ -7,8 +7,8 @@ use std::time::Duration;
 use webstand_server::config::{parse_duration, parse_listen, AuthRule};
 use webstand_server::Config;
 
-/// Serve a directory with webstand's own event-driven web server (static files, CGI, basic auth,
-/// throttling). Prints "listening on http://ADDR" to stderr when ready; SIGTERM or Ctrl-C stops
+/// Serve a directory with webstand's own event-driven web server (static files, CGI, FastCGI/PHP,
+/// basic auth, throttling). Prints "listening on http://ADDR" to stderr when ready; SIGTERM or Ctrl-C stops
 /// accepting, finishes in-flight requests and exits 0. Flags override the --config file.
 #[derive(clap::Args)]
 pub struct Args {
@@ -64,6 +64,27 @@ pub struct Args {
     /// Most bytes a CGI program may output; more = 502 [default: 4194304]
     #[arg(long, value_name = "BYTES")]
     cgi_max_output: Option<u64>,
+
+    /// Pass URLs matching PATTERN to the FastCGI application at ADDRESS (`unix:/path.sock` or
+    /// HOST:PORT), e.g. '**.php=unix:/run/php/php8.2-fpm.sock' ('*.php' matches only top-level
+    /// scripts; '**.php' any depth; the rest of the path after the script is PATH_INFO; with
+    /// --index index.php a directory URL runs its index.php); repeatable [default: none]
+    #[arg(long, value_name = "PATTERN=ADDRESS")]
+    fastcgi: Vec<String>,
+
+    /// Time a FastCGI backend may stay silent before the request gets 504 [default: 60s]
+    #[arg(long, value_name = "TIME")]
+    fastcgi_timeout: Option<String>,
+
+    /// Most connections open to each FastCGI backend, kept between requests (FCGI_KEEP_CONN) and
+    /// shared out among the event loops; requests beyond wait for one. Keep it at or below the
+    /// backend's workers (php-fpm's pm.max_children): each kept connection holds one [default: 5]
+    #[arg(long, value_name = "N")]
+    fastcgi_connections: Option<usize>,
+
+    /// Most body bytes of one FastCGI answer; more = 502 [default: 1073741824]
+    #[arg(long, value_name = "BYTES")]
+    fastcgi_max_output: Option<u64>,
 
     /// thttpd throttle file: lines `pattern max-bytes-per-second` (or `pattern min-max`); the rate is
     /// shared by all connections of the pattern, and new requests get 503 while the bytes already
@@ -151,6 +172,7 @@ fn build_config(a: Args) -> Result<Config> {
             *dst = v;
         }
     };
+    apply_fastcgi(&mut c, &a)?;
     if let Some(d) = a.dir {
         c.root = d;
     }
@@ -205,6 +227,24 @@ fn build_config(a: Args) -> Result<Config> {
         c.cache_file_max = n;
     }
     Ok(c)
+}
+
+/// The `--fastcgi*` flags after the config file's rules and values.
+fn apply_fastcgi(c: &mut Config, a: &Args) -> Result<()> {
+    for spec in &a.fastcgi {
+        webstand_server::config::check_fastcgi_rule(spec).context("--fastcgi")?;
+        c.fastcgi.push(spec.clone());
+    }
+    if let Some(t) = &a.fastcgi_timeout {
+        c.fastcgi_timeout = parse_duration(t).context("--fastcgi-timeout")?;
+    }
+    if let Some(n) = a.fastcgi_connections {
+        c.fastcgi_connections = n;
+    }
+    if let Some(n) = a.fastcgi_max_output {
+        c.fastcgi_max_output = n;
+    }
+    Ok(())
 }
 
 /// `--auth PREFIX=FILE` rules after the config file's; `--realm` names every rule's realm.

@@ -358,7 +358,7 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
 /// The request's header fields as CGI variables: `HTTP_*` (repeated fields joined with ", "), and
 /// CONTENT_TYPE; never Proxy (httpoxy), Authorization or Content-Length. The head is parsed again
 /// here, a cold path, to see every field.
-fn header_vars(raw_head: &[u8]) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn header_vars(raw_head: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut storage = [httparse::EMPTY_HEADER; crate::config::HEADERS_HARD_MAX];
     let mut parsed = httparse::Request::new(&mut storage);
     let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
@@ -398,16 +398,16 @@ fn header_vars(raw_head: &[u8]) -> Vec<(String, Vec<u8>)> {
 }
 
 /// The CGI header fields a program wrote, read into what the answer needs.
-struct CgiHead {
-    status: Option<u16>,
+pub(crate) struct CgiHead {
+    pub status: Option<u16>,
     /// The fields passed on, CRLF-terminated (framing and identity are the server's to set).
-    fields: Vec<u8>,
-    has_type: bool,
-    has_location: bool,
+    pub fields: Vec<u8>,
+    pub has_type: bool,
+    pub has_location: bool,
 }
 
 /// Reads the program's header lines (LF or CRLF); None when one is malformed.
-fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
+pub(crate) fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
     let mut status = None;
     let mut fields = Vec::new();
     let (mut has_type, mut has_location) = (false, false);
@@ -462,7 +462,7 @@ fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
     })
 }
 
-fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
+pub(crate) fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
     h.windows(needle.len()).position(|w| w == needle)
 }
 

@@ -39,6 +39,16 @@ pub struct Config {
     pub cgi_timeout: Duration,
     /// Most bytes a CGI program may write (headers + body); more = 502.
     pub cgi_max_output: u64,
+    /// FastCGI rules `PATTERN=ADDRESS` (ADDRESS `unix:/path` or `HOST:PORT`); empty = none.
+    pub fastcgi: Vec<String>,
+    /// Time a FastCGI backend may stay silent (no connection, no bytes) before a 504.
+    #[serde(deserialize_with = "duration")]
+    pub fastcgi_timeout: Duration,
+    /// Most connections open to each FastCGI backend, shared by the event loops (at most the
+    /// backend's workers, e.g. php-fpm's pm.max_children).
+    pub fastcgi_connections: usize,
+    /// Most body bytes a FastCGI answer may have; more = 502 (or a cut answer once streaming).
+    pub fastcgi_max_output: u64,
     /// Basic-auth rules: URL prefix, htpasswd file, realm.
     pub auth: Vec<AuthRule>,
     /// Time from the first byte of a request to the end of its headers (slowloris guard).
@@ -106,6 +116,10 @@ impl Default for Config {
             cgi: Vec::new(),
             cgi_timeout: Duration::from_secs(10),
             cgi_max_output: 4 << 20,
+            fastcgi: Vec::new(),
+            fastcgi_timeout: Duration::from_secs(60),
+            fastcgi_connections: 5,
+            fastcgi_max_output: 1 << 30,
             auth: Vec::new(),
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
@@ -152,6 +166,15 @@ impl Config {
         Ok(config)
     }
 
+    /// The request parser's limits.
+    pub fn limits(&self) -> webstand_http1::request::Limits {
+        webstand_http1::request::Limits {
+            max_request_line: self.max_request_line,
+            max_header_bytes: self.max_header_bytes,
+            max_headers: self.max_headers,
+        }
+    }
+
     /// Checks values that serde cannot.
     pub fn validate(&self) -> Result<()> {
         if !self.root.is_dir() {
@@ -177,6 +200,12 @@ impl Config {
                 bail!("CGI pattern {p:?} must start with '/'");
             }
         }
+        for f in &self.fastcgi {
+            crate::fastcgi::parse_rule(f)?;
+        }
+        if self.fastcgi_connections == 0 {
+            bail!("fastcgi_connections must be at least 1");
+        }
         for a in &self.auth {
             if !a.prefix.starts_with('/') {
                 bail!("auth prefix {:?} must start with '/'", a.prefix);
@@ -187,6 +216,7 @@ impl Config {
             self.idle_timeout,
             self.io_timeout,
             self.cgi_timeout,
+            self.fastcgi_timeout,
         ] {
             if t.is_zero() {
                 bail!("timeouts must be greater than zero");
@@ -194,6 +224,11 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// Checks a `PATTERN=ADDRESS` FastCGI rule (the error names the accepted forms).
+pub fn check_fastcgi_rule(spec: &str) -> Result<()> {
+    crate::fastcgi::parse_rule(spec).map(|_| ())
 }
 
 /// Reads a timeout in webstand's one duration grammar (`webstand_duration`: "10", "1.5", "250ms",

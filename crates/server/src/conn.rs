@@ -4,6 +4,7 @@
 
 use crate::cgi::CgiJob;
 use crate::config::Config;
+use crate::fastcgi::FcgiJob;
 use crate::handler::Ctx;
 use crate::protocol::Protocol;
 use crate::transport::Transport;
@@ -60,6 +61,10 @@ pub struct Conn {
     pub deadline: Instant,
     /// A CGI program running for this connection.
     pub cgi: Option<Box<CgiJob>>,
+    /// A FastCGI request in progress for this connection.
+    pub fcgi: Option<Box<FcgiJob>>,
+    /// (local, peer) addresses, looked up once for FastCGI's parameters.
+    pub addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     /// The throttle rule the queued output is paced by.
     pub throttle: Option<usize>,
     pub throttled_until: Option<Instant>,
@@ -83,6 +88,8 @@ impl Conn {
             head_started: None,
             deadline,
             cgi: None,
+            fcgi: None,
+            addrs: None,
             throttle: None,
             throttled_until: None,
         }
@@ -90,7 +97,7 @@ impl Conn {
 
     /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
     pub fn is_idle(&self) -> bool {
-        self.inbuf.is_empty() && self.queue.is_empty() && self.cgi.is_none()
+        self.inbuf.is_empty() && self.queue.is_empty() && self.cgi.is_none() && self.fcgi.is_none()
     }
 
     pub fn has_output(&self) -> bool {
@@ -99,7 +106,11 @@ impl Conn {
 
     /// Waiting for the rest of a request (the header timeout applies).
     pub fn awaiting_request_bytes(&self) -> bool {
-        !self.inbuf.is_empty() && !self.stalled && self.queue.is_empty() && self.cgi.is_none()
+        !self.inbuf.is_empty()
+            && !self.stalled
+            && self.queue.is_empty()
+            && self.cgi.is_none()
+            && self.fcgi.is_none()
     }
 
     /// Sets the deadline for waiting on the client: while a body arrives, the I/O timeout from the

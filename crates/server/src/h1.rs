@@ -81,6 +81,7 @@ impl Ctx {
             }
             if conn.has_output()
                 || conn.cgi.is_some()
+                || conn.fcgi.is_some()
                 || conn.throttle.is_some()
                 || out.len() >= OUT_HIGH_WATER
             {

@@ -7,6 +7,7 @@ use crate::accesslog;
 use crate::auth::{self, Verified};
 use crate::cgi::{self, Script};
 use crate::conn::Conn;
+use crate::fastcgi::{Asked, Pool};
 use crate::files::{Cache, Entry};
 use crate::path::{self, split_target};
 use crate::respond::{self, connection_line, push_num, status_line};
@@ -32,6 +33,13 @@ pub struct Ctx {
     pub(crate) rel: String,
     pub(crate) body_buf: Vec<u8>,
     pub(crate) ranges: Vec<(u64, u64)>,
+    /// FastCGI: each rule's backend connections, the slots to drive because a connection came
+    /// back for them, the local redirects behind the request being started, and scratch for its
+    /// parameters.
+    pub(crate) fcgi_pools: Vec<Pool>,
+    pub fcgi_wake: Vec<usize>,
+    pub(crate) fcgi_redirects: u8,
+    pub(crate) fcgi_scratch: Vec<u8>,
 }
 
 /// What an answer was, for the log: status, body bytes, authenticated user.
@@ -40,6 +48,7 @@ pub(crate) type Logged = (u16, u64, Option<Arc<str>>);
 impl Ctx {
     pub fn new(shared: Arc<Shared>) -> Ctx {
         let cache = Cache::new(shared.config.cache_total_max);
+        let pools = (0..shared.fastcgi.len()).map(|_| Pool::default()).collect();
         Ctx {
             shared,
             now: Instant::now(),
@@ -52,6 +61,10 @@ impl Ctx {
             rel: String::new(),
             body_buf: Vec::new(),
             ranges: Vec::new(),
+            fcgi_pools: pools,
+            fcgi_wake: Vec::new(),
+            fcgi_redirects: 0,
+            fcgi_scratch: Vec::new(),
         }
     }
 
@@ -96,12 +109,13 @@ impl Ctx {
         conn.closing |= !keep;
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
-        if let Some(allow) = not_allowed(head.method, cgi) {
+        let fcgi = !self.shared.fastcgi.is_empty() && self.shared.fastcgi_candidate(raw_path);
+        if let Some(allow) = not_allowed(head.method, cgi).filter(|_| !fcgi) {
             let n = respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false);
             return Some((405, n, None));
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
-        if !cgi {
+        if !cgi && !fcgi {
             if let Some(e) = self
                 .cache
                 .get(raw_path, &self.shared.root, self.date.secs())
@@ -125,23 +139,19 @@ impl Ctx {
             Ok(user) => user,
             Err(rule) => return simple(self, out, 401, &self.shared.auth[rule].challenge.clone()),
         };
+        let asked = Asked {
+            head,
+            body,
+            query: query.unwrap_or(b""),
+            user: user.clone(),
+            keep,
+        };
+        // A decoded path can match where its raw spelling did not ("/a%2ephp"): never the source.
+        if let Some(answer) = self.route_fastcgi(conn, &asked, dir_request, out) {
+            return answer;
+        }
         if cgi {
-            let rel = self.rel.clone();
-            let script = match self.find_script(&rel) {
-                Ok(s) => s,
-                Err(status) => return simple(self, out, status, b""),
-            };
-            let req = cgi::Request {
-                head,
-                body,
-                query: query.unwrap_or(b""),
-                script,
-                user: user.clone(),
-                keep,
-            };
-            return self
-                .start_cgi(conn, req, out, idx, registry)
-                .map(|status| (status, 0, user));
+            return self.route_cgi(conn, &asked, out, idx, registry);
         }
         match self.resolve(&url_path, dir_request, auth_rule) {
             Ok(Resolved::File(entry)) => {
@@ -159,6 +169,35 @@ impl Ctx {
             Err(Refusal::Status(status)) => simple(self, out, status, b""),
             Err(Refusal::Redirect) => simple(self, out, 301, &location_slash(raw_path, query)),
         }
+    }
+
+    /// Runs the CGI program the decoded path (in `self.rel`) names.
+    fn route_cgi(
+        &mut self,
+        conn: &mut Conn,
+        asked: &Asked,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> Option<Logged> {
+        let rel = self.rel.clone();
+        let script = match self.find_script(&rel) {
+            Ok(s) => s,
+            Err(status) => {
+                return Some(self.simple_answer(out, asked.head, asked.keep, status, b""))
+            }
+        };
+        let req = cgi::Request {
+            head: asked.head,
+            body: asked.body,
+            query: asked.query,
+            script,
+            user: asked.user.clone(),
+            keep: asked.keep,
+        };
+        let user = asked.user.clone();
+        self.start_cgi(conn, req, out, idx, registry)
+            .map(|status| (status, 0, user))
     }
 
     /// Basic auth under `rule` (when one covers the path): the user, or Err(rule) when the request's
@@ -181,7 +220,7 @@ impl Ctx {
     }
 
     /// A generated answer (an error, a redirect) with `extra` header lines; for the log, no user.
-    fn simple_answer(
+    pub(crate) fn simple_answer(
         &self,
         out: &mut Vec<u8>,
         head: &Head,
@@ -347,7 +386,7 @@ enum Refusal {
     Redirect,
 }
 
-fn open_error_status(e: &std::io::Error) -> u16 {
+pub(crate) fn open_error_status(e: &std::io::Error) -> u16 {
     match e.raw_os_error() {
         Some(libc::ENOENT) | Some(libc::ENOTDIR) | Some(libc::ENAMETOOLONG) => 404,
         // EXDEV / ELOOP: the path leaves the root through a symlink or `..`; EACCES: not readable.

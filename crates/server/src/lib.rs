@@ -21,6 +21,7 @@ mod accesslog;
 mod auth;
 mod cgi;
 mod conn;
+mod fastcgi;
 mod files;
 mod h1;
 mod handler;
@@ -59,6 +60,10 @@ pub(crate) struct Shared {
     /// The multipart/byteranges boundary of this process.
     pub boundary: String,
     pub stopping: AtomicBool,
+    /// The `--fastcgi` rules, in order.
+    pub fastcgi: Vec<fastcgi::Rule>,
+    /// Event loops running (each opens its share of `fastcgi_connections`).
+    pub threads: usize,
 }
 
 impl Shared {
@@ -76,6 +81,41 @@ impl Shared {
                 .cgi
                 .iter()
                 .any(|p| pattern::matches(p, &raw_path[..end]))
+        })
+    }
+
+    /// The first `--fastcgi` rule matching a decoded URL path ("/dir/x.php").
+    pub fn fastcgi_rule(&self, path: &str) -> Option<usize> {
+        self.fastcgi
+            .iter()
+            .position(|r| pattern::matches(&r.pattern, path.as_bytes()))
+    }
+
+    /// Whether a raw URL path may lead to a FastCGI script: the path or a prefix of it ending
+    /// before a '/' matches a rule (PATH_INFO follows), or it names a directory whose index file
+    /// does.
+    pub fn fastcgi_candidate(&self, raw_path: &[u8]) -> bool {
+        if raw_path.ends_with(b"/") {
+            let mut index = raw_path.to_vec();
+            index.extend_from_slice(self.config.index.as_bytes());
+            if self
+                .fastcgi
+                .iter()
+                .any(|r| pattern::matches(&r.pattern, &index))
+            {
+                return true;
+            }
+        }
+        let ends = raw_path
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, &b)| b == b'/')
+            .map(|(i, _)| i);
+        ends.chain([raw_path.len()]).any(|end| {
+            self.fastcgi
+                .iter()
+                .any(|r| pattern::matches(&r.pattern, &raw_path[..end]))
         })
     }
 }
@@ -119,15 +159,13 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         None => None,
     };
     let own_files = own_files::OwnFiles::collect(&config);
+    let fastcgi = config.fastcgi.iter().map(|s| fastcgi::parse_rule(s));
+    let fastcgi = fastcgi.collect::<Result<Vec<_>>>()?;
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let listeners = bind(config.listen, threads, config.backlog)?;
     let addr = listeners[0].local_addr()?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
-    let limits = webstand_http1::request::Limits {
-        max_request_line: config.max_request_line,
-        max_header_bytes: config.max_header_bytes,
-        max_headers: config.max_headers,
-    };
+    let limits = config.limits();
     let shared = Arc::new(Shared {
         config,
         root,
@@ -139,6 +177,8 @@ pub fn run(config: Config, ready: impl FnOnce(SocketAddr)) -> Result<()> {
         own_files,
         boundary: boundary(),
         stopping: AtomicBool::new(false),
+        fastcgi,
+        threads,
     });
 
     // Signals are taken synchronously by this thread (sigtimedwait); the loops inherit the mask.

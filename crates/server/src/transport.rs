@@ -70,6 +70,19 @@ impl Transport {
         }
     }
 
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        match self {
+            Transport::Tcp(s) => s.peer_addr(),
+        }
+    }
+
+    /// Whether the stream is TLS (FastCGI's HTTPS=on).
+    pub fn is_tls(&self) -> bool {
+        match self {
+            Transport::Tcp(_) => false,
+        }
+    }
+
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match self {
             Transport::Tcp(s) => s.local_addr(),

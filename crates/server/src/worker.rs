@@ -5,6 +5,7 @@
 //! only owns memory while it holds a partial request or unsent output.
 
 use crate::conn::{Conn, Output};
+use crate::fastcgi::{Pump, FASTCGI_BASE};
 use crate::handler::Ctx;
 use crate::transport::Transport;
 use crate::Shared;
@@ -53,7 +54,8 @@ impl Worker {
             .header_timeout
             .min(c.idle_timeout)
             .min(c.io_timeout)
-            .min(c.cgi_timeout);
+            .min(c.cgi_timeout)
+            .min(c.fastcgi_timeout);
         let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_millis(250));
         Ok(Worker {
             poll,
@@ -88,6 +90,7 @@ impl Worker {
                 match ev.token() {
                     LISTENER => self.accept_all(),
                     WAKER => {}
+                    Token(t) if t >= FASTCGI_BASE => self.drive(t - FASTCGI_BASE, false, false),
                     Token(t) if t >= CGI_BASE => self.cgi_event(t - CGI_BASE),
                     Token(i) => {
                         let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
@@ -192,6 +195,7 @@ impl Worker {
     fn close(&mut self, idx: usize) {
         if let Some(mut c) = self.conns[idx].take() {
             self.ctx.end_cgi(&mut c, self.poll.registry());
+            self.ctx.end_fastcgi(&mut c, idx, self.poll.registry());
             if let Some(rule) = c.throttle {
                 self.ctx.throttle_release(rule, c.unsent());
             }
@@ -234,6 +238,10 @@ impl Worker {
             }
             Ok(false) | Err(_) => self.close(idx),
         }
+        // FastCGI connections came back for requests waiting in the queue.
+        while let Some(waiter) = self.ctx.fcgi_wake.pop() {
+            self.drive(waiter, false, false);
+        }
     }
 
     fn cgi_event(&mut self, idx: usize) {
@@ -265,6 +273,17 @@ impl Worker {
                     .cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
                 self.drive(i, false, false);
                 continue;
+            }
+            if let Some(job) = c.fcgi.as_ref() {
+                // While the client takes the output, its own I/O timeout applies (below).
+                if !c.has_output() {
+                    if now >= job.deadline {
+                        let registry = self.poll.registry();
+                        self.ctx.fastcgi_timed_out(c, &mut self.wbuf, i, registry);
+                        self.drive(i, false, false);
+                    }
+                    continue;
+                }
             }
             if c.throttled_until.is_some_and(|t| now >= t) {
                 c.throttled_until = None;
@@ -332,6 +351,12 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         }
         if conn.cgi.is_some() {
             return Ok(true);
+        }
+        if conn.fcgi.is_some() {
+            match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
+                Pump::Progress => continue,
+                Pump::Wait => return Ok(true),
+            }
         }
         if conn.closing || (ctx.draining && conn.is_idle()) {
             if !conn.linger {

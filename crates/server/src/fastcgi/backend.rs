@@ -1,0 +1,199 @@
+//! FastCGI backends: where one listens (`unix:/path` or `HOST:PORT`), a non-blocking connection to
+//! it, and each event loop's bounded pool of connections kept open between requests
+//! (FCGI_KEEP_CONN).
+//!
+//! Why the bound counts every open connection, idle or busy, and not only the idle ones: a
+//! php-fpm child serves one connection for as long as it stays open, so a kept connection pins a
+//! child. With more connections than children, a new connection waits in the backend's listen
+//! queue for a child that the kept connections never release, and its request times out. So a loop
+//! opens at most its share of `fastcgi_connections` (which should not exceed the backend's
+//! workers), and requests beyond it wait in the loop's queue for a connection to come back.
+
+use anyhow::{bail, Result};
+use mio::net::{TcpStream, UnixStream};
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+
+/// Where a backend listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Address {
+    Unix(PathBuf),
+    Tcp(SocketAddr),
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Address::Unix(p) => write!(f, "unix:{}", p.display()),
+            Address::Tcp(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// One `--fastcgi PATTERN=ADDRESS` rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub pattern: String,
+    pub address: Address,
+}
+
+/// Parses `PATTERN=ADDRESS`, ADDRESS being `unix:/path/to.sock` or `HOST:PORT` (a bare PORT is on
+/// 127.0.0.1).
+pub fn parse_rule(spec: &str) -> Result<Rule> {
+    let form = "expected PATTERN=ADDRESS, e.g. '**.php=unix:/run/php/php8.2-fpm.sock' or '**.php=127.0.0.1:9000'";
+    let Some((pattern, address)) = spec.split_once('=') else {
+        bail!("fastcgi rule {spec:?}: {form}");
+    };
+    if pattern.is_empty() {
+        bail!("fastcgi rule {spec:?}: empty pattern ({form})");
+    }
+    let address = match address.strip_prefix("unix:") {
+        Some(path) if path.starts_with('/') => Address::Unix(PathBuf::from(path)),
+        Some(_) => bail!("fastcgi rule {spec:?}: a unix socket needs an absolute path ({form})"),
+        None => Address::Tcp(
+            crate::config::parse_listen(address)
+                .map_err(|e| anyhow::anyhow!("fastcgi rule {spec:?}: {e:#}"))?,
+        ),
+    };
+    Ok(Rule {
+        pattern: pattern.to_string(),
+        address,
+    })
+}
+
+/// A connection to a backend (connecting, busy or idle in the pool).
+pub enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Conn {
+    /// Starts connecting without blocking: a unix socket connects at once or fails (ENOENT,
+    /// ECONNREFUSED, EAGAIN when its queue is full); TCP finishes later (see `connected`).
+    pub fn connect(address: &Address) -> io::Result<Conn> {
+        match address {
+            Address::Unix(p) => UnixStream::connect(p).map(Conn::Unix),
+            Address::Tcp(a) => {
+                let s = TcpStream::connect(*a)?;
+                let _ = s.set_nodelay(true);
+                Ok(Conn::Tcp(s))
+            }
+        }
+    }
+
+    /// Whether a connect in progress finished: Ok(true) connected, Ok(false) not yet, Err refused.
+    pub fn connected(&self) -> io::Result<bool> {
+        match self {
+            Conn::Unix(_) => Ok(true),
+            Conn::Tcp(s) => {
+                if let Some(e) = s.take_error()? {
+                    return Err(e);
+                }
+                match s.peer_addr() {
+                    Ok(_) => Ok(true),
+                    Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
+                    Err(e) => Err(e),
+                }
+            }
+        }
+    }
+
+    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.read(buf),
+            Conn::Unix(s) => s.read(buf),
+        }
+    }
+
+    pub fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Conn::Tcp(s) => s.write(buf),
+            Conn::Unix(s) => s.write(buf),
+        }
+    }
+
+    pub fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Conn::Tcp(s) => s,
+            Conn::Unix(s) => s,
+        }
+    }
+
+    /// An idle kept connection is still usable: no end of stream and no stray bytes waiting (the
+    /// backend may have closed it since, e.g. php-fpm's pm.max_requests).
+    fn still_open(&self) -> bool {
+        let fd = match self {
+            Conn::Tcp(s) => s.as_raw_fd(),
+            Conn::Unix(s) => s.as_raw_fd(),
+        };
+        let mut byte = 0u8;
+        // SAFETY: a one-byte peek into a live local on a descriptor this connection owns.
+        let r = unsafe {
+            libc::recv(
+                fd,
+                (&mut byte as *mut u8).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        r < 0 && io::Error::last_os_error().kind() == io::ErrorKind::WouldBlock
+    }
+}
+
+/// One loop's connections to one backend.
+#[derive(Default)]
+pub struct Pool {
+    /// Kept connections waiting for a request (not registered with the loop).
+    idle: Vec<Conn>,
+    /// Connections open now, idle or busy.
+    open: usize,
+    /// Connections (by slot) whose request waits for a backend connection, oldest first.
+    pub waiting: VecDeque<usize>,
+}
+
+/// What `Pool::acquire` found.
+pub enum Acquired {
+    /// A kept connection, already connected.
+    Kept(Conn),
+    /// A new connection (maybe still connecting).
+    New(Conn),
+    /// The loop's share of connections is in use: wait for one to come back.
+    Full,
+}
+
+impl Pool {
+    /// A connection for a request: a kept one, else a new one while under `max` open.
+    pub fn acquire(&mut self, address: &Address, max: usize) -> io::Result<Acquired> {
+        while let Some(c) = self.idle.pop() {
+            if c.still_open() {
+                return Ok(Acquired::Kept(c));
+            }
+            self.open -= 1;
+        }
+        if self.open >= max {
+            return Ok(Acquired::Full);
+        }
+        let c = Conn::connect(address)?;
+        self.open += 1;
+        Ok(Acquired::New(c))
+    }
+
+    /// A request is done with its connection: keep it (`reusable`) or close it. Returns the slot
+    /// of a connection waiting for one, which the loop must now drive.
+    pub fn release(&mut self, conn: Conn, reusable: bool) -> Option<usize> {
+        if reusable {
+            self.idle.push(conn);
+        } else {
+            self.open -= 1;
+        }
+        self.waiting.pop_front()
+    }
+
+    /// A slot's request no longer waits (its client went away or it timed out).
+    pub fn forget(&mut self, slot: usize) {
+        self.waiting.retain(|&s| s != slot);
+    }
+}

@@ -1,0 +1,474 @@
+//! FastCGI/1.0 (responder role) for URLs matching `--fastcgi PATTERN=ADDRESS` rules: PHP through
+//! php-fpm, or any FastCGI application.
+//!
+//! A request becomes a job on its client connection. The job's backend socket is registered with
+//! the connection's own loop (token `FASTCGI_BASE + slot`), so nothing blocks: connecting, writing
+//! the request records and reading the answer all advance in `fastcgi_pump`, which the loop calls
+//! from the connection's step after the client's output is flushed (that ordering is the
+//! back-pressure: a slow client stops the reading of its backend). Connections are kept
+//! (FCGI_KEEP_CONN) in each loop's bounded pool (backend.rs says why the bound counts busy ones
+//! too). The request body, collected by HTTP/1 framing under `max_body`, goes out as STDIN records
+//! as the backend socket takes them.
+//!
+//! Failures: a backend that cannot be reached is 502 at once; one silent for `fastcgi_timeout` is
+//! 504; records that are not FastCGI, an oversized header block, a body beyond
+//! `fastcgi_max_output` or a connection lost mid-answer are 502 (or a cut answer once its head is
+//! sent), each with one line on stderr. A kept connection that turns out closed before it answered
+//! anything is retried once on a new one.
+
+mod backend;
+mod params;
+mod record;
+mod response;
+mod route;
+
+pub use backend::{parse_rule, Pool, Rule};
+pub use route::Asked;
+
+use crate::conn::Conn;
+use crate::handler::Ctx;
+use crate::respond;
+use backend::Acquired;
+use mio::{Interest, Token};
+use record::Record;
+use response::{Done, Reply};
+use std::io;
+use std::sync::Arc;
+use std::time::Instant;
+use webstand_http1::request::{Head, Method};
+
+/// Tokens at or above this belong to backend sockets: `FASTCGI_BASE + connection slot`.
+pub const FASTCGI_BASE: usize = 1 << 41;
+/// Output gathered for one connection before it is flushed (then the backend is read on).
+const OUT_HIGH_WATER: usize = 256 << 10;
+/// Local redirects followed for one request.
+const MAX_REDIRECTS: u8 = 5;
+
+/// A FastCGI request in progress for one client connection.
+pub struct FcgiJob {
+    rule: usize,
+    backend: Option<backend::Conn>,
+    connecting: bool,
+    /// The backend connection came from the pool (a failure before any answer may be retried).
+    kept: bool,
+    retried: bool,
+    /// In the loop's queue for a backend connection.
+    queued: bool,
+    /// The request's records, and how many bytes of them are written.
+    request: Vec<u8>,
+    sent: usize,
+    /// Bytes from the backend not yet decoded.
+    input: Vec<u8>,
+    reply: Reply,
+    /// When the backend counts as silent (pushed on with each progress).
+    pub deadline: Instant,
+    redirects: u8,
+    request_line: Vec<u8>,
+    user: Option<Arc<str>>,
+}
+
+/// What the handler found for a FastCGI URL.
+pub struct Request<'a> {
+    pub head: &'a Head<'a>,
+    pub body: &'a [u8],
+    pub query: &'a [u8],
+    pub rule: usize,
+    /// The script's URL path ("/dir/index.php") and the rest ("" or "/…").
+    pub script_name: String,
+    pub path_info: String,
+    pub user: Option<Arc<str>>,
+    pub keep: bool,
+}
+
+/// What a pump round did.
+pub enum Pump {
+    /// Nothing more until the backend (or the client) is ready.
+    Wait,
+    /// Output was produced or the job ended: flush and go on.
+    Progress,
+}
+
+impl Ctx {
+    /// Starts a job on the connection; the loop's next step connects and sends it.
+    pub fn start_fastcgi(&mut self, conn: &mut Conn, req: Request) {
+        let head = req.head;
+        let addrs = *conn.addrs.get_or_insert_with(|| {
+            let zero = std::net::SocketAddr::from(([0, 0, 0, 0], 0));
+            (
+                conn.transport.local_addr().unwrap_or(zero),
+                conn.transport.peer_addr().unwrap_or(zero),
+            )
+        });
+        let mut pairs = std::mem::take(&mut self.fcgi_scratch);
+        pairs.clear();
+        params::encode(
+            &params::Inputs {
+                head,
+                body_len: req.body.len(),
+                query: req.query,
+                script_name: &req.script_name,
+                path_info: &req.path_info,
+                root: &self.shared.root_path,
+                addrs,
+                https: conn.transport.is_tls(),
+                user: req.user.as_deref(),
+            },
+            &mut pairs,
+        );
+        let mut request = Vec::with_capacity(pairs.len() + req.body.len() + 64);
+        record::begin_request(&mut request, true);
+        record::params(&mut request, &pairs);
+        record::stdin(&mut request, req.body);
+        self.fcgi_scratch = pairs;
+        conn.fcgi = Some(Box::new(FcgiJob {
+            rule: req.rule,
+            backend: None,
+            connecting: false,
+            kept: false,
+            retried: false,
+            queued: false,
+            request,
+            sent: 0,
+            input: Vec::new(),
+            reply: Reply::new(head.method == Method::Head, head.minor, req.keep),
+            deadline: self.now + self.shared.config.fastcgi_timeout,
+            redirects: self.fcgi_redirects,
+            request_line: head.request_line().to_vec(),
+            user: req.user,
+        }));
+    }
+
+    /// Moves the connection's job on: connect, write the request, read and answer.
+    pub fn fastcgi_pump(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> Pump {
+        let Some(job) = conn.fcgi.as_mut() else {
+            return Pump::Progress;
+        };
+        if job.backend.is_none() {
+            if let Err(why) = self.attach(job, idx, registry) {
+                return self.fail(conn, out, idx, registry, 502, &why);
+            }
+            if job.backend.is_none() {
+                return Pump::Wait;
+            }
+        }
+        match self.exchange(job, out) {
+            Ok(Step::Wait) => Pump::Wait,
+            Ok(Step::More) => Pump::Progress,
+            Ok(Step::Ended(reusable)) => self.complete(conn, out, idx, registry, reusable),
+            Err(Trouble::Lost(why)) if job.kept && !job.reply.started() && !job.retried => {
+                // A kept connection the backend had closed: once more on a new one.
+                job.retried = true;
+                self.detach(job, registry, false);
+                job.sent = 0;
+                job.input.clear();
+                let _ = why; // logged only if the retry fails too
+                Pump::Progress
+            }
+            Err(Trouble::Lost(why) | Trouble::Garbage(why)) => {
+                self.fail(conn, out, idx, registry, 502, &why)
+            }
+        }
+    }
+
+    /// Gives the job a backend connection: a kept one, a new one, or a place in the queue.
+    fn attach(
+        &mut self,
+        job: &mut FcgiJob,
+        idx: usize,
+        registry: &mio::Registry,
+    ) -> Result<(), String> {
+        let shared = self.shared.clone();
+        let rule = &shared.fastcgi[job.rule];
+        let max = (shared.config.fastcgi_connections / shared.threads).max(1);
+        let pool = &mut self.fcgi_pools[job.rule];
+        let (mut conn, kept) = match pool.acquire(&rule.address, max) {
+            Ok(Acquired::Kept(c)) => (c, true),
+            Ok(Acquired::New(c)) => (c, false),
+            Ok(Acquired::Full) => {
+                if !pool.waiting.contains(&idx) {
+                    pool.waiting.push_back(idx);
+                }
+                job.queued = true;
+                return Ok(());
+            }
+            Err(e) => return Err(format!("cannot connect: {e}")),
+        };
+        if job.queued {
+            job.queued = false;
+            pool.forget(idx);
+        }
+        let token = Token(FASTCGI_BASE + idx);
+        if let Err(e) = registry.register(
+            conn.source(),
+            token,
+            Interest::READABLE | Interest::WRITABLE,
+        ) {
+            let _ = self.fcgi_pools[job.rule]
+                .release(conn, false)
+                .map(|w| self.fcgi_wake.push(w));
+            return Err(format!("cannot watch the connection: {e}"));
+        }
+        job.connecting = !kept;
+        job.kept = kept;
+        job.backend = Some(conn);
+        job.deadline = self.now + shared.config.fastcgi_timeout;
+        Ok(())
+    }
+
+    /// Gives the job's backend connection back (kept when `reusable`), waking a queued request.
+    fn detach(&mut self, job: &mut FcgiJob, registry: &mio::Registry, reusable: bool) {
+        if let Some(mut c) = job.backend.take() {
+            let _ = registry.deregister(c.source());
+            if let Some(waiter) = self.fcgi_pools[job.rule].release(c, reusable) {
+                self.fcgi_wake.push(waiter);
+            }
+        }
+    }
+
+    /// Writes what the backend can take and reads what it sent.
+    fn exchange(&mut self, job: &mut FcgiJob, out: &mut Vec<u8>) -> Result<Step, Trouble> {
+        let Some(backend) = job.backend.as_mut() else {
+            return Ok(Step::Wait);
+        };
+        if job.connecting {
+            match backend.connected() {
+                Ok(true) => job.connecting = false,
+                Ok(false) => return Ok(Step::Wait),
+                Err(e) => return Err(Trouble::Lost(format!("cannot connect: {e}"))),
+            }
+        }
+        let timeout = self.shared.config.fastcgi_timeout;
+        while job.sent < job.request.len() {
+            match backend.write(&job.request[job.sent..]) {
+                Ok(n) => {
+                    job.sent += n;
+                    job.deadline = self.now + timeout;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Trouble::Lost(format!("write: {e}"))),
+            }
+        }
+        let mut buf = [0u8; 32 << 10];
+        loop {
+            if out.len() >= OUT_HIGH_WATER {
+                return Ok(Step::More);
+            }
+            let Some(backend) = job.backend.as_mut() else {
+                return Ok(Step::Wait);
+            };
+            let n = match backend.read(&mut buf) {
+                Ok(0) => return Err(Trouble::Lost("closed the connection mid-answer".into())),
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Ok(if out.is_empty() {
+                        Step::Wait
+                    } else {
+                        Step::More
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Trouble::Lost(format!("read: {e}"))),
+            };
+            job.deadline = self.now + timeout;
+            job.input.extend_from_slice(&buf[..n]);
+            if let Some(reusable) = self.decode(job, out)? {
+                return Ok(Step::Ended(reusable));
+            }
+        }
+    }
+
+    /// Decodes the complete records in the job's input; Some(reusable) once the request ended.
+    fn decode(&mut self, job: &mut FcgiJob, out: &mut Vec<u8>) -> Result<Option<bool>, Trouble> {
+        let max = self.shared.config.fastcgi_max_output;
+        let mut pos = 0;
+        let result = loop {
+            let (rec, used) = match record::next(&job.input[pos..]) {
+                Ok(Some(r)) => r,
+                Ok(None) => break None,
+                Err(g) => return Err(Trouble::Garbage(g.0.to_string())),
+            };
+            pos += used;
+            match rec {
+                Record::Stdout(data) => job
+                    .reply
+                    .stdout(data, out, self.date.line(), max)
+                    .map_err(|e| Trouble::Garbage(e.to_string()))?,
+                Record::Stderr(text) => backend_log(
+                    &self.shared.fastcgi[job.rule],
+                    &format!("stderr: {}", String::from_utf8_lossy(text).trim_end()),
+                ),
+                Record::End { complete } => break Some(complete && pos == job.input.len()),
+            }
+        };
+        job.input.drain(..pos);
+        Ok(result)
+    }
+
+    /// The backend ended the request: answer, log, and free the connection for the next request.
+    fn complete(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+        reusable: bool,
+    ) -> Pump {
+        let Some(mut job) = conn.fcgi.take() else {
+            return Pump::Progress;
+        };
+        self.detach(&mut job, registry, reusable);
+        let date = self.date.line().to_vec();
+        let (status, bytes) = match job.reply.finish(out, &date) {
+            Ok(Done::Answered(status, bytes)) => (status, bytes),
+            Ok(Done::Redirect(path)) => {
+                return self.local_redirect(conn, out, idx, registry, job, &path)
+            }
+            Err(why) => {
+                backend_log(&self.shared.fastcgi[job.rule], why);
+                (502, response::failed(out, &date, 502, &job.reply))
+            }
+        };
+        self.answered(conn, &job, status, bytes);
+        Pump::Progress
+    }
+
+    /// Serves `path` for the request instead (a GET, as RFC 3875 §6.2.2 has it).
+    fn local_redirect(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+        job: Box<FcgiJob>,
+        path: &[u8],
+    ) -> Pump {
+        let r = &job.reply;
+        if job.redirects >= MAX_REDIRECTS {
+            backend_log(&self.shared.fastcgi[job.rule], "local redirect loop");
+            let n = response::failed(out, self.date.line(), 500, r);
+            self.answered(conn, &job, 500, n);
+            return Pump::Progress;
+        }
+        let mut raw = b"GET ".to_vec();
+        raw.extend_from_slice(path);
+        raw.extend_from_slice(if r.minor == 0 {
+            b" HTTP/1.0\r\n"
+        } else {
+            b" HTTP/1.1\r\n"
+        });
+        raw.extend_from_slice(match (r.keep, r.minor) {
+            (true, 0) => &b"Connection: keep-alive\r\n\r\n"[..],
+            (true, _) => b"\r\n",
+            (false, _) => b"Connection: close\r\n\r\n",
+        });
+        let limits = self.shared.limits;
+        let Ok(Some(head)) = webstand_http1::request::parse_head(&raw, &limits) else {
+            let n = response::failed(out, self.date.line(), 502, r);
+            self.answered(conn, &job, 502, n);
+            return Pump::Progress;
+        };
+        self.fcgi_redirects = job.redirects + 1;
+        let answer = self.respond(conn, &head, b"", out, idx, registry);
+        self.fcgi_redirects = 0;
+        if let Some((status, bytes, user)) = answer {
+            self.log(conn.peer, user.as_deref(), &job.request_line, status, bytes);
+        }
+        Pump::Progress
+    }
+
+    /// Logs the answer and decides whether the client connection stays open.
+    fn answered(&mut self, conn: &mut Conn, job: &FcgiJob, status: u16, bytes: u64) {
+        if !job.reply.keep || !respond::keeps_connection(status) || self.draining {
+            conn.closing = true;
+        }
+        let user = job.user.clone();
+        self.log(conn.peer, user.as_deref(), &job.request_line, status, bytes);
+    }
+
+    /// Ends the job with `status` (502, 504), or cuts the answer short if its head is already sent.
+    fn fail(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+        status: u16,
+        why: &str,
+    ) -> Pump {
+        let Some(mut job) = conn.fcgi.take() else {
+            return Pump::Progress;
+        };
+        backend_log(&self.shared.fastcgi[job.rule], why);
+        self.detach(&mut job, registry, false);
+        if job.queued {
+            self.fcgi_pools[job.rule].forget(idx);
+        }
+        if job.reply.committed() {
+            conn.closing = true;
+            let user = job.user.clone();
+            self.log(
+                conn.peer,
+                user.as_deref(),
+                &job.request_line,
+                job.reply.status,
+                0,
+            );
+            return Pump::Progress;
+        }
+        let n = response::failed(out, self.date.line(), status, &job.reply);
+        self.answered(conn, &job, status, n);
+        Pump::Progress
+    }
+
+    /// The backend stayed silent past `fastcgi_timeout`: 504.
+    pub fn fastcgi_timed_out(
+        &mut self,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) {
+        let secs = self.shared.config.fastcgi_timeout.as_secs_f64();
+        let why = format!("no answer within {secs}s");
+        self.fail(conn, out, idx, registry, 504, &why);
+    }
+
+    /// The client went away: drop its job (the backend connection is closed, not kept: the
+    /// backend may still be writing an answer for it).
+    pub fn end_fastcgi(&mut self, conn: &mut Conn, idx: usize, registry: &mio::Registry) {
+        if let Some(mut job) = conn.fcgi.take() {
+            self.detach(&mut job, registry, false);
+            if job.queued {
+                self.fcgi_pools[job.rule].forget(idx);
+            }
+        }
+    }
+}
+
+/// Where an exchange stands.
+enum Step {
+    Wait,
+    More,
+    /// The backend ended the request; its connection can be kept.
+    Ended(bool),
+}
+
+/// What went wrong with a backend.
+enum Trouble {
+    /// The connection failed or closed.
+    Lost(String),
+    /// It sent something that is not a FastCGI answer.
+    Garbage(String),
+}
+
+/// One line on stderr about a backend's trouble.
+fn backend_log(rule: &Rule, why: &str) {
+    eprintln!("webstand serve: fastcgi backend {}: {why}", rule.address);
+}

@@ -1,0 +1,313 @@
+//! Turning a backend's STDOUT stream (CGI header fields, blank line, body) into the HTTP answer.
+//!
+//! The header block is collected whole (at most `HEAD_MAX` bytes: more is a broken or hostile
+//! backend, 502). The body is then held back until the request ends or it outgrows `STREAM_AFTER`:
+//! a typical page (PHP's output, a few tens of KiB) is answered in one piece with a Content-Length,
+//! and anything larger is streamed as it arrives, chunked for HTTP/1.1 (so the connection stays
+//! keep-alive) and delimited by the close for HTTP/1.0. A `Location: /local/path` with no status and
+//! no other fields is a local redirect (RFC 3875 §6.2.2): the caller serves that path instead.
+
+use crate::cgi::{find, read_cgi_head, CgiHead};
+use crate::respond::{self, connection_line, push_num, status_line};
+
+/// Largest header block accepted from a backend.
+pub const HEAD_MAX: usize = 64 << 10;
+/// Body bytes held back before the head is sent and the rest streamed.
+const STREAM_AFTER: usize = 128 << 10;
+
+enum Phase {
+    /// Collecting the header block.
+    Head(Vec<u8>),
+    /// Head read; the body collected so far.
+    Held {
+        status: u16,
+        fields: Vec<u8>,
+        body: Vec<u8>,
+    },
+    /// Head sent: body bytes go out as they come.
+    Streaming { chunked: bool },
+    /// A local redirect to this path.
+    Redirect(Vec<u8>),
+}
+
+/// How the answer ended.
+pub enum Done {
+    /// Answered: status and body bytes.
+    Answered(u16, u64),
+    /// Serve this local path instead.
+    Redirect(Vec<u8>),
+}
+
+pub struct Reply {
+    phase: Phase,
+    /// Body bytes the backend sent so far.
+    body_total: u64,
+    pub status: u16,
+    pub head_only: bool,
+    pub minor: u8,
+    /// Whether the client connection stays open after this answer.
+    pub keep: bool,
+}
+
+impl Reply {
+    pub fn new(head_only: bool, minor: u8, keep: bool) -> Reply {
+        Reply {
+            phase: Phase::Head(Vec::new()),
+            body_total: 0,
+            status: 0,
+            head_only,
+            minor,
+            keep,
+        }
+    }
+
+    /// The backend sent anything at all (a kept connection that fails before is retried).
+    pub fn started(&self) -> bool {
+        !matches!(&self.phase, Phase::Head(h) if h.is_empty())
+    }
+
+    /// The head has gone to the client: a failure now can only cut the answer short.
+    pub fn committed(&self) -> bool {
+        matches!(self.phase, Phase::Streaming { .. })
+    }
+
+    /// Takes a piece of the STDOUT stream; Err names what is wrong with it.
+    pub fn stdout(
+        &mut self,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        date: &[u8],
+        max_body: u64,
+    ) -> Result<(), &'static str> {
+        let Phase::Head(head) = &mut self.phase else {
+            return self.body(data, out, date, max_body);
+        };
+        head.extend_from_slice(data);
+        let (head_end, body_start) = match (find(head, b"\r\n\r\n"), find(head, b"\n\n")) {
+            (Some(a), Some(b)) if b < a => (b, b + 2),
+            (Some(a), _) => (a, a + 4),
+            (None, Some(b)) => (b, b + 2),
+            (None, None) if head.len() > HEAD_MAX => return Err("header block over 64 KiB"),
+            (None, None) => return Ok(()),
+        };
+        if head_end > HEAD_MAX {
+            return Err("header block over 64 KiB");
+        }
+        let head = std::mem::take(head);
+        let Some(cgi) = read_cgi_head(&head[..head_end]) else {
+            return Err("malformed header block");
+        };
+        let CgiHead {
+            status,
+            fields,
+            has_type,
+            has_location,
+        } = cgi;
+        if status.is_none() && has_location && !has_type {
+            if let Some(path) = local_location(&fields) {
+                self.phase = Phase::Redirect(path);
+                return Ok(());
+            }
+        }
+        let status = status.unwrap_or(if has_location { 302 } else { 200 });
+        if !has_type && !has_location && status == 200 {
+            return Err("no Content-Type, Location or Status");
+        }
+        self.status = status;
+        self.phase = Phase::Held {
+            status,
+            fields,
+            body: Vec::new(),
+        };
+        self.body(&head[body_start..], out, date, max_body)
+    }
+
+    fn body(
+        &mut self,
+        data: &[u8],
+        out: &mut Vec<u8>,
+        date: &[u8],
+        max_body: u64,
+    ) -> Result<(), &'static str> {
+        self.body_total += data.len() as u64;
+        if self.body_total > max_body {
+            return Err("body beyond the limit");
+        }
+        let no_body = self.head_only || matches!(self.status, 204 | 304);
+        match &mut self.phase {
+            Phase::Held { body, .. } if body.len() + data.len() <= STREAM_AFTER => {
+                body.extend_from_slice(data);
+                return Ok(());
+            }
+            Phase::Streaming { chunked } => {
+                if !no_body {
+                    forward(out, data, *chunked);
+                }
+                return Ok(());
+            }
+            Phase::Held { .. } => {}
+            _ => return Ok(()),
+        }
+        // Held back long enough: send the head and stream the rest.
+        let chunked = self.minor > 0;
+        self.keep &= chunked;
+        let streaming = Phase::Streaming { chunked };
+        if let Phase::Held {
+            status,
+            fields,
+            body,
+        } = std::mem::replace(&mut self.phase, streaming)
+        {
+            let framing: &[u8] = if chunked {
+                b"Transfer-Encoding: chunked\r\n"
+            } else {
+                b""
+            };
+            write_head(out, status, &fields, date, framing, self.minor, self.keep);
+            if !no_body {
+                forward(out, &body, chunked);
+                forward(out, data, chunked);
+            }
+        }
+        Ok(())
+    }
+
+    /// The backend ended the request: write what is still owed.
+    pub fn finish(&mut self, out: &mut Vec<u8>, date: &[u8]) -> Result<Done, &'static str> {
+        let no_body = self.head_only || matches!(self.status, 204 | 304);
+        let sent = if no_body { 0 } else { self.body_total };
+        match std::mem::replace(&mut self.phase, Phase::Head(Vec::new())) {
+            Phase::Head(_) => Err("no header block"),
+            Phase::Redirect(path) => Ok(Done::Redirect(path)),
+            Phase::Held {
+                status,
+                fields,
+                body,
+            } => {
+                let mut length = Vec::with_capacity(32);
+                if status != 204 && status != 304 {
+                    length.extend_from_slice(b"Content-Length: ");
+                    push_num(&mut length, body.len() as u64);
+                    length.extend_from_slice(b"\r\n");
+                }
+                write_head(out, status, &fields, date, &length, self.minor, self.keep);
+                if !no_body {
+                    out.extend_from_slice(&body);
+                }
+                Ok(Done::Answered(status, sent))
+            }
+            Phase::Streaming { chunked } => {
+                if chunked && !no_body {
+                    out.extend_from_slice(b"0\r\n\r\n");
+                }
+                Ok(Done::Answered(self.status, sent))
+            }
+        }
+    }
+}
+
+fn write_head(
+    out: &mut Vec<u8>,
+    status: u16,
+    fields: &[u8],
+    date: &[u8],
+    framing: &[u8],
+    minor: u8,
+    keep: bool,
+) {
+    status_line(out, status);
+    out.extend_from_slice(date);
+    out.extend_from_slice(fields);
+    out.extend_from_slice(framing);
+    connection_line(out, minor, keep);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Body bytes as one chunk (or as they are, when the close delimits the body).
+fn forward(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
+    if data.is_empty() {
+        return;
+    }
+    if chunked {
+        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+        out.extend_from_slice(data);
+        out.extend_from_slice(b"\r\n");
+    } else {
+        out.extend_from_slice(data);
+    }
+}
+
+/// The path of a local redirect: the fields are exactly one `Location: /path` (not `//host`).
+fn local_location(fields: &[u8]) -> Option<Vec<u8>> {
+    let line = fields.strip_suffix(b"\r\n")?;
+    if line.windows(2).any(|w| w == b"\r\n") {
+        return None;
+    }
+    let value = line
+        .get(..10)
+        .filter(|n| n.eq_ignore_ascii_case(b"location: "))
+        .map(|_| &line[10..])?;
+    (value.starts_with(b"/") && !value.starts_with(b"//")).then(|| value.to_vec())
+}
+
+/// A 502 or 504 before anything was sent (the caller logs why).
+pub fn failed(out: &mut Vec<u8>, date: &[u8], status: u16, reply: &Reply) -> u64 {
+    respond::simple(
+        out,
+        date,
+        status,
+        reply.minor,
+        reply.keep,
+        b"",
+        reply.head_only,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(minor: u8, pieces: &[&[u8]]) -> (Result<Done, &'static str>, String, bool) {
+        let mut r = Reply::new(false, minor, true);
+        let mut out = Vec::new();
+        for p in pieces {
+            if let Err(e) = r.stdout(p, &mut out, b"Date: x\r\n", 1 << 30) {
+                return (Err(e), String::from_utf8_lossy(&out).into(), r.keep);
+            }
+        }
+        let done = r.finish(&mut out, b"Date: x\r\n");
+        (done, String::from_utf8_lossy(&out).into(), r.keep)
+    }
+
+    #[test]
+    fn small_answers_get_a_length_large_ones_chunks() {
+        let (d, out, keep) = run(1, &[b"Content-Type: text/plain\r\n", b"\r\nhello"]);
+        assert!(matches!(d, Ok(Done::Answered(200, 5))));
+        assert!(out.contains("Content-Length: 5\r\n") && out.ends_with("\r\n\r\nhello") && keep);
+        let big = vec![b'a'; STREAM_AFTER + 10];
+        let (d, out, keep) = run(1, &[b"Status: 404 Nope\nContent-Type: a\n\n", &big]);
+        assert!(matches!(d, Ok(Done::Answered(404, n)) if n == big.len() as u64));
+        assert!(out.starts_with("HTTP/1.1 404 Not Found\r\n"));
+        assert!(out.contains("Transfer-Encoding: chunked\r\n") && out.ends_with("\r\n0\r\n\r\n"));
+        assert!(keep);
+        let (_, out, keep) = run(0, &[b"Content-Type: a\n\n", &big]);
+        assert!(!out.contains("chunked") && !keep);
+    }
+
+    #[test]
+    fn locations_redirect_locally_or_to_the_client() {
+        let (d, _, _) = run(1, &[b"Location: /other.txt\r\n\r\n"]);
+        assert!(matches!(d, Ok(Done::Redirect(p)) if p == b"/other.txt"));
+        let (d, out, _) = run(1, &[b"Location: http://x/\r\n\r\n"]);
+        assert!(matches!(d, Ok(Done::Answered(302, 0))));
+        assert!(out.contains("Location: http://x/\r\n"));
+    }
+
+    #[test]
+    fn broken_heads_are_refused() {
+        assert!(run(1, &[b"no colon here\r\n\r\n"]).0.is_err());
+        assert!(run(1, &[b"X-A: b\r\n\r\nbody"]).0.is_err());
+        assert!(run(1, &[b"Content-Type: a"]).0.is_err());
+        assert!(run(1, &[&vec![b'x'; HEAD_MAX + 1]]).0.is_err());
+    }
+}

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Server-side CPU per PHP request: webstand serve --fastcgi against nginx (fastcgi_pass with
+# fastcgi_keep_conn and an upstream keepalive), both passing the same ~20 KiB generated PHP page to
+# the same php-fpm (static pool of $CHILDREN, unix socket). Server and php-fpm pinned to CPU 0, wrk
+# to CPU 1 (-t1 -c$C -d${D}s, keep-alive). CPU = utime+stime from /proc of the server's process tree,
+# and of php-fpm's, each divided by the requests wrk completed. Rounds alternate the servers.
+# Usage: scripts/bench/fastcgi-cpu.sh [ROUNDS]  (WEBSTAND=path/to/webstand; default target/release)
+set -u
+ROUNDS=${1:-3}; C=${C:-4}; D=${D:-5}; CHILDREN=${CHILDREN:-4}
+WEBSTAND=${WEBSTAND:-$(dirname "$0")/../../target/release/webstand}
+DIR=$(mktemp -d /tmp/fastcgi-cpu.XXXXXX); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
+mkdir -p "$DOC"
+cat > "$DOC/page.php" <<'PHP'
+<?php
+echo "<!DOCTYPE html>\n<html><head><title>webstand php</title></head><body>\n";
+for ($i = 0; $i < 200; $i++) {
+    echo "<p class=\"row\">Row ", $i, ": ", str_repeat(chr(97 + $i % 26), 64), " ", md5((string)$i), "</p>\n";
+}
+echo "</body></html>\n";
+PHP
+cat > "$DIR/fpm.conf" <<CONF
+[global]
+error_log = $DIR/fpm.log
+daemonize = no
+[bench]
+listen = $DIR/fpm.sock
+listen.backlog = 1024
+pm = static
+pm.max_children = $CHILDREN
+pm.max_requests = 0
+clear_env = yes
+CONF
+cat > "$DIR/nginx.conf" <<CONF
+worker_processes 1; daemon off; pid $DIR/nginx.pid; error_log $DIR/nginx-error.log;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 1000000;
+  upstream php { server unix:$DIR/fpm.sock; keepalive $CHILDREN; }
+  server { listen 127.0.0.1:18280; root $DOC;
+    location ~ \.php\$ { include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
+      fastcgi_keep_conn on; fastcgi_pass php; } } }
+CONF
+tree_ticks() { # utime+stime of a process and its descendants
+  local total=0 p todo=$1 seen=""
+  while :; do
+    set -- $todo; [ $# -gt 0 ] || break; p=$1; shift; todo="$*"
+    case " $seen " in *" $p "*) continue;; esac; seen="$seen $p"
+    [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15}' /proc/$p/stat)))
+    todo="$todo $(ps -o pid= --ppid $p | tr '\n' ' ')"
+  done; echo $total; }
+wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+ROOT_FLAG=""; [ "$(id -u)" = 0 ] && ROOT_FLAG=-R
+taskset -c 0 php-fpm8.2 -F -y "$DIR/fpm.conf" $ROOT_FLAG & FPM=$!
+for _ in $(seq 100); do [ -S "$DIR/fpm.sock" ] && break; sleep 0.05; done
+OUT=$DIR/results.tsv; : > "$OUT"
+measure() { # name port pid
+  wait_port $2 || { echo "$1 never listened" >&2; return; }
+  curl -sf "http://127.0.0.1:$2/page.php" | md5sum | sed "s/^/  $1 page md5 /" >&2
+  taskset -c 1 wrk -t1 -c$C -d1s "http://127.0.0.1:$2/page.php" >/dev/null   # warm-up
+  local s0 f0 s1 f1 out reqs
+  s0=$(tree_ticks $3); f0=$(tree_ticks $FPM)
+  out=$(taskset -c 1 wrk -t1 -c$C -d${D}s "http://127.0.0.1:$2/page.php")
+  s1=$(tree_ticks $3); f1=$(tree_ticks $FPM)
+  reqs=$(echo "$out" | awk '/requests in/{print $1}')
+  echo "$out" | grep -E 'Non-2xx|Socket errors' | sed "s/^/  $1: /" >&2
+  awk -v n=$1 -v r=$reqs -v s=$((s1-s0)) -v f=$((f1-f0)) -v hz=$HZ -v d=$D 'BEGIN{
+    printf "%s\t%d\t%.1f\t%.1f\n", n, r/d, s/hz*1e6/r, (s+f)/hz*1e6/r }' | tee -a "$OUT"
+}
+echo -e "server\trps\tserver_us_per_req\tserver+fpm_us_per_req"
+for r in $(seq $ROUNDS); do
+  taskset -c 0 nginx -c "$DIR/nginx.conf" & P=$!; measure nginx 18280 $P; kill $P; wait $P 2>/dev/null
+  taskset -c 0 "$WEBSTAND" serve "$DOC" --listen 127.0.0.1:18281 --threads 1 \
+    --fastcgi "*.php=unix:$DIR/fpm.sock" --fastcgi-connections $CHILDREN 2>/dev/null & P=$!
+  measure builtin 18281 $P; kill $P; wait $P 2>/dev/null
+done
+kill $FPM; wait $FPM 2>/dev/null
+echo "# medians"
+for n in nginx builtin; do
+  for col in 2 3 4; do awk -v n=$n -v c=$col '$1==n{print $c}' "$OUT" | sort -n | awk '{a[NR]=$1}END{printf "%s ", a[int((NR+1)/2)]}'; done
+  echo " $n"
+done
+rm -rf "$DIR"

@@ -1,0 +1,573 @@
+//! `webstand serve --fastcgi`: PHP through a real php-fpm (started here in the foreground with its
+//! own config, a unix socket and a TCP port), and every bad-backend case against an in-test fake
+//! FastCGI backend. After each failure the server still serves static files.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// php-fpm in the foreground, stopped (SIGTERM, then SIGKILL) when dropped, also on a failure.
+struct PhpFpm {
+    child: Child,
+    socket: PathBuf,
+    port: u16,
+}
+
+impl Drop for PhpFpm {
+    fn drop(&mut self) {
+        // SAFETY: a signal to the child this guard started and has not yet waited for.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts php-fpm with a static pool of `children` listening on a unix socket and on a TCP port
+/// (two pools), and waits until both accept connections.
+fn start_php_fpm(dir: &Path, children: usize) -> PhpFpm {
+    let fpm = common::require("php-fpm8.2");
+    let socket = dir.join("fpm.sock");
+    let port = common::free_port();
+    let pool = |name: &str, listen: &str| {
+        format!(
+            "[{name}]\nlisten = {listen}\npm = static\npm.max_children = {children}\nclear_env = yes\n"
+        )
+    };
+    let conf = format!(
+        "[global]\nerror_log = {}\ndaemonize = no\npid = {}\n{}{}",
+        dir.join("fpm.log").display(),
+        dir.join("fpm.pid").display(),
+        pool("unix", &socket.display().to_string()),
+        pool("tcp", &format!("127.0.0.1:{port}")),
+    );
+    let conf_path = dir.join("fpm.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let mut cmd = Command::new(fpm);
+    cmd.args(["-F", "-y"]).arg(&conf_path);
+    // SAFETY: geteuid has no preconditions. As root (CI), php-fpm needs -R to run its pools.
+    if unsafe { libc::geteuid() } == 0 {
+        cmd.arg("-R");
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start php-fpm8.2");
+    let guard = PhpFpm {
+        child,
+        socket,
+        port,
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let tcp: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    while std::os::unix::net::UnixStream::connect(&guard.socket).is_err()
+        || TcpStream::connect(tcp).is_err()
+    {
+        assert!(Instant::now() < deadline, "php-fpm never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    guard
+}
+
+fn php_root() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let w = |name: &str, body: &str| std::fs::write(d.path().join(name), body).unwrap();
+    w(
+        "index.php",
+        r#"<?php header("X-Php: yes"); echo "script=", $_SERVER["SCRIPT_NAME"], " file=", $_SERVER["SCRIPT_FILENAME"], " info=", $_SERVER["PATH_INFO"] ?? "", " query=", $_SERVER["QUERY_STRING"], " method=", $_SERVER["REQUEST_METHOD"], " uri=", $_SERVER["REQUEST_URI"], " port=", $_SERVER["SERVER_PORT"], " remote=", $_SERVER["REMOTE_ADDR"], " type=", $_SERVER["CONTENT_TYPE"] ?? "", " length=", $_SERVER["CONTENT_LENGTH"] ?? "", " ua=", $_SERVER["HTTP_USER_AGENT"] ?? "", " proxy=", getenv("HTTP_PROXY") ?: ($_SERVER["HTTP_PROXY"] ?? "none"), " https=", $_SERVER["HTTPS"] ?? "off", " root=", $_SERVER["DOCUMENT_ROOT"], " body=", file_get_contents("php://input");"#,
+    );
+    w(
+        "moved.php",
+        r#"<?php header("Location: /index.php?from=moved");"#,
+    );
+    w(
+        "gone.php",
+        r#"<?php http_response_code(404); echo "no such thing";"#,
+    );
+    w(
+        "big.php",
+        r#"<?php for ($i = 0; $i < 30000; $i++) { echo str_pad((string)$i, 99, "."), "\n"; }"#,
+    );
+    w("static.txt", "static file\n");
+    d
+}
+
+/// curl's head and body for a request (-D - then the body).
+fn curl(args: &[&str]) -> (String, Vec<u8>) {
+    let out = Command::new(common::require("curl"))
+        .args(["-s", "-S", "--max-time", "10", "-D", "-"])
+        .args(args)
+        .output()
+        .expect("run curl");
+    let all = out.stdout;
+    let end = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("curl printed no head: {}", common::stderr(&out)));
+    (
+        String::from_utf8_lossy(&all[..end]).into_owned(),
+        all[end + 4..].to_vec(),
+    )
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The big page as PHP writes it.
+fn big_page() -> Vec<u8> {
+    let mut v = Vec::new();
+    for i in 0..30000 {
+        v.extend_from_slice(format!("{i:.<99}\n").as_bytes());
+    }
+    v
+}
+
+fn php_requests_through(address: &str) {
+    let d = php_root();
+    let fpm = start_php_fpm(d.path(), 2);
+    let address = address
+        .replace("SOCK", &fpm.socket.display().to_string())
+        .replace("PORT", &fpm.port.to_string());
+    let rule = format!("**.php={address}");
+    let s = common::serve(
+        d.path(),
+        &[
+            "--threads",
+            "1",
+            "--index",
+            "index.php",
+            "--fastcgi",
+            &rule,
+            "--fastcgi-connections",
+            "2",
+        ],
+    );
+    let url = |p: &str| format!("http://{}{}", s.addr, p);
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    let (h, b) = curl(&[
+        "-H",
+        "Proxy: http://evil:1",
+        &url("/index.php/extra/info?a=1&b=2"),
+    ]);
+    let b = text(&b);
+    assert!(h.starts_with("HTTP/1.1 200 OK"), "{h}");
+    assert!(
+        h.contains("X-Php: yes") && h.contains("Content-Length: "),
+        "{h}"
+    );
+    for want in [
+        "script=/index.php ".to_string(),
+        format!("file={}/index.php ", root.display()),
+        "info=/extra/info ".into(),
+        "query=a=1&b=2 ".into(),
+        "method=GET ".into(),
+        "uri=/index.php/extra/info?a=1&b=2 ".into(),
+        format!("port={} ", s.addr.port()),
+        "remote=127.0.0.1 ".into(),
+        "ua=curl/".into(),
+        "proxy=none ".into(),
+        "https=off ".into(),
+        format!("root={} ", root.display()),
+    ] {
+        assert!(b.contains(&want), "{want:?} missing in {b}");
+    }
+    // POST body, and index.php answering for the directory URL.
+    let (h, b) = curl(&["--data-binary", "posted=yes", &url("/")]);
+    let b = text(&b);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert!(
+        b.contains("method=POST ") && b.contains("body=posted=yes"),
+        "{b}"
+    );
+    assert!(
+        b.contains("type=application/x-www-form-urlencoded length=10 "),
+        "{b}"
+    );
+    // Location and Status.
+    let (h, _) = curl(&[&url("/moved.php")]);
+    assert!(h.starts_with("HTTP/1.1 302 Found"), "{h}");
+    assert!(h.contains("Location: /index.php?from=moved"), "{h}");
+    let (h, b) = curl(&[&url("/gone.php")]);
+    assert!(h.starts_with("HTTP/1.1 404"), "{h}");
+    assert_eq!(b, b"no such thing");
+    let (h, _) = curl(&[&url("/missing.php")]);
+    assert!(h.starts_with("HTTP/1.1 404"), "{h}");
+    // A large answer streams chunked.
+    let (h, b) = curl(&[&url("/big.php")]);
+    assert!(h.contains("Transfer-Encoding: chunked"), "{h}");
+    assert!(b == big_page(), "big page differs ({} bytes)", b.len());
+    // Several PHP requests, the large one among them, on one client connection.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut reader = BufReader::new(c.try_clone().unwrap());
+    for path in ["/index.php?n=1", "/big.php", "/gone.php", "/index.php?n=4"] {
+        write!(c, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let (status, body) = read_answer(&mut reader);
+        let want = if path == "/gone.php" { 404 } else { 200 };
+        assert_eq!(status, want, "{path}");
+        if path == "/big.php" {
+            assert!(body == big_page());
+        }
+    }
+    let (h, b) = curl(&[&url("/static.txt")]);
+    assert!(
+        h.starts_with("HTTP/1.1 200") && b == b"static file\n",
+        "{h}"
+    );
+    drop(fpm);
+}
+
+/// Reads one answer (Content-Length or chunked) off a keep-alive connection.
+fn read_answer(r: &mut BufReader<TcpStream>) -> (u16, Vec<u8>) {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let status: u16 = line
+        .split(' ')
+        .nth(1)
+        .expect("status line")
+        .parse()
+        .unwrap();
+    let (mut length, mut chunked) = (None, false);
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        let l = line.trim_end().to_ascii_lowercase();
+        if l.is_empty() {
+            break;
+        }
+        if let Some(v) = l.strip_prefix("content-length: ") {
+            length = Some(v.parse::<usize>().unwrap());
+        }
+        chunked |= l == "transfer-encoding: chunked";
+        assert!(l != "connection: close", "the connection was not kept");
+    }
+    let mut body = Vec::new();
+    if chunked {
+        loop {
+            line.clear();
+            r.read_line(&mut line).unwrap();
+            let n = usize::from_str_radix(line.trim_end(), 16).unwrap();
+            let mut piece = vec![0; n + 2];
+            r.read_exact(&mut piece).unwrap();
+            body.extend_from_slice(&piece[..n]);
+            if n == 0 {
+                break;
+            }
+        }
+    } else {
+        body.resize(length.expect("a length or chunks"), 0);
+        r.read_exact(&mut body).unwrap();
+    }
+    (status, body)
+}
+
+#[test]
+fn php_over_a_unix_socket() {
+    php_requests_through("unix:SOCK");
+}
+
+#[test]
+fn php_over_tcp() {
+    php_requests_through("127.0.0.1:PORT");
+}
+
+/// What a fake backend does with each request it reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Fake {
+    /// A proper answer naming the connection and its request count; keeps the connection.
+    Answer,
+    /// Reads the request and never answers.
+    Silent,
+    /// Answers with bytes that are not FastCGI records.
+    Garbage,
+    /// A header block that never ends (80 KiB of fields).
+    HugeHead,
+    /// A body of 5000 bytes.
+    LongBody,
+    /// A bare `Location: /static.txt` (a local redirect).
+    LocalRedirect,
+}
+
+/// A FastCGI backend on a unix socket in the test's directory: counts accepted connections, and
+/// records the parameter names of the last request.
+struct FakeBackend {
+    socket: PathBuf,
+    accepts: Arc<AtomicUsize>,
+    params: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+fn fake_backend(dir: &Path, mode: Fake) -> FakeBackend {
+    let socket = dir.join(format!("fake-{}.sock", common::free_port()));
+    let listener = UnixListener::bind(&socket).unwrap();
+    let accepts = Arc::new(AtomicUsize::new(0));
+    let params = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (a, p) = (accepts.clone(), params.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            let n = a.fetch_add(1, Ordering::SeqCst) + 1;
+            let p = p.clone();
+            std::thread::spawn(move || serve_fake(stream, mode, n, &p));
+        }
+    });
+    FakeBackend {
+        socket,
+        accepts,
+        params,
+    }
+}
+
+/// Serves requests on one backend connection until the server closes it.
+fn serve_fake(
+    mut s: std::os::unix::net::UnixStream,
+    mode: Fake,
+    conn_no: usize,
+    params: &std::sync::Mutex<Vec<String>>,
+) {
+    for request_no in 1.. {
+        let Some((keep, names)) = read_fake_request(&mut s) else {
+            return;
+        };
+        *params.lock().unwrap() = names;
+        let stdout = |content: &[u8]| {
+            let mut r = vec![1, 6, 0, 1];
+            r.extend_from_slice(&(content.len() as u16).to_be_bytes());
+            r.extend_from_slice(&[0, 0]);
+            r.extend_from_slice(content);
+            r
+        };
+        let reply = match mode {
+            Fake::Silent => {
+                std::thread::sleep(Duration::from_secs(30));
+                return;
+            }
+            Fake::Garbage => b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi".to_vec(),
+            Fake::HugeHead => {
+                let mut r = Vec::new();
+                for _ in 0..2 {
+                    r.extend(stdout(&[b"X-Filler: ".as_slice(), &[b'f'; 40_000], b"\r\n"].concat()));
+                }
+                r
+            }
+            Fake::LongBody => stdout(&[b"Content-Type: text/plain\r\n\r\n".as_slice(), &[b'b'; 5000]].concat()),
+            Fake::LocalRedirect => stdout(b"Location: /static.txt\r\n\r\n"),
+            Fake::Answer => stdout(
+                format!("Content-Type: text/plain\r\n\r\nconnection {conn_no} request {request_no} keep {keep}")
+                    .as_bytes(),
+            ),
+        };
+        let mut end = reply;
+        end.extend_from_slice(&[1, 3, 0, 1, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        if s.write_all(&end).is_err() || !keep {
+            return;
+        }
+    }
+}
+
+/// Reads BEGIN_REQUEST, PARAMS and STDIN up to the empty STDIN record: (keep_conn, param names).
+fn read_fake_request(s: &mut std::os::unix::net::UnixStream) -> Option<(bool, Vec<String>)> {
+    let (mut keep, mut pairs) = (false, Vec::new());
+    loop {
+        let mut h = [0u8; 8];
+        s.read_exact(&mut h).ok()?;
+        let len = usize::from(u16::from_be_bytes([h[4], h[5]])) + usize::from(h[6]);
+        let mut content = vec![0; len];
+        s.read_exact(&mut content).ok()?;
+        match h[1] {
+            1 => keep = content[2] & 1 == 1,
+            4 => pairs.extend_from_slice(&content[..len - usize::from(h[6])]),
+            5 if len == 0 => return Some((keep, param_names(&pairs))),
+            _ => {}
+        }
+    }
+}
+
+fn param_names(mut b: &[u8]) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut len = |b: &mut &[u8]| -> usize {
+        if b[0] < 0x80 {
+            let n = usize::from(b[0]);
+            *b = &b[1..];
+            n
+        } else {
+            let n = u32::from_be_bytes([b[0] & 0x7f, b[1], b[2], b[3]]) as usize;
+            *b = &b[4..];
+            n
+        }
+    };
+    while !b.is_empty() {
+        let (n, v) = (len(&mut b), len(&mut b));
+        names.push(String::from_utf8_lossy(&b[..n]).into_owned());
+        b = &b[n + v..];
+    }
+    names
+}
+
+fn serve_fake_backend(dir: &Path, socket: &Path, extra: &[&str]) -> common::Running {
+    std::fs::write(dir.join("static.txt"), "static file\n").unwrap();
+    std::fs::write(dir.join("app.php"), "not run here").unwrap();
+    let rule = format!("*.php=unix:{}", socket.display());
+    let mut args = vec!["--threads", "1", "--fastcgi", &rule];
+    args.extend_from_slice(extra);
+    common::serve(dir, &args)
+}
+
+/// The server's stderr once it is stopped.
+fn stop_and_read_stderr(mut s: common::Running) -> String {
+    let _ = s.child.kill();
+    let mut err = String::new();
+    if let Some(mut e) = s.child.stderr.take() {
+        let _ = e.read_to_string(&mut err);
+    }
+    err
+}
+
+fn assert_static_still_served(s: &common::Running) {
+    let (h, b) = curl(&[&format!("http://{}/static.txt", s.addr)]);
+    assert!(
+        h.starts_with("HTTP/1.1 200") && b == b"static file\n",
+        "{h}"
+    );
+}
+
+#[test]
+fn kept_backend_connections_are_reused_and_httpoxy_is_closed() {
+    let d = tempfile::tempdir().unwrap();
+    let fake = fake_backend(d.path(), Fake::Answer);
+    let s = serve_fake_backend(d.path(), &fake.socket, &["--fastcgi-connections", "1"]);
+    let url = format!("http://{}/app.php", s.addr);
+    for i in 1..=5 {
+        let (h, b) = curl(&["-H", "Proxy: http://evil:1", &url]);
+        assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+        assert_eq!(text(&b), format!("connection 1 request {i} keep true"));
+    }
+    assert_eq!(
+        fake.accepts.load(Ordering::SeqCst),
+        1,
+        "one backend connection for 5 requests"
+    );
+    let names = fake.params.lock().unwrap().clone();
+    for want in [
+        "SCRIPT_FILENAME",
+        "SCRIPT_NAME",
+        "REQUEST_URI",
+        "REMOTE_PORT",
+        "HTTP_HOST",
+    ] {
+        assert!(
+            names.iter().any(|n| n == want),
+            "{want} missing in {names:?}"
+        );
+    }
+    assert!(
+        !names.iter().any(|n| n == "HTTP_PROXY"),
+        "httpoxy: {names:?}"
+    );
+    // Concurrent clients beyond the one connection wait for it and are all answered.
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || curl(&[&url]))
+        })
+        .collect();
+    for h in handles {
+        let (head, _) = h.join().unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    }
+    assert_eq!(fake.accepts.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn local_redirects_serve_the_named_path() {
+    let d = tempfile::tempdir().unwrap();
+    let fake = fake_backend(d.path(), Fake::LocalRedirect);
+    let s = serve_fake_backend(d.path(), &fake.socket, &[]);
+    let (h, b) = curl(&[&format!("http://{}/app.php", s.addr)]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(b, b"static file\n");
+}
+
+#[test]
+fn a_backend_that_is_down_is_502_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("nobody.sock");
+    let s = serve_fake_backend(d.path(), &missing, &[]);
+    let started = Instant::now();
+    let (h, _) = curl(&[&format!("http://{}/app.php", s.addr)]);
+    assert!(h.starts_with("HTTP/1.1 502"), "{h}");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_static_still_served(&s);
+    // A TCP port nobody listens on.
+    let port = common::free_port();
+    let rule = format!("*.php=127.0.0.1:{port}");
+    let t = common::serve(d.path(), &["--threads", "1", "--fastcgi", &rule]);
+    let (h, _) = curl(&[&format!("http://{}/app.php", t.addr)]);
+    assert!(h.starts_with("HTTP/1.1 502"), "{h}");
+    assert_static_still_served(&t);
+    assert!(stop_and_read_stderr(s).contains("fastcgi backend unix:"));
+}
+
+#[test]
+fn a_silent_backend_is_504_after_the_timeout() {
+    let d = tempfile::tempdir().unwrap();
+    let fake = fake_backend(d.path(), Fake::Silent);
+    let s = serve_fake_backend(d.path(), &fake.socket, &["--fastcgi-timeout", "1s"]);
+    let started = Instant::now();
+    let (h, _) = curl(&[&format!("http://{}/app.php", s.addr)]);
+    let took = started.elapsed();
+    assert!(h.starts_with("HTTP/1.1 504"), "{h}");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(5),
+        "{took:?}"
+    );
+    assert_static_still_served(&s);
+    assert!(stop_and_read_stderr(s).contains("no answer within 1s"));
+}
+
+#[test]
+fn garbage_huge_heads_and_long_bodies_are_502_with_a_log_line() {
+    for (mode, logged) in [
+        (Fake::Garbage, "not a FastCGI/1.0 record"),
+        (Fake::HugeHead, "header block over 64 KiB"),
+        (Fake::LongBody, "body beyond the limit"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let fake = fake_backend(d.path(), mode);
+        let s = serve_fake_backend(d.path(), &fake.socket, &["--fastcgi-max-output", "1000"]);
+        let (h, _) = curl(&[&format!("http://{}/app.php", s.addr)]);
+        assert!(h.starts_with("HTTP/1.1 502"), "{logged}: {h}");
+        assert_static_still_served(&s);
+        let err = stop_and_read_stderr(s);
+        assert!(err.contains(logged), "{logged} not in {err}");
+    }
+}
+
+#[test]
+fn bad_fastcgi_rules_are_one_line_errors() {
+    let d = tempfile::tempdir().unwrap();
+    for bad in ["*.php", "=unix:/x", "*.php=unix:relative", "*.php=nowhere"] {
+        let o = common::run(&["serve", d.path().to_str().unwrap(), "--fastcgi", bad]);
+        assert!(!o.status.success(), "{bad}");
+        let err = common::stderr(&o);
+        assert!(
+            err.contains("fastcgi rule") && err.lines().count() == 1,
+            "{bad}: {err}"
+        );
+    }
+}
