@@ -11,6 +11,10 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       util-linux iproute2 perl chromium python3
       # openssl: tests/serve_tls.rs makes its certificates and drives `openssl s_client` with it.
       openssl
+      # issue 12: PHP-FPM behind every server, apache's mod_php, php-cli (the lab installs WordPress
+      # with it), a private MariaDB, and Debian's WordPress with its twentytwentyone theme.
+      php8.2-fpm php8.2-cli php8.2-mysql libapache2-mod-php8.2 mariadb-server wordpress
+      wordpress-theme-twentytwentyone lighttpd-mod-deflate
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
@@ -24,5 +28,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   $SUDO rm -f /usr/sbin/policy-rc.d
 fi
-for s in nginx lighttpd apache2 h2o caddy mini-httpd fcgiwrap; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
+for s in nginx lighttpd apache2 h2o caddy mini-httpd fcgiwrap php8.2-fpm mariadb; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
 echo "install-deps: ready ($(nginx -v 2>&1 | tr -d '\n'); $(wrk -v 2>&1 | head -1 | cut -c1-20))"

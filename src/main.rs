@@ -106,6 +106,7 @@ fn main() {
         Some(Cmd::Bench(a)) => cmd::bench::run(a, &global),
         Some(Cmd::Serve(a)) => cmd::serve::run(a, &global),
         Some(Cmd::Fixtures(a)) => cmd::fixtures::run(a, &global),
+        Some(Cmd::Sweep(a)) if cmd::wordpress::wanted(&a) => cmd::wordpress::run(&a, &global),
         Some(Cmd::Sweep(a)) => cmd::sweep::run(a, &global),
         Some(Cmd::Compare(a)) => cmd::compare::run(a, &global),
         Some(Cmd::History(a)) => cmd::history::history(a, &global),

@@ -18,8 +18,9 @@ use webstand_lab::tls::KeyType;
 #[command(after_help = super::session::EXIT_HELP)]
 pub struct Args {
     /// Servers to compare, comma-separated: builtin (webstand serve), builtin-nocache (the same
-    /// without its in-memory file cache), nginx, lighttpd, apache, h2o, caddy, mini_httpd. A missing
-    /// one is skipped with a line saying how to install it
+    /// without its in-memory file cache), nginx, lighttpd, apache, h2o, caddy, mini_httpd, and for PHP
+    /// apache-modphp (prefork + mod_php; `apache` passes PHP to PHP-FPM). A missing one is skipped
+    /// with a line saying how to install it
     #[arg(
         long,
         value_name = "LIST",
@@ -29,8 +30,10 @@ pub struct Args {
 
     /// Workloads, comma-separated: small-files (1000 × 1 KiB at random), cgi (a hello-world CGI
     /// program), large (one 1 MiB file), webstone2 (WebStone 2.0.1's weighted list), 2k (Tenon's
-    /// file); with --tls also tls-ka (2k over HTTPS, keep-alive), tls-new (a new connection and a full
-    /// handshake per request), tls-resume (a new connection per request, resuming the session)
+    /// file), php (a generated 20 KiB PHP page through PHP-FPM, bytes checked), wordpress (Debian's
+    /// WordPress on a private MariaDB, a ~20 KiB index page, gzip; seed 004's table); with --tls
+    /// also tls-ka (2k over HTTPS, keep-alive), tls-new (a new connection and a full handshake per
+    /// request), tls-resume (a new connection per request, resuming the session)
     /// [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume]
     #[arg(long, value_name = "LIST")]
     pub workloads: Option<String>,
@@ -125,6 +128,14 @@ pub struct Args {
     #[arg(short = 's', long, value_name = "DURATION", default_value = "10s")]
     pub timeout: String,
 
+    /// The php and wordpress workloads: PHP-FPM's binary, a name or a path
+    #[arg(long, value_name = "PROGRAM", default_value = webstand_lab::php::fpm::PROGRAM)]
+    pub php_fpm: String,
+
+    /// The php and wordpress workloads: PHP-FPM's workers (a static pool shared by every server)
+    #[arg(long, value_name = "N", default_value_t = webstand_lab::php::DEFAULT_CHILDREN)]
+    pub php_children: usize,
+
     /// Print the comparison as one JSON document on stdout instead of tables
     #[arg(long)]
     pub json: bool,
@@ -200,7 +211,21 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
         bail!("--rounds must be at least 1");
     }
     o.rounds = args.rounds;
+    if args.php_children == 0 {
+        bail!("--php-children must be at least 1");
+    }
+    o.php_fpm = args.php_fpm.clone();
+    o.php_children = args.php_children;
     Ok(o)
+}
+
+/// How a comparison's results are printed.
+pub struct Printing {
+    pub json: bool,
+    pub quiet: bool,
+    pub max_error_pct: f64,
+    /// Also each server's sweep table over clients (the wordpress preset's).
+    pub sweeps: bool,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -211,10 +236,21 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         None => scratch.path().join("docroot"),
     };
     let opts = options(&args, docroot)?;
-    let mut obs = super::session::open(global, "compare", "lab", args.quiet)?;
-    let mut diagnosing = Diagnosing::new(&mut obs, None, args.max_error_pct);
+    let printing = Printing {
+        json: args.json,
+        quiet: args.quiet,
+        max_error_pct: args.max_error_pct,
+        sweeps: false,
+    };
+    execute(&opts, &printing, global)
+}
+
+/// Runs a comparison whose options are checked, prints it, and returns its exit status.
+pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
+    let mut obs = super::session::open(global, "compare", "lab", p.quiet)?;
+    let mut diagnosing = Diagnosing::new(&mut obs, None, p.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
-    let outcome = compare::run(&opts, &mut diagnosing);
+    let outcome = compare::run(opts, &mut diagnosing);
     let peaks = outcome
         .as_ref()
         .map(|c| peak_diagnoses(c, &diagnosing))
@@ -223,17 +259,21 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let peaks = peaks.unwrap_or_default();
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
-    let verdict = verdict(&comparison, args.max_error_pct);
-    let text = if args.json {
+    let verdict = verdict(&comparison, p.max_error_pct);
+    let text = if p.json {
         let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
         format!("{doc:#}\n")
+    } else if p.sweeps {
+        webstand_report::comparison::render_comparison(&comparison)
+            + &webstand_report::seed004::render_sweeps(&comparison)
+            + &peaks_section(&peaks)
     } else {
         webstand_report::comparison::render_comparison(&comparison) + &peaks_section(&peaks)
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
-    let saved = if args.json {
+    let saved = if p.json {
         SavedLine::Stderr
     } else {
         SavedLine::Stdout

@@ -17,4 +17,5 @@ pub mod sweep;
 pub mod sweep_target;
 pub mod tls_args;
 pub mod usage;
+pub mod wordpress;
 pub mod workload_args;

@@ -14,6 +14,8 @@ pub enum Preset {
     Webstone2,
     ThttpdSmall,
     AbDuel,
+    /// Seed 004: WordPress through the lab's servers (`super::wordpress`).
+    Wordpress,
 }
 
 /// What a preset sets unless the command line says otherwise.
@@ -80,6 +82,7 @@ pub fn preset_defaults(p: Preset) -> PresetDefaults {
             Table::Sweep(Layout::Full),
             secs(60),
         ),
+        Preset::Wordpress => super::wordpress::defaults(),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
                 LevelSpec {

@@ -54,9 +54,15 @@ pub struct Args {
 
     /// A seed experiment: tenon (1..32 clients, /2k.html), webstone1 (16..128/16, Silicon Surf page
     /// classes), webstone2 (10..200/10, WebStone 2.0.1 list), thttpd-small (1..256*2, 1000 random
-    /// 1 KiB files, checksummed), ab-duel (-n 100 -c 5 then -n 10000 -c 100 on /file6k.html)
+    /// 1 KiB files, checksummed), ab-duel (-n 100 -c 5 then -n 10000 -c 100 on /file6k.html),
+    /// wordpress (seed 004, no URL: the lab's servers on WordPress, -n 1000 at -c 10,50,100, gzip)
     #[arg(long, value_enum, value_name = "NAME")]
     pub preset: Option<Preset>,
+
+    /// With --preset wordpress: the lab's servers to run
+    /// [default: apache-modphp,lighttpd,nginx,h2o,caddy,apache,builtin]
+    #[arg(long, value_name = "LIST", requires = "preset")]
+    pub servers: Option<String>,
 
     /// With --preset: the seed's own lengths (tenon 1,000,000 requests per level, webstone1 5 min,
     /// webstone2 10 min, thttpd-small 1 min)

@@ -26,7 +26,13 @@ pub fn run(args: &[&str]) -> Output {
 }
 
 pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
+    run_with_env(args, &[], limit)
+}
+
+/// `run_with_timeout` with extra environment variables (a TMPDIR of the test's own, a PATH).
+pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
     let mut child = webstand()
+        .envs(env.iter().copied())
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

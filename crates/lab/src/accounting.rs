@@ -1,8 +1,9 @@
 //! What a lab server costs during each measured level: its CPU time (from its cgroup, see `cgroup`)
 //! before and after each run, and its resident memory sampled during it (its CGI bridge's only on the
 //! CGI workload; its CPU is counted always, and is nil when idle), handed to the caller's
-//! observer with each level. Wraps the caller's observer, so sweeps and max-users searches need not
-//! know about servers.
+//! observer with each level. On dynamic workloads the PHP backends' CPU (PHP-FPM, MariaDB: cgroups of
+//! their own) is read over the same level, for the server-with-PHP figure. Wraps the caller's
+//! observer, so sweeps and max-users searches need not know about servers.
 
 use anyhow::Result;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use webstand_engine::{CpuTime, Live, Plan};
 
 use crate::compare::CompareObserver;
+use crate::php::Backends;
 use crate::procstat::{self, RssSampler};
 use crate::servers::Server;
 use crate::sweep::{Level, Observer};
@@ -25,6 +27,12 @@ pub(crate) struct Accounting<'a> {
     last: Option<(CpuTime, u64)>,
     /// CPU time of each measured level, in order.
     pub per_level: Vec<CpuTime>,
+    /// PHP-FPM and MariaDB, when the workload runs PHP: their CPU before the run, the last run's,
+    /// and each measured level's.
+    backends: Option<&'a Backends>,
+    backends_before: Option<CpuTime>,
+    backends_last: Option<CpuTime>,
+    pub backends_per_level: Vec<CpuTime>,
     /// Largest RSS seen over every run, KiB.
     pub peak_rss_kib: u64,
 }
@@ -43,8 +51,18 @@ impl<'a> Accounting<'a> {
             sampler: None,
             last: None,
             per_level: Vec::new(),
+            backends: None,
+            backends_before: None,
+            backends_last: None,
+            backends_per_level: Vec::new(),
             peak_rss_kib: 0,
         }
+    }
+
+    /// Also reads `backends`' CPU over each level.
+    pub fn with_backends(mut self, backends: Option<&'a Backends>) -> Accounting<'a> {
+        self.backends = backends;
+        self
     }
 }
 
@@ -54,6 +72,7 @@ impl Observer for Accounting<'_> {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.before = Some(self.server.cpu());
+        self.backends_before = self.backends.map(Backends::cpu);
         let members = self.server.members(self.bridge);
         self.sampler = Some(RssSampler::start(
             Box::new(move || members.pids()),
@@ -73,11 +92,18 @@ impl Observer for Accounting<'_> {
             .before
             .take()
             .map(|b| (procstat::cpu_delta(b, after), rss));
+        self.backends_last = self
+            .backends
+            .zip(self.backends_before.take())
+            .map(|(now, before)| procstat::cpu_delta(before, now.cpu()));
         self.inner.run_ended();
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let (cpu, rss) = self.last.take().unwrap_or_default();
         self.per_level.push(cpu);
+        if let Some(b) = self.backends_last.take() {
+            self.backends_per_level.push(b);
+        }
         self.inner.level_done(level)?;
         self.inner
             .server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));

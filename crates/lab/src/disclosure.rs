@@ -39,6 +39,31 @@ pub fn cgi_unavailable(kind: Kind) -> Option<String> {
     })
 }
 
+/// Why `kind` cannot run the php and wordpress workloads, if it cannot.
+pub fn php_unavailable(kind: Kind) -> Option<String> {
+    (kind == Kind::MiniHttpd)
+        .then(|| "no PHP: mini_httpd has no FastCGI (the lab does not run PHP as CGI)".into())
+}
+
+/// How `kind` ran a PHP workload: in its own children, or through the shared PHP-FPM pool; and
+/// compression where a server has none.
+pub fn php_notes(kind: Kind, wk: WorkloadKind, fpm_children: usize) -> Vec<String> {
+    let mut out = vec![if kind == Kind::ApacheModPhp {
+        "PHP inside apache's prefork children (mod_php): PHP-FPM idle".to_string()
+    } else {
+        format!("PHP through PHP-FPM ({fpm_children} workers, static pool), counted in srv+php")
+    }];
+    if wk == WorkloadKind::Wordpress {
+        out.push("MariaDB's CPU counted in srv+php".into());
+        if matches!(kind, Kind::Builtin | Kind::BuiltinNoCache) {
+            out.push(
+                "no compression: webstand serve has no gzip (its bytes are the whole page)".into(),
+            );
+        }
+    }
+    out
+}
+
 /// The line under the comparison's heading saying where server CPU time came from.
 pub fn cpu_accounting(servers: &[ServerOutcome]) -> String {
     let mut sources: Vec<CpuSource> = servers.iter().filter_map(|s| s.cpu_source).collect();

@@ -10,6 +10,7 @@ use crate::accounting::Accounting;
 use crate::compare::{CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome};
 use crate::disclosure;
 use crate::maxusers;
+use crate::php::{pass::Pass, Backends};
 use crate::procstat;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
@@ -25,6 +26,8 @@ pub(crate) struct Run<'a> {
     pub workloads: &'a [(WorkloadKind, Workload)],
     /// The lab's certificate, when every server runs on HTTPS.
     pub cert: Option<&'a Arc<LabCert>>,
+    /// PHP-FPM (and MariaDB), when the run has dynamic workloads.
+    pub backends: Option<&'a Backends>,
 }
 
 impl Run<'_> {
@@ -105,6 +108,10 @@ impl Run<'_> {
         let mut setup = Setup::new(&self.opts.docroot);
         setup.limits = self.opts.limits();
         setup.tls = self.cert.cloned();
+        setup.php = self.backends.map(|b| Pass {
+            socket: b.socket().display().to_string(),
+            children: self.opts.php_children,
+        });
         if self.pinned {
             setup.cpus = Some(self.opts.server_cpus.clone());
         }
@@ -149,9 +156,11 @@ impl Run<'_> {
             round: self.round,
             ..Default::default()
         };
-        let unavailable = (wk == WorkloadKind::Cgi)
-            .then(|| disclosure::cgi_unavailable(kind))
-            .flatten();
+        let unavailable = match wk {
+            WorkloadKind::Cgi => disclosure::cgi_unavailable(kind),
+            _ if wk.dynamic() => disclosure::php_unavailable(kind),
+            _ => None,
+        };
         if let Some(why) = unavailable.or_else(|| server.death_note()) {
             w.note = Some(why);
             return w;
@@ -163,6 +172,10 @@ impl Run<'_> {
             w.disclosures
                 .extend(tls::differences(kind).map(String::from));
         }
+        if wk.dynamic() {
+            w.disclosures
+                .extend(disclosure::php_notes(kind, wk, opts.php_children));
+        }
         if let Some(why) = server.cgroup_error() {
             w.disclosures
                 .push(format!("server CPU from the /proc process tree: {why}"));
@@ -172,6 +185,7 @@ impl Run<'_> {
         if wk.new_connection_per_request() {
             plan.keep_alive = false;
         }
+        plan.headers.extend(wk.headers());
         let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
         if opts.max_users_for.contains(&wk) && w.note.is_none() && !interrupted {
@@ -202,7 +216,9 @@ impl Run<'_> {
         let opts = self.opts;
         let name = w.workload.map(|k| k.name()).unwrap_or_default();
         let cgi = w.workload == Some(WorkloadKind::Cgi);
-        let mut acct = Accounting::new(server, &mut *obs, cgi);
+        let dynamic = w.workload.is_some_and(WorkloadKind::dynamic);
+        let mut acct = Accounting::new(server, &mut *obs, cgi)
+            .with_backends(self.backends.filter(|_| dynamic));
         let mut swept = SweepResult {
             workload: name.to_string(),
             max_error_pct: opts.max_users.bounds.max_error_pct,
@@ -228,6 +244,7 @@ impl Run<'_> {
         }
         w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
         w.server_cpu = std::mem::take(&mut acct.per_level);
+        w.backends_cpu = std::mem::take(&mut acct.backends_per_level);
         acct.peak_rss_kib
     }
 }

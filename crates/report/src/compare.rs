@@ -24,6 +24,9 @@ pub struct WorkloadRow {
     pub max_users_capped: bool,
     /// Server tree CPU-µs per complete request at the peak level.
     pub server_cpu_us: Option<f64>,
+    /// Server tree plus its PHP backends (PHP-FPM, MariaDB) CPU-µs per complete request at the peak
+    /// level, on dynamic workloads.
+    pub with_backends_cpu_us: Option<f64>,
     /// Generator CPU-µs per complete request at the peak level.
     pub generator_cpu_us: Option<f64>,
     /// Peak resident memory of the server tree during the workload, KiB.
@@ -63,7 +66,7 @@ pub struct FeatureRow {
 }
 
 /// The first `left` columns left-aligned (names), the rest right-aligned (numbers), two spaces apart.
-fn grid(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
+pub(crate) fn grid(header: &[&str], rows: &[Vec<String>], left: usize) -> String {
     let mut width: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -129,7 +132,9 @@ fn notes<'a>(items: impl Iterator<Item = (&'a str, Option<&'a String>)>) -> Stri
 
 /// The per-workload table: one row per server.
 pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
-    let header = [
+    // Dynamic workloads add the server's CPU together with PHP-FPM's (and MariaDB's).
+    let backends = rows.iter().any(|r| r.with_backends_cpu_us.is_some());
+    let mut header = vec![
         "server",
         "version",
         "peak hits/s",
@@ -141,6 +146,9 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         "gen CPU-µs/req",
         "srv peak RSS MiB",
     ];
+    if backends {
+        header.insert(8, "srv+php CPU-µs/req");
+    }
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
@@ -149,7 +157,7 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
                 v.extend(vec!["-".to_string(); header.len() - 2]);
                 return v;
             }
-            vec![
+            let mut v = vec![
                 r.server.clone(),
                 r.version.clone(),
                 format!("{:.0}", r.peak_hits_per_sec),
@@ -160,7 +168,11 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
                 opt_f(r.server_cpu_us, 1),
                 opt_f(r.generator_cpu_us, 1),
                 mib(r.peak_rss_kib),
-            ]
+            ];
+            if backends {
+                v.insert(8, opt_f(r.with_backends_cpu_us, 1));
+            }
+            v
         })
         .collect();
     let mut out = format!("Workload: {workload}\n");
@@ -273,6 +285,7 @@ mod tests {
             max_users: Some(128),
             max_users_capped: false,
             server_cpu_us: Some(8.04),
+            with_backends_cpu_us: None,
             generator_cpu_us: Some(11.0),
             peak_rss_kib: Some(10 * 1024),
             note: None,

@@ -27,6 +27,9 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
             row.p99_ms_at_peak = r.latency_ms(0.99);
             row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
             row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+            row.with_backends_cpu_us = w
+                .with_backends_cpu(i)
+                .and_then(|c| cpu_us_per_request(c, r));
             row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
             row.peak_rss_kib = w.peak_rss_kib;
             row.requests_at_peak = r.complete;
@@ -161,6 +164,12 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
     };
     if measured.len() > 1 {
         out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
+        out.with_backends_cpu_us = median(
+            measured
+                .iter()
+                .filter_map(|r| r.with_backends_cpu_us)
+                .collect(),
+        );
         out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
         out.errors = measured.iter().map(|r| r.errors).sum();
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
@@ -224,6 +233,10 @@ pub fn render_comparison(c: &Comparison) -> String {
     );
     for (name, rows) in comparison_rows(c) {
         out.push_str(&workload_table(&name, &rows));
+        out.push('\n');
+    }
+    if c.workloads.contains(&WorkloadKind::Wordpress) {
+        out.push_str(&crate::seed004::seed_table(c, WorkloadKind::Wordpress));
         out.push('\n');
     }
     let rows: Vec<FeatureRow> = c.servers.iter().map(feature_row).collect();

@@ -3,6 +3,7 @@
 //! no sockets, no database. (Being written under issues 2, 4, 5 and 6.)
 
 pub mod ab; // ab's report layout (issue 2)
+pub mod ab_columns; // ab's figures as rows, a column per server (seed 004's table, issue 12)
 pub mod ab_files; // ab's -g (gnuplot TSV) and -e (CSV of percentages served) files
 pub mod ab_html; // ab's -w report: an HTML table
 pub mod chart; // SVG line charts and PNG rendering, for the HTML report
@@ -12,6 +13,7 @@ pub mod diff; // two runs side by side, metric by metric, with their spread (iss
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
+pub mod seed004; // seed 004's table for a comparison, and the wordpress preset's sweeps
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table
 pub mod tables; // the seeds' sweep tables: Tenon's, WebStone's, the full per-level table (issue 4)

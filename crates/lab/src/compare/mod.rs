@@ -61,6 +61,9 @@ pub struct Options {
     pub rounds: usize,
     /// Every server on HTTPS only, with a certificate of this key type the lab generates.
     pub tls: Option<KeyType>,
+    /// PHP-FPM's binary (a name or a path) and its workers, for the php and wordpress workloads.
+    pub php_fpm: String,
+    pub php_children: usize,
 }
 
 impl Options {
@@ -105,6 +108,8 @@ impl Options {
             timeout: Duration::from_secs(10),
             rounds: 1,
             tls: None,
+            php_fpm: crate::php::fpm::PROGRAM.into(),
+            php_children: crate::php::DEFAULT_CHILDREN,
         }
     }
 }
@@ -161,6 +166,8 @@ pub struct WorkloadOutcome {
     pub sweep: Option<SweepResult>,
     /// Server tree CPU used during each measured level, in the order of `sweep.levels`.
     pub server_cpu: Vec<CpuTime>,
+    /// PHP-FPM's and MariaDB's CPU during each measured level, on dynamic workloads.
+    pub backends_cpu: Vec<CpuTime>,
     pub peak_rss_kib: Option<u64>,
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.
@@ -169,6 +176,18 @@ pub struct WorkloadOutcome {
     pub disclosures: Vec<String>,
     /// The server died during this workload (`note` says how).
     pub died: bool,
+}
+
+impl WorkloadOutcome {
+    /// The server's CPU together with its PHP backends' over measured level `i`, on a dynamic
+    /// workload.
+    pub fn with_backends_cpu(&self, i: usize) -> Option<CpuTime> {
+        let (server, backends) = (self.server_cpu.get(i)?, self.backends_cpu.get(i)?);
+        Some(CpuTime {
+            user: server.user + backends.user,
+            sys: server.sys + backends.sys,
+        })
+    }
 }
 
 /// One server's part of the comparison.

@@ -8,6 +8,7 @@ use webstand_workload::Workload;
 
 use super::{CompareObserver, Comparison, Options, ServerOutcome, WorkloadKind};
 use crate::disclosure;
+use crate::php::Backends;
 use crate::round::Run;
 use crate::servers;
 use crate::tls::LabCert;
@@ -45,6 +46,8 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     }
     let cert = opts.tls.map(LabCert::generate).transpose()?.map(Arc::new);
     let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
+    // PHP-FPM (and MariaDB with WordPress) for the whole comparison; dropped, so stopped, on return.
+    let mut backends = start_backends(opts, obs)?;
     let workloads: Vec<(WorkloadKind, Workload)> = opts
         .workloads
         .iter()
@@ -97,13 +100,51 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 pinned,
                 workloads: &workloads,
                 cert: cert.as_ref(),
+                backends: backends.as_ref(),
             };
             server.run(outcome, obs, &mut out.verify);
         }
     }
     out.cpu_accounting = disclosure::cpu_accounting(&out.servers);
     out.interrupted |= obs.stop_requested();
+    if let Some(Err(e)) = backends.as_mut().map(Backends::stop) {
+        obs.note(&format!("{e:#}"));
+    }
     Ok(out)
+}
+
+/// The PHP backends a run with dynamic workloads needs, pinned with the servers; None without any.
+fn start_backends(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Option<Backends>> {
+    let dynamic: Vec<WorkloadKind> = opts
+        .workloads
+        .iter()
+        .copied()
+        .filter(|w| w.dynamic())
+        .collect();
+    if dynamic.is_empty() {
+        return Ok(None);
+    }
+    let wordpress = dynamic.contains(&WorkloadKind::Wordpress);
+    obs.note(if wordpress {
+        "starting PHP-FPM and MariaDB, installing WordPress"
+    } else {
+        "starting PHP-FPM"
+    });
+    let setup = crate::php::Setup {
+        fpm: opts.php_fpm.clone(),
+        children: opts.php_children,
+        backlog: opts.limits().backlog(),
+        cpus: Some(opts.server_cpus.clone()).filter(|_| pin_allowed(opts)),
+        wordpress,
+    };
+    let backends = Backends::start(&opts.docroot, &setup)?;
+    if let Some(site) = &backends.site {
+        obs.note(&format!(
+            "WordPress: {} generated posts, index page {} bytes",
+            site.posts, site.page_bytes
+        ));
+    }
+    Ok(Some(backends))
 }
 
 /// The order servers run in during `round`: the list rotated by one place per round, so no server
@@ -112,16 +153,21 @@ pub fn round_order(servers: usize, round: usize) -> Vec<usize> {
     (0..servers).map(|i| (i + round) % servers).collect()
 }
 
-/// Pins this process (the generator) when the CPUs asked for are allowed and disjoint; the header line.
-fn pin(opts: &Options) -> (bool, String) {
+/// Whether the CPUs asked for are allowed and disjoint.
+fn pin_allowed(opts: &Options) -> bool {
     let allowed = servers::allowed_cpus();
     let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
-    let pinned = wanted().all(|c| allowed.contains(c))
+    wanted().all(|c| allowed.contains(c))
         && opts
             .server_cpus
             .iter()
-            .all(|c| !opts.generator_cpus.contains(c));
-    if !pinned {
+            .all(|c| !opts.generator_cpus.contains(c))
+}
+
+/// Pins this process (the generator) when the CPUs asked for are allowed and disjoint; the header line.
+fn pin(opts: &Options) -> (bool, String) {
+    let allowed = servers::allowed_cpus();
+    if !pin_allowed(opts) {
         return (false, format!(
             "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
             list(&allowed)

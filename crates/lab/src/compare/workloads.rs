@@ -23,10 +23,15 @@ pub enum WorkloadKind {
     TlsNew,
     /// HTTPS, a new connection per request resuming the session of the client's previous one.
     TlsResume,
+    /// A generated PHP page of about 20 KiB through PHP-FPM (mod_php for apache-modphp), every body
+    /// checked against the bytes the lab computes.
+    Php,
+    /// Seed 004: WordPress's index page (about 20 KiB) on a private MariaDB, gzip accepted.
+    Wordpress,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 8] = [
+    pub const ALL: [WorkloadKind; 10] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
@@ -35,6 +40,8 @@ impl WorkloadKind {
         WorkloadKind::TlsKa,
         WorkloadKind::TlsNew,
         WorkloadKind::TlsResume,
+        WorkloadKind::Php,
+        WorkloadKind::Wordpress,
     ];
     /// What `--tls` runs when no workloads are named.
     pub const TLS_DEFAULT: [WorkloadKind; 3] = [
@@ -59,6 +66,21 @@ impl WorkloadKind {
             WorkloadKind::TlsKa => "tls-ka",
             WorkloadKind::TlsNew => "tls-new",
             WorkloadKind::TlsResume => "tls-resume",
+            WorkloadKind::Php => "php",
+            WorkloadKind::Wordpress => "wordpress",
+        }
+    }
+
+    /// Whether it runs PHP (the lab starts PHP-FPM, and MariaDB for WordPress).
+    pub fn dynamic(self) -> bool {
+        matches!(self, WorkloadKind::Php | WorkloadKind::Wordpress)
+    }
+
+    /// Request headers it sends: WordPress's page is fetched as the seed's ab was, accepting gzip.
+    pub fn headers(self) -> Vec<(String, String)> {
+        match self {
+            WorkloadKind::Wordpress => vec![("Accept-Encoding".into(), "gzip".into())],
+            _ => Vec::new(),
         }
     }
 
@@ -137,6 +159,12 @@ impl WorkloadKind {
             | WorkloadKind::TlsKa
             | WorkloadKind::TlsNew
             | WorkloadKind::TlsResume => Workload::single(fixtures::TENON_FILE),
+            WorkloadKind::Php => {
+                let mut w = Workload::single(crate::php::page::PATH);
+                w.requests[0].expect = Some(crate::php::page::body_check());
+                w
+            }
+            WorkloadKind::Wordpress => Workload::single("/"),
         };
         w.name = self.name().to_string();
         Ok(w)

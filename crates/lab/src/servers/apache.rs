@@ -1,5 +1,7 @@
 //! apache2 with a self-contained config: explicit `LoadModule` lines, the event MPM with one child
-//! whose threads cover the largest level, CGI by its own mod_cgid.
+//! whose threads cover the largest level, CGI by its own mod_cgid, PHP passed to PHP-FPM by
+//! mod_proxy_fcgi. `apache-modphp` is the same config on the prefork MPM with mod_php (seed 004's
+//! Apache): a child per client of the largest level, PHP run inside them.
 
 use super::config::{mime_types, worker_user, Ctx, Launch};
 use super::Profile;
@@ -8,7 +10,6 @@ use crate::servers::THROTTLE_KIB_PER_SEC;
 use crate::tls;
 
 const MODULES: &[(&str, &str)] = &[
-    ("mpm_event", "mod_mpm_event"),
     ("authz_core", "mod_authz_core"),
     ("authz_user", "mod_authz_user"),
     ("authn_core", "mod_authn_core"),
@@ -38,13 +39,63 @@ pub(super) const PROFILE: Profile = Profile {
 /// mod_ssl and the shared-memory session cache it keeps sessions in.
 const TLS_MODULES: &[(&str, &str)] = &[("ssl", "mod_ssl"), ("socache_shmcb", "mod_socache_shmcb")];
 
+/// mod_php's module, from `libapache2-mod-php8.2`.
+pub const MOD_PHP: &str = "/usr/lib/apache2/modules/libphp8.2.so";
+
+pub(super) const PROFILE_MOD_PHP: Profile = Profile {
+    name: "apache-modphp",
+    aliases: &["apache-mod-php", "mod_php"],
+    package: "libapache2-mod-php8.2",
+    binaries: &["apache2", "httpd"],
+    version_flag: "-v",
+    model: "prefork MPM + mod_php, a child per client",
+    keeps_alive: true,
+    cgi_by_fcgiwrap: false,
+    configures: (true, true, true),
+    launch: launch_mod_php,
+};
+
 fn launch(c: &Ctx) -> Launch {
+    // One child: ThreadsPerChild is every thread it has, and with the event MPM a child takes
+    // ThreadsPerChild + AsyncRequestWorkerFactor × idle threads connections, so threads ≥ the largest
+    // level leave no connection waiting on the config.
+    let threads = c.limits.workers();
+    let mpm = format!(
+        "LoadModule mpm_event_module {MODULE_DIR}/mod_mpm_event.so\n\
+         StartServers 1\nServerLimit 1\nThreadLimit {threads}\nThreadsPerChild {threads}\n\
+         MaxRequestWorkers {threads}\nMinSpareThreads 1\nMaxSpareThreads {threads}\n"
+    );
+    let php = c.php.as_ref().map(|p| p.apache_fcgi());
+    config(c, &mpm, php)
+}
+
+/// Prefork: mod_php is not thread-safe. Every child is started at once and kept, one per client of
+/// the largest level (as the event row's threads), so no child is forked under load.
+fn launch_mod_php(c: &Ctx) -> Launch {
+    let n = c.limits.workers();
+    let mpm = format!(
+        "LoadModule mpm_prefork_module {MODULE_DIR}/mod_mpm_prefork.so\n\
+         StartServers {n}\nServerLimit {n}\nMaxRequestWorkers {n}\n\
+         MinSpareServers {n}\nMaxSpareServers {n}\n"
+    );
+    config(c, &mpm, Some(crate::php::pass::apache_mod_php()))
+}
+
+const MODULE_DIR: &str = "/usr/lib/apache2/modules";
+
+/// The config shared by both rows: `mpm` loads and sizes the MPM; `php` adds modules and lines.
+fn config(
+    c: &Ctx,
+    mpm: &str,
+    php: Option<(&'static [(&'static str, &'static str)], String)>,
+) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
-    let m = "/usr/lib/apache2/modules";
+    let (php_modules, php_lines) = php.unwrap_or((&[], String::new()));
     let modules: String = MODULES
         .iter()
         .chain(c.tls.map_or(&[][..], |_| TLS_MODULES))
-        .map(|(n, f)| format!("LoadModule {n}_module {m}/{f}.so\n"))
+        .chain(php_modules)
+        .map(|(n, f)| format!("LoadModule {n}_module {MODULE_DIR}/{f}.so\n"))
         .collect();
     let types: String = mime_types()
         .map(|(e, t)| format!("AddType {t} .{e}\n"))
@@ -65,19 +116,19 @@ fn launch(c: &Ctx) -> Launch {
     } else {
         (d.clone(), String::new(), format!("{d}/cgi-bin/"))
     };
-    // One child: ThreadsPerChild is every thread it has, and with the event MPM a child takes
-    // ThreadsPerChild + AsyncRequestWorkerFactor × idle threads connections, so threads ≥ the largest
-    // level leave no connection waiting on the config.
-    let threads = l.workers();
+    let index = if php_lines.is_empty() {
+        "DirectoryIndex index.html\n"
+    } else {
+        ""
+    };
     let conf = format!(
         "ServerRoot {wd}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\nListenBacklog {backlog}\n\
          PidFile {wd}/apache2.pid\nErrorLog {wd}/error.log\nLogLevel warn\nDefaultRuntimeDir {wd}\n\
-         ScriptSock {wd}/cgid.sock\n{modules}TypesConfig /dev/null\n{user}{chrootline}\
-         StartServers 1\nServerLimit 1\nThreadLimit {threads}\nThreadsPerChild {threads}\n\
-         MaxRequestWorkers {threads}\nMinSpareThreads 1\nMaxSpareThreads {threads}\nMaxConnectionsPerChild 0\n\
+         ScriptSock {wd}/cgid.sock\n{mpm}{modules}TypesConfig /dev/null\n{user}{chrootline}\
+         MaxConnectionsPerChild 0\n\
          KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout {KEEPALIVE_TIMEOUT_SECS}\n\
          EnableSendfile On\nEnableMMAP On\n\
-         {tls}{types}DocumentRoot {docroot}\nDirectoryIndex index.html\n\
+         {tls}{types}DocumentRoot {docroot}\n{index}{php_lines}\
          <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
          ScriptAlias /cgi-bin/ {cgi_dir}\n\
          <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\

@@ -23,6 +23,8 @@ pub fn locate(kind: Kind, builtin: Option<&Path>) -> Result<Binary, String> {
         Kind::Builtin | Kind::BuiltinNoCache => {
             builtin.map(Path::to_path_buf).filter(|p| p.is_file())
         }
+        // apache-modphp needs mod_php's module as well as apache2.
+        Kind::ApacheModPhp if !Path::new(super::apache::MOD_PHP).is_file() => None,
         _ => kind.profile().binaries.iter().find_map(|b| find_program(b)),
     };
     let Some(path) = path else {

@@ -66,6 +66,9 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
     );
     let cache = if cached { CACHE_FILE_MAX } else { 0 };
     conf.push_str(&format!("cache_file_max = {cache}\n"));
+    if let Some(p) = &c.php {
+        conf.push_str(&p.builtin());
+    }
     if c.chroot {
         conf.push_str(&format!("chroot = \"{}\"\n", q(&c.d)));
     } else {

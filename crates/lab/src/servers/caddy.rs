@@ -43,11 +43,12 @@ fn launch(c: &Ctx) -> Launch {
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
          servers {{\n    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
          {scheme}://127.0.0.1:{port} {{\n  bind 127.0.0.1\n{tls}  root * {d}\n  \
-         basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}  file_server\n}}\n",
+         basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}{php}  file_server\n}}\n",
         port = c.port,
         hash = bcrypt_hash(),
         scheme = if c.tls.is_some() { "https" } else { "http" },
         tls = tls_settings(c),
+        php = c.php.as_ref().map(|p| p.caddy()).unwrap_or_default(),
     );
     let env = vec![
         ("HOME".into(), wd.clone()),

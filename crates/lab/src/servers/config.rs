@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
+use crate::php::pass::Pass;
 use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Binary, AUTH_USER};
 use crate::tls::LabCert;
 
@@ -72,6 +73,9 @@ pub(crate) struct Ctx<'a> {
     pub(super) bridge: Option<Bridge>,
     /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
     pub(super) tls: Option<&'a LabCert>,
+    /// PHP-FPM's socket, when the run has PHP workloads (`crate::php::pass` spells each server's
+    /// lines).
+    pub(super) php: Option<Pass>,
 }
 
 impl Ctx<'_> {
@@ -90,15 +94,16 @@ impl Ctx<'_> {
 }
 
 /// The files, arguments and environment that start `binary` on `doc` at `port` (HTTPS with `tls`'s
-/// certificate when given), writing the password files the templates name into `w`.
+/// certificate when given), writing the password files the templates name into `w`; with `php`,
+/// `.php` goes to PHP-FPM.
 pub fn launch(
     binary: &Binary,
     doc: &Path,
     w: &Path,
-    port: u16,
-    chroot: bool,
+    (port, chroot): (u16, bool),
     limits: Limits,
     tls: Option<&LabCert>,
+    php: Option<&Pass>,
 ) -> anyhow::Result<Launch> {
     let kind = binary.kind;
     std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
@@ -126,6 +131,7 @@ pub fn launch(
         limits,
         bridge,
         tls,
+        php: php.filter(|_| !chroot).cloned(),
     };
     let mut l = (kind.profile().launch)(&c);
     l.bridge = c.bridge.clone();

@@ -44,11 +44,12 @@ fn launch(c: &Ctx) -> Launch {
          {cgi}\
          \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
          \x20     /lab/throttled:\n        header.add: \"X-Traffic: {bps}\"\n        throttle-response: ON\n        file.dir: {d}/lab/throttled\n\
-         \x20     /:\n        file.dir: {d}\n",
+         \x20     /:\n        file.dir: {d}\n{php}",
         port = c.port,
         conns = c.limits.connections(),
         bps = THROTTLE_KIB_PER_SEC * 1024,
         tls = tls_settings(c),
+        php = c.php.as_ref().map(|p| p.h2o()).unwrap_or_default(),
     );
     Launch {
         files: vec![("h2o.conf".into(), conf)],

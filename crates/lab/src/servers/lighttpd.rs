@@ -45,13 +45,25 @@ fn launch(c: &Ctx) -> Launch {
     let modules_dir = tls::lighttpd_modules(c.program)
         .map(|d| format!("server.modules-dir = \"{}\"\n", d.display()))
         .unwrap_or_default();
+    // With PHP: mod_fastcgi and mod_deflate, and the PHP lines name the index files themselves.
+    let (php_modules, php_lines) = match &c.php {
+        Some(p) => {
+            let (modules, lines) = p.lighttpd();
+            let names: String = modules.iter().map(|m| format!(", \"{m}\"")).collect();
+            (names, lines)
+        }
+        None => (
+            String::new(),
+            "index-file.names = (\"index.html\")\n".to_string(),
+        ),
+    };
     let conf = format!(
         "{docline}{modules_dir}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
          server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\
-         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\"{openssl})\n\
-         index-file.names = (\"index.html\")\nmimetype.assign = ({types})\n{extra}{tls}",
+         server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\"{openssl}{php_modules})\n\
+         {php_lines}mimetype.assign = ({types})\n{extra}{tls}",
         port = c.port,
         files = c.files(),
         conns = l.connections(),

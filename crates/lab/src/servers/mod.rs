@@ -16,7 +16,7 @@
 //! [`Kind::profile`].
 
 mod affinity;
-mod apache;
+pub mod apache;
 mod binary;
 pub mod builtin;
 mod caddy;
@@ -54,6 +54,8 @@ pub enum Kind {
     Nginx,
     Lighttpd,
     Apache,
+    /// apache2 with the prefork MPM and mod_php (seed 004's Apache).
+    ApacheModPhp,
     H2o,
     Caddy,
     MiniHttpd,
@@ -84,12 +86,13 @@ pub(crate) struct Profile {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Kind::Builtin,
         Kind::BuiltinNoCache,
         Kind::Nginx,
         Kind::Lighttpd,
         Kind::Apache,
+        Kind::ApacheModPhp,
         Kind::H2o,
         Kind::Caddy,
         Kind::MiniHttpd,
@@ -102,6 +105,7 @@ impl Kind {
             Kind::Nginx => &nginx::PROFILE,
             Kind::Lighttpd => &lighttpd::PROFILE,
             Kind::Apache => &apache::PROFILE,
+            Kind::ApacheModPhp => &apache::PROFILE_MOD_PHP,
             Kind::H2o => &h2o::PROFILE,
             Kind::Caddy => &caddy::PROFILE,
             Kind::MiniHttpd => &mini_httpd::PROFILE,

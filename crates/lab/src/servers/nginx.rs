@@ -31,6 +31,7 @@ fn launch(c: &Ctx) -> Launch {
         ),
         None => String::new(),
     };
+    let php = c.php.as_ref().map(|p| p.nginx()).unwrap_or_default();
     let conf = format!(
         "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
          worker_rlimit_nofile {files};\nevents {{ worker_connections {conns}; }}\n\
@@ -41,7 +42,7 @@ fn launch(c: &Ctx) -> Launch {
          uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
          server {{\n    listen 127.0.0.1:{port}{ssl} backlog={backlog} deferred;\n{tls}    root {d};\n    \
          location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
-         location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}  }}\n}}\n",
+         location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}{php}  }}\n}}\n",
         user = if c.root { "user root;\n" } else { "" },
         files = c.files(),
         conns = l.connections(),

@@ -38,6 +38,8 @@ pub struct Setup {
     pub limits: Limits,
     /// Serve HTTPS (only) with the lab's certificate.
     pub tls: Option<Arc<LabCert>>,
+    /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
+    pub php: Option<crate::php::pass::Pass>,
 }
 
 impl Setup {
@@ -50,6 +52,7 @@ impl Setup {
             port: None,
             limits: Limits::default(),
             tls: None,
+            php: None,
         }
     }
 }
@@ -134,8 +137,16 @@ impl Server {
         }
         let w = workdir.path();
         let cert = setup.tls.as_deref();
-        let launch = config::launch(binary, &docroot, w, port, setup.chroot, setup.limits, cert)
-            .map_err(fail)?;
+        let launch = config::launch(
+            binary,
+            &docroot,
+            w,
+            (port, setup.chroot),
+            setup.limits,
+            cert,
+            setup.php.as_ref(),
+        )
+        .map_err(fail)?;
         let tls = cert.map(|c| c.client(None)).transpose().map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;

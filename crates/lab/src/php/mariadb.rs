@@ -1,0 +1,95 @@
+//! A private MariaDB for the WordPress workload: `mariadb-install-db` into the lab's directory, then
+//! `mariadbd` in the foreground on a Unix socket there, with no TCP port (`skip-networking`) and no
+//! option file of the system's (`--no-defaults`); an init file creates WordPress's database and user.
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::daemon::{require, Daemon};
+use crate::servers::running_as_root;
+
+pub const PACKAGE: &str = "mariadb-server";
+/// WordPress's database, user and password (a private server on a socket only the lab uses).
+pub const DATABASE: &str = "wordpress";
+pub const USER: &str = "wordpress";
+pub const PASSWORD: &str = "webstand-lab";
+
+/// A running MariaDB.
+#[derive(Debug)]
+pub struct MariaDb {
+    pub daemon: Daemon,
+    pub socket: PathBuf,
+}
+
+impl MariaDb {
+    /// Creates a data directory under `dir` and starts the server on `dir/mariadb.sock`, pinned to
+    /// `cpus`. Without the binaries, the error is one line naming the package.
+    pub fn start(dir: &Path, cpus: Option<&[usize]>) -> Result<MariaDb> {
+        let install = require("mariadb-install-db", PACKAGE)?;
+        let server = require("mariadbd", PACKAGE)?;
+        let data = dir.join("mariadb-data");
+        let user = user();
+        let out = Command::new(&install)
+            .arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--user={user}"))
+            .args(["--auth-root-authentication-method=socket", "--skip-test-db"])
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("cannot run {}", install.display()))?;
+        if !out.status.success() {
+            let text = String::from_utf8_lossy(&out.stderr);
+            let last = text
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("");
+            bail!("mariadb-install-db failed ({}): {last}", out.status);
+        }
+        let init = dir.join("mariadb-init.sql");
+        std::fs::write(
+            &init,
+            format!(
+                "CREATE DATABASE IF NOT EXISTS {DATABASE};\n\
+                 CREATE USER IF NOT EXISTS '{USER}'@'localhost' IDENTIFIED BY '{PASSWORD}';\n\
+                 GRANT ALL ON {DATABASE}.* TO '{USER}'@'localhost';\n"
+            ),
+        )?;
+        let socket = dir.join("mariadb.sock");
+        let d = |flag: &str, p: &Path| format!("--{flag}={}", p.display());
+        let args = vec![
+            "--no-defaults".to_string(),
+            d("datadir", &data),
+            d("socket", &socket),
+            d("pid-file", &dir.join("mariadb.pid")),
+            d("init-file", &init),
+            format!("--user={user}"),
+            "--skip-networking".into(),
+            "--skip-log-bin".into(),
+            "--innodb-buffer-pool-size=64M".into(),
+            "--max-connections=1000".into(),
+        ];
+        let daemon = Daemon::start(
+            "mariadb",
+            &server,
+            &args,
+            dir,
+            cpus,
+            &socket,
+            Duration::from_secs(60),
+        )?;
+        Ok(MariaDb { daemon, socket })
+    }
+}
+
+/// The user mariadbd runs as: the lab's own (it refuses root unless told so).
+fn user() -> String {
+    if running_as_root() {
+        return "root".into();
+    }
+    std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "nobody".into())
+}

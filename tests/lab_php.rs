@@ -1,0 +1,233 @@
+//! The lab's dynamic workloads end to end, on Debian's real PHP-FPM, MariaDB and WordPress: the `php`
+//! page through every server that passes PHP on (its bytes checked on every response, CPU per
+//! request of the server alone and with PHP-FPM), seed 004's experiment as `sweep --preset
+//! wordpress`, nothing the lab started left running afterwards, and a missing php-fpm said in one
+//! line. Each command runs with a TMPDIR of the test's own, so the processes it leaves (if any) are
+//! told apart from other tests' by their command lines.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+/// Processes whose command line names `dir` (the lab's directories are made under it), with their
+/// names: what a run left behind.
+fn processes_under(dir: &Path) -> Vec<String> {
+    let needle = dir.to_string_lossy().into_owned();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let zombie = state
+            .rsplit(')')
+            .next()
+            .is_some_and(|s| s.trim_start().starts_with('Z'));
+        if cmdline.contains(&needle) && !zombie {
+            found.push(format!("{pid} {cmdline}"));
+        }
+    }
+    found
+}
+
+/// `webstand ARGS` with TMPDIR set to a new directory; the output, and what was left running there.
+fn run_in_own_tmp(args: &[&str], limit: Duration) -> (std::process::Output, Vec<String>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().to_str().unwrap().to_string();
+    let out = common::run_with_env(args, &[("TMPDIR", &tmpdir)], limit);
+    (out, processes_under(tmp.path()))
+}
+
+/// The `php` workload's row of `server` in a comparison's JSON.
+fn php_row<'a>(doc: &'a serde_json::Value, server: &str) -> &'a serde_json::Value {
+    let w = doc["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["workload"] == "php")
+        .expect("a php table");
+    w["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["server"] == server)
+        .unwrap_or_else(|| panic!("no {server} row in {w}"))
+}
+
+#[test]
+fn the_php_page_through_every_server_is_verified_with_both_cpu_figures() {
+    let servers = ["nginx", "lighttpd", "apache", "apache-modphp", "builtin"];
+    let db = tempfile::tempdir().unwrap();
+    let db_path = db.path().join("h.db");
+    let (out, left) = run_in_own_tmp(
+        &[
+            "compare",
+            "--servers",
+            &servers.join(","),
+            "--workloads",
+            "php",
+            "-c",
+            "1,4",
+            "-n",
+            "400",
+            "-d",
+            "2s",
+            "--warmup",
+            "0",
+            "--max-users",
+            "none",
+            "--no-features",
+            "-q",
+            "--json",
+            "--db",
+            db_path.to_str().unwrap(),
+        ],
+        Duration::from_secs(150),
+    );
+    assert!(left.is_empty(), "left running: {left:?}");
+    let stderr = common::stderr(&out);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    for server in servers {
+        let row = php_row(&doc, server);
+        assert_eq!(row["measured"], true, "{row}");
+        // Every body was checked against the page's bytes: a wrong one would be an error.
+        assert_eq!(row["errors"], 0, "{row}");
+        assert!(row["peak_hits_per_sec"].as_f64().unwrap() > 10.0, "{row}");
+        let alone = row["server_cpu_us"].as_f64().expect("server CPU");
+        let with_php = row["with_backends_cpu_us"]
+            .as_f64()
+            .expect("server+php CPU");
+        assert!(alone > 0.0 && with_php >= alone, "{row}");
+    }
+    // apache's mod_php runs PHP in its own children: PHP-FPM did nothing for it.
+    let modphp = php_row(&doc, "apache-modphp");
+    let (alone, with_php) = (
+        modphp["server_cpu_us"].as_f64().unwrap(),
+        modphp["with_backends_cpu_us"].as_f64().unwrap(),
+    );
+    assert!(with_php < alone * 1.2, "{modphp}");
+    // Every level completed its requests and was saved: 5 servers × 2 levels.
+    let history = common::run(&["history", "--db", db_path.to_str().unwrap()]);
+    let line = common::stdout(&history)
+        .lines()
+        .find(|l| l.contains("compare"))
+        .map(str::to_string)
+        .expect("the comparison in the history");
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let at = cells.iter().position(|c| *c == "compare").unwrap();
+    assert_eq!((cells[at + 1], cells[at + 2]), ("10", "complete"), "{line}");
+}
+
+#[test]
+fn the_wordpress_preset_reproduces_seed_004s_table() {
+    let (out, left) = run_in_own_tmp(
+        &["sweep", "--preset", "wordpress", "-n", "60", "-c", "10"],
+        Duration::from_secs(170),
+    );
+    assert!(left.is_empty(), "left running: {left:?}");
+    let text = common::stdout(&out);
+    let stderr = common::stderr(&out);
+    assert!(out.status.success(), "{text}\n{stderr}");
+    // The site: Debian's WordPress with generated posts, its index page about 20 KiB.
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("WordPress:") && l.contains("index page"))
+        .unwrap_or_else(|| panic!("no WordPress line in {stderr}"));
+    let bytes: usize = line
+        .split("index page ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size in {line}"));
+    assert!((18 * 1024..=23 * 1024).contains(&bytes), "{line}");
+    let table = text
+        .split("Seed 004")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no seed table in\n{text}"));
+    let header = table.lines().nth(1).unwrap();
+    for server in [
+        "apache-modphp",
+        "lighttpd",
+        "nginx",
+        "h2o",
+        "caddy",
+        "builtin",
+    ] {
+        assert!(header.contains(server), "{server} column missing: {header}");
+    }
+    for row in [
+        "Time taken for tests",
+        "Total transferred",
+        "HTML transferred",
+        "Requests per second",
+        "Time per request",
+        "Transfer rate",
+        "Server CPU per request",
+        "Server + PHP CPU per request",
+    ] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no {row} row in\n{table}"));
+        // Every column but builtin's (its FastCGI is another branch's) has a figure in every row.
+        let cells = line[row.len()..]
+            .split("  ")
+            .filter(|c| !c.trim().is_empty())
+            .count();
+        assert!(cells >= 6, "{line}");
+    }
+    // Compressed: the HTML moved per request is well under the page's size.
+    let html = table
+        .lines()
+        .find(|l| l.starts_with("HTML transferred"))
+        .unwrap();
+    let per_request: Vec<u64> = html
+        .split_whitespace()
+        .filter_map(|w| w.parse::<u64>().ok())
+        .map(|b| b / 60)
+        .collect();
+    assert!(
+        !per_request.is_empty() && per_request.iter().any(|&b| b < bytes as u64 / 2),
+        "{html}"
+    );
+    assert!(text.contains("Workload: wordpress"), "{text}");
+}
+
+#[test]
+fn a_missing_php_fpm_is_one_line_naming_the_package() {
+    let (out, left) = run_in_own_tmp(
+        &[
+            "compare",
+            "--servers",
+            "nginx",
+            "--workloads",
+            "php",
+            "--php-fpm",
+            "/nonexistent/php-fpm8.2",
+            "-c",
+            "1",
+            "-d",
+            "200ms",
+            "--no-features",
+            "--max-users",
+            "none",
+            "-q",
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(left.is_empty(), "{left:?}");
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("php-fpm8.2") && l.contains("apt-get install php8.2-fpm")),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
