@@ -5,7 +5,7 @@
 
 use super::ab_args::AbArgs;
 use super::diagnose::{RunEvidence, RunWatch, ServerProcess};
-use super::session::{SavedLine, Session};
+use super::session::SavedLine;
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};

@@ -7,7 +7,7 @@
 //! [`Embedded`] (fixtures + server, removed on drop) is also what `webstand sweep` targets when given
 //! no URL.
 
-use super::session::{SavedLine, Session, EMBEDDED_TARGET};
+use super::session::{SavedLine, EMBEDDED_TARGET};
 use crate::Global;
 use anyhow::{bail, Context, Result};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -99,7 +99,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             "{}",
             tables::render(
                 Layout::Full,
-                &webstand_report::export::sweep_levels(&small),
+                &webstand_report::export::sweep_levels(small),
                 MAX_ERRORS
             )
         );

@@ -373,7 +373,7 @@ fn print_sweep(
     shown: &Shown,
     json: Option<(&Verdict, serde_json::Value)>,
 ) -> Result<()> {
-    let levels = webstand_report::export::sweep_levels(&result);
+    let levels = webstand_report::export::sweep_levels(result);
     let max = result.max_error_pct;
     if let Some((verdict, diagnoses)) = json {
         let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);

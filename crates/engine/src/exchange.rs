@@ -56,16 +56,11 @@ impl Worker<'_> {
         c.phase = Phase::Connecting;
         c.to = sh.reach.addr();
         let tls = sh.tls.as_ref();
-        let s = match Transport::connect(
-            c.to,
-            sh.keep_alive,
-            sh.plan.body.is_some(),
-            &sh.setup,
-            tls,
-        ) {
-            Ok(s) => s,
-            Err(e) => return self.fail(slot, Class::Connect, &e),
-        };
+        let s =
+            match Transport::connect(c.to, sh.keep_alive, sh.plan.body.is_some(), &sh.setup, tls) {
+                Ok(s) => s,
+                Err(e) => return self.fail(slot, Class::Connect, &e),
+            };
         c.stream = Some(s);
         c.registered = false;
         c.want_write = false;
