@@ -3,7 +3,7 @@
 //! its CPU and memory accounted, note what its rows must disclose, and stop it.
 
 use std::net::SocketAddr;
-use webstand_engine::{Plan, Target};
+use webstand_engine::{Plan, Target, TlsPlan};
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
@@ -185,6 +185,10 @@ impl Run<'_> {
         if wk.new_connection_per_request() {
             plan.keep_alive = false;
         }
+        if let Some(t) = plan.tls.as_mut() {
+            // tls-new is ab's full handshake per connection; only tls-resume reuses sessions.
+            t.resume = wk == WorkloadKind::TlsResume;
+        }
         plan.headers.extend(wk.headers());
         let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
@@ -272,7 +276,8 @@ fn check_outcome(w: &mut WorkloadOutcome, server: &mut Server, keep_alive: bool)
 }
 
 /// The plan every level of a workload starts from: keep-alive where the server does it, one generator
-/// thread per generator CPU.
+/// thread per generator CPU, HTTPS with `--tls` (unverified, like ab: the lab's TLS column is where
+/// its certificate is verified; a full handshake per connection unless the workload resumes).
 pub(crate) fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
     let target = Target {
         host: addr.ip().to_string(),
@@ -284,5 +289,9 @@ pub(crate) fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts:
     plan.keep_alive = opts.keep_alive && kind.keeps_alive();
     plan.threads = opts.generator_cpus.len().max(1);
     plan.timeout = opts.timeout;
+    plan.tls = opts.tls.map(|_| TlsPlan {
+        sni: true,
+        ..TlsPlan::default()
+    });
     plan
 }

@@ -33,6 +33,11 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
             row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
             row.peak_rss_kib = w.peak_rss_kib;
             row.requests_at_peak = r.complete;
+            if let Some(t) = &r.tls {
+                row.tls_full_handshakes = Some(t.full_handshakes);
+                row.tls_resumed_handshakes = Some(t.resumed_handshakes);
+                row.tls_agreed = Some(format!("{} {}", t.protocol, t.cipher));
+            }
         } else if row.note.is_none() {
             row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
         }
