@@ -344,7 +344,7 @@ fn compare_rejects_an_unknown_server_listing_the_known_ones() {
     assert!(
         err.contains("unknown server 'iis'")
             && err.contains(
-                "builtin, builtin-nocache, nginx, lighttpd, apache, h2o, caddy, mini_httpd"
+                "builtin, builtin-nocache, nginx, lighttpd, apache, apache-modphp, h2o, caddy, mini_httpd"
             ),
         "{err}"
     );

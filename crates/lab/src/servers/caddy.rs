@@ -21,6 +21,8 @@ pub(super) const PROFILE: Profile = Profile {
 };
 
 fn launch(c: &Ctx) -> Launch {
+    // The site answers every Host (`:port`, bound to loopback): a site named 127.0.0.1 answers any
+    // other Host (the TLS check's `localhost`) with caddy's empty 200.
     let (d, wd) = (&c.d, &c.wd);
     // Caddy's FastCGI transport takes the script's path up to a `split` match (without one the whole
     // path is PATH_INFO and the script name is empty): each program of cgi-bin is named, as in h2o.
@@ -42,7 +44,7 @@ fn launch(c: &Ctx) -> Launch {
     let conf = format!(
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
          servers {{\n    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
-         {scheme}://127.0.0.1:{port} {{\n  bind 127.0.0.1\n{tls}  root * {d}\n  \
+         {scheme}://:{port} {{\n  bind 127.0.0.1\n{tls}  root * {d}\n  \
          basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}{php}  file_server\n}}\n",
         port = c.port,
         hash = bcrypt_hash(),
