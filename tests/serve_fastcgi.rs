@@ -104,6 +104,11 @@ fn php_root() -> tempfile::TempDir {
         r#"<?php for ($i = 0; $i < 30000; $i++) { echo str_pad((string)$i, 99, "."), "\n"; }"#,
     );
     w("static.txt", "static file\n");
+    std::fs::create_dir(d.path().join("sub")).unwrap();
+    w(
+        "sub/deep.php",
+        r#"<?php echo "deep=", $_SERVER["SCRIPT_NAME"];"#,
+    );
     d
 }
 
@@ -144,7 +149,8 @@ fn php_requests_through(address: &str) {
     let address = address
         .replace("SOCK", &fpm.socket.display().to_string())
         .replace("PORT", &fpm.port.to_string());
-    let rule = format!("**.php={address}");
+    // The issue's spelling: `*.php` passes scripts at any depth (sub/deep.php below).
+    let rule = format!("*.php={address}");
     let s = common::serve(
         d.path(),
         &[
@@ -187,6 +193,9 @@ fn php_requests_through(address: &str) {
     ] {
         assert!(b.contains(&want), "{want:?} missing in {b}");
     }
+    let (h, b) = curl(&[&url("/sub/deep.php")]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(text(&b), "deep=/sub/deep.php");
     // POST body, and index.php answering for the directory URL.
     let (h, b) = curl(&["--data-binary", "posted=yes", &url("/")]);
     let b = text(&b);

@@ -111,7 +111,7 @@ impl Shared {
     pub fn fastcgi_rule(&self, path: &str) -> Option<usize> {
         self.fastcgi
             .iter()
-            .position(|r| pattern::matches(&r.pattern, path.as_bytes()))
+            .position(|r| pattern::matches_script(&r.pattern, path.as_bytes()))
     }
 
     /// Whether a raw URL path may lead to a FastCGI script: the path or a prefix of it ending
@@ -124,7 +124,7 @@ impl Shared {
             if self
                 .fastcgi
                 .iter()
-                .any(|r| pattern::matches(&r.pattern, &index))
+                .any(|r| pattern::matches_script(&r.pattern, &index))
             {
                 return true;
             }
@@ -138,7 +138,7 @@ impl Shared {
         ends.chain([raw_path.len()]).any(|end| {
             self.fastcgi
                 .iter()
-                .any(|r| pattern::matches(&r.pattern, &raw_path[..end]))
+                .any(|r| pattern::matches_script(&r.pattern, &raw_path[..end]))
         })
     }
 }

@@ -14,6 +14,21 @@ pub fn matches(pattern: &str, path: &[u8]) -> bool {
     })
 }
 
+/// Whether the script path `path` matches a `--fastcgi` pattern. An alternative with no '/' in it
+/// (`*.php`) is matched against the script's file name at any depth, as nginx's `location ~ \.php$`
+/// and every PHP how-to mean it: with thttpd's rule above, `*.php` would pass top-level scripts only
+/// and serve `/wp-admin/index.php` as a file. An alternative with a '/' keeps thttpd's meaning.
+pub fn matches_script(pattern: &str, path: &[u8]) -> bool {
+    let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    pattern.split('|').any(|alt| {
+        if alt.contains('/') {
+            matches(alt, path)
+        } else {
+            matches_one(alt.as_bytes(), name)
+        }
+    })
+}
+
 fn matches_one(p: &[u8], s: &[u8]) -> bool {
     match p.split_first() {
         None => s.is_empty(),
@@ -53,5 +68,17 @@ mod tests {
         assert!(matches("/f?.html", b"/f1.html"));
         assert!(!matches("/f?.html", b"/f12.html"));
         assert!(matches("*.cgi", b"/x.cgi"));
+    }
+
+    #[test]
+    fn a_script_pattern_without_a_slash_matches_the_file_name_at_any_depth() {
+        use super::matches_script;
+        assert!(matches_script("*.php", b"/index.php"));
+        assert!(matches_script("*.php", b"/wp-admin/includes/x.php"));
+        assert!(!matches_script("*.php", b"/wp-admin/x.php.txt"));
+        assert!(!matches_script("*.php", b"/a.php/b"));
+        assert!(matches_script("/app/*.php", b"/app/x.php"));
+        assert!(!matches_script("/app/*.php", b"/app/sub/x.php"));
+        assert!(matches_script("/app/**|*.phtml", b"/deep/x.phtml"));
     }
 }
