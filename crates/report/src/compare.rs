@@ -289,6 +289,7 @@ mod tests {
             generator_cpu_us: Some(11.0),
             peak_rss_kib: Some(10 * 1024),
             note: None,
+            ..Default::default()
         }
     }
 
