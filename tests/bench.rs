@@ -595,7 +595,10 @@ fn bad_input_gets_one_clear_line() {
             with(&["-H", "NoColonHere"], "http://127.0.0.1:1/"),
             "malformed header",
         ),
-        (with(&[], "https://127.0.0.1/"), "only http:// is supported"),
+        (
+            with(&["-E", "/nonexistent/client.pem"], "https://127.0.0.1:1/"),
+            "-E /nonexistent/client.pem",
+        ),
         (
             with(&[], "ftp://127.0.0.1/"),
             "unsupported URL scheme 'ftp'",

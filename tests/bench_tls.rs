@@ -6,15 +6,22 @@
 mod common;
 
 use common::*;
-use rcgen::{BasicConstraints, CertificateParams, CertifiedKey, IsCa, KeyPair};
+use rcgen::{
+    BasicConstraints, CertificateParams, CertifiedKey, DistinguishedName, DnType,
+    ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
+};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-/// A CA and its key, to sign the server's and the client's certificates.
+/// A CA and its key, to sign the server's and the client's certificates. Every certificate gets
+/// its own subject name: with rcgen's default one for all, a leaf's subject equals its issuer and
+/// OpenSSL (nginx verifying the client) takes it for self-signed (verify error 18).
 fn ca() -> CertifiedKey {
     let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
+    p.distinguished_name = named("webstand test CA");
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let key_pair = KeyPair::generate().unwrap();
     CertifiedKey {
         cert: p.self_signed(&key_pair).unwrap(),
@@ -22,9 +29,19 @@ fn ca() -> CertifiedKey {
     }
 }
 
-fn signed(ca: &CertifiedKey, names: &[&str]) -> (String, String) {
-    let p =
+fn named(common_name: &str) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, common_name);
+    dn
+}
+
+/// A certificate for `names[0]` (and the other names) signed by `ca`, for `usage` (server or
+/// client authentication), with its key.
+fn signed(ca: &CertifiedKey, names: &[&str], usage: ExtendedKeyUsagePurpose) -> (String, String) {
+    let mut p =
         CertificateParams::new(names.iter().map(|n| n.to_string()).collect::<Vec<_>>()).unwrap();
+    p.distinguished_name = named(names[0]);
+    p.extended_key_usages = vec![usage];
     let key = KeyPair::generate().unwrap();
     let cert = p.signed_by(&key, &ca.cert, &ca.key_pair).unwrap();
     (cert.pem(), key.serialize_pem())
@@ -56,8 +73,12 @@ fn start_tls_nginx(ssl: &str) -> TlsNginx {
         .collect();
     std::fs::write(root.join("page.html"), page).unwrap();
     let ca = ca();
-    let (cert, key) = signed(&ca, &["localhost", "127.0.0.1"]);
-    let (ccert, ckey) = signed(&ca, &["client"]);
+    let (cert, key) = signed(
+        &ca,
+        &["localhost", "127.0.0.1"],
+        ExtendedKeyUsagePurpose::ServerAuth,
+    );
+    let (ccert, ckey) = signed(&ca, &["client"], ExtendedKeyUsagePurpose::ClientAuth);
     let w = |name: &str, s: &str| std::fs::write(dir.path().join(name), s).unwrap();
     w("ca.pem", &ca.cert.pem());
     w("cert.pem", &cert);
@@ -66,7 +87,7 @@ fn start_tls_nginx(ssl: &str) -> TlsNginx {
     w("other-ca.pem", &self::ca().cert.pem());
     let port = free_port();
     let conf = format!(
-        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
          events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
          proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
          server {{ listen 127.0.0.1:{port} ssl; root {d}/www; ssl_certificate {d}/cert.pem; \
@@ -141,15 +162,17 @@ fn https_counts_and_tls_lines_equal_abs() {
         ] {
             assert_eq!(field(&ws, name), field(&ab, name), "{name} with {extra:?}");
         }
-        // ab's "TLSv1.x,CIPHER,bits,bits": the version each side negotiated is the same.
-        let version = |r: &str| {
+        // ab's "TLSv1.x,CIPHER,server key bits,cipher bits": the version and the server key's
+        // size are the same whichever suite each client prefers.
+        let nth = |r: &str, n: usize| {
             field(r, "SSL/TLS Protocol:")
                 .split(',')
-                .next()
+                .nth(n)
                 .unwrap()
                 .to_string()
         };
-        assert_eq!(version(&ws), version(&ab));
+        assert_eq!(nth(&ws, 0), nth(&ab, 0));
+        assert_eq!(nth(&ws, 2), nth(&ab, 2));
         assert_eq!(field(&ws, "SSL/TLS Protocol:").split(',').count(), 4);
         // The lines sit where ab prints them: right after Server Port.
         let after_port = ws.split("Server Port:").nth(1).unwrap();
@@ -180,7 +203,7 @@ fn protocol_cipher_sni_and_ca_options() {
     assert!(ok.status.success(), "{}", stderr(&ok));
     assert_eq!(
         field(&stdout(&ok), "SSL/TLS Protocol:"),
-        "TLSv1.3,TLS_AES_128_GCM_SHA256,128,128"
+        "TLSv1.3,TLS_AES_128_GCM_SHA256,256,128"
     );
     // TLS 1.2 only against a TLS 1.3-only server: a clean failure with the reason, no hang.
     let bad = bench(&["-q", "-n", "20", "-f", "TLS1.2", &u]);
@@ -227,8 +250,37 @@ fn client_certificate_is_sent_with_e() {
     let text = stdout(&without);
     assert_eq!(field(&text, "Non-2xx responses:"), "5", "{text}");
     let with = bench(&["-q", "-n", "5", "-E", &path(&ngx, "client.pem"), &u]);
-    assert!(with.status.success(), "{}", stderr(&with));
+    let log = std::fs::read_to_string(path(&ngx, "error.log")).unwrap_or_default();
+    assert!(with.status.success(), "{}\nnginx: {log}", stderr(&with));
     assert!(!stdout(&with).contains("Non-2xx"), "{}", stdout(&with));
+    // ab with the same file and a 128-bit TLS 1.2 suite: also accepted, and its protocol line
+    // (the server key's bits, then the cipher's) equals ours.
+    let args = [
+        "-q",
+        "-n",
+        "5",
+        "-E",
+        &path(&ngx, "client.pem"),
+        "-f",
+        "TLS1.2",
+        "-Z",
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        &u,
+    ];
+    let ab = std::process::Command::new(require("ab"))
+        .args(args)
+        .output()
+        .unwrap();
+    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    assert!(!ab.contains("Non-2xx"), "{ab}");
+    let ws = bench(&args);
+    assert!(ws.status.success(), "{}", stderr(&ws));
+    let line = "SSL/TLS Protocol:";
+    assert_eq!(
+        field(&stdout(&ws), line),
+        "TLSv1.2,ECDHE-ECDSA-AES128-GCM-SHA256,256,128"
+    );
+    assert_eq!(field(&stdout(&ws), line), field(&ab, line));
 }
 
 #[test]

@@ -182,6 +182,10 @@ pub struct TlsSummary {
     pub cipher: String,
     /// The cipher's key bits.
     pub cipher_bits: u32,
+    /// The server certificate's public key bits (OpenSSL's `EVP_PKEY_bits`: 256 for P-256,
+    /// 2048 for RSA-2048, 253 for Ed25519; 0 if unknown): the first number ab prints after the
+    /// cipher's name.
+    pub server_key_bits: u32,
     /// The key exchange group as ab prints it ("X25519 253 bits", "ECDH prime256v1 256 bits").
     pub temp_key: String,
     /// The SNI name sent, if one was.

@@ -122,6 +122,11 @@ impl TlsStream {
             protocol: protocol.to_string(),
             cipher: cipher.to_string(),
             cipher_bits,
+            server_key_bits: self
+                .conn
+                .peer_certificates()
+                .and_then(|chain| chain.first())
+                .map_or(0, |cert| public_key_bits(cert)),
             temp_key,
             server_name: sni,
             alpn: self
@@ -203,6 +208,26 @@ impl Read for Recv<'_> {
 }
 
 /// Writes pending records to the socket while it takes them.
+/// A certificate's public key size as OpenSSL's `EVP_PKEY_bits` gives it (what ab prints).
+fn public_key_bits(cert: &[u8]) -> u32 {
+    use x509_parser::public_key::PublicKey;
+    let Ok((_, cert)) = x509_parser::parse_x509_certificate(cert) else {
+        return 0;
+    };
+    let spki = cert.public_key();
+    match spki.parsed() {
+        // An uncompressed P-521 point has 2 x 66 bytes; the curve has 521 bits.
+        Ok(key @ PublicKey::EC(_)) if key.key_size() == 528 => 521,
+        Ok(PublicKey::Unknown(_)) => match spki.algorithm.algorithm.to_id_string().as_str() {
+            "1.3.101.112" => 253, // Ed25519
+            "1.3.101.113" => 456, // Ed448
+            _ => 0,
+        },
+        Ok(key) => key.key_size() as u32,
+        Err(_) => 0,
+    }
+}
+
 fn send_records(conn: &mut ClientConnection, sock: &TcpStream) -> io::Result<()> {
     let mut sock = sock;
     while conn.wants_write() {

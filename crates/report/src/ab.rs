@@ -98,11 +98,10 @@ pub fn ab_percentile_us(h: &Histogram<u64>, percent: u64) -> u64 {
 /// ab's TLS lines (an https run only), where ab prints them: after the server's port.
 fn tls_lines(o: &mut String, r: &RunResult) {
     if let Some(t) = &r.tls {
-        let bits = t.cipher_bits;
         let _ = writeln!(
             o,
-            "SSL/TLS Protocol:       {},{},{bits},{bits}",
-            t.protocol, t.cipher
+            "SSL/TLS Protocol:       {},{},{},{}",
+            t.protocol, t.cipher, t.server_key_bits, t.cipher_bits
         );
         let _ = writeln!(o, "Server Temp Key:        {}", t.temp_key);
         if let Some(name) = &t.server_name {

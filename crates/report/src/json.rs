@@ -46,6 +46,7 @@ fn tls_json(t: &webstand_engine::TlsSummary) -> Value {
         "protocol": t.protocol,
         "cipher": t.cipher,
         "cipher_bits": t.cipher_bits,
+        "server_key_bits": t.server_key_bits,
         "server_temp_key": t.temp_key,
         "server_name": t.server_name,
         "alpn": t.alpn,
