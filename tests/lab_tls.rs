@@ -141,7 +141,13 @@ fn compare_tls_runs_every_server_over_https_with_a_verified_handshake() {
             (requests..=requests + in_flight).contains(&made),
             "tls-resume: {row}"
         );
-        assert!(resumed * 10 >= requests * 9, "tls-resume: {row}");
+        // A TLS 1.3 ticket is used once (RFC 8446 C.4, as browsers do): the bench resumes while it
+        // holds one. Servers that send no new ticket on a resumed connection (lighttpd and h2o
+        // through OpenSSL's settings) give 2 resumptions per full handshake; builtin (rustls) sends
+        // tickets on every connection.
+        let server = row["server"].as_str().unwrap();
+        let share = if server == "builtin" { 9 } else { 6 };
+        assert!(resumed * 10 >= requests * share, "tls-resume: {row}");
     }
     for row in rows(&doc, "tls-ka") {
         let (full, resumed, requests) = handshakes(row);

@@ -39,10 +39,13 @@ impl Transport {
         tls: Option<&TlsSetup>,
     ) -> io::Result<Transport> {
         let s = setup.connect(to)?;
-        // Nagle never holds back the first segment of a connection, so a connection that carries
-        // one request saves the setsockopt.
-        if keep_alive {
+        // Nagle never holds back the first segment of a connection, so a plain connection that
+        // carries one request saves the setsockopt. Over TLS the request follows the handshake's
+        // last flight: Nagle would hold it until that flight's ACK, which the server delays (40 ms).
+        if keep_alive || tls.is_some() {
             let _ = s.set_nodelay(true);
+        }
+        if keep_alive {
             if !body {
                 simple_congestion_control(&s);
             }

@@ -17,6 +17,12 @@ pub struct Limits {
 /// closed by the server in the middle of a measured run.
 pub const KEEPALIVE_TIMEOUT_SECS: u64 = 65;
 
+/// The most files a server's open-file cache holds at once: nginx's `open_file_cache max=`, and room
+/// for lighttpd, whose stat cache keeps a descriptor per file it served (the small-files workload alone
+/// is 1000 files). Counted in [`Limits::files`]: with too few descriptors for its cache, lighttpd
+/// answers 403 and nginx 500 where the file cannot be opened, and the row measures the cap.
+pub const OPEN_FILE_CACHE: usize = 4000;
+
 /// The listen backlog's floor: the kernel's default `somaxconn` on current Linux, and what `webstand
 /// serve` used before backlogs were derived.
 const MIN_BACKLOG: usize = 4096;
@@ -56,9 +62,10 @@ impl Limits {
         self.cgi_level + 2
     }
 
-    /// Open files a server may need: every connection, and a file or a pipe per request in flight.
+    /// Open files a server may need: every connection, a file or a pipe per request in flight, and
+    /// its open-file cache.
     pub fn files(&self) -> usize {
-        3 * self.connections() + 256
+        3 * self.connections() + 256 + OPEN_FILE_CACHE
     }
 }
 
@@ -83,7 +90,7 @@ mod tests {
             assert!(l.connections() >= 2 * l.largest_level);
             assert!(l.workers() > l.largest_level);
             assert!(l.cgi_workers() > l.cgi_level);
-            assert!(l.files() > l.connections());
+            assert!(l.files() > l.connections() + OPEN_FILE_CACHE);
         }
         assert_eq!(Limits::new(0, 0), Limits::new(1, 1));
     }

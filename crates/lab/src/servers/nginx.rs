@@ -3,7 +3,7 @@
 
 use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
-use crate::limits::KEEPALIVE_TIMEOUT_SECS;
+use crate::limits::{KEEPALIVE_TIMEOUT_SECS, OPEN_FILE_CACHE};
 use crate::servers::THROTTLE_KIB_PER_SEC;
 use crate::tls;
 
@@ -37,7 +37,7 @@ fn launch(c: &Ctx) -> Launch {
          worker_rlimit_nofile {files};\nevents {{ worker_connections {conns}; }}\n\
          http {{\n  access_log off;\n  sendfile on; tcp_nopush off; tcp_nodelay on;\n  \
          keepalive_requests 4294967295; keepalive_timeout {KEEPALIVE_TIMEOUT_SECS}s;\n  \
-         open_file_cache max=4000;\n  types {{ {types}}}\n  default_type application/octet-stream;\n  \
+         open_file_cache max={OPEN_FILE_CACHE};\n  types {{ {types}}}\n  default_type application/octet-stream;\n  \
          client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
          uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
          server {{\n    listen 127.0.0.1:{port}{ssl} backlog={backlog} deferred;\n{tls}    root {d};\n    \
