@@ -4,7 +4,7 @@
 //! classes: connect, receive, length, exceptions) + complete responses that were not 2xx**. A level's
 //! error rate, the peak, max users, exit statuses and the history's statuses all count that way.
 
-use crate::RunResult;
+use crate::{CpuTime, RunResult};
 
 /// The error rate (% of attempted requests) above which a result is not clean, unless a command's
 /// `--max-error-pct` says otherwise: the peak skips such levels and a run with one exits `errors`.
@@ -112,11 +112,12 @@ impl RunResult {
     }
     /// The generator's CPU-µs per complete request (user + sys).
     pub fn cpu_us_per_request(&self) -> f64 {
-        if self.complete == 0 {
-            0.0
-        } else {
-            self.cpu.total().as_secs_f64() * 1e6 / self.complete as f64
-        }
+        self.cpu_us_per_request_of(self.cpu).unwrap_or(0.0)
+    }
+    /// Any process's CPU-µs (user + sys) per complete request of this run: the generator's, the
+    /// server's, the server's with its PHP backends'. None without a complete request.
+    pub fn cpu_us_per_request_of(&self, cpu: CpuTime) -> Option<f64> {
+        (self.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / self.complete as f64)
     }
     /// Each load thread's busy fraction: its own CPU time (user + sys) ÷ the run's elapsed time. Near
     /// 1.0 the generator, not the server, limits the run: it offered less than it was asked for.

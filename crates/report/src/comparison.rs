@@ -3,7 +3,6 @@
 //! median over rounds, thttpd's feature row; then the text tables and one JSON document. The lab
 //! measures; this file decides what a row shows.
 
-use webstand_engine::{CpuTime, RunResult};
 use webstand_lab::compare::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
 use webstand_lab::servers::Support;
 
@@ -26,11 +25,14 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
             row.clients_at_peak = peak.clients;
             row.p99_ms_at_peak = r.latency_ms(0.99);
             row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
-            row.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+            row.server_cpu_us = w
+                .server_cpu
+                .get(i)
+                .and_then(|c| r.cpu_us_per_request_of(*c));
             row.with_backends_cpu_us = w
                 .with_backends_cpu(i)
-                .and_then(|c| cpu_us_per_request(c, r));
-            row.generator_cpu_us = Some(r.cpu_us_per_request()).filter(|_| r.complete > 0);
+                .and_then(|c| r.cpu_us_per_request_of(c));
+            row.generator_cpu_us = r.cpu_us_per_request_of(r.cpu);
             row.peak_rss_kib = w.peak_rss_kib;
             row.requests_at_peak = r.complete;
             if let Some(t) = &r.tls {
@@ -192,11 +194,6 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
     out
 }
 
-/// Server CPU-µs per complete request of one level.
-pub fn cpu_us_per_request(cpu: CpuTime, r: &RunResult) -> Option<f64> {
-    (r.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / r.complete as f64)
-}
-
 /// Each workload's rows, in order.
 pub fn comparison_rows(c: &Comparison) -> Vec<(String, Vec<WorkloadRow>)> {
     c.workloads
@@ -260,6 +257,7 @@ pub fn render_comparison(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+    use webstand_engine::{CpuTime, RunResult};
     use webstand_lab::servers::Kind;
     use webstand_lab::sweep::{Level, SweepResult};
 

@@ -5,7 +5,6 @@
 use webstand_lab::compare::{Comparison, WorkloadKind};
 
 use crate::ab_columns::{self, AbColumn};
-use crate::comparison::cpu_us_per_request;
 use crate::tables::{self, Layout};
 
 /// The seed's table for `wk`, from each server's first round at the largest level it measured.
@@ -27,10 +26,13 @@ pub fn seed_table(c: &Comparison, wk: WorkloadKind) -> String {
             if let Some((i, level)) = levels.iter().enumerate().max_by_key(|(_, l)| l.clients) {
                 let r = &level.result;
                 col.clients = level.clients;
-                col.server_cpu_us = w.server_cpu.get(i).and_then(|c| cpu_us_per_request(*c, r));
+                col.server_cpu_us = w
+                    .server_cpu
+                    .get(i)
+                    .and_then(|c| r.cpu_us_per_request_of(*c));
                 col.with_backends_cpu_us = w
                     .with_backends_cpu(i)
-                    .and_then(|c| cpu_us_per_request(c, r));
+                    .and_then(|c| r.cpu_us_per_request_of(c));
                 col.result = Some(r.clone());
             }
             col

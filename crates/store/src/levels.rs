@@ -31,11 +31,7 @@ pub struct ServerFigures {
 impl ServerFigures {
     /// Server CPU-µs per complete request of `result` (user + sys).
     pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
-        if result.complete == 0 {
-            0.0
-        } else {
-            self.cpu.total().as_secs_f64() * 1e6 / result.complete as f64
-        }
+        result.cpu_us_per_request_of(self.cpu).unwrap_or(0.0)
     }
 }
 
