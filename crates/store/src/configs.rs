@@ -117,8 +117,10 @@ mod tests {
         let id = {
             let s = Store::open(Some(db)).unwrap();
             let id = s.begin_run(&meta()).unwrap();
-            let mut r = webstand_engine::RunResult::default();
-            r.ended = Some(webstand_engine::Ended::TargetLost);
+            let r = webstand_engine::RunResult {
+                ended: Some(webstand_engine::Ended::TargetLost),
+                ..Default::default()
+            };
             s.add_level(id, "", 4, None, &r).unwrap();
             s.add_config(id, "nginx", "nginx.conf", "worker_processes 1;\n")
                 .unwrap();
@@ -185,8 +187,10 @@ mod tests {
         let writer = Store::open(Some(&db)).unwrap();
         assert_eq!(user_version(&db), crate::SCHEMA_VERSION);
         assert_eq!(writer.configs(id).unwrap().len(), 1, "kept, not recreated");
-        let mut r = webstand_engine::RunResult::default();
-        r.ended = Some(webstand_engine::Ended::Unreachable);
+        let r = webstand_engine::RunResult {
+            ended: Some(webstand_engine::Ended::Unreachable),
+            ..Default::default()
+        };
         writer.add_level(id, "", 8, None, &r).unwrap();
         let levels = writer.load_run(id).unwrap().levels;
         assert_eq!(
