@@ -93,18 +93,8 @@ impl Shared {
     /// Whether a URL path names a CGI program: thttpd matches the pattern against the program's
     /// path, which is the URL path or a prefix of it ending before a '/' (the rest is PATH_INFO).
     pub fn cgi_matches(&self, raw_path: &[u8]) -> bool {
-        let ends = raw_path
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(_, &b)| b == b'/')
-            .map(|(i, _)| i);
-        ends.chain([raw_path.len()]).any(|end| {
-            self.config
-                .cgi
-                .iter()
-                .any(|p| pattern::matches(p, &raw_path[..end]))
-        })
+        pattern::script_paths(raw_path)
+            .any(|script| self.config.cgi.iter().any(|p| pattern::matches(p, script)))
     }
 
     /// The first `--fastcgi` rule matching a decoded URL path ("/dir/x.php").
@@ -129,16 +119,10 @@ impl Shared {
                 return true;
             }
         }
-        let ends = raw_path
-            .iter()
-            .enumerate()
-            .skip(1)
-            .filter(|(_, &b)| b == b'/')
-            .map(|(i, _)| i);
-        ends.chain([raw_path.len()]).any(|end| {
+        pattern::script_paths(raw_path).any(|script| {
             self.fastcgi
                 .iter()
-                .any(|r| pattern::matches_script(&r.pattern, &raw_path[..end]))
+                .any(|r| pattern::matches_script(&r.pattern, script))
         })
     }
 }

@@ -14,6 +14,19 @@ pub fn matches(pattern: &str, path: &[u8]) -> bool {
     })
 }
 
+/// The paths a URL path may name a script by: each prefix ending before a '/' (after the first
+/// byte; the rest of the path is PATH_INFO), then the whole path. CGI and FastCGI rules are matched
+/// against these.
+pub fn script_paths(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let ends = path
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|(_, &b)| b == b'/')
+        .map(|(i, _)| i);
+    ends.chain([path.len()]).map(move |end| &path[..end])
+}
+
 /// Whether the script path `path` matches a `--fastcgi` pattern. An alternative with no '/' in it
 /// (`*.php`) is matched against the script's file name at any depth, as nginx's `location ~ \.php$`
 /// and every PHP how-to mean it: with thttpd's rule above, `*.php` would pass top-level scripts only
