@@ -10,7 +10,8 @@
 
 use crate::conn::Conn;
 use crate::handler::Ctx;
-use crate::respond::{self, connection_line, status_line};
+use crate::protocol::Channel;
+use crate::respond::{self, Head as Answer, Length};
 use crate::worker::CGI_BASE;
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
@@ -31,8 +32,8 @@ pub struct CgiJob {
     stdout: ChildStdout,
     output: Vec<u8>,
     head_only: bool,
-    minor: u8,
-    keep: bool,
+    /// Where the answer goes (and whether the connection stays open after it).
+    ch: Channel,
     /// For the access log once the answer is known.
     pub request_line: Vec<u8>,
     pub user: Option<Arc<str>>,
@@ -47,8 +48,7 @@ impl CgiJob {
             stdout,
             output: Vec::new(),
             head_only: head.method == webstand_http1::request::Method::Head,
-            minor: head.minor,
-            keep: req.keep,
+            ch: req.ch,
             request_line: head
                 .raw
                 .split(|&b| b == b'\r')
@@ -75,7 +75,7 @@ pub struct Request<'a> {
     pub query: &'a [u8],
     pub script: Script<'a>,
     pub user: Option<Arc<str>>,
-    pub keep: bool,
+    pub ch: Channel,
 }
 
 impl Ctx {
@@ -101,30 +101,14 @@ impl Ctx {
                 {
                     kill_group(&mut job.child);
                     self.zombies.push(job.child);
-                    respond::simple(
-                        out,
-                        self.date.line(),
-                        500,
-                        req.head.minor,
-                        req.keep,
-                        b"",
-                        false,
-                    );
+                    respond::simple(out, self.date.line(), req.ch, 500, b"", false);
                     return Some(500);
                 }
                 conn.cgi = Some(Box::new(job));
                 None
             }
             Err(_) => {
-                respond::simple(
-                    out,
-                    self.date.line(),
-                    500,
-                    req.head.minor,
-                    req.keep,
-                    b"",
-                    false,
-                );
+                respond::simple(out, self.date.line(), req.ch, 500, b"", false);
                 Some(500)
             }
         }
@@ -258,26 +242,20 @@ impl Ctx {
             return;
         };
         let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
-        job.keep &= !self.draining;
+        if self.draining {
+            job.ch.close();
+        }
         if forced.is_some() {
             kill_group(&mut job.child);
         }
         let (status, bytes) = match forced {
             Some(s) => (
                 s,
-                respond::simple(
-                    out,
-                    self.date.line(),
-                    s,
-                    job.minor,
-                    job.keep,
-                    b"",
-                    job.head_only,
-                ),
+                respond::simple(out, self.date.line(), job.ch, s, b"", job.head_only),
             ),
             None => answer(&job, out, self.date.line()),
         };
-        if !job.keep || !respond::keeps_connection(status) {
+        if !job.ch.keeps_open() || !respond::keeps_connection(status) {
             conn.closing = true;
         }
         self.log(
@@ -317,7 +295,7 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
     let bad = |out: &mut Vec<u8>| {
         (
             502,
-            respond::simple(out, date_line, 502, job.minor, job.keep, b"", job.head_only),
+            respond::simple(out, date_line, job.ch, 502, b"", job.head_only),
         )
     };
     let o = &job.output;
@@ -342,18 +320,19 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         return bad(out);
     }
     let no_body = job.head_only || status == 204 || status == 304;
-    status_line(out, status);
-    out.extend_from_slice(date_line);
-    out.extend_from_slice(&fields);
-    if status != 204 && status != 304 {
-        out.extend_from_slice(b"Content-Length: ");
-        respond::push_num(out, body.len() as u64);
-        out.extend_from_slice(b"\r\n");
-    }
-    connection_line(out, job.minor, job.keep);
-    out.extend_from_slice(b"\r\n");
+    let length = match status {
+        204 | 304 => Length::None,
+        _ => Length::Known(body.len() as u64),
+    };
+    let head = Answer {
+        status,
+        fields: &fields,
+        length,
+    };
+    let mut ch = job.ch;
+    ch.write_head(out, date_line, &head);
     if !no_body {
-        out.extend_from_slice(body);
+        ch.body(out, body);
     }
     (status, if no_body { 0 } else { body.len() as u64 })
 }
@@ -517,8 +496,7 @@ mod tests {
             stdout,
             output: output.to_vec(),
             head_only: false,
-            minor: 1,
-            keep: true,
+            ch: Channel::http1(1, true),
             request_line: Vec::new(),
             user: None,
         }

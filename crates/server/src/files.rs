@@ -3,6 +3,8 @@
 //! cache of resolved files with their ready-made response headers (small files keep their bytes,
 //! large ones keep an open descriptor for sendfile). Entries are re-checked at most once a second.
 
+use crate::protocol::Prepared;
+use crate::respond::{Head, Length};
 use crate::{date, mime};
 use std::collections::HashMap;
 use std::fs::File;
@@ -128,8 +130,8 @@ fn with_c_path<T>(
 pub struct Entry {
     /// The file's path relative to the root (for re-checks and CGI).
     pub rel: String,
-    /// "HTTP/1.1 200 OK" … through Accept-Ranges; the caller appends Date, Connection and CRLF.
-    pub head_200: Box<[u8]>,
+    /// The 200 answer's head, ready in each protocol's bytes but for Date and Connection.
+    pub head_200: Prepared,
     /// Content-Type, Last-Modified and ETag lines, for 206 and 304 answers.
     pub fields: Box<[u8]>,
     pub content_type: std::borrow::Cow<'static, str>,
@@ -173,10 +175,12 @@ impl Entry {
         fields.extend_from_slice(b"\r\nETag: ");
         fields.extend_from_slice(&etag);
         fields.extend_from_slice(b"\r\n");
-        let head_200 = format!(
-            "HTTP/1.1 200 OK\r\nServer: webstand\r\nContent-Length: {size}\r\nAccept-Ranges: bytes\r\n{}",
-            String::from_utf8_lossy(&fields)
-        );
+        let fields_200 = [b"Accept-Ranges: bytes\r\n", &fields[..]].concat();
+        let head_200 = Prepared::new(&Head {
+            status: 200,
+            fields: &fields_200,
+            length: Length::Known(size),
+        });
         let (body, file) = if size <= small_max {
             let mut bytes = Vec::with_capacity(size as usize);
             (&file).take(size).read_to_end(&mut bytes)?;
@@ -192,7 +196,7 @@ impl Entry {
         };
         Ok(Entry {
             rel,
-            head_200: head_200.into_bytes().into_boxed_slice(),
+            head_200,
             fields: fields.into_boxed_slice(),
             content_type,
             etag,
@@ -317,8 +321,11 @@ mod tests {
         let f = root.open_beneath("a.html").unwrap();
         let meta = f.metadata().unwrap();
         let e = Entry::load("a.html".into(), f, &meta, 1024, 100).unwrap();
-        let head = String::from_utf8(e.head_200.to_vec()).unwrap();
-        assert!(head.starts_with("HTTP/1.1 200 OK\r\n"));
+        let mut out = Vec::new();
+        let ch = crate::protocol::Channel::http1(1, true);
+        ch.write_prepared(&mut out, b"Date: x\r\n", &e.head_200);
+        let head = String::from_utf8(out).unwrap();
+        assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("Date: x\r\n\r\n"));
         assert!(head.contains("Content-Length: 5\r\n"));
         assert!(head.contains("Content-Type: text/html; charset=utf-8\r\n"));
         assert_eq!(&*e.body.clone().unwrap(), b"hello");

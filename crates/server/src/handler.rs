@@ -10,7 +10,8 @@ use crate::conn::Conn;
 use crate::fastcgi::{Asked, Pool};
 use crate::files::{Cache, Entry};
 use crate::path::{self, split_target};
-use crate::respond::{self, connection_line, push_num, status_line};
+use crate::protocol::Channel;
+use crate::respond::{self, Head as Answer, Length};
 use crate::{date::DateLine, pattern, Shared};
 use std::process::Child;
 use std::sync::Arc;
@@ -107,11 +108,13 @@ impl Ctx {
     ) -> Option<Logged> {
         let keep = head.keep_alive && !self.draining;
         conn.closing |= !keep;
+        // The request came over HTTP/1 (its head is http1's); the answer goes back the same way.
+        let ch = Channel::http1(head.minor, keep);
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
         let fcgi = !self.shared.fastcgi.is_empty() && self.shared.fastcgi_candidate(raw_path);
         if let Some(allow) = not_allowed(head.method, cgi).filter(|_| !fcgi) {
-            let n = respond::simple(out, self.date.line(), 405, head.minor, keep, allow, false);
+            let n = respond::simple(out, self.date.line(), ch, 405, allow, false);
             return Some((405, n, None));
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
@@ -120,11 +123,11 @@ impl Ctx {
                 .cache
                 .get(raw_path, &self.shared.root, self.date.secs())
             {
-                return Some(self.send_entry(&e, head, keep, conn, out));
+                return Some(self.send_entry(&e, head, ch, conn, out));
             }
         }
         let simple = |ctx: &Ctx, out: &mut Vec<u8>, status, extra: &[u8]| {
-            Some(ctx.simple_answer(out, head, keep, status, extra))
+            Some(ctx.simple_answer(out, head, ch, status, extra))
         };
         let dir_request = match path::decode(raw_path, &mut self.rel) {
             Ok(d) => d,
@@ -144,7 +147,7 @@ impl Ctx {
             body,
             query: query.unwrap_or(b""),
             user: user.clone(),
-            keep,
+            ch,
         };
         // A decoded path can match where its raw spelling did not ("/a%2ephp"): never the source.
         if let Some(answer) = self.route_fastcgi(conn, &asked, dir_request, out) {
@@ -158,10 +161,10 @@ impl Ctx {
                 if plain_spelling(raw_path, dir_request, &self.rel) {
                     self.cache.insert(raw_path, entry.clone());
                 }
-                Some(self.send_entry(&entry, head, keep, conn, out))
+                Some(self.send_entry(&entry, head, ch, conn, out))
             }
             Ok(Resolved::Listing(dir)) => {
-                let answer = self.send_listing(&dir, url_path, head, keep, out);
+                let answer = self.send_listing(&dir, url_path, head, ch, out);
                 answer
                     .map(|n| (200, n, user))
                     .or_else(|| simple(self, out, 500, b""))
@@ -183,9 +186,7 @@ impl Ctx {
         let rel = self.rel.clone();
         let script = match self.find_script(&rel) {
             Ok(s) => s,
-            Err(status) => {
-                return Some(self.simple_answer(out, asked.head, asked.keep, status, b""))
-            }
+            Err(status) => return Some(self.simple_answer(out, asked.head, asked.ch, status, b"")),
         };
         let req = cgi::Request {
             head: asked.head,
@@ -193,7 +194,7 @@ impl Ctx {
             query: asked.query,
             script,
             user: asked.user.clone(),
-            keep: asked.keep,
+            ch: asked.ch,
         };
         let user = asked.user.clone();
         self.start_cgi(conn, req, out, idx, registry)
@@ -224,20 +225,12 @@ impl Ctx {
         &self,
         out: &mut Vec<u8>,
         head: &Head,
-        keep: bool,
+        ch: Channel,
         status: u16,
         extra: &[u8],
     ) -> Logged {
         let head_only = head.method == Method::Head;
-        let n = respond::simple(
-            out,
-            self.date.line(),
-            status,
-            head.minor,
-            keep,
-            extra,
-            head_only,
-        );
+        let n = respond::simple(out, self.date.line(), ch, status, extra, head_only);
         (status, n, None)
     }
 
@@ -247,7 +240,7 @@ impl Ctx {
         dir: &std::fs::File,
         url_path: String,
         head: &Head,
-        keep: bool,
+        mut ch: Channel,
         out: &mut Vec<u8>,
     ) -> Option<u64> {
         let dir_url = if url_path == "/" {
@@ -256,15 +249,14 @@ impl Ctx {
             format!("{url_path}/")
         };
         let html = crate::listing::render(dir, &dir_url, &self.shared.own_files).ok()?;
-        status_line(out, 200);
-        out.extend_from_slice(self.date.line());
-        out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
-        push_num(out, html.len() as u64);
-        out.extend_from_slice(b"\r\n");
-        connection_line(out, head.minor, keep);
-        out.extend_from_slice(b"\r\n");
+        let answer = Answer {
+            status: 200,
+            fields: b"Content-Type: text/html; charset=utf-8\r\n",
+            length: Length::Known(html.len() as u64),
+        };
+        ch.write_head(out, self.date.line(), &answer);
         if head.method != Method::Head {
-            out.extend_from_slice(html.as_bytes());
+            ch.body(out, html.as_bytes());
         }
         Some(html.len() as u64)
     }

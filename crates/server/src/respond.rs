@@ -1,5 +1,47 @@
-//! Writing response heads into a loop's output buffer: status lines, the Connection line, and the
-//! small generated answers (errors, redirects, 304) that share one shape.
+//! A response as the handlers produce it, before any protocol spells it: a status, the header
+//! fields the handler chose (`Head`), and a body whose length is known, absent or streamed
+//! (`Length`). The connection's protocol writes it through its `Channel` (protocol.rs): HTTP/1 adds
+//! the status line, Server, Date, its framing (Content-Length or chunked) and the Connection line
+//! (h1.rs); HTTP/2 adds an encoder there, and no handler changes.
+//!
+//! Fields are field lines, `Name: value` CRLF each (RFC 9110 §5), the form every source of them
+//! already has (a cached file's validators, a CGI or FastCGI answer's header block, a 401's
+//! challenge); `field_pairs` reads them as name/value pairs for an encoder that needs pairs
+//! (HPACK). Also here: the reason phrases, which statuses end a connection, and the generated
+//! answers (errors, redirects) that share one shape.
+
+use crate::protocol::Channel;
+
+/// A response head, protocol-neutral.
+#[derive(Clone, Copy)]
+pub struct Head<'a> {
+    pub status: u16,
+    /// Field lines ("Name: value\r\n" each), without Server, Date, framing or connection fields.
+    pub fields: &'a [u8],
+    pub length: Length,
+}
+
+/// What the head says about the body.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Length {
+    /// No body and no length field (1xx, 204, 304).
+    None,
+    /// A body of this many bytes (sent or not: a HEAD's answer gives the length only).
+    Known(u64),
+    /// A body whose length is not known when the head goes out: it is streamed as it comes.
+    Streamed,
+}
+
+/// The name/value pairs of field lines (a line without a colon is skipped).
+pub fn field_pairs(fields: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    fields
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter_map(|l| {
+            let colon = l.iter().position(|&b| b == b':')?;
+            Some((&l[..colon], l[colon + 1..].trim_ascii()))
+        })
+}
 
 /// The reason phrase of each status the server sends.
 pub fn reason(status: u16) -> &'static str {
@@ -46,24 +88,6 @@ pub fn keeps_connection(status: u16) -> bool {
     !matches!(status, 400 | 408 | 413 | 414 | 431 | 500 | 503)
 }
 
-/// Appends "HTTP/1.1 NNN Reason\r\nServer: webstand\r\n".
-pub fn status_line(out: &mut Vec<u8>, status: u16) {
-    out.extend_from_slice(b"HTTP/1.1 ");
-    push_num(out, u64::from(status));
-    out.push(b' ');
-    out.extend_from_slice(reason(status).as_bytes());
-    out.extend_from_slice(b"\r\nServer: webstand\r\n");
-}
-
-/// Appends the Connection line an HTTP/1.`minor` client needs for the chosen persistence.
-pub fn connection_line(out: &mut Vec<u8>, minor: u8, keep_alive: bool) {
-    match (keep_alive, minor) {
-        (true, 0) => out.extend_from_slice(b"Connection: keep-alive\r\n"),
-        (true, _) => {}
-        (false, _) => out.extend_from_slice(b"Connection: close\r\n"),
-    }
-}
-
 /// Appends a decimal number without allocating.
 pub fn push_num(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
@@ -79,35 +103,40 @@ pub fn push_num(out: &mut Vec<u8>, mut n: u64) {
     out.extend_from_slice(&digits[i..]);
 }
 
-/// A generated answer: status, `extra` header lines (each ending in CRLF), and a small HTML body
-/// naming the status (left out for HEAD, 304 and 1xx). Returns the body length.
+/// A generated answer through `ch`: status, `extra` field lines, and a small HTML body naming the
+/// status (left out for HEAD; none at all for 304). Returns the body length.
 pub fn simple(
     out: &mut Vec<u8>,
     date_line: &[u8],
+    mut ch: Channel,
     status: u16,
-    minor: u8,
-    keep_alive: bool,
     extra: &[u8],
     head_only: bool,
 ) -> u64 {
-    status_line(out, status);
-    out.extend_from_slice(date_line);
-    out.extend_from_slice(extra);
-    connection_line(out, minor, keep_alive);
     if status == 304 {
-        out.extend_from_slice(b"\r\n");
+        let head = Head {
+            status,
+            fields: extra,
+            length: Length::None,
+        };
+        ch.write_head(out, date_line, &head);
         return 0;
     }
-    // Error paths only: a small allocation here is fine.
+    // Error paths only: small allocations here are fine.
     let body = format!(
         "<!DOCTYPE html>\n<html><head><title>{status} {r}</title></head><body><h1>{status} {r}</h1></body></html>\n",
         r = reason(status)
     );
-    out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
-    push_num(out, body.len() as u64);
-    out.extend_from_slice(b"\r\n\r\n");
+    let mut fields = extra.to_vec();
+    fields.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\n");
+    let head = Head {
+        status,
+        fields: &fields,
+        length: Length::Known(body.len() as u64),
+    };
+    ch.write_head(out, date_line, &head);
     if !head_only {
-        out.extend_from_slice(body.as_bytes());
+        ch.body(out, body.as_bytes());
     }
     body.len() as u64
 }
@@ -119,7 +148,14 @@ mod tests {
     #[test]
     fn simple_answers_have_a_correct_length() {
         let mut out = Vec::new();
-        let n = simple(&mut out, b"Date: x\r\n", 404, 1, true, b"", false);
+        let n = simple(
+            &mut out,
+            b"Date: x\r\n",
+            Channel::http1(1, true),
+            404,
+            b"",
+            false,
+        );
         let text = String::from_utf8(out).unwrap();
         let (head, body) = text.split_once("\r\n\r\n").unwrap();
         assert!(head.starts_with("HTTP/1.1 404 Not Found\r\nServer: webstand\r\nDate: x\r\n"));
@@ -129,16 +165,17 @@ mod tests {
     }
 
     #[test]
-    fn connection_lines_follow_the_version() {
+    fn field_lines_read_as_pairs() {
+        let pairs: Vec<_> =
+            field_pairs(b"Content-Type: text/html\r\nETag:  \"a\"\r\nbroken\n").collect();
+        assert_eq!(
+            pairs,
+            [
+                (&b"Content-Type"[..], &b"text/html"[..]),
+                (b"ETag", b"\"a\"")
+            ]
+        );
         let mut out = Vec::new();
-        connection_line(&mut out, 1, true);
-        assert!(out.is_empty());
-        connection_line(&mut out, 0, true);
-        assert_eq!(out, b"Connection: keep-alive\r\n");
-        out.clear();
-        connection_line(&mut out, 1, false);
-        assert_eq!(out, b"Connection: close\r\n");
-        out.clear();
         push_num(&mut out, 1234567);
         assert_eq!(out, b"1234567");
     }

@@ -5,8 +5,9 @@
 use crate::conn::Conn;
 use crate::files::Entry;
 use crate::handler::{Ctx, Logged};
+use crate::protocol::Channel;
 use crate::range::{self, Plan};
-use crate::respond::{self, connection_line, push_num, status_line};
+use crate::respond::{self, push_num, Head as Answer, Length};
 use std::sync::Arc;
 use webstand_http1::request::{Head, Method};
 
@@ -17,11 +18,11 @@ impl Ctx {
         &mut self,
         e: &Entry,
         head: &Head,
-        keep: bool,
+        mut ch: Channel,
         conn: &mut Conn,
         out: &mut Vec<u8>,
     ) -> Logged {
-        let user = match self.entry_user(e, head, keep, out) {
+        let user = match self.entry_user(e, head, ch, out) {
             Ok(user) => user,
             Err(answered) => return answered,
         };
@@ -32,7 +33,12 @@ impl Ctx {
             ..
         } = self;
         if not_modified(e, head) {
-            answer_304(out, e, date.line(), head.minor, keep);
+            let answer = Answer {
+                status: 304,
+                fields: &e.fields,
+                length: Length::None,
+            };
+            ch.write_head(out, date.line(), &answer);
             return (304, 0, user);
         }
         let get = head.method == Method::Get;
@@ -44,7 +50,7 @@ impl Ctx {
         };
         if plan == Plan::Unsatisfiable {
             let extra = unsatisfiable_range(e.size);
-            let n = respond::simple(out, date.line(), 416, head.minor, keep, &extra, false);
+            let n = respond::simple(out, date.line(), ch, 416, &extra, false);
             return (416, n, user);
         }
         let body_len = match plan {
@@ -54,33 +60,23 @@ impl Ctx {
         };
         if let (Some(rule), true) = (e.throttle, get) {
             if !shared.throttles[rule].admit(body_len) {
-                let n = respond::simple(
-                    out,
-                    date.line(),
-                    503,
-                    head.minor,
-                    keep,
-                    b"Retry-After: 5\r\n",
-                    false,
-                );
+                let retry = b"Retry-After: 5\r\n";
+                let n = respond::simple(out, date.line(), ch, 503, retry, false);
                 return (503, n, user);
             }
             conn.throttle = Some(rule);
         }
         match plan {
             Plan::Parts => {
-                self.send_parts(e, head, keep, body_len, conn, out);
+                self.send_parts(e, ch, body_len, conn, out);
                 (206, body_len, user)
             }
             _ => {
-                out.extend_from_slice(&e.head_200);
-                out.extend_from_slice(date.line());
-                connection_line(out, head.minor, keep);
-                out.extend_from_slice(b"\r\n");
+                ch.write_prepared(out, date.line(), &e.head_200);
                 if !get {
                     return (200, 0, user);
                 }
-                body_part(e, conn, out, (0, e.size.saturating_sub(1)));
+                body_part(e, ch, conn, out, (0, e.size.saturating_sub(1)));
                 (200, e.size, user)
             }
         }
@@ -91,7 +87,7 @@ impl Ctx {
         &mut self,
         e: &Entry,
         head: &Head,
-        keep: bool,
+        ch: Channel,
         out: &mut Vec<u8>,
     ) -> Result<Option<Arc<str>>, Logged> {
         let rule = match self.authorize(e.auth, head) {
@@ -100,15 +96,7 @@ impl Ctx {
         };
         let challenge = &self.shared.auth[rule].challenge;
         let head_only = head.method == Method::Head;
-        let n = respond::simple(
-            out,
-            self.date.line(),
-            401,
-            head.minor,
-            keep,
-            challenge,
-            head_only,
-        );
+        let n = respond::simple(out, self.date.line(), ch, 401, challenge, head_only);
         Err((401, n, None))
     }
 
@@ -117,53 +105,47 @@ impl Ctx {
     fn send_parts(
         &self,
         e: &Entry,
-        head: &Head,
-        keep: bool,
+        mut ch: Channel,
         body_len: u64,
         conn: &mut Conn,
         out: &mut Vec<u8>,
     ) {
         let (ranges, boundary) = (&self.ranges, &self.shared.boundary);
-        status_line(out, 206);
-        out.extend_from_slice(self.date.line());
-        out.extend_from_slice(b"Accept-Ranges: bytes\r\nLast-Modified: ");
-        out.extend_from_slice(&e.last_modified);
-        out.extend_from_slice(b"\r\nETag: ");
-        out.extend_from_slice(&e.etag);
+        // Not the hot path: the fields are gathered in a buffer of their own.
+        let mut fields = b"Accept-Ranges: bytes\r\nLast-Modified: ".to_vec();
+        fields.extend_from_slice(&e.last_modified);
+        fields.extend_from_slice(b"\r\nETag: ");
+        fields.extend_from_slice(&e.etag);
         if ranges.len() == 1 {
-            out.extend_from_slice(b"\r\nContent-Type: ");
-            out.extend_from_slice(e.content_type.as_bytes());
-            out.extend_from_slice(b"\r\n");
-            content_range(out, ranges[0], e.size);
+            fields.extend_from_slice(b"\r\nContent-Type: ");
+            fields.extend_from_slice(e.content_type.as_bytes());
+            fields.extend_from_slice(b"\r\n");
+            content_range(&mut fields, ranges[0], e.size);
         } else {
-            out.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
-            out.extend_from_slice(boundary.as_bytes());
-            out.extend_from_slice(b"\r\n");
+            fields.extend_from_slice(b"\r\nContent-Type: multipart/byteranges; boundary=");
+            fields.extend_from_slice(boundary.as_bytes());
+            fields.extend_from_slice(b"\r\n");
         }
-        out.extend_from_slice(b"Content-Length: ");
-        push_num(out, body_len);
-        out.extend_from_slice(b"\r\n");
-        connection_line(out, head.minor, keep);
-        out.extend_from_slice(b"\r\n");
+        let answer = Answer {
+            status: 206,
+            fields: &fields,
+            length: Length::Known(body_len),
+        };
+        ch.write_head(out, self.date.line(), &answer);
         if ranges.len() == 1 {
-            body_part(e, conn, out, ranges[0]);
+            body_part(e, ch, conn, out, ranges[0]);
         } else {
             for &r in ranges.iter() {
-                part_head(out, e, r, boundary);
-                body_part(e, conn, out, r);
+                fields.clear();
+                part_head(&mut fields, e, r, boundary);
+                ch.body(out, &fields);
+                body_part(e, ch, conn, out, r);
             }
-            part_end(out, boundary);
+            fields.clear();
+            part_end(&mut fields, boundary);
+            ch.body(out, &fields);
         }
     }
-}
-
-/// 304 Not Modified: the entry's validators and type, no body.
-fn answer_304(out: &mut Vec<u8>, e: &Entry, date_line: &[u8], minor: u8, keep: bool) {
-    status_line(out, 304);
-    out.extend_from_slice(date_line);
-    out.extend_from_slice(&e.fields);
-    connection_line(out, minor, keep);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// The Content-Range line of a 416: the size the ranges missed.
@@ -175,13 +157,13 @@ fn unsatisfiable_range(size: u64) -> Vec<u8> {
 }
 
 /// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
-fn body_part(e: &Entry, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
+fn body_part(e: &Entry, ch: Channel, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
     if e.size == 0 {
         return;
     }
     match (&e.body, &e.file) {
-        (Some(bytes), _) => out.extend_from_slice(&bytes[r.0 as usize..=r.1 as usize]),
-        (None, Some(file)) => conn.push_file(out, file.clone(), r.0, r.1 + 1),
+        (Some(bytes), _) => ch.body(out, &bytes[r.0 as usize..=r.1 as usize]),
+        (None, Some(file)) => ch.body_file(conn, out, file.clone(), (r.0, r.1 + 1)),
         (None, None) => {}
     }
 }

@@ -27,6 +27,7 @@ pub use route::Asked;
 
 use crate::conn::Conn;
 use crate::handler::Ctx;
+use crate::protocol::Channel;
 use crate::respond;
 use backend::Acquired;
 use mio::{Interest, Token};
@@ -77,7 +78,8 @@ pub struct Request<'a> {
     pub script_name: String,
     pub path_info: String,
     pub user: Option<Arc<str>>,
-    pub keep: bool,
+    /// Where the answer goes.
+    pub ch: Channel,
 }
 
 /// What a pump round did.
@@ -130,7 +132,7 @@ impl Ctx {
             request,
             sent: 0,
             input: Vec::new(),
-            reply: Reply::new(head.method == Method::Head, head.minor, req.keep),
+            reply: Reply::new(head.method == Method::Head, req.ch),
             deadline: self.now + self.shared.config.fastcgi_timeout,
             redirects: self.fcgi_redirects,
             request_line: head.request_line().to_vec(),
@@ -356,16 +358,18 @@ impl Ctx {
             self.answered(conn, &job, 500, n);
             return Pump::Progress;
         }
+        // The request came over HTTP/1: the redirect is served as a GET on the same version.
+        let Channel::Http1(framing) = r.channel;
         let mut raw = b"GET ".to_vec();
         raw.extend_from_slice(path);
-        raw.extend_from_slice(if r.minor == 0 {
+        raw.extend_from_slice(if framing.minor == 0 {
             b" HTTP/1.0\r\n"
         } else {
             b" HTTP/1.1\r\n"
         });
         // HTTP/1.1 requires a Host field: without one the head is refused (400).
         raw.extend_from_slice(b"Host: localhost\r\n");
-        raw.extend_from_slice(match (r.keep, r.minor) {
+        raw.extend_from_slice(match (framing.keep, framing.minor) {
             (true, 0) => &b"Connection: keep-alive\r\n\r\n"[..],
             (true, _) => b"\r\n",
             (false, _) => b"Connection: close\r\n\r\n",
@@ -387,7 +391,7 @@ impl Ctx {
 
     /// Logs the answer and decides whether the client connection stays open.
     fn answered(&mut self, conn: &mut Conn, job: &FcgiJob, status: u16, bytes: u64) {
-        if !job.reply.keep || !respond::keeps_connection(status) || self.draining {
+        if !job.reply.channel.keeps_open() || !respond::keeps_connection(status) || self.draining {
             conn.closing = true;
         }
         let user = job.user.clone();

@@ -2,13 +2,14 @@
 //!
 //! The header block is collected whole (at most `HEAD_MAX` bytes: more is a broken or hostile
 //! backend, 502). The body is then held back until the request ends or it outgrows `STREAM_AFTER`:
-//! a typical page (PHP's output, a few tens of KiB) is answered in one piece with a Content-Length,
-//! and anything larger is streamed as it arrives, chunked for HTTP/1.1 (so the connection stays
-//! keep-alive) and delimited by the close for HTTP/1.0. A `Location: /local/path` with no status and
+//! a typical page (PHP's output, a few tens of KiB) is answered in one piece with its length, and
+//! anything larger is streamed as it arrives (`Length::Streamed`: the client's protocol frames it,
+//! HTTP/1.1 chunked so the connection stays keep-alive, HTTP/1.0 delimited by the close). A `Location: /local/path` with no status and
 //! no other fields is a local redirect (RFC 3875 §6.2.2): the caller serves that path instead.
 
 use crate::cgi::{find, read_cgi_head, CgiHead};
-use crate::respond::{self, connection_line, push_num, status_line};
+use crate::protocol::Channel;
+use crate::respond::{self, Head, Length};
 
 /// Largest header block accepted from a backend.
 pub const HEAD_MAX: usize = 64 << 10;
@@ -25,7 +26,7 @@ enum Phase {
         body: Vec<u8>,
     },
     /// Head sent: body bytes go out as they come.
-    Streaming { chunked: bool },
+    Streaming,
     /// A local redirect to this path.
     Redirect(Vec<u8>),
 }
@@ -44,20 +45,18 @@ pub struct Reply {
     body_total: u64,
     pub status: u16,
     pub head_only: bool,
-    pub minor: u8,
-    /// Whether the client connection stays open after this answer.
-    pub keep: bool,
+    /// Where the answer goes (and whether the client connection stays open after it).
+    pub channel: Channel,
 }
 
 impl Reply {
-    pub fn new(head_only: bool, minor: u8, keep: bool) -> Reply {
+    pub fn new(head_only: bool, channel: Channel) -> Reply {
         Reply {
             phase: Phase::Head(Vec::new()),
             body_total: 0,
             status: 0,
             head_only,
-            minor,
-            keep,
+            channel,
         }
     }
 
@@ -68,7 +67,7 @@ impl Reply {
 
     /// The head has gone to the client: a failure now can only cut the answer short.
     pub fn committed(&self) -> bool {
-        matches!(self.phase, Phase::Streaming { .. })
+        matches!(self.phase, Phase::Streaming)
     }
 
     /// Takes a piece of the STDOUT stream; Err names what is wrong with it.
@@ -139,9 +138,9 @@ impl Reply {
                 body.extend_from_slice(data);
                 return Ok(());
             }
-            Phase::Streaming { chunked } => {
+            Phase::Streaming => {
                 if !no_body {
-                    forward(out, data, *chunked);
+                    self.channel.stream(out, data);
                 }
                 return Ok(());
             }
@@ -149,24 +148,21 @@ impl Reply {
             _ => return Ok(()),
         }
         // Held back long enough: send the head and stream the rest.
-        let chunked = self.minor > 0;
-        self.keep &= chunked;
-        let streaming = Phase::Streaming { chunked };
         if let Phase::Held {
             status,
             fields,
             body,
-        } = std::mem::replace(&mut self.phase, streaming)
+        } = std::mem::replace(&mut self.phase, Phase::Streaming)
         {
-            let framing: &[u8] = if chunked {
-                b"Transfer-Encoding: chunked\r\n"
-            } else {
-                b""
+            let head = Head {
+                status,
+                fields: &fields,
+                length: Length::Streamed,
             };
-            write_head(out, status, &fields, date, framing, self.minor, self.keep);
+            self.channel.write_head(out, date, &head);
             if !no_body {
-                forward(out, &body, chunked);
-                forward(out, data, chunked);
+                self.channel.stream(out, &body);
+                self.channel.stream(out, data);
             }
         }
         Ok(())
@@ -184,56 +180,28 @@ impl Reply {
                 fields,
                 body,
             } => {
-                let mut length = Vec::with_capacity(32);
-                if status != 204 && status != 304 {
-                    length.extend_from_slice(b"Content-Length: ");
-                    push_num(&mut length, body.len() as u64);
-                    length.extend_from_slice(b"\r\n");
-                }
-                write_head(out, status, &fields, date, &length, self.minor, self.keep);
+                let length = match status {
+                    204 | 304 => Length::None,
+                    _ => Length::Known(body.len() as u64),
+                };
+                let head = Head {
+                    status,
+                    fields: &fields,
+                    length,
+                };
+                self.channel.write_head(out, date, &head);
                 if !no_body {
-                    out.extend_from_slice(&body);
+                    self.channel.body(out, &body);
                 }
                 Ok(Done::Answered(status, sent))
             }
-            Phase::Streaming { chunked } => {
-                if chunked && !no_body {
-                    out.extend_from_slice(b"0\r\n\r\n");
+            Phase::Streaming => {
+                if !no_body {
+                    self.channel.end_stream(out);
                 }
                 Ok(Done::Answered(self.status, sent))
             }
         }
-    }
-}
-
-fn write_head(
-    out: &mut Vec<u8>,
-    status: u16,
-    fields: &[u8],
-    date: &[u8],
-    framing: &[u8],
-    minor: u8,
-    keep: bool,
-) {
-    status_line(out, status);
-    out.extend_from_slice(date);
-    out.extend_from_slice(fields);
-    out.extend_from_slice(framing);
-    connection_line(out, minor, keep);
-    out.extend_from_slice(b"\r\n");
-}
-
-/// Body bytes as one chunk (or as they are, when the close delimits the body).
-fn forward(out: &mut Vec<u8>, data: &[u8], chunked: bool) {
-    if data.is_empty() {
-        return;
-    }
-    if chunked {
-        out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
-        out.extend_from_slice(data);
-        out.extend_from_slice(b"\r\n");
-    } else {
-        out.extend_from_slice(data);
     }
 }
 
@@ -252,15 +220,7 @@ fn local_location(fields: &[u8]) -> Option<Vec<u8>> {
 
 /// A 502 or 504 before anything was sent (the caller logs why).
 pub fn failed(out: &mut Vec<u8>, date: &[u8], status: u16, reply: &Reply) -> u64 {
-    respond::simple(
-        out,
-        date,
-        status,
-        reply.minor,
-        reply.keep,
-        b"",
-        reply.head_only,
-    )
+    respond::simple(out, date, reply.channel, status, b"", reply.head_only)
 }
 
 #[cfg(test)]
@@ -268,15 +228,20 @@ mod tests {
     use super::*;
 
     fn run(minor: u8, pieces: &[&[u8]]) -> (Result<Done, &'static str>, String, bool) {
-        let mut r = Reply::new(false, minor, true);
+        let mut r = Reply::new(false, Channel::http1(minor, true));
         let mut out = Vec::new();
         for p in pieces {
             if let Err(e) = r.stdout(p, &mut out, b"Date: x\r\n", 1 << 30) {
-                return (Err(e), String::from_utf8_lossy(&out).into(), r.keep);
+                let keep = r.channel.keeps_open();
+                return (Err(e), String::from_utf8_lossy(&out).into(), keep);
             }
         }
         let done = r.finish(&mut out, b"Date: x\r\n");
-        (done, String::from_utf8_lossy(&out).into(), r.keep)
+        (
+            done,
+            String::from_utf8_lossy(&out).into(),
+            r.channel.keeps_open(),
+        )
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use super::Request;
 use crate::conn::Conn;
 use crate::handler::{open_error_status, Ctx, Logged};
+use crate::protocol::Channel;
 use std::sync::Arc;
 use webstand_http1::request::Head;
 
@@ -15,7 +16,7 @@ pub struct Asked<'a> {
     pub body: &'a [u8],
     pub query: &'a [u8],
     pub user: Option<Arc<str>>,
-    pub keep: bool,
+    pub ch: Channel,
 }
 
 impl Ctx {
@@ -43,13 +44,13 @@ impl Ctx {
                     script_name,
                     path_info,
                     user: asked.user.clone(),
-                    keep: asked.keep,
+                    ch: asked.ch,
                 };
                 self.start_fastcgi(conn, req);
                 Some(None)
             }
             Err(status) => Some(Some(
-                self.simple_answer(out, asked.head, asked.keep, status, b""),
+                self.simple_answer(out, asked.head, asked.ch, status, b""),
             )),
         }
     }
