@@ -1,6 +1,6 @@
 //! The engine: webstand's load generator.
 //!
-//! It owns sockets, HTTP/1.x response framing, pacing (closed loop and open-loop rate) and timing.
+//! It owns sockets, the protocol a connection speaks (`protocol.rs`: HTTP/1.x in `h1.rs`), pacing (closed loop and open-loop rate) and timing.
 //! Input is a [`Plan`], output a [`RunResult`]. It knows nothing of sweeps, servers, tables, files on
 //! disk or the history database: those belong to `webstand-lab`, `webstand-report` and `webstand-store`.
 //!
@@ -13,9 +13,11 @@ mod clock;
 mod conn;
 mod exchange;
 pub mod figures;
+mod h1;
 pub mod outcome;
 mod pacer;
 pub mod plan;
+mod protocol;
 mod reach;
 mod response;
 pub mod result;
@@ -28,6 +30,7 @@ mod transport;
 mod verbose;
 mod worker;
 
+pub use h1::request_bytes;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
@@ -38,4 +41,4 @@ pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
 pub use run::raise_fd_limit;
 pub use run::{run, Live};
-pub use target::{parse_url, parse_web_url, request_bytes, split_url, Scheme};
+pub use target::{parse_url, parse_web_url, split_url, Scheme};

@@ -5,9 +5,9 @@
 //! only cross-thread state is the plan, the expectations set by the first responses, and the `Live`
 //! counters a thread adds to once per event batch.
 
+use crate::protocol::Protocol;
 use crate::reach::Reach;
 use crate::socket_setup::SocketSetup;
-use crate::target::request_bytes;
 use crate::tls_config::TlsSetup;
 use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
@@ -45,10 +45,11 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     let shared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
+        protocol: Protocol::of(plan),
         reqs: plan
             .requests
             .iter()
-            .map(|r| request_bytes(plan, &r.path))
+            .map(|r| Protocol::of(plan).request_bytes(plan, &r.path))
             .collect(),
         head_request: plan.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: plan.keep_alive || plan.pipeline > 1,
@@ -161,6 +162,8 @@ pub(crate) struct Shared<'a> {
     pub plan: &'a Plan,
     /// Which address to connect to, and whether the target was lost (no probe connection).
     pub reach: Reach<'a>,
+    /// What every connection speaks, and each request's bytes in it (built once).
+    pub protocol: Protocol,
     pub reqs: Vec<Vec<u8>>,
     pub head_request: bool,
     pub keep_alive: bool,

@@ -1,6 +1,6 @@
-//! From a URL to a [`Target`], and from a plan to the request bytes sent on the wire (built once).
+//! From a URL to a [`Target`] (the request bytes a plan sends are the protocol's: `protocol.rs`).
 
-use crate::{HttpVersion, Plan, Target};
+use crate::Target;
 use anyhow::{bail, Context};
 use std::net::ToSocketAddrs;
 
@@ -110,65 +110,6 @@ fn split_host_port(authority: &str, default_port: u16) -> anyhow::Result<(&str, 
     Ok((host, port))
 }
 
-/// The request bytes for `path` under `plan`: request line, Host, User-Agent, Accept, Connection,
-/// the body's Content-Length/Content-Type, the user's headers (which replace defaults of the same
-/// name), the blank line and the body.
-pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {
-    let version = match plan.http_version {
-        HttpVersion::Http10 => "HTTP/1.0",
-        HttpVersion::Http11 => "HTTP/1.1",
-    };
-    let user_has = |name: &str| {
-        plan.headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-    };
-    let keep_alive = plan.keep_alive || plan.pipeline > 1;
-    let mut r = format!("{} {} {}\r\n", plan.method, path, version);
-    if !user_has("host") {
-        let t = &plan.target;
-        let scheme = match plan.tls {
-            Some(_) => Scheme::Https,
-            None => Scheme::Http,
-        };
-        if t.port == scheme.default_port() {
-            r += &format!("Host: {}\r\n", t.host);
-        } else {
-            r += &format!("Host: {}:{}\r\n", t.host, t.port);
-        }
-    }
-    if !user_has("user-agent") {
-        r += concat!("User-Agent: webstand/", env!("CARGO_PKG_VERSION"), "\r\n");
-    }
-    if !user_has("accept") {
-        r += "Accept: */*\r\n";
-    }
-    if !user_has("connection") {
-        match (keep_alive, plan.http_version) {
-            (true, HttpVersion::Http10) => r += "Connection: keep-alive\r\n",
-            (false, HttpVersion::Http11) => r += "Connection: close\r\n",
-            _ => {}
-        }
-    }
-    if let Some((body, ctype)) = &plan.body {
-        if !user_has("content-type") {
-            r += &format!("Content-Type: {ctype}\r\n");
-        }
-        if !user_has("content-length") {
-            r += &format!("Content-Length: {}\r\n", body.len());
-        }
-    }
-    for (n, v) in &plan.headers {
-        r += &format!("{n}: {v}\r\n");
-    }
-    r += "\r\n";
-    let mut bytes = r.into_bytes();
-    if let Some((body, _)) = &plan.body {
-        bytes.extend_from_slice(body);
-    }
-    bytes
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,23 +139,5 @@ mod tests {
         assert!(e("http://127.0.0.1:99999/").contains("bad port"));
         assert!(e("http:///x").contains("no host"));
         assert!(e("http://no-such-host.invalid/").contains("unknown host"));
-    }
-
-    #[test]
-    fn request_bytes_have_defaults_and_user_overrides() {
-        let (t, p) = parse_url("http://127.0.0.1:8080/x").unwrap();
-        let mut plan = Plan::new(t, &p);
-        let r = String::from_utf8(request_bytes(&plan, "/x")).unwrap();
-        assert!(r.starts_with("GET /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"));
-        assert!(r.contains("Connection: close\r\n") && r.ends_with("\r\n\r\n"));
-        plan.keep_alive = true;
-        plan.headers.push(("Host".into(), "example".into()));
-        plan.body = Some((b"abc".to_vec(), "text/plain".into()));
-        plan.method = "POST".into();
-        let r = String::from_utf8(request_bytes(&plan, "/x")).unwrap();
-        assert!(
-            !r.contains("Connection:") && r.contains("Host: example\r\n") && !r.contains("8080")
-        );
-        assert!(r.contains("Content-Length: 3\r\n") && r.ends_with("\r\n\r\nabc"));
     }
 }

@@ -88,6 +88,7 @@ impl<'a> Worker<'a> {
             conns: (0..share.clients)
                 .map(|_| {
                     let mut c = Conn::new(now, sh.pipeline, sh.reach.addr());
+                    c.parser = sh.protocol.reader();
                     c.parser.verbosity = sh.plan.verbosity;
                     c
                 })
