@@ -66,12 +66,7 @@ fn start_tls_nginx(ssl: &str) -> TlsNginx {
     let nginx = require("nginx");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
-    let root = dir.path().join("www");
-    std::fs::create_dir(&root).unwrap();
-    let page: Vec<u8> = (0..6397u32)
-        .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
-        .collect();
-    std::fs::write(root.join("page.html"), page).unwrap();
+    let root = www_with_page(dir.path());
     let ca = ca();
     let (cert, key) = signed(
         &ca,

@@ -189,13 +189,8 @@ impl AbArgs {
             return webstand_engine::parse_web_url(url);
         };
         let (host, port) = proxy_address(proxy)?;
-        let addrs: Vec<_> = (host.trim_start_matches('[').trim_end_matches(']'), port)
-            .to_socket_addrs()
-            .map_err(|e| anyhow::anyhow!("-X: unknown proxy host '{host}': {e}"))?
-            .collect();
-        if addrs.is_empty() {
-            bail!("-X: unknown proxy host '{host}': no address");
-        }
+        let addrs = webstand_engine::resolve(&host, port, "proxy host")
+            .map_err(|e| anyhow::anyhow!("-X: {e:#}"))?;
         let (host, port, path, scheme) = webstand_engine::split_url(url)?;
         if scheme == Scheme::Https {
             bail!("-X with an https:// URL: a tunnel through the proxy (CONNECT) is not supported");

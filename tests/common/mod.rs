@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -286,15 +286,21 @@ impl Drop for Nginx {
     }
 }
 
-pub fn start_nginx() -> Nginx {
-    let nginx = require("nginx");
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("www");
+/// DIR/www holding page.html, the 6,397-byte page the nginx of the tests serves; returns DIR/www.
+pub fn www_with_page(dir: &Path) -> PathBuf {
+    let root = dir.join("www");
     std::fs::create_dir(&root).unwrap();
     let page: Vec<u8> = (0..6397u32)
         .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
         .collect();
     std::fs::write(root.join("page.html"), page).unwrap();
+    root
+}
+
+pub fn start_nginx() -> Nginx {
+    let nginx = require("nginx");
+    let dir = tempfile::tempdir().unwrap();
+    let root = www_with_page(dir.path());
     let port = free_port();
     let d = dir.path().display();
     let conf = format!(

@@ -41,4 +41,4 @@ pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
 pub use run::raise_fd_limit;
 pub use run::{run, Live};
-pub use target::{parse_url, parse_web_url, split_url, Scheme};
+pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

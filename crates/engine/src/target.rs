@@ -2,7 +2,7 @@
 
 use crate::Target;
 use anyhow::{bail, Context};
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 
 /// A URL's scheme: plain HTTP, or HTTP over TLS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,15 +35,22 @@ pub fn parse_url(url: &str) -> anyhow::Result<(Target, String)> {
 /// Parses `http://` or `https://host[:port][/path]` and resolves the host.
 pub fn parse_web_url(url: &str) -> anyhow::Result<(Target, String, Scheme)> {
     let (host, port, path, scheme) = split_url(url)?;
+    let addrs = resolve(&host, port, "host")?;
+    Ok((Target { host, port, addrs }, path, scheme))
+}
+
+/// The addresses of `host` (a name, an address, or an IPv6 address in brackets) at `port`; the
+/// error names it as `what` ("host", "proxy host").
+pub fn resolve(host: &str, port: u16, what: &str) -> anyhow::Result<Vec<SocketAddr>> {
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<_> = (lookup, port)
         .to_socket_addrs()
-        .map_err(|e| anyhow::anyhow!("unknown host '{host}': {e}"))?
+        .map_err(|e| anyhow::anyhow!("unknown {what} '{host}': {e}"))?
         .collect();
     if addrs.is_empty() {
-        bail!("unknown host '{host}': no address");
+        bail!("unknown {what} '{host}': no address");
     }
-    Ok((Target { host, port, addrs }, path, scheme))
+    Ok(addrs)
 }
 
 /// [`parse_web_url`] without resolving the host (a proxy resolves it, ab's `-X`): host as written,
