@@ -11,7 +11,7 @@
 use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
-use crate::respond::{self, Head as Answer, Length};
+use crate::respond;
 use crate::worker::CGI_BASE;
 use mio::unix::SourceFd;
 use mio::{Interest, Token};
@@ -319,22 +319,16 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
     if !has_type && !has_location && status == 200 {
         return bad(out);
     }
-    let no_body = job.head_only || status == 204 || status == 304;
-    let length = match status {
-        204 | 304 => Length::None,
-        _ => Length::Known(body.len() as u64),
-    };
-    let head = Answer {
-        status,
-        fields: &fields,
-        length,
-    };
     let mut ch = job.ch;
-    ch.write_head(out, date_line, &head);
-    if !no_body {
-        ch.body(out, body);
-    }
-    (status, if no_body { 0 } else { body.len() as u64 })
+    let sent = respond::whole(
+        out,
+        date_line,
+        &mut ch,
+        (status, &fields),
+        body,
+        job.head_only,
+    );
+    (status, sent)
 }
 
 /// The request's header fields as CGI variables: `HTTP_*` (repeated fields joined with ", "), and

@@ -141,6 +141,38 @@ pub fn simple(
     body.len() as u64
 }
 
+/// An answer whose body is all in hand (a CGI program's or a FastCGI backend's): its length in the
+/// head (none for 204 and 304, which have no body), the body unless the request was a HEAD.
+/// Returns the body bytes sent.
+pub fn whole(
+    out: &mut Vec<u8>,
+    date_line: &[u8],
+    ch: &mut Channel,
+    answer: (u16, &[u8]),
+    body: &[u8],
+    head_only: bool,
+) -> u64 {
+    let (status, fields) = answer;
+    let length = match status {
+        204 | 304 => Length::None,
+        _ => Length::Known(body.len() as u64),
+    };
+    ch.write_head(
+        out,
+        date_line,
+        &Head {
+            status,
+            fields,
+            length,
+        },
+    );
+    if head_only || length == Length::None {
+        return 0;
+    }
+    ch.body(out, body);
+    body.len() as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

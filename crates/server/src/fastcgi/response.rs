@@ -180,19 +180,8 @@ impl Reply {
                 fields,
                 body,
             } => {
-                let length = match status {
-                    204 | 304 => Length::None,
-                    _ => Length::Known(body.len() as u64),
-                };
-                let head = Head {
-                    status,
-                    fields: &fields,
-                    length,
-                };
-                self.channel.write_head(out, date, &head);
-                if !no_body {
-                    self.channel.body(out, &body);
-                }
+                let (ch, head_only) = (&mut self.channel, self.head_only);
+                respond::whole(out, date, ch, (status, &fields), &body, head_only);
                 Ok(Done::Answered(status, sent))
             }
             Phase::Streaming => {
