@@ -15,7 +15,6 @@ pub mod mime;
 pub mod path;
 pub mod pattern;
 pub mod range;
-pub mod respond;
 
 mod accesslog;
 mod auth;
@@ -29,6 +28,7 @@ mod listing;
 mod own_files;
 mod privs;
 mod protocol;
+mod respond;
 mod static_file;
 mod throttle;
 mod tls;
