@@ -404,7 +404,8 @@ impl<'a> Collector<'a> {
         while let Some(probed) = any.immediate_matched_probe_with_tag(TAG_PROGRESS) {
             let (msg, status) = probed.matched_receive_vec::<u64>();
             let rank = status.source_rank() as usize;
-            let (Some(seen), &[id, complete, failed, bytes]) = (self.progress.get_mut(rank), &msg[..])
+            let (Some(seen), &[id, complete, failed, bytes]) =
+                (self.progress.get_mut(rank), &msg[..])
             else {
                 continue;
             };

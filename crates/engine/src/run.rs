@@ -85,7 +85,9 @@ pub fn run_at(
                 let (armed, go) = (&armed, &go);
                 s.spawn(move || {
                     go.wait();
-                    let shared = armed.get().expect("the shared state is set before the barrier");
+                    let shared = armed
+                        .get()
+                        .expect("the shared state is set before the barrier");
                     Worker::new(shared, i, share)?.run()
                 })
             })
