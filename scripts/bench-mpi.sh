@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# The distributed run's costs (docs/BENCHMARKS.md, "Distributed load on MPI"), on this 2-core machine:
-#   1. CPU per request of each MPI rank against one process on the same load (-c 8 -k, N requests in
-#      all): `webstand serve` pinned to CPU 0, the generator (the process, or mpirun's 2 ranks) to
-#      CPU 1, one load thread each; runs interleaved, medians of 3;
-#   2. what the start protocol and the merge add to a run (`protocol_ms`) and the start skew, over
-#      4 ranks, medians of 5 short runs.
+# The distributed run's costs (docs/BENCHMARKS.md, "Distributed load on MPI"), on this 2-core machine,
+# against `webstand serve --threads 1` pinned to CPU 0, keep-alive, a 2 KiB file, every generator
+# pinned to CPU 1 with one load thread, runs interleaved, medians of ROUNDS:
+#   1. one rank alone against one process on the same load (-c 8, N requests): `mpirun -np 1` vs
+#      plain `webstand bench`;
+#   2. two ranks (-c 8 split 4 + 4, both on CPU 1) against two plain processes of one rank's share
+#      each (-c 4, N/2 requests) running side by side on CPU 1: the same layout, MPI the difference;
+#   CPU per request is the load threads' (the engine's figure, in both) and the whole process's
+#   (ranks: getrusage over the share, in the per-rank JSON; plain processes: /usr/bin/time, which
+#   also counts their start and history write);
+#   3. the start skew and what the start protocol and the merge add (`protocol_ms`): 2 ranks one per
+#      core (--bind-to core), and 4 ranks on the 2 cores, SKEWS short runs each.
 # Needs the MPI build: cargo build --release --features mpi. Run it under /work/wt/bin/quiet.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 W=${W:-target/release/webstand}
 N=${N:-400000}
+ROUNDS=${ROUNDS:-5}
+SKEWS=${SKEWS:-7}
 dir=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; rm -rf "$dir"' EXIT
 head -c 2048 /dev/zero | tr '\0' a > "$dir/2k.html"
@@ -18,33 +26,59 @@ taskset -c 0 "$W" serve "$dir" --listen "127.0.0.1:$port" --threads 1 2>/dev/nul
 server=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$port/2k.html"; do sleep 0.05; done
 url="http://127.0.0.1:$port/2k.html"
-mpi=(mpirun -q --allow-run-as-root --oversubscribe --bind-to none)
-for i in 1 2 3; do
-  taskset -c 1 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 8 -n "$N" "$url" > "$dir/single$i.json"
-  taskset -c 1 "${mpi[@]}" -np 2 "$W" --db "$dir/h.db" bench -q --json --threads 1 -k -c 8 -n "$N" "$url" \
+mpi=(mpirun -q --allow-run-as-root --oversubscribe)
+bench=(bench -q --json --threads 1 -k)
+plain() { # plain NAME CLIENTS REQUESTS: one process on CPU 1, its whole CPU in NAME.time
+  /usr/bin/time -f '%U %S' -o "$dir/$1.time" taskset -c 1 "$W" --db "$dir/h.db" "${bench[@]}" \
+    -c "$2" -n "$3" "$url" > "$dir/$1.json"
+}
+for i in $(seq "$ROUNDS"); do
+  plain single$i 8 "$N"
+  taskset -c 1 "${mpi[@]}" --bind-to none -np 1 "$W" --db "$dir/h.db" "${bench[@]}" -c 8 -n "$N" "$url" \
+    > "$dir/rank$i.json"
+  plain halfa$i 4 $((N / 2)) & a=$!
+  plain halfb$i 4 $((N / 2)) & b=$!
+  wait $a $b
+  taskset -c 1 "${mpi[@]}" --bind-to none -np 2 "$W" --db "$dir/h.db" "${bench[@]}" -c 8 -n "$N" "$url" \
     > "$dir/ranks$i.json"
 done
-for i in 1 2 3 4 5; do
-  "${mpi[@]}" -np 4 "$W" --db "$dir/h.db" bench -q --json -k -c 8 -n 8000 "$url" > "$dir/proto$i.json"
+for i in $(seq "$SKEWS"); do
+  "${mpi[@]}" --map-by core --bind-to core -np 2 "$W" --db "$dir/h.db" bench -q --json -k -c 8 -n 8000 "$url" \
+    > "$dir/skew2_$i.json"
+  "${mpi[@]}" --bind-to none -np 4 "$W" --db "$dir/h.db" bench -q --json -k -c 8 -n 8000 "$url" \
+    > "$dir/skew4_$i.json"
 done
-python3 - "$dir" <<'PY'
+python3 - "$dir" "$ROUNDS" "$SKEWS" <<'PY'
 import json, statistics, sys
-d = sys.argv[1]
-load = lambda f: json.load(open(f"{d}/{f}"))
-single = [load(f"single{i}.json")["cpu_us_per_request"] for i in (1, 2, 3)]
-ranks = [load(f"ranks{i}.json") for i in (1, 2, 3)]
-per_rank = [[r["cpu_us_per_request"] for r in v["ranks"]["per_rank"]] for v in ranks]
-merged = [v["cpu_us_per_request"] for v in ranks]
-print(f"single process, CPU-us/request: {[round(x, 2) for x in single]} median {statistics.median(single):.2f}")
-for k in range(2):
-    xs = [p[k] for p in per_rank]
-    print(f"rank {k} of 2, CPU-us/request:  {[round(x, 2) for x in xs]} median {statistics.median(xs):.2f}"
-          f" ratio {statistics.median(xs) / statistics.median(single):.3f}")
-print(f"merged (2 ranks), CPU-us/request: {[round(x, 2) for x in merged]} median {statistics.median(merged):.2f}"
-      f" ratio {statistics.median(merged) / statistics.median(single):.3f}")
-proto = [load(f"proto{i}.json")["ranks"] for i in range(1, 6)]
-p = [x["protocol_ms"] for x in proto]
-s = [x["start_skew_ms"] for x in proto]
-print(f"4 ranks, protocol ms: {[round(x, 2) for x in p]} median {statistics.median(p):.2f}")
-print(f"4 ranks, start skew ms: {[round(x, 3) for x in s]} median {statistics.median(s):.3f}")
+d, rounds, skews = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+load = lambda f: json.load(open(f"{d}/{f}.json"))
+def whole(f):  # a plain process's user + sys CPU-us per request, from /usr/bin/time
+    u, s = map(float, open(f"{d}/{f}.time").read().split()[-2:])
+    return (u + s) * 1e6 / load(f)["complete"]
+med = statistics.median
+def show(name, xs, ref=None):
+    ratio = f"  ratio {med(xs) / med(ref):.3f}" if ref else ""
+    print(f"{name:<44} {' '.join(f'{x:6.2f}' for x in xs)}  median {med(xs):.2f}{ratio}")
+R = range(1, rounds + 1)
+single = [load(f"single{i}")["cpu_us_per_request"] for i in R]
+single_w = [whole(f"single{i}") for i in R]
+rank = [load(f"rank{i}")["ranks"]["per_rank"][0] for i in R]
+print("1. -c 8, one process vs one rank (CPU-us per request)")
+show("one process, load threads", single)
+show("one rank (mpirun -np 1), load threads", [r["cpu_us_per_request"] for r in rank], single)
+show("one process, whole process (/usr/bin/time)", single_w)
+show("one rank, whole process (getrusage)", [r["process_cpu_us_per_request"] for r in rank], single_w)
+half = [med([load(f"half{x}{i}")["cpu_us_per_request"] for x in "ab"]) for i in R]
+half_w = [med([whole(f"half{x}{i}") for x in "ab"]) for i in R]
+ranks = [load(f"ranks{i}")["ranks"]["per_rank"] for i in R]
+print("2. -c 4 each, two plain processes side by side vs two ranks (CPU-us per request, mean of the two)")
+show("two processes, load threads", half)
+show("two ranks, load threads", [med([r["cpu_us_per_request"] for r in v]) for v in ranks], half)
+show("two processes, whole process (/usr/bin/time)", half_w)
+show("two ranks, whole process (getrusage)", [med([r["process_cpu_us_per_request"] for r in v]) for v in ranks], half_w)
+print("3. start skew (largest per run) and protocol_ms, -c 8 -n 8000")
+for n in (2, 4):
+    v = [load(f"skew{n}_{i}")["ranks"] for i in range(1, skews + 1)]
+    show(f"{n} ranks, start skew ms", [x["start_skew_ms"] for x in v])
+    show(f"{n} ranks, protocol ms", [x["protocol_ms"] for x in v])
 PY

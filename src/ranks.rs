@@ -107,19 +107,24 @@ impl Spread {
             "\nRanks (MPI):            {}, start skew {:.3} ms (largest), protocol {:.1} ms\n",
             self.ranks, self.start_skew_ms, self.protocol_ms
         );
-        out.push_str("  rank  connections   requests     failed  CPU-µs/req  start skew (ms)\n");
+        out.push_str(
+            "  rank  connections   requests     failed  CPU-µs/req  process  start skew (ms)\n",
+        );
+        let us = |v: Option<f64>| v.map_or("-".to_string(), |c| format!("{c:.2}"));
         for r in &self.rows {
-            let cpu = r
-                .cpu_us_per_request
-                .map_or("-".to_string(), |c| format!("{c:.2}"));
             let state = match (r.loaded, self.missing.contains(&r.rank)) {
                 (_, true) => "  no result (died or killed)".to_string(),
                 (false, false) => "  idle (more ranks than connections)".to_string(),
                 (true, false) => format!("{:>17.3}", r.start_skew_ms),
             };
             out.push_str(&format!(
-                "{:>6} {:>12} {:>10} {:>10} {:>11}{state}\n",
-                r.rank, r.clients, r.requests, r.failures, cpu
+                "{:>6} {:>12} {:>10} {:>10} {:>11} {:>8}{state}\n",
+                r.rank,
+                r.clients,
+                r.requests,
+                r.failures,
+                us(r.cpu_us_per_request),
+                us(r.process_cpu_us_per_request)
             ));
         }
         if !self.missing.is_empty() {

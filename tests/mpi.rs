@@ -1,7 +1,9 @@
 //! `mpirun -np 4 webstand bench|sweep …` (built with `--features mpi`; scripts/test.sh builds it so):
 //! four ranks on loopback against `webstand serve` and nginx. The merged counts equal one process's,
-//! the connection split is exact, the start skew is reported, and the failures end the job with one
-//! line or a merged report: a bad option, an unreachable target, Ctrl-C to mpirun, a rank killed.
+//! the connection split is exact, the start skew is reported (under 1 ms with a core per rank), a
+//! max-users search finds what one process finds, the progress line counts every rank, an https
+//! run's handshakes add up, and the failures end the job with one line or a merged report: a bad
+//! option, an unreachable target, Ctrl-C to mpirun, a rank killed.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -82,6 +84,30 @@ fn docroot() -> tempfile::TempDir {
     dir
 }
 
+/// `webstand serve` on a docroot with the 2 KiB page, and a history database of the test's own.
+struct Bed {
+    _root: tempfile::TempDir,
+    _server: Running,
+    _dir: tempfile::TempDir,
+    db: String,
+    url: String,
+}
+
+impl Bed {
+    fn new() -> Bed {
+        let root = docroot();
+        let server = serve(root.path(), &[]);
+        let dir = tempfile::tempdir().unwrap();
+        Bed {
+            db: db(&dir),
+            url: format!("http://{}/2k.html", server.addr),
+            _root: root,
+            _server: server,
+            _dir: dir,
+        }
+    }
+}
+
 /// Complete requests, Total transferred and HTML transferred of a 4-rank run equal one process's.
 fn counts_equal_single_process(url: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
@@ -142,11 +168,8 @@ fn nginx_counts_add_up_to_a_single_process_run() {
 #[test]
 fn ten_connections_split_exactly_over_four_ranks_and_the_start_skew_is_reported() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let root = docroot();
-    let server = serve(root.path(), &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let db = db(&dir);
-    let url = format!("http://{}/2k.html", server.addr);
+    let bed = Bed::new();
+    let (db, url) = (bed.db.clone(), bed.url.clone());
     let args = [
         "--db", &db, "bench", "--json", "-k", "-n", "4001", "-c", "10", &url,
     ];
@@ -181,24 +204,14 @@ fn ten_connections_split_exactly_over_four_ranks_and_the_start_skew_is_reported(
     );
     let protocol = ranks["protocol_ms"].as_f64().unwrap();
     assert!(protocol > 0.0, "{ranks}");
-    // The history holds one run (saved by rank 0), not one per rank.
-    let history = run(&["--db", &db, "history"]);
-    assert_eq!(
-        stdout(&history).matches("bench").count(),
-        1,
-        "{}",
-        stdout(&history)
-    );
+    assert_one_saved_run(&db, "bench");
 }
 
 #[test]
 fn sweep_over_four_ranks_saves_one_run() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let root = docroot();
-    let server = serve(root.path(), &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let db = db(&dir);
-    let url = format!("http://{}/2k.html", server.addr);
+    let bed = Bed::new();
+    let (db, url) = (bed.db.clone(), bed.url.clone());
     let args = [
         "--db", &db, "sweep", "-q", "-c", "4,8", "-n", "2000", "--warmup", "0", "--json", &url,
     ];
@@ -207,13 +220,7 @@ fn sweep_over_four_ranks_saves_one_run() {
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let text = v.to_string();
     assert!(text.contains("2000"), "{text}");
-    let history = run(&["--db", &db, "history"]);
-    assert_eq!(
-        stdout(&history).matches("sweep").count(),
-        1,
-        "{}",
-        stdout(&history)
-    );
+    assert_one_saved_run(&db, "sweep");
 }
 
 #[test]
@@ -295,6 +302,23 @@ fn start_long_run(db: &str, url: &str) -> (Child, std::thread::JoinHandle<Vec<u8
     (child, reader)
 }
 
+/// The history holds one run of `kind` (saved by rank 0), not one per rank.
+fn assert_one_saved_run(db: &str, kind: &str) {
+    let history = stdout(&run(&["--db", db, "history"]));
+    assert_eq!(history.matches(kind).count(), 1, "{history}");
+}
+
+/// The requests column of the per-rank table, rank 0 first.
+fn rank_requests(report: &str) -> Vec<u64> {
+    report
+        .lines()
+        .skip_while(|l| !l.starts_with("  rank  connections"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|r| r.split_whitespace().nth(2).unwrap().parse().unwrap())
+        .collect()
+}
+
 /// Complete requests after an interrupted or broken run: a merged report was printed.
 fn complete(report: &str) -> u64 {
     field(report, "Complete requests:").parse().unwrap()
@@ -303,11 +327,8 @@ fn complete(report: &str) -> u64 {
 #[test]
 fn ctrl_c_to_mpirun_ends_every_rank_and_prints_the_merged_report() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let root = docroot();
-    let server = serve(root.path(), &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://{}/2k.html", server.addr);
-    let (child, reader) = start_long_run(&db(&dir), &url);
+    let bed = Bed::new();
+    let (child, reader) = start_long_run(&bed.db, &bed.url);
     // SAFETY: kill only sends a signal to the mpirun this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let started = Instant::now();
@@ -322,17 +343,9 @@ fn ctrl_c_to_mpirun_ends_every_rank_and_prints_the_merged_report() {
     assert!(complete(&text) > 0, "{text}");
     assert!(text.contains("(interrupted"), "{text}");
     // All four ranks reported: four rows with requests.
-    let rows: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("  rank  connections"))
-        .skip(1)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let rows = rank_requests(&text);
     assert_eq!(rows.len(), 4, "{text}");
-    let sum: u64 = rows
-        .iter()
-        .map(|r| r.split_whitespace().nth(2).unwrap().parse::<u64>().unwrap())
-        .sum();
+    let sum: u64 = rows.iter().sum();
     assert_eq!(sum, complete(&text));
 }
 
@@ -352,11 +365,8 @@ fn rank_pid(mpirun: u32, rank: usize) -> Option<i32> {
 #[test]
 fn a_rank_killed_mid_run_leaves_a_report_marked_incomplete() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let root = docroot();
-    let server = serve(root.path(), &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("http://{}/2k.html", server.addr);
-    let (child, reader) = start_long_run(&db(&dir), &url);
+    let bed = Bed::new();
+    let (child, reader) = start_long_run(&bed.db, &bed.url);
     let pid = rank_pid(child.id(), 3).expect("rank 3 is a child of mpirun");
     // SAFETY: kill sends SIGKILL to rank 3 of the job this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -366,4 +376,153 @@ fn a_rank_killed_mid_run_leaves_a_report_marked_incomplete() {
     assert!(complete(&text) > 0, "{text}");
     assert!(text.contains("INCOMPLETE: no result from rank 3"), "{text}");
     assert!(!out.status.success());
+}
+
+#[test]
+fn two_ranks_start_within_a_millisecond_of_the_agreed_instant() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let bed = Bed::new();
+    let (db, url) = (bed.db.clone(), bed.url.clone());
+    let args = [
+        "--db", &db, "bench", "--json", "-k", "-n", "2000", "-c", "4", &url,
+    ];
+    // Two ranks, one core each: the engine is set up before the start instant, so a rank's skew is
+    // its wake-up. A wake-up on a machine shared with builds can be late by a scheduler slice, so
+    // the claim is that the start protocol *can* start both ranks within 1 ms: the best of three
+    // runs. (With more ranks than cores a rank may wait for a core: docs/BENCHMARKS.md.)
+    let skews: Vec<f64> = (0..3)
+        .map(|_| {
+            let out = mpi_run(2, &args, Duration::from_secs(60));
+            assert!(out.status.success(), "{}", stderr(&out));
+            let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+            assert_eq!(v["complete"], 2000);
+            v["ranks"]["start_skew_ms"].as_f64().unwrap()
+        })
+        .collect();
+    let best = skews.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(best < 1.0, "largest start skew per run, ms: {skews:?}");
+}
+
+#[test]
+fn max_users_search_over_four_ranks_finds_what_one_process_finds() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    // 4 workers taking 150 ms per request (tests/sweep.rs has the single-process case and the
+    // reasoning): up to 8 clients wait at most 300 ms, 9 and more at least 450 ms. Over four ranks
+    // the clients of a level are the ranks' connections together, so the search must find 8 again.
+    let slow = SlowServer::start(4, Duration::from_millis(150), b"slow");
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let url = format!("http://{}/", slow.addr);
+    let args = [
+        "--db",
+        &db,
+        "sweep",
+        "--json",
+        "-q",
+        "--find-max-users",
+        "--start-clients",
+        "4",
+        "--max-p99-ms",
+        "440",
+        "--max-clients",
+        "64",
+        "-n",
+        "32",
+        "-d",
+        "20s",
+        "--warmup",
+        "0",
+        &url,
+    ];
+    let out = mpi_run(4, &args, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["max_users"], 8, "{doc:#}");
+    assert_eq!(doc["first_broken"], 9, "{doc:#}");
+    assert_one_saved_run(&db, "sweep");
+}
+
+#[test]
+fn the_progress_line_counts_every_ranks_requests() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let bed = Bed::new();
+    let (db, url) = (bed.db.clone(), bed.url.clone());
+    // No -q, stderr a pipe: a plain progress line every 5 s ("…: 5 s, N done, …").
+    let args = ["--db", &db, "bench", "-k", "-c", "8", "-d", "7s", &url];
+    let out = mpi_run(4, &args, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (text, err) = (stdout(&out), stderr(&out));
+    let line = err
+        .lines()
+        .find(|l| l.contains(" done, "))
+        .unwrap_or_else(|| panic!("no progress line:\n{err}"));
+    let done: u64 = line
+        .split(" done, ")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    let rank0 = rank_requests(&text)[0];
+    // At 5 s of 7 the line has about 5/7 of every rank's requests; rank 0 alone ends with about a
+    // quarter. Counting rank 0 only, the line could never pass rank 0's final count.
+    assert!(
+        done > rank0 && done <= complete(&text),
+        "progress {done}, rank 0's final {rank0}, complete {}\n{line}",
+        complete(&text)
+    );
+}
+
+#[test]
+fn an_https_run_over_two_ranks_reports_every_ranks_handshakes() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let cert = webstand_lab::tls::LabCert::generate(Default::default()).unwrap();
+    let root = docroot();
+    let tls_addr = format!("127.0.0.1:{}", free_port());
+    let (cert_file, key_file) = (cert.cert_file(), cert.key_file());
+    let _server = serve(
+        root.path(),
+        &[
+            "--listen-tls",
+            &tls_addr,
+            "--tls-cert",
+            cert_file.to_str().unwrap(),
+            "--tls-key",
+            key_file.to_str().unwrap(),
+        ],
+    );
+    assert!(wait_listening(
+        tls_addr.parse().unwrap(),
+        Duration::from_secs(10)
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let ca = cert.ca_file();
+    let url = format!("https://{tls_addr}/2k.html");
+    let args = [
+        "--db",
+        &db,
+        "bench",
+        "--json",
+        "--cacert",
+        ca.to_str().unwrap(),
+        "-n",
+        "400",
+        "-c",
+        "4",
+        &url,
+    ];
+    let single = run_with_timeout(&args, Duration::from_secs(60));
+    let merged = mpi_run(2, &args, Duration::from_secs(60));
+    let tls = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(v["complete"], 400, "{v}");
+        v["tls"].clone()
+    };
+    let (single, merged) = (tls(&single), tls(&merged));
+    // A new connection per request: one full handshake each, on whichever rank made it.
+    assert_eq!(merged["full_handshakes"], 400, "{merged}");
+    for k in ["protocol", "cipher", "server_key_bits"] {
+        assert_eq!(merged[k], single[k], "{k}: {merged} vs {single}");
+    }
 }

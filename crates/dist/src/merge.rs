@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult, Sample};
+use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
 
 /// One rank's account of its run, as sent to rank 0.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -23,6 +23,10 @@ pub struct RankReport {
     pub clock_offset: f64,
     /// When the rank's engine began, minus the agreed start, on rank 0's clock, in seconds.
     pub start_skew: f64,
+    /// The whole rank process's CPU time over its share (the load threads, the thread polling MPI
+    /// and MPI's own), in nanoseconds.
+    #[serde(default)]
+    pub process_cpu_ns: u64,
     /// Set when the rank's engine could not run its plan at all.
     pub error: Option<String>,
     /// None for a rank with no share (more ranks than connections).
@@ -67,6 +71,9 @@ pub struct WireResult {
     first_error: Option<String>,
     interrupted: bool,
     ended: Option<String>,
+    /// `https://`: the rank's handshakes (added up) and what its first one negotiated.
+    #[serde(default)]
+    tls: Option<TlsSummary>,
 }
 
 fn encode(h: &Histogram<u64>) -> String {
@@ -115,7 +122,7 @@ impl From<&RunResult> for WireResult {
             first_error,
             interrupted,
             ended,
-            tls: _, // not carried between ranks yet: a distributed https run reports no TLS summary
+            tls,
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -152,6 +159,7 @@ impl From<&RunResult> for WireResult {
             first_error: first_error.clone(),
             interrupted: *interrupted,
             ended: ended.map(|e| e.name().to_string()),
+            tls: tls.clone(),
         }
     }
 }
@@ -212,7 +220,7 @@ impl WireResult {
             first_error: self.first_error.clone(),
             interrupted: self.interrupted,
             ended: self.ended.as_deref().and_then(Ended::from_name),
-            tls: None,
+            tls: self.tls.clone(),
         })
     }
 }
@@ -228,7 +236,11 @@ pub struct RankRow {
     /// Complete requests.
     pub requests: u64,
     pub failures: u64,
+    /// The load threads' CPU per complete request (the engine's figure, as one process reports it).
     pub cpu_us_per_request: Option<f64>,
+    /// The whole rank process's CPU per complete request: the load threads plus the distribution's
+    /// cost (polling MPI, MPI's own threads).
+    pub process_cpu_us_per_request: Option<f64>,
     pub start_skew_ms: f64,
 }
 
@@ -283,8 +295,11 @@ pub fn merge(ranks: usize, reports: &[RankReport]) -> anyhow::Result<Merged> {
             clients: rep.clients,
             requests: r.complete,
             failures: r.failed.total(),
-            cpu_us_per_request: (r.complete > 0)
-                .then(|| r.cpu.total().as_secs_f64() * 1e6 / r.complete as f64),
+            cpu_us_per_request: r.cpu_us_per_request_of(r.cpu),
+            process_cpu_us_per_request: r.cpu_us_per_request_of(CpuTime {
+                user: Duration::from_nanos(rep.process_cpu_ns),
+                sys: Duration::ZERO,
+            }),
             start_skew_ms: rep.start_skew * 1e3,
         });
         // The error shown is the first rank's that ended the run, else the first rank's at all.
@@ -319,6 +334,7 @@ fn idle_row(rank: usize) -> RankRow {
         requests: 0,
         failures: 0,
         cpu_us_per_request: None,
+        process_cpu_us_per_request: None,
         start_skew_ms: 0.0,
     }
 }

@@ -23,6 +23,7 @@ use mpi::traits::*;
 use mpi::Threading;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use webstand_engine::{Live, Plan};
@@ -32,13 +33,20 @@ const TAG_COMMAND: i32 = 2;
 const TAG_SYNC: i32 = 3;
 const TAG_STOP: i32 = 4;
 const TAG_REPORT: i32 = 5;
+const TAG_PROGRESS: i32 = 6;
 /// From the start instant's broadcast to the start: time for every rank to receive it and wake.
 const START_MARGIN: f64 = 0.005;
-/// How often a rank looks for messages while its engine runs (and while it waits for a command).
+/// How often a rank looks for messages while it waits for a command or for reports.
 const POLL: Duration = Duration::from_micros(500);
+/// How often a rank looks for messages (a stop, a failed rank's report) while its engine runs: a
+/// stop needs no sub-millisecond answer, and each wake-up is CPU the load does not get. The end of
+/// the engine's run is seen at once (a channel), not at the next poll.
+const RUN_POLL: Duration = Duration::from_millis(10);
 /// After a stop, how long rank 0 waits for the ranks' reports: under mpirun's ~1 s from its SIGTERM
 /// to its SIGKILL, so the merged report is printed before the kill.
 const GRACE: Duration = Duration::from_millis(600);
+/// How often a rank sends rank 0 its live counters, for the progress display (its refresh rate).
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// Ping-pongs per clock sync with a rank on another host.
 const SYNC_ROUNDS: usize = 8;
 
@@ -153,8 +161,16 @@ fn serve(world: &SimpleCommunicator) -> bool {
                 let mut t0 = 0.0f64;
                 root.broadcast_into(&mut t0);
                 let live = Arc::new(Live::default());
+                let mut last_progress = Instant::now();
                 let report = run_share(world.rank() as usize, plan, t0, offset, &live, || {
-                    stop_requested(&root, id, &live)
+                    stop_requested(&root, id, &live);
+                    if last_progress.elapsed() >= PROGRESS_EVERY {
+                        last_progress = Instant::now();
+                        let counts = [&live.complete, &live.failed, &live.bytes]
+                            .map(|c| c.load(Ordering::Relaxed));
+                        let msg = [id, counts[0], counts[1], counts[2]];
+                        root.send_with_tag(&msg[..], TAG_PROGRESS);
+                    }
                 });
                 let bytes = serde_json::to_vec(&report).expect("a report serialises");
                 root.send_with_tag(&bytes[..], TAG_REPORT);
@@ -195,8 +211,12 @@ fn sync_with(root: &Process) -> f64 {
     offset(&samples).unwrap_or(0.0)
 }
 
-/// Runs one rank's share from the start instant `t0` (rank 0's clock), calling `tick` every
-/// [`POLL`] while the engine runs, and returns the rank's report.
+/// Runs one rank's share from the start instant `t0` (rank 0's clock), calling `tick` at least
+/// every [`RUN_POLL`] while the engine runs, and returns the rank's report.
+///
+/// The engine sets itself up (threads spawned and parked) before it sleeps to the instant, so the
+/// rank's start skew is the wake-up alone. This thread waits on a channel rather than a timer for
+/// the engine's end, so the rank reports the moment its share is done however slowly it polls.
 fn run_share(
     rank: usize,
     plan: Option<Plan>,
@@ -214,17 +234,26 @@ fn run_share(
         return report;
     };
     report.clients = plan.shape.clients();
-    sleep_until(t0 + clock_offset);
+    let cpu0 = process_cpu();
     let out = std::thread::scope(|s| {
-        let engine = s.spawn(|| webstand_engine::run(&plan, live.clone()));
-        while !engine.is_finished() {
+        let (done, ended) = mpsc::channel::<()>();
+        let engine = s.spawn(|| {
+            let start_at = || sleep_until(t0 + clock_offset);
+            let out = webstand_engine::run_at(&plan, live.clone(), start_at);
+            drop(done);
+            out
+        });
+        loop {
             tick();
-            std::thread::sleep(POLL);
+            if ended.recv_timeout(RUN_POLL) != Err(RecvTimeoutError::Timeout) {
+                break;
+            }
         }
         engine
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the engine panicked")))
     });
+    report.process_cpu_ns = process_cpu().saturating_sub(cpu0);
     match out {
         Ok(r) => {
             report.start_skew = r.started_unix - clock_offset - t0;
@@ -233,6 +262,18 @@ fn run_share(
         Err(e) => report.error = Some(format!("{e:#}")),
     }
     report
+}
+
+/// This process's CPU time so far (every thread, user and system), in nanoseconds.
+fn process_cpu() -> u64 {
+    // SAFETY: getrusage writes the zeroed struct it is given and nothing else.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let ns = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1_000;
+    ns(ru.ru_utime) + ns(ru.ru_stime)
 }
 
 /// Rank 0's side of the job.
@@ -337,6 +378,9 @@ struct Collector<'a> {
     reports: Vec<RankReport>,
     reason: Option<StopReason>,
     stopped_at: Option<Instant>,
+    /// Per rank, the live counters (complete, failed, bytes) it last sent: rank 0 adds the others'
+    /// growth into its own `Live`, so the progress display counts every rank.
+    progress: Vec<[u64; 3]>,
 }
 
 impl<'a> Collector<'a> {
@@ -349,6 +393,31 @@ impl<'a> Collector<'a> {
             reports: Vec::new(),
             reason: None,
             stopped_at: None,
+            progress: vec![[0; 3]; leader.ranks()],
+        }
+    }
+
+    /// Takes the ranks' progress messages, adding what each counted since its last one into `live`
+    /// (a message from an earlier run of a sweep is stale and dropped).
+    fn take_progress(&mut self) {
+        let any = self.world.any_process();
+        while let Some(probed) = any.immediate_matched_probe_with_tag(TAG_PROGRESS) {
+            let (msg, status) = probed.matched_receive_vec::<u64>();
+            let rank = status.source_rank() as usize;
+            let (Some(seen), &[id, complete, failed, bytes]) =
+                (self.progress.get_mut(rank), &msg[..])
+            else {
+                continue;
+            };
+            if id != self.id {
+                continue;
+            }
+            let now = [complete, failed, bytes];
+            let counters = [&self.live.complete, &self.live.failed, &self.live.bytes];
+            for ((counter, new), old) in counters.into_iter().zip(now).zip(*seen) {
+                counter.fetch_add(new.saturating_sub(old), Ordering::Relaxed);
+            }
+            *seen = now;
         }
     }
 
@@ -378,6 +447,7 @@ impl<'a> Collector<'a> {
         if self.live.stop.load(Ordering::SeqCst) || TERMINATED.load(Ordering::SeqCst) {
             self.stop(StopReason::User);
         }
+        self.take_progress();
         let any = self.world.any_process();
         while let Some(probed) = any.immediate_matched_probe_with_tag(TAG_REPORT) {
             let (bytes, status) = probed.matched_receive_vec::<u8>();
@@ -399,5 +469,6 @@ impl<'a> Collector<'a> {
             }
             std::thread::sleep(POLL);
         }
+        self.take_progress();
     }
 }

@@ -40,5 +40,5 @@ pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
 pub use run::raise_fd_limit;
-pub use run::{run, Live};
+pub use run::{run, run_at, Live};
 pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

@@ -173,8 +173,9 @@ pub struct RunResult {
     pub tls: Option<TlsSummary>,
 }
 
-/// An https run's handshakes, and what the first one negotiated (ab's TLS report lines).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// An https run's handshakes, and what the first one negotiated (ab's TLS report lines). It
+/// serialises so that a distributed run's ranks can send theirs to rank 0.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TlsSummary {
     /// "TLSv1.3", as OpenSSL names it.
     pub protocol: String,

@@ -13,7 +13,7 @@ use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Barrier, OnceLock};
 use std::time::Instant;
 
 /// Counters a run publishes while it goes, for progress displays and for stopping it early.
@@ -30,6 +30,19 @@ pub struct Live {
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
 pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
+    run_at(plan, live, || {})
+}
+
+/// [`run`], with the run's set-up done before `wait_for_start` is called: the plan checked, the
+/// request bytes and TLS configuration built, and the load threads spawned and parked. The run's
+/// clocks (`started_unix`, the deadline) start the moment it returns, and the threads are released
+/// then. webstand-dist's ranks sleep to their agreed start instant in it, so that the set-up's cost
+/// (a thread spawn is tens of microseconds, more on a busy core) is not part of their start skew.
+pub fn run_at(
+    plan: &Plan,
+    live: Arc<Live>,
+    wait_for_start: impl FnOnce(),
+) -> anyhow::Result<RunResult> {
     check(plan)?;
     let clients = plan.shape.clients();
     raise_fd_limit(clients as u64 + 64);
@@ -41,8 +54,7 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
     }
     .min(clients)
     .max(1);
-
-    let shared = Shared {
+    let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
         protocol: Protocol::of(plan),
@@ -63,51 +75,78 @@ pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         deadline: None,
         tls: tls_setup(plan)?,
     };
-    let started_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    let start = Instant::now();
-    let shared = Shared {
-        start,
-        deadline: plan.stop.duration.map(|d| start + d),
-        ..shared
-    };
-
-    let outs: Vec<anyhow::Result<(RunResult, Instant)>> = std::thread::scope(|s| {
+    // The threads wait at `go` for the shared state, which holds the start instant: it is set only
+    // once `wait_for_start` has returned.
+    let armed: OnceLock<Shared> = OnceLock::new();
+    let go = Barrier::new(threads + 1);
+    let (started_unix, outs) = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let share = Share::of(i, threads, clients, plan);
-                let shared = &shared;
-                s.spawn(move || Worker::new(shared, i, share)?.run())
+                let (armed, go) = (&armed, &go);
+                s.spawn(move || {
+                    go.wait();
+                    let shared = armed
+                        .get()
+                        .expect("the shared state is set before the barrier");
+                    Worker::new(shared, i, share)?.run()
+                })
             })
             .collect();
-        handles
+        wait_for_start();
+        let started_unix = unix_now();
+        let start = Instant::now();
+        let deadline = plan.stop.duration.map(|d| start + d);
+        let _ = armed.set(Shared {
+            start,
+            deadline,
+            ..prepared
+        });
+        go.wait();
+        let outs: Vec<_> = handles
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("a load thread panicked")))
             })
-            .collect()
+            .collect();
+        (started_unix, outs)
     });
+    let shared = armed.get().expect("set inside the scope");
+    gather(shared, started_unix, outs)
+}
 
+/// The load threads' results added into the run's, with what the shared state learnt.
+fn gather(
+    shared: &Shared,
+    started_unix: f64,
+    outs: Vec<anyhow::Result<(RunResult, Instant)>>,
+) -> anyhow::Result<RunResult> {
     let mut result = RunResult {
         started_unix,
-        per_request: vec![0; plan.requests.len()],
+        per_request: vec![0; shared.plan.requests.len()],
         ..Default::default()
     };
-    let mut end = start;
+    let mut end = shared.start;
     for out in outs {
         let (r, t) = out?;
         merge(&mut result, &r);
         end = end.max(t);
     }
-    result.elapsed = end - start;
-    result.interrupted = live.stop.load(Ordering::Relaxed);
+    result.elapsed = end - shared.start;
+    result.interrupted = shared.live.stop.load(Ordering::Relaxed);
     result.ended = shared.reach.ended();
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     Ok(result)
+}
+
+/// The real-time clock in seconds since the Unix epoch (a run's `started_unix`).
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
 }
 
 /// The run's TLS configuration, with its files read (an error names the bad one).
