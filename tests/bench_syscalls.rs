@@ -26,7 +26,7 @@ fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
     let prefix = traces.path().join("t");
     let url = format!("http://{}/2k.html", server.addr);
     let (n, c) = (REQUESTS.to_string(), CLIENTS.to_string());
-    let mut args = vec!["bench", "--threads", "1", "-n", &n, "-c", &c, "-s", "30"];
+    let mut args = vec!["bench", "--threads", "1", "-n", &n, "-c", &c];
     if keep_alive {
         args.push("-k");
     }
