@@ -9,6 +9,8 @@ export DEBIAN_FRONTEND=noninteractive
 # (`compare --tls`; the others' TLS is in their main packages, apache's as mod_ssl).
 PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy mini-httpd fcgiwrap wrk curl time procps
       util-linux iproute2 perl chromium python3
+      # strace: tests/bench_syscalls.rs counts the generator's system calls per request.
+      strace
       # openssl: tests/serve_tls.rs makes its certificates and drives `openssl s_client` with it.
       openssl
       # issue 12: PHP-FPM behind every server, apache's mod_php, php-cli (the lab installs WordPress

@@ -1,0 +1,159 @@
+//! The generator's system calls per request, counted: `webstand bench` runs under `strace -ff` (one
+//! trace per thread) against `webstand serve`, and the load thread's calls are tallied by name.
+//!
+//! What it proves is the hot path docs/BENCHMARKS.md (issue 18) measures against wrk's: per
+//! keep-alive request one send and one receive, no poller registration change (wrk makes two
+//! `epoll_ctl` per request), no sleep of any kind in the event loop; with a new connection per request
+//! one socket, connect, send, receive, registration and close each, and no extra socket option.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+const REQUESTS: u64 = 2000;
+const CLIENTS: u64 = 8;
+
+/// Runs `webstand bench --threads 1 -n REQUESTS -c CLIENTS [-k]` under strace; returns the load
+/// thread's system calls by name (the thread that sent the requests) and the bench's report.
+fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
+    let strace = common::require("strace");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
+    let server = common::serve(dir.path(), &["--threads", "1"]);
+    let traces = tempfile::tempdir().unwrap();
+    let prefix = traces.path().join("t");
+    let url = format!("http://{}/2k.html", server.addr);
+    let (n, c) = (REQUESTS.to_string(), CLIENTS.to_string());
+    let mut args = vec!["bench", "--threads", "1", "-n", &n, "-c", &c];
+    if keep_alive {
+        args.push("-k");
+    }
+    args.push(&url);
+    // Bounded twice: -n and the timeout of coreutils around strace.
+    let out = Command::new("timeout")
+        .arg("120")
+        .arg(&strace)
+        .args(["-ff", "-o"])
+        .arg(&prefix)
+        .arg(env!("CARGO_BIN_EXE_webstand"))
+        .args(&args)
+        .env(
+            "XDG_DATA_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
+        )
+        .output()
+        .expect("run strace");
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "bench under strace failed: {report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut load: Vec<HashMap<String, u64>> = std::fs::read_dir(traces.path())
+        .unwrap()
+        .map(|e| tally(&std::fs::read_to_string(e.unwrap().path()).unwrap()))
+        .filter(|calls| calls.contains_key("sendto"))
+        .collect();
+    assert_eq!(load.len(), 1, "one thread sends the requests: {load:?}");
+    (load.remove(0), report)
+}
+
+/// System calls by name in one thread's strace output (`name(args) = result` lines).
+fn tally(trace: &str) -> HashMap<String, u64> {
+    let mut calls = HashMap::new();
+    for line in trace.lines() {
+        if let Some((name, _)) = line.split_once('(') {
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+            {
+                *calls.entry(name.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    calls
+}
+
+fn count(calls: &HashMap<String, u64>, names: &[&str]) -> u64 {
+    names
+        .iter()
+        .map(|n| calls.get(*n).copied().unwrap_or(0))
+        .sum()
+}
+
+/// No sleeping call of any kind: the loop blocks only in the poller, and only when nothing is ready.
+fn assert_never_sleeps(calls: &HashMap<String, u64>) {
+    let sleeps = [
+        "nanosleep",
+        "clock_nanosleep",
+        "select",
+        "pselect6",
+        "poll",
+        "ppoll",
+    ];
+    assert_eq!(count(calls, &sleeps), 0, "the load thread slept: {calls:?}");
+}
+
+fn assert_complete(report: &str) {
+    assert_eq!(
+        common::field(report, "Complete requests:"),
+        REQUESTS.to_string(),
+        "{report}"
+    );
+    assert_eq!(common::field(report, "Failed requests:"), "0", "{report}");
+}
+
+#[test]
+fn keep_alive_requests_cost_one_send_and_one_receive_each() {
+    let (calls, report) = load_thread_calls(true);
+    assert_complete(&report);
+    let sends = count(&calls, &["sendto", "write", "writev", "sendmsg"]);
+    let receives = count(&calls, &["recvmsg", "recvfrom", "read", "readv"]);
+    assert_eq!(sends, REQUESTS, "one send per request: {calls:?}");
+    // One receive per response, not a read until "would block" (that would be two per request);
+    // a response whose head and body arrive apart takes a second one.
+    assert!(
+        receives >= REQUESTS && receives * 4 <= REQUESTS * 5,
+        "receives {receives} for {REQUESTS} responses: {calls:?}"
+    );
+    // Connections are registered once, with no interest change per request.
+    assert_eq!(count(&calls, &["epoll_ctl"]), CLIENTS, "{calls:?}");
+    assert_eq!(count(&calls, &["connect"]), CLIENTS, "{calls:?}");
+    // Each poll returns at least one ready socket (or times out, at most every 50 ms).
+    assert!(
+        count(&calls, &["epoll_wait", "epoll_pwait"]) <= REQUESTS,
+        "{calls:?}"
+    );
+    assert_never_sleeps(&calls);
+}
+
+#[test]
+fn new_connection_requests_cost_one_call_of_each_kind() {
+    let (calls, report) = load_thread_calls(false);
+    assert_complete(&report);
+    for name in ["socket", "connect", "sendto", "epoll_ctl"] {
+        assert_eq!(
+            count(&calls, &[name]),
+            REQUESTS,
+            "one {name} per request: {calls:?}"
+        );
+    }
+    let closes = count(&calls, &["close"]);
+    assert!(
+        (REQUESTS..=REQUESTS + CLIENTS).contains(&closes),
+        "one close per connection: {calls:?}"
+    );
+    // The response ends at its Content-Length: no read waits for the server's FIN.
+    let receives = count(&calls, &["recvmsg", "recvfrom", "read", "readv"]);
+    assert!(
+        receives >= REQUESTS && receives * 4 <= REQUESTS * 5,
+        "receives {receives} for {REQUESTS} responses: {calls:?}"
+    );
+    // A connection that carries one request gets no socket options (Nagle, congestion control
+    // and arrival stamps only pay off on keep-alive connections).
+    assert_eq!(count(&calls, &["setsockopt"]), 0, "{calls:?}");
+    assert_never_sleeps(&calls);
+}
