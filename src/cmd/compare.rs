@@ -10,6 +10,7 @@ use webstand_diagnosis::{render, Limit};
 use webstand_duration::positive as parse_duration;
 use webstand_engine::{Judged, Outcome, Stop, Verdict};
 use webstand_lab::compare::{self, Comparison, Options, WorkloadKind};
+use webstand_lab::robustness::ProbeSpec;
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
 use webstand_lab::tls::KeyType;
@@ -136,6 +137,33 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = webstand_lab::php::DEFAULT_CHILDREN)]
     pub php_children: usize,
 
+    /// Also a robustness table (after each server's workloads, first round): `webstand probe`'s
+    /// cases per category (safe/lenient/unsafe), service availability under slowhttptest's slowloris
+    /// and slow-read attacks, and the most keep-alive connections held with 0 errors. Sends hostile
+    /// traffic to the lab's own servers only
+    #[arg(long)]
+    pub probe: bool,
+
+    /// --probe: only these probe categories or case names, comma-separated [default: every case]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', requires = "probe")]
+    pub probe_only: Vec<String>,
+
+    /// --probe: the probe cases' budget per server
+    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "probe")]
+    pub probe_time: String,
+
+    /// --probe: slowhttptest's connections in each attack
+    #[arg(long, value_name = "N", default_value_t = 4000, requires = "probe")]
+    pub attack_connections: usize,
+
+    /// --probe: the length of each slowhttptest attack
+    #[arg(long, value_name = "DURATION", default_value = "30s", requires = "probe")]
+    pub attack_time: String,
+
+    /// --probe: the keep-alive search opens 250, 500, 1000… connections at once up to this many
+    #[arg(long, value_name = "N", default_value_t = 10_000, requires = "probe")]
+    pub hold_max: usize,
+
     /// Print the comparison as one JSON document on stdout instead of tables
     #[arg(long)]
     pub json: bool,
@@ -216,7 +244,30 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     }
     o.php_fpm = args.php_fpm.clone();
     o.php_children = args.php_children;
+    o.probe = args.probe.then(|| probe_spec(args)).transpose()?;
     Ok(o)
+}
+
+/// `--probe`'s cases, budgets and sizes, checked before anything starts.
+fn probe_spec(args: &Args) -> Result<ProbeSpec> {
+    let spec = ProbeSpec {
+        cases: super::probe::load_cases(&[], &args.probe_only)?,
+        max_time: parse_duration(&args.probe_time)
+            .map_err(|e| anyhow::anyhow!("--probe-time: {e}"))?,
+        attack_connections: args.attack_connections,
+        attack_time: parse_duration(&args.attack_time)
+            .map_err(|e| anyhow::anyhow!("--attack-time: {e}"))?,
+        hold_max: args.hold_max,
+    };
+    if spec.attack_connections == 0 || spec.hold_max == 0 {
+        bail!("--attack-connections and --hold-max must be at least 1");
+    }
+    if spec.attack_time < std::time::Duration::from_secs(1) {
+        bail!("--attack-time must be at least 1s (slowhttptest counts whole seconds)");
+    }
+    webstand_diagnosis::limits::check_open_files(spec.most_connections() as u64)
+        .map_err(|e| anyhow::anyhow!("--probe: {e}"))?;
+    Ok(spec)
 }
 
 /// How a comparison's results are printed.

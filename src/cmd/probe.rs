@@ -65,12 +65,13 @@ pub struct Args {
     quiet: bool,
 }
 
-/// The cases named by `--cases` (the built-in suite by default), filtered by `--only`.
-fn cases(a: &Args) -> anyhow::Result<Vec<Case>> {
-    let files = if a.cases.is_empty() {
+/// The cases of `files` (the built-in suite when none), filtered by `only` (categories or case
+/// names; all when empty): `probe --cases --only`, and `compare --probe-only`.
+pub fn load_cases(files: &[String], only: &[String]) -> anyhow::Result<Vec<Case>> {
+    let files = if files.is_empty() {
         vec![webstand_probe::BUILTIN_NAME.to_string()]
     } else {
-        a.cases.clone()
+        files.to_vec()
     };
     let mut all: Vec<Case> = Vec::new();
     for f in &files {
@@ -93,16 +94,15 @@ fn cases(a: &Args) -> anyhow::Result<Vec<Case>> {
             all.push(c);
         }
     }
-    if !a.only.is_empty() {
-        let unknown: Vec<&String> = a
-            .only
+    if !only.is_empty() {
+        let unknown: Vec<&String> = only
             .iter()
             .filter(|o| !all.iter().any(|c| &c.category == *o || &c.name == *o))
             .collect();
         if let Some(u) = unknown.first() {
             bail!("--only: no case or category named '{u}' (`webstand probe --list` shows them)");
         }
-        all.retain(|c| a.only.iter().any(|o| o == &c.category || o == &c.name));
+        all.retain(|c| only.iter().any(|o| o == &c.category || o == &c.name));
     }
     Ok(all)
 }
@@ -130,7 +130,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
         print!("{}", webstand_probe::BUILTIN);
         return Ok(0);
     }
-    let cases = cases(&a)?;
+    let cases = load_cases(&a.cases, &a.only)?;
     if a.list {
         for c in &cases {
             println!("{:<24} {:<11} {}", c.name, c.category, c.what);

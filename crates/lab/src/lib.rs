@@ -12,9 +12,11 @@ pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
 pub mod php; // PHP-FPM, a private MariaDB, the php page and WordPress (issue 12)
 pub mod procstat; // CPU time and resident memory of a process tree from /proc (issue 5)
 pub mod progress; // a bar (or periodic lines) with a run's live counters
+pub mod robustness; // compare --probe: probe cases, slowhttptest, keep-alive connections held (issue 15)
 mod round; // one server's turn in a round of a comparison (issue 19)
 pub mod servers; // the known servers: start, stop, versions, features (issue 5)
 pub mod session; // history + progress + Ctrl-C around every lab command's runs
+mod slowhttp; // slowhttptest's slowloris and slow-read attacks, availability from its CSV
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup (issue 19)
 pub mod sweep; // a workload at rising concurrency (issue 4)
 pub mod tls; // the lab over HTTPS: its certificate, equal TLS settings, the TLS check (issue 10)

@@ -12,6 +12,7 @@ use crate::disclosure;
 use crate::maxusers;
 use crate::php::{pass::Pass, Backends};
 use crate::procstat;
+use crate::robustness;
 use crate::servers::{self, Binary, Kind, Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
 use crate::tls::{self, LabCert};
@@ -74,6 +75,12 @@ impl Run<'_> {
         let alive = server.death_note().is_none();
         if self.round == 0 && alive {
             outcome.shape = Some(procstat::shape(&server.members(false).pids()));
+        }
+        if let Some(spec) = self.opts.probe.as_ref().filter(|_| self.round == 0) {
+            if !obs.stop_requested() && alive {
+                let docroot = &self.opts.docroot;
+                outcome.robustness = Some(robustness::measure(&server, docroot, spec, obs));
+            }
         }
         if self.opts.verify && self.round == 0 && !obs.stop_requested() && alive {
             verify.extend(verify::run(&mut server, self.opts, obs));

@@ -210,7 +210,7 @@ fn ab_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRow
 }
 
 /// Runs a tool to completion within `limit_secs`, returning stdout (stderr on failure).
-fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, String> {
+pub(crate) fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, String> {
     let prog = cmd.get_program().to_string_lossy().into_owned();
     let mut child = cmd
         .stdin(Stdio::null())
@@ -220,7 +220,7 @@ fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, Stri
         .map_err(|e| {
             format!(
                 "{prog} not runnable ({e}): apt-get install {}",
-                if prog == "ab" { "apache2-utils" } else { "wrk" }
+                if prog == "ab" { "apache2-utils" } else { &prog }
             )
         })?;
     let deadline = std::time::Instant::now() + Duration::from_secs(limit_secs);

@@ -219,6 +219,7 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
         "workloads": comparison_rows(c).into_iter().map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows })).collect::<Vec<_>>(),
         "servers": features,
         "verify": c.verify,
+        "robustness": crate::robustness::robustness_json(c),
     })
 }
 
@@ -243,6 +244,11 @@ pub fn render_comparison(c: &Comparison) -> String {
     }
     let rows: Vec<FeatureRow> = c.servers.iter().map(feature_row).collect();
     out.push_str(&thttpd_table(&rows));
+    let robustness = crate::robustness::robustness_table(c);
+    if !robustness.is_empty() {
+        out.push('\n');
+        out.push_str(&robustness);
+    }
     if !c.verify.is_empty() {
         out.push('\n');
         out.push_str(&verify_table(&c.verify));

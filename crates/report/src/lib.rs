@@ -13,6 +13,7 @@ pub mod diff; // two runs side by side, metric by metric, with their spread (iss
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
+pub mod robustness; // compare --probe's robustness table (issue 15)
 pub mod seed004; // seed 004's table for a comparison, and the wordpress preset's sweeps
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table

@@ -64,6 +64,8 @@ pub struct Options {
     /// PHP-FPM's binary (a name or a path) and its workers, for the php and wordpress workloads.
     pub php_fpm: String,
     pub php_children: usize,
+    /// `--probe`: each server's robustness row, measured after its workloads in the first round.
+    pub probe: Option<crate::robustness::ProbeSpec>,
 }
 
 impl Options {
@@ -110,13 +112,14 @@ impl Options {
             tls: None,
             php_fpm: crate::php::fpm::PROGRAM.into(),
             php_children: crate::php::DEFAULT_CHILDREN,
+            probe: None,
         }
     }
 }
 
 impl Options {
-    /// The limits every server's config gets: from the most clients any level opens, and the most on
-    /// the CGI workload.
+    /// The limits every server's config gets: from the most clients any level (or `--probe`) opens,
+    /// and the most on the CGI workload.
     pub fn limits(&self) -> Limits {
         let most = |wk: Option<WorkloadKind>| {
             let search = wk.map_or(!self.max_users_for.is_empty(), |w| {
@@ -126,8 +129,9 @@ impl Options {
             levels.max(if search { self.max_users.limit } else { 0 })
         };
         let cgi = self.workloads.contains(&WorkloadKind::Cgi);
+        let probe = self.probe.as_ref().map_or(0, |p| p.most_connections());
         Limits::new(
-            most(None),
+            most(None).max(probe),
             if cgi {
                 most(Some(WorkloadKind::Cgi))
             } else {
@@ -207,6 +211,8 @@ pub struct ServerOutcome {
     pub cpu_source: Option<CpuSource>,
     /// HTTPS, checked in the first round when the server runs on the lab's certificate.
     pub tls: Option<Support>,
+    /// `--probe`'s row, measured in the first round.
+    pub robustness: Option<crate::robustness::Robustness>,
 }
 
 impl ServerOutcome {
@@ -222,6 +228,7 @@ impl ServerOutcome {
             shape: None,
             cpu_source: None,
             tls: None,
+            robustness: None,
         }
     }
 }

@@ -1,0 +1,218 @@
+//! `compare --probe`: how one running lab server fares against hostile clients, as the robustness
+//! table's row: the probe's cases counted by category (webstand-probe), service availability under
+//! slowhttptest's slowloris and slow-read attacks (a third-party tool from Debian, run as it would be
+//! run by hand), and the most keep-alive connections the server held at once with no error (engine
+//! runs at doubling concurrency, each client keeping its one connection for two requests).
+
+use serde::Serialize;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use webstand_engine::{Live, Plan, Shape, Stop, Target};
+use webstand_probe::table::Counts;
+
+use crate::compare::CompareObserver;
+use crate::servers::Server;
+
+/// What `--probe` runs against each server.
+#[derive(Clone, Debug)]
+pub struct ProbeSpec {
+    /// The probe's cases (all built-in ones unless the user chose).
+    pub cases: Vec<webstand_probe::Case>,
+    /// The probe's whole budget per server.
+    pub max_time: Duration,
+    /// slowhttptest's connections and length, for both attacks.
+    pub attack_connections: usize,
+    pub attack_time: Duration,
+    /// The keep-alive search stops at this many connections.
+    pub hold_max: usize,
+}
+
+impl ProbeSpec {
+    /// The most connections `--probe` opens at once: what every server's limits must allow.
+    pub fn most_connections(&self) -> usize {
+        self.attack_connections.max(self.hold_max)
+    }
+}
+
+/// One server's robustness row.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Robustness {
+    /// Safe, lenient and unsafe cases per category.
+    pub categories: Vec<Counts>,
+    /// Why the probe's counts are partial or missing (unreachable, target lost, out of time).
+    pub probe_note: Option<String>,
+    pub slowloris: Attacked,
+    pub slow_read: Attacked,
+    pub held: Held,
+}
+
+/// Service availability during one slowhttptest attack, from its per-second CSV.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Attacked {
+    pub connections: usize,
+    pub seconds: u64,
+    /// Seconds sampled, and those in which slowhttptest's own fresh request was answered in time.
+    pub samples: usize,
+    pub available: usize,
+    /// Most attack connections open at once, as slowhttptest counted them.
+    pub most_connected: usize,
+    /// Why there is no figure (the tool missing or failing).
+    pub note: Option<String>,
+}
+
+impl Attacked {
+    /// The table's cell: `yes` when every second was served, else the share of seconds.
+    pub fn cell(&self) -> String {
+        match &self.note {
+            Some(_) => "FAILED".into(),
+            None if self.samples > 0 && self.available == self.samples => "yes".into(),
+            None => format!("no ({}/{} s)", self.available, self.samples),
+        }
+    }
+}
+
+/// The keep-alive search: each level opens that many connections at once and makes two requests on
+/// each.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Held {
+    /// The most connections held with 0 errors (0: not even the first level).
+    pub most: usize,
+    /// The search's ceiling; `most == limit` means the server was not pushed to its end.
+    pub limit: usize,
+    /// The first level with errors: its connections and error count.
+    pub broke_at: Option<(usize, u64)>,
+}
+
+impl Held {
+    pub fn cell(&self) -> String {
+        match self.broke_at {
+            None if self.most >= self.limit => format!("{}+", self.most),
+            _ => self.most.to_string(),
+        }
+    }
+}
+
+/// Measures one running server. Every part runs even when another failed; each says why it has no
+/// figure.
+pub fn measure(
+    server: &Server,
+    docroot: &Path,
+    spec: &ProbeSpec,
+    obs: &mut dyn CompareObserver,
+) -> Robustness {
+    let name = server.kind().name();
+    webstand_engine::raise_fd_limit(spec.most_connections() as u64 + 256);
+    obs.note(&format!(
+        "{name}: probing with {} hostile cases (at most {}s)",
+        spec.cases.len(),
+        spec.max_time.as_secs()
+    ));
+    let mut out = Robustness::default();
+    probe_cases(server.addr, spec, &mut out);
+    let large = large_file(docroot).unwrap_or_else(|| "/2k.html".into());
+    for slow_read in [false, true] {
+        let what = if slow_read { "slow-read" } else { "slowloris" };
+        obs.note(&format!(
+            "{name}: slowhttptest {what}, {} connections for {}s",
+            spec.attack_connections,
+            spec.attack_time.as_secs()
+        ));
+        let path = if slow_read { large.as_str() } else { "/2k.html" };
+        let a = crate::slowhttp::attack(server.addr, path, slow_read, spec, server.workdir());
+        *(if slow_read {
+            &mut out.slow_read
+        } else {
+            &mut out.slowloris
+        }) = a;
+    }
+    obs.note(&format!(
+        "{name}: keep-alive connections held, up to {}",
+        spec.hold_max
+    ));
+    out.held = hold(server.addr, spec.hold_max);
+    out
+}
+
+/// The probe's cases against /2k.html, counted by category.
+fn probe_cases(addr: SocketAddr, spec: &ProbeSpec, out: &mut Robustness) {
+    let target = webstand_probe::Target {
+        url: format!("http://{addr}/2k.html"),
+        addrs: vec![addr],
+        host: addr.to_string(),
+        path: "/2k.html".into(),
+    };
+    let opts = webstand_probe::Options {
+        max_time: spec.max_time,
+        ..Default::default()
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let report = webstand_probe::Probe::reach(&target, &opts)
+        .and_then(|p| p.run(&spec.cases, &stop, &mut |_| {}));
+    match report {
+        Ok(r) => {
+            out.categories = r.by_category();
+            out.probe_note = match r.ended {
+                webstand_probe::Ended::Complete => None,
+                e => Some(format!(
+                    "{e:?}: {} case(s) not run",
+                    r.not_run.len().max(1)
+                )),
+            };
+        }
+        Err(e) => out.probe_note = Some(format!("{e:#}")),
+    }
+}
+
+/// The docroot's large file (the fixtures' `/large/…`), which a slow reader cannot take in at once.
+fn large_file(docroot: &Path) -> Option<String> {
+    let entry = std::fs::read_dir(docroot.join("large")).ok()?.flatten().next()?;
+    Some(format!("/large/{}", entry.file_name().to_str()?))
+}
+
+/// Doubling levels from 250 up to `limit` (the last one is `limit` itself); the most connections
+/// held with no error before the first level that had errors.
+pub fn hold(addr: SocketAddr, limit: usize) -> Held {
+    let mut held = Held {
+        limit,
+        ..Default::default()
+    };
+    let mut level = 250.min(limit);
+    loop {
+        let errors = hold_level(addr, level);
+        if errors > 0 {
+            held.broke_at = Some((level, errors));
+            return held;
+        }
+        held.most = level;
+        if level >= limit {
+            return held;
+        }
+        level = (level * 2).min(limit);
+    }
+}
+
+/// Errors (failed or non-2xx, or requests never made) of `clients` connections each making two
+/// keep-alive requests for /2k.html.
+fn hold_level(addr: SocketAddr, clients: usize) -> u64 {
+    let target = Target {
+        host: addr.ip().to_string(),
+        port: addr.port(),
+        addrs: vec![addr],
+    };
+    let mut plan = Plan::new(target, "/2k.html");
+    let wanted = 2 * clients as u64;
+    plan.shape = Shape::Closed { clients };
+    plan.keep_alive = true;
+    plan.threads = 1;
+    plan.timeout = Duration::from_secs(10);
+    plan.stop = Stop {
+        requests: Some(wanted),
+        duration: Some(Duration::from_secs(30)),
+    };
+    match webstand_engine::run(&plan, Arc::new(Live::default())) {
+        Ok(r) => r.errors().max(wanted.saturating_sub(r.successful())),
+        Err(_) => wanted,
+    }
+}

@@ -1,0 +1,87 @@
+//! `compare --probe`'s robustness table: a row per server, a column per probe category (safe /
+//! lenient / unsafe case counts), service availability under slowhttptest's slowloris and slow-read
+//! attacks, and the most keep-alive connections held with no error; and the same as JSON. Pure:
+//! the lab's measurements in, text out.
+
+use std::fmt::Write;
+use webstand_lab::compare::Comparison;
+use webstand_lab::robustness::Robustness;
+
+/// Probe categories in the order the servers' rows first name them.
+fn categories(c: &Comparison) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let rows = c.servers.iter().filter_map(|s| s.robustness.as_ref());
+    for k in rows.flat_map(|r| &r.categories) {
+        if !out.contains(&k.category) {
+            out.push(k.category.clone());
+        }
+    }
+    out
+}
+
+/// The "safe/lenient/unsafe" cell of `category`, or "-" when the row has none of its cases.
+fn counts_cell(r: &Robustness, category: &str) -> String {
+    r.categories
+        .iter()
+        .find(|k| k.category == category)
+        .map_or("-".into(), |k| format!("{}/{}/{}", k.safe, k.lenient, k.unsafe_))
+}
+
+/// The table, or an empty string when no server has a robustness row.
+pub fn robustness_table(c: &Comparison) -> String {
+    let measured: Vec<_> = c
+        .servers
+        .iter()
+        .filter_map(|s| Some((s, s.robustness.as_ref()?)))
+        .collect();
+    let Some((_, first)) = measured.first() else {
+        return String::new();
+    };
+    let cats = categories(c);
+    let mut out = format!(
+        "Robustness (compare --probe): probe cases safe/lenient/unsafe per category; slowloris, slow read:\n\
+         service available every second under slowhttptest's attack ({} connections, {} s); held: most\n\
+         keep-alive connections open at once with 0 errors (N+: the search's limit, not the server's)\n",
+        first.slowloris.connections, first.slowloris.seconds
+    );
+    let mut header = format!("{:<16}", "server");
+    for k in &cats {
+        let _ = write!(header, " {k:>11}");
+    }
+    let _ = writeln!(header, " {:>12} {:>12} {:>9}", "slowloris", "slow read", "held");
+    out.push_str(&header);
+    let mut notes = Vec::new();
+    for (s, r) in &measured {
+        let mut line = format!("{:<16}", s.kind.name());
+        for k in &cats {
+            let _ = write!(line, " {:>11}", counts_cell(r, k));
+        }
+        let (sl, sr) = (r.slowloris.cell(), r.slow_read.cell());
+        let _ = writeln!(line, " {sl:>12} {sr:>12} {:>9}", r.held.cell());
+        out.push_str(&line);
+        let name = s.kind.name();
+        notes.extend(r.probe_note.iter().map(|n| format!("{name}: probe: {n}")));
+        notes.extend(r.slowloris.note.iter().map(|n| format!("{name}: slowloris: {n}")));
+        notes.extend(r.slow_read.note.iter().map(|n| format!("{name}: slow read: {n}")));
+        if let Some((at, errors)) = r.held.broke_at {
+            notes.push(format!("{name}: held: {errors} errors at {at} connections"));
+        }
+    }
+    for n in notes {
+        let _ = writeln!(out, "  {n}");
+    }
+    out
+}
+
+/// Each measured server's row as JSON: `{server, categories, probe_note, slowloris, slow_read,
+/// held}`.
+pub fn robustness_json(c: &Comparison) -> serde_json::Value {
+    c.servers
+        .iter()
+        .filter_map(|s| {
+            let mut v = serde_json::to_value(s.robustness.as_ref()?).ok()?;
+            v["server"] = s.kind.name().into();
+            Some(v)
+        })
+        .collect()
+}

@@ -1,0 +1,134 @@
+//! `webstand compare --probe` end to end with builtin and nginx: the robustness row of each server
+//! (probe cases per category, slowhttptest's slowloris and slow-read availability, keep-alive
+//! connections held) in the JSON and the text table, against counts read independently
+//! (`webstand probe --list`), and its bad input.
+//!
+//! The CI variant is small but real: the probe's fast categories (the slow ones take 8-15 s per
+//! case), 500 slowhttptest connections for 8 s per attack, and the keep-alive search up to 2,000
+//! connections. README's `compare --probe` gives the full-size command (4,000 connections, 30 s).
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const CATEGORIES: &str = "smuggling,traversal,ranges";
+const ATTACK_CONNECTIONS: u64 = 500;
+const HOLD_MAX: u64 = 2000;
+
+/// Cases per category as `webstand probe --list` names them (traversal cases run once per leak
+/// target: /etc/passwd only here).
+fn listed_cases() -> BTreeMap<String, u64> {
+    let out = common::run(&["probe", "--list", "--only", CATEGORIES]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let mut counts = BTreeMap::new();
+    for line in common::stdout(&out).lines() {
+        let category = line.split_whitespace().nth(1).unwrap().to_string();
+        *counts.entry(category).or_insert(0) += 1;
+    }
+    counts
+}
+
+fn count(v: &Value, key: &str) -> u64 {
+    v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+#[test]
+fn compare_probe_gives_each_server_a_robustness_row() {
+    common::require("slowhttptest");
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let (conns, hold) = (ATTACK_CONNECTIONS.to_string(), HOLD_MAX.to_string());
+    let args = [
+        "compare", "--json", "-q", "--db", db.to_str().unwrap(), "--servers", "builtin,nginx",
+        "--workloads", "2k", "-c", "1", "-d", "300ms", "--max-users", "none", "--no-features",
+        "--probe", "--probe-only", CATEGORIES, "--attack-connections", &conns, "--attack-time",
+        "8s", "--hold-max", &hold,
+    ];
+    let out = common::run_with_timeout(&args, std::time::Duration::from_secs(600));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = doc["robustness"].as_array().expect("a robustness array");
+    let names: Vec<&str> = rows.iter().map(|r| r["server"].as_str().unwrap()).collect();
+    assert_eq!(names, ["builtin", "nginx"]);
+    let listed = listed_cases();
+    for row in rows {
+        let server = row["server"].as_str().unwrap();
+        assert!(row["probe_note"].is_null(), "{server}: {row}");
+        let mut seen = BTreeMap::new();
+        for c in row["categories"].as_array().unwrap() {
+            let total = count(c, "safe") + count(c, "lenient") + count(c, "unsafe");
+            seen.insert(c["category"].as_str().unwrap().to_string(), total);
+            // Nothing here leaks a file or desyncs: nginx is at worst lenient, ours strict.
+            assert_eq!(count(c, "unsafe"), 0, "{server}: {c}");
+            if server == "builtin" {
+                assert_eq!(count(c, "lenient"), 0, "{server}: {c}");
+            }
+        }
+        assert_eq!(seen, listed, "{server}: every listed case judged once");
+        for attack in ["slowloris", "slow_read"] {
+            let a = &row[attack];
+            assert!(a["note"].is_null(), "{server} {attack}: {a}");
+            assert_eq!(count(a, "connections"), ATTACK_CONNECTIONS);
+            // slowhttptest samples once a second (plus its start), and really held connections open.
+            assert!(count(a, "samples") >= 8, "{server} {attack}: {a}");
+            assert!(count(a, "most_connected") > 0, "{server} {attack}: {a}");
+            assert_eq!(
+                count(a, "available"),
+                count(a, "samples"),
+                "{server} stayed available under {attack}: {a}"
+            );
+        }
+        let held = &row["held"];
+        assert_eq!(count(held, "limit"), HOLD_MAX, "{server}: {held}");
+        assert_eq!(count(held, "most"), HOLD_MAX, "{server}: {held}");
+        assert!(held["broke_at"].is_null(), "{server}: {held}");
+    }
+}
+
+/// The text table: a row per server with a column per category, and the three figures.
+#[test]
+fn compare_probe_prints_the_robustness_table() {
+    common::require("slowhttptest");
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let args = [
+        "compare", "-q", "--db", db.to_str().unwrap(), "--servers", "builtin", "--workloads", "2k",
+        "-c", "1", "-d", "300ms", "--max-users", "none", "--no-features", "--probe",
+        "--probe-only", "ranges", "--attack-connections", "50", "--attack-time", "3s",
+        "--hold-max", "300",
+    ];
+    let out = common::run_with_timeout(&args, std::time::Duration::from_secs(300));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = common::stdout(&out);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("server") && l.contains("slowloris"))
+        .unwrap_or_else(|| panic!("no robustness table in\n{text}"));
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["server", "ranges", "slowloris", "slow", "read", "held"]);
+    let row = text.lines().find(|l| l.starts_with("builtin ") && l.ends_with("300+"));
+    let cols: Vec<&str> = row.expect(&text).split_whitespace().collect();
+    assert_eq!(cols, ["builtin", "5/0/0", "yes", "yes", "300+"], "{text}");
+}
+
+#[test]
+fn compare_probe_refuses_bad_values_in_one_line() {
+    for (args, says) in [
+        (&["--probe", "--probe-only", "nosuch"][..], "no case or category named 'nosuch'"),
+        (&["--probe", "--attack-time", "0"][..], "--attack-time"),
+        (&["--probe", "--hold-max", "0"][..], "--hold-max"),
+        (&["--probe", "--hold-max", "90000"][..], "open-files limit"),
+    ] {
+        let mut all = vec!["compare", "--servers", "builtin"];
+        all.extend_from_slice(args);
+        let out = common::run(&all);
+        let err = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{all:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{all:?}: {err}");
+        assert!(err.contains(says), "{all:?}: {err}");
+    }
+    // The probe's settings need --probe (clap's usage error, exit 2).
+    let out = common::run(&["compare", "--attack-time", "5s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+}
