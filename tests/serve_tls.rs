@@ -652,3 +652,45 @@ fn bad_certificate_or_key_files_stop_the_start_with_one_line_naming_the_file() {
         "{out:?}"
     );
 }
+
+#[test]
+fn tls_protocols_offers_only_the_versions_named_and_refuses_unknown_names() {
+    let f = Fixture::new();
+    for (list, on, off, name) in [
+        ("TLSv1.2", "-tls1_2", "-tls1_3", "TLSv1.2"),
+        ("tlsv1.3", "-tls1_3", "-tls1_2", "TLSv1.3"),
+    ] {
+        let s = f.serve(&["--tls-protocols", list]);
+        let served = s_client(s.tls(), &[on], GET_CLOSE, Duration::ZERO);
+        assert!(served.contains(&format!("New, {name}")), "{list}: {served}");
+        assert!(served.contains("HTTP/1.1 200 OK"), "{list}: {served}");
+        let refused = s_client(s.tls(), &[off], GET_CLOSE, Duration::ZERO);
+        assert!(!refused.contains("HTTP/1.1 200"), "{list} {off}: {refused}");
+        assert!(refused.contains("alert"), "{list} {off}: {refused}");
+    }
+    // Both, comma separated: a client that can do either gets TLS 1.3.
+    let s = f.serve(&["--tls-protocols", "TLSv1.2,TLSv1.3"]);
+    let both = s_client(s.tls(), &[], GET_CLOSE, Duration::ZERO);
+    assert!(both.contains("New, TLSv1.3"), "{both}");
+    for bad in ["TLSv1.1", "SSLv3 TLSv1.3", ""] {
+        let out = common::run_with_timeout(
+            &[
+                "serve",
+                &f.p("doc"),
+                "--listen-tls",
+                "127.0.0.1:0",
+                "--tls-cert",
+                &f.p("ec-chain.pem"),
+                "--tls-key",
+                &f.p("ec.key"),
+                "--tls-protocols",
+                bad,
+            ],
+            T,
+        );
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "{bad:?} was accepted");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.contains("tls_protocols"), "{bad:?}: {err}");
+    }
+}

@@ -35,6 +35,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     tls_key: Option<PathBuf>,
 
+    /// TLS versions --listen-tls offers, named as nginx's ssl_protocols: TLSv1.2, TLSv1.3 or both
+    /// (space or comma separated) [default: TLSv1.2 TLSv1.3]
+    #[arg(long, value_name = "LIST")]
+    tls_protocols: Option<String>,
+
     /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
     /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
     /// `[[auth]]` table with prefix, htpasswd, realm); relative paths in it are taken from the working
@@ -206,6 +211,9 @@ fn build_config(a: Args) -> Result<Config> {
     }
     if a.tls_key.is_some() {
         c.tls_key = a.tls_key;
+    }
+    if let Some(p) = a.tls_protocols {
+        c.tls_protocols = p;
     }
     set(&mut c.threads, a.threads);
     if let Some(i) = a.index {

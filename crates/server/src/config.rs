@@ -24,6 +24,9 @@ pub struct Config {
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of `tls_cert` (RSA, ECDSA or Ed25519; PKCS#8, PKCS#1 or SEC1).
     pub tls_key: Option<PathBuf>,
+    /// TLS versions offered on `listen_tls`, as nginx's `ssl_protocols` names them: `TLSv1.2`,
+    /// `TLSv1.3` or both (space or comma separated).
+    pub tls_protocols: String,
     /// Event loops (one thread and one SO_REUSEPORT listener each); 0 = one per CPU.
     pub threads: usize,
     /// File served for a directory URL.
@@ -116,6 +119,7 @@ impl Default for Config {
             listen_tls: None,
             tls_cert: None,
             tls_key: None,
+            tls_protocols: "TLSv1.2 TLSv1.3".into(),
             threads: 0,
             index: "index.html".into(),
             listing: false,

@@ -265,7 +265,9 @@ fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<Listener>>, Ve
     let mut loops: Vec<Vec<Listener>> = (0..threads).map(|_| Vec::new()).collect();
     let mut bound = Vec::new();
     let tls = match (&config.listen_tls, &config.tls_cert, &config.tls_key) {
-        (Some(addr), Some(cert), Some(key)) => Some((*addr, tls::load(cert, key)?)),
+        (Some(addr), Some(cert), Some(key)) => {
+            Some((*addr, tls::load(cert, key, &config.tls_protocols)?))
+        }
         _ => None,
     };
     let plain = config.plain_listen().map(|a| (a, None));

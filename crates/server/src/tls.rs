@@ -2,11 +2,11 @@
 //! start-up (`load`), and a connection's byte stream (`TlsStream`): records read from and written
 //! to the same non-blocking socket, so the protocol above sees plaintext and nothing else changes.
 //!
-//! Settings: TLS 1.3 and 1.2, the server's suite order (TLS 1.3 AES-128-GCM first), ALPN
-//! `http/1.1`, resumption by tickets (a key rotated by rustls's ring ticketer) and by a session-ID
-//! cache shared by the loops. rustls refuses renegotiation itself (a `no_renegotiation` warning to
-//! a TLS 1.2 client's new hello), and bounds a handshake message at 64 KiB. The handshake's
-//! duration is bounded by the header timeout (conn.rs).
+//! Settings: TLS 1.3 and 1.2 (or one of them: `tls_protocols`), the server's suite order (TLS 1.3
+//! AES-128-GCM first), ALPN `http/1.1`, resumption by tickets (a key rotated by rustls's ring
+//! ticketer) and by a session-ID cache shared by the loops. rustls refuses renegotiation itself (a
+//! `no_renegotiation` warning to a TLS 1.2 client's new hello), and bounds a handshake message at
+//! 64 KiB. The handshake's duration is bounded by the header timeout (conn.rs).
 //!
 //! No zero-copy file path: the kernel here has no `tls` module (TCP_ULP "tls" is refused), so
 //! kernel TLS offload cannot take the records; file ranges are read with pread and encrypted in
@@ -37,8 +37,10 @@ Content-Type: text/plain\r\nContent-Length: 48\r\nConnection: close\r\n\r\n\
 This port speaks HTTPS: use an https:// URL.\r\n\r\n";
 
 /// Reads the certificate chain and private key (PEM: RSA, ECDSA or Ed25519; PKCS#8, PKCS#1 or
-/// SEC1) and builds the settings every TLS connection shares. Errors name the file at fault.
-pub fn load(cert_path: &Path, key_path: &Path) -> Result<Arc<ServerConfig>> {
+/// SEC1) and builds the settings every TLS connection shares, offering the `protocols` named
+/// (`tls_protocols`). Errors name the file or the setting at fault.
+pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<ServerConfig>> {
+    let versions = protocol_versions(protocols)?;
     let certs = read_certs(cert_path)?;
     let provider = Arc::new(aes128_first(rustls::crypto::ring::default_provider()));
     let key = provider
@@ -56,7 +58,7 @@ pub fn load(cert_path: &Path, key_path: &Path) -> Result<Arc<ServerConfig>> {
         Err(e) => bail!("TLS certificate {}: {e}", cert_path.display()),
     }
     let mut config = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .with_protocol_versions(&versions)
         .map_err(|e| anyhow!("TLS settings: {e}"))?
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
@@ -78,6 +80,30 @@ fn aes128_first(mut provider: rustls::crypto::CryptoProvider) -> rustls::crypto:
         .cipher_suites
         .sort_by_key(|s| s.suite() != rustls::CipherSuite::TLS13_AES_128_GCM_SHA256);
     provider
+}
+
+/// The versions a `tls_protocols` list names (nginx's `ssl_protocols` spelling), newest first.
+fn protocol_versions(list: &str) -> Result<Vec<&'static rustls::SupportedProtocolVersion>> {
+    let mut tls12 = false;
+    let mut tls13 = false;
+    for name in list.split([' ', ',']).filter(|n| !n.is_empty()) {
+        match name.to_ascii_lowercase().as_str() {
+            "tlsv1.2" => tls12 = true,
+            "tlsv1.3" => tls13 = true,
+            _ => bail!("tls_protocols: unknown protocol '{name}' (known: TLSv1.2 TLSv1.3)"),
+        }
+    }
+    let versions: Vec<_> = [
+        (tls13, &rustls::version::TLS13),
+        (tls12, &rustls::version::TLS12),
+    ]
+    .into_iter()
+    .filter_map(|(on, v)| on.then_some(v))
+    .collect();
+    if versions.is_empty() {
+        bail!("tls_protocols: no protocol given (TLSv1.2, TLSv1.3 or both)");
+    }
+    Ok(versions)
 }
 
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
