@@ -116,6 +116,7 @@ impl From<&RunResult> for WireResult {
             interrupted,
             ended,
             tls: _, // not carried between ranks yet: a distributed https run reports no TLS summary
+            socket_errors: _, // not carried yet: the Diagnosis of an MPI run has the first error only
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -213,6 +214,7 @@ impl WireResult {
             interrupted: self.interrupted,
             ended: self.ended.as_deref().and_then(Ended::from_name),
             tls: None,
+            socket_errors: Default::default(),
         })
     }
 }
