@@ -290,6 +290,52 @@ fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
 }
 
 #[test]
+fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
+    let url = server.url();
+    let sweep = ["sweep", "-q", "-c", "1,1000", "-n", "10", &url];
+    let compare = [
+        "compare",
+        "-q",
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1000",
+        "--max-users",
+        "none",
+        "--no-features",
+    ];
+    for args in [&sweep[..], &compare[..]] {
+        let mut cmd = webstand();
+        cmd.args(args);
+        // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
+        unsafe {
+            cmd.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 256,
+                    rlim_max: 256,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+        let out = cmd.output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(
+            err.contains("1000 connections need about 1064 open files"),
+            "{err}"
+        );
+        assert!(err.contains("(RLIMIT_NOFILE) is 256"), "{err}");
+    }
+    assert_eq!(server.accepted.load(Ordering::SeqCst), 0, "nothing ran");
+}
+
+#[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
     let _serial = one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
@@ -422,6 +468,15 @@ fn compare_flags_a_peak_the_generator_bound() {
         );
     }
     assert!(text.contains("NOT the server's limit"), "{text}");
+    // The row itself says so, not only the Diagnosis after the tables.
+    let tables = text
+        .split("\nDiagnosis of each row's peak:")
+        .next()
+        .unwrap();
+    assert!(
+        tables.contains("peak generator-bound: NOT the server's limit"),
+        "{text}"
+    );
 }
 
 /// A fresh history file for one test.
@@ -447,4 +502,84 @@ fn a_server_pid_that_names_no_process_is_refused() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--server-pid 999999999: no such process"));
+}
+
+#[test]
+fn a_sweep_past_its_knee_is_saturated_and_the_history_keeps_it() {
+    let _serial = one_at_a_time();
+    // One worker, 5 ms a request: about 200 hits/s whatever the clients; latency grows with them.
+    let server = SlowServer::start(1, Duration::from_millis(5), b"hello");
+    let db = db_path("saturated.db");
+    let url = format!("http://{}/x", server.addr);
+    let out = run_with_timeout(
+        &[
+            "sweep", "-q", "--db", &db, "-c", "1,4", "-d", "1s", "--warmup", "0", &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("  4 clients: saturated: more clients only wait longer"),
+        "{text}"
+    );
+    assert!(text.contains("from 1 to 4 clients hits/s went"), "{text}");
+    let row = |text: &str, clients: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(clients))
+            .unwrap_or_else(|| panic!("no row for {clients}: {text}"))
+            .to_string()
+    };
+    // The table's "Bound by" column names each level's limit.
+    assert!(row(&text, "4").contains("saturated"), "{text}");
+    assert!(row(&text, "1").contains("  -"), "{text}");
+    // The history keeps the findings: `show` prints the column and the Diagnosis again…
+    let shown = stdout(&run(&["show", "--db", &db, "last"]));
+    assert!(shown.contains("Bound by"), "{shown}");
+    assert!(row(&shown, "4").contains("saturated"), "{shown}");
+    assert!(
+        shown.contains("at 4 clients: saturated: more clients only wait longer"),
+        "{shown}"
+    );
+    // … and so does the HTML report, and the JSON export.
+    let page = Path::new(&db).with_extension("html");
+    let out = run(&["report", "--db", &db, "last", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("saturated: more clients only wait longer"),
+        "{html}"
+    );
+    let export = stdout(&run(&["export", "--db", &db, "last", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&export).unwrap();
+    assert_eq!(v["levels"][1]["diagnosis"]["verdict"], "saturated", "{v:#}");
+    assert_eq!(
+        v["levels"][0]["diagnosis"]["summary"], "no problem found",
+        "{v:#}"
+    );
+}
+
+#[test]
+fn refused_connections_are_counted_by_errno() {
+    let _serial = one_at_a_time();
+    // Answers five connections, then stops listening: every later connect is refused.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().take(5) {
+            if let Ok(s) = s {
+                converse(s, Answer::OkClose);
+            }
+        }
+    });
+    let url = format!("http://{addr}/x");
+    let (out, d) = bench_json(&["-c", "1", "-n", "100", &url]);
+    assert_eq!(out.status.code(), Some(5), "target lost: {}", stderr(&out));
+    assert_eq!(d["verdict"], "errors", "{d:#}");
+    let f = finding(&d, "errors");
+    let text = f["evidence"].as_str().unwrap();
+    assert!(
+        text.contains("by socket error: ") && text.contains(" ECONNREFUSED"),
+        "{text}"
+    );
+    assert!(f["advice"].as_str().unwrap().contains("refused"), "{f:#}");
 }

@@ -354,7 +354,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        let watch = RunWatch::start(server);
+        let watch = RunWatch::start(server, &plan);
         let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
         (result, watch.finish())
     };
@@ -373,7 +373,11 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
     // A target never reached has no figures to report: the last line says why.
     if result.ended != Some(Ended::Unreachable) {
-        let diagnosis = evidence.diagnose(result, args.max_error_pct);
+        let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
+        session.save_diagnosis(
+            args.concurrency,
+            &render::json(&diagnosis, &evidence.watched),
+        );
         let shown = Shown {
             verdict: &verdict,
             diagnosis: &diagnosis,

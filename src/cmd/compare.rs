@@ -1,7 +1,7 @@
 //! `webstand compare`: real web servers side by side on one docroot (the lab, `webstand_lab::compare`),
 //! printed as the per-workload tables and thttpd's comparison table, each level saved to the history.
 
-use super::diagnose::{findings, level_json, Diagnosed, Diagnosing};
+use super::diagnose::{level_json, Diagnosed, Diagnosing};
 use super::session::{SavedLine, Session};
 use crate::Global;
 use anyhow::{bail, Result};
@@ -220,6 +220,14 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     if args.start_clients == 0 || args.max_clients < args.start_clients {
         bail!("max users needs 1 ≤ --start-clients ≤ --max-clients");
     }
+    // The most connections the generator will hold: the largest level, or the max-users search's cap.
+    let searched = if o.max_users_for.is_empty() {
+        0
+    } else {
+        args.max_clients
+    };
+    let most = o.levels.iter().copied().max().unwrap_or(1).max(searched);
+    super::diagnose::check_open_files(most)?;
     if args.server_cpu == args.generator_cpu {
         bail!(
             "--server-cpu and --generator-cpu must differ (both are {})",
@@ -306,8 +314,9 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         .as_ref()
         .map(|c| peak_diagnoses(c, &diagnosing))
         .ok();
-    let comparison = obs.failed_on_error(outcome)?;
+    let mut comparison = obs.failed_on_error(outcome)?;
     let peaks = peaks.unwrap_or_default();
+    flag_generator_bound(&mut comparison, &peaks);
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
     let verdict = verdict(&comparison, p.max_error_pct);
@@ -347,6 +356,26 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
     out
 }
 
+/// The note a row gets when the generator bound its peak: its figures are not the server's limit.
+pub const GENERATOR_BOUND_NOTE: &str =
+    "peak generator-bound: NOT the server's limit (see Diagnosis)";
+
+/// Notes, on each row (round) whose peak the generator bound, that the figures are not the server's.
+fn flag_generator_bound(c: &mut Comparison, peaks: &[(String, Diagnosed)]) {
+    for s in &mut c.servers {
+        let name = s.kind.name();
+        for w in &mut s.workloads {
+            let series = format!("{name}/{}", w.workload.map_or("?", |k| k.name()));
+            let bound = peaks.iter().any(|(p, l)| {
+                *p == series && l.round == w.round && l.diagnosis.verdict == Some(Limit::Generator)
+            });
+            if bound {
+                w.disclosures.push(GENERATOR_BOUND_NOTE.to_string());
+            }
+        }
+    }
+}
+
 /// The Diagnosis of every row's peak (with rounds, each round's, grouped by row); a generator-bound
 /// peak is flagged as not the server's limit.
 fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
@@ -374,7 +403,7 @@ fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
             "  {series} at {} clients: {head}{flag}\n",
             l.clients
         ));
-        out.push_str(&findings(&l.diagnosis, "    "));
+        out.push_str(&render::finding_lines(&l.diagnosis, "    "));
     }
     out
 }

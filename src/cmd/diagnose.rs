@@ -5,11 +5,24 @@
 
 use anyhow::{bail, Result};
 use std::sync::Arc;
-use webstand_diagnosis::{render, Diagnosis, Inputs, ServerUse, Watch, Watched};
+use webstand_diagnosis::{render, Diagnosis, Inputs, Previous, ServerUse, Watch, Watched};
 use webstand_engine::{CpuTime, Live, Plan, RunResult};
 use webstand_lab::compare::CompareObserver;
 use webstand_lab::procstat;
+use webstand_lab::session::Session;
 use webstand_lab::sweep::{Level, Observer};
+
+/// Where a diagnosed level is kept besides the printout: the history, through the session.
+pub trait KeepsDiagnosis {
+    /// `diagnosis` is the `--json` object of the level just saved at `clients`.
+    fn keep_diagnosis(&mut self, clients: usize, diagnosis: &serde_json::Value);
+}
+
+impl KeepsDiagnosis for Session {
+    fn keep_diagnosis(&mut self, clients: usize, diagnosis: &serde_json::Value) {
+        self.save_diagnosis(clients, diagnosis)
+    }
+}
 
 /// Refuses, before anything runs, a concurrency the open-files hard limit cannot hold.
 pub fn check_open_files(clients: usize) -> Result<()> {
@@ -37,10 +50,12 @@ pub struct RunWatch {
 }
 
 impl RunWatch {
-    pub fn start(server: Option<ServerProcess>) -> RunWatch {
+    /// Starts watching a run of `plan` (the link to its target, the kernel's counters, the load
+    /// threads) and, when known, its server's CPU.
+    pub fn start(server: Option<ServerProcess>, plan: &Plan) -> RunWatch {
         RunWatch {
             server: server.map(|s| (s, procstat::tree_cpu(s.0))),
-            watch: Watch::start(),
+            watch: Watch::start(plan.target.addrs.first().copied()),
         }
     }
     /// Ends the watch: what was seen, and the server's CPU over the run.
@@ -64,9 +79,18 @@ pub struct RunEvidence {
 }
 
 impl RunEvidence {
-    pub fn diagnose(&self, result: &RunResult, max_error_pct: f64) -> Diagnosis {
+    /// The diagnosis of a run of `clients` (after `previous`, the level before it in a sweep).
+    pub fn diagnose(
+        &self,
+        result: &RunResult,
+        clients: usize,
+        previous: Option<Previous>,
+        max_error_pct: f64,
+    ) -> Diagnosis {
         webstand_diagnosis::diagnose(&Inputs {
             result,
+            clients,
+            previous,
             max_error_pct,
             watched: &self.watched,
             server: self.server.clone(),
@@ -104,6 +128,15 @@ pub struct Diagnosed {
     result: RunResult,
 }
 
+impl Diagnosed {
+    fn as_previous(&self) -> Previous<'_> {
+        Previous {
+            clients: self.clients,
+            result: &self.result,
+        }
+    }
+}
+
 /// A lab observer that passes everything on to `inner` and diagnoses each measured level.
 pub struct Diagnosing<'a, O: ?Sized> {
     pub inner: &'a mut O,
@@ -136,16 +169,7 @@ impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
     }
     /// The Diagnosis section of a sweep: one line per level, then each level's findings.
     pub fn section(&self) -> String {
-        let mut out = String::from("\nDiagnosis:\n");
-        for l in &self.levels {
-            out.push_str(&format!(
-                "  {} clients: {}\n",
-                l.clients,
-                render::headline(&l.diagnosis)
-            ));
-            out.push_str(&findings(&l.diagnosis, "    "));
-        }
-        out
+        render::levels_section(labelled(&self.levels, ""))
     }
     /// The level `clients` of `series` in `round`, if it was measured.
     pub fn level(&self, series: &str, round: usize, clients: usize) -> Option<&Diagnosed> {
@@ -158,11 +182,19 @@ impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
     }
 }
 
-/// One finding a line, each line starting with `indent`.
-pub fn findings(d: &Diagnosis, indent: &str) -> String {
-    d.findings
+/// Each level's "Bound by" cell, in order.
+pub fn bound_cells(levels: &[Diagnosed]) -> Vec<&'static str> {
+    levels
         .iter()
-        .map(|f| format!("{indent}- {}: {}\n", f.evidence, f.advice))
+        .map(|l| render::bound_cell(&l.diagnosis))
+        .collect()
+}
+
+/// Each level's diagnosis labelled "PREFIX8 clients", for [`render::levels_section`].
+pub fn labelled<'a>(levels: &'a [Diagnosed], prefix: &str) -> Vec<(String, &'a Diagnosis)> {
+    levels
+        .iter()
+        .map(|l| (format!("{prefix}{} clients", l.clients), &l.diagnosis))
         .collect()
 }
 
@@ -176,13 +208,13 @@ pub fn level_json(l: &Diagnosed) -> serde_json::Value {
     v
 }
 
-impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
+impl<O: Observer + KeepsDiagnosis + ?Sized> Observer for Diagnosing<'_, O> {
     fn live(&mut self) -> Arc<Live> {
         self.inner.live()
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.inner.run_starting(label, plan, live);
-        self.watch = Some(RunWatch::start(self.server));
+        self.watch = Some(RunWatch::start(self.server, plan));
     }
     // Every hook is forwarded, the defaulted ones too: a wrapper that let a default answer would
     // silently drop the inner observer's work (MPI ranks, saved configs).
@@ -197,19 +229,30 @@ impl<O: Observer + ?Sized> Observer for Diagnosing<'_, O> {
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let evidence = std::mem::take(&mut self.last);
+        let round = self.rounds.get(&self.series).map_or(0, |n| n - 1);
+        let previous = self
+            .levels
+            .last()
+            .filter(|l| l.series == self.series && l.round == round)
+            .map(Diagnosed::as_previous);
+        let diagnosis =
+            evidence.diagnose(&level.result, level.clients, previous, self.max_error_pct);
+        let kept = render::json(&diagnosis, &evidence.watched);
         self.levels.push(Diagnosed {
             series: self.series.clone(),
-            round: self.rounds.get(&self.series).map_or(0, |n| n - 1),
+            round,
             clients: level.clients,
-            diagnosis: evidence.diagnose(&level.result, self.max_error_pct),
+            diagnosis,
             evidence,
             result: level.result.clone(),
         });
-        self.inner.level_done(level)
+        self.inner.level_done(level)?;
+        self.inner.keep_diagnosis(level.clients, &kept);
+        Ok(())
     }
 }
 
-impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
+impl<O: CompareObserver + KeepsDiagnosis + ?Sized> CompareObserver for Diagnosing<'_, O> {
     fn series(&mut self, server: &str, version: &str, workload: &str) {
         self.series = format!("{server}/{workload}");
         *self.rounds.entry(self.series.clone()).or_default() += 1;
@@ -223,14 +266,26 @@ impl<O: CompareObserver + ?Sized> CompareObserver for Diagnosing<'_, O> {
     }
     /// The lab measured the server of the level just done: diagnose it again with that CPU.
     fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        if let Some(l) = self.levels.last_mut().filter(|l| l.clients == clients) {
-            l.evidence.server = Some(ServerUse {
-                cpu: cpu.total(),
-                cpus: self.lab_cpus.clone(),
-            });
-            l.diagnosis = l.evidence.diagnose(&l.result, self.max_error_pct);
+        self.inner.server_figures(clients, cpu, peak_rss_kib);
+        let Some((l, before)) = self.levels.split_last_mut() else {
+            return;
+        };
+        if l.clients != clients {
+            return;
         }
-        self.inner.server_figures(clients, cpu, peak_rss_kib)
+        l.evidence.server = Some(ServerUse {
+            cpu: cpu.total(),
+            cpus: self.lab_cpus.clone(),
+        });
+        let previous = before
+            .last()
+            .filter(|p| p.series == l.series && p.round == l.round)
+            .map(Diagnosed::as_previous);
+        l.diagnosis = l
+            .evidence
+            .diagnose(&l.result, clients, previous, self.max_error_pct);
+        let kept = render::json(&l.diagnosis, &l.evidence.watched);
+        self.inner.keep_diagnosis(clients, &kept);
     }
     fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
         self.inner.server_configs(server, files)

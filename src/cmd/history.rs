@@ -304,9 +304,12 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                 },
                 "levels": export::levels_json(&lv),
             });
-            // The server's side of each level, where the lab measured it.
+            // The server's side of each level, where the lab measured it, and its diagnosis.
             if let Some(levels) = doc["levels"].as_array_mut() {
                 for (j, l) in levels.iter_mut().zip(&run.levels) {
+                    if let Some(d) = &l.diagnosis {
+                        j["diagnosis"] = d.clone();
+                    }
                     if let Some(s) = l.server {
                         j["server"] = serde_json::json!({
                             "cpu_user_secs": s.cpu.user.as_secs_f64(),

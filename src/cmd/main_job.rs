@@ -7,6 +7,7 @@
 //! [`Embedded`] (fixtures + server, removed on drop) is also what `webstand sweep` targets when given
 //! no URL.
 
+use super::diagnose::{bound_cells, labelled, Diagnosed, Diagnosing, ServerProcess};
 use super::session::{SavedLine, EMBEDDED_TARGET};
 use crate::Global;
 use anyhow::{bail, Context, Result};
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use webstand_engine::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
 use webstand_engine::Judged;
 use webstand_engine::{Plan, Stop};
+use webstand_lab::session::Session;
 use webstand_lab::sweep::{SweepResult, SweepSpec};
 use webstand_report::tables::{self, Layout};
 use webstand_workload::fixtures::{self, Manifest};
@@ -57,8 +59,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         fixtures::TENON_FILE,
         TENON_CLIENTS
     );
-    let tenon = session.sweep(&spec, &plan, &tenon_workload.name);
-    let tenon = session.failed_on_error(tenon)?;
+    let process = Some(server.process());
+    let tenon = diagnosed_sweep(&mut session, &spec, &plan, &tenon_workload.name, process);
+    let (tenon, tenon_diagnosis) = session.failed_on_error(tenon)?;
 
     let lost = tenon.levels.iter().any(|l| l.result.ended.is_some());
     let small = if tenon.interrupted || lost {
@@ -72,7 +75,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             "webstand: small-file run: 1000 files of 1 KiB at random, checksummed, at {:?} clients",
             SMALL_CLIENTS
         );
-        let small = session.sweep(&spec, &plan, &w.name);
+        let small = diagnosed_sweep(&mut session, &spec, &plan, &w.name, process);
         Some(session.failed_on_error(small)?)
     };
 
@@ -80,33 +83,45 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         "Tenon's sweep: GET {} on webstand serve (closed loop, no keep-alive)\n",
         fixtures::TENON_FILE
     );
+    let tenon_levels = webstand_report::export::sweep_levels(&tenon);
+    let bound = bound_cells(&tenon_diagnosis);
     print!(
         "{}",
-        tables::render(
-            Layout::Tenon,
-            &webstand_report::export::sweep_levels(&tenon),
-            MAX_ERRORS
-        )
+        tables::render(Layout::Tenon, &tenon_levels, MAX_ERRORS, &bound)
     );
     println!();
-    print!(
-        "{}",
-        tables::full(&webstand_report::export::sweep_levels(&tenon))
-    );
-    if let Some(small) = &small {
+    print!("{}", tables::full(&tenon_levels, &bound));
+    let tenon_label = format!("{} at ", tenon.workload);
+    let mut diagnosed = labelled(&tenon_diagnosis, &tenon_label);
+    if let Some((small, small_diagnosis)) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
+        let levels = webstand_report::export::sweep_levels(small);
+        let bound = bound_cells(small_diagnosis);
         print!(
             "{}",
-            tables::render(
-                Layout::Full,
-                &webstand_report::export::sweep_levels(small),
-                MAX_ERRORS
-            )
+            tables::render(Layout::Full, &levels, MAX_ERRORS, &bound)
         );
+        let label = format!("{} at ", small.workload);
+        diagnosed.extend(labelled(small_diagnosis, &label));
     }
+    print!("{}", webstand_diagnosis::render::levels_section(diagnosed));
     drop(server);
-    let verdict = verdict(&tenon, small.as_ref());
+    let verdict = verdict(&tenon, small.as_ref().map(|(s, _)| s));
     Ok(session.conclude(&verdict, SavedLine::Stdout))
+}
+
+/// A sweep with each level diagnosed (the embedded server's CPU watched), and the diagnoses.
+fn diagnosed_sweep(
+    session: &mut Session,
+    spec: &SweepSpec,
+    plan: &Plan,
+    workload: &str,
+    server: Option<ServerProcess>,
+) -> Result<(SweepResult, Vec<Diagnosed>)> {
+    session.group = workload.to_string();
+    let mut diagnosing = Diagnosing::new(session, server, MAX_ERRORS);
+    let result = webstand_lab::sweep::run(spec, plan, workload, &mut diagnosing)?;
+    Ok((result, diagnosing.levels))
 }
 
 /// How long each level runs: Tenon's levels, the small-file levels and the warm-ups (`--full`:

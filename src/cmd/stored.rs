@@ -2,6 +2,7 @@
 //! judged by the same rules as when it ran) and its tables in the layout of the command that
 //! measured it. Shared by `show`, `report` and `export`.
 
+use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{Judged, Verdict};
 use webstand_report::compare::WorkloadRow;
 use webstand_report::export::{self, Level};
@@ -287,11 +288,21 @@ fn compare_tables(run: &StoredRun) -> String {
 }
 
 /// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
-/// per-workload comparison for a compare run, then one sweep table per group.
+/// per-workload comparison for a compare run, then one sweep table per group (with a "Bound by"
+/// column where the levels were diagnosed); then the Diagnosis the run printed, from the history.
 pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
+    let diagnoses: Vec<Option<Diagnosis>> = run
+        .levels
+        .iter()
+        .map(|l| l.diagnosis.as_ref().and_then(render::from_json))
+        .collect();
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
-            return text.trim_start_matches('\n').to_string();
+            let section = diagnoses
+                .first()
+                .and_then(Option::as_ref)
+                .map(render::section);
+            return text.trim_start_matches('\n').to_string() + &section.unwrap_or_default();
         }
     }
     let all = levels(run);
@@ -301,15 +312,37 @@ pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
     }
     let layout = layout.unwrap_or_else(|| layout_of(run));
     for group in run.groups() {
-        let lv: Vec<Level> = all.iter().copied().filter(|l| l.group == group).collect();
+        let (lv, bound): (Vec<Level>, Vec<&str>) = all
+            .iter()
+            .zip(&diagnoses)
+            .filter(|(l, _)| l.group == group)
+            .map(|(l, d)| (*l, d.as_ref().map_or("?", render::bound_cell)))
+            .unzip();
         if !group.is_empty() {
             out.push_str(&format!("{group}\n"));
         }
-        out.push_str(&tables::render(layout, &lv, max_error_pct(run)));
+        // Levels saved before the history kept diagnoses get no column.
+        let bound = if bound.iter().all(|b| *b == "?") {
+            &[][..]
+        } else {
+            &bound[..]
+        };
+        out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
         out.push('\n');
     }
     if run.levels.is_empty() {
         out.push_str("(no level completed)\n");
+    }
+    let diagnosed = run.levels.iter().zip(&diagnoses).filter_map(|(l, d)| {
+        let label = match l.group.as_str() {
+            "" => format!("{} clients", l.clients),
+            g => format!("{g} at {} clients", l.clients),
+        };
+        Some((label, d.as_ref()?))
+    });
+    let diagnosed: Vec<_> = diagnosed.collect();
+    if !diagnosed.is_empty() {
+        out.push_str(render::levels_section(diagnosed).trim_start_matches('\n'));
     }
     out
 }

@@ -191,7 +191,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         duration: Some(warmup),
     });
     let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
-    super::diagnose::check_open_files(levels.iter().map(|l| l.clients).max().unwrap_or(1))?;
+    check_open_files(&args, &levels)?;
     let rate = rate.map(|rate| Rate {
         rate,
         jitter: args.jitter,
@@ -239,6 +239,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     Ok(code)
 }
 
+/// Refuses up front the most connections the sweep will hold (its largest level, or the max-users
+/// search's cap) when the open-files limit cannot hold them.
+fn check_open_files(args: &Args, levels: &[LevelSpec]) -> Result<()> {
+    let searched = if args.find_max_users {
+        args.max_clients
+    } else {
+        0
+    };
+    let most = levels.iter().map(|l| l.clients).max().unwrap_or(1);
+    super::diagnose::check_open_files(most.max(searched))
+}
+
 /// `--find-max-users`: the search, its table and its verdict.
 fn find_max_users(
     session: &mut Session,
@@ -266,12 +278,13 @@ fn sweep_levels(
     let mut diagnosing = Diagnosing::new(session, server, spec.max_error_pct);
     let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
+    let bound = super::diagnose::bound_cells(&diagnosing.levels);
     let result = session.failed_on_error(result)?;
     let verdict = levels_verdict(&result, spec.max_error_pct);
     if json {
-        print_sweep(&result, shown, Some((&verdict, diagnoses)))?;
+        print_sweep(&result, shown, Some((&verdict, diagnoses)), &bound)?;
     } else {
-        print_sweep(&result, shown, None)?;
+        print_sweep(&result, shown, None, &bound)?;
         print!("{section}");
     }
     Ok(session.conclude(&verdict, saved_line(json)))
@@ -367,11 +380,13 @@ struct Shown<'a> {
     table: Table,
 }
 
-/// The sweep's levels as JSON (with the verdict), or as the chosen table with the open-loop lines.
+/// The sweep's levels as JSON (with the verdict), or as the chosen table (with a "Bound by"
+/// column from `bound`, each level's diagnosis) and the open-loop lines.
 fn print_sweep(
     result: &SweepResult,
     shown: &Shown,
     json: Option<(&Verdict, serde_json::Value)>,
+    bound: &[&str],
 ) -> Result<()> {
     let levels = webstand_report::export::sweep_levels(result);
     let max = result.max_error_pct;
@@ -395,7 +410,7 @@ fn print_sweep(
         describe_load(plan, shown.rate)
     );
     match shown.table {
-        Table::Sweep(layout) => print!("{}", tables::render(layout, &levels, max)),
+        Table::Sweep(layout) => print!("{}", tables::render(layout, &levels, max, bound)),
         Table::Ab => {
             for l in &result.levels {
                 let info = AbInfo {
@@ -475,7 +490,7 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: Opti
     println!(
         "Max-users search on {workload} (bounds: {bounds_text}), levels in the order tried:\n"
     );
-    print!("{}", tables::full(&probes));
+    print!("{}", tables::full(&probes, &[]));
     for p in &found.probes {
         if let Some(why) = &p.broke {
             println!("{} clients broke: {why}", p.level.clients);

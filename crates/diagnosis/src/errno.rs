@@ -24,6 +24,11 @@ pub fn classify(description: &str) -> Option<SocketError> {
         .trim_end_matches(')')
         .parse()
         .ok()?;
+    of_code(code)
+}
+
+/// The kind of error `code` (an errno) is, if it is one of the known ones.
+pub fn of_code(code: i32) -> Option<SocketError> {
     Some(match code {
         libc::EMFILE | libc::ENFILE => SocketError::OpenFiles,
         libc::EADDRNOTAVAIL => SocketError::EphemeralPorts,
@@ -32,6 +37,47 @@ pub fn classify(description: &str) -> Option<SocketError> {
         libc::ETIMEDOUT => SocketError::TimedOut,
         _ => return None,
     })
+}
+
+/// The C name of an errno the generator meets ("ECONNREFUSED"), or "errno N".
+pub fn name(code: i32) -> String {
+    let known = [
+        (libc::EMFILE, "EMFILE"),
+        (libc::ENFILE, "ENFILE"),
+        (libc::EADDRNOTAVAIL, "EADDRNOTAVAIL"),
+        (libc::ECONNREFUSED, "ECONNREFUSED"),
+        (libc::ECONNRESET, "ECONNRESET"),
+        (libc::EPIPE, "EPIPE"),
+        (libc::ETIMEDOUT, "ETIMEDOUT"),
+        (libc::EHOSTUNREACH, "EHOSTUNREACH"),
+        (libc::ENETUNREACH, "ENETUNREACH"),
+        (libc::ENOBUFS, "ENOBUFS"),
+    ];
+    known
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map_or(format!("errno {code}"), |(_, n)| n.to_string())
+}
+
+/// Failed requests by errno, most first: "37 EADDRNOTAVAIL, 3 ECONNREFUSED".
+pub fn counts(by_code: &std::collections::BTreeMap<i32, u64>) -> String {
+    let mut all: Vec<(&i32, &u64)> = by_code.iter().collect();
+    all.sort_by(|a, b| b.1.cmp(a.1));
+    let parts: Vec<String> = all
+        .iter()
+        .map(|(c, n)| format!("{n} {}", name(**c)))
+        .collect();
+    parts.join(", ")
+}
+
+/// The known kind of error that failed the most requests.
+pub fn most_common(by_code: &std::collections::BTreeMap<i32, u64>) -> Option<SocketError> {
+    let mut known: Vec<(SocketError, u64)> = by_code
+        .iter()
+        .filter_map(|(c, n)| Some((of_code(*c)?, *n)))
+        .collect();
+    known.sort_by(|a, b| b.1.cmp(&a.1));
+    known.first().map(|(kind, _)| *kind)
 }
 
 impl SocketError {
@@ -63,6 +109,14 @@ mod tests {
             Some(SocketError::Refused)
         );
         assert_eq!(classify("malformed status line"), None);
+        let by_code = [(libc::ECONNREFUSED, 3), (libc::EADDRNOTAVAIL, 37), (2, 1)]
+            .into_iter()
+            .collect();
+        assert_eq!(
+            counts(&by_code),
+            "37 EADDRNOTAVAIL, 3 ECONNREFUSED, 1 errno 2"
+        );
+        assert_eq!(most_common(&by_code), Some(SocketError::EphemeralPorts));
         assert_eq!(classify("x (os error 2)"), None);
     }
 }

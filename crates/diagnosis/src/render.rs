@@ -1,16 +1,32 @@
-//! A diagnosis as the user reads it: the Diagnosis section printed after a report, and its JSON.
+//! A diagnosis as the user reads it: the Diagnosis section printed after a report, and its JSON
+//! (which the history keeps, and [`from_json`] reads back).
 
-use crate::rules::{Diagnosis, Limit};
+use crate::rules::{Diagnosis, Finding, Limit};
 use crate::watch::Watched;
 use serde_json::{json, Value};
 
 /// The Diagnosis section: one line for a clean run, else the verdict and one line per finding.
 pub fn section(d: &Diagnosis) -> String {
-    let mut out = format!("\nDiagnosis: {}\n", headline(d));
-    for f in &d.findings {
-        out.push_str(&format!("  - {}: {}\n", f.evidence, f.advice));
+    format!("\nDiagnosis: {}\n{}", headline(d), finding_lines(d, "  "))
+}
+
+/// The Diagnosis section of several levels: a headline per level (`label`: "8 clients",
+/// "small-files at 8 clients"), each followed by its findings.
+pub fn levels_section<'a>(levels: impl IntoIterator<Item = (String, &'a Diagnosis)>) -> String {
+    let mut out = String::from("\nDiagnosis:\n");
+    for (label, d) in levels {
+        out.push_str(&format!("  {label}: {}\n", headline(d)));
+        out.push_str(&finding_lines(d, "    "));
     }
     out
+}
+
+/// One finding a line, "- evidence: what to do", each line starting with `indent`.
+pub fn finding_lines(d: &Diagnosis, indent: &str) -> String {
+    d.findings
+        .iter()
+        .map(|f| format!("{indent}- {}: {}\n", f.evidence, f.advice))
+        .collect()
 }
 
 /// The verdict line's text, without "Diagnosis: ".
@@ -32,6 +48,21 @@ pub fn bound_cell(d: &Diagnosis) -> &'static str {
     d.verdict.map_or("-", Limit::short)
 }
 
+/// A diagnosis read back from its [`json`] (the history keeps that object); None when it is not one.
+pub fn from_json(v: &Value) -> Option<Diagnosis> {
+    let verdict = match &v["verdict"] {
+        Value::Null => None,
+        Value::String(s) => Some(Limit::from_short(s)?),
+        _ => return None,
+    };
+    let findings: Vec<Finding> = serde_json::from_value(v.get("findings")?.clone()).ok()?;
+    Some(Diagnosis {
+        verdict,
+        findings,
+        server_busy: v["evidence"]["server_busy"].as_f64(),
+    })
+}
+
 /// The diagnosis with its evidence, for `--json`.
 pub fn json(d: &Diagnosis, w: &Watched) -> Value {
     json!({
@@ -41,7 +72,37 @@ pub fn json(d: &Diagnosis, w: &Watched) -> Value {
         "evidence": {
             "tcp_counters_host_wide": w.tcp.0,
             "load_threads": w.threads,
+            "link": w.link,
             "server_busy": d.server_busy,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diagnosis_reads_back_from_its_json() {
+        let d = Diagnosis {
+            verdict: Some(Limit::ListenQueue),
+            findings: vec![Finding {
+                limit: Limit::ListenQueue,
+                evidence: "listen queue overflowed 3 times".into(),
+                advice: "raise the backlog".into(),
+            }],
+            server_busy: Some(0.25),
+        };
+        let back = from_json(&json(&d, &Watched::default())).unwrap();
+        assert_eq!(back, d);
+        assert_eq!(section(&back), section(&d));
+        let clean = Diagnosis {
+            verdict: None,
+            findings: vec![],
+            server_busy: None,
+        };
+        assert_eq!(from_json(&json(&clean, &Watched::default())), Some(clean));
+        assert_eq!(from_json(&serde_json::json!({"verdict": "sunspots"})), None);
+        assert_eq!(from_json(&serde_json::json!("text")), None);
+    }
 }

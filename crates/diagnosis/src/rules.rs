@@ -4,18 +4,20 @@
 //! /proc/net) says nothing rather than guess.
 
 use crate::watch::Watched;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 use webstand_engine::RunResult;
 
 /// What bound a run (or a level), most decisive first: the order in which verdicts win.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
     Errors,
     ListenQueue,
     SynRetries,
     Generator,
+    Network,
+    Saturated,
     LatencyFloor,
     Server,
 }
@@ -28,6 +30,8 @@ impl Limit {
             Limit::ListenQueue => "limited by the listen queue",
             Limit::SynRetries => "limited by dropped connection attempts",
             Limit::Generator => "generator-bound",
+            Limit::Network => "limited by the network",
+            Limit::Saturated => "saturated: more clients only wait longer",
             Limit::LatencyFloor => "limited by a latency floor",
             Limit::Server => "server-bound",
         }
@@ -39,14 +43,30 @@ impl Limit {
             Limit::ListenQueue => "listen queue",
             Limit::SynRetries => "SYN retries",
             Limit::Generator => "generator",
+            Limit::Network => "network",
+            Limit::Saturated => "saturated",
             Limit::LatencyFloor => "latency floor",
             Limit::Server => "server",
         }
     }
+    /// The limit whose [`Limit::short`] is `s`.
+    pub fn from_short(s: &str) -> Option<Limit> {
+        Limit::ALL.into_iter().find(|l| l.short() == s)
+    }
+    pub const ALL: [Limit; 8] = [
+        Limit::Errors,
+        Limit::ListenQueue,
+        Limit::SynRetries,
+        Limit::Generator,
+        Limit::Network,
+        Limit::Saturated,
+        Limit::LatencyFloor,
+        Limit::Server,
+    ];
 }
 
 /// One finding: what limited the run, the numbers that show it, what to do.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub limit: Limit,
     pub evidence: String,
@@ -62,9 +82,19 @@ pub struct ServerUse {
     pub cpus: Vec<usize>,
 }
 
+/// The level measured just before this one in the same series (a sweep's), for the saturation rule.
+#[derive(Clone, Copy)]
+pub struct Previous<'a> {
+    pub clients: usize,
+    pub result: &'a RunResult,
+}
+
 /// Everything the rules read.
 pub struct Inputs<'a> {
     pub result: &'a RunResult,
+    /// The run's concurrency.
+    pub clients: usize,
+    pub previous: Option<Previous<'a>>,
     pub max_error_pct: f64,
     pub watched: &'a Watched,
     pub server: Option<ServerUse>,
@@ -88,6 +118,14 @@ pub const WAITED: f64 = 0.2;
 const SYN_RETRY_US: u64 = 900_000;
 /// Delayed-ACK timers: Linux's 40 ms minimum, and the 200 ms of BSD-derived and Windows stacks.
 const FLOORS_MS: [f64; 2] = [40.0, 200.0];
+/// At or above this share of its link's speed, a run's bytes are bound by the network.
+const LINK_FULL: f64 = 0.9;
+/// Saturation: clients grew at least this much over the previous level …
+const MORE_CLIENTS: f64 = 1.5;
+/// … while hits/s grew less than this (flat) …
+const FLAT: f64 = 1.1;
+/// … and the median latency grew at least this much.
+const CLIMB: f64 = 1.5;
 
 pub fn diagnose(i: &Inputs) -> Diagnosis {
     let server_busy = i.server.as_ref().map(|s| busy_share(s, i.result));
@@ -95,6 +133,8 @@ pub fn diagnose(i: &Inputs) -> Diagnosis {
         errors(i),
         listen_queue(i),
         generator(i),
+        network(i),
+        saturation(i, server_busy),
         latency_floor(i, server_busy),
     ]
     .into_iter()
@@ -136,11 +176,17 @@ fn errors(i: &Inputs) -> Option<Finding> {
         f.length,
         f.exceptions
     );
+    if !r.socket_errors.is_empty() {
+        let by = crate::errno::counts(&r.socket_errors);
+        evidence.push_str(&format!("; by socket error: {by}"));
+    }
     if let Some(e) = &r.first_error {
         evidence.push_str(&format!(" (first: {e})"));
     }
-    let advice = match r.first_error.as_deref().map(crate::errno::classify) {
-        Some(Some(kind)) if r.non_2xx < f.total() => kind.advice(),
+    let known = crate::errno::most_common(&r.socket_errors)
+        .or_else(|| crate::errno::classify(r.first_error.as_deref()?));
+    let advice = match known {
+        Some(kind) if r.non_2xx < f.total() => kind.advice(),
         _ if r.non_2xx >= f.total() => {
             "the server answered with errors (e.g. 503 when it sheds load): the figures are its error path, not its service; check its logs and limits, or lower -c"
         }
@@ -243,6 +289,74 @@ fn generator(i: &Inputs) -> Option<Finding> {
         limit: Limit::Generator,
         evidence,
         advice: advice.into(),
+    })
+}
+
+/// The bytes/s of the busier direction near the speed of the link the target is reached over.
+fn network(i: &Inputs) -> Option<Finding> {
+    let link = i.watched.link.as_ref()?;
+    let r = i.result;
+    let secs = r.elapsed.as_secs_f64();
+    if secs <= 0.0 {
+        return None;
+    }
+    let mbit = |bytes: u64| bytes as f64 * 8.0 / 1e6 / secs;
+    let (down, up) = (mbit(r.total_bytes), mbit(r.sent_bytes));
+    let (direction, rate) = if down >= up {
+        ("received", down)
+    } else {
+        ("sent", up)
+    };
+    let share = rate / link.mbit_per_sec.max(1) as f64;
+    if share < LINK_FULL {
+        return None;
+    }
+    Some(Finding {
+        limit: Limit::Network,
+        evidence: format!(
+            "{direction} {rate:.1} Mbit/s of HTTP over {}, whose link runs at {} Mbit/s ({:.0} %, before TCP/IP headers)",
+            link.interface,
+            link.mbit_per_sec,
+            share * 100.0
+        ),
+        advice: "the network, not the server, bounds the rate: use a faster link, smaller or compressed responses, or put the generator on the server's side of the link".into(),
+    })
+}
+
+/// Throughput flat while latency climbs from the previous level: more clients bought no more hits/s,
+/// only longer waits in queues. With the server's CPUs saturated that is the server's limit.
+fn saturation(i: &Inputs, server_busy: Option<f64>) -> Option<Finding> {
+    let p = i.previous?;
+    let (a, b) = (p.result, i.result);
+    if a.complete < 10 || b.complete < 10 || (i.clients as f64) < p.clients as f64 * MORE_CLIENTS {
+        return None;
+    }
+    let (h1, h2) = (a.hits_per_sec(), b.hits_per_sec());
+    let (l1, l2) = (a.latency_ms(0.5), b.latency_ms(0.5));
+    if h2 >= h1 * FLAT || l2 < l1 * CLIMB {
+        return None;
+    }
+    let evidence = format!(
+        "from {} to {} clients hits/s went {h1:.0} → {h2:.0} ({:+.0} %) while the median latency went {l1:.2} → {l2:.2} ms ({:+.0} %)",
+        p.clients,
+        i.clients,
+        (h2 / h1 - 1.0) * 100.0,
+        (l2 / l1.max(1e-9) - 1.0) * 100.0
+    );
+    let (limit, advice) = match server_busy {
+        Some(b) if b >= SATURATED => (
+            Limit::Server,
+            format!("the server used {:.0} % of its CPUs: its throughput limit is near {} clients; more clients only queue", b * 100.0, p.clients),
+        ),
+        _ => (
+            Limit::Saturated,
+            format!("the run is past its knee, the peak near {} clients: something is at its limit (the server's CPU, a worker or connection cap, a lock); pass --server-pid to see the server's CPU", p.clients),
+        ),
+    };
+    Some(Finding {
+        limit,
+        evidence,
+        advice,
     })
 }
 

@@ -23,10 +23,70 @@ fn run(n: u64, latency_us: u64) -> RunResult {
 fn diagnose_with(r: &RunResult, w: &Watched, server: Option<ServerUse>) -> Diagnosis {
     diagnose(&Inputs {
         result: r,
+        clients: 1,
+        previous: None,
         max_error_pct: 1.0,
         watched: w,
         server,
     })
+}
+
+/// Level `clients` diagnosed after level `previous`.
+fn after(
+    previous: (usize, &RunResult),
+    clients: usize,
+    r: &RunResult,
+    server: Option<ServerUse>,
+) -> Diagnosis {
+    diagnose(&Inputs {
+        result: r,
+        clients,
+        previous: Some(Previous {
+            clients: previous.0,
+            result: previous.1,
+        }),
+        max_error_pct: 1.0,
+        watched: &Watched::default(),
+        server,
+    })
+}
+
+#[test]
+fn throughput_flat_while_latency_climbs_is_saturation() {
+    // 1000 hits/s at 4 clients (4 ms each), then 1020 hits/s at 8 clients (7.8 ms each).
+    let (four, eight) = (run(1000, 4000), run(1020, 7800));
+    let d = after((4, &four), 8, &eight, None);
+    assert_eq!(d.verdict, Some(Limit::Saturated));
+    let f = &d.findings[0];
+    assert!(
+        f.evidence
+            .contains("from 4 to 8 clients hits/s went 1000 → 1020 (+2 %)"),
+        "{}",
+        f.evidence
+    );
+    assert!(
+        f.evidence.contains("4.00 → 7.80 ms (+95 %)"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.advice.contains("near 4 clients"), "{}", f.advice);
+    // With the server's CPUs full, it is the server's limit.
+    let server = ServerUse {
+        cpu: Duration::from_millis(970),
+        cpus: vec![0],
+    };
+    let d = after((4, &four), 8, &eight, Some(server));
+    assert_eq!(d.verdict, Some(Limit::Server));
+    assert!(d.findings[0].advice.contains("the server used 97 %"));
+    // Throughput that still grows, or latency that does not climb, is not saturation.
+    assert!(after((4, &four), 8, &run(1900, 4200), None)
+        .findings
+        .is_empty());
+    assert!(after((4, &four), 8, &run(1000, 4100), None)
+        .findings
+        .is_empty());
+    // Nor is a level with barely more clients.
+    assert!(after((4, &four), 5, &eight, None).findings.is_empty());
 }
 
 fn tcp(pairs: &[(&str, u64)]) -> TcpCounters {
@@ -65,6 +125,19 @@ fn errors_above_the_threshold_name_their_classes_and_errno() {
     assert_eq!(d.verdict, Some(Limit::Errors));
     assert!(d.findings[0].evidence.contains("20 connect"));
     assert!(d.findings[0].advice.contains("ephemeral ports"));
+    // Counted by errno, the most common one gives the advice whatever came first.
+    r.socket_errors = [(libc::ECONNREFUSED, 15), (libc::EADDRNOTAVAIL, 5)]
+        .into_iter()
+        .collect();
+    let d = diagnose_with(&r, &Watched::default(), None);
+    let f = &d.findings[0];
+    assert!(
+        f.evidence
+            .contains("by socket error: 15 ECONNREFUSED, 5 EADDRNOTAVAIL"),
+        "{}",
+        f.evidence
+    );
+    assert!(f.advice.contains("refused"), "{}", f.advice);
     let mut r = run(100, 300);
     r.failed.connect = 1; // 1 % is within the threshold
     assert!(diagnose_with(&r, &Watched::default(), None)
@@ -80,6 +153,7 @@ fn listen_overflows_count_only_when_this_run_felt_them() {
             ("TcpExt.ListenDrops", 3214),
         ]),
         threads: vec![],
+        link: None,
     };
     // Someone else's overflows: our connects were all fast.
     assert!(diagnose_with(&run(100, 300), &w, None).findings.is_empty());
@@ -116,6 +190,7 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
             waited,
             cpu: Some(1),
         }],
+        link: None,
     };
     let mut r = run(1000, 300);
     // The engine's own busy fraction decides saturation: 0.98 s of CPU over the 1 s run.
@@ -177,4 +252,30 @@ fn the_most_decisive_finding_gives_the_verdict() {
         text.starts_with("\nDiagnosis: limited by errors\n  - "),
         "{text}"
     );
+}
+
+#[test]
+fn bytes_near_the_link_speed_are_limited_by_the_network() {
+    let w = |mbit_per_sec| Watched {
+        link: Some(crate::network::Link {
+            interface: "eth0".into(),
+            mbit_per_sec,
+        }),
+        ..Default::default()
+    };
+    // 11,500 responses of 10 KiB in one second: 94.2 Mbit/s received.
+    let mut r = run(11_500, 300);
+    r.total_bytes = 11_500 * 10_240;
+    let d = diagnose_with(&r, &w(100), None);
+    assert_eq!(d.verdict, Some(Limit::Network));
+    let f = &d.findings[0].evidence;
+    assert!(
+        f.contains("received 94.2 Mbit/s of HTTP over eth0, whose link runs at 100 Mbit/s (94 %"),
+        "{f}"
+    );
+    // The same bytes on a gigabit link, or on a link of unknown speed, are no finding.
+    assert!(diagnose_with(&r, &w(1000), None).findings.is_empty());
+    assert!(diagnose_with(&r, &Watched::default(), None)
+        .findings
+        .is_empty());
 }

@@ -5,7 +5,9 @@
 //! that existed before `Watch::start` are left out, new ones are followed until they end.
 
 use crate::kernel::TcpCounters;
+use crate::network::{self, Link};
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -32,17 +34,21 @@ pub struct Watched {
     pub tcp: TcpCounters,
     /// Threads the run started, busiest first.
     pub threads: Vec<LoadThread>,
+    /// The link the target is reached over, when its speed is known (never for loopback).
+    pub link: Option<Link>,
 }
 
 /// A watch in progress: start it right before the engine runs and finish it right after.
 pub struct Watch {
     tcp: TcpCounters,
+    link: Option<Link>,
     stop: Arc<AtomicBool>,
     sampler: Option<JoinHandle<Vec<LoadThread>>>,
 }
 
 impl Watch {
-    pub fn start() -> Watch {
+    /// Starts watching a run against `target` (its first address; None when unknown).
+    pub fn start(target: Option<SocketAddr>) -> Watch {
         let known = task_ids();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
@@ -52,6 +58,7 @@ impl Watch {
             .ok();
         Watch {
             tcp: TcpCounters::read(),
+            link: target.and_then(network::link_to),
             stop,
             sampler,
         }
@@ -66,7 +73,11 @@ impl Watch {
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
         threads.sort_by(|a, b| (b.busy + b.waited).total_cmp(&(a.busy + a.waited)));
-        Watched { tcp, threads }
+        Watched {
+            tcp,
+            threads,
+            link: self.link.take(),
+        }
     }
 }
 
@@ -156,7 +167,7 @@ mod tests {
     /// A thread spinning for 300 ms is seen as a busy load thread; threads older than the watch are not.
     #[test]
     fn a_spinning_thread_started_during_the_watch_is_seen_busy() {
-        let watch = Watch::start();
+        let watch = Watch::start(Some("127.0.0.1:80".parse().unwrap()));
         let t = std::thread::spawn(|| {
             let end = Instant::now() + Duration::from_millis(300);
             let mut x = 0u64;
@@ -175,5 +186,6 @@ mod tests {
             w.threads
         );
         assert!(w.tcp.present());
+        assert_eq!(w.link, None, "loopback has no speed");
     }
 }

@@ -123,6 +123,7 @@ impl From<&RunResult> for WireResult {
             interrupted,
             ended,
             tls,
+            socket_errors: _, // not carried yet: the Diagnosis of an MPI run has the first error only
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -221,6 +222,7 @@ impl WireResult {
             interrupted: self.interrupted,
             ended: self.ended.as_deref().and_then(Ended::from_name),
             tls: self.tls.clone(),
+            socket_errors: Default::default(),
         })
     }
 }

@@ -423,6 +423,9 @@ impl Worker<'_> {
                     self.r.write_errors += 1;
                 }
             }
+            if let Some(code) = err.raw_os_error() {
+                *self.r.socket_errors.entry(code).or_default() += 1;
+            }
             if self.r.first_error.is_none() {
                 let what = if connecting {
                     "connect to"

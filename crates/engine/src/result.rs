@@ -165,6 +165,9 @@ pub struct RunResult {
     /// The first failure's description (e.g. "connect to 127.0.0.1:8080: Connection refused"), so a
     /// command can say why a run failed.
     pub first_error: Option<String>,
+    /// Failed requests by the OS error that failed them (errno: ECONNREFUSED, EADDRNOTAVAIL,
+    /// EMFILE …), for the ones an OS error failed.
+    pub socket_errors: std::collections::BTreeMap<i32, u64>,
     /// True when the run was cut short (Ctrl-C); the figures cover what completed.
     pub interrupted: bool,
     /// Set when the engine ended the run because the target could not be reached or was lost.
@@ -253,6 +256,9 @@ impl RunResult {
             *a += b;
         }
         self.samples.extend_from_slice(&r.samples);
+        for (code, n) in &r.socket_errors {
+            *self.socket_errors.entry(*code).or_default() += n;
+        }
 
         if let Some(t) = &r.tls {
             self.tls.get_or_insert_with(TlsSummary::default).add(t);

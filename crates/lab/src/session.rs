@@ -107,6 +107,17 @@ impl Session {
         }
     }
 
+    /// Records what bound a level already saved in `group` at `clients` (the `--json` diagnosis
+    /// object; a later call for the same level replaces it).
+    pub fn save_diagnosis(&mut self, clients: usize, diagnosis: &serde_json::Value) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_diagnosis(*id, &self.group, clients, diagnosis) {
+                eprintln!("webstand: warning: the diagnosis not saved in the history: {e:#}");
+                self.store = None;
+            }
+        }
+    }
+
     /// Records the files and command line a comparison started `server` with.
     pub fn save_configs(&mut self, server: &str, files: &[(String, String)]) {
         let Some((store, id)) = &self.store else {

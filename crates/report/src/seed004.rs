@@ -59,7 +59,12 @@ pub fn render_sweeps(c: &Comparison) -> String {
             let levels = crate::export::sweep_levels(sweep);
             let name = w.workload.map_or("?", |k| k.name());
             out.push_str(&format!("\nSweep: {} on {name}\n", s.kind.name()));
-            out.push_str(&tables::render(Layout::Full, &levels, sweep.max_error_pct));
+            out.push_str(&tables::render(
+                Layout::Full,
+                &levels,
+                sweep.max_error_pct,
+                &[],
+            ));
         }
     }
     out

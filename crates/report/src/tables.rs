@@ -30,14 +30,36 @@ impl std::str::FromStr for Layout {
 }
 
 /// The levels in the chosen layout, then the levels' errors and the peak line. `max_error_pct` is
-/// the command's threshold: a level above it is never the peak.
-pub fn render(layout: Layout, levels: &[Level], max_error_pct: f64) -> String {
+/// the command's threshold: a level above it is never the peak. `bound` names what bound each level
+/// (the Diagnosis' short verdicts, in `levels`' order) for the "Bound by" column; empty, no column.
+pub fn render(layout: Layout, levels: &[Level], max_error_pct: f64, bound: &[&str]) -> String {
     let table = match layout {
-        Layout::Full => full(levels),
-        Layout::Tenon => tenon(levels),
-        Layout::WebStone => webstone(levels),
+        Layout::Full => full(levels, bound),
+        Layout::Tenon => tenon(levels, bound),
+        Layout::WebStone => webstone(levels, bound),
     };
     table + &failures(levels) + &summary(levels, max_error_pct)
+}
+
+/// The "Bound by" cell of level `i` (its header for None), or nothing when no level was diagnosed.
+fn bound_by(bound: &[&str], i: Option<usize>) -> String {
+    if bound.is_empty() {
+        return String::new();
+    }
+    let cell = match i {
+        None => "Bound by",
+        Some(i) => bound.get(i).copied().unwrap_or("?"),
+    };
+    format!("  {cell:<13}")
+}
+
+/// The line under a table with a "Bound by" column, saying where its words come from.
+fn bound_by_note(bound: &[&str]) -> &'static str {
+    if bound.is_empty() {
+        ""
+    } else {
+        "Bound by: what the Diagnosis found limiting each level (- when nothing did)\n"
+    }
 }
 
 /// What a level's row adds after its figures: "mostly errors" when more than half of its requests
@@ -94,19 +116,20 @@ pub fn failures(levels: &[Level]) -> String {
 
 /// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the ones
 /// that never completed, "Non-2xx" the complete ones answered with another status), and a total row.
-pub fn full(levels: &[Level]) -> String {
+pub fn full(levels: &[Level], bound: &[&str]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>7} {:>9} {:>7} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}",
+        "{:>7} {:>9} {:>7} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}{}",
         "Clients", "Requests", "Failed", "Non-2xx", "Hits/s", "KB/s", "Mbit/s", "Errors/s", "Err%",
-        "Mean ms", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "Max ms", "Little", "KA%"
+        "Mean ms", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "Max ms", "Little", "KA%",
+        bound_by(bound, None).trim_end()
     );
-    for l in levels {
+    for (i, l) in levels.iter().enumerate() {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}",
+            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}{}",
             l.clients,
             r.complete,
             r.failed.total(),
@@ -124,6 +147,7 @@ pub fn full(levels: &[Level]) -> String {
             r.histograms.total.max() as f64 / 1000.0,
             r.littles_load(),
             r.keep_alive_share() * 100.0,
+            bound_by(bound, Some(i)),
             row_flags(r)
         );
     }
@@ -136,25 +160,31 @@ pub fn full(levels: &[Level]) -> String {
     out.push_str(
         "Errors/s and Err% count failed requests and non-2xx answers (Err% of attempted); KA% = keep-alive share\n",
     );
+    out.push_str(bound_by_note(bound));
     out
 }
 
 /// Tenon's layout (seed 000), with a level's flags after its row.
-pub fn tenon(levels: &[Level]) -> String {
+pub fn tenon(levels: &[Level], bound: &[&str]) -> String {
     let mut out = format!(
-        "  {:<10} {:>12} {:>13}\n",
-        "Clients", "Hits/Sec.", "Kbytes/Sec."
+        "  {:<10} {:>12} {:>13}{}\n",
+        "Clients",
+        "Hits/Sec.",
+        "Kbytes/Sec.",
+        bound_by(bound, None).trim_end()
     );
-    for l in levels {
+    for (i, l) in levels.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {:<10} {:>12.0} {:>13.0}{}",
+            "  {:<10} {:>12.0} {:>13.0}{}{}",
             l.clients,
             l.result.hits_per_sec(),
             l.result.kbytes_per_sec(),
+            bound_by(bound, Some(i)),
             row_flags(l.result)
         );
     }
+    out.push_str(bound_by_note(bound));
     out
 }
 
@@ -162,7 +192,7 @@ pub fn tenon(levels: &[Level]) -> String {
 /// also hits/s; here the column is the connections actually made per second, and with keep-alive
 /// (several requests per connection) a "Hits/second" column comes first, since the two differ.
 /// "Errors/second" counts failed requests and non-2xx answers; "Latency" is the mean, in ms.
-pub fn webstone(levels: &[Level]) -> String {
+pub fn webstone(levels: &[Level], bound: &[&str]) -> String {
     let keep_alive = levels.iter().any(|l| l.result.keep_alive_requests > 0);
     let hits = |s: &str| {
         if keep_alive {
@@ -172,20 +202,21 @@ pub fn webstone(levels: &[Level]) -> String {
         }
     };
     let mut out = format!(
-        "{:<8} {}{:>12} {:>14} {:>13} {:>13} {:>24}\n",
+        "{:<8} {}{:>12} {:>14} {:>13} {:>13} {:>24}{}\n",
         "Clients",
         hits(&format!("{:>12} ", "Hits/second")),
         "Conn/second",
         "Errors/second",
         "Latency (ms)",
         "Little's Law",
-        "Throughput (Mbits/sec)"
+        "Throughput (Mbits/sec)",
+        bound_by(bound, None).trim_end()
     );
-    for l in levels {
+    for (i, l) in levels.iter().enumerate() {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:<8} {}{:>12.2} {:>14.4} {:>13.3} {:>13.2} {:>24.2}{}",
+            "{:<8} {}{:>12.2} {:>14.4} {:>13.3} {:>13.2} {:>24.2}{}{}",
             l.clients,
             hits(&format!("{:>12.2} ", r.hits_per_sec())),
             r.conns_per_sec(),
@@ -193,6 +224,7 @@ pub fn webstone(levels: &[Level]) -> String {
             r.mean_latency_ms(),
             r.littles_load(),
             r.mbits_per_sec(),
+            bound_by(bound, Some(i)),
             row_flags(r)
         );
     }
@@ -202,6 +234,7 @@ pub fn webstone(levels: &[Level]) -> String {
         );
     }
     out.push_str("Errors/second: failed requests + non-2xx answers; Latency: mean response time\n");
+    out.push_str(bound_by_note(bound));
     out
 }
 
@@ -315,12 +348,12 @@ mod tests {
         let mut b = result(2400, 2, 2000);
         (a.connections, b.connections) = (790, 2400);
         let levels = [lv(1, &a), lv(2, &b)];
-        let t = tenon(&levels);
+        let t = tenon(&levels, &[]);
         let rows: Vec<Vec<&str>> = t.lines().map(|l| l.split_whitespace().collect()).collect();
         assert_eq!(rows[0], ["Clients", "Hits/Sec.", "Kbytes/Sec."]);
         assert_eq!(rows[1], ["1", "790", "1580"]);
         assert_eq!(rows[2], ["2", "1200", "2400"]);
-        let w = webstone(&levels);
+        let w = webstone(&levels, &[]);
         assert!(
             w.starts_with("Clients  ") && w.contains("Conn/second") && !w.contains("Hits/second")
         );
@@ -334,7 +367,7 @@ mod tests {
     fn webstone_under_keep_alive_says_hits_and_connections_apart() {
         let mut r = result(8000, 1, 500);
         (r.connections, r.keep_alive_requests) = (8, 8000);
-        let w = webstone(&[lv(8, &r)]);
+        let w = webstone(&[lv(8, &r)], &[]);
         let header: Vec<&str> = w
             .lines()
             .next()
@@ -358,7 +391,11 @@ mod tests {
         let mut all_404 = result(9000, 1, 100);
         all_404.non_2xx = 9000;
         let levels = [lv(1, &good), lv(2, &all_404)];
-        for text in [full(&levels), tenon(&levels), webstone(&levels)] {
+        for text in [
+            full(&levels, &[]),
+            tenon(&levels, &[]),
+            webstone(&levels, &[]),
+        ] {
             let row = text
                 .lines()
                 .find(|l| l.trim_start().starts_with("2 "))
@@ -370,7 +407,7 @@ mod tests {
                 .unwrap();
             assert!(!first.contains("MOSTLY"), "{text}");
         }
-        let text = full(&levels);
+        let text = full(&levels, &[]);
         let f: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
         // Non-2xx 9000; Errors/s 9000; Err% 100.
         assert_eq!((f[3], f[7], f[8]), ("9000", "9000.00", "100.00"));
@@ -384,12 +421,39 @@ mod tests {
     }
 
     #[test]
+    fn every_layout_names_what_bound_each_level() {
+        let (a, b) = (result(100, 1, 500), result(300, 1, 700));
+        let levels = [lv(1, &a), lv(2, &b)];
+        for layout in [Layout::Full, Layout::Tenon, Layout::WebStone] {
+            let text = render(layout, &levels, 1.0, &["-", "generator"]);
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines[0].trim_end().ends_with("Bound by"), "{text}");
+            let row = |c: &str| {
+                *lines
+                    .iter()
+                    .find(|l| l.trim_start().starts_with(c))
+                    .unwrap()
+            };
+            assert_eq!(row("1 ").split_whitespace().last(), Some("-"), "{text}");
+            assert_eq!(
+                row("2 ").split_whitespace().last(),
+                Some("generator"),
+                "{text}"
+            );
+            assert!(
+                text.contains("Bound by: what the Diagnosis found"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn full_table_totals_add_up() {
         let mut a = result(100, 1, 500);
         a.failed.receive = 3;
         let b = result(300, 2, 700);
         let levels = [lv(4, &a), lv(8, &b)];
-        let text = full(&levels);
+        let text = full(&levels, &[]);
         let total: Vec<&str> = text.lines().nth(3).unwrap().split_whitespace().collect();
         assert_eq!(&total[..4], ["Total", "400", "3", "0"]);
         assert_eq!(
@@ -409,6 +473,10 @@ mod tests {
         assert_eq!("webstone".parse::<Layout>().unwrap(), Layout::WebStone);
         assert!("x".parse::<Layout>().is_err());
         assert_eq!(failures(&[lv(8, &b)]), "");
+        assert!(
+            !text.contains("Bound by"),
+            "no column without a diagnosis: {text}"
+        );
         assert_eq!(
             failures(&levels),
             "4 clients: 3 errors = 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0) + 0 non-2xx\n"

@@ -19,6 +19,9 @@ pub struct StoredLevel {
     pub result: RunResult,
     /// The server's side, when the lab measured it ([`Store::add_server_figures`]).
     pub server: Option<ServerFigures>,
+    /// What bound the level, as the diagnosis object of `--json` (`verdict`, `summary`,
+    /// `findings`, `evidence`), when it was diagnosed ([`Store::add_diagnosis`]).
+    pub diagnosis: Option<serde_json::Value>,
 }
 
 /// What the lab measured of the server during a level: its process tree's CPU time and peak memory.
@@ -34,6 +37,11 @@ impl ServerFigures {
         result.cpu_us_per_request_of(self.cpu).unwrap_or(0.0)
     }
 }
+
+/// The run's latest level of a group at a number of clients: its three parameters (run, group,
+/// clients) follow the SET clause's numbered ones (SQLite numbers a bare `?` after the largest so far).
+const LATEST_LEVEL: &str =
+    "WHERE id = (SELECT max(id) FROM levels WHERE run_id = ? AND grp = ? AND clients = ?)";
 
 fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();
@@ -140,8 +148,7 @@ impl Store {
         let n = self
             .conn
             .execute(
-                "UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3
-                 WHERE id = (SELECT max(id) FROM levels WHERE run_id = ?4 AND grp = ?5 AND clients = ?6)",
+                &format!("UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3 {LATEST_LEVEL}"),
                 params![
                     sql_u64(figures.cpu.user.as_nanos() as u64),
                     sql_u64(figures.cpu.sys.as_nanos() as u64),
@@ -152,7 +159,42 @@ impl Store {
                 ],
             )
             .with_context(|| format!("saving server figures of run {run} in {}", self.path.display()))?;
-        if n == 0 {
+        self.updated_one(n, run, group, clients)
+    }
+
+    /// Keeps the diagnosis of the run's latest level of `group` at `clients` (the `--json`
+    /// diagnosis object); a later call replaces it (compare diagnoses a level again once the
+    /// server's CPU is known).
+    pub fn add_diagnosis(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        diagnosis: &serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let n = self
+            .conn
+            .execute(
+                &format!("UPDATE levels SET diagnosis = ?1 {LATEST_LEVEL}"),
+                params![diagnosis.to_string(), run, group, sql_u64(clients as u64)],
+            )
+            .with_context(|| {
+                format!(
+                    "saving the diagnosis of run {run} in {}",
+                    self.path.display()
+                )
+            })?;
+        self.updated_one(n, run, group, clients)
+    }
+
+    fn updated_one(
+        &self,
+        rows: usize,
+        run: RunId,
+        group: &str,
+        clients: usize,
+    ) -> anyhow::Result<()> {
+        if rows == 0 {
             bail!(
                 "run {run} has no level {group:?} at {clients} clients in {}",
                 self.path.display()
@@ -219,11 +261,16 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         }),
         _ => None,
     };
+    // A diagnosis that does not parse (written by hand, cut short) reads as none.
+    let diagnosis = r
+        .get::<_, Option<String>>(34)?
+        .and_then(|text| serde_json::from_str(&text).ok());
     Ok(StoredLevel {
         group: r.get(0)?,
         clients: u(1)? as usize,
         server_version: r.get(2)?,
         result,
         server,
+        diagnosis,
     })
 }

@@ -372,7 +372,7 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
-                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended;
+                 ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended; ALTER TABLE levels DROP COLUMN diagnosis;
                  DROP TABLE configs; DROP TABLE probe_cases; PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -425,6 +425,33 @@ mod tests {
             (run.levels[0].server, run.levels[1].server),
             (None, Some(figures))
         );
+        // The upgrade added the diagnosis column: the old level has none, a new one keeps its own.
+        let found = serde_json::json!({"verdict": "errors", "summary": "limited by errors"});
+        writer.add_diagnosis(id, "", 2, &found).unwrap();
+        let run = writer.load_run(id).unwrap();
+        assert_eq!(run.levels[0].diagnosis, None);
+        assert_eq!(run.levels[1].diagnosis.as_ref(), Some(&found));
+    }
+
+    #[test]
+    fn a_level_keeps_its_latest_diagnosis() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Store::open(Some(&dir.path().join("d.db"))).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        let r = synthetic_result(5, 100, Duration::from_secs(1));
+        for _round in 0..2 {
+            s.add_level(id, "builtin/2k", 8, None, &r).unwrap();
+        }
+        let first = serde_json::json!({"verdict": null, "summary": "no problem found"});
+        let again =
+            serde_json::json!({"verdict": "server", "summary": "no problem found; server-bound"});
+        s.add_diagnosis(id, "builtin/2k", 8, &first).unwrap();
+        s.add_diagnosis(id, "builtin/2k", 8, &again).unwrap();
+        let run = s.load_run(id).unwrap();
+        // The latest level of the group at those clients (compare's second round) got it, replaced.
+        assert_eq!(run.levels[0].diagnosis, None);
+        assert_eq!(run.levels[1].diagnosis.as_ref(), Some(&again));
+        assert!(s.add_diagnosis(id, "builtin/2k", 9, &first).is_err());
     }
 
     #[test]

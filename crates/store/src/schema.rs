@@ -10,13 +10,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
 /// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
-/// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]);
+/// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]),
+/// version 8 `levels.diagnosis` (what bound the level, as the `--json` diagnosis object);
 /// an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 7;
+pub const SCHEMA_VERSION: i32 = 8;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -69,7 +70,8 @@ CREATE TABLE levels (
     server_cpu_user_ns  INTEGER,
     server_cpu_sys_ns   INTEGER,
     server_peak_rss_kib INTEGER,
-    ended               TEXT
+    ended               TEXT,
+    diagnosis           TEXT
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -184,6 +186,10 @@ impl Store {
         if from < configs::SINCE {
             // CREATE ... IF NOT EXISTS: a branch-built version 6 file already has the table.
             self.conn.execute_batch(configs::SCHEMA)?;
+        }
+        if !self.has_column("levels", "diagnosis")? {
+            self.conn
+                .execute_batch("ALTER TABLE levels ADD COLUMN diagnosis TEXT;")?;
         }
         Ok(())
     }
