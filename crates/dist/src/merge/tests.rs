@@ -32,6 +32,8 @@ fn report(rank: usize, r: &RunResult, skew: f64) -> RankReport {
         clients: 1,
         clock_offset: 0.0,
         start_skew: skew,
+        // The whole process: 50 µs per request, 10 more than its load threads' 40.
+        process_cpu_ns: 50_000 * r.complete,
         error: None,
         result: Some(WireResult::from(r)),
     };
@@ -82,6 +84,34 @@ fn merged_histogram_equals_one_process_recording_everything() {
     assert!(m.missing.is_empty() && !m.result.interrupted);
     assert_eq!(m.ranks[1].requests, 3000);
     assert_eq!(m.ranks[1].cpu_us_per_request, Some(40.0));
+    assert_eq!(m.ranks[1].process_cpu_us_per_request, Some(50.0));
+}
+
+#[test]
+fn every_ranks_tls_handshakes_add_up() {
+    let tls = |full, resumed| TlsSummary {
+        protocol: "TLSv1.3".into(),
+        cipher: "TLS_AES_128_GCM_SHA256".into(),
+        cipher_bits: 128,
+        full_handshakes: full,
+        resumed_handshakes: resumed,
+        full_handshake_us: 900 * full,
+        ..Default::default()
+    };
+    let (mut a, mut b) = (
+        rank_result(&[5; 30], 1.0, 10),
+        rank_result(&[6; 20], 1.0, 10),
+    );
+    a.tls = Some(tls(10, 20));
+    b.tls = Some(tls(20, 0));
+    let m = merge(2, &[report(0, &a, 0.0), report(1, &b, 0.0)]).unwrap();
+    let t = m
+        .result
+        .tls
+        .expect("the ranks' TLS summaries travel and add");
+    assert_eq!((t.full_handshakes, t.resumed_handshakes), (30, 20));
+    assert_eq!(t.full_handshake_us, 900 * 30);
+    assert_eq!((t.protocol.as_str(), t.cipher_bits), ("TLSv1.3", 128));
 }
 
 #[test]
