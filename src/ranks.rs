@@ -48,7 +48,8 @@ mod imp {
             let leader = leader.as_mut()?;
             let ranks = leader.ranks();
             Some(leader.run(plan, &live, || {
-                eprintln!("webstand: load started on {ranks} MPI ranks");
+                let plural = if ranks == 1 { "" } else { "s" };
+                eprintln!("webstand: load started on {ranks} MPI rank{plural}");
             }))
         });
         let Some(merged) = merged else {
