@@ -630,3 +630,133 @@ fn https_on_only_over_tls() {
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert!(fake.params.lock().unwrap().iter().any(|n| n == "HTTPS"));
 }
+
+/// A file of `len` pseudo-random bytes (a body the server cannot have seen) and its MD5 as md5sum
+/// computes it.
+fn body_file(dir: &Path, name: &str, len: usize) -> (PathBuf, String) {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ len as u64;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new(common::require("md5sum"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let md5 = common::stdout(&out)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    (path, md5)
+}
+
+/// The server's peak resident memory (VmHWM) in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn request_bodies_stream_to_php_in_bounded_memory() {
+    let d = php_root();
+    std::fs::write(
+        d.path().join("echo.php"),
+        r#"<?php $b = file_get_contents("php://input"); echo strlen($b), " ", md5($b), " ", $_SERVER["CONTENT_LENGTH"] ?? "none";"#,
+    )
+    .unwrap();
+    let fpm = start_php_fpm(d.path(), 2);
+    let bodies = tempfile::tempdir().unwrap();
+    let rule = format!("*.php=unix:{}", fpm.socket.display());
+    let s = common::serve(
+        d.path(),
+        &[
+            "--threads",
+            "1",
+            "--fastcgi",
+            &rule,
+            "--max-body",
+            "6291456",
+        ],
+    );
+    let url = format!("http://{}/echo.php", s.addr);
+    let octets = "Content-Type: application/octet-stream";
+    let before = peak_rss_kib(s.child.id());
+    // 5 MiB by Content-Length: streamed, PHP sees every byte.
+    let (big, big_md5) = body_file(bodies.path(), "big", 5 << 20);
+    let upload = format!("@{}", big.display());
+    let (h, b) = curl(&["-H", octets, "--data-binary", &upload, &url]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(text(&b), format!("5242880 {big_md5} 5242880"));
+    // Its peak memory grew by far less than the body: it never held the body whole.
+    let grown = peak_rss_kib(s.child.id()).saturating_sub(before);
+    assert!(
+        grown < 2048,
+        "peak RSS grew by {grown} KiB for a 5120 KiB body"
+    );
+    // Chunked: collected (PHP needs the length), then passed on with it.
+    let (small, small_md5) = body_file(bodies.path(), "small", 300_000);
+    let upload = format!("@{}", small.display());
+    let chunked = "Transfer-Encoding: chunked";
+    let (h, b) = curl(&["-H", octets, "-H", chunked, "--data-binary", &upload, &url]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(text(&b), format!("300000 {small_md5} 300000"));
+    // Over --max-body: 413 before a byte of the body is read.
+    let head = format!(
+        "POST /echo.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: 7340032\r\n\r\n"
+    );
+    let answer = common::raw_exchange(s.addr, head.as_bytes(), Duration::from_secs(5));
+    assert!(
+        text(&answer).starts_with("HTTP/1.1 413"),
+        "{}",
+        text(&answer)
+    );
+    // A streamed body sent slowly, then a second request right behind it on the connection.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut reader = BufReader::new(c.try_clone().unwrap());
+    let body = std::fs::read(&small).unwrap();
+    write!(
+        c,
+        "POST /echo.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    for piece in body.chunks(70_000) {
+        c.write_all(piece).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    c.write_all(b"GET /index.php?after=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (status, first) = read_answer(&mut reader);
+    assert_eq!(status, 200);
+    assert_eq!(text(&first), format!("300000 {small_md5} 300000"));
+    let (status, second) = read_answer(&mut reader);
+    assert_eq!(status, 200);
+    assert!(
+        text(&second).contains("query=after=1 "),
+        "{}",
+        text(&second)
+    );
+    // A streamed body for a script that does not exist: 404, and the connection closes cleanly.
+    let head = format!(
+        "POST /nothing.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: 300000\r\n\r\n"
+    );
+    let mut request = head.into_bytes();
+    request.extend_from_slice(&body);
+    let answer = common::raw_exchange(s.addr, &request, Duration::from_secs(5));
+    assert!(
+        text(&answer).starts_with("HTTP/1.1 404"),
+        "{}",
+        text(&answer)
+    );
+    assert_static_still_served(&s);
+    drop(fpm);
+}

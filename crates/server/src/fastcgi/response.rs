@@ -79,21 +79,26 @@ impl Reply {
         date: &[u8],
         max_body: u64,
     ) -> Result<(), &'static str> {
-        let Phase::Head(head) = &mut self.phase else {
+        let Phase::Head(held) = &mut self.phase else {
             return self.body(data, out, date, max_body);
         };
-        head.extend_from_slice(data);
-        let (head_end, body_start) = match (find(head, b"\r\n\r\n"), find(head, b"\n\n")) {
-            (Some(a), Some(b)) if b < a => (b, b + 2),
-            (Some(a), _) => (a, a + 4),
-            (None, Some(b)) => (b, b + 2),
-            (None, None) if head.len() > HEAD_MAX => return Err("header block over 64 KiB"),
-            (None, None) => return Ok(()),
+        // The usual first record holds the whole block: read it in place, copying nothing.
+        let (whole, head_end, body_start) = match held.is_empty().then(|| block_end(data, 0)) {
+            Some(Some((end, start))) => (std::mem::take(held), end, start),
+            _ => {
+                let from = held.len().saturating_sub(3);
+                held.extend_from_slice(data);
+                match block_end(held, from) {
+                    Some((end, start)) => (std::mem::take(held), end, start),
+                    None if held.len() > HEAD_MAX => return Err("header block over 64 KiB"),
+                    None => return Ok(()),
+                }
+            }
         };
         if head_end > HEAD_MAX {
             return Err("header block over 64 KiB");
         }
-        let head = std::mem::take(head);
+        let head: &[u8] = if whole.is_empty() { data } else { &whole };
         let Some(cgi) = read_cgi_head(&head[..head_end]) else {
             return Err("malformed header block");
         };
@@ -221,6 +226,18 @@ fn write_head(
     out.extend_from_slice(framing);
     connection_line(out, minor, keep);
     out.extend_from_slice(b"\r\n");
+}
+
+/// Where the header block in `buf` ends, searched from `from` (what came before was searched
+/// already): the block's length and where the body starts, at the first blank line, CRLF or LF.
+fn block_end(buf: &[u8], from: usize) -> Option<(usize, usize)> {
+    let rest = &buf[from..];
+    match (find(rest, b"\r\n\r\n"), find(rest, b"\n\n")) {
+        (Some(a), Some(b)) if b < a => Some((from + b, from + b + 2)),
+        (Some(a), _) => Some((from + a, from + a + 4)),
+        (None, Some(b)) => Some((from + b, from + b + 2)),
+        (None, None) => None,
+    }
 }
 
 /// Body bytes as one chunk (or as they are, when the close delimits the body).
