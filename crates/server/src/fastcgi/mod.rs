@@ -19,6 +19,7 @@
 
 mod backend;
 mod body;
+mod gzip;
 mod params;
 mod record;
 mod response;
@@ -135,6 +136,8 @@ impl Ctx {
             record::stdin_end(&mut request);
         }
         self.fcgi_scratch = pairs;
+        let mut reply = Reply::new(head.method == Method::Head, head.minor, req.keep);
+        reply.gzip = self.shared.config.fastcgi_gzip && gzip::accepted(head.raw);
         conn.fcgi = Some(Box::new(FcgiJob {
             rule: req.rule,
             backend: None,
@@ -147,7 +150,7 @@ impl Ctx {
             body_left,
             streamed: false,
             input: Vec::new(),
-            reply: Reply::new(head.method == Method::Head, head.minor, req.keep),
+            reply,
             deadline: self.now + self.shared.config.fastcgi_timeout,
             redirects: self.fcgi_redirects,
             request_line: head.request_line().to_vec(),

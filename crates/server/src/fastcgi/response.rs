@@ -47,6 +47,8 @@ pub struct Reply {
     pub minor: u8,
     /// Whether the client connection stays open after this answer.
     pub keep: bool,
+    /// A body held whole may be gzipped (`--fastcgi-gzip` and the client accepts it).
+    pub gzip: bool,
 }
 
 impl Reply {
@@ -58,6 +60,7 @@ impl Reply {
             head_only,
             minor,
             keep,
+            gzip: false,
         }
     }
 
@@ -187,9 +190,14 @@ impl Reply {
             Phase::Held {
                 status,
                 fields,
-                body,
+                mut body,
             } => {
                 let mut length = Vec::with_capacity(32);
+                if self.gzip && !no_body && super::gzip::worth(status, &fields, body.len()) {
+                    body = super::gzip::compress(&body);
+                    length
+                        .extend_from_slice(b"Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
+                }
                 if status != 204 && status != 304 {
                     length.extend_from_slice(b"Content-Length: ");
                     push_num(&mut length, body.len() as u64);
@@ -199,7 +207,7 @@ impl Reply {
                 if !no_body {
                     out.extend_from_slice(&body);
                 }
-                Ok(Done::Answered(status, sent))
+                Ok(Done::Answered(status, sent.min(body.len() as u64)))
             }
             Phase::Streaming { chunked } => {
                 if chunked && !no_body {
