@@ -630,3 +630,193 @@ fn https_on_only_over_tls() {
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert!(fake.params.lock().unwrap().iter().any(|n| n == "HTTPS"));
 }
+
+/// A file of `len` pseudo-random bytes (a body the server cannot have seen) and its MD5 as md5sum
+/// computes it.
+fn body_file(dir: &Path, name: &str, len: usize) -> (PathBuf, String) {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ len as u64;
+    let bytes: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new(common::require("md5sum"))
+        .arg(&path)
+        .output()
+        .unwrap();
+    let md5 = common::stdout(&out)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    (path, md5)
+}
+
+/// The server's peak resident memory (VmHWM) in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn request_bodies_stream_to_php_in_bounded_memory() {
+    let d = php_root();
+    std::fs::write(
+        d.path().join("echo.php"),
+        r#"<?php $b = file_get_contents("php://input"); echo strlen($b), " ", md5($b), " ", $_SERVER["CONTENT_LENGTH"] ?? "none";"#,
+    )
+    .unwrap();
+    let fpm = start_php_fpm(d.path(), 2);
+    let bodies = tempfile::tempdir().unwrap();
+    let rule = format!("*.php=unix:{}", fpm.socket.display());
+    let s = common::serve(
+        d.path(),
+        &[
+            "--threads",
+            "1",
+            "--fastcgi",
+            &rule,
+            "--max-body",
+            "6291456",
+        ],
+    );
+    let url = format!("http://{}/echo.php", s.addr);
+    let octets = "Content-Type: application/octet-stream";
+    let before = peak_rss_kib(s.child.id());
+    // 5 MiB by Content-Length: streamed, PHP sees every byte.
+    let (big, big_md5) = body_file(bodies.path(), "big", 5 << 20);
+    let upload = format!("@{}", big.display());
+    let (h, b) = curl(&["-H", octets, "--data-binary", &upload, &url]);
+    // curl asks `Expect: 100-continue` for a body this large: the go-ahead comes first.
+    assert_eq!(h, "HTTP/1.1 100 Continue");
+    let end = b.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    assert!(b.starts_with(b"HTTP/1.1 200"), "{}", text(&b));
+    assert_eq!(text(&b[end + 4..]), format!("5242880 {big_md5} 5242880"));
+    // Its peak memory grew by far less than the body: it never held the body whole.
+    let grown = peak_rss_kib(s.child.id()).saturating_sub(before);
+    assert!(
+        grown < 2048,
+        "peak RSS grew by {grown} KiB for a 5120 KiB body"
+    );
+    // Chunked: collected (PHP needs the length), then passed on with it.
+    let (small, small_md5) = body_file(bodies.path(), "small", 300_000);
+    let upload = format!("@{}", small.display());
+    let chunked = "Transfer-Encoding: chunked";
+    let (h, b) = curl(&["-H", octets, "-H", chunked, "--data-binary", &upload, &url]);
+    assert!(h.starts_with("HTTP/1.1 200"), "{h}");
+    assert_eq!(text(&b), format!("300000 {small_md5} 300000"));
+    // Over --max-body: 413 before a byte of the body is read.
+    let head = format!(
+        "POST /echo.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: 7340032\r\n\r\n"
+    );
+    let answer = common::raw_exchange(s.addr, head.as_bytes(), Duration::from_secs(5));
+    assert!(
+        text(&answer).starts_with("HTTP/1.1 413"),
+        "{}",
+        text(&answer)
+    );
+    // A streamed body sent slowly, then a second request right behind it on the connection.
+    let mut c = TcpStream::connect(s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut reader = BufReader::new(c.try_clone().unwrap());
+    let body = std::fs::read(&small).unwrap();
+    write!(
+        c,
+        "POST /echo.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    for piece in body.chunks(70_000) {
+        c.write_all(piece).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    c.write_all(b"GET /index.php?after=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let (status, first) = read_answer(&mut reader);
+    assert_eq!(status, 200);
+    assert_eq!(text(&first), format!("300000 {small_md5} 300000"));
+    let (status, second) = read_answer(&mut reader);
+    assert_eq!(status, 200);
+    assert!(
+        text(&second).contains("query=after=1 "),
+        "{}",
+        text(&second)
+    );
+    // A streamed body for a script that does not exist: 404, and the connection closes cleanly.
+    let head = format!(
+        "POST /nothing.php HTTP/1.1\r\nHost: x\r\n{octets}\r\nContent-Length: 300000\r\n\r\n"
+    );
+    let mut request = head.into_bytes();
+    request.extend_from_slice(&body);
+    let answer = common::raw_exchange(s.addr, &request, Duration::from_secs(5));
+    assert!(
+        text(&answer).starts_with("HTTP/1.1 404"),
+        "{}",
+        text(&answer)
+    );
+    assert_static_still_served(&s);
+    drop(fpm);
+}
+
+/// `gzip -dc` of `bytes`: the decompression is checked by another implementation.
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    let mut child = Command::new(common::require("gzip"))
+        .arg("-dc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "gzip -dc refused the body");
+    out.stdout
+}
+
+#[test]
+fn fastcgi_gzip_compresses_pages_for_clients_that_accept_it() {
+    let d = php_root();
+    std::fs::write(
+        d.path().join("page.php"),
+        r#"<?php for ($i = 0; $i < 400; $i++) { echo "<p>row ", $i, "</p>\n"; }"#,
+    )
+    .unwrap();
+    let page: String = (0..400).map(|i| format!("<p>row {i}</p>\n")).collect();
+    let fpm = start_php_fpm(d.path(), 2);
+    let rule = format!("*.php=unix:{}", fpm.socket.display());
+    let s = common::serve(d.path(), &["--fastcgi", &rule, "--fastcgi-gzip"]);
+    let url = format!("http://{}/page.php", s.addr);
+    let (h, b) = curl(&["-H", "Accept-Encoding: br, gzip", &url]);
+    assert!(
+        h.contains("Content-Encoding: gzip") && h.contains("Vary: Accept-Encoding"),
+        "{h}"
+    );
+    assert!(h.contains(&format!("Content-Length: {}", b.len())), "{h}");
+    assert!(b.len() < page.len() / 2, "{} bytes", b.len());
+    assert_eq!(text(&gunzip(&b)), page);
+    // Not accepted, refused by q=0, or not worth it (a 404, static files): as they are.
+    for ae in [None, Some("gzip;q=0")] {
+        let mut args = vec![];
+        if let Some(v) = ae {
+            args.extend(["-H".to_string(), format!("Accept-Encoding: {v}")]);
+        }
+        args.push(url.clone());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (h, b) = curl(&args);
+        assert!(!h.contains("Content-Encoding"), "{h}");
+        assert_eq!(text(&b), page);
+    }
+    let gone = format!("http://{}/gone.php", s.addr);
+    let (h, b) = curl(&["-H", "Accept-Encoding: gzip", &gone]);
+    assert!(
+        h.starts_with("HTTP/1.1 404") && !h.contains("Content-Encoding"),
+        "{h}"
+    );
+    assert_eq!(b, b"no such thing");
+    drop(fpm);
+}

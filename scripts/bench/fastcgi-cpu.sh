@@ -5,11 +5,14 @@
 # to CPU 1 (-t1 -c$C -d${D}s, keep-alive). CPU = utime+stime from /proc of the server's process tree,
 # and of php-fpm's, each divided by the requests wrk completed. Rounds alternate the servers.
 # Usage: scripts/bench/fastcgi-cpu.sh [ROUNDS]  (WEBSTAND=path/to/webstand; default target/release)
+# BEFORE=path/to/webstand: a third contender, "before" (another build of builtin, e.g. main's).
+# A round with non-2xx answers is reported and left out of the medians.
+# PERF=FILE: one more builtin run of D seconds under `perf record` (the server only), into FILE.
 set -u
 ROUNDS=${1:-3}; C=${C:-4}; D=${D:-5}; CHILDREN=${CHILDREN:-4}
 WEBSTAND=${WEBSTAND:-$(dirname "$0")/../../target/release/webstand}
 DIR=$(mktemp -d /tmp/fastcgi-cpu.XXXXXX); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
-mkdir -p "$DOC"
+mkdir -p "$DOC"; chmod 755 "$DIR" "$DOC"   # nginx's worker runs as nobody when started as root
 cat > "$DOC/page.php" <<'PHP'
 <?php
 echo "<!DOCTYPE html>\n<html><head><title>webstand php</title></head><body>\n";
@@ -25,6 +28,7 @@ daemonize = no
 [bench]
 listen = $DIR/fpm.sock
 listen.backlog = 1024
+listen.mode = 0666
 pm = static
 pm.max_children = $CHILDREN
 pm.max_requests = 0
@@ -62,7 +66,8 @@ measure() { # name port pid
   out=$(taskset -c 1 wrk -t1 -c$C -d${D}s "http://127.0.0.1:$2/page.php")
   s1=$(tree_ticks $3); f1=$(tree_ticks $FPM)
   reqs=$(echo "$out" | awk '/requests in/{print $1}')
-  echo "$out" | grep -E 'Non-2xx|Socket errors' | sed "s/^/  $1: /" >&2
+  local errs; errs=$(echo "$out" | grep -E 'Non-2xx|Socket errors')
+  if [ -n "$errs" ]; then echo "$errs" | sed "s/^/  $1: /" >&2; echo "  $1: round left out" >&2; return; fi
   awk -v n=$1 -v r=$reqs -v s=$((s1-s0)) -v f=$((f1-f0)) -v hz=$HZ -v d=$D 'BEGIN{
     printf "%s\t%d\t%.1f\t%.1f\n", n, r/d, s/hz*1e6/r, (s+f)/hz*1e6/r }' | tee -a "$OUT"
 }
@@ -72,10 +77,22 @@ for r in $(seq $ROUNDS); do
   taskset -c 0 "$WEBSTAND" serve "$DOC" --listen 127.0.0.1:18281 --threads 1 \
     --fastcgi "*.php=unix:$DIR/fpm.sock" --fastcgi-connections $CHILDREN 2>/dev/null & P=$!
   measure builtin 18281 $P; kill $P; wait $P 2>/dev/null
+  [ -n "${BEFORE:-}" ] || continue
+  taskset -c 0 "$BEFORE" serve "$DOC" --listen 127.0.0.1:18282 --threads 1 \
+    --fastcgi "*.php=unix:$DIR/fpm.sock" --fastcgi-connections $CHILDREN 2>/dev/null & P=$!
+  measure before 18282 $P; kill $P; wait $P 2>/dev/null
 done
+if [ -n "${PERF:-}" ]; then
+  taskset -c 0 "$WEBSTAND" serve "$DOC" --listen 127.0.0.1:18281 --threads 1 \
+    --fastcgi "*.php=unix:$DIR/fpm.sock" --fastcgi-connections $CHILDREN 2>/dev/null & P=$!
+  wait_port 18281 && taskset -c 1 wrk -t1 -c$C -d1s "http://127.0.0.1:18281/page.php" >/dev/null
+  perf record -q -F 2999 -g -o "$PERF" -p $P -- sleep $D 2>/dev/null & REC=$!
+  taskset -c 1 wrk -t1 -c$C -d${D}s "http://127.0.0.1:18281/page.php" | grep -E 'Requests/sec' >&2
+  wait $REC; kill $P; wait $P 2>/dev/null
+fi
 kill $FPM; wait $FPM 2>/dev/null
 echo "# medians"
-for n in nginx builtin; do
+for n in nginx builtin ${BEFORE:+before}; do
   for col in 2 3 4; do awk -v n=$n -v c=$col '$1==n{print $c}' "$OUT" | sort -n | awk '{a[NR]=$1}END{printf "%s ", a[int((NR+1)/2)]}'; done
   echo " $n"
 done

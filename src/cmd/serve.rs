@@ -106,6 +106,11 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     fastcgi_max_output: Option<u64>,
 
+    /// gzip FastCGI answers for clients that accept it: 200s of a textual type (text/*, JSON, JS,
+    /// XML) of 256 bytes or more, held whole (up to 128 KiB), at level 1 as nginx's `gzip on`
+    #[arg(long)]
+    fastcgi_gzip: bool,
+
     /// thttpd throttle file: lines `pattern max-bytes-per-second` (or `pattern min-max`); the rate is
     /// shared by all connections of the pattern, and new requests get 503 while the bytes already
     /// queued on it exceed 20 s at that rate [default: none]
@@ -280,6 +285,7 @@ fn apply_fastcgi(c: &mut Config, a: &Args) -> Result<()> {
     if let Some(n) = a.fastcgi_max_output {
         c.fastcgi_max_output = n;
     }
+    c.fastcgi_gzip |= a.fastcgi_gzip;
     Ok(())
 }
 

@@ -55,11 +55,6 @@ pub fn php_notes(kind: Kind, wk: WorkloadKind, fpm_children: usize) -> Vec<Strin
     }];
     if wk == WorkloadKind::Wordpress {
         out.push("MariaDB's CPU counted in srv+php".into());
-        if matches!(kind, Kind::Builtin | Kind::BuiltinNoCache) {
-            out.push(
-                "no compression: webstand serve has no gzip (its bytes are the whole page)".into(),
-            );
-        }
     }
     out
 }

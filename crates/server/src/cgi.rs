@@ -439,7 +439,7 @@ pub(crate) fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
 }
 
 pub(crate) fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
-    h.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(h, needle)
 }
 
 /// The request body as an anonymous in-memory file, rewound, for the program's stdin.

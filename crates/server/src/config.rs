@@ -60,6 +60,8 @@ pub struct Config {
     pub fastcgi_connections: usize,
     /// Most body bytes a FastCGI answer may have; more = 502 (or a cut answer once streaming).
     pub fastcgi_max_output: u64,
+    /// gzip FastCGI answers of a textual type for clients that accept it (fastcgi/gzip.rs).
+    pub fastcgi_gzip: bool,
     /// Basic-auth rules: URL prefix, htpasswd file, realm.
     pub auth: Vec<AuthRule>,
     /// Time from the first byte of a request to the end of its headers (slowloris guard).
@@ -135,6 +137,7 @@ impl Default for Config {
             fastcgi_timeout: Duration::from_secs(60),
             fastcgi_connections: 5,
             fastcgi_max_output: 1 << 30,
+            fastcgi_gzip: false,
             auth: Vec::new(),
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),

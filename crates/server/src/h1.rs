@@ -70,6 +70,13 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
+        if let Some(used) = self.feed_fastcgi_body(conn.fcgi.as_deref_mut(), new) {
+            // The body of the request in flight; what follows it waits for its answer.
+            let state = state(conn);
+            state.inbuf.extend_from_slice(&new[used..]);
+            state.stalled |= used < new.len();
+            return;
+        }
         let mut inbuf = std::mem::take(&mut state(conn).inbuf);
         let data: &[u8] = if inbuf.is_empty() {
             new
@@ -130,8 +137,14 @@ impl Ctx {
             let body_start = pos + head.len;
             let mut decoded = std::mem::take(&mut self.body_buf);
             decoded.clear();
+            let mut streamed = false;
             let end = match body_end(&head, data, body_start, max_body, &mut decoded) {
                 Ok(Some(end)) => end,
+                // FastCGI takes the rest of this body as it comes (fastcgi/body.rs).
+                Ok(None) if self.streams_body(&head) => {
+                    streamed = true;
+                    data.len()
+                }
                 Ok(None) => {
                     self.body_pending(conn, &head, out);
                     self.body_buf = decoded;
@@ -158,6 +171,9 @@ impl Ctx {
                     bytes,
                 );
             }
+            if streamed {
+                self.body_streams(conn, &head, out);
+            }
             self.body_buf = decoded;
             pos = end;
         }
@@ -170,6 +186,18 @@ impl Ctx {
         state.awaiting_body = true;
         if head.expect_continue && head.minor == 1 && !state.continue_sent {
             state.continue_sent = true;
+            out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+    }
+
+    /// A request whose body is being streamed was dispatched: "100 Continue" if a job now waits for
+    /// the body and the client for the go-ahead; if it was answered at once instead (404, 401…),
+    /// the unread rest of the body is swallowed by a lingering close.
+    fn body_streams(&mut self, conn: &mut Conn, head: &Head, out: &mut Vec<u8>) {
+        if conn.fcgi.is_none() {
+            conn.closing = true;
+            conn.linger = true;
+        } else if head.expect_continue && head.minor == 1 && !state(conn).continue_sent {
             out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
     }

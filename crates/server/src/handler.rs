@@ -36,11 +36,12 @@ pub struct Ctx {
     pub(crate) ranges: Vec<(u64, u64)>,
     /// FastCGI: each rule's backend connections, the slots to drive because a connection came
     /// back for them, the local redirects behind the request being started, and scratch for its
-    /// parameters.
+    /// parameters and for reading backends.
     pub(crate) fcgi_pools: Vec<Pool>,
     pub fcgi_wake: Vec<usize>,
     pub(crate) fcgi_redirects: u8,
     pub(crate) fcgi_scratch: Vec<u8>,
+    pub(crate) fcgi_rbuf: Vec<u8>,
 }
 
 /// What an answer was, for the log: status, body bytes, authenticated user.
@@ -66,6 +67,7 @@ impl Ctx {
             fcgi_wake: Vec::new(),
             fcgi_redirects: 0,
             fcgi_scratch: Vec::new(),
+            fcgi_rbuf: Vec::new(),
         }
     }
 

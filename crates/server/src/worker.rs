@@ -210,7 +210,7 @@ impl Worker {
     fn close(&mut self, idx: usize) {
         if let Some(mut c) = self.conns[idx].take() {
             self.ctx.end_cgi(&mut c, self.poll.registry());
-            self.ctx.end_fastcgi(&mut c, idx, self.poll.registry());
+            self.ctx.end_fastcgi(&mut c, idx);
             if let Some(rule) = c.throttle {
                 self.ctx.throttle_release(rule, c.unsent());
             }
@@ -299,8 +299,7 @@ impl Worker {
                 // While the client takes the output, its own I/O timeout applies (below).
                 if !c.has_output() {
                     if now >= job.deadline {
-                        let registry = self.poll.registry();
-                        self.ctx.fastcgi_timed_out(c, &mut self.wbuf, i, registry);
+                        self.ctx.fastcgi_timed_out(c, &mut self.wbuf, i);
                         self.drive(i, false, false);
                     }
                     continue;
@@ -374,13 +373,16 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         if conn.cgi.is_some() {
             return Ok(true);
         }
-        if conn.fcgi.is_some() {
-            match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
+        let body_wanted = match conn.fcgi.is_some() {
+            true => match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
                 Pump::Progress => continue,
                 Pump::Wait => return Ok(true),
-            }
-        }
-        if conn.closing || (ctx.draining && conn.is_idle()) {
+                // Read the client on: its bytes are the job's request body (fastcgi/body.rs).
+                Pump::Body => true,
+            },
+            false => false,
+        };
+        if !body_wanted && (conn.closing || (ctx.draining && conn.is_idle())) {
             if !conn.linger {
                 return Ok(false);
             }
@@ -389,7 +391,7 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
             conn.deadline = ctx.now + LINGER;
             continue;
         }
-        if ctx.resume_input(conn, wbuf, idx, registry) {
+        if !body_wanted && ctx.resume_input(conn, wbuf, idx, registry) {
             continue;
         }
         if !conn.unread {

@@ -80,11 +80,11 @@ impl Pass {
         )
     }
 
-    /// `webstand serve`: its `fastcgi` rule, index file, and a connection per PHP-FPM worker (TOML
-    /// keys).
+    /// `webstand serve`: its `fastcgi` rule, index file, a connection per PHP-FPM worker, and gzip
+    /// for the pages (TOML keys).
     pub fn builtin(&self) -> String {
         format!(
-            "index = \"index.php\"\nfastcgi = [\"*.php=unix:{sock}\"]\nfastcgi_connections = {n}\n",
+            "index = \"index.php\"\nfastcgi = [\"*.php=unix:{sock}\"]\nfastcgi_connections = {n}\nfastcgi_gzip = true\n",
             sock = self.socket,
             n = self.children
         )

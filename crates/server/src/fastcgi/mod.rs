@@ -7,8 +7,9 @@
 //! from the connection's step after the client's output is flushed (that ordering is the
 //! back-pressure: a slow client stops the reading of its backend). Connections are kept
 //! (FCGI_KEEP_CONN) in each loop's bounded pool (backend.rs says why the bound counts busy ones
-//! too). The request body, collected by HTTP/1 framing under `max_body`, goes out as STDIN records
-//! as the backend socket takes them.
+//! too). The request body goes out as STDIN records as the backend socket takes them: collected by
+//! HTTP/1 framing when small or chunked, streamed from the client when large (body.rs says when
+//! and why).
 //!
 //! Failures: a backend that cannot be reached is 502 at once; one silent for `fastcgi_timeout` is
 //! 504; records that are not FastCGI, an oversized header block, a body beyond
@@ -17,6 +18,8 @@
 //! anything is retried once on a new one.
 
 mod backend;
+mod body;
+mod gzip;
 mod params;
 mod record;
 mod response;
@@ -42,6 +45,8 @@ use webstand_http1::request::{Head, Method};
 pub const FASTCGI_BASE: usize = 1 << 41;
 /// Output gathered for one connection before it is flushed (then the backend is read on).
 const OUT_HIGH_WATER: usize = 256 << 10;
+/// Bytes read from a backend at a time.
+const READ_SIZE: usize = 32 << 10;
 /// Local redirects followed for one request.
 const MAX_REDIRECTS: u8 = 5;
 
@@ -58,6 +63,10 @@ pub struct FcgiJob {
     /// The request's records, and how many bytes of them are written.
     request: Vec<u8>,
     sent: usize,
+    /// Body bytes the client has still to send (body.rs streams them).
+    body_left: u64,
+    /// `request` was refilled with streamed body bytes: its start is gone, so no retry.
+    streamed: bool,
     /// Bytes from the backend not yet decoded.
     input: Vec<u8>,
     reply: Reply,
@@ -88,6 +97,8 @@ pub enum Pump {
     Wait,
     /// Output was produced or the job ended: flush and go on.
     Progress,
+    /// The backend took all it was given and the body is still coming: read the client.
+    Body,
 }
 
 impl Ctx {
@@ -103,10 +114,11 @@ impl Ctx {
         });
         let mut pairs = std::mem::take(&mut self.fcgi_scratch);
         pairs.clear();
+        let body_len = body::declared_length(head, req.body);
         params::encode(
             &params::Inputs {
                 head,
-                body_len: req.body.len(),
+                body_len,
                 query: req.query,
                 script_name: &req.script_name,
                 path_info: &req.path_info,
@@ -120,8 +132,14 @@ impl Ctx {
         let mut request = Vec::with_capacity(pairs.len() + req.body.len() + 64);
         record::begin_request(&mut request, true);
         record::params(&mut request, &pairs);
-        record::stdin(&mut request, req.body);
+        record::stdin_piece(&mut request, req.body);
+        let body_left = body_len - req.body.len() as u64;
+        if body_left == 0 {
+            record::stdin_end(&mut request);
+        }
         self.fcgi_scratch = pairs;
+        let mut reply = Reply::new(head.method == Method::Head, req.ch);
+        reply.gzip = self.shared.config.fastcgi_gzip && gzip::accepted(head.raw);
         conn.fcgi = Some(Box::new(FcgiJob {
             rule: req.rule,
             backend: None,
@@ -131,8 +149,10 @@ impl Ctx {
             queued: false,
             request,
             sent: 0,
+            body_left,
+            streamed: false,
             input: Vec::new(),
-            reply: Reply::new(head.method == Method::Head, req.ch),
+            reply,
             deadline: self.now + self.shared.config.fastcgi_timeout,
             redirects: self.fcgi_redirects,
             request_line: head.request_line().to_vec(),
@@ -153,7 +173,7 @@ impl Ctx {
         };
         if job.backend.is_none() {
             if let Err(why) = self.attach(job, idx, registry) {
-                return self.fail(conn, out, idx, registry, 502, &why);
+                return self.fail(conn, out, idx, 502, &why);
             }
             if job.backend.is_none() {
                 return Pump::Wait;
@@ -161,20 +181,24 @@ impl Ctx {
         }
         match self.exchange(job, out) {
             Ok(Step::Wait) => Pump::Wait,
+            Ok(Step::Body) => {
+                job.deadline = self.now + self.shared.config.io_timeout;
+                Pump::Body
+            }
             Ok(Step::More) => Pump::Progress,
             Ok(Step::Ended(reusable)) => self.complete(conn, out, idx, registry, reusable),
-            Err(Trouble::Lost(why)) if job.kept && !job.reply.started() && !job.retried => {
+            Err(Trouble::Lost(why))
+                if job.kept && !job.reply.started() && !job.retried && !job.streamed =>
+            {
                 // A kept connection the backend had closed: once more on a new one.
                 job.retried = true;
-                self.detach(job, registry, false);
+                self.detach(job, false);
                 job.sent = 0;
                 job.input.clear();
                 let _ = why; // logged only if the retry fails too
                 Pump::Progress
             }
-            Err(Trouble::Lost(why) | Trouble::Garbage(why)) => {
-                self.fail(conn, out, idx, registry, 502, &why)
-            }
+            Err(Trouble::Lost(why) | Trouble::Garbage(why)) => self.fail(conn, out, idx, 502, &why),
         }
     }
 
@@ -205,12 +229,15 @@ impl Ctx {
             job.queued = false;
             pool.forget(idx);
         }
+        // A kept connection stays registered between requests (dropping it unregisters it): it
+        // only gets this slot's token, one epoll_ctl per request rather than an add and a delete.
         let token = Token(FASTCGI_BASE + idx);
-        if let Err(e) = registry.register(
-            conn.source(),
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        ) {
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        let watched = match kept {
+            true => registry.reregister(conn.source(), token, interest),
+            false => registry.register(conn.source(), token, interest),
+        };
+        if let Err(e) = watched {
             if let Some(waiter) = self.fcgi_pools[job.rule].release(conn, false) {
                 self.fcgi_wake.push(waiter);
             }
@@ -224,9 +251,8 @@ impl Ctx {
     }
 
     /// Gives the job's backend connection back (kept when `reusable`), waking a queued request.
-    fn detach(&mut self, job: &mut FcgiJob, registry: &mio::Registry, reusable: bool) {
-        if let Some(mut c) = job.backend.take() {
-            let _ = registry.deregister(c.source());
+    fn detach(&mut self, job: &mut FcgiJob, reusable: bool) {
+        if let Some(c) = job.backend.take() {
             if let Some(waiter) = self.fcgi_pools[job.rule].release(c, reusable) {
                 self.fcgi_wake.push(waiter);
             }
@@ -257,7 +283,22 @@ impl Ctx {
                 Err(e) => return Err(Trouble::Lost(format!("write: {e}"))),
             }
         }
-        let mut buf = [0u8; 32 << 10];
+        // The loop's one read buffer, zeroed once (a fresh one per call cost a 32 KiB memset).
+        let mut buf = std::mem::take(&mut self.fcgi_rbuf);
+        buf.resize(READ_SIZE, 0);
+        let step = self.read_answer(job, out, &mut buf);
+        self.fcgi_rbuf = buf;
+        step
+    }
+
+    /// Reads the backend's answer and decodes it into `out` until the socket is drained, enough
+    /// output is gathered, or the request ended.
+    fn read_answer(
+        &mut self,
+        job: &mut FcgiJob,
+        out: &mut Vec<u8>,
+        buf: &mut [u8],
+    ) -> Result<Step, Trouble> {
         loop {
             if out.len() >= OUT_HIGH_WATER {
                 return Ok(Step::More);
@@ -265,33 +306,51 @@ impl Ctx {
             let Some(backend) = job.backend.as_mut() else {
                 return Ok(Step::Wait);
             };
-            let n = match backend.read(&mut buf) {
+            let n = match backend.read(buf) {
                 Ok(0) => return Err(Trouble::Lost("closed the connection mid-answer".into())),
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    return Ok(if out.is_empty() {
-                        Step::Wait
-                    } else {
-                        Step::More
+                    return Ok(match (out.is_empty(), job.wants_body()) {
+                        (false, _) => Step::More,
+                        (true, true) => Step::Body,
+                        (true, false) => Step::Wait,
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(Trouble::Lost(format!("read: {e}"))),
             };
-            job.deadline = self.now + timeout;
-            job.input.extend_from_slice(&buf[..n]);
-            if let Some(reusable) = self.decode(job, out)? {
+            job.deadline = self.now + self.shared.config.fastcgi_timeout;
+            // Records are decoded where they were read; only a partial one is kept for later.
+            let ended = if job.input.is_empty() {
+                let (ended, used) = self.decode(job, &buf[..n], out)?;
+                job.input.extend_from_slice(&buf[used..n]);
+                ended
+            } else {
+                job.input.extend_from_slice(&buf[..n]);
+                let mut input = std::mem::take(&mut job.input);
+                let (ended, used) = self.decode(job, &input, out)?;
+                input.drain(..used);
+                job.input = input;
+                ended
+            };
+            if let Some(reusable) = ended {
                 return Ok(Step::Ended(reusable));
             }
         }
     }
 
-    /// Decodes the complete records in the job's input; Some(reusable) once the request ended.
-    fn decode(&mut self, job: &mut FcgiJob, out: &mut Vec<u8>) -> Result<Option<bool>, Trouble> {
+    /// Decodes the complete records at the start of `input`: Some(reusable) once the request
+    /// ended, and how many bytes the records took.
+    fn decode(
+        &mut self,
+        job: &mut FcgiJob,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(Option<bool>, usize), Trouble> {
         let max = self.shared.config.fastcgi_max_output;
         let mut pos = 0;
         let result = loop {
-            let (rec, used) = match record::next(&job.input[pos..]) {
+            let (rec, used) = match record::next(&input[pos..]) {
                 Ok(Some(r)) => r,
                 Ok(None) => break None,
                 Err(g) => return Err(Trouble::Garbage(g.0.to_string())),
@@ -306,11 +365,10 @@ impl Ctx {
                     &self.shared.fastcgi[job.rule],
                     &format!("stderr: {}", String::from_utf8_lossy(text).trim_end()),
                 ),
-                Record::End { complete } => break Some(complete && pos == job.input.len()),
+                Record::End { complete } => break Some(complete && pos == input.len()),
             }
         };
-        job.input.drain(..pos);
-        Ok(result)
+        Ok((result, pos))
     }
 
     /// The backend ended the request: answer, log, and free the connection for the next request.
@@ -325,7 +383,9 @@ impl Ctx {
         let Some(mut job) = conn.fcgi.take() else {
             return Pump::Progress;
         };
-        self.detach(&mut job, registry, reusable);
+        // A backend that answered before taking the whole request has records of it unread.
+        let whole = job.body_left == 0 && job.sent == job.request.len();
+        self.detach(&mut job, reusable && whole);
         let date = self.date.line().to_vec();
         let (status, bytes) = match job.reply.finish(out, &date) {
             Ok(Done::Answered(status, bytes)) => (status, bytes),
@@ -394,6 +454,11 @@ impl Ctx {
         if !job.reply.channel.keeps_open() || !respond::keeps_connection(status) || self.draining {
             conn.closing = true;
         }
+        if job.body_left > 0 {
+            // The rest of the body is still on its way: answer, then close without a reset.
+            conn.closing = true;
+            conn.linger = true;
+        }
         let user = job.user.clone();
         self.log(conn.peer, user.as_deref(), &job.request_line, status, bytes);
     }
@@ -404,7 +469,6 @@ impl Ctx {
         conn: &mut Conn,
         out: &mut Vec<u8>,
         idx: usize,
-        registry: &mio::Registry,
         status: u16,
         why: &str,
     ) -> Pump {
@@ -412,7 +476,7 @@ impl Ctx {
             return Pump::Progress;
         };
         backend_log(&self.shared.fastcgi[job.rule], why);
-        self.detach(&mut job, registry, false);
+        self.detach(&mut job, false);
         if job.queued {
             self.fcgi_pools[job.rule].forget(idx);
         }
@@ -433,24 +497,25 @@ impl Ctx {
         Pump::Progress
     }
 
-    /// The backend stayed silent past `fastcgi_timeout`: 504.
-    pub fn fastcgi_timed_out(
-        &mut self,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-        idx: usize,
-        registry: &mio::Registry,
-    ) {
+    /// The backend stayed silent past `fastcgi_timeout`: 504 (or the client stopped sending the
+    /// body being streamed for `io_timeout`: 408).
+    pub fn fastcgi_timed_out(&mut self, conn: &mut Conn, out: &mut Vec<u8>, idx: usize) {
+        if conn.fcgi.as_ref().is_some_and(|j| j.wants_body()) {
+            let secs = self.shared.config.io_timeout.as_secs_f64();
+            let why = format!("the client sent no more of its body within {secs}s");
+            self.fail(conn, out, idx, 408, &why);
+            return;
+        }
         let secs = self.shared.config.fastcgi_timeout.as_secs_f64();
         let why = format!("no answer within {secs}s");
-        self.fail(conn, out, idx, registry, 504, &why);
+        self.fail(conn, out, idx, 504, &why);
     }
 
     /// The client went away: drop its job (the backend connection is closed, not kept: the
     /// backend may still be writing an answer for it).
-    pub fn end_fastcgi(&mut self, conn: &mut Conn, idx: usize, registry: &mio::Registry) {
+    pub fn end_fastcgi(&mut self, conn: &mut Conn, idx: usize) {
         if let Some(mut job) = conn.fcgi.take() {
-            self.detach(&mut job, registry, false);
+            self.detach(&mut job, false);
             if job.queued {
                 self.fcgi_pools[job.rule].forget(idx);
             }
@@ -461,6 +526,8 @@ impl Ctx {
 /// Where an exchange stands.
 enum Step {
     Wait,
+    /// Waiting for the client's body (the backend has all it was given).
+    Body,
     More,
     /// The backend ended the request; its connection can be kept.
     Ended(bool),

@@ -14,7 +14,7 @@ use webstand_http1::request::{Head, Method};
 /// What the parameters are built from besides the head.
 pub struct Inputs<'a> {
     pub head: &'a Head<'a>,
-    pub body_len: usize,
+    pub body_len: u64,
     pub query: &'a [u8],
     /// The script's URL path ("/dir/index.php") and the decoded rest ("" or "/…").
     pub script_name: &'a str,

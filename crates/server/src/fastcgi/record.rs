@@ -60,12 +60,17 @@ pub fn push_param(stream: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     stream.extend_from_slice(value);
 }
 
-/// A stream (PARAMS or STDIN) as records of at most 64 KiB - 1, then the empty record that ends it.
-fn stream(out: &mut Vec<u8>, kind: u8, bytes: &[u8]) {
+/// Part of a stream (PARAMS or STDIN) as records of at most 64 KiB - 1.
+fn records(out: &mut Vec<u8>, kind: u8, bytes: &[u8]) {
     for piece in bytes.chunks(MAX_CONTENT) {
         header(out, kind, piece.len());
         out.extend_from_slice(piece);
     }
+}
+
+/// A whole stream: its records, then the empty record that ends it.
+fn stream(out: &mut Vec<u8>, kind: u8, bytes: &[u8]) {
+    records(out, kind, bytes);
     header(out, kind, 0);
 }
 
@@ -74,9 +79,14 @@ pub fn params(out: &mut Vec<u8>, pairs: &[u8]) {
     stream(out, PARAMS, pairs);
 }
 
-/// The request body as STDIN records.
-pub fn stdin(out: &mut Vec<u8>, body: &[u8]) {
-    stream(out, STDIN, body);
+/// A piece of a request body still arriving, as STDIN records (none for an empty piece).
+pub fn stdin_piece(out: &mut Vec<u8>, piece: &[u8]) {
+    records(out, STDIN, piece);
+}
+
+/// The empty STDIN record: the body is over.
+pub fn stdin_end(out: &mut Vec<u8>) {
+    header(out, STDIN, 0);
 }
 
 /// One record read from the backend.
@@ -131,7 +141,8 @@ mod tests {
     #[test]
     fn streams_split_at_the_record_limit_and_end_empty() {
         let mut out = Vec::new();
-        stdin(&mut out, &vec![b'x'; 70_000]);
+        stdin_piece(&mut out, &vec![b'x'; 70_000]);
+        stdin_end(&mut out);
         assert_eq!(&out[..8], &[1, STDIN, 0, 1, 0xff, 0xff, 0, 0]);
         let second = 8 + 0xffff;
         assert_eq!(
@@ -140,6 +151,19 @@ mod tests {
         );
         let end = second + 8 + 4465;
         assert_eq!(&out[end..], &[1, STDIN, 0, 1, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn a_body_in_pieces_is_the_same_stream_as_a_whole_one() {
+        let body = vec![b'y'; 100_000];
+        let mut whole = Vec::new();
+        stream(&mut whole, STDIN, &body);
+        let mut pieces = Vec::new();
+        stdin_piece(&mut pieces, &body[..0xffff]);
+        stdin_piece(&mut pieces, &[]);
+        stdin_piece(&mut pieces, &body[0xffff..]);
+        stdin_end(&mut pieces);
+        assert_eq!(pieces, whole);
     }
 
     #[test]

@@ -47,6 +47,8 @@ pub struct Reply {
     pub head_only: bool,
     /// Where the answer goes (and whether the client connection stays open after it).
     pub channel: Channel,
+    /// A body held whole may be gzipped (`--fastcgi-gzip` and the client accepts it).
+    pub gzip: bool,
 }
 
 impl Reply {
@@ -57,6 +59,7 @@ impl Reply {
             status: 0,
             head_only,
             channel,
+            gzip: false,
         }
     }
 
@@ -78,21 +81,26 @@ impl Reply {
         date: &[u8],
         max_body: u64,
     ) -> Result<(), &'static str> {
-        let Phase::Head(head) = &mut self.phase else {
+        let Phase::Head(held) = &mut self.phase else {
             return self.body(data, out, date, max_body);
         };
-        head.extend_from_slice(data);
-        let (head_end, body_start) = match (find(head, b"\r\n\r\n"), find(head, b"\n\n")) {
-            (Some(a), Some(b)) if b < a => (b, b + 2),
-            (Some(a), _) => (a, a + 4),
-            (None, Some(b)) => (b, b + 2),
-            (None, None) if head.len() > HEAD_MAX => return Err("header block over 64 KiB"),
-            (None, None) => return Ok(()),
+        // The usual first record holds the whole block: read it in place, copying nothing.
+        let (whole, head_end, body_start) = match held.is_empty().then(|| block_end(data, 0)) {
+            Some(Some((end, start))) => (std::mem::take(held), end, start),
+            _ => {
+                let from = held.len().saturating_sub(3);
+                held.extend_from_slice(data);
+                match block_end(held, from) {
+                    Some((end, start)) => (std::mem::take(held), end, start),
+                    None if held.len() > HEAD_MAX => return Err("header block over 64 KiB"),
+                    None => return Ok(()),
+                }
+            }
         };
         if head_end > HEAD_MAX {
             return Err("header block over 64 KiB");
         }
-        let head = std::mem::take(head);
+        let head: &[u8] = if whole.is_empty() { data } else { &whole };
         let Some(cgi) = read_cgi_head(&head[..head_end]) else {
             return Err("malformed header block");
         };
@@ -177,11 +185,15 @@ impl Reply {
             Phase::Redirect(path) => Ok(Done::Redirect(path)),
             Phase::Held {
                 status,
-                fields,
-                body,
+                mut fields,
+                mut body,
             } => {
+                if self.gzip && !no_body && super::gzip::worth(status, &fields, body.len()) {
+                    body = super::gzip::compress(&body);
+                    fields.extend_from_slice(b"Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
+                }
                 let (ch, head_only) = (&mut self.channel, self.head_only);
-                respond::whole(out, date, ch, (status, &fields), &body, head_only);
+                let sent = respond::whole(out, date, ch, (status, &fields), &body, head_only);
                 Ok(Done::Answered(status, sent))
             }
             Phase::Streaming => {
