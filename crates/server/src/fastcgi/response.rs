@@ -206,6 +206,18 @@ impl Reply {
     }
 }
 
+/// Where the header block in `buf` ends, searched from `from` (what came before was searched
+/// already): the block's length and where the body starts, at the first blank line, CRLF or LF.
+fn block_end(buf: &[u8], from: usize) -> Option<(usize, usize)> {
+    let rest = &buf[from..];
+    match (find(rest, b"\r\n\r\n"), find(rest, b"\n\n")) {
+        (Some(a), Some(b)) if b < a => Some((from + b, from + b + 2)),
+        (Some(a), _) => Some((from + a, from + a + 4)),
+        (None, Some(b)) => Some((from + b, from + b + 2)),
+        (None, None) => None,
+    }
+}
+
 /// The path of a local redirect: the fields are exactly one `Location: /path` (not `//host`).
 fn local_location(fields: &[u8]) -> Option<Vec<u8>> {
     let line = fields.strip_suffix(b"\r\n")?;
