@@ -211,12 +211,8 @@ fn build_config(a: Args) -> Result<Config> {
     if let Some(l) = &a.listen_tls {
         c.listen_tls = Some(parse_listen(l).context("--listen-tls")?);
     }
-    if a.tls_cert.is_some() {
-        c.tls_cert = a.tls_cert;
-    }
-    if a.tls_key.is_some() {
-        c.tls_key = a.tls_key;
-    }
+    c.tls_cert = a.tls_cert.or(c.tls_cert.take());
+    c.tls_key = a.tls_key.or(c.tls_key.take());
     if let Some(p) = a.tls_protocols {
         c.tls_protocols = p;
     }
