@@ -66,7 +66,7 @@ fn start_tls_nginx(ssl: &str) -> TlsNginx {
     let nginx = require("nginx");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
-    let root = www_with_page(dir.path());
+    www_with_page(dir.path());
     let ca = ca();
     let (cert, key) = signed(
         &ca,

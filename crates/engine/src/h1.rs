@@ -16,7 +16,7 @@ use webstand_http1::framing::{self, ResponseBody};
 use webstand_http1::response::parse_head;
 
 /// Largest header block accepted; a bigger one is garbage, not a response.
-const MAX_HEAD: usize = 64 * 1024;
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
 
 #[derive(Debug, Clone)]
 enum State {

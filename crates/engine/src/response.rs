@@ -115,6 +115,7 @@ impl ResponseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::h1::MAX_HEAD;
 
     /// Feeds `data` in pieces of `step` bytes; returns (bytes consumed when complete, parser).
     fn feed_in_steps(
