@@ -79,6 +79,11 @@ fn compare_probe_gives_each_server_a_robustness_row() {
                 "{server} stayed available under {attack}: {a}"
             );
         }
+        // Memory per idle connection: the server's RSS grew, by less than its 64 KiB read buffer
+        // per connection (the readings themselves are checked against /proc in the lab's code).
+        let mem = &row["memory"];
+        assert_eq!(count(mem, "connections"), HOLD_MAX, "{server}: {mem}");
+        assert!(count(mem, "rss_with_kib") > count(mem, "rss_before_kib"), "{server}: {mem}");
         let held = &row["held"];
         assert_eq!(count(held, "limit"), HOLD_MAX, "{server}: {held}");
         assert_eq!(count(held, "most"), HOLD_MAX, "{server}: {held}");
@@ -106,10 +111,15 @@ fn compare_probe_prints_the_robustness_table() {
         .find(|l| l.starts_with("server") && l.contains("slowloris"))
         .unwrap_or_else(|| panic!("no robustness table in\n{text}"));
     let cols: Vec<&str> = header.split_whitespace().collect();
-    assert_eq!(cols, ["server", "ranges", "slowloris", "slow", "read", "held"]);
-    let row = text.lines().find(|l| l.starts_with("builtin ") && l.ends_with("300+"));
+    assert_eq!(
+        cols,
+        ["server", "ranges", "slowloris", "slow", "read", "held", "KiB/conn"]
+    );
+    let row = text.lines().find(|l| l.starts_with("builtin ") && l.contains(" 300+ "));
     let cols: Vec<&str> = row.expect(&text).split_whitespace().collect();
-    assert_eq!(cols, ["builtin", "5/0/0", "yes", "yes", "300+"], "{text}");
+    assert_eq!(cols[..5], ["builtin", "5/0/0", "yes", "yes", "300+"], "{text}");
+    let kib: f64 = cols[5].parse().expect(&text);
+    assert!(kib > 0.0 && kib < 64.0, "KiB per connection {kib}: {text}");
 }
 
 #[test]

@@ -265,7 +265,7 @@ fn probe_spec(args: &Args) -> Result<ProbeSpec> {
     if spec.attack_time < std::time::Duration::from_secs(1) {
         bail!("--attack-time must be at least 1s (slowhttptest counts whole seconds)");
     }
-    webstand_diagnosis::limits::check_open_files(spec.most_connections() as u64)
+    super::diagnose::check_open_files(spec.most_connections())
         .map_err(|e| anyhow::anyhow!("--probe: {e}"))?;
     Ok(spec)
 }

@@ -1,8 +1,9 @@
 //! `compare --probe`: how one running lab server fares against hostile clients, as the robustness
 //! table's row: the probe's cases counted by category (webstand-probe), service availability under
 //! slowhttptest's slowloris and slow-read attacks (a third-party tool from Debian, run as it would be
-//! run by hand), and the most keep-alive connections the server held at once with no error (engine
-//! runs at doubling concurrency, each client keeping its one connection for two requests).
+//! run by hand), the most keep-alive connections the server held at once with no error (engine
+//! runs at doubling concurrency, each client keeping its one connection for two requests), and the
+//! resident memory an idle keep-alive connection costs the server (`memory.rs`).
 
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -46,6 +47,9 @@ pub struct Robustness {
     pub slowloris: Attacked,
     pub slow_read: Attacked,
     pub held: Held,
+    /// Resident memory per idle keep-alive connection, measured first (before the attacks and the
+    /// search raise the server's high-water mark).
+    pub memory: crate::memory::PerConnection,
 }
 
 /// Service availability during one slowhttptest attack, from its per-second CSV.
@@ -109,7 +113,10 @@ pub fn measure(
         spec.cases.len(),
         spec.max_time.as_secs()
     ));
-    let mut out = Robustness::default();
+    let mut out = Robustness {
+        memory: crate::memory::per_connection(server, spec.hold_max),
+        ..Default::default()
+    };
     probe_cases(server.addr, spec, &mut out);
     let large = large_file(docroot).unwrap_or_else(|| "/2k.html".into());
     for slow_read in [false, true] {
