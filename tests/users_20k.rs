@@ -113,7 +113,10 @@ fn serve_holds_19500_keep_alive_connections_small_and_responsive() {
     times.sort();
     // Every held connection is still open and answers again.
     let lost = held.iter_mut().map(exchange).filter(|ok| !ok).count();
-    assert_eq!(lost, 0, "{lost} of {USERS} held connections no longer answered");
+    assert_eq!(
+        lost, 0,
+        "{lost} of {USERS} held connections no longer answered"
+    );
     assert!(
         rss < 20 * 1024,
         "webstand serve used {rss} KiB resident with {USERS} connections (limit 20 MiB)"
@@ -134,8 +137,20 @@ fn bench_opens_19500_connections_from_a_range_of_source_addresses() {
     let db = dir.path().join("h.db");
     let (users, requests) = (USERS.to_string(), (2 * USERS).to_string());
     let args = [
-        "bench", "--json", "-k", "-c", &users, "-n", &requests, "-s", "20", "-B",
-        "127.0.0.2-127.0.0.254", "--db", db.to_str().unwrap(), &url,
+        "bench",
+        "--json",
+        "-k",
+        "-c",
+        &users,
+        "-n",
+        &requests,
+        "-s",
+        "20",
+        "-B",
+        "127.0.0.2-127.0.0.254",
+        "--db",
+        db.to_str().unwrap(),
+        &url,
     ];
     let out = common::run_with_timeout(&args, Duration::from_secs(120));
     assert!(out.status.success(), "{}", common::stderr(&out));
@@ -166,7 +181,16 @@ fn bench_spreads_connections_over_the_source_range() {
     let url = format!("http://{addr}/");
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
-    let b = ["bench", "-n", "6", "-c", "1", "-B", "127.0.0.5-127.0.0.7", "--db"];
+    let b = [
+        "bench",
+        "-n",
+        "6",
+        "-c",
+        "1",
+        "-B",
+        "127.0.0.5-127.0.0.7",
+        "--db",
+    ];
     let out = common::run(&[&b[..], &[db.to_str().unwrap(), &url]].concat());
     assert!(out.status.success(), "{}", common::stderr(&out));
     let peers: Vec<String> = seen.join().unwrap().into_iter().collect();
@@ -178,7 +202,10 @@ fn bench_refuses_bad_ranges_and_too_many_clients_in_one_line() {
     let url = "http://127.0.0.1:9/";
     for (b, says) in [
         ("127.0.0.9-127.0.0.2", "the range must go up"),
-        ("127.0.0.2-::1", "both ends of a range must be IPv4, or both IPv6"),
+        (
+            "127.0.0.2-::1",
+            "both ends of a range must be IPv4, or both IPv6",
+        ),
         ("127.0.0.2-192.0.2.1", "cannot bind to 192.0.2.1"),
     ] {
         let out = common::run(&["bench", "-B", b, url]);
@@ -196,6 +223,9 @@ fn bench_refuses_bad_ranges_and_too_many_clients_in_one_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains("open-files limit (RLIMIT_NOFILE) is 4096"), "{err}");
+    assert!(
+        err.contains("open-files limit (RLIMIT_NOFILE) is 4096"),
+        "{err}"
+    );
     assert!(err.contains("ulimit -n"), "{err}");
 }

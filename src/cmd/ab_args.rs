@@ -260,7 +260,11 @@ fn proxy_address(v: &str) -> anyhow::Result<(String, u16)> {
 /// family (127.0.0.2-127.0.0.254), whose ends are proven bindable now.
 fn source_addrs(v: &str, plan: &Plan) -> anyhow::Result<SourceAddrs> {
     let range = v.split_once('-').and_then(|(a, b)| {
-        let ip = |s: &str| s.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>();
+        let ip = |s: &str| {
+            s.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+        };
         Some((ip(a).ok()?, ip(b).ok()?))
     });
     let Some((first, last)) = range else {

@@ -133,7 +133,10 @@ pub struct SourceAddrs {
 impl SourceAddrs {
     /// One address.
     pub fn one(ip: std::net::IpAddr) -> SourceAddrs {
-        SourceAddrs { first: ip, count: 1 }
+        SourceAddrs {
+            first: ip,
+            count: 1,
+        }
     }
 
     /// The `i`-th address, counting round the range.

@@ -88,7 +88,9 @@ fn open_one(to: SocketAddr) -> std::io::Result<TcpStream> {
 fn answer_length(got: &[u8]) -> Option<usize> {
     let end = got.windows(4).position(|w| w == b"\r\n\r\n")? + 4;
     let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
-    let len = head.lines().find_map(|l| l.strip_prefix("content-length:"))?;
+    let len = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))?;
     Some(end + len.trim().parse::<usize>().ok()?)
 }
 

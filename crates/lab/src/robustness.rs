@@ -126,7 +126,11 @@ pub fn measure(
             spec.attack_connections,
             spec.attack_time.as_secs()
         ));
-        let path = if slow_read { large.as_str() } else { "/2k.html" };
+        let path = if slow_read {
+            large.as_str()
+        } else {
+            "/2k.html"
+        };
         let a = crate::slowhttp::attack(server.addr, path, slow_read, spec, server.workdir());
         *(if slow_read {
             &mut out.slow_read
@@ -162,10 +166,7 @@ fn probe_cases(addr: SocketAddr, spec: &ProbeSpec, out: &mut Robustness) {
             out.categories = r.by_category();
             out.probe_note = match r.ended {
                 webstand_probe::Ended::Complete => None,
-                e => Some(format!(
-                    "{e:?}: {} case(s) not run",
-                    r.not_run.len().max(1)
-                )),
+                e => Some(format!("{e:?}: {} case(s) not run", r.not_run.len().max(1))),
             };
         }
         Err(e) => out.probe_note = Some(format!("{e:#}")),
@@ -174,7 +175,10 @@ fn probe_cases(addr: SocketAddr, spec: &ProbeSpec, out: &mut Robustness) {
 
 /// The docroot's large file (the fixtures' `/large/…`), which a slow reader cannot take in at once.
 fn large_file(docroot: &Path) -> Option<String> {
-    let entry = std::fs::read_dir(docroot.join("large")).ok()?.flatten().next()?;
+    let entry = std::fs::read_dir(docroot.join("large"))
+        .ok()?
+        .flatten()
+        .next()?;
     Some(format!("/large/{}", entry.file_name().to_str()?))
 }
 

@@ -25,7 +25,9 @@ fn counts_cell(r: &Robustness, category: &str) -> String {
     r.categories
         .iter()
         .find(|k| k.category == category)
-        .map_or("-".into(), |k| format!("{}/{}/{}", k.safe, k.lenient, k.unsafe_))
+        .map_or("-".into(), |k| {
+            format!("{}/{}/{}", k.safe, k.lenient, k.unsafe_)
+        })
 }
 
 /// The table, or an empty string when no server has a robustness row.
@@ -68,9 +70,24 @@ pub fn robustness_table(c: &Comparison) -> String {
         out.push_str(&line);
         let name = s.kind.name();
         notes.extend(r.probe_note.iter().map(|n| format!("{name}: probe: {n}")));
-        notes.extend(r.slowloris.note.iter().map(|n| format!("{name}: slowloris: {n}")));
-        notes.extend(r.slow_read.note.iter().map(|n| format!("{name}: slow read: {n}")));
-        notes.extend(r.memory.note.iter().map(|n| format!("{name}: KiB/conn: {n}")));
+        notes.extend(
+            r.slowloris
+                .note
+                .iter()
+                .map(|n| format!("{name}: slowloris: {n}")),
+        );
+        notes.extend(
+            r.slow_read
+                .note
+                .iter()
+                .map(|n| format!("{name}: slow read: {n}")),
+        );
+        notes.extend(
+            r.memory
+                .note
+                .iter()
+                .map(|n| format!("{name}: KiB/conn: {n}")),
+        );
         if let Some((at, errors)) = r.held.broke_at {
             notes.push(format!("{name}: held: {errors} errors at {at} connections"));
         }
