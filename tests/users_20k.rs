@@ -94,7 +94,10 @@ fn serve_holds_19500_keep_alive_connections_small_and_responsive() {
     let mut errors = 0;
     for i in 0..USERS {
         match connect_from(i, server.addr) {
-            Ok(mut s) if exchange(&mut s) => held.push(s),
+            Ok(mut s) => match exchange(&mut s) {
+                true => held.push(s),
+                false => errors += 1,
+            },
             _ => errors += 1,
         }
     }
