@@ -40,10 +40,31 @@ fn compare_probe_gives_each_server_a_robustness_row() {
     let db = history.path().join("h.db");
     let (conns, hold) = (ATTACK_CONNECTIONS.to_string(), HOLD_MAX.to_string());
     let args = [
-        "compare", "--json", "-q", "--db", db.to_str().unwrap(), "--servers", "builtin,nginx",
-        "--workloads", "2k", "-c", "1", "-d", "300ms", "--max-users", "none", "--no-features",
-        "--probe", "--probe-only", CATEGORIES, "--attack-connections", &conns, "--attack-time",
-        "8s", "--hold-max", &hold,
+        "compare",
+        "--json",
+        "-q",
+        "--db",
+        db.to_str().unwrap(),
+        "--servers",
+        "builtin,nginx",
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--max-users",
+        "none",
+        "--no-features",
+        "--probe",
+        "--probe-only",
+        CATEGORIES,
+        "--attack-connections",
+        &conns,
+        "--attack-time",
+        "8s",
+        "--hold-max",
+        &hold,
     ];
     let out = common::run_with_timeout(&args, std::time::Duration::from_secs(600));
     assert!(out.status.success(), "{}", common::stderr(&out));
@@ -79,6 +100,14 @@ fn compare_probe_gives_each_server_a_robustness_row() {
                 "{server} stayed available under {attack}: {a}"
             );
         }
+        // Memory per idle connection: the server's RSS grew, by less than its 64 KiB read buffer
+        // per connection (the readings themselves are checked against /proc in the lab's code).
+        let mem = &row["memory"];
+        assert_eq!(count(mem, "connections"), HOLD_MAX, "{server}: {mem}");
+        assert!(
+            count(mem, "rss_with_kib") > count(mem, "rss_before_kib"),
+            "{server}: {mem}"
+        );
         let held = &row["held"];
         assert_eq!(count(held, "limit"), HOLD_MAX, "{server}: {held}");
         assert_eq!(count(held, "most"), HOLD_MAX, "{server}: {held}");
@@ -93,10 +122,30 @@ fn compare_probe_prints_the_robustness_table() {
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
     let args = [
-        "compare", "-q", "--db", db.to_str().unwrap(), "--servers", "builtin", "--workloads", "2k",
-        "-c", "1", "-d", "300ms", "--max-users", "none", "--no-features", "--probe",
-        "--probe-only", "ranges", "--attack-connections", "50", "--attack-time", "3s",
-        "--hold-max", "300",
+        "compare",
+        "-q",
+        "--db",
+        db.to_str().unwrap(),
+        "--servers",
+        "builtin",
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--max-users",
+        "none",
+        "--no-features",
+        "--probe",
+        "--probe-only",
+        "ranges",
+        "--attack-connections",
+        "50",
+        "--attack-time",
+        "3s",
+        "--hold-max",
+        "300",
     ];
     let out = common::run_with_timeout(&args, std::time::Duration::from_secs(300));
     assert!(out.status.success(), "{}", common::stderr(&out));
@@ -106,16 +155,38 @@ fn compare_probe_prints_the_robustness_table() {
         .find(|l| l.starts_with("server") && l.contains("slowloris"))
         .unwrap_or_else(|| panic!("no robustness table in\n{text}"));
     let cols: Vec<&str> = header.split_whitespace().collect();
-    assert_eq!(cols, ["server", "ranges", "slowloris", "slow", "read", "held"]);
-    let row = text.lines().find(|l| l.starts_with("builtin ") && l.ends_with("300+"));
+    assert_eq!(
+        cols,
+        [
+            "server",
+            "ranges",
+            "slowloris",
+            "slow",
+            "read",
+            "held",
+            "KiB/conn"
+        ]
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("builtin ") && l.contains(" 300+ "));
     let cols: Vec<&str> = row.expect(&text).split_whitespace().collect();
-    assert_eq!(cols, ["builtin", "5/0/0", "yes", "yes", "300+"], "{text}");
+    assert_eq!(
+        cols[..5],
+        ["builtin", "5/0/0", "yes", "yes", "300+"],
+        "{text}"
+    );
+    let kib: f64 = cols[5].parse().expect(&text);
+    assert!(kib > 0.0 && kib < 64.0, "KiB per connection {kib}: {text}");
 }
 
 #[test]
 fn compare_probe_refuses_bad_values_in_one_line() {
     for (args, says) in [
-        (&["--probe", "--probe-only", "nosuch"][..], "no case or category named 'nosuch'"),
+        (
+            &["--probe", "--probe-only", "nosuch"][..],
+            "no case or category named 'nosuch'",
+        ),
         (&["--probe", "--attack-time", "0"][..], "--attack-time"),
         (&["--probe", "--hold-max", "0"][..], "--hold-max"),
         (&["--probe", "--hold-max", "90000"][..], "open-files limit"),

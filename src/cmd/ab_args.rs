@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use webstand_engine::{Plan, RunResult, Scheme, Target};
+use webstand_engine::{Plan, RunResult, Scheme, SourceAddrs, Target};
 use webstand_report::ab_html::Attributes;
 
 #[derive(clap::Args, Default)]
@@ -44,7 +44,9 @@ pub struct AbArgs {
     #[arg(short = 'b', value_name = "BYTES")]
     window: Option<String>,
 
-    /// Local address each connection is bound to before it connects (ab's -B)
+    /// Local address each connection is bound to before it connects (ab's -B), or a range of them
+    /// (127.0.0.2-127.0.0.254) taken in turn, so that more connections than one address's ephemeral
+    /// ports (~28,000) can go to one server
     #[arg(short = 'B', value_name = "ADDRESS")]
     bind: Option<String>,
 
@@ -210,7 +212,7 @@ impl AbArgs {
         plan.keep_samples = self.gnuplot.is_some() || self.csv.is_some();
         plan.socket_buffer = self.window.as_deref().map(window).transpose()?;
         if let Some(b) = &self.bind {
-            plan.bind = Some(bind_address(b, plan)?);
+            plan.bind = Some(source_addrs(b, plan)?);
         }
         if self.proxy.is_some() {
             let t = &plan.target;
@@ -247,6 +249,33 @@ fn proxy_address(v: &str) -> anyhow::Result<(String, u16)> {
         return Err(bad());
     }
     Ok((host.to_string(), port))
+}
+
+/// -B: one address as `bind_address` takes it, or a range `FIRST-LAST` of addresses of the target's
+/// family (127.0.0.2-127.0.0.254), whose ends are proven bindable now.
+fn source_addrs(v: &str, plan: &Plan) -> anyhow::Result<SourceAddrs> {
+    let range = v.split_once('-').and_then(|(a, b)| {
+        let ip = |s: &str| {
+            s.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+        };
+        Some((ip(a).ok()?, ip(b).ok()?))
+    });
+    let Some((first, last)) = range else {
+        return Ok(SourceAddrs::one(bind_address(v, plan)?));
+    };
+    let count = match (first, last) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => u128::from(u32::from(b)).checked_sub(u32::from(a).into()),
+        (IpAddr::V6(a), IpAddr::V6(b)) => u128::from(b).checked_sub(u128::from(a)),
+        _ => bail!("-B {v}: both ends of a range must be IPv4, or both IPv6"),
+    };
+    let count = count
+        .and_then(|c| u32::try_from(c + 1).ok())
+        .ok_or_else(|| anyhow::anyhow!("-B {v}: the range must go up, at most 2^32 addresses"))?;
+    bind_address(&first.to_string(), plan)?;
+    bind_address(&last.to_string(), plan)?;
+    Ok(SourceAddrs { first, count })
 }
 
 /// -B: an address (or a name resolving to one) of this machine, of the target's address family,

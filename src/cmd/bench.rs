@@ -242,7 +242,6 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     if a.pipeline == 0 {
         bail!("--pipeline must be at least 1");
     }
-    super::diagnose::check_open_files(a.concurrency)?;
     let timeout = seconds(a.timeout, "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
     let duration = duration_flag(a)?;
@@ -312,6 +311,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
         }
     }
     a.ab.apply(&mut plan)?;
+    super::diagnose::check_connections(a.concurrency, &plan)?;
     Ok((plan, path, url))
 }
 

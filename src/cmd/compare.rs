@@ -149,7 +149,12 @@ pub struct Args {
     pub probe_only: Vec<String>,
 
     /// --probe: the probe cases' budget per server
-    #[arg(long, value_name = "DURATION", default_value = "5m", requires = "probe")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "5m",
+        requires = "probe"
+    )]
     pub probe_time: String,
 
     /// --probe: slowhttptest's connections in each attack
@@ -157,7 +162,12 @@ pub struct Args {
     pub attack_connections: usize,
 
     /// --probe: the length of each slowhttptest attack
-    #[arg(long, value_name = "DURATION", default_value = "30s", requires = "probe")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "30s",
+        requires = "probe"
+    )]
     pub attack_time: String,
 
     /// --probe: the keep-alive search opens 250, 500, 1000… connections at once up to this many
@@ -273,7 +283,7 @@ fn probe_spec(args: &Args) -> Result<ProbeSpec> {
     if spec.attack_time < std::time::Duration::from_secs(1) {
         bail!("--attack-time must be at least 1s (slowhttptest counts whole seconds)");
     }
-    webstand_diagnosis::limits::check_open_files(spec.most_connections() as u64)
+    super::diagnose::check_open_files(spec.most_connections())
         .map_err(|e| anyhow::anyhow!("--probe: {e}"))?;
     Ok(spec)
 }

@@ -1,7 +1,7 @@
 //! The wiring of `webstand_diagnosis` into the measuring commands: a [`Diagnosing`] observer that
 //! wraps any lab observer and watches each measured run (kernel counters, load threads, the server's
 //! CPU when its process is known), and the one-line refusal of a concurrency the open-files limit
-//! cannot hold.
+//! or the source ports cannot hold.
 
 use anyhow::{bail, Result};
 use std::sync::Arc;
@@ -27,6 +27,15 @@ impl KeepsDiagnosis for Session {
 /// Refuses, before anything runs, a concurrency the open-files hard limit cannot hold.
 pub fn check_open_files(clients: usize) -> Result<()> {
     webstand_diagnosis::limits::check_open_files(clients as u64).map_err(anyhow::Error::msg)
+}
+
+/// Refuses, before anything runs, `clients` connections of `plan` that the open-files limit or its
+/// source addresses' ephemeral ports cannot hold (`-B FIRST-LAST` multiplies the ports).
+pub fn check_connections(clients: usize, plan: &Plan) -> Result<()> {
+    check_open_files(clients)?;
+    let sources = plan.bind.map_or(1, |b| u64::from(b.count));
+    webstand_diagnosis::limits::check_source_ports(clients as u64, sources)
+        .map_err(anyhow::Error::msg)
 }
 
 /// A server process to watch: `--server-pid`, the embedded server or a lab server.

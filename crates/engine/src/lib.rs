@@ -34,7 +34,8 @@ pub use h1::request_bytes;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
-    BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, Stop, Target, TlsPlan, TlsVersions,
+    BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target, TlsPlan,
+    TlsVersions,
 };
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};

@@ -113,11 +113,41 @@ pub struct Plan {
     /// ab's `-b`: SO_SNDBUF and SO_RCVBUF of every connection, in bytes (None: the system's).
     #[serde(default)]
     pub socket_buffer: Option<u32>,
-    /// ab's `-B`: the local address every connection is bound to before it connects.
+    /// ab's `-B`: the local address (or addresses, taken in turn) every connection is bound to
+    /// before it connects.
     #[serde(default)]
-    pub bind: Option<std::net::IpAddr>,
+    pub bind: Option<SourceAddrs>,
     /// `https://`: every connection is TLS, set up as this says.
     pub tls: Option<TlsPlan>,
+}
+
+/// ab's `-B`, extended to a range: `count` consecutive addresses from `first` (`127.0.0.2-127.0.0.254`
+/// is 253), each new connection bound to the next one, so that the connections to one server are not
+/// limited to one source address's ephemeral ports (net.ipv4.ip_local_port_range, ~28,000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceAddrs {
+    pub first: std::net::IpAddr,
+    pub count: u32,
+}
+
+impl SourceAddrs {
+    /// One address.
+    pub fn one(ip: std::net::IpAddr) -> SourceAddrs {
+        SourceAddrs {
+            first: ip,
+            count: 1,
+        }
+    }
+
+    /// The `i`-th address, counting round the range.
+    pub fn nth(&self, i: u64) -> std::net::IpAddr {
+        use std::net::IpAddr;
+        let step = i % u64::from(self.count.max(1));
+        match self.first {
+            IpAddr::V4(a) => IpAddr::V4(u32::from(a).wrapping_add(step as u32).into()),
+            IpAddr::V6(a) => IpAddr::V6(u128::from(a).wrapping_add(u128::from(step)).into()),
+        }
+    }
 }
 
 /// ab's `-f`: which TLS versions the client offers.

@@ -9,6 +9,7 @@ pub mod disclosure; // what each row must say about how its server ran (issue 19
 pub mod interrupt; // Ctrl-C: stops the current run and every later one of the command
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
+mod memory; // resident memory per idle keep-alive connection of a lab server (issue 15)
 pub mod php; // PHP-FPM, a private MariaDB, the php page and WordPress (issue 12)
 pub mod procstat; // CPU time and resident memory of a process tree from /proc (issue 5)
 pub mod progress; // a bar (or periodic lines) with a run's live counters

@@ -1,8 +1,9 @@
 //! `compare --probe`: how one running lab server fares against hostile clients, as the robustness
 //! table's row: the probe's cases counted by category (webstand-probe), service availability under
 //! slowhttptest's slowloris and slow-read attacks (a third-party tool from Debian, run as it would be
-//! run by hand), and the most keep-alive connections the server held at once with no error (engine
-//! runs at doubling concurrency, each client keeping its one connection for two requests).
+//! run by hand), the most keep-alive connections the server held at once with no error (engine
+//! runs at doubling concurrency, each client keeping its one connection for two requests), and the
+//! resident memory an idle keep-alive connection costs the server (`memory.rs`).
 
 use serde::Serialize;
 use std::net::SocketAddr;
@@ -46,6 +47,9 @@ pub struct Robustness {
     pub slowloris: Attacked,
     pub slow_read: Attacked,
     pub held: Held,
+    /// Resident memory per idle keep-alive connection, measured first (before the attacks and the
+    /// search raise the server's high-water mark).
+    pub memory: crate::memory::PerConnection,
 }
 
 /// Service availability during one slowhttptest attack, from its per-second CSV.
@@ -109,7 +113,10 @@ pub fn measure(
         spec.cases.len(),
         spec.max_time.as_secs()
     ));
-    let mut out = Robustness::default();
+    let mut out = Robustness {
+        memory: crate::memory::per_connection(server, spec.hold_max),
+        ..Default::default()
+    };
     probe_cases(server.addr, spec, &mut out);
     let large = large_file(docroot).unwrap_or_else(|| "/2k.html".into());
     for slow_read in [false, true] {
@@ -119,7 +126,11 @@ pub fn measure(
             spec.attack_connections,
             spec.attack_time.as_secs()
         ));
-        let path = if slow_read { large.as_str() } else { "/2k.html" };
+        let path = if slow_read {
+            large.as_str()
+        } else {
+            "/2k.html"
+        };
         let a = crate::slowhttp::attack(server.addr, path, slow_read, spec, server.workdir());
         *(if slow_read {
             &mut out.slow_read
@@ -155,10 +166,7 @@ fn probe_cases(addr: SocketAddr, spec: &ProbeSpec, out: &mut Robustness) {
             out.categories = r.by_category();
             out.probe_note = match r.ended {
                 webstand_probe::Ended::Complete => None,
-                e => Some(format!(
-                    "{e:?}: {} case(s) not run",
-                    r.not_run.len().max(1)
-                )),
+                e => Some(format!("{e:?}: {} case(s) not run", r.not_run.len().max(1))),
             };
         }
         Err(e) => out.probe_note = Some(format!("{e:#}")),
@@ -167,7 +175,10 @@ fn probe_cases(addr: SocketAddr, spec: &ProbeSpec, out: &mut Robustness) {
 
 /// The docroot's large file (the fixtures' `/large/…`), which a slow reader cannot take in at once.
 fn large_file(docroot: &Path) -> Option<String> {
-    let entry = std::fs::read_dir(docroot.join("large")).ok()?.flatten().next()?;
+    let entry = std::fs::read_dir(docroot.join("large"))
+        .ok()?
+        .flatten()
+        .next()?;
     Some(format!("/large/{}", entry.file_name().to_str()?))
 }
 

@@ -14,7 +14,13 @@ use crate::robustness::{Attacked, ProbeSpec};
 const PROBE_TIMEOUT_SECS: u64 = 3;
 
 /// The command line of one attack on `http://addr{path}`, writing `prefix.csv`.
-pub fn command(addr: SocketAddr, path: &str, slow_read: bool, spec: &ProbeSpec, prefix: &Path) -> Command {
+pub fn command(
+    addr: SocketAddr,
+    path: &str,
+    slow_read: bool,
+    spec: &ProbeSpec,
+    prefix: &Path,
+) -> Command {
     let secs = spec.attack_time.as_secs().max(1);
     let connections = spec.attack_connections.max(1);
     // Every connection opened within the first third of the attack, so most of it runs at full count.
@@ -23,7 +29,9 @@ pub fn command(addr: SocketAddr, path: &str, slow_read: bool, spec: &ProbeSpec, 
     let n = |v: u64| v.to_string();
     if slow_read {
         // Windows of 512-1024 bytes, 32 bytes read every 5 s, the file asked three times.
-        cmd.args(["-X", "-w", "512", "-y", "1024", "-n", "5", "-z", "32", "-k", "3"]);
+        cmd.args([
+            "-X", "-w", "512", "-y", "1024", "-n", "5", "-z", "32", "-k", "3",
+        ]);
     } else {
         // A 24-byte header line every 10 s on each connection, never the blank line.
         cmd.args(["-H", "-i", "10", "-s", "8192", "-t", "GET", "-x", "24"]);
@@ -36,7 +44,13 @@ pub fn command(addr: SocketAddr, path: &str, slow_read: bool, spec: &ProbeSpec, 
 }
 
 /// Runs one attack to its end (bounded: its length plus a margin) and reads its CSV.
-pub fn attack(addr: SocketAddr, path: &str, slow_read: bool, spec: &ProbeSpec, dir: &Path) -> Attacked {
+pub fn attack(
+    addr: SocketAddr,
+    path: &str,
+    slow_read: bool,
+    spec: &ProbeSpec,
+    dir: &Path,
+) -> Attacked {
     let name = if slow_read { "slow-read" } else { "slowloris" };
     let prefix = dir.join(name);
     let mut out = Attacked {
@@ -58,7 +72,12 @@ pub fn attack(addr: SocketAddr, path: &str, slow_read: bool, spec: &ProbeSpec, d
                 out.available = available;
                 out.most_connected = most;
             }
-            None => out.note = Some(format!("slowhttptest wrote no samples to {}", csv.display())),
+            None => {
+                out.note = Some(format!(
+                    "slowhttptest wrote no samples to {}",
+                    csv.display()
+                ))
+            }
         },
         Err(e) => out.note = Some(format!("slowhttptest left no {}: {e}", csv.display())),
     }
@@ -96,6 +115,9 @@ mod tests {
         let csv = "Seconds,Closed,Pending,Connected,Service Available\n\
                    0,0,1,0,50\n1,0,1,49,50\n2,3,0,47,0\n3,3,0,47,50\n";
         assert_eq!(availability(csv), Some((4, 3, 49)));
-        assert_eq!(availability("Seconds,Closed,Pending,Connected,Service Available\n"), None);
+        assert_eq!(
+            availability("Seconds,Closed,Pending,Connected,Service Available\n"),
+            None
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! `compare --probe`'s robustness table: a row per server, a column per probe category (safe /
 //! lenient / unsafe case counts), service availability under slowhttptest's slowloris and slow-read
-//! attacks, and the most keep-alive connections held with no error; and the same as JSON. Pure:
+//! attacks, the most keep-alive connections held with no error, and the resident memory per idle
+//! keep-alive connection; and the same as JSON. Pure:
 //! the lab's measurements in, text out.
 
 use std::fmt::Write;
@@ -24,7 +25,9 @@ fn counts_cell(r: &Robustness, category: &str) -> String {
     r.categories
         .iter()
         .find(|k| k.category == category)
-        .map_or("-".into(), |k| format!("{}/{}/{}", k.safe, k.lenient, k.unsafe_))
+        .map_or("-".into(), |k| {
+            format!("{}/{}/{}", k.safe, k.lenient, k.unsafe_)
+        })
 }
 
 /// The table, or an empty string when no server has a robustness row.
@@ -41,14 +44,19 @@ pub fn robustness_table(c: &Comparison) -> String {
     let mut out = format!(
         "Robustness (compare --probe): probe cases safe/lenient/unsafe per category; slowloris, slow read:\n\
          service available every second under slowhttptest's attack ({} connections, {} s); held: most\n\
-         keep-alive connections open at once with 0 errors (N+: the search's limit, not the server's)\n",
-        first.slowloris.connections, first.slowloris.seconds
+         keep-alive connections open at once with 0 errors (N+: the search's limit, not the server's);\n\
+         KiB/conn: the server's resident memory per idle keep-alive connection ({} open)\n",
+        first.slowloris.connections, first.slowloris.seconds, first.held.limit
     );
     let mut header = format!("{:<16}", "server");
     for k in &cats {
         let _ = write!(header, " {k:>11}");
     }
-    let _ = writeln!(header, " {:>12} {:>12} {:>9}", "slowloris", "slow read", "held");
+    let _ = writeln!(
+        header,
+        " {:>12} {:>12} {:>9} {:>9}",
+        "slowloris", "slow read", "held", "KiB/conn"
+    );
     out.push_str(&header);
     let mut notes = Vec::new();
     for (s, r) in &measured {
@@ -57,12 +65,29 @@ pub fn robustness_table(c: &Comparison) -> String {
             let _ = write!(line, " {:>11}", counts_cell(r, k));
         }
         let (sl, sr) = (r.slowloris.cell(), r.slow_read.cell());
-        let _ = writeln!(line, " {sl:>12} {sr:>12} {:>9}", r.held.cell());
+        let (held, mem) = (r.held.cell(), r.memory.cell());
+        let _ = writeln!(line, " {sl:>12} {sr:>12} {held:>9} {mem:>9}");
         out.push_str(&line);
         let name = s.kind.name();
         notes.extend(r.probe_note.iter().map(|n| format!("{name}: probe: {n}")));
-        notes.extend(r.slowloris.note.iter().map(|n| format!("{name}: slowloris: {n}")));
-        notes.extend(r.slow_read.note.iter().map(|n| format!("{name}: slow read: {n}")));
+        notes.extend(
+            r.slowloris
+                .note
+                .iter()
+                .map(|n| format!("{name}: slowloris: {n}")),
+        );
+        notes.extend(
+            r.slow_read
+                .note
+                .iter()
+                .map(|n| format!("{name}: slow read: {n}")),
+        );
+        notes.extend(
+            r.memory
+                .note
+                .iter()
+                .map(|n| format!("{name}: KiB/conn: {n}")),
+        );
         if let Some((at, errors)) = r.held.broke_at {
             notes.push(format!("{name}: held: {errors} errors at {at} connections"));
         }
