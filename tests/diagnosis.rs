@@ -507,55 +507,64 @@ fn a_server_pid_that_names_no_process_is_refused() {
 #[test]
 fn a_sweep_past_its_knee_is_saturated_and_the_history_keeps_it() {
     let _serial = one_at_a_time();
-    // One worker, 5 ms a request: about 200 hits/s whatever the clients; latency grows with them.
-    let server = SlowServer::start(1, Duration::from_millis(5), b"hello");
+    // One worker, 10 ms a request: about 100 hits/s once two clients keep it busy (one served, one
+    // queued, so their own overheads overlap its work); beyond that, latency grows with the clients.
+    let server = SlowServer::start(1, Duration::from_millis(10), b"hello");
     let db = db_path("saturated.db");
     let url = format!("http://{}/x", server.addr);
     let out = run_with_timeout(
         &[
-            "sweep", "-q", "--db", &db, "-c", "1,4", "-d", "1s", "--warmup", "0", &url,
+            "sweep", "-q", "--db", &db, "-c", "2,8", "-d", "1s", "--warmup", "0", &url,
         ],
         Duration::from_secs(60),
     );
     let text = stdout(&out);
-    assert!(
-        text.contains("  4 clients: saturated: more clients only wait longer"),
-        "{text}"
-    );
-    assert!(text.contains("from 1 to 4 clients hits/s went"), "{text}");
+    assert!(text.contains("from 2 to 8 clients hits/s went"), "{text}");
+    assert!(text.contains("the run is past its knee"), "{text}");
     let row = |text: &str, clients: &str| {
         text.lines()
             .find(|l| l.split_whitespace().next() == Some(clients))
             .unwrap_or_else(|| panic!("no row for {clients}: {text}"))
             .to_string()
     };
-    // The table's "Bound by" column names each level's limit.
-    assert!(row(&text, "4").contains("saturated"), "{text}");
-    assert!(row(&text, "1").contains("  -"), "{text}");
+    // The table's "Bound by" column names each level's verdict: saturated, unless a more decisive
+    // finding came first (a generator starved by other programs on a shared machine says so too).
+    let export = stdout(&run(&["export", "--db", &db, "last", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&export).unwrap();
+    let (first, second) = (&v["levels"][0]["diagnosis"], &v["levels"][1]["diagnosis"]);
+    let no_saturation = first["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["limit"] != "saturated");
+    assert!(no_saturation, "the first level has none before it: {v:#}");
+    finding(second, "saturated");
+    let verdict = second["verdict"].as_str().unwrap();
+    assert!(["saturated", "generator"].contains(&verdict), "{v:#}");
+    assert!(
+        text.contains(&format!(
+            "  8 clients: {}",
+            second["summary"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+    assert!(row(&text, "8").contains(verdict), "{text}");
+    let first_cell = first["verdict"].as_str().unwrap_or("-");
+    assert!(
+        row(&text, "2").contains(&format!("  {first_cell}")),
+        "{text}"
+    );
     // The history keeps the findings: `show` prints the column and the Diagnosis again…
     let shown = stdout(&run(&["show", "--db", &db, "last"]));
     assert!(shown.contains("Bound by"), "{shown}");
-    assert!(row(&shown, "4").contains("saturated"), "{shown}");
-    assert!(
-        shown.contains("at 4 clients: saturated: more clients only wait longer"),
-        "{shown}"
-    );
-    // … and so does the HTML report, and the JSON export.
+    assert!(row(&shown, "8").contains(verdict), "{shown}");
+    assert!(shown.contains("from 2 to 8 clients hits/s went"), "{shown}");
+    // … and so does the HTML report.
     let page = Path::new(&db).with_extension("html");
     let out = run(&["report", "--db", &db, "last", "-o", page.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(
-        html.contains("saturated: more clients only wait longer"),
-        "{html}"
-    );
-    let export = stdout(&run(&["export", "--db", &db, "last", "--format", "json"]));
-    let v: serde_json::Value = serde_json::from_str(&export).unwrap();
-    assert_eq!(v["levels"][1]["diagnosis"]["verdict"], "saturated", "{v:#}");
-    assert_eq!(
-        v["levels"][0]["diagnosis"]["summary"], "no problem found",
-        "{v:#}"
-    );
+    assert!(html.contains("from 2 to 8 clients hits/s went"), "{html}");
 }
 
 #[test]
@@ -565,10 +574,8 @@ fn refused_connections_are_counted_by_errno() {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     std::thread::spawn(move || {
-        for s in listener.incoming().take(5) {
-            if let Ok(s) = s {
-                converse(s, Answer::OkClose);
-            }
+        for s in listener.incoming().take(5).flatten() {
+            converse(s, Answer::OkClose);
         }
     });
     let url = format!("http://{addr}/x");

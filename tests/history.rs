@@ -113,6 +113,10 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         ab.contains("Complete requests:      300") && ab.contains("Concurrency Level:      2"),
         "{ab}"
     );
+    // The bench's Diagnosis was kept with it and is shown again after ab's report.
+    assert!(ab.contains("\nDiagnosis: "), "{ab}");
+    // The sweep's levels were diagnosed: the table names what bound each.
+    assert!(show.contains("Bound by"), "{show}");
 
     // export json: the run's metadata and each level's counts.
     let json: serde_json::Value =

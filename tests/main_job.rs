@@ -27,7 +27,7 @@ fn the_main_job_prints_tenons_table_and_the_small_file_run() {
         .collect();
     let header = rows
         .iter()
-        .position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."])
+        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
         .unwrap_or_else(|| panic!("{text}"));
     for (i, clients) in ["1", "2", "4", "8", "16", "32"].iter().enumerate() {
         let row = &rows[header + 1 + i];
@@ -93,7 +93,7 @@ fn ctrl_c_prints_the_levels_so_far_and_keeps_them() {
         .collect();
     let header = rows
         .iter()
-        .position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."])
+        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(rows[header + 1][0], "1", "{text}");
     assert!(rows[header + 1][1].parse::<f64>().unwrap() > 0.0, "{text}");

@@ -125,7 +125,7 @@ fn seed_tables_print_every_level_and_the_peak() {
         .collect();
     let header = rows
         .iter()
-        .position(|r| r[..] == ["Clients", "Hits/Sec.", "Kbytes/Sec."])
+        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(rows[header + 1][0], "1");
     assert_eq!(rows[header + 2][0], "2");

@@ -62,7 +62,7 @@ pub fn name(code: i32) -> String {
 /// Failed requests by errno, most first: "37 EADDRNOTAVAIL, 3 ECONNREFUSED".
 pub fn counts(by_code: &std::collections::BTreeMap<i32, u64>) -> String {
     let mut all: Vec<(&i32, &u64)> = by_code.iter().collect();
-    all.sort_by(|a, b| b.1.cmp(a.1));
+    all.sort_by_key(|k| std::cmp::Reverse(*k.1));
     let parts: Vec<String> = all
         .iter()
         .map(|(c, n)| format!("{n} {}", name(**c)))
@@ -76,7 +76,7 @@ pub fn most_common(by_code: &std::collections::BTreeMap<i32, u64>) -> Option<Soc
         .iter()
         .filter_map(|(c, n)| Some((of_code(*c)?, *n)))
         .collect();
-    known.sort_by(|a, b| b.1.cmp(&a.1));
+    known.sort_by_key(|k| std::cmp::Reverse(k.1));
     known.first().map(|(kind, _)| *kind)
 }
 

@@ -263,18 +263,18 @@ fn bytes_near_the_link_speed_are_limited_by_the_network() {
         }),
         ..Default::default()
     };
-    // 11,500 responses of 10 KiB in one second: 94.2 Mbit/s received.
+    // 11,500 responses of 10 KiB in one second: 942.1 Mbit/s received.
     let mut r = run(11_500, 300);
     r.total_bytes = 11_500 * 10_240;
-    let d = diagnose_with(&r, &w(100), None);
+    let d = diagnose_with(&r, &w(1000), None);
     assert_eq!(d.verdict, Some(Limit::Network));
     let f = &d.findings[0].evidence;
     assert!(
-        f.contains("received 94.2 Mbit/s of HTTP over eth0, whose link runs at 100 Mbit/s (94 %"),
+        f.contains("received 942.1 Mbit/s of HTTP over eth0, whose link runs at 1000 Mbit/s (94 %"),
         "{f}"
     );
     // The same bytes on a gigabit link, or on a link of unknown speed, are no finding.
-    assert!(diagnose_with(&r, &w(1000), None).findings.is_empty());
+    assert!(diagnose_with(&r, &w(10_000), None).findings.is_empty());
     assert!(diagnose_with(&r, &Watched::default(), None)
         .findings
         .is_empty());

@@ -199,7 +199,7 @@ mod tests {
         );
     }
 
-    /// Files at versions 4, 5 and both 6s all end with a new file's layout, and running each
+    /// Files at versions 4, 5, both 6s and 7 all end with a new file's layout, and running each
     /// upgrade step again on the upgraded file changes nothing and fails nowhere.
     #[test]
     fn every_upgrade_step_is_idempotent_and_ends_at_a_new_files_layout() {
@@ -217,13 +217,16 @@ mod tests {
             ),
             (6, "DROP TABLE configs;"),
             (6, "ALTER TABLE levels DROP COLUMN ended;"),
+            (7, ""),
         ];
         for (i, (version, drop)) in cases.into_iter().enumerate() {
             let db = dir.path().join(format!("{i}.db"));
-            let id = old_file(&db, version, drop);
+            // Files before version 8 have no `levels.diagnosis` either.
+            let drop = format!("ALTER TABLE levels DROP COLUMN diagnosis; {drop}");
+            let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();
             assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
-            for from in 4..=6 {
+            for from in 4..=7 {
                 s.upgrade(from).unwrap();
             }
             assert_eq!(layout(&db), layout(&fresh), "again from {version}");
