@@ -190,7 +190,8 @@ impl Reply {
             } => {
                 if self.gzip && !no_body && super::gzip::worth(status, &fields, body.len()) {
                     body = super::gzip::compress(&body);
-                    fields.extend_from_slice(b"Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
+                    fields
+                        .extend_from_slice(b"Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
                 }
                 let (ch, head_only) = (&mut self.channel, self.head_only);
                 let sent = respond::whole(out, date, ch, (status, &fields), &body, head_only);
