@@ -217,8 +217,11 @@ fn bench_refuses_bad_ranges_and_too_many_clients_in_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "-B {b}: {err}");
         assert!(err.contains(says), "-B {b}: {err}");
     }
-    // Beyond the open-files hard limit (lowered for the child): refused before any connection.
-    let script = format!("ulimit -Hn 4096 && exec \"$0\" bench -c {USERS} -n {USERS} {url}");
+    // Beyond the open-files hard limit (lowered for the child, soft first: a hard limit below the
+    // soft one is refused): refused before any connection.
+    let script = format!(
+        "ulimit -n 4096 && ulimit -Hn 4096 && exec \"$0\" bench -c {USERS} -n {USERS} {url}"
+    );
     let out = std::process::Command::new("sh")
         .args(["-c", &script, env!("CARGO_BIN_EXE_webstand")])
         .output()
