@@ -74,6 +74,9 @@ pub struct WireResult {
     /// `https://`: the rank's handshakes (added up) and what its first one negotiated.
     #[serde(default)]
     tls: Option<TlsSummary>,
+    /// Failed requests by socket error (errno), added up across ranks for the Diagnosis.
+    #[serde(default)]
+    socket_errors: std::collections::BTreeMap<i32, u64>,
 }
 
 fn encode(h: &Histogram<u64>) -> String {
@@ -123,7 +126,7 @@ impl From<&RunResult> for WireResult {
             interrupted,
             ended,
             tls,
-            socket_errors: _, // not carried yet: the Diagnosis of an MPI run has the first error only
+            socket_errors,
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -161,6 +164,7 @@ impl From<&RunResult> for WireResult {
             interrupted: *interrupted,
             ended: ended.map(|e| e.name().to_string()),
             tls: tls.clone(),
+            socket_errors: socket_errors.clone(),
         }
     }
 }
@@ -222,7 +226,7 @@ impl WireResult {
             interrupted: self.interrupted,
             ended: self.ended.as_deref().and_then(Ended::from_name),
             tls: self.tls.clone(),
-            socket_errors: Default::default(),
+            socket_errors: self.socket_errors.clone(),
         })
     }
 }

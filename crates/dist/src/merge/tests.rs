@@ -115,6 +115,25 @@ fn every_ranks_tls_handshakes_add_up() {
 }
 
 #[test]
+fn every_ranks_socket_errors_add_up_by_errno() {
+    let (mut a, mut b) = (
+        rank_result(&[5; 30], 1.0, 10),
+        rank_result(&[6; 20], 1.0, 10),
+    );
+    a.socket_errors.insert(libc_econnrefused(), 3);
+    b.socket_errors.insert(libc_econnrefused(), 4);
+    b.socket_errors.insert(99, 2); // EADDRNOTAVAIL on Linux
+    let m = merge(2, &[report(0, &a, 0.0), report(1, &b, 0.0)]).unwrap();
+    let got: Vec<(i32, u64)> = m.result.socket_errors.into_iter().collect();
+    assert_eq!(got, [(99, 2), (libc_econnrefused(), 7)]);
+}
+
+/// ECONNREFUSED on Linux (the errno the Diagnosis names first when connects are refused).
+fn libc_econnrefused() -> i32 {
+    111
+}
+
+#[test]
 fn a_missing_rank_makes_the_result_incomplete() {
     let reports = [report(0, &rank_result(&[10, 20], 5.0, 10), 0.0)];
     let m = merge(2, &reports).unwrap();
