@@ -44,15 +44,7 @@ http { access_log off; keepalive_requests 1000000;
       fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
       fastcgi_keep_conn on; fastcgi_pass php; } } }
 CONF
-tree_ticks() { # utime+stime of a process and its descendants
-  local total=0 p todo=$1 seen=""
-  while :; do
-    set -- $todo; [ $# -gt 0 ] || break; p=$1; shift; todo="$*"
-    case " $seen " in *" $p "*) continue;; esac; seen="$seen $p"
-    [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15}' /proc/$p/stat)))
-    todo="$todo $(ps -o pid= --ppid $p | tr '\n' ' ')"
-  done; echo $total; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+. "$(dirname "$0")/procs.sh"
 ROOT_FLAG=""; [ "$(id -u)" = 0 ] && ROOT_FLAG=-R
 taskset -c 0 php-fpm8.2 -F -y "$DIR/fpm.conf" $ROOT_FLAG & FPM=$!
 for _ in $(seq 100); do [ -S "$DIR/fpm.sock" ] && break; sleep 0.05; done

@@ -37,20 +37,12 @@ listen: {host: 127.0.0.1, port: 18504, ssl: {certificate-file: $CERT, key-file: 
 num-threads: 1
 hosts: {default: {paths: {/: {file.dir: $DOC}}}}
 CONF
-tree_ticks() { # utime+stime of a process and its descendants
-  local total=0 p todo=$1 seen=""
-  while :; do
-    set -- $todo; [ $# -gt 0 ] || break; p=$1; shift; todo="$*"
-    case " $seen " in *" $p "*) continue;; esac; seen="$seen $p"
-    [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15}' /proc/$p/stat)))
-    todo="$todo $(ps -o pid= --ppid $p | tr '\n' ' ')"
-  done; echo $total; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+. "$(dirname "$0")/procs.sh"
 OUT=$DIR/results.tsv; : > "$OUT"
 P=""
 start() { # port cmd... : starts a server on CPU 0, says what it negotiates
   taskset -c 0 "${@:2}" >/dev/null 2>&1 & P=$!
-  wait_port $1 || return 1
+  wait_port $1 || { echo "port $1 never opened" >&2; return 1; }
   local code; code=$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$1/2k.html)
   echo | openssl s_client -connect 127.0.0.1:$1 2>/dev/null | awk -v p=$1 -v c=$code \
     '/^New,/{n=$0} /Server Temp Key/{k=$0} END{printf "  port %s: HTTP %s, %s, %s\n", p, c, n, k}' >&2
