@@ -3,13 +3,14 @@
 //! ALPN `http/1.1`, session resumption (`--tls-resume`) and certificate verification (`--cacert`;
 //! none by default, as ab, wrk and h2load do, since benchmark targets are usually self-signed).
 //!
-//! The crypto provider is `ring`: it builds with cargo and a C compiler alone.
+//! The crypto provider is aws-lc-rs (it builds with cargo and a C compiler alone): a new connection's
+//! X25519 key and agreement cost the generator well under ring's (docs/BENCHMARKS.md, issue 10).
 
 use crate::{TlsPlan, TlsVersions};
 use anyhow::{bail, Context};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
-use rustls::crypto::{ring, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::crypto::{aws_lc_rs, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
@@ -29,12 +30,7 @@ impl TlsSetup {
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_string())
             .map_err(|_| anyhow::anyhow!("'{host}' is not a valid TLS server name"))?;
-        let mut provider = ring::default_provider();
-        match &plan.ciphers {
-            Some(list) => provider.cipher_suites = pick_suites(&provider, list)?,
-            None => aes128_gcm_first(&mut provider),
-        }
-        let provider = Arc::new(provider);
+        let provider = Arc::new(provider(plan.ciphers.as_deref())?);
         let versions: &[&rustls::SupportedProtocolVersion] = match plan.versions {
             TlsVersions::All => rustls::ALL_VERSIONS,
             TlsVersions::Tls12 => &[&rustls::version::TLS12],
@@ -100,10 +96,27 @@ impl TlsSetup {
     }
 }
 
-/// Offers the AES-128-GCM suites first, as Chrome and Firefox do (ring lists AES-256-GCM first,
-/// as OpenSSL clients such as wrk and curl do): a server that follows the client's order (nginx's
-/// default) then runs the SHA-256 key schedule, which ring computes with the CPU's SHA extensions,
-/// where SHA-384's runs portable code; a new connection costs the generator less (BENCHMARKS.md).
+/// The provider every connection of a run uses: aws-lc-rs with the classical groups only, X25519
+/// first, as wrk, curl and ring offer them (the post-quantum hybrid would grow every ClientHello and
+/// measure a different handshake than theirs), and the suites of `-Z` or AES-128-GCM first.
+fn provider(ciphers: Option<&str>) -> anyhow::Result<CryptoProvider> {
+    let mut provider = aws_lc_rs::default_provider();
+    provider.kx_groups = vec![
+        aws_lc_rs::kx_group::X25519,
+        aws_lc_rs::kx_group::SECP256R1,
+        aws_lc_rs::kx_group::SECP384R1,
+    ];
+    match ciphers {
+        Some(list) => provider.cipher_suites = pick_suites(&provider, list)?,
+        None => aes128_gcm_first(&mut provider),
+    }
+    Ok(provider)
+}
+
+/// Offers the AES-128-GCM suites first, as Chrome and Firefox do (the providers list AES-256-GCM
+/// first, as OpenSSL clients such as wrk and curl do): a server that follows the client's order
+/// (nginx's default) then runs the SHA-256 key schedule, which the CPU's SHA extensions speed up,
+/// and AES-128's ten rounds; a new connection costs the generator less (BENCHMARKS.md).
 fn aes128_gcm_first(provider: &mut CryptoProvider) {
     provider.cipher_suites.sort_by_key(|s| {
         !matches!(
