@@ -3,12 +3,15 @@
 # /work/shared/bench/tls-h2-cpu.sh with like-for-like protocol versions). One ECDSA P-256
 # certificate for every server; /2k.html; servers on CPU 0, load on CPU 1; 32 connections, D s each.
 #   server side (server tree utime+stime / requests wrk completed; wrk -t1 -c32):
-#     tls-new (Connection: close, a full handshake each): nginx and webstand serve, each with
-#       TLS 1.2 only and TLS 1.3 only (nginx ssl_protocols / serve --tls-protocols)
+#     tls-new (Connection: close, a new connection each): nginx and webstand serve, each with
+#       TLS 1.2 only and TLS 1.3 only (nginx ssl_protocols / serve --tls-protocols). wrk offers each
+#       slot's previous session, so after the first these are resumed handshakes (TLS 1.2
+#       abbreviated; TLS 1.3 PSK with X25519), not full ones (docs/BENCHMARKS.md, issue 10)
 #     tls-ka (keep-alive): h2o, nginx (TLS 1.2 and 1.3 enabled), webstand serve (both enabled)
 #   generator side (generator utime+stime / completed requests, requests/s), against nginx with
 #     TLS 1.2 and 1.3 enabled (negotiates 1.3): wrk and webstand bench, keep-alive and
-#     a new connection per request; the same against nginx with TLS 1.2 only for a new connection.
+#     a new connection per request (webstand: full handshakes as ab, and with --tls-resume as
+#     "webstand-resume", which is what wrk does); the same against nginx with TLS 1.2 only.
 # Usage: scripts/bench/tls-cpu.sh [ROUNDS]  (WEBSTAND=binary, default target/release/webstand;
 #   GEN_BEFORE=another webstand binary measured beside it as generator "before")
 set -u
@@ -75,6 +78,7 @@ gens() { # port label
   [ -n "${GEN_BEFORE:-}" ] && gen before "$2-ka" $GEN_BEFORE bench --db $DIR/history.db -q --threads 1 -k -d ${D}s -c $C $u
   gen wrk "$2-new" wrk -t1 -c$C -d${D}s -H 'Connection: close' $u
   gen webstand "$2-new" $WEBSTAND bench --db $DIR/history.db -q --threads 1 -d ${D}s -c $C $u
+  gen webstand-resume "$2-new" $WEBSTAND bench --db $DIR/history.db -q --threads 1 --tls-resume -d ${D}s -c $C $u
   [ -n "${GEN_BEFORE:-}" ] && gen before "$2-new" $GEN_BEFORE bench --db $DIR/history.db -q --threads 1 -d ${D}s -c $C $u
   return 0
 }
