@@ -312,3 +312,36 @@ fn a_plaintext_server_on_an_https_url_fails_cleanly() {
     assert!(all.contains("TLS"), "{all}");
     assert!(!all.contains("panicked"), "{all}");
 }
+
+#[test]
+fn a_server_without_x25519_gets_the_other_groups_offered() {
+    // The generator offers X25519, P-256 and P-384 (aws-lc-rs's post-quantum hybrid left out):
+    // a server that takes only P-256 or P-384 gets it over TLS 1.3 (after a HelloRetryRequest,
+    // since the ClientHello's key share is X25519) and over TLS 1.2, named in the report as ab does.
+    let ab_path = require("ab");
+    for (curve, temp_key) in [
+        ("prime256v1", "ECDH prime256v1 256 bits"),
+        ("secp384r1", "ECDH secp384r1 384 bits"),
+    ] {
+        let ngx = start_tls_nginx(&format!(
+            "ssl_protocols TLSv1.2 TLSv1.3; ssl_ecdh_curve {curve};"
+        ));
+        let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
+        for version in ["TLS1.2", "TLS1.3"] {
+            let o = bench(&["-q", "-n", "20", "-c", "2", "-f", version, &u]);
+            assert!(o.status.success(), "{curve} {version}: {}", stderr(&o));
+            assert_eq!(
+                field(&stdout(&o), "Server Temp Key:"),
+                temp_key,
+                "{version}"
+            );
+            assert_eq!(field(&stdout(&o), "Complete requests:"), "20");
+        }
+        let ab = std::process::Command::new(&ab_path)
+            .args(["-q", "-n", "5", &u])
+            .output()
+            .unwrap();
+        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        assert_eq!(field(&ab, "Server Temp Key:"), temp_key, "ab: {ab}");
+    }
+}
