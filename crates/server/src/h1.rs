@@ -10,6 +10,7 @@ use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
 use crate::protocol::Protocol;
+use crate::request;
 use crate::respond::{self, push_num, reason, Head as Answer, Length};
 use std::time::Instant;
 use webstand_http1::chunked;
@@ -141,7 +142,7 @@ impl Ctx {
             let end = match body_end(&head, data, body_start, max_body, &mut decoded) {
                 Ok(Some(end)) => end,
                 // FastCGI takes the rest of this body as it comes (fastcgi/body.rs).
-                Ok(None) if self.streams_body(&head) => {
+                Ok(None) if self.streams_body(&request::Head::from_http1(&head)) => {
                     streamed = true;
                     data.len()
                 }
@@ -161,15 +162,15 @@ impl Ctx {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
             };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
+            let req = request::Head::from_http1(&head);
+            let keep = head.keep_alive && !self.draining;
+            conn.closing |= !keep;
+            let ch = Channel::http1(head.minor, keep);
+            if let Some((status, bytes, user)) =
+                self.respond(conn, &req, ch, body, out, idx, registry)
             {
-                self.log(
-                    conn.peer,
-                    user.as_deref(),
-                    head.request_line(),
-                    status,
-                    bytes,
-                );
+                let line = req.request_line();
+                self.log(conn.peer, user.as_deref(), line, status, bytes);
             }
             if streamed {
                 self.body_streams(conn, &head, out);

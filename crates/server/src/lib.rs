@@ -28,6 +28,7 @@ mod listing;
 mod own_files;
 mod privs;
 mod protocol;
+mod request;
 mod respond;
 mod static_file;
 mod throttle;
