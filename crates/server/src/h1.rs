@@ -33,6 +33,8 @@ pub struct State {
     pub continue_sent: bool,
     /// Its head is in and it waits for the rest of its body.
     pub awaiting_body: bool,
+    /// Bytes have arrived (the protocol was chosen: protocol.rs).
+    pub started: bool,
 }
 
 impl State {
@@ -57,6 +59,7 @@ impl State {
 fn state(conn: &mut Conn) -> &mut State {
     match &mut conn.protocol {
         Protocol::Http1(s) => s,
+        Protocol::Http2(_) => unreachable!("h1 serves HTTP/1 connections only"),
     }
 }
 

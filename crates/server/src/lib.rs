@@ -23,6 +23,7 @@ mod conn;
 mod fastcgi;
 mod files;
 mod h1;
+mod h2;
 mod handler;
 mod listing;
 mod own_files;

@@ -418,8 +418,15 @@ impl Ctx {
             self.answered(conn, &job, 500, n);
             return Pump::Progress;
         }
-        // The request came over HTTP/1: the redirect is served as a GET on the same version.
-        let Channel::Http1(framing) = r.channel;
+        // The redirect is served as a GET on the same version and channel (an HTTP/2 stream's is
+        // spelled as HTTP/1.1 here, answered on its stream).
+        let framing = match r.channel {
+            Channel::Http1(framing) => framing,
+            Channel::Http2(_) => crate::h1::Framing {
+                minor: 1,
+                keep: true,
+            },
+        };
         let mut raw = b"GET ".to_vec();
         raw.extend_from_slice(path);
         raw.extend_from_slice(if framing.minor == 0 {
@@ -441,8 +448,14 @@ impl Ctx {
             return Pump::Progress;
         };
         self.fcgi_redirects = job.redirects + 1;
-        let head = crate::request::Head::from_http1(&parsed);
-        let ch = Channel::http1(framing.minor, framing.keep && !self.draining);
+        let mut head = crate::request::Head::from_http1(&parsed);
+        let ch = match r.channel {
+            Channel::Http1(_) => Channel::http1(framing.minor, framing.keep && !self.draining),
+            stream => {
+                head.version = crate::request::Version::Http2;
+                stream
+            }
+        };
         conn.closing |= !ch.keeps_open();
         let answer = self.respond(conn, &head, ch, b"", out, idx, registry);
         self.fcgi_redirects = 0;
