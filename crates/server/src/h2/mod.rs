@@ -137,6 +137,7 @@ impl State {
     fn fail(&mut self, code: ErrorCode, why: &str) {
         self.inbuf.clear();
         self.ready.clear();
+        self.streams.clear();
         self.goaway = true;
         write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());
     }
@@ -215,7 +216,6 @@ impl Ctx {
     /// The peer took too long (the I/O timeout while a stream was in flight): GOAWAY and close.
     pub fn h2_timeout(&mut self, conn: &mut Conn) {
         if let Protocol::Http2(st) = &mut conn.protocol {
-            st.streams.clear();
             st.fail(ErrorCode::NoError, "timeout");
         }
         conn.closing = true;
