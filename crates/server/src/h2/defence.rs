@@ -26,21 +26,11 @@ pub const CONTINUATIONS_MAX: u32 = 32;
 pub const RESETS_FREE: u64 = 100;
 pub const CONTROL_PER_SECOND: u32 = 2000;
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Counters {
     pub resets: u64,
     control: u32,
     since: Option<Instant>,
-}
-
-impl Default for Counters {
-    fn default() -> Counters {
-        Counters {
-            resets: 0,
-            control: 0,
-            since: None,
-        }
-    }
 }
 
 impl Counters {

@@ -167,7 +167,7 @@ impl State {
         end_headers: bool,
         fragment: &[u8],
     ) -> Result<(), Error> {
-        if id % 2 == 0 {
+        if id.is_multiple_of(2) {
             return Err(Error::connection(
                 ErrorCode::ProtocolError,
                 "HEADERS on an even stream",
@@ -175,7 +175,7 @@ impl State {
         }
         if id <= self.last_stream {
             // Trailers of a stream still receiving its body; anything else reuses a closed id.
-            if !self.streams.get(&id).is_some_and(|s| !s.received) || !end_stream {
+            if self.streams.get(&id).is_none_or(|s| s.received) || !end_stream {
                 return Err(Error::connection(
                     ErrorCode::StreamClosed,
                     "HEADERS on a closed stream",
