@@ -13,6 +13,9 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       strace
       # openssl: tests/serve_tls.rs makes its certificates and drives `openssl s_client` with it.
       openssl
+      # issue 11: HTTP/2 clients against `webstand serve` (curl --http2 above, nghttp and h2load) and
+      # the raw-frame hostile client of tests/serve_h2_hostile.rs (Debian's python3-h2: its hpack).
+      nghttp2-client python3-h2
       # issue 12: PHP-FPM behind every server, apache's mod_php, php-cli (the lab installs WordPress
       # with it), a private MariaDB, and Debian's WordPress with its twentytwentyone theme.
       php8.2-fpm php8.2-cli php8.2-mysql libapache2-mod-php8.2 mariadb-server wordpress

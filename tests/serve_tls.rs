@@ -290,15 +290,16 @@ fn body_of(text: &str) -> &str {
 fn curl_gets_files_over_ecdsa_and_rsa_with_alpn_http11() {
     let f = Fixture::new();
     let s = f.serve(&[]);
-    let (log, body) = curl(&f, &[&s.url("/2k.html")]);
+    let (log, body) = curl(&f, &["--http1.1", &s.url("/2k.html")]);
     assert_eq!(body, "a".repeat(2048).as_bytes());
     assert!(log.contains("ALPN: server accepted http/1.1"), "{log}");
     // A file past the cache goes through the file path (pread and encrypt): every byte arrives.
-    let (_, big) = curl(&f, &[&s.url("/big.bin")]);
+    let (_, big) = curl(&f, &["--http1.1", &s.url("/big.bin")]);
     assert_eq!(big, std::fs::read(f.path("doc/big.bin")).unwrap());
-    // A client that offers h2 first still gets HTTP/1.1.
-    let (log, _) = curl(&f, &["--http2", &s.url("/2k.html")]);
-    assert!(log.contains("ALPN: server accepted http/1.1"), "{log}");
+    // A client that offers h2 first gets it (tests/serve_h2.rs has the rest of HTTP/2).
+    let (log, big) = curl(&f, &["--http2", &s.url("/big.bin")]);
+    assert!(log.contains("ALPN: server accepted h2"), "{log}");
+    assert_eq!(big, std::fs::read(f.path("doc/big.bin")).unwrap());
     // Keep-alive: two requests, one connection, one handshake.
     let (log, _) = curl(
         &f,

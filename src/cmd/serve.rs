@@ -22,7 +22,7 @@ pub struct Args {
     #[arg(long, value_name = "[HOST:]PORT")]
     listen: Option<String>,
 
-    /// Where to listen for HTTPS (TLS 1.3 and 1.2, ALPN http/1.1, session tickets and a session
+    /// Where to listen for HTTPS (TLS 1.3 and 1.2, ALPN h2 and http/1.1, session tickets and a session
     /// cache), alongside or instead of --listen; needs --tls-cert and --tls-key [default: none]
     #[arg(long, value_name = "[HOST:]PORT")]
     listen_tls: Option<String>,
@@ -58,6 +58,11 @@ pub struct Args {
     /// List directories that have no index file (names HTML-escaped) [default: off, 403]
     #[arg(long)]
     listing: bool,
+
+    /// Accept HTTP/2 by prior knowledge (h2c) on the plain listener; HTTPS offers h2 by ALPN
+    /// always [default: off]
+    #[arg(long)]
+    h2c: bool,
 
     /// Write a Common Log Format access log to FILE ("-" = stderr), buffered [default: off]
     #[arg(long, value_name = "FILE")]
@@ -221,6 +226,7 @@ fn build_config(a: Args) -> Result<Config> {
         c.index = i;
     }
     c.listing |= a.listing;
+    c.h2c |= a.h2c;
     if a.access_log.is_some() {
         c.access_log = a.access_log;
     }

@@ -11,6 +11,7 @@
 use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
+use crate::request::Head;
 use crate::respond;
 use crate::worker::CGI_BASE;
 use mio::unix::SourceFd;
@@ -23,7 +24,6 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
-use webstand_http1::request::Head;
 
 /// A CGI program running for one connection.
 pub struct CgiJob {
@@ -47,14 +47,9 @@ impl CgiJob {
             child,
             stdout,
             output: Vec::new(),
-            head_only: head.method == webstand_http1::request::Method::Head,
+            head_only: head.method == crate::request::Method::Head,
             ch: req.ch,
-            request_line: head
-                .raw
-                .split(|&b| b == b'\r')
-                .next()
-                .unwrap_or(b"")
-                .to_vec(),
+            request_line: head.request_line().to_vec(),
             user: req.user.clone(),
         }
     }
@@ -129,14 +124,7 @@ impl Ctx {
         };
         env("GATEWAY_INTERFACE", b"CGI/1.1");
         env("SERVER_SOFTWARE", b"webstand");
-        env(
-            "SERVER_PROTOCOL",
-            if head.minor == 0 {
-                b"HTTP/1.0"
-            } else {
-                b"HTTP/1.1"
-            },
-        );
+        env("SERVER_PROTOCOL", head.version.name());
         let (name, port) = conn
             .transport
             .local_addr()
@@ -171,12 +159,12 @@ impl Ctx {
             env("AUTH_TYPE", b"Basic");
             env("REMOTE_USER", user.as_bytes());
         }
-        if head.body != webstand_http1::framing::RequestBody::None
-            || head.method == webstand_http1::request::Method::Post
+        if head.body != crate::request::RequestBody::None
+            || head.method == crate::request::Method::Post
         {
             env("CONTENT_LENGTH", req.body.len().to_string().as_bytes());
         }
-        for (name, value) in header_vars(head.raw) {
+        for (name, value) in header_vars(head.fields()) {
             env(&name, &value);
         }
         cmd.stdin(body_file(req.body)?)
@@ -334,14 +322,14 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
 /// The request's header fields as CGI variables: `HTTP_*` (repeated fields joined with ", "), and
 /// CONTENT_TYPE; never Proxy (httpoxy), Authorization or Content-Length. The head is parsed again
 /// here, a cold path, to see every field.
-pub(crate) fn header_vars(raw_head: &[u8]) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn header_vars(fields: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut storage = [httparse::EMPTY_HEADER; crate::config::HEADERS_HARD_MAX];
-    let mut parsed = httparse::Request::new(&mut storage);
     let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
-    if parsed.parse(raw_head).is_err() {
+    let Ok(httparse::Status::Complete((_, parsed))) = httparse::parse_headers(fields, &mut storage)
+    else {
         return vars;
-    }
-    for h in parsed.headers.iter() {
+    };
+    for h in parsed.iter() {
         let name: String = h
             .name
             .chars()

@@ -33,6 +33,9 @@ pub struct Config {
     pub index: String,
     /// Whether a directory without an index file gets an HTML listing (else 403).
     pub listing: bool,
+    /// Whether plain listeners accept HTTP/2 by prior knowledge (h2c); TLS listeners offer `h2`
+    /// by ALPN regardless.
+    pub h2c: bool,
     /// Common Log Format access log file ("-" = stderr); none = no log.
     pub access_log: Option<PathBuf>,
     /// chroot(2) into this directory after binding; `root` must be inside it.
@@ -125,6 +128,7 @@ impl Default for Config {
             threads: 0,
             index: "index.html".into(),
             listing: false,
+            h2c: false,
             access_log: None,
             chroot: None,
             user: None,

@@ -64,6 +64,8 @@ pub struct Conn {
     /// The throttle rule the queued output is paced by.
     pub throttle: Option<usize>,
     pub throttled_until: Option<Instant>,
+    /// File ranges an HTTP/2 answer staged this round (h2/send.rs).
+    pub staged_files: Vec<crate::h2::FileRange>,
 }
 
 impl Conn {
@@ -86,6 +88,7 @@ impl Conn {
             addrs: None,
             throttle: None,
             throttled_until: None,
+            staged_files: Vec::new(),
         }
     }
 
@@ -99,7 +102,16 @@ impl Conn {
 
     /// Output queued here, or held by the transport (TLS records the socket has not taken).
     pub fn has_output(&self) -> bool {
-        !self.queue.is_empty() || self.transport.pending()
+        !self.queue.is_empty() || self.transport.pending() || self.protocol.has_output()
+    }
+
+    /// Best-effort last bytes before the server closes (HTTP/2's GOAWAY).
+    pub fn farewell(&mut self) {
+        let bytes = self.protocol.farewell();
+        if !bytes.is_empty() && !self.transport.handshaking() {
+            let _ = self.transport.write(&bytes);
+            let _ = self.transport.flush();
+        }
     }
 
     /// Waiting for the rest of a request (the header timeout applies).
@@ -157,6 +169,7 @@ impl Conn {
     /// Writes `out` (this round's answers) after anything already queued. The common case, an empty
     /// queue and a socket with room, is a single write call.
     pub fn flush(&mut self, out: &mut Vec<u8>, ctx: &mut Ctx) -> io::Result<Output> {
+        self.protocol.frame_output(out, &mut self.staged_files);
         if self.queue.is_empty() && self.throttle.is_none() {
             let mut pos = 0;
             while pos < out.len() {

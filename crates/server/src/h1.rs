@@ -10,6 +10,7 @@ use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
 use crate::protocol::Protocol;
+use crate::request;
 use crate::respond::{self, push_num, reason, Head as Answer, Length};
 use std::time::Instant;
 use webstand_http1::chunked;
@@ -32,6 +33,8 @@ pub struct State {
     pub continue_sent: bool,
     /// Its head is in and it waits for the rest of its body.
     pub awaiting_body: bool,
+    /// Bytes have arrived (the protocol was chosen: protocol.rs).
+    pub started: bool,
 }
 
 impl State {
@@ -56,6 +59,7 @@ impl State {
 fn state(conn: &mut Conn) -> &mut State {
     match &mut conn.protocol {
         Protocol::Http1(s) => s,
+        Protocol::Http2(_) => unreachable!("h1 serves HTTP/1 connections only"),
     }
 }
 
@@ -141,7 +145,7 @@ impl Ctx {
             let end = match body_end(&head, data, body_start, max_body, &mut decoded) {
                 Ok(Some(end)) => end,
                 // FastCGI takes the rest of this body as it comes (fastcgi/body.rs).
-                Ok(None) if self.streams_body(&head) => {
+                Ok(None) if self.streams_body(&request::Head::from_http1(&head)) => {
                     streamed = true;
                     data.len()
                 }
@@ -161,15 +165,15 @@ impl Ctx {
                 Body::Chunked => &decoded,
                 _ => &data[body_start..end],
             };
-            if let Some((status, bytes, user)) = self.respond(conn, &head, body, out, idx, registry)
+            let req = request::Head::from_http1(&head);
+            let keep = head.keep_alive && !self.draining;
+            conn.closing |= !keep;
+            let ch = Channel::http1(head.minor, keep);
+            if let Some((status, bytes, user)) =
+                self.respond(conn, &req, ch, body, out, idx, registry)
             {
-                self.log(
-                    conn.peer,
-                    user.as_deref(),
-                    head.request_line(),
-                    status,
-                    bytes,
-                );
+                let line = req.request_line();
+                self.log(conn.peer, user.as_deref(), line, status, bytes);
             }
             if streamed {
                 self.body_streams(conn, &head, out);

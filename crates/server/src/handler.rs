@@ -11,12 +11,12 @@ use crate::fastcgi::{Asked, Pool};
 use crate::files::{Cache, Entry};
 use crate::path::{self, split_target};
 use crate::protocol::Channel;
+use crate::request::{Head, Method};
 use crate::respond::{self, Head as Answer, Length};
 use crate::{date::DateLine, pattern, Shared};
 use std::process::Child;
 use std::sync::Arc;
 use std::time::Instant;
-use webstand_http1::request::{Head, Method};
 
 pub struct Ctx {
     pub shared: Arc<Shared>,
@@ -98,20 +98,19 @@ impl Ctx {
         }
     }
 
-    /// Answers one request into `out`. None: a CGI program now runs and will answer later.
+    /// Answers one request into `out` through `ch`, the way back to where the request came from.
+    /// None: a CGI program or FastCGI job now runs and will answer later.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn respond(
         &mut self,
         conn: &mut Conn,
         head: &Head,
+        ch: Channel,
         body: &[u8],
         out: &mut Vec<u8>,
         idx: usize,
         registry: &mio::Registry,
     ) -> Option<Logged> {
-        let keep = head.keep_alive && !self.draining;
-        conn.closing |= !keep;
-        // The request came over HTTP/1 (its head is http1's); the answer goes back the same way.
-        let ch = Channel::http1(head.minor, keep);
         let (raw_path, query) = split_target(head.target);
         let cgi = !self.shared.config.cgi.is_empty() && self.shared.cgi_matches(raw_path);
         let fcgi = !self.shared.fastcgi.is_empty() && self.shared.fastcgi_candidate(raw_path);

@@ -4,13 +4,14 @@
 //! tell it when the client took too long (`timeout_input`). The protocol owns its input state
 //! (buffered bytes, pipelined requests held back), so the connection and the loop know none of
 //! it. On the way out, every answer goes through the request's `Channel`, which spells the
-//! handlers' protocol-neutral answer (respond.rs) in the protocol's bytes. HTTP/1 (h1.rs) is the
-//! only one today; HTTP/2 adds a variant to `Protocol` and `Channel` and a file of its own, not
-//! cases in worker.rs, conn.rs or the handlers.
+//! handlers' protocol-neutral answer (respond.rs) in the protocol's bytes. HTTP/1 (h1.rs) and
+//! HTTP/2 (h2/) are the variants; which one a connection speaks is decided by its first bytes
+//! (`choose`: ALPN `h2` on TLS, the HTTP/2 preface on a plain listener with `--h2c`).
 
 use crate::config::Config;
 use crate::conn::Conn;
 use crate::h1;
+use crate::h2;
 use crate::handler::Ctx;
 use crate::respond;
 use std::time::Instant;
@@ -18,6 +19,7 @@ use std::time::Instant;
 /// A connection's protocol, with the state that protocol keeps between reads.
 pub enum Protocol {
     Http1(h1::State),
+    Http2(Box<h2::State>),
 }
 
 impl Default for Protocol {
@@ -31,6 +33,30 @@ impl Protocol {
     pub fn partial_input(&self) -> bool {
         match self {
             Protocol::Http1(s) => !s.inbuf.is_empty(),
+            Protocol::Http2(s) => s.partial_input(),
+        }
+    }
+
+    /// Output the protocol holds itself (HTTP/2's control frames), not yet given to the writer.
+    pub fn has_output(&self) -> bool {
+        match self {
+            Protocol::Http1(_) => false,
+            Protocol::Http2(s) => s.has_output(),
+        }
+    }
+
+    /// Makes the round's answers (`out`) into the bytes to write (HTTP/2 frames staged records).
+    pub fn frame_output(&mut self, out: &mut Vec<u8>, files: &mut Vec<h2::FileRange>) {
+        if let Protocol::Http2(s) = self {
+            s.frame_output(out, files);
+        }
+    }
+
+    /// Last bytes for a connection closed by the server (HTTP/2's GOAWAY).
+    pub fn farewell(&mut self) -> Vec<u8> {
+        match self {
+            Protocol::Http1(_) => Vec::new(),
+            Protocol::Http2(s) => s.farewell(),
         }
     }
 
@@ -38,6 +64,7 @@ impl Protocol {
     pub fn stalled(&self) -> bool {
         match self {
             Protocol::Http1(s) => s.stalled,
+            Protocol::Http2(s) => s.stalled(),
         }
     }
 
@@ -46,6 +73,7 @@ impl Protocol {
     pub fn wait_deadline(&self, now: Instant, config: &Config) -> Option<Instant> {
         match self {
             Protocol::Http1(s) => s.wait_deadline(now, config),
+            Protocol::Http2(s) => s.wait_deadline(config),
         }
     }
 }
@@ -60,9 +88,28 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
+        if let Protocol::Http1(s) = &mut conn.protocol {
+            if !s.started {
+                s.started = true;
+                if self.speaks_h2(conn, new) {
+                    conn.protocol = Protocol::Http2(h2::State::new(self.now));
+                }
+            }
+        }
         match conn.protocol {
             Protocol::Http1(_) => self.serve_bytes(conn, new, out, idx, registry),
+            Protocol::Http2(_) => self.serve_h2(conn, new, out, idx, registry),
         }
+    }
+
+    /// A connection's first bytes: HTTP/2 when TLS negotiated `h2`, or when a plain connection
+    /// opens with the HTTP/2 preface and `--h2c` allows it.
+    fn speaks_h2(&self, conn: &Conn, first: &[u8]) -> bool {
+        if conn.transport.is_tls() {
+            return conn.transport.alpn_h2();
+        }
+        let n = first.len().min(webstand_h2::PREFACE.len());
+        self.shared.config.h2c && n >= 3 && first[..n] == webstand_h2::PREFACE[..n]
     }
 
     /// Answers the requests held back while output was pending, if any (true if there were).
@@ -75,6 +122,8 @@ impl Ctx {
     ) -> bool {
         let held = match &mut conn.protocol {
             Protocol::Http1(s) => std::mem::take(&mut s.stalled),
+            // Body the windows let out is pumped by the next flush: go round again.
+            Protocol::Http2(s) => s.stalled() || s.has_output(),
         };
         if held {
             self.serve_input(conn, &[], out, idx, registry);
@@ -86,16 +135,18 @@ impl Ctx {
     pub fn timeout_input(&mut self, conn: &mut Conn, out: &mut Vec<u8>) {
         match conn.protocol {
             Protocol::Http1(_) => self.timeout_answer(conn, out),
+            Protocol::Http2(_) => self.h2_timeout(conn),
         }
     }
 }
 
 /// Where one answer goes: the protocol of the connection its request came on, with what that
 /// protocol needs to frame it. Handlers hand their protocol-neutral answer (respond.rs) to it and
-/// never write wire bytes themselves; HTTP/2 adds a variant (the stream) and its encoder.
+/// never write wire bytes themselves; HTTP/2's is the stream (h2/send.rs).
 #[derive(Clone, Copy, Debug)]
 pub enum Channel {
     Http1(h1::Framing),
+    Http2(h2::Channel),
 }
 
 impl Channel {
@@ -107,6 +158,7 @@ impl Channel {
     pub fn keeps_open(&self) -> bool {
         match self {
             Channel::Http1(f) => f.keep,
+            Channel::Http2(_) => true,
         }
     }
 
@@ -114,6 +166,7 @@ impl Channel {
     pub fn close(&mut self) {
         match self {
             Channel::Http1(f) => f.keep = false,
+            Channel::Http2(_) => {}
         }
     }
 
@@ -122,6 +175,7 @@ impl Channel {
     pub fn write_head(&mut self, out: &mut Vec<u8>, date_line: &[u8], head: &respond::Head) {
         match self {
             Channel::Http1(f) => f.write_head(out, date_line, head),
+            Channel::Http2(s) => s.write_head(out, date_line, head),
         }
     }
 
@@ -129,6 +183,7 @@ impl Channel {
     pub fn write_prepared(&self, out: &mut Vec<u8>, date_line: &[u8], prepared: &Prepared) {
         match self {
             Channel::Http1(f) => f.write_prepared(out, date_line, &prepared.http1),
+            Channel::Http2(s) => s.write_prepared(out, date_line, &prepared.http2),
         }
     }
 
@@ -136,6 +191,7 @@ impl Channel {
     pub fn body(&self, out: &mut Vec<u8>, data: &[u8]) {
         match self {
             Channel::Http1(_) => out.extend_from_slice(data),
+            Channel::Http2(s) => s.body(out, data),
         }
     }
 
@@ -149,6 +205,7 @@ impl Channel {
     ) {
         match self {
             Channel::Http1(_) => conn.push_file(out, file, range.0, range.1),
+            Channel::Http2(s) => s.body_file(&mut conn.staged_files, out, (file, range.0, range.1)),
         }
     }
 
@@ -156,25 +213,29 @@ impl Channel {
     pub fn stream(&self, out: &mut Vec<u8>, data: &[u8]) {
         match self {
             Channel::Http1(f) => f.stream(out, data),
+            Channel::Http2(s) => s.body(out, data),
         }
     }
     pub fn end_stream(&self, out: &mut Vec<u8>) {
         match self {
             Channel::Http1(f) => f.end_stream(out),
+            Channel::Http2(s) => s.end_stream(out),
         }
     }
 }
 
 /// A fixed head made once in each protocol's bytes (a cached file's 200): the seam still produces
-/// the bytes, only earlier. HTTP/2 adds its encoding beside `http1`.
+/// the bytes, only earlier.
 pub struct Prepared {
     http1: Box<[u8]>,
+    http2: Box<[u8]>,
 }
 
 impl Prepared {
     pub fn new(head: &respond::Head) -> Prepared {
         Prepared {
             http1: h1::prepare(head),
+            http2: h2::prepare(head),
         }
     }
 }

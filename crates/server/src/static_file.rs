@@ -7,9 +7,9 @@ use crate::files::Entry;
 use crate::handler::{Ctx, Logged};
 use crate::protocol::Channel;
 use crate::range::{self, Plan};
+use crate::request::{Head, Method};
 use crate::respond::{self, push_num, Head as Answer, Length};
 use std::sync::Arc;
-use webstand_http1::request::{Head, Method};
 
 impl Ctx {
     /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole

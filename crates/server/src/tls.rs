@@ -63,7 +63,8 @@ pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<Se
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
     config.ignore_client_order = true;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // h2 first: the server's preference decides (ignore_client_order covers ALPN in rustls).
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     config.ticketer =
         rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
@@ -236,6 +237,11 @@ impl TlsStream {
     /// Encrypted output still waits for room in the socket.
     pub fn pending(&self) -> bool {
         self.tls.wants_write()
+    }
+
+    /// ALPN chose HTTP/2.
+    pub fn alpn_h2(&self) -> bool {
+        self.tls.alpn_protocol() == Some(b"h2")
     }
 
     pub fn handshaking(&self) -> bool {

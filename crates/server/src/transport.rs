@@ -120,6 +120,14 @@ impl Transport {
     }
 
     /// Whether the bytes travel encrypted (CGI and FastCGI programs see HTTPS=on).
+    /// TLS negotiated `h2` by ALPN.
+    pub fn alpn_h2(&self) -> bool {
+        match self {
+            Transport::Tls(t) => t.alpn_h2(),
+            Transport::Tcp(_) => false,
+        }
+    }
+
     pub fn is_tls(&self) -> bool {
         matches!(self, Transport::Tls(_))
     }

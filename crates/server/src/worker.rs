@@ -209,6 +209,7 @@ impl Worker {
 
     fn close(&mut self, idx: usize) {
         if let Some(mut c) = self.conns[idx].take() {
+            c.farewell();
             self.ctx.end_cgi(&mut c, self.poll.registry());
             self.ctx.end_fastcgi(&mut c, idx);
             if let Some(rule) = c.throttle {

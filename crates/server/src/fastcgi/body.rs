@@ -23,8 +23,8 @@
 use super::{record, FcgiJob};
 use crate::handler::Ctx;
 use crate::path::split_target;
-use webstand_http1::framing::RequestBody;
-use webstand_http1::request::Head;
+use crate::request::Head;
+use crate::request::RequestBody;
 
 /// Bodies declared larger than this are streamed to the backend rather than collected first.
 pub const STREAM_OVER: u64 = 64 << 10;

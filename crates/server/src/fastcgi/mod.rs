@@ -31,6 +31,7 @@ pub use route::Asked;
 use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
+use crate::request::{Head, Method};
 use crate::respond;
 use backend::Acquired;
 use mio::{Interest, Token};
@@ -39,7 +40,6 @@ use response::{Done, Reply};
 use std::io;
 use std::sync::Arc;
 use std::time::Instant;
-use webstand_http1::request::{Head, Method};
 
 /// Tokens at or above this belong to backend sockets: `FASTCGI_BASE + connection slot`.
 pub const FASTCGI_BASE: usize = 1 << 41;
@@ -139,7 +139,7 @@ impl Ctx {
         }
         self.fcgi_scratch = pairs;
         let mut reply = Reply::new(head.method == Method::Head, req.ch);
-        reply.gzip = self.shared.config.fastcgi_gzip && gzip::accepted(head.raw);
+        reply.gzip = self.shared.config.fastcgi_gzip && gzip::accepted(head.fields());
         conn.fcgi = Some(Box::new(FcgiJob {
             rule: req.rule,
             backend: None,
@@ -418,8 +418,15 @@ impl Ctx {
             self.answered(conn, &job, 500, n);
             return Pump::Progress;
         }
-        // The request came over HTTP/1: the redirect is served as a GET on the same version.
-        let Channel::Http1(framing) = r.channel;
+        // The redirect is served as a GET on the same version and channel (an HTTP/2 stream's is
+        // spelled as HTTP/1.1 here, answered on its stream).
+        let framing = match r.channel {
+            Channel::Http1(framing) => framing,
+            Channel::Http2(_) => crate::h1::Framing {
+                minor: 1,
+                keep: true,
+            },
+        };
         let mut raw = b"GET ".to_vec();
         raw.extend_from_slice(path);
         raw.extend_from_slice(if framing.minor == 0 {
@@ -435,13 +442,22 @@ impl Ctx {
             (false, _) => b"Connection: close\r\n\r\n",
         });
         let limits = self.shared.limits;
-        let Ok(Some(head)) = webstand_http1::request::parse_head(&raw, &limits) else {
+        let Ok(Some(parsed)) = webstand_http1::request::parse_head(&raw, &limits) else {
             let n = response::failed(out, self.date.line(), 502, r);
             self.answered(conn, &job, 502, n);
             return Pump::Progress;
         };
         self.fcgi_redirects = job.redirects + 1;
-        let answer = self.respond(conn, &head, b"", out, idx, registry);
+        let mut head = crate::request::Head::from_http1(&parsed);
+        let ch = match r.channel {
+            Channel::Http1(_) => Channel::http1(framing.minor, framing.keep && !self.draining),
+            stream => {
+                head.version = crate::request::Version::Http2;
+                stream
+            }
+        };
+        conn.closing |= !ch.keeps_open();
+        let answer = self.respond(conn, &head, ch, b"", out, idx, registry);
         self.fcgi_redirects = 0;
         if let Some((status, bytes, user)) = answer {
             self.log(conn.peer, user.as_deref(), &job.request_line, status, bytes);

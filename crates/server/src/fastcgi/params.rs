@@ -6,10 +6,10 @@
 //! HTTP_PROXY from a client, the httpoxy hole).
 
 use super::record::push_param;
+use crate::request::RequestBody;
+use crate::request::{Head, Method};
 use std::net::SocketAddr;
 use std::path::Path;
-use webstand_http1::framing::RequestBody;
-use webstand_http1::request::{Head, Method};
 
 /// What the parameters are built from besides the head.
 pub struct Inputs<'a> {
@@ -36,12 +36,7 @@ pub fn encode(i: &Inputs, out: &mut Vec<u8>) {
     filename.extend_from_slice(i.script_name.as_bytes());
     p("GATEWAY_INTERFACE", b"CGI/1.1");
     p("SERVER_SOFTWARE", b"webstand");
-    let protocol: &[u8] = if head.minor == 0 {
-        b"HTTP/1.0"
-    } else {
-        b"HTTP/1.1"
-    };
-    p("SERVER_PROTOCOL", protocol);
+    p("SERVER_PROTOCOL", head.version.name());
     p("REQUEST_METHOD", head.method_name.as_bytes());
     p("REQUEST_URI", head.target);
     p("DOCUMENT_URI", i.script_name.as_bytes());
@@ -56,7 +51,7 @@ pub fn encode(i: &Inputs, out: &mut Vec<u8>) {
     }
     p("QUERY_STRING", i.query);
     let (local, peer) = i.addrs;
-    let vars = crate::cgi::header_vars(head.raw);
+    let vars = crate::cgi::header_vars(head.fields());
     let host = vars.iter().find(|(k, _)| k == "HTTP_HOST");
     let server_name = host_name(host.map(|(_, v)| v.as_slice())).unwrap_or_default();
     let local_ip = local.ip().to_string();

@@ -7,8 +7,8 @@ use super::Request;
 use crate::conn::Conn;
 use crate::handler::{open_error_status, Ctx, Logged};
 use crate::protocol::Channel;
+use crate::request::Head;
 use std::sync::Arc;
-use webstand_http1::request::Head;
 
 /// The request as the handler has it.
 pub struct Asked<'a> {

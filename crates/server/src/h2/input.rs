@@ -1,0 +1,360 @@
+//! Reading an HTTP/2 connection's input: the client preface, then whole frames, each checked by
+//! `webstand-h2` and acted on here — streams opened by HEADERS (and CONTINUATION), request bodies
+//! by DATA within our windows, SETTINGS and PING answered, windows grown by WINDOW_UPDATE,
+//! streams closed by RST_STREAM — with the limits of defence.rs. A connection error writes GOAWAY
+//! and stops reading; a stream error writes RST_STREAM and the connection goes on.
+
+use super::defence::{BLOCK_MAX, CONTINUATIONS_MAX, MAX_STREAMS};
+use super::{request, State, Stream};
+use std::collections::VecDeque;
+use std::time::Instant;
+use webstand_h2::frame::{write, Head, HEADER_LEN};
+use webstand_h2::settings::{Sender, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
+use webstand_h2::{block, Error, ErrorCode, Frame, Window, PREFACE};
+
+/// Our SETTINGS_MAX_FRAME_SIZE (the initial one: we do not announce another).
+const MAX_FRAME: u32 = MIN_MAX_FRAME_SIZE;
+
+impl State {
+    /// Parses every whole frame in the input; a partial one waits for more bytes.
+    pub fn read(&mut self, new: &[u8], now: Instant, max_body: u64) {
+        if self.goaway && self.streams.is_empty() {
+            return;
+        }
+        self.inbuf.extend_from_slice(new);
+        let mut pos = 0;
+        if !self.preface_seen {
+            let n = self.inbuf.len().min(PREFACE.len());
+            if self.inbuf[..n] != PREFACE[..n] {
+                return self.fail(ErrorCode::ProtocolError, "no client preface");
+            }
+            if n < PREFACE.len() {
+                return;
+            }
+            self.preface_seen = true;
+            pos = PREFACE.len();
+        }
+        let inbuf = std::mem::take(&mut self.inbuf);
+        while let Some(head) = Head::peek(&inbuf[pos..]) {
+            if let Err(e) = head.check_len(MAX_FRAME) {
+                return self.error(e);
+            }
+            let end = pos + HEADER_LEN + head.len as usize;
+            if end > inbuf.len() {
+                break;
+            }
+            let result = self.frame(head, &inbuf[pos + HEADER_LEN..end], now, max_body);
+            pos = end;
+            if let Err(e) = result {
+                self.error(e);
+                if self.goaway && matches!(e, Error::Connection { .. }) {
+                    return;
+                }
+            }
+        }
+        self.inbuf = inbuf;
+        self.inbuf.drain(..pos);
+    }
+
+    fn error(&mut self, e: Error) {
+        match e {
+            Error::Connection { code, reason } => self.fail(code, reason),
+            Error::Stream { stream, code, .. } => self.reset(stream, code),
+        }
+    }
+
+    /// A stream error: RST_STREAM, and the stream is forgotten.
+    fn reset(&mut self, id: u32, code: ErrorCode) {
+        write::rst_stream(&mut self.wire, id, code);
+        self.streams.remove(&id);
+    }
+
+    fn frame(
+        &mut self,
+        head: Head,
+        payload: &[u8],
+        now: Instant,
+        max_body: u64,
+    ) -> Result<(), Error> {
+        if let Some((pending, _)) = &self.pending {
+            pending.check(&head)?;
+        }
+        let calm = |why| Error::connection(ErrorCode::EnhanceYourCalm, why);
+        match Frame::parse(head, payload)? {
+            Frame::Headers {
+                stream,
+                end_stream,
+                end_headers,
+                fragment,
+                ..
+            } => self.headers(stream, end_stream, end_headers, fragment),
+            Frame::Continuation {
+                end_headers,
+                fragment,
+                ..
+            } => self.continuation(end_headers, fragment),
+            Frame::Data {
+                stream,
+                end_stream,
+                data,
+                flow_len,
+            } => {
+                if data.is_empty() && !end_stream && !self.counters.control_frame(now) {
+                    return Err(calm("empty DATA flood"));
+                }
+                self.data(stream, end_stream, data, flow_len, max_body)
+            }
+            Frame::RstStream { stream, .. } => {
+                if stream > self.last_stream {
+                    return Err(Error::connection(
+                        ErrorCode::ProtocolError,
+                        "RST_STREAM on an idle stream",
+                    ));
+                }
+                let open = self.streams.remove(&stream).is_some();
+                self.ready.retain(|&id| id != stream);
+                if open && !self.counters.reset(self.answered) {
+                    return Err(calm("rapid reset"));
+                }
+                self.control(now)
+            }
+            Frame::Settings { ack, params } => {
+                self.control(now)?;
+                if !ack {
+                    self.settings(params)?;
+                }
+                Ok(())
+            }
+            Frame::Ping { ack, data } => {
+                self.control(now)?;
+                if !ack {
+                    write::ping(&mut self.wire, true, data);
+                }
+                Ok(())
+            }
+            Frame::WindowUpdate { stream, increment } => {
+                self.control(now)?;
+                self.progress = now;
+                self.window_update(stream, increment)
+            }
+            Frame::Priority { .. } => self.control(now),
+            Frame::GoAway { .. } => {
+                self.goaway = true;
+                Ok(())
+            }
+            Frame::PushPromise { .. } => Err(Error::connection(
+                ErrorCode::ProtocolError,
+                "PUSH_PROMISE from a client",
+            )),
+            Frame::Unknown { .. } => Ok(()),
+        }
+    }
+
+    fn control(&mut self, now: Instant) -> Result<(), Error> {
+        if self.counters.control_frame(now) {
+            return Ok(());
+        }
+        Err(Error::connection(
+            ErrorCode::EnhanceYourCalm,
+            "control frame flood",
+        ))
+    }
+
+    fn headers(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        end_headers: bool,
+        fragment: &[u8],
+    ) -> Result<(), Error> {
+        if id.is_multiple_of(2) {
+            return Err(Error::connection(
+                ErrorCode::ProtocolError,
+                "HEADERS on an even stream",
+            ));
+        }
+        if id <= self.last_stream {
+            // Trailers of a stream still receiving its body; anything else reuses a closed id.
+            if self.streams.get(&id).is_none_or(|s| s.received) || !end_stream {
+                return Err(Error::connection(
+                    ErrorCode::StreamClosed,
+                    "HEADERS on a closed stream",
+                ));
+            }
+        }
+        let pending = block::Pending::new(id, end_stream, fragment, BLOCK_MAX)?;
+        self.pending = Some((pending, 0));
+        if end_headers {
+            return self.block_done();
+        }
+        Ok(())
+    }
+
+    fn continuation(&mut self, end_headers: bool, fragment: &[u8]) -> Result<(), Error> {
+        let Some((pending, count)) = self.pending.as_mut() else {
+            return Err(Error::connection(
+                ErrorCode::ProtocolError,
+                "CONTINUATION without HEADERS",
+            ));
+        };
+        *count += 1;
+        if *count > CONTINUATIONS_MAX {
+            return Err(Error::connection(
+                ErrorCode::EnhanceYourCalm,
+                "CONTINUATION flood",
+            ));
+        }
+        pending.push(fragment)?;
+        if end_headers {
+            return self.block_done();
+        }
+        Ok(())
+    }
+
+    /// A whole header block: a new stream's request, or a stream's trailers (decoded, ignored).
+    fn block_done(&mut self) -> Result<(), Error> {
+        let Some((pending, _)) = self.pending.take() else {
+            return Ok(());
+        };
+        let id = pending.stream;
+        let mut text = Vec::new();
+        let decoded = request::decode(&mut self.decoder, pending.block(), &mut text)
+            .map_err(|refusal| refusal.error(id));
+        if let Some(s) = self.streams.get_mut(&id) {
+            s.received = true;
+            self.ready.push_back(id);
+            return decoded.map(|_| ());
+        }
+        self.last_stream = id;
+        let meta = match decoded? {
+            Ok(meta) => meta,
+            Err(_) => {
+                return Err(Error::stream(
+                    id,
+                    ErrorCode::ProtocolError,
+                    "malformed request",
+                ))
+            }
+        };
+        if self.goaway {
+            return Ok(());
+        }
+        if self.streams.len() as u32 >= MAX_STREAMS {
+            return Err(Error::stream(
+                id,
+                ErrorCode::RefusedStream,
+                "too many streams",
+            ));
+        }
+        self.streams.insert(
+            id,
+            Stream {
+                text,
+                body: Vec::new(),
+                received: pending.end_stream,
+                content_length: meta.content_length,
+                head_only: meta.head_only,
+                recv_window: Window::new(DEFAULT_WINDOW),
+                send_window: Window::new(self.peer.initial_window_size),
+                remaining: None,
+                finished: false,
+                pieces: VecDeque::new(),
+            },
+        );
+        if pending.end_stream {
+            self.request_complete(id)?;
+        }
+        Ok(())
+    }
+
+    /// The request's END_STREAM arrived: its body must match content-length (§8.1.1).
+    fn request_complete(&mut self, id: u32) -> Result<(), Error> {
+        let Some(s) = self.streams.get(&id) else {
+            return Ok(());
+        };
+        if s.content_length.is_some_and(|n| n != s.body.len() as u64) {
+            return Err(Error::stream(
+                id,
+                ErrorCode::ProtocolError,
+                "body length differs from content-length",
+            ));
+        }
+        self.ready.push_back(id);
+        Ok(())
+    }
+
+    fn data(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        data: &[u8],
+        flow_len: u32,
+        max_body: u64,
+    ) -> Result<(), Error> {
+        self.recv_window.receive(flow_len).map_err(|e| e.on(0))?;
+        if let Some(inc) = self.recv_window.refill(DEFAULT_WINDOW) {
+            write::window_update(&mut self.wire, 0, inc);
+        }
+        if id > self.last_stream {
+            return Err(Error::connection(
+                ErrorCode::ProtocolError,
+                "DATA on an idle stream",
+            ));
+        }
+        let Some(s) = self.streams.get_mut(&id).filter(|s| !s.received) else {
+            return Err(Error::stream(
+                id,
+                ErrorCode::StreamClosed,
+                "DATA on a closed stream",
+            ));
+        };
+        s.recv_window.receive(flow_len).map_err(|e| e.on(id))?;
+        if s.body.len() as u64 + data.len() as u64 > max_body {
+            return Err(Error::stream(
+                id,
+                ErrorCode::Cancel,
+                "request body larger than --max-body",
+            ));
+        }
+        s.body.extend_from_slice(data);
+        if end_stream {
+            s.received = true;
+            return self.request_complete(id);
+        }
+        if let Some(inc) = s.recv_window.refill(DEFAULT_WINDOW) {
+            write::window_update(&mut self.wire, id, inc);
+        }
+        Ok(())
+    }
+
+    fn settings(&mut self, params: &[u8]) -> Result<(), Error> {
+        let old = self.peer.initial_window_size;
+        self.peer
+            .apply(params, Sender::Client)
+            .map_err(|r| r.error())?;
+        let new = self.peer.initial_window_size;
+        if new != old {
+            for (&id, s) in self.streams.iter_mut() {
+                s.send_window.resize(old, new).map_err(|e| e.on(id))?;
+            }
+        }
+        self.encoder
+            .set_peer_table_size(self.peer.header_table_size);
+        write::settings_ack(&mut self.wire);
+        Ok(())
+    }
+
+    fn window_update(&mut self, id: u32, increment: u32) -> Result<(), Error> {
+        if id == 0 {
+            return self.send_window.grow(increment).map_err(|e| e.on(0));
+        }
+        match self.streams.get_mut(&id) {
+            Some(s) => s.send_window.grow(increment).map_err(|e| e.on(id)),
+            None if id > self.last_stream => Err(Error::connection(
+                ErrorCode::ProtocolError,
+                "WINDOW_UPDATE on an idle stream",
+            )),
+            None => Ok(()),
+        }
+    }
+}

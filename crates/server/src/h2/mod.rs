@@ -1,0 +1,223 @@
+//! HTTP/2 on the server (RFC 9113), by ALPN `h2` on TLS listeners and by prior knowledge (h2c,
+//! `--h2c`) on plain ones, over the wire syntax of `webstand-h2`. A connection's `State` holds
+//! what HTTP/2 keeps between reads: unparsed input, the HPACK contexts, both sides' SETTINGS, the
+//! connection's flow-control windows and its open streams. `input.rs` reads frames, `request.rs`
+//! turns a header block into the handlers' request, `send.rs` turns their answers into frames,
+//! `defence.rs` bounds what a peer may cost. Requests are answered after the whole read is parsed
+//! (a stream reset in the same read is never worked on), one at a time while a CGI program or a
+//! FastCGI job answers one of them (the connection has one slot for those).
+
+mod defence;
+mod input;
+mod request;
+mod send;
+
+pub use send::{prepare, Channel, FileRange};
+
+use crate::conn::Conn;
+use crate::handler::Ctx;
+use crate::protocol::Protocol;
+use send::Piece;
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+use webstand_h2::frame::write;
+use webstand_h2::hpack::{Decoder, Encoder};
+use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
+use webstand_h2::{block, ErrorCode, Settings, Window};
+
+/// One stream the client opened.
+pub struct Stream {
+    /// The request in HTTP/1 text form (request.rs), until it is answered.
+    text: Vec<u8>,
+    body: Vec<u8>,
+    /// The request's END_STREAM has arrived.
+    received: bool,
+    content_length: Option<u64>,
+    head_only: bool,
+    recv_window: Window,
+    send_window: Window,
+    /// Body bytes still owed after HEADERS (None: a streamed body, until `finished`).
+    remaining: Option<u64>,
+    finished: bool,
+    pieces: VecDeque<Piece>,
+}
+
+/// What HTTP/2 keeps about a connection between reads.
+pub struct State {
+    inbuf: Vec<u8>,
+    preface_seen: bool,
+    decoder: Decoder,
+    encoder: Encoder,
+    peer: Settings,
+    send_window: Window,
+    recv_window: Window,
+    streams: HashMap<u32, Stream>,
+    /// Streams whose requests are complete, to answer in order.
+    ready: VecDeque<u32>,
+    last_stream: u32,
+    pending: Option<(block::Pending, u32)>,
+    /// Frames to write before (and with) the answers.
+    wire: Vec<u8>,
+    block: Vec<u8>,
+    lower: Vec<u8>,
+    /// GOAWAY was sent: no new streams; close once the open ones are answered.
+    goaway: bool,
+    answered: u64,
+    counters: defence::Counters,
+    /// When the peer last gave us bytes or window (the slow-read bound counts from it).
+    progress: Instant,
+}
+
+impl State {
+    /// A new connection: our SETTINGS go out first.
+    pub fn new(now: Instant) -> Box<State> {
+        let mut wire = Vec::with_capacity(64);
+        let ours = [
+            (SettingId::MaxConcurrentStreams, defence::MAX_STREAMS),
+            (SettingId::MaxHeaderListSize, defence::MAX_HEADER_LIST),
+            (SettingId::EnablePush, 0),
+        ];
+        write::settings(&mut wire, &ours);
+        Box::new(State {
+            inbuf: Vec::new(),
+            preface_seen: false,
+            decoder: Decoder::new(4096, defence::MAX_HEADER_LIST),
+            encoder: Encoder::new(),
+            peer: Settings::default(),
+            send_window: Window::new(DEFAULT_WINDOW),
+            recv_window: Window::new(DEFAULT_WINDOW),
+            streams: HashMap::new(),
+            ready: VecDeque::new(),
+            last_stream: 0,
+            pending: None,
+            wire,
+            block: Vec::new(),
+            lower: Vec::new(),
+            goaway: false,
+            answered: 0,
+            counters: defence::Counters::default(),
+            progress: now,
+        })
+    }
+
+    /// Something is in flight: a partial frame or header block, or open streams.
+    pub fn partial_input(&self) -> bool {
+        !self.inbuf.is_empty() || self.pending.is_some() || !self.streams.is_empty()
+    }
+
+    /// Requests complete but not answered yet (held while a CGI or FastCGI job answers).
+    pub fn stalled(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Frames to write, or body that the windows let out (`Conn::flush` pumps it).
+    pub fn has_output(&self) -> bool {
+        !self.wire.is_empty()
+            || (self.send_window.available() > 0 && self.streams.values().any(Stream::sendable))
+    }
+
+    /// While anything is in flight the peer must make progress within the I/O timeout (a peer
+    /// that never opens its window is dropped then); idle, the idle timeout applies.
+    pub fn wait_deadline(&self, config: &crate::config::Config) -> Option<Instant> {
+        self.partial_input()
+            .then_some(self.progress + config.io_timeout)
+    }
+
+    /// The GOAWAY a closing connection sends (idle timeout, shutdown).
+    pub fn farewell(&mut self) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.wire);
+        if !self.goaway {
+            self.goaway = true;
+            write::goaway(&mut out, self.last_stream, ErrorCode::NoError, b"");
+        }
+        out
+    }
+
+    /// A connection error: GOAWAY with `code`; nothing more is read.
+    fn fail(&mut self, code: ErrorCode, why: &str) {
+        self.inbuf.clear();
+        self.ready.clear();
+        self.streams.clear();
+        self.goaway = true;
+        write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());
+    }
+}
+
+fn state(conn: &mut Conn) -> Option<Box<State>> {
+    match std::mem::take(&mut conn.protocol) {
+        Protocol::Http2(s) => Some(s),
+        other => {
+            conn.protocol = other;
+            None
+        }
+    }
+}
+
+impl Ctx {
+    /// Reads frames from freshly read bytes, then answers every complete request
+    /// (`Ctx::serve_input` for an HTTP/2 connection).
+    pub fn serve_h2(
+        &mut self,
+        conn: &mut Conn,
+        new: &[u8],
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) {
+        let Some(mut st) = state(conn) else {
+            return;
+        };
+        if !new.is_empty() {
+            st.progress = self.now;
+            st.read(new, self.now, self.shared.config.max_body);
+        }
+        if self.draining && !st.goaway {
+            st.goaway = true;
+            write::goaway(&mut st.wire, st.last_stream, ErrorCode::NoError, b"");
+        }
+        self.answer_ready(&mut st, conn, out, idx, registry);
+        if st.goaway && st.streams.is_empty() {
+            conn.closing = true;
+        }
+        conn.protocol = Protocol::Http2(st);
+    }
+
+    /// Answers the ready streams in order (one at a time while a CGI or FastCGI job runs). The
+    /// answers are staged in `out`; `Conn::flush` frames them (send.rs).
+    fn answer_ready(
+        &mut self,
+        st: &mut State,
+        conn: &mut Conn,
+        out: &mut Vec<u8>,
+        idx: usize,
+        registry: &mio::Registry,
+    ) {
+        while conn.cgi.is_none() && conn.fcgi.is_none() {
+            let Some(id) = st.ready.pop_front() else {
+                break;
+            };
+            let Some(s) = st.streams.get_mut(&id) else {
+                continue;
+            };
+            let text = std::mem::take(&mut s.text);
+            let body = std::mem::take(&mut s.body);
+            let had_body = s.content_length.is_some() || !body.is_empty();
+            let head = request::head_of(&text, had_body.then_some(body.len() as u64));
+            let ch = crate::protocol::Channel::Http2(Channel { stream: id });
+            if let Some((status, bytes, user)) =
+                self.respond(conn, &head, ch, &body, out, idx, registry)
+            {
+                let line = head.request_line();
+                self.log(conn.peer, user.as_deref(), line, status, bytes);
+            }
+        }
+    }
+
+    /// The peer took too long (the I/O timeout while a stream was in flight): GOAWAY and close.
+    pub fn h2_timeout(&mut self, conn: &mut Conn) {
+        if let Protocol::Http2(st) = &mut conn.protocol {
+            st.fail(ErrorCode::NoError, "timeout");
+        }
+        conn.closing = true;
+    }
+}

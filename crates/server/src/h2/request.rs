@@ -1,0 +1,249 @@
+//! A request as an HTTP/2 HEADERS block carries it: the decoded field list checked as RFC 9113
+//! §8.2 and §8.3 require (lower-case token names, no connection-specific fields, `te` only as
+//! "trailers", values without NUL, CR, LF or surrounding whitespace, each of :method, :scheme and
+//! :path exactly once and before every regular field, :path not empty; CONNECT with :authority
+//! alone), any failure being a stream error (PROTOCOL_ERROR) that leaves the connection alive.
+//! A valid list is spelled in HTTP/1 text form ("GET /a HTTP/2.0", a host line from :authority,
+//! the field lines) from which `head_of` makes the handlers' `request::Head`.
+
+use crate::request::{Head, Method, RequestBody, Version};
+use webstand_h2::hpack::{Decoder, HpackRefusal};
+
+/// What the HEADERS block said beyond its text.
+pub struct Meta {
+    pub head_only: bool,
+    /// content-length, which the DATA received must match (§8.1.1).
+    pub content_length: Option<u64>,
+}
+
+#[derive(Default)]
+struct Collect {
+    method: Option<Vec<u8>>,
+    scheme: Option<Vec<u8>>,
+    path: Option<Vec<u8>>,
+    authority: Option<Vec<u8>>,
+    fields: Vec<u8>,
+    regular_seen: bool,
+    host_seen: bool,
+    content_length: Option<u64>,
+    malformed: Option<&'static str>,
+}
+
+/// Decodes a block into `text`. The outer error is HPACK's (the connection's or the list's size),
+/// the inner one a malformed request.
+pub fn decode(
+    decoder: &mut Decoder,
+    block: &[u8],
+    text: &mut Vec<u8>,
+) -> Result<Result<Meta, &'static str>, HpackRefusal> {
+    let mut c = Collect::default();
+    decoder.decode(block, |name, value| {
+        if c.malformed.is_none() {
+            if let Err(why) = c.field(name, value) {
+                c.malformed = Some(why);
+            }
+        }
+    })?;
+    if let Some(why) = c.malformed {
+        return Ok(Err(why));
+    }
+    Ok(c.finish(text))
+}
+
+impl Collect {
+    fn field(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
+        if value.iter().any(|&b| matches!(b, 0 | b'\r' | b'\n')) {
+            return Err("NUL, CR or LF in a field value");
+        }
+        let blank = |b: Option<&u8>| b.is_some_and(|&b| b == b' ' || b == b'\t');
+        if blank(value.first()) || blank(value.last()) {
+            return Err("whitespace around a field value");
+        }
+        if let Some(pseudo) = name.strip_prefix(b":") {
+            return self.pseudo(pseudo, value);
+        }
+        self.regular_seen = true;
+        if name.is_empty() || !name.iter().all(|&b| is_name_byte(b)) {
+            return Err("a field name that is not a lower-case token");
+        }
+        match name {
+            b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding"
+            | b"upgrade" => return Err("a connection-specific field"),
+            b"te" if value != b"trailers" => return Err("te other than trailers"),
+            b"host" => self.host_seen = true,
+            b"content-length" => {
+                let n = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                match (n, self.content_length) {
+                    (None, _) => return Err("content-length not a number"),
+                    (Some(n), Some(m)) if n != m => return Err("conflicting content-length"),
+                    (n, _) => self.content_length = n,
+                }
+            }
+            _ => {}
+        }
+        self.fields.extend_from_slice(name);
+        self.fields.extend_from_slice(b": ");
+        self.fields.extend_from_slice(value);
+        self.fields.extend_from_slice(b"\r\n");
+        Ok(())
+    }
+
+    fn pseudo(&mut self, name: &[u8], value: &[u8]) -> Result<(), &'static str> {
+        if self.regular_seen {
+            return Err("a pseudo-header after a regular field");
+        }
+        let slot = match name {
+            b"method" => &mut self.method,
+            b"scheme" => &mut self.scheme,
+            b"path" => &mut self.path,
+            b"authority" => &mut self.authority,
+            _ => return Err("an unknown or response pseudo-header"),
+        };
+        if slot.is_some() {
+            return Err("a duplicated pseudo-header");
+        }
+        *slot = Some(value.to_vec());
+        Ok(())
+    }
+
+    fn finish(self, text: &mut Vec<u8>) -> Result<Meta, &'static str> {
+        let method = self.method.ok_or("no :method")?;
+        if method.is_empty() || !method.iter().all(|&b| is_token_byte(b)) {
+            return Err(":method not a token");
+        }
+        let target = if method == b"CONNECT" {
+            if self.scheme.is_some() || self.path.is_some() {
+                return Err("CONNECT with :scheme or :path");
+            }
+            self.authority.clone().ok_or("CONNECT without :authority")?
+        } else {
+            self.scheme.ok_or("no :scheme")?;
+            let path = self.path.ok_or("no :path")?;
+            if path.is_empty() {
+                return Err(":path empty");
+            }
+            path
+        };
+        if target.iter().any(|&b| b <= b' ' || b == 0x7f) {
+            return Err("a control character or space in :path");
+        }
+        text.clear();
+        text.extend_from_slice(&method);
+        text.push(b' ');
+        text.extend_from_slice(&target);
+        text.extend_from_slice(b" HTTP/2.0\r\n");
+        if let (Some(a), false) = (&self.authority, self.host_seen) {
+            text.extend_from_slice(b"host: ");
+            text.extend_from_slice(a);
+            text.extend_from_slice(b"\r\n");
+        }
+        text.extend_from_slice(&self.fields);
+        text.extend_from_slice(b"\r\n");
+        Ok(Meta {
+            head_only: method == b"HEAD",
+            content_length: self.content_length,
+        })
+    }
+}
+
+/// RFC 9110 §5.6.2 tchar.
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// A field name byte HTTP/2 allows: a token byte, not upper case (§8.2.1).
+fn is_name_byte(b: u8) -> bool {
+    is_token_byte(b) && !b.is_ascii_uppercase()
+}
+
+/// The handlers' head for a request spelled by `decode` (`text`), with `body` received.
+pub fn head_of(text: &[u8], body: Option<u64>) -> Head<'_> {
+    let line_end = memchr::memchr(b'\r', text).unwrap_or(text.len());
+    let mut parts = text[..line_end].splitn(3, |&b| b == b' ');
+    let method_name = std::str::from_utf8(parts.next().unwrap_or_default()).unwrap_or("GET");
+    let target = parts.next().unwrap_or(b"/");
+    let method = match method_name {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        _ => Method::Other,
+    };
+    let mut head = Head {
+        method,
+        method_name,
+        target,
+        version: Version::Http2,
+        body: body.map_or(RequestBody::None, RequestBody::Length),
+        if_modified_since: None,
+        if_none_match: None,
+        range: None,
+        if_range: None,
+        authorization: None,
+        text,
+    };
+    for line in head.fields().split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(colon) = memchr::memchr(b':', line) {
+            head.pick(&line[..colon], line[colon + 1..].trim_ascii());
+        }
+    }
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(fields: &[(&str, &str)]) -> Result<Vec<u8>, &'static str> {
+        let mut c = Collect::default();
+        for (n, v) in fields {
+            c.field(n.as_bytes(), v.as_bytes())?;
+        }
+        let mut text = Vec::new();
+        c.finish(&mut text).map(|_| text)
+    }
+
+    #[test]
+    fn a_valid_list_is_spelled_as_http1_text() {
+        let ok = [
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":path", "/a?b"),
+            (":authority", "x"),
+            ("range", "bytes=0-1"),
+        ];
+        let text = check(&ok).unwrap();
+        assert_eq!(
+            text,
+            b"GET /a?b HTTP/2.0\r\nhost: x\r\nrange: bytes=0-1\r\n\r\n"
+        );
+        let head = head_of(&text, None);
+        assert_eq!(head.range, Some(&b"bytes=0-1"[..]));
+        assert_eq!(head.request_line(), b"GET /a?b HTTP/2.0");
+    }
+
+    #[test]
+    fn malformed_lists_are_refused() {
+        let base = [(":method", "GET"), (":scheme", "http"), (":path", "/")];
+        let with = |extra: (&'static str, &'static str)| {
+            let mut v = base.to_vec();
+            v.push(extra);
+            check(&v)
+        };
+        assert!(with(("Upper", "x")).is_err());
+        assert!(with(("connection", "close")).is_err());
+        assert!(with(("te", "gzip")).is_err());
+        assert!(with(("te", "trailers")).is_ok());
+        assert!(with((":path", "/again")).is_err());
+        assert!(with(("x", " padded")).is_err());
+        assert!(check(&[(":method", "GET"), (":scheme", "http")]).is_err());
+        assert!(check(&[(":method", "GET"), (":scheme", "http"), (":path", "")]).is_err());
+        assert!(check(&[
+            (":method", "GET"),
+            ("a", "b"),
+            (":scheme", "http"),
+            (":path", "/")
+        ])
+        .is_err());
+    }
+}

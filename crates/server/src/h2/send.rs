@@ -1,0 +1,326 @@
+//! The way out of an HTTP/2 connection. A handler's answer reaches the `Channel` of its stream,
+//! which cannot see the connection (it is a copy, and CGI and FastCGI answer later from the loop),
+//! so the channel writes *staged records* into the output buffer: a head (status, length, field
+//! lines), body bytes, a file range (an index into `Conn::staged_files`: sendfile cannot frame
+//! HTTP/2, so file bodies are read in pieces), the end of a streamed body. Before the connection
+//! writes, `State::frame_output` turns them into frames: the head into HEADERS through the
+//! connection's HPACK encoder (field names lower-cased, connection-specific fields dropped), the
+//! body into the stream's queue, which `pump` sends as DATA frames within both flow-control
+//! windows and the peer's SETTINGS_MAX_FRAME_SIZE, all streams' frames gathered into one buffer
+//! (one write, and over TLS as few records as that write makes: h2o's batching).
+
+use super::{State, Stream};
+use crate::respond::{push_num, Head as Answer, Length};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use webstand_h2::frame::write;
+
+const HEAD: u8 = 1;
+const DATA: u8 = 2;
+const FILE: u8 = 3;
+const END: u8 = 4;
+/// Tag, stream id, payload length.
+const RECORD: usize = 9;
+/// Frames gathered per pump before the connection writes them.
+const PUMP_BUDGET: usize = 256 << 10;
+
+/// A file range [start, end) staged for a stream.
+pub type FileRange = (Arc<File>, u64, u64);
+
+/// A piece of a stream's body waiting for its window.
+pub enum Piece {
+    Mem(Vec<u8>, usize),
+    File(Arc<File>, u64, u64),
+}
+
+/// The channel of one stream (`protocol::Channel::Http2`).
+#[derive(Clone, Copy, Debug)]
+pub struct Channel {
+    pub stream: u32,
+}
+
+fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
+    out.push(tag);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+}
+
+/// A head's payload before its date line: status, length kind and value, field lines.
+pub fn prepare(head: &Answer) -> Box<[u8]> {
+    let mut out = Vec::with_capacity(11 + head.fields.len());
+    out.extend_from_slice(&head.status.to_be_bytes());
+    let (kind, n) = match head.length {
+        Length::None => (0u8, 0),
+        Length::Known(n) => (1, n),
+        Length::Streamed => (2, 0),
+    };
+    out.push(kind);
+    out.extend_from_slice(&n.to_be_bytes());
+    out.extend_from_slice(head.fields);
+    out.into_boxed_slice()
+}
+
+impl Channel {
+    pub fn write_head(&self, out: &mut Vec<u8>, date_line: &[u8], head: &Answer) {
+        self.write_prepared(out, date_line, &prepare(head));
+    }
+
+    pub fn write_prepared(&self, out: &mut Vec<u8>, date_line: &[u8], prepared: &[u8]) {
+        record(out, HEAD, self.stream, prepared.len() + date_line.len());
+        out.extend_from_slice(prepared);
+        out.extend_from_slice(date_line);
+    }
+
+    pub fn body(&self, out: &mut Vec<u8>, data: &[u8]) {
+        if !data.is_empty() {
+            record(out, DATA, self.stream, data.len());
+            out.extend_from_slice(data);
+        }
+    }
+
+    pub fn body_file(&self, staged: &mut Vec<FileRange>, out: &mut Vec<u8>, file: FileRange) {
+        record(out, FILE, self.stream, 4);
+        out.extend_from_slice(&(staged.len() as u32).to_be_bytes());
+        staged.push(file);
+    }
+
+    pub fn end_stream(&self, out: &mut Vec<u8>) {
+        record(out, END, self.stream, 0);
+    }
+}
+
+/// The field lines of a head as HPACK pairs: names lower-cased (in `lower`), connection-specific
+/// fields (RFC 9113 §8.2.2) left out.
+fn pairs(lower: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    lower.split(|&b| b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        let hop = matches!(
+            name,
+            b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
+        );
+        (!hop && !name.is_empty()).then_some((name, value))
+    })
+}
+
+/// A copy of field lines with each name lower-cased.
+fn lower_names(fields: &[u8], lower: &mut Vec<u8>) {
+    lower.clear();
+    let mut in_name = true;
+    for &b in fields {
+        match b {
+            b'\n' => in_name = true,
+            b':' => in_name = false,
+            _ => {}
+        }
+        lower.push(if in_name { b.to_ascii_lowercase() } else { b });
+    }
+}
+
+impl State {
+    /// Turns staged records in `out` into frames (queued bodies pumped as windows allow) and
+    /// leaves in `out` the bytes to write.
+    pub fn frame_output(&mut self, out: &mut Vec<u8>, files: &mut Vec<FileRange>) {
+        let mut pos = 0;
+        while pos + RECORD <= out.len() {
+            let tag = out[pos];
+            let stream = u32::from_be_bytes(out[pos + 1..pos + 5].try_into().unwrap_or_default());
+            let len = u32::from_be_bytes(out[pos + 5..pos + 9].try_into().unwrap_or_default());
+            let payload = &out[pos + RECORD..pos + RECORD + len as usize];
+            self.absorb(tag, stream, payload, files);
+            pos += RECORD + len as usize;
+        }
+        files.clear();
+        out.clear();
+        self.pump();
+        out.append(&mut self.wire);
+    }
+
+    fn absorb(&mut self, tag: u8, id: u32, payload: &[u8], files: &[FileRange]) {
+        if tag == HEAD {
+            return self.send_head(id, payload);
+        }
+        let Some(s) = self.streams.get_mut(&id) else {
+            return; // reset meanwhile: its answer goes nowhere
+        };
+        match tag {
+            DATA => match s.pieces.back_mut() {
+                Some(Piece::Mem(buf, _)) if buf.len() < 64 << 10 => buf.extend_from_slice(payload),
+                _ => s.pieces.push_back(Piece::Mem(payload.to_vec(), 0)),
+            },
+            FILE => {
+                let i = u32::from_be_bytes(payload.try_into().unwrap_or_default()) as usize;
+                if let Some((f, start, end)) = files.get(i) {
+                    s.pieces.push_back(Piece::File(f.clone(), *start, *end));
+                }
+            }
+            _ => s.finished = true,
+        }
+    }
+
+    /// HEADERS for a staged head: :status, server, the fields, content-length.
+    fn send_head(&mut self, id: u32, p: &[u8]) {
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        let status = u16::from_be_bytes([p[0], p[1]]);
+        let n = u64::from_be_bytes(p[3..11].try_into().unwrap_or_default());
+        let length = match p[2] {
+            0 => Length::None,
+            1 => Length::Known(n),
+            _ => Length::Streamed,
+        };
+        let mut digits = Vec::with_capacity(24);
+        push_num(&mut digits, u64::from(status));
+        let status_end = digits.len();
+        if let Length::Known(n) = length {
+            push_num(&mut digits, n);
+        }
+        let (status_digits, len_digits) = digits.split_at(status_end);
+        let mut lower = std::mem::take(&mut self.lower);
+        lower_names(&p[11..], &mut lower);
+        let fixed = [(&b":status"[..], status_digits), (b"server", b"webstand")];
+        let length_field = (!len_digits.is_empty()).then_some((&b"content-length"[..], len_digits));
+        let fields = fixed
+            .into_iter()
+            .chain(pairs(&lower).filter(|(n, _)| *n != b"content-length"))
+            .chain(length_field);
+        self.block.clear();
+        self.encoder.encode(fields, &mut self.block);
+        self.lower = lower;
+        s.remaining = match length {
+            Length::Known(n) if !s.head_only => Some(n),
+            Length::Streamed if !s.head_only => None,
+            _ => Some(0),
+        };
+        let end = s.remaining == Some(0);
+        write::headers(
+            &mut self.wire,
+            id,
+            end,
+            &self.block,
+            self.peer.max_frame_size,
+        );
+        if end {
+            self.stream_done(id);
+        }
+    }
+
+    /// Sends queued body pieces as DATA frames while both windows and the budget allow.
+    pub fn pump(&mut self) {
+        let ids: Vec<u32> = self.answering();
+        for id in ids {
+            if self.wire.len() >= PUMP_BUDGET || self.send_window.available() == 0 {
+                break;
+            }
+            self.pump_stream(id);
+        }
+    }
+
+    /// The streams whose answers have begun (HEADERS sent), in stream order.
+    fn answering(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .streams
+            .iter()
+            .filter(|(_, s)| s.remaining.is_some() || s.finished || !s.pieces.is_empty())
+            .map(|(&id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    fn pump_stream(&mut self, id: u32) {
+        let max_frame = self.peer.max_frame_size as usize;
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        loop {
+            let room = (s.send_window.available().min(self.send_window.available()) as usize)
+                .min(max_frame)
+                .min(PUMP_BUDGET.saturating_sub(self.wire.len()));
+            let Some(piece) = s.pieces.front_mut() else {
+                break;
+            };
+            if room == 0 {
+                return;
+            }
+            let n = take_piece(piece, room, &mut self.wire, id);
+            if n == usize::MAX {
+                // The file could not be read: the promised length cannot be met.
+                write::rst_stream(&mut self.wire, id, webstand_h2::ErrorCode::InternalError);
+                self.streams.remove(&id);
+                return;
+            }
+            if piece_done(piece) {
+                s.pieces.pop_front();
+            }
+            s.send_window.spend(n as u32);
+            self.send_window.spend(n as u32);
+            if let Some(r) = s.remaining.as_mut() {
+                *r = r.saturating_sub(n as u64);
+            }
+            let end = s.remaining == Some(0) || (s.finished && s.pieces.is_empty());
+            if end {
+                // The END_STREAM flag on the frame just written (its flags byte).
+                let frame = self.wire.len() - n - 9;
+                self.wire[frame + 4] |= webstand_h2::frame::flags::END_STREAM;
+                return self.stream_done(id);
+            }
+        }
+        if s.finished && s.pieces.is_empty() && s.remaining.is_none() {
+            write::data(&mut self.wire, id, true, b"");
+            self.stream_done(id);
+        }
+    }
+
+    /// Our side of a stream has ended: the stream is closed.
+    fn stream_done(&mut self, id: u32) {
+        self.streams.remove(&id);
+        self.answered += 1;
+    }
+}
+
+/// Writes one DATA frame of at most `room` bytes from `piece`; returns its length (usize::MAX when
+/// a file read failed).
+fn take_piece(piece: &mut Piece, room: usize, wire: &mut Vec<u8>, id: u32) -> usize {
+    match piece {
+        Piece::Mem(buf, pos) => {
+            let n = (buf.len() - *pos).min(room);
+            write::data(wire, id, false, &buf[*pos..*pos + n]);
+            *pos += n;
+            n
+        }
+        Piece::File(file, pos, end) => {
+            let n = ((*end - *pos) as usize).min(room);
+            write::data_head(wire, id, false, n);
+            let at = wire.len();
+            wire.resize(at + n, 0);
+            match file.read_exact_at(&mut wire[at..], *pos) {
+                Ok(()) => {
+                    *pos += n as u64;
+                    n
+                }
+                Err(_) => {
+                    wire.truncate(at - 9);
+                    usize::MAX
+                }
+            }
+        }
+    }
+}
+
+fn piece_done(piece: &Piece) -> bool {
+    match piece {
+        Piece::Mem(buf, pos) => *pos == buf.len(),
+        Piece::File(_, pos, end) => pos == end,
+    }
+}
+
+impl Stream {
+    /// Body left to send and a window open for it.
+    pub fn sendable(&self) -> bool {
+        !self.pieces.is_empty() && self.send_window.available() > 0
+    }
+}

@@ -1,0 +1,271 @@
+//! `webstand serve` over HTTP/2 as third-party clients see it: curl (`--http2` over TLS by ALPN,
+//! `--http2-prior-knowledge` over h2c), nghttp and h2load. Bodies equal the files (md5 by the test),
+//! HEAD, ranges, conditional GET, listings, basic auth and CGI answer as over HTTP/1, the access
+//! log says HTTP/2.0, h2load's 2000 requests over 4 connections × 16 streams all succeed, and
+//! without `--h2c` a plain listener does not speak HTTP/2. Certificates are made at test time.
+
+mod common;
+
+use common::{require, serve};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("doc");
+        std::fs::create_dir_all(doc.join("list")).unwrap();
+        std::fs::create_dir_all(doc.join("private")).unwrap();
+        std::fs::create_dir_all(doc.join("cgi-bin")).unwrap();
+        std::fs::write(doc.join("2k.html"), "a".repeat(2048)).unwrap();
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(doc.join("big.bin"), big).unwrap();
+        std::fs::write(doc.join("list/one.txt"), "one").unwrap();
+        std::fs::write(doc.join("private/s.txt"), "secret").unwrap();
+        let cgi = doc.join("cgi-bin/env");
+        std::fs::write(
+            &cgi,
+            "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"$SERVER_PROTOCOL $REQUEST_METHOD $QUERY_STRING\"\n",
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cgi, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // {SHA} of "pw", as htpasswd -s writes it.
+        std::fs::write(
+            dir.path().join("htpasswd"),
+            "user:{SHA}GpHWL3ymc5liWkNopqtdSjuqYHM=\n",
+        )
+        .unwrap();
+        let f = Fixture { dir };
+        let out = Command::new(require("openssl"))
+            .args(["req", "-x509", "-newkey", "ec", "-pkeyopt"])
+            .args(["ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"])
+            .args([
+                "-keyout",
+                "key.pem",
+                "-out",
+                "cert.pem",
+                "-subj",
+                "/CN=localhost",
+            ])
+            .args(["-addext", "subjectAltName=DNS:localhost"])
+            .current_dir(f.dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        f
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn p(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+}
+
+/// A server with a TLS listener and an h2c plain listener; its stderr's "listening on" lines.
+struct Server {
+    child: std::process::Child,
+    tls: u16,
+    plain: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(f: &Fixture, extra: &[&str]) -> Server {
+    let auth = format!("/private={}", f.p("htpasswd"));
+    let mut child = common::webstand()
+        .arg("serve")
+        .arg(f.path("doc"))
+        .args(["--listen", "127.0.0.1:0", "--listen-tls", "127.0.0.1:0"])
+        .args(["--tls-cert", &f.p("cert.pem"), "--tls-key", &f.p("key.pem")])
+        .args(["--threads", "1", "--listing", "--cgi", "/cgi-bin/*"])
+        .args(["--auth", &auth, "--access-log", &f.p("access.log")])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut tls, mut plain) = (0, 0);
+    while tls == 0 || plain == 0 {
+        let line = lines.next().expect("serve says where it listens").unwrap();
+        let port = |a: &str| a.rsplit(':').next().unwrap().parse().unwrap();
+        if let Some(a) = line.strip_prefix("listening on https://") {
+            tls = port(a);
+        } else if let Some(a) = line.strip_prefix("listening on http://") {
+            plain = port(a);
+        }
+    }
+    Server { child, tls, plain }
+}
+
+/// curl over HTTP/2 (TLS by ALPN, or h2c with `h2c`): (status line fields, body).
+fn curl(f: &Fixture, args: &[&str]) -> (String, Vec<u8>) {
+    let out = Command::new(require("curl"))
+        .args(["-s", "-S", "--max-time", "20", "--cacert", &f.p("cert.pem")])
+        .args(["-w", "\n%{http_version} %{http_code}"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "curl {args:?}: {out:?}");
+    let mut body = out.stdout;
+    let nl = body.iter().rposition(|&b| b == b'\n').unwrap();
+    let status = String::from_utf8(body.split_off(nl)).unwrap();
+    (status.trim().to_string(), body)
+}
+
+fn md5(bytes: &[u8]) -> String {
+    let mut child = Command::new(require("md5sum"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8(out.stdout).unwrap()[..32].to_string()
+}
+
+fn file_md5(path: &Path) -> String {
+    md5(&std::fs::read(path).unwrap())
+}
+
+#[test]
+fn curl_gets_every_kind_of_answer_over_h2_by_alpn_and_h2c() {
+    let f = Fixture::new();
+    let s = start(&f, &["--h2c"]);
+    for base in [
+        format!("https://localhost:{}", s.tls),
+        format!("http://127.0.0.1:{}", s.plain),
+    ] {
+        let h2 = if base.starts_with("https") {
+            "--http2"
+        } else {
+            "--http2-prior-knowledge"
+        };
+        let get = |path: &str, more: &[&str]| {
+            let url = format!("{base}{path}");
+            let mut args = vec![h2, url.as_str()];
+            args.extend_from_slice(more);
+            curl(&f, &args)
+        };
+        for name in ["2k.html", "big.bin"] {
+            let (status, body) = get(&format!("/{name}"), &[]);
+            assert_eq!(status, "2 200", "{name}");
+            assert_eq!(md5(&body), file_md5(&f.path("doc").join(name)), "{name}");
+        }
+        let (status, body) = get("/big.bin", &["-I"]);
+        assert_eq!(status, "2 200");
+        assert!(String::from_utf8_lossy(&body).contains("content-length: 3000000"));
+        let (status, body) = get("/big.bin", &["-r", "1000-1999"]);
+        assert_eq!((status.as_str(), body.len()), ("2 206", 1000));
+        let (status, body) = get("/2k.html", &["-r", "0-9,100-109"]);
+        assert_eq!(status, "2 206");
+        assert!(String::from_utf8_lossy(&body).contains("aaaaaaaaaa\r\n--"));
+        let (_, head) = get("/2k.html", &["-I"]);
+        let etag = String::from_utf8_lossy(&head)
+            .lines()
+            .find_map(|l| l.strip_prefix("etag: ").map(str::to_string))
+            .expect("an etag");
+        let (status, body) = get("/2k.html", &["-H", &format!("If-None-Match: {etag}")]);
+        assert_eq!((status.as_str(), body.len()), ("2 304", 0));
+        let (status, body) = get("/list/", &[]);
+        assert_eq!(status, "2 200");
+        assert!(String::from_utf8_lossy(&body).contains("one.txt"));
+        assert_eq!(get("/private/s.txt", &[]).0, "2 401");
+        let (status, body) = get("/private/s.txt", &["-u", "user:pw"]);
+        assert_eq!(
+            (status.as_str(), body.as_slice()),
+            ("2 200", &b"secret"[..])
+        );
+        let (status, body) = get("/cgi-bin/env?q=1", &[]);
+        assert_eq!(status, "2 200");
+        assert_eq!(String::from_utf8_lossy(&body), "HTTP/2.0 GET q=1\n");
+        assert_eq!(get("/missing", &[]).0, "2 404");
+    }
+    drop(s);
+    let log = std::fs::read_to_string(f.path("access.log")).unwrap();
+    assert!(log.contains("\"GET /2k.html HTTP/2.0\" 200 2048"), "{log}");
+    assert!(
+        log.contains("\"GET /cgi-bin/env?q=1 HTTP/2.0\" 200"),
+        "{log}"
+    );
+}
+
+#[test]
+fn h2load_2000_requests_over_4_connections_of_16_streams_all_succeed() {
+    let f = Fixture::new();
+    let s = start(&f, &["--h2c"]);
+    for url in [
+        format!("https://localhost:{}/2k.html", s.tls),
+        format!("http://127.0.0.1:{}/2k.html", s.plain),
+    ] {
+        let out = Command::new(require("h2load"))
+            .args(["-c", "4", "-m", "16", "-n", "2000", &url])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}");
+        assert!(
+            text.contains("requests: 2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored, 0 timeout"),
+            "{url}: {text}"
+        );
+        assert!(text.contains("status codes: 2000 2xx"), "{text}");
+    }
+}
+
+#[test]
+fn nghttp_fetches_several_streams_at_once_and_the_server_sends_its_settings() {
+    let f = Fixture::new();
+    let s = start(&f, &["--h2c"]);
+    let base = format!("http://127.0.0.1:{}", s.plain);
+    let out = Command::new(require("nghttp"))
+        .args(["-v", "-n", "-t", "10"])
+        .args([
+            format!("{base}/2k.html"),
+            format!("{base}/big.bin"),
+            format!("{base}/list/"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("SETTINGS_MAX_CONCURRENT_STREAMS(0x03):128"),
+        "{text}"
+    );
+    assert!(
+        text.contains("SETTINGS_MAX_HEADER_LIST_SIZE(0x06)"),
+        "{text}"
+    );
+    assert_eq!(text.matches(":status: 200").count(), 3, "{text}");
+}
+
+#[test]
+fn without_h2c_a_plain_listener_speaks_http1_only() {
+    let f = Fixture::new();
+    let s = serve(&f.path("doc"), &[]);
+    let out = Command::new(require("curl"))
+        .args(["-s", "--max-time", "5", "--http2-prior-knowledge"])
+        .arg(format!("http://{}/2k.html", s.addr))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "h2c answered without --h2c");
+    // HTTP/1.1 is unchanged, and a client asking for an upgrade stays on HTTP/1.1.
+    let (status, _) = curl(&f, &["--http2", &format!("http://{}/2k.html", s.addr)]);
+    assert_eq!(status, "1.1 200");
+}
