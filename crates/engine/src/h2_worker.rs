@@ -10,8 +10,9 @@
 
 use crate::clock::{micros, thread_cpu};
 use crate::conn::Class;
-use crate::h2::Prepared;
-use crate::h2_conn::{End, Ended, H2Conn, Phase, Tally, NOT_H2};
+use crate::h2::{Prepared, NOT_H2};
+use crate::h2_conn::{H2Conn, Phase};
+use crate::h2_stream::{End, Ended, Stream, Tally};
 use crate::pacer::LATE;
 use crate::run::{Share, Shared};
 use crate::transport::Transport;
@@ -494,7 +495,7 @@ impl<'a> H2Worker<'a> {
     }
 
     /// A complete stream: latency histograms and counters, as HTTP/1's complete request.
-    fn record(&mut self, s: &crate::h2_conn::Stream, at: Instant) {
+    fn record(&mut self, s: &Stream, at: Instant) {
         let total = micros(at.saturating_duration_since(s.start));
         let waiting = micros(
             s.first_byte
