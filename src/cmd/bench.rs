@@ -133,6 +133,10 @@ pub struct Args {
     #[command(flatten)]
     tls: super::tls_args::TlsArgs,
 
+    /// HTTP/2: --h2 and h2load's -m, -w, -W
+    #[command(flatten)]
+    h2: super::h2_args::H2Args,
+
     /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
@@ -200,6 +204,7 @@ fn target_url(a: &Args) -> anyhow::Result<String> {
 fn request_parts(
     a: &Args,
 ) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
+    let (_, method) = a.h2.plan(a.method.as_deref())?;
     let mut headers = a.ab.headers();
     for h in &a.headers {
         headers.push(parse_header(h)?);
@@ -215,7 +220,7 @@ fn request_parts(
         )),
         (None, None) => None,
     };
-    let method = match (&a.method, &body) {
+    let method = match (method, &body) {
         (Some(m), _) => {
             if m.is_empty()
                 || !m
@@ -311,6 +316,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
         }
     }
     a.ab.apply(&mut plan)?;
+    a.h2.apply(&mut plan, a.method.as_deref(), a.ab.proxy().is_some())?;
     super::diagnose::check_connections(a.concurrency, &plan)?;
     Ok((plan, path, url))
 }
@@ -410,6 +416,51 @@ struct Shown<'a> {
     evidence: &'a RunEvidence,
 }
 
+/// The run as one JSON document: the result, what was asked, the outcome and the Diagnosis, and
+/// with `--h2` h2load's figures under `h2`.
+fn print_json(
+    args: &Args,
+    plan: &Plan,
+    path: &str,
+    url: &str,
+    result: &RunResult,
+    shown: &Shown,
+) -> anyhow::Result<()> {
+    let mut v = webstand_report::json::result_json(result);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("url".into(), url.into());
+        o.insert("server_hostname".into(), plan.target.host.clone().into());
+        o.insert("server_port".into(), plan.target.port.into());
+        o.insert("document_path".into(), path.into());
+        o.insert("concurrency".into(), args.concurrency.into());
+        o.insert("keep_alive".into(), plan.keep_alive.into());
+        o.insert("threads".into(), plan.threads.into());
+        o.insert("pipeline".into(), plan.pipeline.into());
+        if let Shape::Open { rate, jitter, .. } = plan.shape {
+            o.insert("rate".into(), rate.into());
+            o.insert("jitter".into(), jitter.into());
+        }
+        o.insert("max_error_pct".into(), args.max_error_pct.into());
+        o.insert(
+            "outcome".into(),
+            webstand_report::json::verdict_json(shown.verdict),
+        );
+        o.insert(
+            "diagnosis".into(),
+            render::json(shown.diagnosis, &shown.evidence.watched),
+        );
+        if let Some(spread) = crate::ranks::last() {
+            o.insert("ranks".into(), spread.json());
+        }
+        if result.h2.is_some() {
+            let h2 = webstand_report::h2load::json(result, plan.stop.requests);
+            o.insert("h2".into(), h2);
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
 /// The run as ab's report (with wrk's latency spectrum if asked) and its Diagnosis, or as one JSON
 /// document.
 fn print_report(
@@ -421,35 +472,7 @@ fn print_report(
     shown: &Shown,
 ) -> anyhow::Result<()> {
     if args.json {
-        let mut v = webstand_report::json::result_json(result);
-        if let Some(o) = v.as_object_mut() {
-            o.insert("url".into(), url.into());
-            o.insert("server_hostname".into(), plan.target.host.clone().into());
-            o.insert("server_port".into(), plan.target.port.into());
-            o.insert("document_path".into(), path.into());
-            o.insert("concurrency".into(), args.concurrency.into());
-            o.insert("keep_alive".into(), plan.keep_alive.into());
-            o.insert("threads".into(), plan.threads.into());
-            o.insert("pipeline".into(), plan.pipeline.into());
-            if let Shape::Open { rate, jitter, .. } = plan.shape {
-                o.insert("rate".into(), rate.into());
-                o.insert("jitter".into(), jitter.into());
-            }
-            o.insert("max_error_pct".into(), args.max_error_pct.into());
-            o.insert(
-                "outcome".into(),
-                webstand_report::json::verdict_json(shown.verdict),
-            );
-            o.insert(
-                "diagnosis".into(),
-                render::json(shown.diagnosis, &shown.evidence.watched),
-            );
-            if let Some(spread) = crate::ranks::last() {
-                o.insert("ranks".into(), spread.json());
-            }
-        }
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        return print_json(args, plan, path, url, result, shown);
     }
     let info = AbInfo {
         host: plan.target.host.clone(),
@@ -473,6 +496,10 @@ fn print_report(
         return Ok(());
     }
     print!("{}", ab::report(result, &info));
+    print!(
+        "{}",
+        webstand_report::h2load::summary(result, plan.stop.requests)
+    );
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
