@@ -5,14 +5,13 @@
 
 mod common;
 
+use common::test_server::{converse, Answer, TestServer};
 use common::*;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// One test at a time: the busy loops of the generator tests would otherwise starve the others'
@@ -23,110 +22,31 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// How a test server answers each request on a connection.
-#[derive(Clone, Copy)]
-enum Answer {
-    /// Headers and body in two writes (Nagle left on), keep-alive.
-    TwoWrites,
-    /// 503 in one write, keep-alive.
-    Unavailable,
-    /// 200 in one write, then close.
-    OkClose,
-}
-
-/// An in-test HTTP server: a listener with `backlog`, an accept loop that waits `accept_delay`
-/// after each accept, a thread per connection answering as `answer` says. Stops when dropped.
-struct TestServer {
-    addr: SocketAddr,
-    accepted: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-}
-
-impl TestServer {
-    fn start(backlog: i32, accept_delay: Duration, answer: Answer) -> TestServer {
-        let sock =
-            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        sock.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
-            .unwrap();
-        sock.listen(backlog).unwrap();
-        let listener: TcpListener = sock.into();
-        let addr = listener.local_addr().unwrap();
-        let (accepted, stop) = (
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let (count, flag) = (accepted.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for s in listener.incoming() {
-                if flag.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(s) = s else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                std::thread::spawn(move || converse(s, answer));
-                // The slow accept: the point of the backlog test (not a wait for readiness).
-                std::thread::sleep(accept_delay);
-            }
-        });
-        TestServer {
-            addr,
-            accepted,
-            stop,
-        }
-    }
-    fn url(&self) -> String {
-        format!("http://{}/x", self.addr)
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr); // wakes the accept loop so it sees the flag
-    }
-}
-
-/// Answers every request on `s` until the client closes.
-fn converse(mut s: TcpStream, answer: Answer) {
-    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut pending = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            pending.drain(..end + 4);
-            let done = match answer {
-                Answer::TwoWrites => s
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
-                    .and_then(|_| s.write_all(b"hello")),
-                Answer::Unavailable => s.write_all(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
-                ),
-                Answer::OkClose => {
-                    let _ = s.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-                    );
-                    return;
-                }
-            };
-            if done.is_err() {
-                return;
-            }
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 /// `webstand bench ARGS… --json` (bounded) and its diagnosis.
 fn bench_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let (out, v) = bench_document(args);
+    (out, v["diagnosis"].clone())
+}
+
+/// `webstand bench ARGS… --json` (bounded) and its whole document.
+fn bench_document(args: &[&str]) -> (std::process::Output, serde_json::Value) {
     let mut all = vec!["bench", "-q", "--json"];
     all.extend_from_slice(args);
     let out = run_with_timeout(&all, Duration::from_secs(60));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
-    (out, v["diagnosis"].clone())
+    (out, v)
+}
+
+/// The errors per interval the diagnosis kept as evidence: the interval in seconds, and the counts.
+fn errors_per_interval(d: &serde_json::Value) -> (f64, Vec<u64>) {
+    let t = &d["evidence"]["errors_per_interval"];
+    let counts = t["counts"].as_array().unwrap_or_else(|| panic!("{d:#}"));
+    let interval = t["interval"].as_f64().unwrap();
+    (
+        interval,
+        counts.iter().map(|c| c.as_u64().unwrap()).collect(),
+    )
 }
 
 fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> &'a serde_json::Value {
@@ -589,4 +509,163 @@ fn refused_connections_are_counted_by_errno() {
         "{text}"
     );
     assert!(f["advice"].as_str().unwrap().contains("refused"), "{f:#}");
+}
+
+#[test]
+fn errors_crowded_into_half_a_second_are_a_burst_dated_by_the_errors_per_interval() {
+    let _serial = one_at_a_time();
+    // 503 for the requests between 1.0 s and 1.5 s of each connection, 200 before and after.
+    let stall =
+        Answer::UnavailableBetween(Duration::from_millis(1000), Duration::from_millis(1500));
+    let server = TestServer::start(128, Duration::ZERO, stall);
+    let (_out, v) = bench_document(&["-k", "-c", "2", "-d", "3s", &server.url()]);
+    let d = &v["diagnosis"];
+    assert_eq!(d["verdict"], "error burst", "{d:#}");
+    let text = finding(d, "error-burst")["evidence"].as_str().unwrap();
+    // "N of M errors came between A s and B s of the run's 3.0 s (per 0.1 s: …)"
+    let errors = v["errors"].as_u64().unwrap();
+    assert!(errors >= 10, "{v:#}");
+    let (named, of) = text
+        .split_once(" errors came between ")
+        .and_then(|(n, _)| n.split_once(" of "))
+        .map(|(n, m)| (n.parse::<u64>().unwrap(), m.parse::<u64>().unwrap()))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(of, errors, "{text}");
+    // The stretch's edges may cut an interval that holds a few of them.
+    assert!(named * 100 >= errors * 95, "{text}");
+    let (from, to) = text
+        .split_once("between ")
+        .and_then(|(_, rest)| rest.split_once(" s of the run"))
+        .map(|(span, _)| span.split_once(" s and ").unwrap())
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    // The server's clock starts at each connection's first request, the run's a little before.
+    assert!(
+        (0.9..=1.3).contains(&from) && (1.4..=1.8).contains(&to),
+        "{text}"
+    );
+    // The evidence is the live error count per interval: it adds up to the run's errors, and
+    // the intervals of the stretch named hold the errors it says.
+    let (interval, counts) = errors_per_interval(d);
+    assert_eq!(interval, 0.1, "{d:#}");
+    assert_eq!(counts.iter().sum::<u64>(), errors, "{d:#}");
+    let (first, end) = ((from * 10.0).round() as usize, (to * 10.0).round() as usize);
+    assert_eq!(
+        counts[first..end].iter().sum::<u64>(),
+        named,
+        "{counts:?}: {text}"
+    );
+    // The errors finding still counts them and names their class.
+    assert!(finding(d, "errors")["evidence"]
+        .as_str()
+        .unwrap()
+        .contains(" non-2xx"));
+}
+
+#[test]
+fn errors_spread_over_the_run_are_errors_but_no_burst() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::UnavailableEvery(5));
+    let (_out, v) = bench_document(&["-k", "-c", "2", "-d", "2s", &server.url()]);
+    let d = &v["diagnosis"];
+    assert_eq!(d["verdict"], "errors", "{d:#}");
+    let text = finding(d, "errors")["evidence"].as_str().unwrap();
+    let pct: f64 = text.split(" % of ").next().unwrap().parse().unwrap();
+    assert!(
+        (19.0..=21.0).contains(&pct),
+        "every fifth answer is a 503: {text}"
+    );
+    let limits: Vec<&str> = d["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["limit"].as_str().unwrap())
+        .collect();
+    assert!(!limits.contains(&"error-burst"), "{d:#}");
+    // Errors in every interval the run covered but its first and last (partly outside it).
+    let (_, counts) = errors_per_interval(d);
+    let inner = &counts[1..counts.len() - 1];
+    assert!(
+        inner.len() >= 15 && inner.iter().all(|n| *n > 0),
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn a_bench_whose_open_files_limit_drops_mid_run_is_told_to_raise_it() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
+    // A new connection per request: each needs a new descriptor.
+    let mut bench = webstand();
+    bench.args([
+        "bench",
+        "-q",
+        "--json",
+        "-c",
+        "4",
+        "-d",
+        "2s",
+        &server.url(),
+    ]);
+    let child = bench
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let started = std::time::Instant::now();
+    while server.accepted.load(Ordering::SeqCst) < 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the bench never connected"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // prlimit(2) on the running bench: its soft limit drops to the lowest descriptor number its
+    // files (not its sockets) leave free, so every new socket is refused with EMFILE.
+    let mut limits = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit with a null new limit only writes the current ones into `limits`.
+    let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limits) };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    limits.rlim_cur = lowest_free_but_sockets(pid);
+    // SAFETY: prlimit reads `limits` and writes nothing (the old-limit pointer is null).
+    let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &limits, std::ptr::null_mut()) };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let out = child.wait_with_output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let d = &v["diagnosis"];
+    let f = finding(d, "errors");
+    let text = f["evidence"].as_str().unwrap();
+    assert!(
+        text.contains("by socket error: ") && text.contains(" EMFILE"),
+        "{text}"
+    );
+    let advice = f["advice"].as_str().unwrap();
+    assert!(
+        advice.contains("ran out of file descriptors (EMFILE)"),
+        "{advice}"
+    );
+    assert!(advice.contains("ulimit -n"), "{advice}");
+    assert_eq!(
+        d["verdict"], "errors",
+        "the generator's own errors are no burst: {d:#}"
+    );
+}
+
+/// The lowest descriptor number of process `pid` that is free or a socket's.
+fn lowest_free_but_sockets(pid: i32) -> u64 {
+    let files: std::collections::BTreeSet<u64> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let target = std::fs::read_link(e.path()).ok()?;
+            let fd = e.file_name().to_str()?.parse().ok()?;
+            (!target.to_string_lossy().starts_with("socket:")).then_some(fd)
+        })
+        .collect();
+    (0..).find(|n| !files.contains(n)).unwrap()
 }

@@ -2,6 +2,9 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod netns;
+pub mod test_server;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
