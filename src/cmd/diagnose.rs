@@ -63,7 +63,10 @@ pub struct Known {
 /// `--link-speed RATE` in Mbit/s, refused in one line when it is not a rate.
 pub fn link_speed(given: Option<&str>) -> Result<Option<f64>> {
     given
-        .map(|s| webstand_diagnosis::network::parse_rate(s).map_err(|e| anyhow::anyhow!("--{e}")))
+        .map(|s| {
+            webstand_diagnosis::network::parse_rate(s)
+                .map_err(|e| anyhow::anyhow!("--link-speed {e}"))
+        })
         .transpose()
 }
 

@@ -34,9 +34,12 @@ pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
 
 /// `run_with_timeout` with extra environment variables (a TMPDIR of the test's own, a PATH).
 pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
-    let mut child = webstand()
-        .envs(env.iter().copied())
-        .args(args)
+    output_within(webstand().envs(env.iter().copied()).args(args), limit)
+}
+
+/// Runs `cmd` to completion with a bound on its running time (killed, and the test failed, past it).
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -61,8 +64,7 @@ pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Out
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "webstand {:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
-                args,
+                "{cmd:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
                 limit,
                 String::from_utf8_lossy(&out_reader.join().unwrap()),
                 String::from_utf8_lossy(&err_reader.join().unwrap())

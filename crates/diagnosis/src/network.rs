@@ -59,7 +59,7 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     match parsed {
         Some(mbit) if mbit.is_finite() && mbit > 0.0 => Ok(mbit),
         _ => Err(format!(
-            "link speed '{text}': give a positive rate in bits a second with its unit, as tc writes it: 20mbit, 1gbit, 500kbit"
+            "{text:?} is not a rate: give a positive number of bits a second with its unit, as tc writes it: 20mbit, 1gbit, 500kbit"
         )),
     }
 }

@@ -3,6 +3,7 @@
 //! No finding without evidence: a rule that cannot see its evidence (no server process known, no
 //! /proc/net) says nothing rather than guess.
 
+use crate::errno::SocketError;
 use crate::watch::Watched;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -185,11 +186,17 @@ fn errors(i: &Inputs) -> Option<Finding> {
         let by = crate::errno::counts(&r.socket_errors);
         evidence.push_str(&format!("; by socket error: {by}"));
     }
+    let known = crate::errno::most_common(&r.socket_errors);
+    if let (Some(SocketError::EphemeralPorts), Some((lo, hi))) = (known, i.watched.port_range) {
+        evidence.push_str(&format!(
+            "; net.ipv4.ip_local_port_range is {lo} {hi}: {} ports per source address",
+            hi.saturating_sub(lo) + 1
+        ));
+    }
     if let Some(e) = &r.first_error {
         evidence.push_str(&format!(" (first: {e})"));
     }
-    let known = crate::errno::most_common(&r.socket_errors)
-        .or_else(|| crate::errno::classify(r.first_error.as_deref()?));
+    let known = known.or_else(|| crate::errno::classify(r.first_error.as_deref()?));
     let advice = match known {
         Some(kind) if r.non_2xx < f.total() => kind.advice(),
         _ if r.non_2xx >= f.total() => {
@@ -208,10 +215,12 @@ fn errors(i: &Inputs) -> Option<Finding> {
 /// the errors counted per interval ([`crate::timeline`]): an event during the run, not its steady
 /// state. Above the error threshold or below it: a stall the run lived through is worth knowing.
 fn error_burst(i: &Inputs) -> Option<Finding> {
-    use crate::errno::SocketError::{EphemeralPorts, OpenFiles};
     // Out of descriptors or ports: the generator's own doing, which the errors finding names.
     let mine = crate::errno::most_common(&i.result.socket_errors);
-    if matches!(mine, Some(OpenFiles | EphemeralPorts)) {
+    if matches!(
+        mine,
+        Some(SocketError::OpenFiles | SocketError::EphemeralPorts)
+    ) {
         return None;
     }
     let t = &i.watched.errors;

@@ -41,6 +41,8 @@ pub struct Watched {
     pub link: Option<Link>,
     /// The run's errors per interval.
     pub errors: ErrorTimeline,
+    /// The ephemeral ports (net.ipv4.ip_local_port_range) when the run began.
+    pub port_range: Option<(u64, u64)>,
 }
 
 /// What the sampler found: the load threads, and the live error count at times since the start.
@@ -50,6 +52,7 @@ type Sampled = (Vec<LoadThread>, Vec<(Duration, u64)>);
 pub struct Watch {
     tcp: TcpCounters,
     link: Option<Link>,
+    port_range: Option<(u64, u64)>,
     stop: Arc<AtomicBool>,
     sampler: Option<JoinHandle<Sampled>>,
 }
@@ -68,6 +71,7 @@ impl Watch {
         Watch {
             tcp: TcpCounters::read(),
             link: target.and_then(|t| network::link_to(t, link_mbit)),
+            port_range: crate::limits::port_range(),
             stop,
             sampler,
         }
@@ -87,6 +91,7 @@ impl Watch {
             threads,
             link: self.link.take(),
             errors: ErrorTimeline::from_samples(&errors),
+            port_range: self.port_range,
         }
     }
 }
