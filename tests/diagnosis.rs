@@ -33,8 +33,7 @@ fn bench_document(args: &[&str]) -> (std::process::Output, serde_json::Value) {
     let mut all = vec!["bench", "-q", "--json"];
     all.extend_from_slice(args);
     let out = run_with_timeout(&all, Duration::from_secs(60));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let v = json_stdout(&out);
     (out, v)
 }
 
@@ -49,13 +48,9 @@ fn errors_per_interval(d: &serde_json::Value) -> (f64, Vec<u64>) {
     )
 }
 
+/// The finding whose limit is `limit`; the test fails without one.
 fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> &'a serde_json::Value {
-    d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["limit"] == limit)
-        .unwrap_or_else(|| panic!("no {limit} finding in {d:#}"))
+    diagnosis_finding(d, limit).unwrap_or_else(|| panic!("no {limit} finding in {d:#}"))
 }
 
 #[test]
@@ -95,19 +90,9 @@ fn headers_and_body_in_two_writes_show_the_delayed_ack_floor() {
 #[test]
 fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
     let _serial = one_at_a_time();
-    let taskset = require("taskset");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let serve = serve(dir.path(), &["--threads", "1"]);
+    let (_dir, serve, url) = serve_hello(&["--threads", "1"]);
     pin_threads(serve.child.id(), 0);
-    let hog = Running {
-        child: Command::new(&taskset)
-            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-            .spawn()
-            .unwrap(),
-        addr: serve.addr,
-    };
-    let url = format!("http://{}/index.html", serve.addr);
+    let hog = busy_loop_on_cpu_1();
     let mut bench = webstand();
     bench.args([
         "bench",
@@ -133,13 +118,50 @@ fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
     }
     let out = bench.stderr(Stdio::piped()).output().unwrap();
     drop(hog);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(&out);
     let d = &v["diagnosis"];
     assert_eq!(d["verdict"], "generator", "{d:#}");
     let f = finding(d, "generator");
     let text = f["evidence"].as_str().unwrap();
     assert!(text.contains("CPU 1"), "{text}");
     assert!(text.contains("another program was using"), "{text}");
+}
+
+/// `webstand serve` of a docroot holding index.html ("hello"), with `extra` options; the URL of the
+/// page. The docroot lives as long as the first value.
+fn serve_hello(extra: &[&str]) -> (tempfile::TempDir, Running, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
+    let serve = serve(dir.path(), extra);
+    let url = format!("http://{}/index.html", serve.addr);
+    (dir, serve, url)
+}
+
+/// A shell busy loop on CPU 1 (the generator's), killed when dropped.
+fn busy_loop_on_cpu_1() -> Running {
+    let child = Command::new(require("taskset"))
+        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    Running {
+        child,
+        addr: "127.0.0.1:9".parse().unwrap(),
+    }
+}
+
+/// `cmd` with its open-files limit (soft and hard) set to `n` between fork and exec.
+fn with_open_files(cmd: &mut Command, n: u64) -> &mut Command {
+    // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            Ok(())
+        })
+    }
 }
 
 /// Pins every thread of process `pid` to `cpu` (sched_setaffinity of a pid moves only one thread).
@@ -181,18 +203,7 @@ fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
     let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
     let mut bench = webstand();
     bench.args(["bench", "-q", "-c", "1000", "-n", "1000", &server.url()]);
-    // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
-    unsafe {
-        bench.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 256,
-                rlim_max: 256,
-            };
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-            Ok(())
-        });
-    }
-    let out = bench.output().unwrap();
+    let out = with_open_files(&mut bench, 256).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -230,19 +241,7 @@ fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
     ];
     for args in [&sweep[..], &compare[..]] {
         let mut cmd = webstand();
-        cmd.args(args);
-        // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
-        unsafe {
-            cmd.pre_exec(|| {
-                let lim = libc::rlimit {
-                    rlim_cur: 256,
-                    rlim_max: 256,
-                };
-                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-                Ok(())
-            });
-        }
-        let out = cmd.output().unwrap();
+        let out = with_open_files(cmd.args(args), 256).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -258,11 +257,8 @@ fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
 #[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
     let _serial = one_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let serve = serve(dir.path(), &[]);
+    let (_dir, serve, url) = serve_hello(&[]);
     let pid = serve.child.id().to_string();
-    let url = format!("http://{}/index.html", serve.addr);
     let out = run_with_timeout(
         &[
             "bench",
@@ -334,7 +330,7 @@ fn a_sweep_names_what_bound_each_level() {
         ],
         Duration::from_secs(60),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(&out);
     assert_eq!(v["diagnosis"][0]["clients"], 1, "{v:#}");
     assert!(v["diagnosis"][0]["summary"].is_string(), "{v:#}");
 }
@@ -342,15 +338,7 @@ fn a_sweep_names_what_bound_each_level() {
 #[test]
 fn compare_flags_a_peak_the_generator_bound() {
     let _serial = one_at_a_time();
-    let taskset = require("taskset");
-    let hog = Command::new(&taskset)
-        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-        .spawn()
-        .unwrap();
-    let hog = Running {
-        child: hog,
-        addr: "127.0.0.1:9".parse().unwrap(),
-    };
+    let hog = busy_loop_on_cpu_1();
     let out = run_with_timeout(
         &[
             "compare",
@@ -575,13 +563,7 @@ fn errors_spread_over_the_run_are_errors_but_no_burst() {
         (19.0..=21.0).contains(&pct),
         "every fifth answer is a 503: {text}"
     );
-    let limits: Vec<&str> = d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["limit"].as_str().unwrap())
-        .collect();
-    assert!(!limits.contains(&"error-burst"), "{d:#}");
+    assert!(diagnosis_finding(d, "error-burst").is_none(), "{d:#}");
     // Errors in every interval the run covered but its first and last (partly outside it).
     let (_, counts) = errors_per_interval(d);
     let inner = &counts[1..counts.len() - 1];
@@ -634,9 +616,7 @@ fn a_bench_whose_open_files_limit_drops_mid_run_is_told_to_raise_it() {
     // SAFETY: prlimit reads `limits` and writes nothing (the old-limit pointer is null).
     let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &limits, std::ptr::null_mut()) };
     assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
-    let out = child.wait_with_output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let v = json_stdout(&child.wait_with_output().unwrap());
     let d = &v["diagnosis"];
     let f = finding(d, "errors");
     let text = f["evidence"].as_str().unwrap();

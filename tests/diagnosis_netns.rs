@@ -23,17 +23,7 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn bench_in(ns: &Netns, args: &[&str]) -> serde_json::Value {
     let mut cmd = webstand();
     cmd.args(["bench", "-q", "--json"]).args(args);
-    let out = output_within(ns.enter(&mut cmd), Duration::from_secs(60));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)))
-}
-
-fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> Option<&'a serde_json::Value> {
-    d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["limit"] == limit)
+    json_stdout(&output_within(ns.enter(&mut cmd), Duration::from_secs(60)))
 }
 
 #[test]
@@ -52,7 +42,7 @@ fn ephemeral_ports_run_out_and_the_finding_says_how_to_get_more() {
     let d = &v["diagnosis"];
     assert_eq!(v["complete"], 8, "one request per port: {v:#}");
     assert_eq!(d["verdict"], "errors", "{d:#}");
-    let f = finding(d, "errors").unwrap_or_else(|| panic!("{d:#}"));
+    let f = diagnosis_finding(d, "errors").unwrap_or_else(|| panic!("{d:#}"));
     let text = f["evidence"].as_str().unwrap();
     let failed = v["failed"]["connect"].as_u64().unwrap();
     assert!(
@@ -68,7 +58,7 @@ fn ephemeral_ports_run_out_and_the_finding_says_how_to_get_more() {
         assert!(advice.contains(way_out), "{advice}");
     }
     assert!(
-        finding(d, "error-burst").is_none(),
+        diagnosis_finding(d, "error-burst").is_none(),
         "the generator's own errors are no burst of the server's: {d:#}"
     );
 }
@@ -123,7 +113,7 @@ fn a_link_shaped_to_20_mbit_fills_and_the_network_finding_names_it() {
     };
     let d = run("20mbit");
     assert_eq!(d["verdict"], "network", "{d:#}");
-    let text = finding(&d, "network").unwrap()["evidence"]
+    let text = diagnosis_finding(&d, "network").unwrap()["evidence"]
         .as_str()
         .unwrap();
     assert!(text.starts_with("received "), "{text}");
@@ -144,7 +134,7 @@ fn a_link_shaped_to_20_mbit_fills_and_the_network_finding_names_it() {
     assert_eq!(d["evidence"]["link"]["source"], "--link-speed", "{d:#}");
     // The same traffic on a link said to be 1 Gbit/s fills 2 % of it: no finding.
     let d = run("1gbit");
-    assert!(finding(&d, "network").is_none(), "{d:#}");
+    assert!(diagnosis_finding(&d, "network").is_none(), "{d:#}");
     // veth has no speed in sysfs: without --link-speed there is nothing to approach.
     let mut cmd = Command::new("cat");
     cmd.arg("/sys/class/net/wsbench/speed");

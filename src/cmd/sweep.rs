@@ -3,6 +3,7 @@
 //! the sweep's outcome (docs/EXIT-STATUS.md).
 
 use super::diagnose::{Diagnosing, Known, ServerProcess};
+use super::main_job::Embedded;
 use super::presets::{preset_defaults, Preset, PresetDefaults};
 use super::session::{SavedLine, Session};
 use super::sweep_target::{check_limits, level_stop, open_session, target_and_workload, Targeted};
@@ -224,12 +225,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         };
         return find_max_users(&mut session, &spec, &plan, &workload.name, args.json);
     }
-    let server = match (args.server_pid, &embedded) {
-        (Some(pid), _) => Some(ServerProcess::given(pid)?),
-        (None, Some(e)) => Some(e.process()),
-        (None, None) => None,
-    };
-    let known = Known { server, link_mbit };
+    let known = known(&args, embedded.as_ref(), link_mbit)?;
     let spec = SweepSpec {
         levels,
         warmup,
@@ -245,6 +241,17 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let code = sweep_levels(&mut session, &spec, &shown, known, args.json)?;
     drop(embedded);
     Ok(code)
+}
+
+/// What the diagnosis is told besides the runs: the server's process (`--server-pid`, else the
+/// embedded server's) and the link's speed.
+fn known(args: &Args, embedded: Option<&Embedded>, link_mbit: Option<f64>) -> Result<Known> {
+    let server = match (args.server_pid, embedded) {
+        (Some(pid), _) => Some(ServerProcess::given(pid)?),
+        (None, Some(e)) => Some(e.process()),
+        (None, None) => None,
+    };
+    Ok(Known { server, link_mbit })
 }
 
 /// Refuses up front the most connections the sweep will hold (its largest level, or the max-users
