@@ -100,7 +100,10 @@ impl ErrorTimeline {
                 sum -= c[first];
                 first += 1;
             }
-            let shorter = best.map_or(true, |b| last - first < b.last - b.first);
+            let shorter = match best {
+                None => true,
+                Some(b) => last - first < b.last - b.first,
+            };
             if sum >= need && shorter {
                 best = Some(Burst {
                     first,

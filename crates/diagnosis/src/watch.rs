@@ -124,7 +124,11 @@ fn sample(mut known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
     let mut dated = vec![(Duration::ZERO, errors())];
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
-        dated.push((now.duration_since(began), errors()));
+        // Only changes are kept: a long clean run costs nothing.
+        let count = errors();
+        if dated.last().is_some_and(|(_, before)| *before != count) {
+            dated.push((now.duration_since(began), count));
+        }
         for tid in task_ids().difference(&known) {
             let Some(s) = sched(*tid) else { continue };
             seen.entry(*tid)
