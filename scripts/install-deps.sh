@@ -5,7 +5,8 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 # fcgiwrap: the CGI bridge the lab puts behind nginx, caddy and h2o; iproute2 (ss) and perl: the lab's
-# tests read listen backlogs and run a CPU-burning CGI program; lighttpd-mod-openssl: lighttpd's TLS
+# tests read listen backlogs and run a CPU-burning CGI program; iproute2 (ip, tc) and util-linux
+# (unshare): the diagnosis tests' own network namespaces, a veth pair and its shaped rate; lighttpd-mod-openssl: lighttpd's TLS
 # (`compare --tls`; the others' TLS is in their main packages, apache's as mod_ssl).
 PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy mini-httpd fcgiwrap wrk curl time procps
       util-linux iproute2 perl chromium python3

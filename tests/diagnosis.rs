@@ -5,14 +5,13 @@
 
 mod common;
 
+use common::test_server::{converse, Answer, TestServer};
 use common::*;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// One test at a time: the busy loops of the generator tests would otherwise starve the others'
@@ -23,119 +22,35 @@ fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// How a test server answers each request on a connection.
-#[derive(Clone, Copy)]
-enum Answer {
-    /// Headers and body in two writes (Nagle left on), keep-alive.
-    TwoWrites,
-    /// 503 in one write, keep-alive.
-    Unavailable,
-    /// 200 in one write, then close.
-    OkClose,
-}
-
-/// An in-test HTTP server: a listener with `backlog`, an accept loop that waits `accept_delay`
-/// after each accept, a thread per connection answering as `answer` says. Stops when dropped.
-struct TestServer {
-    addr: SocketAddr,
-    accepted: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-}
-
-impl TestServer {
-    fn start(backlog: i32, accept_delay: Duration, answer: Answer) -> TestServer {
-        let sock =
-            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        sock.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
-            .unwrap();
-        sock.listen(backlog).unwrap();
-        let listener: TcpListener = sock.into();
-        let addr = listener.local_addr().unwrap();
-        let (accepted, stop) = (
-            Arc::new(AtomicU64::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let (count, flag) = (accepted.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for s in listener.incoming() {
-                if flag.load(Ordering::SeqCst) {
-                    return;
-                }
-                let Ok(s) = s else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                std::thread::spawn(move || converse(s, answer));
-                // The slow accept: the point of the backlog test (not a wait for readiness).
-                std::thread::sleep(accept_delay);
-            }
-        });
-        TestServer {
-            addr,
-            accepted,
-            stop,
-        }
-    }
-    fn url(&self) -> String {
-        format!("http://{}/x", self.addr)
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr); // wakes the accept loop so it sees the flag
-    }
-}
-
-/// Answers every request on `s` until the client closes.
-fn converse(mut s: TcpStream, answer: Answer) {
-    let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
-    let mut pending = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            pending.drain(..end + 4);
-            let done = match answer {
-                Answer::TwoWrites => s
-                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
-                    .and_then(|_| s.write_all(b"hello")),
-                Answer::Unavailable => s.write_all(
-                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
-                ),
-                Answer::OkClose => {
-                    let _ = s.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
-                    );
-                    return;
-                }
-            };
-            if done.is_err() {
-                return;
-            }
-        }
-        match s.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
 /// `webstand bench ARGS… --json` (bounded) and its diagnosis.
 fn bench_json(args: &[&str]) -> (std::process::Output, serde_json::Value) {
-    let mut all = vec!["bench", "-q", "--json"];
-    all.extend_from_slice(args);
-    let out = run_with_timeout(&all, Duration::from_secs(60));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let (out, v) = bench_document(args);
     (out, v["diagnosis"].clone())
 }
 
+/// `webstand bench ARGS… --json` (bounded) and its whole document.
+fn bench_document(args: &[&str]) -> (std::process::Output, serde_json::Value) {
+    let mut all = vec!["bench", "-q", "--json"];
+    all.extend_from_slice(args);
+    let out = run_with_timeout(&all, Duration::from_secs(60));
+    let v = json_stdout(&out);
+    (out, v)
+}
+
+/// The errors per interval the diagnosis kept as evidence: the interval in seconds, and the counts.
+fn errors_per_interval(d: &serde_json::Value) -> (f64, Vec<u64>) {
+    let t = &d["evidence"]["errors_per_interval"];
+    let counts = t["counts"].as_array().unwrap_or_else(|| panic!("{d:#}"));
+    let interval = t["interval"].as_f64().unwrap();
+    (
+        interval,
+        counts.iter().map(|c| c.as_u64().unwrap()).collect(),
+    )
+}
+
+/// The finding whose limit is `limit`; the test fails without one.
 fn finding<'a>(d: &'a serde_json::Value, limit: &str) -> &'a serde_json::Value {
-    d["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["limit"] == limit)
-        .unwrap_or_else(|| panic!("no {limit} finding in {d:#}"))
+    diagnosis_finding(d, limit).unwrap_or_else(|| panic!("no {limit} finding in {d:#}"))
 }
 
 #[test]
@@ -175,19 +90,9 @@ fn headers_and_body_in_two_writes_show_the_delayed_ack_floor() {
 #[test]
 fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
     let _serial = one_at_a_time();
-    let taskset = require("taskset");
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let serve = serve(dir.path(), &["--threads", "1"]);
+    let (_dir, serve, url) = serve_hello(&["--threads", "1"]);
     pin_threads(serve.child.id(), 0);
-    let hog = Running {
-        child: Command::new(&taskset)
-            .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-            .spawn()
-            .unwrap(),
-        addr: serve.addr,
-    };
-    let url = format!("http://{}/index.html", serve.addr);
+    let hog = busy_loop_on_cpu_1();
     let mut bench = webstand();
     bench.args([
         "bench",
@@ -213,13 +118,50 @@ fn a_generator_sharing_its_core_with_a_busy_loop_is_generator_bound() {
     }
     let out = bench.stderr(Stdio::piped()).output().unwrap();
     drop(hog);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(&out);
     let d = &v["diagnosis"];
     assert_eq!(d["verdict"], "generator", "{d:#}");
     let f = finding(d, "generator");
     let text = f["evidence"].as_str().unwrap();
     assert!(text.contains("CPU 1"), "{text}");
     assert!(text.contains("another program was using"), "{text}");
+}
+
+/// `webstand serve` of a docroot holding index.html ("hello"), with `extra` options; the URL of the
+/// page. The docroot lives as long as the first value.
+fn serve_hello(extra: &[&str]) -> (tempfile::TempDir, Running, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
+    let serve = serve(dir.path(), extra);
+    let url = format!("http://{}/index.html", serve.addr);
+    (dir, serve, url)
+}
+
+/// A shell busy loop on CPU 1 (the generator's), killed when dropped.
+fn busy_loop_on_cpu_1() -> Running {
+    let child = Command::new(require("taskset"))
+        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    Running {
+        child,
+        addr: "127.0.0.1:9".parse().unwrap(),
+    }
+}
+
+/// `cmd` with its open-files limit (soft and hard) set to `n` between fork and exec.
+fn with_open_files(cmd: &mut Command, n: u64) -> &mut Command {
+    // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+            Ok(())
+        })
+    }
 }
 
 /// Pins every thread of process `pid` to `cpu` (sched_setaffinity of a pid moves only one thread).
@@ -261,18 +203,7 @@ fn a_concurrency_beyond_the_open_files_limit_is_refused_up_front() {
     let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
     let mut bench = webstand();
     bench.args(["bench", "-q", "-c", "1000", "-n", "1000", &server.url()]);
-    // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
-    unsafe {
-        bench.pre_exec(|| {
-            let lim = libc::rlimit {
-                rlim_cur: 256,
-                rlim_max: 256,
-            };
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-            Ok(())
-        });
-    }
-    let out = bench.output().unwrap();
+    let out = with_open_files(&mut bench, 256).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -310,19 +241,7 @@ fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
     ];
     for args in [&sweep[..], &compare[..]] {
         let mut cmd = webstand();
-        cmd.args(args);
-        // SAFETY: setrlimit on the child between fork and exec touches only its own limits.
-        unsafe {
-            cmd.pre_exec(|| {
-                let lim = libc::rlimit {
-                    rlim_cur: 256,
-                    rlim_max: 256,
-                };
-                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-                Ok(())
-            });
-        }
-        let out = cmd.output().unwrap();
+        let out = with_open_files(cmd.args(args), 256).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "one line: {err}");
@@ -338,11 +257,8 @@ fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
 #[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
     let _serial = one_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let serve = serve(dir.path(), &[]);
+    let (_dir, serve, url) = serve_hello(&[]);
     let pid = serve.child.id().to_string();
-    let url = format!("http://{}/index.html", serve.addr);
     let out = run_with_timeout(
         &[
             "bench",
@@ -414,7 +330,7 @@ fn a_sweep_names_what_bound_each_level() {
         ],
         Duration::from_secs(60),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_stdout(&out);
     assert_eq!(v["diagnosis"][0]["clients"], 1, "{v:#}");
     assert!(v["diagnosis"][0]["summary"].is_string(), "{v:#}");
 }
@@ -422,15 +338,7 @@ fn a_sweep_names_what_bound_each_level() {
 #[test]
 fn compare_flags_a_peak_the_generator_bound() {
     let _serial = one_at_a_time();
-    let taskset = require("taskset");
-    let hog = Command::new(&taskset)
-        .args(["-c", "1", "sh", "-c", "while :; do :; done"])
-        .spawn()
-        .unwrap();
-    let hog = Running {
-        child: hog,
-        addr: "127.0.0.1:9".parse().unwrap(),
-    };
+    let hog = busy_loop_on_cpu_1();
     let out = run_with_timeout(
         &[
             "compare",
@@ -589,4 +497,155 @@ fn refused_connections_are_counted_by_errno() {
         "{text}"
     );
     assert!(f["advice"].as_str().unwrap().contains("refused"), "{f:#}");
+}
+
+#[test]
+fn errors_crowded_into_half_a_second_are_a_burst_dated_by_the_errors_per_interval() {
+    let _serial = one_at_a_time();
+    // 503 for the requests between 1.0 s and 1.5 s of each connection, 200 before and after.
+    let stall =
+        Answer::UnavailableBetween(Duration::from_millis(1000), Duration::from_millis(1500));
+    let server = TestServer::start(128, Duration::ZERO, stall);
+    let (_out, v) = bench_document(&["-k", "-c", "2", "-d", "3s", &server.url()]);
+    let d = &v["diagnosis"];
+    assert_eq!(d["verdict"], "error burst", "{d:#}");
+    let text = finding(d, "error-burst")["evidence"].as_str().unwrap();
+    // "N of M errors came between A s and B s of the run's 3.0 s (per 0.1 s: …)"
+    let errors = v["errors"].as_u64().unwrap();
+    assert!(errors >= 10, "{v:#}");
+    let (named, of) = text
+        .split_once(" errors came between ")
+        .and_then(|(n, _)| n.split_once(" of "))
+        .map(|(n, m)| (n.parse::<u64>().unwrap(), m.parse::<u64>().unwrap()))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(of, errors, "{text}");
+    // The stretch's edges may cut an interval that holds a few of them.
+    assert!(named * 100 >= errors * 95, "{text}");
+    let (from, to) = text
+        .split_once("between ")
+        .and_then(|(_, rest)| rest.split_once(" s of the run"))
+        .map(|(span, _)| span.split_once(" s and ").unwrap())
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    // The server's clock starts at each connection's first request, the run's a little before.
+    assert!(
+        (0.9..=1.3).contains(&from) && (1.4..=1.8).contains(&to),
+        "{text}"
+    );
+    // The evidence is the live error count per interval: it adds up to the run's errors, and
+    // the intervals of the stretch named hold the errors it says.
+    let (interval, counts) = errors_per_interval(d);
+    assert_eq!(interval, 0.1, "{d:#}");
+    assert_eq!(counts.iter().sum::<u64>(), errors, "{d:#}");
+    let (first, end) = ((from * 10.0).round() as usize, (to * 10.0).round() as usize);
+    assert_eq!(
+        counts[first..end].iter().sum::<u64>(),
+        named,
+        "{counts:?}: {text}"
+    );
+    // The errors finding still counts them and names their class.
+    assert!(finding(d, "errors")["evidence"]
+        .as_str()
+        .unwrap()
+        .contains(" non-2xx"));
+}
+
+#[test]
+fn errors_spread_over_the_run_are_errors_but_no_burst() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::UnavailableEvery(5));
+    let (_out, v) = bench_document(&["-k", "-c", "2", "-d", "2s", &server.url()]);
+    let d = &v["diagnosis"];
+    assert_eq!(d["verdict"], "errors", "{d:#}");
+    let text = finding(d, "errors")["evidence"].as_str().unwrap();
+    let pct: f64 = text.split(" % of ").next().unwrap().parse().unwrap();
+    assert!(
+        (19.0..=21.0).contains(&pct),
+        "every fifth answer is a 503: {text}"
+    );
+    assert!(diagnosis_finding(d, "error-burst").is_none(), "{d:#}");
+    // Errors in every interval the run covered but its first and last (partly outside it).
+    let (_, counts) = errors_per_interval(d);
+    let inner = &counts[1..counts.len() - 1];
+    assert!(
+        inner.len() >= 15 && inner.iter().all(|n| *n > 0),
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn a_bench_whose_open_files_limit_drops_mid_run_is_told_to_raise_it() {
+    let _serial = one_at_a_time();
+    let server = TestServer::start(128, Duration::ZERO, Answer::OkClose);
+    // A new connection per request: each needs a new descriptor.
+    let mut bench = webstand();
+    bench.args([
+        "bench",
+        "-q",
+        "--json",
+        "-c",
+        "4",
+        "-d",
+        "2s",
+        &server.url(),
+    ]);
+    let child = bench
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let started = std::time::Instant::now();
+    while server.accepted.load(Ordering::SeqCst) < 20 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the bench never connected"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // prlimit(2) on the running bench: its soft limit drops to the lowest descriptor number its
+    // files (not its sockets) leave free, so every new socket is refused with EMFILE.
+    let mut limits = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: prlimit with a null new limit only writes the current ones into `limits`.
+    let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limits) };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    limits.rlim_cur = lowest_free_but_sockets(pid);
+    // SAFETY: prlimit reads `limits` and writes nothing (the old-limit pointer is null).
+    let rc = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &limits, std::ptr::null_mut()) };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let v = json_stdout(&child.wait_with_output().unwrap());
+    let d = &v["diagnosis"];
+    let f = finding(d, "errors");
+    let text = f["evidence"].as_str().unwrap();
+    assert!(
+        text.contains("by socket error: ") && text.contains(" EMFILE"),
+        "{text}"
+    );
+    let advice = f["advice"].as_str().unwrap();
+    assert!(
+        advice.contains("ran out of file descriptors (EMFILE)"),
+        "{advice}"
+    );
+    assert!(advice.contains("ulimit -n"), "{advice}");
+    assert_eq!(
+        d["verdict"], "errors",
+        "the generator's own errors are no burst: {d:#}"
+    );
+}
+
+/// The lowest descriptor number of process `pid` that is free or a socket's.
+fn lowest_free_but_sockets(pid: i32) -> u64 {
+    let files: std::collections::BTreeSet<u64> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let target = std::fs::read_link(e.path()).ok()?;
+            let fd = e.file_name().to_str()?.parse().ok()?;
+            (!target.to_string_lossy().starts_with("socket:")).then_some(fd)
+        })
+        .collect();
+    (0..).find(|n| !files.contains(n)).unwrap()
 }

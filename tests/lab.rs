@@ -817,25 +817,19 @@ fn saved_clients(run: &webstand_store::StoredRun, group: &str) -> Vec<usize> {
 /// (capped) when every level up to --max-clients passed, nothing when even the first broke.
 #[test]
 fn compare_max_users_searches_with_the_given_bounds() {
-    let base = [
-        "--servers",
+    let base = common::quick_compare(
         "builtin",
-        "--workloads",
-        "2k",
-        "-c",
-        "1",
-        "-d",
-        "300ms",
-        "--warmup",
-        "0",
-        "--no-features",
-        "--max-users",
-        "2k",
-        "--start-clients",
-        "1",
-        "--max-clients",
-        "4",
-    ];
+        &[
+            "--warmup",
+            "0",
+            "--max-users",
+            "2k",
+            "--start-clients",
+            "1",
+            "--max-clients",
+            "4",
+        ],
+    );
     // Bounds any loopback server meets: doubling reaches the limit.
     let (doc, run) = compare_json(&[&base[..], &["--max-p99-ms", "1000"]].concat());
     let row = &doc["workloads"][0]["rows"][0];

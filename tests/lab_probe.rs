@@ -29,6 +29,30 @@ fn listed_cases() -> BTreeMap<String, u64> {
     counts
 }
 
+/// `compare -q --db DB` of `servers` (a short run, no max-users search) with `--probe` and,
+/// in order, `--probe-only`, `--attack-connections`, `--attack-time` and `--hold-max`.
+fn probe_compare<'a>(db: &'a str, servers: &'a str, probe: [&'a str; 4]) -> Vec<&'a str> {
+    let [only, connections, time, hold] = probe;
+    let mut args = vec!["compare", "-q", "--db", db];
+    args.extend(common::quick_compare(
+        servers,
+        &[
+            "--max-users",
+            "none",
+            "--probe",
+            "--probe-only",
+            only,
+            "--attack-connections",
+            connections,
+            "--attack-time",
+            time,
+            "--hold-max",
+            hold,
+        ],
+    ));
+    args
+}
+
 fn count(v: &Value, key: &str) -> u64 {
     v[key].as_u64().unwrap_or_else(|| panic!("no {key} in {v}"))
 }
@@ -39,33 +63,9 @@ fn compare_probe_gives_each_server_a_robustness_row() {
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
     let (conns, hold) = (ATTACK_CONNECTIONS.to_string(), HOLD_MAX.to_string());
-    let args = [
-        "compare",
-        "--json",
-        "-q",
-        "--db",
-        db.to_str().unwrap(),
-        "--servers",
-        "builtin,nginx",
-        "--workloads",
-        "2k",
-        "-c",
-        "1",
-        "-d",
-        "300ms",
-        "--max-users",
-        "none",
-        "--no-features",
-        "--probe",
-        "--probe-only",
-        CATEGORIES,
-        "--attack-connections",
-        &conns,
-        "--attack-time",
-        "8s",
-        "--hold-max",
-        &hold,
-    ];
+    let probe = [CATEGORIES, &conns, "8s", &hold];
+    let mut args = probe_compare(db.to_str().unwrap(), "builtin,nginx", probe);
+    args.push("--json");
     let out = common::run_with_timeout(&args, std::time::Duration::from_secs(600));
     assert!(out.status.success(), "{}", common::stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -121,32 +121,11 @@ fn compare_probe_prints_the_robustness_table() {
     common::require("slowhttptest");
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
-    let args = [
-        "compare",
-        "-q",
-        "--db",
+    let args = probe_compare(
         db.to_str().unwrap(),
-        "--servers",
         "builtin",
-        "--workloads",
-        "2k",
-        "-c",
-        "1",
-        "-d",
-        "300ms",
-        "--max-users",
-        "none",
-        "--no-features",
-        "--probe",
-        "--probe-only",
-        "ranges",
-        "--attack-connections",
-        "50",
-        "--attack-time",
-        "3s",
-        "--hold-max",
-        "300",
-    ];
+        ["ranges", "50", "3s", "300"],
+    );
     let out = common::run_with_timeout(&args, std::time::Duration::from_secs(300));
     assert!(out.status.success(), "{}", common::stderr(&out));
     let text = common::stdout(&out);

@@ -406,39 +406,19 @@ fn two_ranks_start_within_a_millisecond_of_the_agreed_instant() {
 #[test]
 fn max_users_search_over_four_ranks_finds_what_one_process_finds() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    // 4 workers taking 150 ms per request (tests/sweep.rs has the single-process case and the
-    // reasoning): up to 8 clients wait at most 300 ms, 9 and more at least 450 ms. Over four ranks
-    // the clients of a level are the ranks' connections together, so the search must find 8 again.
-    let slow = SlowServer::start(4, Duration::from_millis(150), b"slow");
+    // The bed tests/sweep.rs searches in one process (common::max_users_bed has the reasoning):
+    // over four ranks the clients of a level are the ranks' connections together, so the search
+    // must find 8 again.
+    let (_slow, url) = max_users_bed();
     let dir = tempfile::tempdir().unwrap();
     let db = db(&dir);
-    let url = format!("http://{}/", slow.addr);
-    let args = [
-        "--db",
-        &db,
-        "sweep",
-        "--json",
-        "-q",
-        "--find-max-users",
-        "--start-clients",
-        "4",
-        "--max-p99-ms",
-        "440",
-        "--max-clients",
-        "64",
-        "-n",
-        "32",
-        "-d",
-        "20s",
-        "--warmup",
-        "0",
-        &url,
-    ];
+    let mut args = vec!["--db", &db, "sweep", "--json", "-q", "--start-clients", "4"];
+    args.extend(MAX_USERS_SEARCH);
+    args.push(&url);
     let out = mpi_run(4, &args, Duration::from_secs(120));
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    assert_eq!(doc["max_users"], 8, "{doc:#}");
-    assert_eq!(doc["first_broken"], 9, "{doc:#}");
+    assert_max_users_of_the_bed(&doc);
     assert_one_saved_run(&db, "sweep");
 }
 

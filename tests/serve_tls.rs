@@ -282,6 +282,18 @@ fn s_client(addr: SocketAddr, args: &[&str], input: &[u8], pause: Duration) -> S
     out + &errs.join().unwrap()
 }
 
+/// The server is still running and serves /2k.html whole to curl.
+fn assert_still_serves(f: &Fixture, s: &mut Server) {
+    assert!(s.alive(), "the server died");
+    assert_serves_2k(f, s);
+}
+
+/// curl gets /2k.html whole.
+fn assert_serves_2k(f: &Fixture, s: &Server) {
+    let (_, body) = curl(f, &[&s.url("/2k.html")]);
+    assert_eq!(body.len(), 2048);
+}
+
 fn body_of(text: &str) -> &str {
     text.split_once("\r\n\r\n").map(|(_, b)| b).unwrap_or("")
 }
@@ -375,8 +387,7 @@ fn plain_and_tls_listeners_in_one_process_and_tls_alone_from_the_config_file() {
     let plain = s.plain.expect("a plain listener too");
     let answer = raw_exchange(plain, GET_CLOSE, T);
     assert!(answer.starts_with(b"HTTP/1.1 200 OK"));
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_serves_2k(&f, &s);
 
     let toml = format!(
         "root = {:?}\nlisten_tls = \"127.0.0.1:0\"\ntls_cert = {:?}\ntls_key = {:?}\n",
@@ -429,8 +440,7 @@ fn plain_http_to_the_tls_port_gets_a_400_and_a_close() {
         "{answer}"
     );
     assert!(answer.contains("https://"), "{answer}");
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_serves_2k(&f, &s);
 }
 
 /// The first bytes of a ClientHello record claiming 512 bytes: a handshake that cannot finish.
@@ -490,9 +500,7 @@ fn garbage_and_truncated_client_hellos_are_closed_and_the_server_serves_on() {
         closed.is_some_and(|d| d < Duration::from_secs(2)),
         "{closed:?}"
     );
-    assert!(s.alive());
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_still_serves(&f, &mut s);
 }
 
 #[test]
@@ -530,17 +538,14 @@ fn renegotiation_is_refused_and_the_connection_and_server_carry_on() {
         out.contains("no renegotiation"),
         "the server refused: {out}"
     );
-    assert!(s.alive());
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_still_serves(&f, &mut s);
 }
 
 #[test]
 fn thousands_of_abandoned_handshakes_leave_no_descriptor_behind() {
     let f = Fixture::new();
     let mut s = f.serve(&["--header-timeout", "1s"]);
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_serves_2k(&f, &s);
     let baseline = s.fds();
     let hello = truncated_hello();
     // 3000 handshakes abandoned midway, 300 at a time: half closed by the client (FIN or
@@ -575,9 +580,7 @@ fn thousands_of_abandoned_handshakes_leave_no_descriptor_behind() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert!(s.fds() <= baseline, "fds {} > baseline {baseline}", s.fds());
-    assert!(s.alive());
-    let (_, body) = curl(&f, &[&s.url("/2k.html")]);
-    assert_eq!(body.len(), 2048);
+    assert_still_serves(&f, &mut s);
     drop(left);
 }
 

@@ -195,33 +195,14 @@ fn ab_duel_preset_runs_its_two_ab_runs() {
 
 #[test]
 fn max_users_finds_the_largest_clean_level() {
-    // 4 workers taking 150 ms per request (sleeps that never end early): up to 4 clients wait
-    // 150 ms, 5–8 wait 300 ms, and from 9 clients on the first round's 9th request waits for two
-    // rounds before its own, 450 ms at the least. A p99 bound of 440 ms can only be broken by
-    // noise on the clean side: 8 clients then need 140 ms of scheduling delay on top of their
-    // 300 ms to fail (the margin a loaded 2-core CI machine needs), while 9 and more always break.
-    let slow = SlowServer::start(4, Duration::from_millis(150), b"slow");
+    // The bed's reasoning is at common::max_users_bed: the search must find 8 clients.
+    let (_slow, url) = max_users_bed();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let doc = sweep_json(
-        db.to_str().unwrap(),
-        &[
-            &format!("http://{}/", slow.addr),
-            "--find-max-users",
-            "--max-p99-ms",
-            "440",
-            "--max-clients",
-            "64",
-            "-n",
-            "32",
-            "-d",
-            "20s",
-            "--warmup",
-            "0",
-        ],
-    );
-    assert_eq!(doc["max_users"], 8, "{doc:#}");
-    assert_eq!(doc["first_broken"], 9, "{doc:#}");
+    let mut args = vec![url.as_str()];
+    args.extend(MAX_USERS_SEARCH);
+    let doc = sweep_json(db.to_str().unwrap(), &args);
+    assert_max_users_of_the_bed(&doc);
     let tried: Vec<u64> = doc["probes"]
         .as_array()
         .unwrap()

@@ -4,7 +4,7 @@
 //! once when the first real connection fails.
 
 use super::ab_args::AbArgs;
-use super::diagnose::{RunEvidence, RunWatch, ServerProcess};
+use super::diagnose::{link_speed, Known, RunEvidence, RunWatch, ServerProcess};
 use super::session::SavedLine;
 use super::workload_args::WorkloadArgs;
 use crate::Global;
@@ -124,6 +124,12 @@ pub struct Args {
     /// Diagnosis (server-bound or not)
     #[arg(long, value_name = "PID")]
     server_pid: Option<i32>,
+
+    /// The speed of the link to the server when sysfs does not know it (veth, a shaped or remote
+    /// link), as tc writes rates: 20mbit, 1gbit. The Diagnosis says "limited by the network" when
+    /// the bytes/s come near it
+    #[arg(long, value_name = "RATE")]
+    link_speed: Option<String>,
 
     /// What to fetch besides the URL's path: URL files, WebStone lists, small files, checksums
     #[command(flatten)]
@@ -336,7 +342,10 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     }
     let (plan, path, url) = plan(&args)?;
     let files = args.ab.data_files()?;
-    let server = args.server_pid.map(ServerProcess::given).transpose()?;
+    let known = Known {
+        server: args.server_pid.map(ServerProcess::given).transpose()?,
+        link_mbit: link_speed(args.link_speed.as_deref())?,
+    };
     let live = webstand_lab::interrupt::live();
     if !args.json && !args.ab.html {
         match args.ab.proxy() {
@@ -360,7 +369,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             plan.stop.duration,
             args.quiet,
         );
-        let watch = RunWatch::start(server, &plan);
+        let watch = RunWatch::start(known, &plan, &live);
         let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
         (result, watch.finish())
     };

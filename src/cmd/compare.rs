@@ -317,7 +317,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 /// Runs a comparison whose options are checked, prints it, and returns its exit status.
 pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let mut obs = super::session::open(global, "compare", "lab", p.quiet)?;
-    let mut diagnosing = Diagnosing::new(&mut obs, None, p.max_error_pct);
+    let mut diagnosing = Diagnosing::new(&mut obs, Default::default(), p.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
     let outcome = compare::run(opts, &mut diagnosing);
     let peaks = outcome

@@ -52,6 +52,24 @@ impl ServerProcess {
     }
 }
 
+/// What the user told webstand about a run's surroundings: the server's process (`--server-pid`,
+/// or the embedded server's), the speed of the link to it (`--link-speed`).
+#[derive(Clone, Copy, Default)]
+pub struct Known {
+    pub server: Option<ServerProcess>,
+    pub link_mbit: Option<f64>,
+}
+
+/// `--link-speed RATE` in Mbit/s, refused in one line when it is not a rate.
+pub fn link_speed(given: Option<&str>) -> Result<Option<f64>> {
+    given
+        .map(|s| {
+            webstand_diagnosis::network::parse_rate(s)
+                .map_err(|e| anyhow::anyhow!("--link-speed {e}"))
+        })
+        .transpose()
+}
+
 /// A watch of one run: the load threads and kernel counters, and the server's CPU at the start.
 pub struct RunWatch {
     watch: Watch,
@@ -60,11 +78,12 @@ pub struct RunWatch {
 
 impl RunWatch {
     /// Starts watching a run of `plan` (the link to its target, the kernel's counters, the load
-    /// threads) and, when known, its server's CPU.
-    pub fn start(server: Option<ServerProcess>, plan: &Plan) -> RunWatch {
+    /// threads, its `live` error count) and, when known, its server's CPU.
+    pub fn start(known: Known, plan: &Plan, live: &Arc<Live>) -> RunWatch {
+        let target = plan.target.addrs.first().copied();
         RunWatch {
-            server: server.map(|s| (s, procstat::tree_cpu(s.0))),
-            watch: Watch::start(plan.target.addrs.first().copied()),
+            server: known.server.map(|s| (s, procstat::tree_cpu(s.0))),
+            watch: Watch::start(target, live.clone(), known.link_mbit),
         }
     }
     /// Ends the watch: what was seen, and the server's CPU over the run.
@@ -149,7 +168,7 @@ impl Diagnosed {
 /// A lab observer that passes everything on to `inner` and diagnoses each measured level.
 pub struct Diagnosing<'a, O: ?Sized> {
     pub inner: &'a mut O,
-    server: Option<ServerProcess>,
+    known: Known,
     max_error_pct: f64,
     watch: Option<RunWatch>,
     last: RunEvidence,
@@ -163,10 +182,10 @@ pub struct Diagnosing<'a, O: ?Sized> {
 }
 
 impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
-    pub fn new(inner: &'a mut O, server: Option<ServerProcess>, max_error_pct: f64) -> Self {
+    pub fn new(inner: &'a mut O, known: Known, max_error_pct: f64) -> Self {
         Diagnosing {
             inner,
-            server,
+            known,
             max_error_pct,
             watch: None,
             last: RunEvidence::default(),
@@ -223,7 +242,7 @@ impl<O: Observer + KeepsDiagnosis + ?Sized> Observer for Diagnosing<'_, O> {
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
         self.inner.run_starting(label, plan, live);
-        self.watch = Some(RunWatch::start(self.server, plan));
+        self.watch = Some(RunWatch::start(self.known, plan, live));
     }
     // Every hook is forwarded, the defaulted ones too: a wrapper that let a default answer would
     // silently drop the inner observer's work (MPI ranks, saved configs).

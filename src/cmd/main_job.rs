@@ -119,7 +119,11 @@ fn diagnosed_sweep(
     server: Option<ServerProcess>,
 ) -> Result<(SweepResult, Vec<Diagnosed>)> {
     session.group = workload.to_string();
-    let mut diagnosing = Diagnosing::new(session, server, MAX_ERRORS);
+    let known = super::diagnose::Known {
+        server,
+        link_mbit: None,
+    };
+    let mut diagnosing = Diagnosing::new(session, known, MAX_ERRORS);
     let result = webstand_lab::sweep::run(spec, plan, workload, &mut diagnosing)?;
     Ok((result, diagnosing.levels))
 }

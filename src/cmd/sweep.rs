@@ -2,7 +2,8 @@
 //! printed in the seeds' tables and saved to the history (through [`Session`]); its exit status is
 //! the sweep's outcome (docs/EXIT-STATUS.md).
 
-use super::diagnose::{Diagnosing, ServerProcess};
+use super::diagnose::{Diagnosing, Known, ServerProcess};
+use super::main_job::Embedded;
 use super::presets::{preset_defaults, Preset, PresetDefaults};
 use super::session::{SavedLine, Session};
 use super::sweep_target::{check_limits, level_stop, open_session, target_and_workload, Targeted};
@@ -121,6 +122,12 @@ pub struct Args {
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<i32>,
 
+    /// The speed of the link to the server when sysfs does not know it (veth, a shaped or remote
+    /// link), as tc writes rates: 20mbit, 1gbit. The Diagnosis says "limited by the network" when
+    /// a level's bytes/s come near it
+    #[arg(long, value_name = "RATE")]
+    pub link_speed: Option<String>,
+
     #[command(flatten)]
     pub workload: WorkloadArgs,
 }
@@ -175,6 +182,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let timeout = webstand_duration::positive(&args.timeout)
         .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
+    let link_mbit = super::diagnose::link_speed(args.link_speed.as_deref())?;
     check_limits(&args)?;
 
     let Targeted {
@@ -217,11 +225,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         };
         return find_max_users(&mut session, &spec, &plan, &workload.name, args.json);
     }
-    let server = match (args.server_pid, &embedded) {
-        (Some(pid), _) => Some(ServerProcess::given(pid)?),
-        (None, Some(e)) => Some(e.process()),
-        (None, None) => None,
-    };
+    let known = known(&args, embedded.as_ref(), link_mbit)?;
     let spec = SweepSpec {
         levels,
         warmup,
@@ -234,9 +238,20 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         rate,
         table,
     };
-    let code = sweep_levels(&mut session, &spec, &shown, server, args.json)?;
+    let code = sweep_levels(&mut session, &spec, &shown, known, args.json)?;
     drop(embedded);
     Ok(code)
+}
+
+/// What the diagnosis is told besides the runs: the server's process (`--server-pid`, else the
+/// embedded server's) and the link's speed.
+fn known(args: &Args, embedded: Option<&Embedded>, link_mbit: Option<f64>) -> Result<Known> {
+    let server = match (args.server_pid, embedded) {
+        (Some(pid), _) => Some(ServerProcess::given(pid)?),
+        (None, Some(e)) => Some(e.process()),
+        (None, None) => None,
+    };
+    Ok(Known { server, link_mbit })
 }
 
 /// Refuses up front the most connections the sweep will hold (its largest level, or the max-users
@@ -271,11 +286,11 @@ fn sweep_levels(
     session: &mut Session,
     spec: &SweepSpec,
     shown: &Shown,
-    server: Option<ServerProcess>,
+    known: Known,
     json: bool,
 ) -> Result<i32> {
     session.group = shown.workload.to_string();
-    let mut diagnosing = Diagnosing::new(session, server, spec.max_error_pct);
+    let mut diagnosing = Diagnosing::new(session, known, spec.max_error_pct);
     let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
     let bound = super::diagnose::bound_cells(&diagnosing.levels);

@@ -2,6 +2,9 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod netns;
+pub mod test_server;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -31,9 +34,12 @@ pub fn run_with_timeout(args: &[&str], limit: Duration) -> Output {
 
 /// `run_with_timeout` with extra environment variables (a TMPDIR of the test's own, a PATH).
 pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Output {
-    let mut child = webstand()
-        .envs(env.iter().copied())
-        .args(args)
+    output_within(webstand().envs(env.iter().copied()).args(args), limit)
+}
+
+/// Runs `cmd` to completion with a bound on its running time (killed, and the test failed, past it).
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -58,8 +64,7 @@ pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Out
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "webstand {:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
-                args,
+                "{cmd:?} did not finish within {:?}\nstdout: {}\nstderr: {}",
                 limit,
                 String::from_utf8_lossy(&out_reader.join().unwrap()),
                 String::from_utf8_lossy(&err_reader.join().unwrap())
@@ -72,6 +77,23 @@ pub fn run_with_env(args: &[&str], env: &[(&str, &str)], limit: Duration) -> Out
         stdout: out_reader.join().unwrap(),
         stderr: err_reader.join().unwrap(),
     }
+}
+
+/// The JSON document a command printed on stdout; the test fails with both streams if it is none.
+pub fn json_stdout(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(out), stderr(out)))
+}
+
+/// The finding whose limit is `limit` ("errors", "error-burst") in a `--json` diagnosis object.
+pub fn diagnosis_finding<'a>(
+    d: &'a serde_json::Value,
+    limit: &str,
+) -> Option<&'a serde_json::Value> {
+    d["findings"]
+        .as_array()?
+        .iter()
+        .find(|f| f["limit"] == limit)
 }
 
 pub fn stdout(o: &Output) -> String {
@@ -269,6 +291,57 @@ impl Drop for SlowServer {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
     }
+}
+
+/// The max-users search's bed: 4 workers taking 150 ms per request (sleeps that never end early),
+/// and the search's options. Up to 4 clients wait 150 ms, 5–8 wait 300 ms, and from 9 clients on
+/// the first round's 9th request waits for two rounds before its own, 450 ms at the least. A p99
+/// bound of 440 ms can only be broken by noise on the clean side: 8 clients then need 140 ms of
+/// scheduling delay on top of their 300 ms to fail (the margin a loaded 2-core CI machine needs),
+/// while 9 and more always break. So the search finds 8 ([`assert_max_users_of_the_bed`]).
+pub fn max_users_bed() -> (SlowServer, String) {
+    let slow = SlowServer::start(4, Duration::from_millis(150), b"slow");
+    let url = format!("http://{}/", slow.addr);
+    (slow, url)
+}
+
+/// The options of the search on [`max_users_bed`] (a p99 bound of 440 ms, up to 64 clients).
+pub const MAX_USERS_SEARCH: [&str; 11] = [
+    "--find-max-users",
+    "--max-p99-ms",
+    "440",
+    "--max-clients",
+    "64",
+    "-n",
+    "32",
+    "-d",
+    "20s",
+    "--warmup",
+    "0",
+];
+
+/// The search on [`max_users_bed`] found 8 clients, and broke at 9.
+pub fn assert_max_users_of_the_bed(doc: &serde_json::Value) {
+    assert_eq!(doc["max_users"], 8, "{doc:#}");
+    assert_eq!(doc["first_broken"], 9, "{doc:#}");
+}
+
+/// A short comparison's options: `servers` on the 2k workload at 1 client for 300 ms (a row per
+/// server at the least cost), no feature checks, then `extra`.
+pub fn quick_compare<'a>(servers: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--servers",
+        servers,
+        "--workloads",
+        "2k",
+        "-c",
+        "1",
+        "-d",
+        "300ms",
+        "--no-features",
+    ];
+    args.extend_from_slice(extra);
+    args
 }
 
 /// nginx from Debian's package on a free port with a one-file docroot; killed when dropped. One

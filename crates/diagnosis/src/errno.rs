@@ -84,7 +84,7 @@ impl SocketError {
     pub fn advice(self) -> &'static str {
         match self {
             SocketError::OpenFiles => "the generator ran out of file descriptors (EMFILE): raise the open-files limit (ulimit -n) or lower -c",
-            SocketError::EphemeralPorts => "the generator's host ran out of ephemeral ports (EADDRNOTAVAIL): use keep-alive (-k), widen net.ipv4.ip_local_port_range, or spread the load over several client addresses",
+            SocketError::EphemeralPorts => "the generator's host ran out of ephemeral ports (EADDRNOTAVAIL), each closed connection holding its port in TIME_WAIT for a minute: use keep-alive (-k), widen the range (sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"), or connect from more source addresses with -B FIRST-LAST",
             SocketError::Refused => "connections were refused (ECONNREFUSED): the server stopped listening, or its full accept queue refuses SYNs (tcp_abort_on_overflow)",
             SocketError::Reset => "the server reset connections (ECONNRESET): it closes them under load (a connection cap, a keep-alive limit, a crash); check its logs",
             SocketError::TimedOut => "connections timed out (ETIMEDOUT): the server or the path to it drops packets",

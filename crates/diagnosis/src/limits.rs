@@ -47,14 +47,21 @@ pub fn source_ports_problem(clients: u64, sources: u64, (lo, hi): (u64, u64)) ->
     })
 }
 
+/// This network namespace's ephemeral ports, `lo..=hi` (net.ipv4.ip_local_port_range), when /proc
+/// says them.
+pub fn port_range() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = text.split_whitespace().map(str::parse::<u64>);
+    let (Some(Ok(lo)), Some(Ok(hi))) = (it.next(), it.next()) else {
+        return None;
+    };
+    Some((lo, hi))
+}
+
 /// Checks `clients` connections from `sources` addresses against this machine's port range (no
 /// check where /proc does not say it).
 pub fn check_source_ports(clients: u64, sources: u64) -> Result<(), String> {
-    let Ok(text) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range") else {
-        return Ok(());
-    };
-    let mut it = text.split_whitespace().map(str::parse::<u64>);
-    let (Some(Ok(lo)), Some(Ok(hi))) = (it.next(), it.next()) else {
+    let Some((lo, hi)) = port_range() else {
         return Ok(());
     };
     match source_ports_problem(clients, sources, (lo, hi)) {

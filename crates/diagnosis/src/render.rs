@@ -73,6 +73,7 @@ pub fn json(d: &Diagnosis, w: &Watched) -> Value {
             "tcp_counters_host_wide": w.tcp.0,
             "load_threads": w.threads,
             "link": w.link,
+            "errors_per_interval": w.errors,
             "server_busy": d.server_busy,
         },
     })

@@ -3,6 +3,7 @@
 //! No finding without evidence: a rule that cannot see its evidence (no server process known, no
 //! /proc/net) says nothing rather than guess.
 
+use crate::errno::SocketError;
 use crate::watch::Watched;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use webstand_engine::RunResult;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
+    ErrorBurst,
     Errors,
     ListenQueue,
     SynRetries,
@@ -26,6 +28,7 @@ impl Limit {
     /// The verdict as a sentence fragment ("Diagnosis: limited by the listen queue").
     pub fn verdict(self) -> &'static str {
         match self {
+            Limit::ErrorBurst => "limited by a burst of errors",
             Limit::Errors => "limited by errors",
             Limit::ListenQueue => "limited by the listen queue",
             Limit::SynRetries => "limited by dropped connection attempts",
@@ -39,6 +42,7 @@ impl Limit {
     /// A table cell ("bound by" column of a sweep).
     pub fn short(self) -> &'static str {
         match self {
+            Limit::ErrorBurst => "error burst",
             Limit::Errors => "errors",
             Limit::ListenQueue => "listen queue",
             Limit::SynRetries => "SYN retries",
@@ -53,7 +57,8 @@ impl Limit {
     pub fn from_short(s: &str) -> Option<Limit> {
         Limit::ALL.into_iter().find(|l| l.short() == s)
     }
-    pub const ALL: [Limit; 8] = [
+    pub const ALL: [Limit; 9] = [
+        Limit::ErrorBurst,
         Limit::Errors,
         Limit::ListenQueue,
         Limit::SynRetries,
@@ -130,6 +135,7 @@ const CLIMB: f64 = 1.5;
 pub fn diagnose(i: &Inputs) -> Diagnosis {
     let server_busy = i.server.as_ref().map(|s| busy_share(s, i.result));
     let mut findings: Vec<Finding> = [
+        error_burst(i),
         errors(i),
         listen_queue(i),
         generator(i),
@@ -180,11 +186,17 @@ fn errors(i: &Inputs) -> Option<Finding> {
         let by = crate::errno::counts(&r.socket_errors);
         evidence.push_str(&format!("; by socket error: {by}"));
     }
+    let known = crate::errno::most_common(&r.socket_errors);
+    if let (Some(SocketError::EphemeralPorts), Some((lo, hi))) = (known, i.watched.port_range) {
+        evidence.push_str(&format!(
+            "; net.ipv4.ip_local_port_range is {lo} {hi}: {} ports per source address",
+            hi.saturating_sub(lo) + 1
+        ));
+    }
     if let Some(e) = &r.first_error {
         evidence.push_str(&format!(" (first: {e})"));
     }
-    let known = crate::errno::most_common(&r.socket_errors)
-        .or_else(|| crate::errno::classify(r.first_error.as_deref()?));
+    let known = known.or_else(|| crate::errno::classify(r.first_error.as_deref()?));
     let advice = match known {
         Some(kind) if r.non_2xx < f.total() => kind.advice(),
         _ if r.non_2xx >= f.total() => {
@@ -196,6 +208,42 @@ fn errors(i: &Inputs) -> Option<Finding> {
         limit: Limit::Errors,
         evidence,
         advice: advice.to_string(),
+    })
+}
+
+/// Most of the run's errors (failed requests and non-2xx answers) inside a short stretch of it, by
+/// the errors counted per interval ([`crate::timeline`]): an event during the run, not its steady
+/// state. Above the error threshold or below it: a stall the run lived through is worth knowing.
+fn error_burst(i: &Inputs) -> Option<Finding> {
+    // Out of descriptors or ports: the generator's own doing, which the errors finding names.
+    let mine = crate::errno::most_common(&i.result.socket_errors);
+    if matches!(
+        mine,
+        Some(SocketError::OpenFiles | SocketError::EphemeralPorts)
+    ) {
+        return None;
+    }
+    let t = &i.watched.errors;
+    let b = t.burst()?;
+    let per_interval: Vec<String> = t.counts[b.first..=b.last]
+        .iter()
+        .take(12)
+        .map(u64::to_string)
+        .collect();
+    let more = if b.last - b.first >= 12 { ", …" } else { "" };
+    Some(Finding {
+        limit: Limit::ErrorBurst,
+        evidence: format!(
+            "{} of {} errors came between {:.1} s and {:.1} s of the run's {:.1} s (per {:.1} s: {}{more})",
+            b.errors,
+            t.total(),
+            t.at(b.first),
+            t.at(b.last + 1),
+            i.result.elapsed.as_secs_f64(),
+            t.interval.as_secs_f64(),
+            per_interval.join(", ")
+        ),
+        advice: "the server stalled, restarted or shed load then, not throughout: look at its logs and the machine at that moment; outside it the figures are its steady service".into(),
     })
 }
 
@@ -307,16 +355,17 @@ fn network(i: &Inputs) -> Option<Finding> {
     } else {
         ("sent", up)
     };
-    let share = rate / link.mbit_per_sec.max(1) as f64;
+    let share = rate / link.mbit_per_sec.max(1e-9);
     if share < LINK_FULL {
         return None;
     }
     Some(Finding {
         limit: Limit::Network,
         evidence: format!(
-            "{direction} {rate:.1} Mbit/s of HTTP over {}, whose link runs at {} Mbit/s ({:.0} %, before TCP/IP headers)",
+            "{direction} {rate:.1} Mbit/s of HTTP over {}, whose link runs at {} Mbit/s ({}; {:.0} %, before TCP/IP headers)",
             link.interface,
             link.mbit_per_sec,
+            link.source,
             share * 100.0
         ),
         advice: "the network, not the server, bounds the rate: use a faster link, smaller or compressed responses, or put the generator on the server's side of the link".into(),

@@ -153,7 +153,7 @@ fn listen_overflows_count_only_when_this_run_felt_them() {
             ("TcpExt.ListenDrops", 3214),
         ]),
         threads: vec![],
-        link: None,
+        ..Default::default()
     };
     // Someone else's overflows: our connects were all fast.
     assert!(diagnose_with(&run(100, 300), &w, None).findings.is_empty());
@@ -190,7 +190,7 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
             waited,
             cpu: Some(1),
         }],
-        link: None,
+        ..Default::default()
     };
     let mut r = run(1000, 300);
     // The engine's own busy fraction decides saturation: 0.98 s of CPU over the 1 s run.
@@ -260,22 +260,56 @@ fn bytes_near_the_link_speed_are_limited_by_the_network() {
         link: Some(crate::network::Link {
             interface: "eth0".into(),
             mbit_per_sec,
+            source: "sysfs",
         }),
         ..Default::default()
     };
     // 11,500 responses of 10 KiB in one second: 942.1 Mbit/s received.
     let mut r = run(11_500, 300);
     r.total_bytes = 11_500 * 10_240;
-    let d = diagnose_with(&r, &w(1000), None);
+    let d = diagnose_with(&r, &w(1000.0), None);
     assert_eq!(d.verdict, Some(Limit::Network));
     let f = &d.findings[0].evidence;
     assert!(
-        f.contains("received 942.1 Mbit/s of HTTP over eth0, whose link runs at 1000 Mbit/s (94 %"),
+        f.contains(
+            "received 942.1 Mbit/s of HTTP over eth0, whose link runs at 1000 Mbit/s (sysfs; 94 %"
+        ),
         "{f}"
     );
     // The same bytes on a gigabit link, or on a link of unknown speed, are no finding.
-    assert!(diagnose_with(&r, &w(10_000), None).findings.is_empty());
+    assert!(diagnose_with(&r, &w(10_000.0), None).findings.is_empty());
     assert!(diagnose_with(&r, &Watched::default(), None)
         .findings
         .is_empty());
+}
+
+#[test]
+fn most_errors_in_half_a_second_are_a_burst_and_evenly_spread_ones_are_not() {
+    let mut counts = vec![1; 30];
+    counts[12..17].copy_from_slice(&[80, 120, 110, 90, 12]);
+    let timeline = |counts: Vec<u64>| Watched {
+        errors: crate::timeline::ErrorTimeline {
+            interval: Duration::from_millis(100),
+            counts,
+        },
+        ..Default::default()
+    };
+    let mut r = run(1000, 300);
+    r.elapsed = Duration::from_secs(3);
+    r.failed.receive = 437;
+    let d = diagnose_with(&r, &timeline(counts), None);
+    assert_eq!(d.verdict, Some(Limit::ErrorBurst));
+    let f = &d.findings[0];
+    assert!(
+        f.evidence.starts_with(
+            "412 of 437 errors came between 1.2 s and 1.7 s of the run's 3.0 s (per 0.1 s: 80, 120, 110, 90, 12)"
+        ),
+        "{f:?}"
+    );
+    assert!(f.advice.contains("stalled, restarted"), "{f:?}");
+    assert_eq!(d.findings[1].limit, Limit::Errors, "{d:?}");
+    // The same errors over the whole run: the errors finding alone.
+    let d = diagnose_with(&r, &timeline(vec![15; 30]), None);
+    let limits: Vec<Limit> = d.findings.iter().map(|f| f.limit).collect();
+    assert_eq!(limits, [Limit::Errors]);
 }

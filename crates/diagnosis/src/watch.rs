@@ -2,16 +2,19 @@
 //! the run starts in this process (the engine's load threads) sampled from
 //! `/proc/self/task/TID/schedstat` — the time it ran and the time it waited in the run queue for a
 //! CPU — and `/proc/self/task/TID/stat` (the CPU it last ran on). The engine is not touched: threads
-//! that existed before `Watch::start` are left out, new ones are followed until they end.
+//! that existed before `Watch::start` are left out, new ones are followed until they end. The same
+//! sampler reads the run's live error count at each pass, for the [`ErrorTimeline`].
 
 use crate::kernel::TcpCounters;
 use crate::network::{self, Link};
+use crate::timeline::ErrorTimeline;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use webstand_engine::Live;
 
 /// How often the sampler looks at the threads: a thread's last 20 ms go unseen at most.
 const EVERY: Duration = Duration::from_millis(20);
@@ -34,31 +37,41 @@ pub struct Watched {
     pub tcp: TcpCounters,
     /// Threads the run started, busiest first.
     pub threads: Vec<LoadThread>,
-    /// The link the target is reached over, when its speed is known (never for loopback).
+    /// The link the target is reached over, when its speed is known (given, or from sysfs).
     pub link: Option<Link>,
+    /// The run's errors per interval.
+    pub errors: ErrorTimeline,
+    /// The ephemeral ports (net.ipv4.ip_local_port_range) when the run began.
+    pub port_range: Option<(u64, u64)>,
 }
+
+/// What the sampler found: the load threads, and the live error count at times since the start.
+type Sampled = (Vec<LoadThread>, Vec<(Duration, u64)>);
 
 /// A watch in progress: start it right before the engine runs and finish it right after.
 pub struct Watch {
     tcp: TcpCounters,
     link: Option<Link>,
+    port_range: Option<(u64, u64)>,
     stop: Arc<AtomicBool>,
-    sampler: Option<JoinHandle<Vec<LoadThread>>>,
+    sampler: Option<JoinHandle<Sampled>>,
 }
 
 impl Watch {
-    /// Starts watching a run against `target` (its first address; None when unknown).
-    pub fn start(target: Option<SocketAddr>) -> Watch {
+    /// Starts watching a run against `target` (its first address; None when unknown) whose live
+    /// counters are `live`, over a link of `link_mbit` Mbit/s when the user said so.
+    pub fn start(target: Option<SocketAddr>, live: Arc<Live>, link_mbit: Option<f64>) -> Watch {
         let known = task_ids();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let sampler = std::thread::Builder::new()
             .name("diagnosis".into())
-            .spawn(move || sample(known, &flag))
+            .spawn(move || sample(known, &live, &flag))
             .ok();
         Watch {
             tcp: TcpCounters::read(),
-            link: target.and_then(network::link_to),
+            link: target.and_then(|t| network::link_to(t, link_mbit)),
+            port_range: crate::limits::port_range(),
             stop,
             sampler,
         }
@@ -67,7 +80,7 @@ impl Watch {
     pub fn finish(mut self) -> Watched {
         let tcp = TcpCounters::read().since(&self.tcp);
         self.stop.store(true, Ordering::Relaxed);
-        let mut threads = self
+        let (mut threads, errors) = self
             .sampler
             .take()
             .and_then(|h| h.join().ok())
@@ -77,6 +90,8 @@ impl Watch {
             tcp,
             threads,
             link: self.link.take(),
+            errors: ErrorTimeline::from_samples(&errors),
+            port_range: self.port_range,
         }
     }
 }
@@ -100,12 +115,20 @@ struct Sched {
     cpu: Option<usize>,
 }
 
-fn sample(mut known: BTreeSet<u32>, stop: &AtomicBool) -> Vec<LoadThread> {
+fn sample(mut known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
     // SAFETY: gettid has no arguments and cannot fail.
     known.insert(unsafe { libc::gettid() } as u32);
     let mut seen: BTreeMap<u32, Seen> = BTreeMap::new();
+    let began = Instant::now();
+    let errors = || live.failed.load(Ordering::Relaxed) + live.non_2xx.load(Ordering::Relaxed);
+    let mut dated = vec![(Duration::ZERO, errors())];
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
+        // Only changes are kept: a long clean run costs nothing.
+        let count = errors();
+        if dated.last().is_some_and(|(_, before)| *before != count) {
+            dated.push((now.duration_since(began), count));
+        }
         for tid in task_ids().difference(&known) {
             let Some(s) = sched(*tid) else { continue };
             seen.entry(*tid)
@@ -117,7 +140,9 @@ fn sample(mut known: BTreeSet<u32>, stop: &AtomicBool) -> Vec<LoadThread> {
         }
         std::thread::sleep(EVERY);
     }
-    seen.values().filter_map(share).collect()
+    // The run has ended by now: its last errors are counted.
+    dated.push((began.elapsed(), errors()));
+    (seen.values().filter_map(share).collect(), dated)
 }
 
 /// A thread's shares of the time between its first and last reading (None if it was seen once).
@@ -167,7 +192,8 @@ mod tests {
     /// A thread spinning for 300 ms is seen as a busy load thread; threads older than the watch are not.
     #[test]
     fn a_spinning_thread_started_during_the_watch_is_seen_busy() {
-        let watch = Watch::start(Some("127.0.0.1:80".parse().unwrap()));
+        let live = Arc::new(Live::default());
+        let watch = Watch::start(Some("127.0.0.1:80".parse().unwrap()), live.clone(), None);
         let t = std::thread::spawn(|| {
             let end = Instant::now() + Duration::from_millis(300);
             let mut x = 0u64;
@@ -177,7 +203,13 @@ mod tests {
             x
         });
         t.join().unwrap();
+        live.non_2xx.store(7, Ordering::Relaxed);
         let w = watch.finish();
+        assert_eq!(
+            w.errors.total(),
+            7,
+            "the live errors at the end are counted"
+        );
         // Sorted busiest first; other tests' short-lived threads may be listed after it.
         let busy = w.threads.first().map(|t| t.busy + t.waited);
         assert!(

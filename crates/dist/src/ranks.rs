@@ -166,9 +166,9 @@ fn serve(world: &SimpleCommunicator) -> bool {
                     stop_requested(&root, id, &live);
                     if last_progress.elapsed() >= PROGRESS_EVERY {
                         last_progress = Instant::now();
-                        let counts = [&live.complete, &live.failed, &live.bytes]
+                        let counts = [&live.complete, &live.failed, &live.bytes, &live.non_2xx]
                             .map(|c| c.load(Ordering::Relaxed));
-                        let msg = [id, counts[0], counts[1], counts[2]];
+                        let msg = [id, counts[0], counts[1], counts[2], counts[3]];
                         root.send_with_tag(&msg[..], TAG_PROGRESS);
                     }
                 });
@@ -378,9 +378,9 @@ struct Collector<'a> {
     reports: Vec<RankReport>,
     reason: Option<StopReason>,
     stopped_at: Option<Instant>,
-    /// Per rank, the live counters (complete, failed, bytes) it last sent: rank 0 adds the others'
-    /// growth into its own `Live`, so the progress display counts every rank.
-    progress: Vec<[u64; 3]>,
+    /// Per rank, the live counters (complete, failed, bytes, non-2xx) it last sent: rank 0 adds the
+    /// others' growth into its own `Live`, so the progress display and the diagnosis count every rank.
+    progress: Vec<[u64; 4]>,
 }
 
 impl<'a> Collector<'a> {
@@ -393,7 +393,7 @@ impl<'a> Collector<'a> {
             reports: Vec::new(),
             reason: None,
             stopped_at: None,
-            progress: vec![[0; 3]; leader.ranks()],
+            progress: vec![[0; 4]; leader.ranks()],
         }
     }
 
@@ -404,7 +404,7 @@ impl<'a> Collector<'a> {
         while let Some(probed) = any.immediate_matched_probe_with_tag(TAG_PROGRESS) {
             let (msg, status) = probed.matched_receive_vec::<u64>();
             let rank = status.source_rank() as usize;
-            let (Some(seen), &[id, complete, failed, bytes]) =
+            let (Some(seen), &[id, complete, failed, bytes, non_2xx]) =
                 (self.progress.get_mut(rank), &msg[..])
             else {
                 continue;
@@ -412,8 +412,13 @@ impl<'a> Collector<'a> {
             if id != self.id {
                 continue;
             }
-            let now = [complete, failed, bytes];
-            let counters = [&self.live.complete, &self.live.failed, &self.live.bytes];
+            let now = [complete, failed, bytes, non_2xx];
+            let counters = [
+                &self.live.complete,
+                &self.live.failed,
+                &self.live.bytes,
+                &self.live.non_2xx,
+            ];
             for ((counter, new), old) in counters.into_iter().zip(now).zip(*seen) {
                 counter.fetch_add(new.saturating_sub(old), Ordering::Relaxed);
             }

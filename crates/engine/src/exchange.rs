@@ -383,6 +383,7 @@ impl Worker<'_> {
         self.live_complete += 1;
         if !(200..300).contains(&status) {
             self.r.non_2xx += 1;
+            self.live_non_2xx += 1;
         }
         if self.sh.plan.keep_samples {
             self.r.samples.push(crate::Sample {

@@ -21,6 +21,8 @@ use std::time::Instant;
 pub struct Live {
     pub complete: AtomicU64,
     pub failed: AtomicU64,
+    /// Complete answers whose status was not 2xx (with `failed`, the errors a diagnosis dates).
+    pub non_2xx: AtomicU64,
     pub bytes: AtomicU64,
     /// Set by anyone (Ctrl-C handler) to end the run; the result then covers what completed.
     pub stop: AtomicBool,

@@ -58,6 +58,7 @@ pub(crate) struct Worker<'a> {
     // Deltas not yet added to the shared Live counters.
     pub live_complete: u64,
     pub live_failed: u64,
+    pub live_non_2xx: u64,
     pub live_bytes: u64,
 }
 
@@ -112,6 +113,7 @@ impl<'a> Worker<'a> {
             zero_connects: 0,
             live_complete: 0,
             live_failed: 0,
+            live_non_2xx: 0,
             live_bytes: 0,
         })
     }
@@ -220,6 +222,10 @@ impl<'a> Worker<'a> {
         if self.live_failed > 0 {
             l.failed
                 .fetch_add(std::mem::take(&mut self.live_failed), Ordering::Relaxed);
+        }
+        if self.live_non_2xx > 0 {
+            l.non_2xx
+                .fetch_add(std::mem::take(&mut self.live_non_2xx), Ordering::Relaxed);
         }
         if self.live_bytes > 0 {
             l.bytes

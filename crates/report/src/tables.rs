@@ -53,6 +53,13 @@ fn bound_by(bound: &[&str], i: Option<usize>) -> String {
     format!("  {cell:<13}")
 }
 
+/// What follows level `i`'s figures: its "Bound by" cell and its flags, with nothing trailing (the
+/// cell is padded only to line up flags after it).
+fn row_end(bound: &[&str], i: usize, r: &RunResult) -> String {
+    let end = bound_by(bound, Some(i)) + &row_flags(r);
+    end.trim_end().to_string()
+}
+
 /// The line under a table with a "Bound by" column, saying where its words come from.
 fn bound_by_note(bound: &[&str]) -> &'static str {
     if bound.is_empty() {
@@ -129,7 +136,7 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}{}",
+            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}",
             l.clients,
             r.complete,
             r.failed.total(),
@@ -147,8 +154,7 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
             r.histograms.total.max() as f64 / 1000.0,
             r.littles_load(),
             r.keep_alive_share() * 100.0,
-            bound_by(bound, Some(i)),
-            row_flags(r)
+            row_end(bound, i, r)
         );
     }
     let t = totals(levels);
@@ -176,12 +182,11 @@ pub fn tenon(levels: &[Level], bound: &[&str]) -> String {
     for (i, l) in levels.iter().enumerate() {
         let _ = writeln!(
             out,
-            "  {:<10} {:>12.0} {:>13.0}{}{}",
+            "  {:<10} {:>12.0} {:>13.0}{}",
             l.clients,
             l.result.hits_per_sec(),
             l.result.kbytes_per_sec(),
-            bound_by(bound, Some(i)),
-            row_flags(l.result)
+            row_end(bound, i, l.result)
         );
     }
     out.push_str(bound_by_note(bound));
@@ -216,7 +221,7 @@ pub fn webstone(levels: &[Level], bound: &[&str]) -> String {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:<8} {}{:>12.2} {:>14.4} {:>13.3} {:>13.2} {:>24.2}{}{}",
+            "{:<8} {}{:>12.2} {:>14.4} {:>13.3} {:>13.2} {:>24.2}{}",
             l.clients,
             hits(&format!("{:>12.2} ", r.hits_per_sec())),
             r.conns_per_sec(),
@@ -224,8 +229,7 @@ pub fn webstone(levels: &[Level], bound: &[&str]) -> String {
             r.mean_latency_ms(),
             r.littles_load(),
             r.mbits_per_sec(),
-            bound_by(bound, Some(i)),
-            row_flags(r)
+            row_end(bound, i, r)
         );
     }
     if keep_alive {
@@ -427,7 +431,11 @@ mod tests {
         for layout in [Layout::Full, Layout::Tenon, Layout::WebStone] {
             let text = render(layout, &levels, 1.0, &["-", "generator"]);
             let lines: Vec<&str> = text.lines().collect();
-            assert!(lines[0].trim_end().ends_with("Bound by"), "{text}");
+            assert!(lines[0].ends_with("Bound by"), "{text}");
+            assert!(
+                lines.iter().all(|l| !l.ends_with(' ')),
+                "no line ends in spaces: {text:?}"
+            );
             let row = |c: &str| {
                 *lines
                     .iter()
