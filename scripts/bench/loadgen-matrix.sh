@@ -137,7 +137,7 @@ measure() { # generator mode clients round
     'BEGIN{printf "%s\t%s\t%d\t%s\t%d\t%d\t%.0f\t%.2f\t%d\t%.2f\t%.3f\n", s, m, c, g, r, n, q,
            (n>0 ? (u+y)*1e6/n : 0), e, (w>0 ? d/hz/w : 0), (n>0 ? k/n : 0)}' | tee -a "$OUT"
   [ -n "$SERVER_PERF" ] && awk -F, -v p="$SERVER\t$mode\t$c\t$gen\t$round" -v n="${reqs:-0}" \
-    'NF > 3 && $1 ~ /^[0-9.]+$/ && n > 0 {printf "%s\t%s\t%.3f\n", p, $3, $1 / n}' "$PERF_OUT" >> "$PERF_TSV"
+    'NF > 3 && $1 ~ /^[0-9.]+$/ && n > 0 {printf "%s\t%s\t%.6f\n", p, $3, $1 / n}' "$PERF_OUT" >> "$PERF_TSV"
   return 0
 }
 
