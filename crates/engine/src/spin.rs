@@ -22,8 +22,8 @@ use crate::Shape;
 use std::time::{Duration, Instant};
 
 /// The longest spin: about one response of a fast server on loopback (lighttpd, h2o: 8–9 µs of
-/// server CPU each), so the next response is usually caught, and no longer than a block and its
-/// wake-up cost the two sides together.
+/// server CPU each), so the next response is usually caught. Measured against 25 µs, which caught
+/// every one for no more requests/s and more of the generator's CPU (docs/BENCHMARKS.md, issue 18).
 pub(crate) const LIMIT: Duration = Duration::from_micros(10);
 
 /// The spin limit for a run of `threads` load threads: [`LIMIT`] for a closed loop whose threads
