@@ -420,7 +420,10 @@ fn empty_user_agent_and_accept_headers_send_wrks_request() {
     let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert!(req.contains("\r\nUser-Agent: webstand/") && req.contains("\r\nAccept: */*\r\n"));
     let args = ["-n", "1", "-k", "-H", "User-Agent:", "-H", "accept:"];
-    let (v, _) = bench_json(&[&args[..], &[&url(addr, "/w")]].concat(), Duration::from_secs(30));
+    let (v, _) = bench_json(
+        &[&args[..], &[&url(addr, "/w")]].concat(),
+        Duration::from_secs(30),
+    );
     assert_eq!(v["complete"], 1);
     let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert_eq!(req, format!("GET /w HTTP/1.1\r\nHost: {addr}\r\n\r\n"));
