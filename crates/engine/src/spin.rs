@@ -59,8 +59,11 @@ pub(crate) struct Spin {
     limit: Duration,
     /// The spin now allowed before blocking: `limit`, or zero after a spin ran out.
     allowed: Duration,
-    /// When the current spin ends.
+    /// When the current spin started and when it ends.
+    started: Option<Instant>,
     until: Option<Instant>,
+    /// Time spent spinning so far.
+    spun: Duration,
     /// When the current block started.
     blocked_at: Option<Instant>,
 }
@@ -70,8 +73,23 @@ impl Spin {
         Spin {
             limit,
             allowed: limit,
+            started: None,
             until: None,
+            spun: Duration::ZERO,
             blocked_at: None,
+        }
+    }
+
+    /// Time spent spinning so far (part of the thread's CPU time, but waiting, not work).
+    pub(crate) fn spun(&self) -> Duration {
+        self.spun
+    }
+
+    /// The current spin (if any) ended at `now`.
+    fn end_spin(&mut self, now: Instant) {
+        self.until = None;
+        if let Some(at) = self.started.take() {
+            self.spun += now.saturating_duration_since(at);
         }
     }
 
@@ -79,17 +97,20 @@ impl Spin {
     /// work is ready). `may_spin`: requests are at the server and nothing is paced.
     pub(crate) fn timeout(&mut self, now: Instant, wait: Duration, may_spin: bool) -> Duration {
         if wait.is_zero() {
-            self.until = None;
+            self.end_spin(now);
             return wait;
         }
         if may_spin && !self.allowed.is_zero() {
+            if self.until.is_none() {
+                self.started = Some(now);
+            }
             let until = *self.until.get_or_insert(now + self.allowed);
             if now < until {
                 return Duration::ZERO;
             }
             self.allowed = Duration::ZERO; // the server is slower than a spin: block from now on
         }
-        self.until = None;
+        self.end_spin(now);
         self.blocked_at = Some(now);
         wait
     }
@@ -101,7 +122,9 @@ impl Spin {
             self.blocked_at = None;
             return;
         }
-        self.until = None;
+        if self.started.is_some() {
+            self.end_spin(Instant::now());
+        }
         if let Some(at) = self.blocked_at.take() {
             if at.elapsed() < self.limit {
                 self.allowed = self.limit;
@@ -194,6 +217,16 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    #[test]
+    fn a_spin_that_runs_out_counts_its_whole_window_as_spun() {
+        let mut s = Spin::new(LIMIT);
+        let t0 = Instant::now();
+        assert_eq!(s.timeout(t0, WAIT, true), Duration::ZERO);
+        s.polled(false);
+        assert_eq!(s.timeout(t0 + LIMIT, WAIT, true), WAIT);
+        assert_eq!(s.spun(), LIMIT);
     }
 
     #[test]

@@ -212,6 +212,7 @@ impl<'a> Worker<'a> {
             sys: cpu.sys.saturating_sub(cpu0.sys),
         };
         self.r.thread_cpu = vec![self.r.cpu];
+        self.r.thread_spin = vec![self.spin.spun()];
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;
