@@ -404,6 +404,31 @@ fn request_carries_method_headers_and_body() {
     assert!(req.contains("X-Test: yes\r\n") && req.contains(&format!("Host: {addr}\r\n")));
 }
 
+/// The default request carries User-Agent and Accept (as ab's does); empty `-H` values leave them
+/// out, so a comparison against plain wrk can send wrk's request (Host alone).
+#[test]
+fn empty_user_agent_and_accept_headers_send_wrks_request() {
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let tx = std::sync::Mutex::new(tx);
+    let addr = test_server(move |s, req, _| {
+        let _ = tx.lock().unwrap().send(req.to_string());
+        let _ = s.write_all(CL);
+        false
+    });
+    let (v, _) = bench_json(&["-n", "1", &url(addr, "/d")], Duration::from_secs(30));
+    assert_eq!(v["complete"], 1);
+    let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(req.contains("\r\nUser-Agent: webstand/") && req.contains("\r\nAccept: */*\r\n"));
+    let args = ["-n", "1", "-k", "-H", "User-Agent:", "-H", "accept:"];
+    let (v, _) = bench_json(
+        &[&args[..], &[&url(addr, "/w")]].concat(),
+        Duration::from_secs(30),
+    );
+    assert_eq!(v["complete"], 1);
+    let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(req, format!("GET /w HTTP/1.1\r\nHost: {addr}\r\n\r\n"));
+}
+
 #[test]
 fn open_loop_rate_is_paced() {
     // 400 requests at 200/s over two threads: each thread's pacer sends its k-th request at k/100 s

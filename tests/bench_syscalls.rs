@@ -5,6 +5,8 @@
 //! keep-alive request one send and one receive, no poller registration change (wrk makes two
 //! `epoll_ctl` per request), no sleep of any kind in the event loop; with a new connection per request
 //! one socket, connect, send, receive, registration and close each, and no extra socket option.
+//! A generator pinned to a CPU of its own spins (polls without blocking) before it blocks; unpinned
+//! it never does, and neither makes more than one blocking poll per request.
 
 mod common;
 
@@ -18,6 +20,11 @@ const CLIENTS: u64 = 8;
 /// Runs `webstand bench --threads 1 -n REQUESTS -c CLIENTS [-k]` under strace; returns the load
 /// thread's system calls by name (the thread that sent the requests) and the bench's report.
 fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
+    load_thread_calls_on(keep_alive, None)
+}
+
+/// The same, with strace and the generator pinned to `cpu` when given.
+fn load_thread_calls_on(keep_alive: bool, cpu: Option<usize>) -> (HashMap<String, u64>, String) {
     let strace = common::require("strace");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
@@ -32,8 +39,13 @@ fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
     }
     args.push(&url);
     // Bounded twice: -n and the timeout of coreutils around strace.
-    let out = Command::new("timeout")
-        .arg("120")
+    let mut cmd = Command::new("timeout");
+    cmd.arg("120");
+    if let Some(cpu) = cpu {
+        cmd.arg(common::require("taskset"))
+            .args(["-c", &cpu.to_string()]);
+    }
+    let out = cmd
         .arg(&strace)
         .args(["-ff", "-o"])
         .arg(&prefix)
@@ -56,22 +68,29 @@ fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
         .map(|e| tally(&std::fs::read_to_string(e.unwrap().path()).unwrap()))
         // The load thread is the one event loop (the main thread also sends: getifaddrs asks the
         // kernel over netlink for the Diagnosis's link speed).
-        .filter(|calls| calls.contains_key("epoll_wait") || calls.contains_key("epoll_pwait"))
+        .filter(|calls| count(calls, &["epoll_wait", "epoll_pwait", "epoll_wait:0"]) > 0)
         .collect();
     assert_eq!(load.len(), 1, "one thread runs the load: {load:?}");
     (load.remove(0), report)
 }
 
-/// System calls by name in one thread's strace output (`name(args) = result` lines).
+/// System calls by name in one thread's strace output (`name(args) = result` lines); a poll with
+/// a timeout of 0 (one that cannot block) is tallied as `epoll_wait:0`.
 fn tally(trace: &str) -> HashMap<String, u64> {
     let mut calls = HashMap::new();
     for line in trace.lines() {
-        if let Some((name, _)) = line.split_once('(') {
+        if let Some((name, rest)) = line.split_once('(') {
             if !name.is_empty()
                 && name
                     .chars()
                     .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
             {
+                let args = rest.rsplit_once(") = ").map_or(rest, |(a, _)| a);
+                let polls = name == "epoll_wait" || name == "epoll_pwait";
+                let name = match args.rsplit_once(", ") {
+                    Some((_, "0")) if polls => "epoll_wait:0",
+                    _ => name,
+                };
                 *calls.entry(name.to_string()).or_insert(0) += 1;
             }
         }
@@ -124,7 +143,53 @@ fn keep_alive_requests_cost_one_send_and_one_receive_each() {
     // Connections are registered once, with no interest change per request.
     assert_eq!(count(&calls, &["epoll_ctl"]), CLIENTS, "{calls:?}");
     assert_eq!(count(&calls, &["connect"]), CLIENTS, "{calls:?}");
-    // Each poll returns at least one ready socket (or times out, at most every 50 ms).
+    // Each blocking poll returns at least one ready socket (or times out, at most every 50 ms).
+    assert!(
+        count(&calls, &["epoll_wait", "epoll_pwait"]) <= REQUESTS,
+        "{calls:?}"
+    );
+    // Unpinned, the thread never spins: every poll may block.
+    if !pinned() {
+        assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
+    }
+    assert_never_sleeps(&calls);
+}
+
+/// Whether this test process is already limited to fewer CPUs than the machine has.
+fn pinned() -> bool {
+    let n = |args: &[&str]| {
+        let out = Command::new("nproc")
+            .args(args)
+            .output()
+            .expect("run nproc");
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse::<usize>()
+            .unwrap()
+    };
+    n(&[]) < n(&["--all"])
+}
+
+#[test]
+fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
+    let out = Command::new("nproc")
+        .arg("--all")
+        .output()
+        .expect("run nproc");
+    let cpus: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        cpus >= 2,
+        "pinning the generator to a CPU of its own needs 2 CPUs, found {cpus}"
+    );
+    let (calls, report) = load_thread_calls_on(true, Some(cpus - 1));
+    assert_complete(&report);
+    // The same work per request as unpinned.
+    let sends = count(&calls, &["sendto", "write", "writev", "sendmsg"]);
+    assert_eq!(sends, REQUESTS, "one send per request: {calls:?}");
+    assert_eq!(count(&calls, &["epoll_ctl"]), CLIENTS, "{calls:?}");
+    // Its first wait, with every request at the server, is a spin (a poll that cannot block); the
+    // blocking polls stay at most one per request, and nothing sleeps.
+    assert!(count(&calls, &["epoll_wait:0"]) >= 1, "{calls:?}");
     assert!(
         count(&calls, &["epoll_wait", "epoll_pwait"]) <= REQUESTS,
         "{calls:?}"

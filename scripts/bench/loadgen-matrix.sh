@@ -10,6 +10,11 @@
 #        WEBSTAND=target/release/webstand (the generator measured)   SERVE_BIN=$WEBSTAND (builtin server)
 #        EXTRA="name=/path/to/webstand ..." more webstand binaries measured beside it (e.g. an old build)
 #        BENCH_DIR=/tmp/ws-matrix (docroot, configs, raw TSV)   PORT=28180
+#        GENS="webstand wrk ab" the generators measured; wrk-host is wrk sending only Host (its own
+#          default request), to see what webstand's two extra headers cost the server
+#        SERVER_PERF=1 counts the server's system calls, epoll waits, wake-ups it causes (sched_wakeup)
+#          and IPIs it sends per request with `perf stat -p` (costs the server time: diagnosis only;
+#          the counts go to $BENCH_DIR/perf-SERVER.tsv and are printed as medians at the end)
 # Output: one TSV row per point in $BENCH_DIR/matrix-SERVER.tsv
 #   (server mode clients generator round requests req/s cpu-µs/req errors server-busy-fraction
 #   generator-voluntary-context-switches-per-request),
@@ -24,6 +29,7 @@ DUR=${DUR:-2}
 WEBSTAND=$(realpath "${WEBSTAND:-target/release/webstand}")
 SERVE_BIN=$(realpath "${SERVE_BIN:-$WEBSTAND}")
 EXTRA=${EXTRA:-}
+SERVER_PERF=${SERVER_PERF:-}
 BENCH_DIR=${BENCH_DIR:-/tmp/ws-matrix}
 PORT=${PORT:-28180}
 SERVER_CPU=${SERVER_CPU:-0}
@@ -35,6 +41,7 @@ UA=$("$WEBSTAND" --version | tr ' ' /)
 DOC=$BENCH_DIR/docroot
 URL=http://127.0.0.1:$PORT/2k.html
 OUT=$BENCH_DIR/matrix-$SERVER.tsv
+PERF_TSV=$BENCH_DIR/perf-$SERVER.tsv
 
 case $DUR in ''|*[!0-9]*|0) echo "DUR must be a whole number of seconds (ab's -t takes no fraction)" >&2; exit 2;; esac
 for b in wrk ab taskset /usr/bin/time python3 "$WEBSTAND"; do
@@ -95,6 +102,8 @@ gen_cmd() {
   case $gen in
   wrk) CMD=(wrk -t1 -c"$c" -d"${DUR}s" -H "User-Agent: $UA" -H 'Accept: */*')
        [ "$mode" = ka ] || CMD+=(-H 'Connection: close') ;;
+  wrk-host) CMD=(wrk -t1 -c"$c" -d"${DUR}s")
+       [ "$mode" = ka ] || CMD+=(-H 'Connection: close') ;;
   ab)  CMD=(ab -q -t "$DUR" -n $((DUR * 400000)) -c "$c")
        [ "$mode" = ka ] && CMD+=(-k) ;;
   *)   for e in $EXTRA; do [ "${e%%=*}" = "$gen" ] && bin=${e#*=}; done
@@ -108,10 +117,12 @@ measure() { # generator mode clients round
   local gen=$1 mode=$2 c=$3 round=$4 out t0 t1 wall user sys reqs rps errs
   t0=$(tree_ticks)
   gen_cmd "$gen" "$mode" "$c"
+  [ -n "$SERVER_PERF" ] && start_perf
   out=$( { /usr/bin/time -f "TIME %e %U %S %w" taskset -c "$LOAD_CPU" "${CMD[@]}"; } 2>&1 )
   t1=$(tree_ticks)
+  [ -n "$SERVER_PERF" ] && stop_perf
   read -r _ wall user sys wakes <<<"$(echo "$out" | grep '^TIME' | tail -1)"
-  if [ "$gen" = wrk ]; then
+  if [ "${gen%-host}" = wrk ]; then
     reqs=$(echo "$out" | awk '/requests in/{print $1}')
     rps=$(echo "$out" | awk '/^Requests\/sec:/{print $2}')
     errs=$(echo "$out" | awk '/Socket errors/{gsub(",","");s=$4+$6+$8+$10} /Non-2xx/{s+=$NF} END{print s+0}')
@@ -125,12 +136,28 @@ measure() { # generator mode clients round
       -v k="${wakes:-0}" \
     'BEGIN{printf "%s\t%s\t%d\t%s\t%d\t%d\t%.0f\t%.2f\t%d\t%.2f\t%.3f\n", s, m, c, g, r, n, q,
            (n>0 ? (u+y)*1e6/n : 0), e, (w>0 ? d/hz/w : 0), (n>0 ? k/n : 0)}' | tee -a "$OUT"
+  [ -n "$SERVER_PERF" ] && awk -F, -v p="$SERVER\t$mode\t$c\t$gen\t$round" -v n="${reqs:-0}" \
+    'NF > 3 && $1 ~ /^[0-9.]+$/ && n > 0 {printf "%s\t%s\t%.6f\n", p, $3, $1 / n}' "$PERF_OUT" >> "$PERF_TSV"
+  return 0
 }
 
+# perf stat on every thread of the server's processes for one point (SERVER_PERF=1).
+PERF_EVENTS=raw_syscalls:sys_enter,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait
+PERF_EVENTS+=,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom,sched:sched_wakeup
+PERF_EVENTS+=,ipi:ipi_send_cpu,context-switches,task-clock
+start_perf() {
+  PERF_OUT=$BENCH_DIR/perf.out
+  perf stat -x, -e "$PERF_EVENTS" -p "$(echo $SRV $(ps -o pid= --ppid "$SRV") | tr ' ' ,)" \
+    -o "$PERF_OUT" & PERF=$!
+  sleep 0.2 # perf attaches
+}
+stop_perf() { kill -INT $PERF; wait $PERF; }
+
 : > "$OUT"
+: > "$PERF_TSV"
 start_server
 trap 'kill $SRV 2>/dev/null; wait $SRV 2>/dev/null' EXIT
-GENS="webstand wrk ab"
+GENS=${GENS:-"webstand wrk ab"}
 for e in $EXTRA; do GENS="$GENS ${e%%=*}"; done
 echo "# $(date -u '+%F %T UTC') $SERVER: $ROUNDS rounds × clients ($CLIENTS) × ($MODES) × ($GENS), ${DUR}s each; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for g in $GENS; do for m in $MODES; do gen_cmd "$g" "$m" C; echo "#   $g $m: taskset -c $LOAD_CPU ${CMD[*]}" >&2; done; done
@@ -143,3 +170,4 @@ for r in $(seq "$ROUNDS"); do
 done
 echo "# done $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 "$HERE/matrix-table.py" "$OUT"
+[ -n "$SERVER_PERF" ] && python3 "$HERE/matrix-table.py" --perf "$PERF_TSV"

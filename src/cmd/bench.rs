@@ -48,6 +48,7 @@ pub struct Args {
     keep_alive: bool,
 
     /// Extra request header 'Name: value' (repeatable); replaces a default header of the same name
+    /// ('User-Agent:' or 'Accept:' with no value leaves that default out)
     #[arg(short = 'H', value_name = "HEADER")]
     headers: Vec<String>,
 

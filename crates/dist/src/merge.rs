@@ -62,6 +62,9 @@ pub struct WireResult {
     cpu_ns: [u64; 2],
     /// Each load thread's [user, sys] CPU time.
     thread_cpu_ns: Vec<[u64; 2]>,
+    /// Each load thread's time spent spinning for a response (part of its CPU time).
+    #[serde(default)]
+    thread_spin_ns: Vec<u64>,
     late_sends: u64,
     per_request: Vec<u64>,
     /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
@@ -119,6 +122,7 @@ impl From<&RunResult> for WireResult {
             histograms: h,
             cpu,
             thread_cpu,
+            thread_spin,
             late_sends,
             per_request,
             samples,
@@ -157,6 +161,7 @@ impl From<&RunResult> for WireResult {
                 .iter()
                 .map(|c| [nanos(c.user), nanos(c.sys)])
                 .collect(),
+            thread_spin_ns: thread_spin.iter().map(|&d| nanos(d)).collect(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
             samples: samples
@@ -212,6 +217,11 @@ impl WireResult {
                     user: Duration::from_nanos(user),
                     sys: Duration::from_nanos(sys),
                 })
+                .collect(),
+            thread_spin: self
+                .thread_spin_ns
+                .iter()
+                .map(|&n| Duration::from_nanos(n))
                 .collect(),
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),

@@ -119,13 +119,16 @@ impl RunResult {
     pub fn cpu_us_per_request_of(&self, cpu: CpuTime) -> Option<f64> {
         (self.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / self.complete as f64)
     }
-    /// Each load thread's busy fraction: its own CPU time (user + sys) ÷ the run's elapsed time. Near
-    /// 1.0 the generator, not the server, limits the run: it offered less than it was asked for.
+    /// Each load thread's busy fraction: its own CPU time (user + sys), less the time it spun
+    /// waiting for a response, ÷ the run's elapsed time. Near 1.0 the generator, not the server,
+    /// limits the run: it offered less than it was asked for.
     pub fn thread_busy(&self) -> Vec<f64> {
         let secs = self.secs();
+        let spun = |i: usize| self.thread_spin.get(i).copied().unwrap_or_default();
         self.thread_cpu
             .iter()
-            .map(|c| c.total().as_secs_f64() / secs)
+            .enumerate()
+            .map(|(i, c)| c.total().saturating_sub(spun(i)).as_secs_f64() / secs)
             .collect()
     }
 }
@@ -160,6 +163,10 @@ mod tests {
             crate::CpuTime::default(),
         ];
         assert_eq!(r.thread_busy(), vec![0.75, 0.0]);
+        // Time spun waiting for responses is CPU time but not work: not busy.
+        r.thread_spin = vec![Duration::from_millis(500)];
+        assert_eq!(r.thread_busy(), vec![0.5, 0.0]);
+        r.thread_spin.clear();
         // Non-2xx answers are errors too: 10 failed + 40 non-2xx of 1010 attempted.
         r.non_2xx = 40;
         assert_eq!((r.errors(), r.successful()), (50, 960));

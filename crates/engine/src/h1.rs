@@ -15,6 +15,9 @@ use webstand_http1::chunked::{self, Decoder, Progress};
 use webstand_http1::framing::{self, ResponseBody};
 use webstand_http1::response::parse_head;
 
+/// Default request headers that a user header with an empty value leaves out.
+const DROPPABLE: [&str; 2] = ["user-agent", "accept"];
+
 /// Largest header block accepted; a bigger one is garbage, not a response.
 pub(crate) const MAX_HEAD: usize = 64 * 1024;
 
@@ -168,6 +171,12 @@ impl ResponseParser {
 /// The request bytes for `path` under `plan`: request line, Host, User-Agent, Accept, Connection,
 /// the body's Content-Length/Content-Type, the user's headers (which replace defaults of the same
 /// name), the blank line and the body.
+///
+/// User-Agent and Accept are sent by default because ab sends them (a server's work per request
+/// depends on the request's header lines: two more cost lighttpd and h2o a few per cent of their
+/// CPU per request, docs/BENCHMARKS.md issue 18), so compare generators on one request: wrk's is
+/// Host alone. A user header with an empty value for one of those two (`-H 'User-Agent:'`, as curl
+/// has it) leaves it out.
 pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {
     let version = match plan.http_version {
         HttpVersion::Http10 => "HTTP/1.0",
@@ -214,6 +223,9 @@ pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {
         }
     }
     for (n, v) in &plan.headers {
+        if v.is_empty() && DROPPABLE.iter().any(|d| n.eq_ignore_ascii_case(d)) {
+            continue; // the default left out
+        }
         r += &format!("{n}: {v}\r\n");
     }
     r += "\r\n";
@@ -245,5 +257,23 @@ mod tests {
             !r.contains("Connection:") && r.contains("Host: example\r\n") && !r.contains("8080")
         );
         assert!(r.contains("Content-Length: 3\r\n") && r.ends_with("\r\n\r\nabc"));
+    }
+
+    #[test]
+    fn empty_user_agent_and_accept_leave_the_defaults_out() {
+        let (t, p) = parse_url("http://127.0.0.1:8080/x").unwrap();
+        let mut plan = Plan::new(t, &p);
+        plan.keep_alive = true;
+        let r = String::from_utf8(request_bytes(&plan, "/x")).unwrap();
+        assert!(r.contains("\r\nUser-Agent: webstand/") && r.contains("\r\nAccept: */*\r\n"));
+        plan.headers.push(("user-agent".into(), String::new()));
+        plan.headers.push(("Accept".into(), String::new()));
+        plan.headers.push(("X-Empty".into(), String::new()));
+        let r = String::from_utf8(request_bytes(&plan, "/x")).unwrap();
+        // wrk's request: the request line and Host; other empty headers are still sent.
+        assert_eq!(
+            r,
+            "GET /x HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nX-Empty: \r\n\r\n"
+        );
     }
 }

@@ -27,6 +27,7 @@ mod response;
 pub mod result;
 mod run;
 mod socket_setup;
+mod spin;
 mod target;
 mod tls;
 mod tls_config;

@@ -155,6 +155,9 @@ pub struct RunResult {
     pub cpu: CpuTime,
     /// Each load thread's own CPU time during the run, one entry per thread.
     pub thread_cpu: Vec<CpuTime>,
+    /// Of that, the time each load thread spun waiting for a response (`spin.rs`): CPU time, but not
+    /// work. One entry per thread, or none (results that do not carry it).
+    pub thread_spin: Vec<Duration>,
     /// Open loop only: sends that left later than their intended time.
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
@@ -325,6 +328,7 @@ impl RunResult {
         self.cpu.user += r.cpu.user;
         self.cpu.sys += r.cpu.sys;
         self.thread_cpu.extend_from_slice(&r.thread_cpu);
+        self.thread_spin.extend_from_slice(&r.thread_spin);
         if self.per_request.len() < r.per_request.len() {
             self.per_request.resize(r.per_request.len(), 0);
         }

@@ -8,12 +8,13 @@
 use crate::protocol::Protocol;
 use crate::reach::Reach;
 use crate::socket_setup::SocketSetup;
+use crate::spin;
 use crate::tls_config::TlsSetup;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Counters a run publishes while it goes, for progress displays and for stopping it early.
 /// Threads add to them once per event batch, never per request.
@@ -47,14 +48,7 @@ pub fn run_at(
     check(plan)?;
     let clients = plan.shape.clients();
     raise_fd_limit(clients as u64 + 64);
-    let threads = match plan.threads {
-        0 => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        n => n,
-    }
-    .min(clients)
-    .max(1);
+    let threads = load_threads(plan.threads, clients);
     let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
@@ -75,6 +69,7 @@ pub fn run_at(
         start: Instant::now(),
         deadline: None,
         tls: tls_setup(plan)?,
+        spin: spin::limit_for(threads, &plan.shape),
     };
     // The threads wait at `go` for the shared state, which holds the start instant: it is set only
     // once `wait_for_start` has returned.
@@ -115,6 +110,16 @@ pub fn run_at(
     });
     let shared = armed.get().expect("set inside the scope");
     gather(shared, started_unix, outs)
+}
+
+/// How many load threads run `clients`: as asked, or one per CPU this process may use (0), never
+/// more than the clients.
+fn load_threads(asked: usize, clients: usize) -> usize {
+    let threads = match asked {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    threads.min(clients).max(1)
 }
 
 /// The load threads' results added into the run's, with what the shared state learnt.
@@ -224,6 +229,8 @@ pub(crate) struct Shared<'a> {
     pub deadline: Option<Instant>,
     /// `https://`: what every connection's TLS is made with.
     pub tls: Option<TlsSetup>,
+    /// How long a load thread may spin before it blocks (`spin.rs`; zero: never).
+    pub spin: Duration,
 }
 
 /// A thread's part of the load.

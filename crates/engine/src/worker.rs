@@ -2,9 +2,10 @@
 //! loop (each connection sends its next request as soon as the last one finished) or, with a
 //! [`Pacer`], the open loop.
 //!
-//! The loop never waits on purpose: it blocks in the poller only when no socket is ready, and a
-//! response's completion starts the next request on its connection in the same pass, so the server
-//! is never left waiting on the generator. Per-request work is kept to one send and one receive
+//! The loop never waits on purpose: it blocks in the poller only when no socket is ready (on a CPU
+//! of its own it first spins a few microseconds, `spin.rs`, so the server is not charged a wake-up),
+//! and a response's completion starts the next request on its connection in the same pass, so the
+//! server is never left waiting on the generator. Per-request work is kept to one send and one receive
 //! system call (edge-triggered polling; a short read ends a socket's read loop instead of a read that
 //! would only say "would block"), one clock read for the send time and one kernel arrival stamp for
 //! the end time (converted with one clock snapshot per pass). Counters and histograms are per
@@ -14,6 +15,7 @@ use crate::clock::{thread_cpu, StampClock};
 use crate::conn::{Class, Conn, InFlight};
 use crate::pacer::Pacer;
 use crate::run::{Share, Shared};
+use crate::spin::Spin;
 use crate::{Pick, RunResult, Shape};
 use mio::{Events, Poll};
 use rand::distributions::{Distribution, WeightedIndex};
@@ -48,6 +50,8 @@ pub(crate) struct Worker<'a> {
     /// Open loop: slots with nothing to do.
     pub idle: Vec<usize>,
     pub pacer: Option<Pacer>,
+    /// How the loop waits once every request it has is at the server.
+    spin: Spin,
     pub rng: SmallRng,
     weighted: Option<WeightedIndex<u32>>,
     pub last_done: Instant,
@@ -106,6 +110,7 @@ impl<'a> Worker<'a> {
             retired: Vec::with_capacity(4),
             idle: Vec::with_capacity(share.clients),
             pacer,
+            spin: Spin::new(sh.spin),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
             last_done: now,
@@ -148,12 +153,15 @@ impl<'a> Worker<'a> {
                 break end;
             }
             let wait = self.poll_wait(now, next_check, pace_wait);
+            let may_spin = self.pacer.is_none() && self.outstanding > 0;
+            let wait = self.spin.timeout(now, wait, may_spin);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
                 return Err(e.into());
             }
+            self.spin.polled(!events.is_empty());
             self.stamps = None;
             for ev in events.iter() {
                 let slot = ev.token().0;
@@ -206,6 +214,7 @@ impl<'a> Worker<'a> {
             sys: cpu.sys.saturating_sub(cpu0.sys),
         };
         self.r.thread_cpu = vec![self.r.cpu];
+        self.r.thread_spin = vec![self.spin.spun()];
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;

@@ -1,0 +1,241 @@
+//! How a closed-loop thread waits when every request it has is at the server: it polls without
+//! blocking for a short window before it blocks in the poller.
+//!
+//! Why: a thread blocked in `epoll_wait` is woken by the server itself. On loopback the server's
+//! `send` runs the receive path of our socket on the server's CPU, and that path wakes us: a
+//! `sched_wakeup` and, because our CPU is idle, an inter-processor interrupt, which on a virtual
+//! machine whose idle CPUs halt is a trip through the hypervisor, all charged to the server. A
+//! generator faster than the server catches up after every pass and blocks, so the server pays that
+//! once every few responses and serves fewer (measured in docs/BENCHMARKS.md, issue 18). wrk, slower
+//! per request, rarely catches up and so rarely blocks. Spinning for about one response time
+//! takes the next response without a wake-up; it never delays a send, since a poll that finds
+//! events ends the spin and the loop sends at once.
+//!
+//! The window adapts, so a slow server (or one client, where every response is a full round trip)
+//! costs no spinning: a spin that runs out unanswered turns spinning off, and it comes back on when
+//! a block ends sooner than a spin would have lasted. A thread spins only on a CPU of its own (the
+//! generator pinned to fewer CPUs than the machine has, no more load threads than those CPUs, as the
+//! lab, the main job and the bench scripts run it): unpinned, a spin could hold a CPU the server
+//! needs.
+
+use crate::Shape;
+use std::time::{Duration, Instant};
+
+/// The longest spin: about one response of a fast server on loopback (lighttpd, h2o: 8–9 µs of
+/// server CPU each), so the next response is usually caught. Measured against 25 µs, which caught
+/// every one for no more requests/s and more of the generator's CPU (docs/BENCHMARKS.md, issue 18).
+pub(crate) const LIMIT: Duration = Duration::from_micros(10);
+
+/// The spin limit for a run of `threads` load threads: [`LIMIT`] for a closed loop whose threads
+/// each have a CPU of their own, else zero (never spin).
+pub(crate) fn limit_for(threads: usize, shape: &Shape) -> Duration {
+    if matches!(shape, Shape::Open { .. }) {
+        return Duration::ZERO; // the pacer decides when to send; waiting is its business
+    }
+    let allowed = allowed_cpus();
+    // SAFETY: sysconf has no preconditions.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if allowed > 0 && (allowed as i64) < online as i64 && threads <= allowed {
+        LIMIT
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// How many CPUs this process may run on (0 if unknown).
+fn allowed_cpus() -> usize {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return 0;
+        }
+        libc::CPU_COUNT(&set) as usize
+    }
+}
+
+pub(crate) struct Spin {
+    /// The longest spin (zero: never spin).
+    limit: Duration,
+    /// The spin now allowed before blocking: `limit`, or zero after a spin ran out.
+    allowed: Duration,
+    /// When the current spin started and when it ends.
+    started: Option<Instant>,
+    until: Option<Instant>,
+    /// Time spent spinning so far.
+    spun: Duration,
+    /// When the current block started.
+    blocked_at: Option<Instant>,
+}
+
+impl Spin {
+    pub(crate) fn new(limit: Duration) -> Spin {
+        Spin {
+            limit,
+            allowed: limit,
+            started: None,
+            until: None,
+            spun: Duration::ZERO,
+            blocked_at: None,
+        }
+    }
+
+    /// Time spent spinning so far (part of the thread's CPU time, but waiting, not work).
+    pub(crate) fn spun(&self) -> Duration {
+        self.spun
+    }
+
+    /// The current spin (if any) ended at `now`.
+    fn end_spin(&mut self, now: Instant) {
+        self.until = None;
+        if let Some(at) = self.started.take() {
+            self.spun += now.saturating_duration_since(at);
+        }
+    }
+
+    /// The next poll's timeout: zero while spinning, else `wait` (the loop's own bound; zero when
+    /// work is ready). `may_spin`: requests are at the server and nothing is paced.
+    pub(crate) fn timeout(&mut self, now: Instant, wait: Duration, may_spin: bool) -> Duration {
+        if wait.is_zero() {
+            self.end_spin(now);
+            return wait;
+        }
+        if may_spin && !self.allowed.is_zero() {
+            if self.until.is_none() {
+                self.started = Some(now);
+            }
+            let until = *self.until.get_or_insert(now + self.allowed);
+            if now < until {
+                return Duration::ZERO;
+            }
+            self.allowed = Duration::ZERO; // the server is slower than a spin: block from now on
+        }
+        self.end_spin(now);
+        self.blocked_at = Some(now);
+        wait
+    }
+
+    /// After a poll that returned `events` (any): a spin that found them ends; a block that ended
+    /// within the limit shows a spin would have caught them, so spinning comes back on.
+    pub(crate) fn polled(&mut self, events: bool) {
+        if !events {
+            self.blocked_at = None;
+            return;
+        }
+        if self.started.is_some() {
+            self.end_spin(Instant::now());
+        }
+        if let Some(at) = self.blocked_at.take() {
+            if at.elapsed() < self.limit {
+                self.allowed = self.limit;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CLOSED: Shape = Shape::Closed { clients: 1 };
+    const WAIT: Duration = Duration::from_millis(50);
+
+    #[test]
+    fn spins_then_blocks_and_comes_back_after_a_short_block() {
+        let mut s = Spin::new(LIMIT);
+        let t0 = Instant::now();
+        assert_eq!(s.timeout(t0, WAIT, true), Duration::ZERO);
+        s.polled(false);
+        assert_eq!(s.timeout(t0 + LIMIT / 2, WAIT, true), Duration::ZERO);
+        s.polled(false);
+        // The spin ran out: block, and keep blocking.
+        assert_eq!(s.timeout(t0 + LIMIT, WAIT, true), WAIT);
+        s.polled(false);
+        assert_eq!(s.timeout(t0 + LIMIT * 2, WAIT, true), WAIT);
+        // A block that ends at once (events within the limit) turns spinning back on.
+        s.polled(true);
+        assert_eq!(s.timeout(Instant::now(), WAIT, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn never_spins_when_not_allowed_or_when_work_is_ready() {
+        let mut s = Spin::new(LIMIT);
+        let now = Instant::now();
+        assert_eq!(s.timeout(now, WAIT, false), WAIT);
+        assert_eq!(s.timeout(now, Duration::ZERO, true), Duration::ZERO);
+        let mut off = Spin::new(Duration::ZERO);
+        assert_eq!(off.timeout(now, WAIT, true), WAIT);
+    }
+
+    /// Pins the calling thread to its first allowed CPU; returns that CPU.
+    fn pin_this_thread() -> usize {
+        // SAFETY: zeroed cpu_set_t values are valid; the calls write at most their size.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            let cpu = (0..libc::CPU_SETSIZE as usize)
+                .find(|&c| libc::CPU_ISSET(c, &set))
+                .unwrap();
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one),
+                0
+            );
+            cpu
+        }
+    }
+
+    #[test]
+    fn spins_only_on_a_cpu_of_its_own() {
+        // SAFETY: sysconf has no preconditions.
+        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as usize;
+        assert!(online >= 2, "a CPU of its own needs 2 CPUs, found {online}");
+        if allowed_cpus() == online {
+            assert_eq!(
+                limit_for(1, &CLOSED),
+                Duration::ZERO,
+                "unpinned: never spin"
+            );
+        }
+        // Affinity is per thread: pin a fresh one.
+        std::thread::spawn(|| {
+            pin_this_thread();
+            assert_eq!(allowed_cpus(), 1);
+            assert_eq!(limit_for(1, &CLOSED), LIMIT);
+            assert_eq!(
+                limit_for(2, &CLOSED),
+                Duration::ZERO,
+                "two load threads, one CPU"
+            );
+            let open = Shape::Open {
+                clients: 1,
+                rate: 100.0,
+                jitter: false,
+            };
+            assert_eq!(limit_for(1, &open), Duration::ZERO, "--rate never spins");
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_spin_that_runs_out_counts_its_whole_window_as_spun() {
+        let mut s = Spin::new(LIMIT);
+        let t0 = Instant::now();
+        assert_eq!(s.timeout(t0, WAIT, true), Duration::ZERO);
+        s.polled(false);
+        assert_eq!(s.timeout(t0 + LIMIT, WAIT, true), WAIT);
+        assert_eq!(s.spun(), LIMIT);
+    }
+
+    #[test]
+    fn a_spin_that_finds_events_starts_a_fresh_window_next_time() {
+        let mut s = Spin::new(LIMIT);
+        let t0 = Instant::now();
+        assert_eq!(s.timeout(t0, WAIT, true), Duration::ZERO);
+        s.polled(true);
+        // A new wait later than the old window's end spins again for a whole window.
+        assert_eq!(s.timeout(t0 + LIMIT * 3, WAIT, true), Duration::ZERO);
+    }
+}
