@@ -17,6 +17,8 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       # with it), a private MariaDB, and Debian's WordPress with its twentytwentyone theme.
       php8.2-fpm php8.2-cli php8.2-mysql libapache2-mod-php8.2 mariadb-server wordpress
       wordpress-theme-twentytwentyone lighttpd-mod-deflate
+      # issue 11: nghttp (tests/lab_h2.rs reads the SETTINGS every lab server announces over HTTP/2).
+      nghttp2-client
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -2,6 +2,8 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod lab;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -187,6 +189,7 @@ fn package_of(program: &str) -> &str {
         "chromium" => "chromium",
         "script" => "bsdutils",
         "time" => "time",
+        "nghttp" | "h2load" => "nghttp2-client",
         other => other,
     }
 }
