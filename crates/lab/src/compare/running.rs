@@ -225,6 +225,9 @@ fn describe(opts: &Options) -> String {
             crate::h2::MAX_CONCURRENT_STREAMS,
             crate::h2::STREAMS_PER_CONNECTION
         ));
+        if opts.tls.is_none() && opts.features {
+            text.push_str("; no feature checks on h2c ports (they speak HTTP/1.1)");
+        }
     }
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;

@@ -203,6 +203,10 @@ mod tests {
                 WorkloadKind::TwoK
             ]
         );
+        let h2 = WorkloadKind::parse_list("h2-2k,h2").unwrap();
+        assert_eq!(h2, [WorkloadKind::H2TwoK, WorkloadKind::H2]);
+        assert!(h2.iter().all(|w| w.h2_streams() == Some(16)));
+        assert_eq!(WorkloadKind::SmallFiles.h2_streams(), None);
         let e = WorkloadKind::parse_list("large,huge")
             .unwrap_err()
             .to_string();
