@@ -133,6 +133,10 @@ pub struct Args {
     #[command(flatten)]
     tls: super::tls_args::TlsArgs,
 
+    /// HTTP/2: --h2 and h2load's -m, -w, -W
+    #[command(flatten)]
+    h2: super::h2_args::H2Args,
+
     /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
@@ -199,6 +203,7 @@ fn target_url(a: &Args) -> anyhow::Result<String> {
 #[allow(clippy::type_complexity)]
 fn request_parts(
     a: &Args,
+    method: Option<&str>,
 ) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
     let mut headers = a.ab.headers();
     for h in &a.headers {
@@ -215,7 +220,7 @@ fn request_parts(
         )),
         (None, None) => None,
     };
-    let method = match (&a.method, &body) {
+    let method = match (method, &body) {
         (Some(m), _) => {
             if m.is_empty()
                 || !m
@@ -272,7 +277,8 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             bail!("--rate must be a number of requests per second of at least 0.001");
         }
     }
-    let (headers, body, method) = request_parts(a)?;
+    let (h2, method) = a.h2.plan(a.method.as_deref())?;
+    let (headers, body, method) = request_parts(a, method)?;
     let url = target_url(a)?;
     let (target, mut path, scheme) = a.ab.target(&url)?;
     let mut plan = Plan::new(target, &path);
@@ -292,7 +298,11 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
         duration: limit,
     };
     plan.threads = a.threads;
-    plan.keep_alive = a.keep_alive || a.pipeline > 1;
+    plan.keep_alive = a.keep_alive || a.pipeline > 1 || h2.is_some();
+    if h2.is_some() && (a.pipeline > 1 || a.http10 || a.ab.proxy().is_some()) {
+        bail!("--h2 runs HTTP/2 straight to the server: --pipeline, --http1.0 and -X do not apply");
+    }
+    plan.h2 = h2;
     plan.pipeline = a.pipeline;
     plan.timeout = timeout;
     plan.http_version = if a.http10 {
@@ -447,6 +457,10 @@ fn print_report(
             if let Some(spread) = crate::ranks::last() {
                 o.insert("ranks".into(), spread.json());
             }
+            if result.h2.is_some() {
+                let h2 = webstand_report::h2load::json(result, plan.stop.requests);
+                o.insert("h2".into(), h2);
+            }
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
@@ -473,6 +487,10 @@ fn print_report(
         return Ok(());
     }
     print!("{}", ab::report(result, &info));
+    print!(
+        "{}",
+        webstand_report::h2load::summary(result, plan.stop.requests)
+    );
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }

@@ -6,6 +6,7 @@ pub mod bench;
 pub mod compare;
 pub mod diagnose;
 pub mod fixtures;
+pub mod h2_args;
 pub mod history;
 pub mod main_job;
 pub mod presets;

@@ -88,7 +88,7 @@ impl Conn {
 }
 
 /// How a failed request is counted (ab's classes; a failed write counts as an exception too).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
     Connect,
     Receive,

@@ -314,12 +314,17 @@ impl Worker<'_> {
     /// Whether the body that just completed for request `req` is the one expected: its digest, the
     /// first fetch's digest, or (ab's check) the first response's length.
     fn body_ok(&mut self, slot: usize, req: usize, body_len: u64) -> bool {
-        let sh = self.sh;
         let digest: Option<[u8; 32]> = self.conns[slot]
             .parser
             .hasher
             .take()
             .map(|h| h.finalize().into());
+        self.body_ok_for(req, body_len, digest)
+    }
+
+    /// [`Worker::body_ok`] for a body already hashed (any protocol's).
+    pub(crate) fn body_ok_for(&self, req: usize, body_len: u64, digest: Option<[u8; 32]>) -> bool {
+        let sh = self.sh;
         let doc_len = *sh.doc_len[req].get_or_init(|| body_len);
         match &sh.plan.requests[req].expect {
             Some(BodyCheck::Digest { len, sha256 }) => {
@@ -344,6 +349,24 @@ impl Worker<'_> {
                 .saturating_duration_since(c.written_at),
         );
         let status = c.parser.status;
+        self.r.body_bytes += c.parser.body_len;
+        self.record_times(req, start, total, connect_us, waiting, status);
+        if reusable {
+            self.r.keep_alive_requests += 1;
+        }
+    }
+
+    /// Counts a complete, correct response's times (µs) and status: latency histograms,
+    /// counters, the live totals, the sample if kept (any protocol's).
+    pub(crate) fn record_times(
+        &mut self,
+        req: usize,
+        start: Instant,
+        total: u64,
+        connect_us: u64,
+        waiting: u64,
+        status: u16,
+    ) {
         let h = &mut self.r.histograms;
         h.total.saturating_record(total);
         if connect_us == 0 {
@@ -356,14 +379,10 @@ impl Worker<'_> {
             .saturating_record(total.saturating_sub(connect_us));
         self.r.latency_sum_us += total as u128;
         self.r.complete += 1;
-        self.r.body_bytes += self.conns[slot].parser.body_len;
         self.r.per_request[req] += 1;
         self.live_complete += 1;
         if !(200..300).contains(&status) {
             self.r.non_2xx += 1;
-        }
-        if reusable {
-            self.r.keep_alive_requests += 1;
         }
         if self.sh.plan.keep_samples {
             self.r.samples.push(crate::Sample {
@@ -401,6 +420,21 @@ impl Worker<'_> {
         self.ready.push(slot);
     }
 
+    /// One failed request of `class` (ab's classes; a failed write counts as an exception too).
+    pub(crate) fn count_failure(&mut self, class: Class) {
+        self.live_failed += 1;
+        let f = &mut self.r.failed;
+        match class {
+            Class::Connect => f.connect += 1,
+            Class::Receive => f.receive += 1,
+            Class::Exceptions => f.exceptions += 1,
+            Class::Write => {
+                f.exceptions += 1;
+                self.r.write_errors += 1;
+            }
+        }
+    }
+
     /// The front request failed; the connection is closed and the slot starts over.
     pub(crate) fn fail(&mut self, slot: usize, class: Class, err: &io::Error) {
         let c = &mut self.conns[slot];
@@ -412,17 +446,7 @@ impl Worker<'_> {
         if c.inflight.pop_front().is_some() {
             self.outstanding -= 1;
             self.last_done = Instant::now();
-            self.live_failed += 1;
-            let f = &mut self.r.failed;
-            match class {
-                Class::Connect => f.connect += 1,
-                Class::Receive => f.receive += 1,
-                Class::Exceptions => f.exceptions += 1,
-                Class::Write => {
-                    f.exceptions += 1;
-                    self.r.write_errors += 1;
-                }
-            }
+            self.count_failure(class);
             if let Some(code) = err.raw_os_error() {
                 *self.r.socket_errors.entry(code).or_default() += 1;
             }

@@ -14,6 +14,9 @@ mod conn;
 mod exchange;
 pub mod figures;
 mod h1;
+mod h2;
+mod h2_conn;
+mod h2_worker;
 pub mod outcome;
 mod pacer;
 pub mod plan;
@@ -34,12 +37,12 @@ pub use h1::request_bytes;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
-    BodyCheck, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target, TlsPlan,
-    TlsVersions,
+    BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,
+    TlsPlan, TlsVersions,
 };
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
-pub use result::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
+pub use result::{CpuTime, Ended, Failures, H2Summary, Histograms, RunResult, Sample, TlsSummary};
 pub use run::raise_fd_limit;
 pub use run::{run, run_at, Live};
 pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

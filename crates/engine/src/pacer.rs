@@ -26,13 +26,39 @@ impl Pacer {
             jitter,
         }
     }
+
+    /// Whether a send is due at `now`.
+    pub(crate) fn due(&self, now: Instant) -> bool {
+        self.next <= now
+    }
+
+    /// The next send's intended time.
+    pub(crate) fn next(&self) -> Instant {
+        self.next
+    }
+
+    /// Moves to the send after the next one.
+    pub(crate) fn advance(&mut self, rng: &mut impl Rng) {
+        self.next += self.step(rng);
+    }
+
+    fn step(&self, rng: &mut impl Rng) -> Duration {
+        let step = if self.jitter {
+            // Poisson arrivals: exponential gaps with the same mean.
+            let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+            -u.ln() * self.interval
+        } else {
+            self.interval
+        };
+        Duration::from_secs_f64(step)
+    }
 }
 
 impl Worker<'_> {
     /// Open loop: issues every send that is due on an idle slot; returns how long until the next one.
     pub(crate) fn pace(&mut self, now: Instant) -> Option<Duration> {
         let pacer = self.pacer.as_ref()?;
-        let (mut next, interval, jitter) = (pacer.next, pacer.interval, pacer.jitter);
+        let mut next = pacer.next;
         while next <= now && self.budget != Some(0) {
             let Some(slot) = self.idle.pop() else { break };
             if self.take_budget(1) == 0 {
@@ -46,14 +72,9 @@ impl Worker<'_> {
                 .inflight
                 .push_back(InFlight { req, start: next });
             self.send(slot, Instant::now());
-            let step = if jitter {
-                // Poisson arrivals: exponential gaps with the same mean.
-                let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
-                -u.ln() * interval
-            } else {
-                interval
-            };
-            next += Duration::from_secs_f64(step);
+            if let Some(p) = self.pacer.as_ref() {
+                next += p.step(&mut self.rng);
+            }
         }
         if let Some(p) = self.pacer.as_mut() {
             p.next = next;

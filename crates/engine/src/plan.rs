@@ -119,6 +119,32 @@ pub struct Plan {
     pub bind: Option<SourceAddrs>,
     /// `https://`: every connection is TLS, set up as this says.
     pub tls: Option<TlsPlan>,
+    /// `--h2`: every connection speaks HTTP/2 (ALPN `h2` over TLS, prior knowledge over TCP).
+    #[serde(default)]
+    pub h2: Option<H2Plan>,
+}
+
+/// HTTP/2's settings for a run (h2load's `-m`, `-w`, `-W`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct H2Plan {
+    /// Streams in flight per connection at most; a server's lower SETTINGS_MAX_CONCURRENT_STREAMS
+    /// wins.
+    pub max_streams: u32,
+    /// Each stream's receive window is 2^bits - 1 (SETTINGS_INITIAL_WINDOW_SIZE).
+    pub window_bits: u8,
+    /// The connection's receive window is 2^bits - 1.
+    pub connection_window_bits: u8,
+}
+
+impl Default for H2Plan {
+    /// h2load's defaults: one stream per connection, 1 GiB windows.
+    fn default() -> H2Plan {
+        H2Plan {
+            max_streams: 1,
+            window_bits: 30,
+            connection_window_bits: 30,
+        }
+    }
 }
 
 /// ab's `-B`, extended to a range: `count` consecutive addresses from `first` (`127.0.0.2-127.0.0.254`
@@ -206,6 +232,7 @@ impl Plan {
             socket_buffer: None,
             bind: None,
             tls: None,
+            h2: None,
         }
     }
 }

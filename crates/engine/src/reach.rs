@@ -77,6 +77,12 @@ impl<'a> Reach<'a> {
     }
 
     /// Why the run must end now, if it must.
+    /// The target answered but not in the protocol asked for (`--h2` to a server without
+    /// HTTP/2): like a target never reached, the run ends with nothing to report.
+    pub(crate) fn refuse_protocol(&self) {
+        let _ = self.ended.set(Ended::Unreachable);
+    }
+
     pub(crate) fn ended(&self) -> Option<Ended> {
         self.ended.get().copied()
     }

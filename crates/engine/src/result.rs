@@ -174,6 +174,82 @@ pub struct RunResult {
     pub ended: Option<Ended>,
     /// `https://` runs: what was negotiated and the handshakes.
     pub tls: Option<TlsSummary>,
+    /// `--h2` runs: h2load's figures (streams, status classes, header and data bytes).
+    pub h2: Option<H2Summary>,
+}
+
+/// What an HTTP/2 run adds to ab's figures: h2load's summary lines. Per-stream latency is in
+/// [`RunResult::histograms`] (`total`: a stream's send, or intended send, to its last byte).
+#[derive(Clone, Debug)]
+pub struct H2Summary {
+    /// Streams opened (h2load's "started").
+    pub started: u64,
+    /// Streams that ended, well or not ("done").
+    pub done: u64,
+    /// Streams that ended with a 2xx or 3xx response ("succeeded").
+    pub succeeded: u64,
+    /// Streams that ended without a whole response: reset, protocol error, connection lost
+    /// ("errored").
+    pub errored: u64,
+    /// Streams that ended because nothing arrived for the timeout (-s) ("timeout").
+    pub timeout: u64,
+    /// Final responses by status class: `status[2]` counts the 2xx.
+    pub status: [u64; 6],
+    /// Header block bytes received (HPACK-compressed, frame headers and padding excluded).
+    pub header_bytes: u64,
+    /// The same headers decoded: names and values (h2load's base for "space savings").
+    pub header_decoded_bytes: u64,
+    /// RST_STREAM frames the server sent, and GOAWAY frames.
+    pub resets: u64,
+    pub goaways: u64,
+    /// Streams per connection actually allowed: the smallest of -m and the servers' limits.
+    pub max_streams: u32,
+    /// Per connection: connect (and TLS handshake) time, and connect to the first response
+    /// byte, in microseconds (h2load's "time for connect" and "time to 1st byte").
+    pub connect: Histogram<u64>,
+    pub first_byte: Histogram<u64>,
+}
+
+impl H2Summary {
+    pub fn new(max_streams: u32) -> H2Summary {
+        let h = || Histogram::new_with_bounds(1, 3_600_000_000, 3).expect("valid histogram bounds");
+        H2Summary {
+            started: 0,
+            done: 0,
+            succeeded: 0,
+            errored: 0,
+            timeout: 0,
+            status: [0; 6],
+            header_bytes: 0,
+            header_decoded_bytes: 0,
+            resets: 0,
+            goaways: 0,
+            max_streams,
+            connect: h(),
+            first_byte: h(),
+        }
+    }
+
+    fn add(&mut self, o: &H2Summary) {
+        self.started += o.started;
+        self.done += o.done;
+        self.succeeded += o.succeeded;
+        self.errored += o.errored;
+        self.timeout += o.timeout;
+        for (a, b) in self.status.iter_mut().zip(o.status) {
+            *a += b;
+        }
+        self.header_bytes += o.header_bytes;
+        self.header_decoded_bytes += o.header_decoded_bytes;
+        self.resets += o.resets;
+        self.goaways += o.goaways;
+        self.max_streams = match (self.max_streams, o.max_streams) {
+            (0, m) | (m, 0) => m,
+            (a, b) => a.min(b),
+        };
+        self.connect.add(&o.connect).expect("same bounds");
+        self.first_byte.add(&o.first_byte).expect("same bounds");
+    }
 }
 
 /// An https run's handshakes, and what the first one negotiated (ab's TLS report lines). It
@@ -262,6 +338,12 @@ impl RunResult {
 
         if let Some(t) = &r.tls {
             self.tls.get_or_insert_with(TlsSummary::default).add(t);
+        }
+        if let Some(h) = &r.h2 {
+            match &mut self.h2 {
+                Some(mine) => mine.add(h),
+                None => self.h2 = Some(h.clone()),
+            }
         }
     }
 }

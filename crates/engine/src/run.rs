@@ -9,7 +9,6 @@ use crate::protocol::Protocol;
 use crate::reach::Reach;
 use crate::socket_setup::SocketSetup;
 use crate::tls_config::TlsSetup;
-use crate::worker::Worker;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -89,7 +88,7 @@ pub fn run_at(
                     let shared = armed
                         .get()
                         .expect("the shared state is set before the barrier");
-                    Worker::new(shared, i, share)?.run()
+                    shared.protocol.run_thread(shared, i, share)
                 })
             })
             .collect();
@@ -152,7 +151,11 @@ fn unix_now() -> f64 {
 /// The run's TLS configuration, with its files read (an error names the bad one).
 fn tls_setup(plan: &Plan) -> anyhow::Result<Option<TlsSetup>> {
     let setup = |t| TlsSetup::new(t, &plan.target.host);
-    plan.tls.as_ref().map(setup).transpose()
+    let tls = plan.tls.as_ref().map(setup).transpose()?;
+    Ok(tls.map(|t| match plan.h2 {
+        Some(_) => crate::h2::alpn_h2(t),
+        None => t,
+    }))
 }
 
 /// Refuses a plan that cannot run, with the reason.

@@ -19,6 +19,14 @@ impl Scheme {
             Scheme::Https => 443,
         }
     }
+
+    /// As written in a URL (and in HTTP/2's `:scheme`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheme::Http => "http",
+            Scheme::Https => "https",
+        }
+    }
 }
 
 /// Parses `http://host[:port][/path]` and resolves the host. Returns the target and the path (with

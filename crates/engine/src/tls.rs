@@ -100,6 +100,11 @@ impl TlsStream {
         })
     }
 
+    /// The protocol the server chose by ALPN.
+    pub(crate) fn alpn(&self) -> Option<&[u8]> {
+        self.conn.alpn_protocol()
+    }
+
     /// What was negotiated, in ab's terms.
     pub(crate) fn summary(&self, sni: Option<String>) -> TlsSummary {
         let (cipher, cipher_bits) = self

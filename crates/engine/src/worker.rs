@@ -163,7 +163,7 @@ impl<'a> Worker<'a> {
     }
 
     /// When this thread's part of the run is over: the moment it ended.
-    fn finished(&self, now: Instant) -> Option<Instant> {
+    pub(crate) fn finished(&self, now: Instant) -> Option<Instant> {
         if self.sh.live.stop.load(Ordering::Relaxed) || self.sh.reach.ended().is_some() {
             return Some(now);
         }
@@ -175,7 +175,7 @@ impl<'a> Worker<'a> {
 
     /// How long the next poll may block: not past a timeout check, the deadline or a paced send, and
     /// not at all while a slot waits to be started.
-    fn poll_wait(
+    pub(crate) fn poll_wait(
         &self,
         now: Instant,
         next_check: Instant,
@@ -192,7 +192,7 @@ impl<'a> Worker<'a> {
     }
 
     /// The thread's result: what it counted, its own CPU time, its connections closed.
-    fn finish(mut self, cpu0: crate::CpuTime, end: Instant) -> (RunResult, Instant) {
+    pub(crate) fn finish(mut self, cpu0: crate::CpuTime, end: Instant) -> (RunResult, Instant) {
         self.flush_live();
         self.r
             .histograms
@@ -211,7 +211,7 @@ impl<'a> Worker<'a> {
         (self.r, end)
     }
 
-    fn flush_live(&mut self) {
+    pub(crate) fn flush_live(&mut self) {
         let l = self.sh.live;
         if self.live_complete > 0 {
             l.complete

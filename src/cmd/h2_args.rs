@@ -1,0 +1,71 @@
+//! `webstand bench --h2`: HTTP/2 (ALPN `h2` for https:// URLs, prior-knowledge h2c for http://)
+//! and h2load's options for it. h2load's `-m N` (streams per connection) shares its letter with
+//! ab's `-m METHOD`: with `--h2` a number there means streams, a word still means the method.
+//! h2load's `-w` (stream window bits) is `--window-bits` here, as ab's `-w` is its HTML table.
+
+use anyhow::bail;
+use webstand_engine::H2Plan;
+
+#[derive(clap::Args, Default)]
+#[command(next_help_heading = "HTTP/2 (h2load's options)")]
+pub struct H2Args {
+    /// Speak HTTP/2: ALPN h2 over TLS for https:// URLs, prior knowledge (h2c) for http:// URLs;
+    /// the report adds h2load's summary lines
+    #[arg(long)]
+    pub h2: bool,
+
+    /// Streams in flight per connection (h2load's -m; with --h2, `-m N` with a number means this
+    /// too); a server's lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1]
+    #[arg(long, value_name = "N")]
+    max_streams: Option<u32>,
+
+    /// Each stream's receive window is 2^N-1 bytes, 0 to 30 (h2load's -w) [default: 30]
+    #[arg(long, value_name = "N")]
+    window_bits: Option<u8>,
+
+    /// The connection's receive window is 2^N-1 bytes, 0 to 30 (h2load's -W) [default: 30]
+    #[arg(short = 'W', long, value_name = "N")]
+    connection_window_bits: Option<u8>,
+}
+
+impl H2Args {
+    /// The plan's HTTP/2 settings (None without --h2), and what of `-m` is left for the method.
+    pub fn plan<'a>(
+        &self,
+        m: Option<&'a str>,
+    ) -> anyhow::Result<(Option<H2Plan>, Option<&'a str>)> {
+        let m_streams = m.and_then(|v| v.parse::<u32>().ok());
+        if !self.h2 {
+            if self.max_streams.is_some()
+                || self.window_bits.is_some()
+                || self.connection_window_bits.is_some()
+            {
+                bail!("--max-streams, --window-bits and -W are HTTP/2 options: add --h2");
+            }
+            if let (Some(v), Some(_)) = (m, m_streams) {
+                bail!("-m {v}: a number is h2load's streams per connection, which needs --h2 (-m is otherwise the request method)");
+            }
+            return Ok((None, m));
+        }
+        let streams = match (m_streams, self.max_streams) {
+            (Some(a), Some(b)) if a != b => bail!("-m {a} and --max-streams {b}: give one"),
+            (Some(n), _) | (None, Some(n)) => n,
+            (None, None) => H2Plan::default().max_streams,
+        };
+        if streams == 0 {
+            bail!("streams per connection (-m/--max-streams) must be at least 1");
+        }
+        let bits = |v: Option<u8>, what: &str| match v {
+            Some(b) if b > 30 => bail!("{what} {b}: window bits go from 0 to 30"),
+            Some(b) => Ok(b),
+            None => Ok(30),
+        };
+        let plan = H2Plan {
+            max_streams: streams,
+            window_bits: bits(self.window_bits, "--window-bits")?,
+            connection_window_bits: bits(self.connection_window_bits, "-W")?,
+        };
+        let method = if m_streams.is_some() { None } else { m };
+        Ok((Some(plan), method))
+    }
+}

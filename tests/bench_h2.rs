@@ -1,0 +1,451 @@
+//! `webstand bench --h2` over real sockets: counts (requests done and succeeded, data bytes) equal
+//! h2load's against Debian's nginx (h2 over TLS) and h2o (h2 over TLS and h2c by prior
+//! knowledge); `-m` above the server's SETTINGS_MAX_CONCURRENT_STREAMS is capped; small windows
+//! work through WINDOW_UPDATEs; a server without HTTP/2 is one clear line and a non-zero exit; and
+//! an in-test server that misbehaves (RST_STREAM, a malformed frame, GOAWAY, silence, a PING,
+//! CONTINUATION, a DATA frame beyond the window) gives failed requests of the right class, never a
+//! hang.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A self-signed certificate for localhost and 127.0.0.1 in DIR/cert.pem and DIR/key.pem.
+fn certificate(dir: &Path) {
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".into(), "127.0.0.1".into()]).unwrap();
+    std::fs::write(dir.join("cert.pem"), ck.cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), ck.key_pair.serialize_pem()).unwrap();
+}
+
+fn listening(child: Child, port: u16, dir: tempfile::TempDir, what: &str) -> Server {
+    let s = Server {
+        child,
+        port,
+        _dir: dir,
+    };
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    assert!(
+        wait_listening(addr, Duration::from_secs(10)),
+        "{what} did not listen"
+    );
+    s
+}
+
+/// nginx on loopback: `listen` is what follows the address ("ssl http2", "http2", "ssl"),
+/// `extra` goes into the server block.
+fn nginx(listen: &str, extra: &str) -> Server {
+    let nginx = require("nginx");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    www_with_page(dir.path());
+    certificate(dir.path());
+    let port = free_port();
+    let conf = format!(
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
+         proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
+         server {{ listen 127.0.0.1:{port} {listen}; root {d}/www; ssl_certificate {d}/cert.pem; \
+         ssl_certificate_key {d}/key.pem; {extra} }}\n}}\n"
+    );
+    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
+    let child = Command::new(nginx)
+        .args([
+            "-c",
+            &format!("{d}/nginx.conf"),
+            "-p",
+            &d,
+            "-e",
+            &format!("{d}/error.log"),
+        ])
+        .args(["-g", "daemon off;"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nginx");
+    listening(child, port, dir, "nginx")
+}
+
+/// h2o on loopback, over TLS (h2 by ALPN) or plain (HTTP/1.1 and h2c by prior knowledge).
+fn h2o(tls: bool) -> Server {
+    let h2o = require("h2o");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    www_with_page(dir.path());
+    certificate(dir.path());
+    let port = free_port();
+    let ssl = match tls {
+        true => format!("  ssl:\n    certificate-file: {d}/cert.pem\n    key-file: {d}/key.pem\n"),
+        false => String::new(),
+    };
+    let user = if unsafe_is_root() { "user: root\n" } else { "" };
+    let conf = format!(
+        "listen:\n  host: 127.0.0.1\n  port: {port}\n{ssl}num-threads: 1\n{user}error-log: {d}/error.log\n\
+         pid-file: {d}/h2o.pid\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {d}/www\n"
+    );
+    std::fs::write(dir.path().join("h2o.conf"), conf).unwrap();
+    let child = Command::new(h2o)
+        .args(["-c", &format!("{d}/h2o.conf")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start h2o");
+    listening(child, port, dir, "h2o")
+}
+
+fn unsafe_is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// h2load's figures: requests done, succeeded, and data bytes.
+fn h2load(args: &[&str]) -> (u64, u64, u64) {
+    let out = Command::new(require("h2load")).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "h2load {args:?}: {text}");
+    let line = |prefix: &str| {
+        text.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix} in {text}"))
+            .to_string()
+    };
+    let number_before = |line: &str, word: &str| -> u64 {
+        let words: Vec<&str> = line
+            .split([' ', ',', '(', ')'])
+            .filter(|w| !w.is_empty())
+            .collect();
+        let i = words
+            .iter()
+            .position(|w| *w == word)
+            .unwrap_or_else(|| panic!("{word} in {line}"));
+        words[i - 1].parse().unwrap()
+    };
+    let requests = line("requests:");
+    let traffic = line("traffic:");
+    (
+        number_before(&requests, "done"),
+        number_before(&requests, "succeeded"),
+        number_before(&traffic, "data"),
+    )
+}
+
+fn bench(args: &[&str]) -> std::process::Output {
+    let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_h2.db");
+    let mut all = vec!["bench", "--db", db.to_str().unwrap(), "-q"];
+    all.extend(args);
+    run_with_timeout(&all, Duration::from_secs(60))
+}
+
+fn bench_json(args: &[&str]) -> Value {
+    let mut all = vec!["--json"];
+    all.extend(args);
+    let out = bench(&all);
+    let text = stdout(&out);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}\n{}", stderr(&out)))
+}
+
+/// webstand's figures as h2load's: requests done, succeeded, data bytes.
+fn counts(v: &Value) -> (u64, u64, u64) {
+    let h2 = &v["h2"];
+    let n = |p: &str| {
+        h2.pointer(p)
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| panic!("{p} in {v}"))
+    };
+    (
+        n("/requests/done"),
+        n("/requests/succeeded"),
+        n("/traffic/data_bytes"),
+    )
+}
+
+#[test]
+fn counts_equal_h2loads_against_nginx_over_tls_and_h2o_both_ways() {
+    let ngx = nginx("ssl http2", "");
+    let h2o_tls = h2o(true);
+    let h2o_plain = h2o(false);
+    let urls = [
+        format!("https://127.0.0.1:{}/page.html", ngx.port),
+        format!("https://127.0.0.1:{}/page.html", h2o_tls.port),
+        format!("http://127.0.0.1:{}/page.html", h2o_plain.port),
+    ];
+    for url in &urls {
+        for (c, m) in [("1", "1"), ("4", "8")] {
+            let theirs = h2load(&["-n", "400", "-c", c, "-m", m, url]);
+            let v = bench_json(&["--h2", "-n", "400", "-c", c, "-m", m, url]);
+            assert_eq!(counts(&v), theirs, "{url} -c {c} -m {m}");
+            assert_eq!(theirs, (400, 400, 400 * 6397));
+            assert_eq!(v["h2"]["status_codes"]["2xx"], 400);
+            assert_eq!(v["complete"], 400);
+            assert_eq!(
+                v["h2"]["max_streams_per_connection"],
+                m.parse::<u64>().unwrap()
+            );
+        }
+    }
+    // ab's layout with h2load's lines after it.
+    let out = bench(&["--h2", "-n", "100", "-c", "2", "-m", "4", &urls[0]]);
+    let report = stdout(&out);
+    assert!(out.status.success(), "{report}{}", stderr(&out));
+    assert_eq!(field(&report, "Complete requests:"), "100");
+    assert_eq!(
+        field(&report, "HTML transferred:"),
+        format!("{} bytes", 100 * 6397)
+    );
+    assert!(
+        report.contains("requests: 100 total, 100 started, 100 done, 100 succeeded, 0 failed"),
+        "{report}"
+    );
+    assert!(
+        report.contains("status codes: 100 2xx, 0 3xx, 0 4xx, 0 5xx"),
+        "{report}"
+    );
+    assert!(report.contains("headers (space savings"), "{report}");
+    assert!(
+        report.contains("time for request:") && report.contains("time to 1st byte:"),
+        "{report}"
+    );
+}
+
+#[test]
+fn streams_are_capped_by_the_servers_limit_and_small_windows_still_finish() {
+    let ngx = nginx("ssl http2", "http2_max_concurrent_streams 3;");
+    let url = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    let v = bench_json(&["--h2", "-n", "300", "-c", "2", "-m", "32", &url]);
+    assert_eq!(v["h2"]["max_streams_per_connection"], 3, "{}", v["h2"]);
+    assert_eq!(counts(&v), (300, 300, 300 * 6397));
+    // A 1023-byte stream window and a 32767-byte connection window: a 6397-byte page needs
+    // WINDOW_UPDATEs on both, as h2load's run with the same bits does.
+    let args = ["-n", "200", "-c", "2", "-m", "4", "-W", "15"];
+    let theirs = h2load(&[&args[..], &["-w", "10", &url]].concat());
+    let v = bench_json(&[&["--h2", "--window-bits", "10"][..], &args, &[&url]].concat());
+    assert_eq!(counts(&v), theirs);
+    assert_eq!(theirs, (200, 200, 200 * 6397));
+}
+
+#[test]
+fn a_server_without_http2_is_one_line_and_a_non_zero_exit() {
+    let ngx_tls = nginx("ssl", "");
+    let ngx_plain = nginx("", "");
+    let cases = [
+        (
+            format!("https://127.0.0.1:{}/page.html", ngx_tls.port),
+            "ALPN",
+        ),
+        (
+            format!("http://127.0.0.1:{}/page.html", ngx_plain.port),
+            "HTTP/2",
+        ),
+    ];
+    for (url, says) in cases {
+        let out = bench(&["--h2", "-n", "50", "-c", "2", &url]);
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{url}: {}", stdout(&out));
+        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(lines.len(), 1, "{url}: {err}");
+        assert!(
+            lines[0].contains("does not speak HTTP/2") && lines[0].contains(says),
+            "{err}"
+        );
+    }
+    // Bad option values are refused before any connection.
+    let url = format!("http://127.0.0.1:{}/", ngx_plain.port);
+    for (args, says) in [
+        (&["--h2", "-m", "0"][..], "at least 1"),
+        (&["--h2", "--window-bits", "31"][..], "0 to 30"),
+        (&["-m", "8"][..], "needs --h2"),
+        (&["--h2", "--pipeline", "4"][..], "--pipeline"),
+    ] {
+        let out = bench(&[args, &[&url]].concat());
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
+    }
+}
+
+/// How the in-test server misbehaves.
+#[derive(Clone, Copy, PartialEq)]
+enum Rogue {
+    /// Every stream reset with INTERNAL_ERROR.
+    Reset,
+    /// A PING frame 7 bytes long: a connection error (FRAME_SIZE_ERROR).
+    BadFrame,
+    /// The first stream answered, then GOAWAY with last stream 1: the rest must go elsewhere.
+    GoAway,
+    /// Never answers.
+    Silent,
+    /// Sends a PING and answers only once its ACK came back.
+    Ping,
+    /// The response head split over HEADERS and two CONTINUATIONs.
+    Continuation,
+    /// 2,000 bytes of DATA into a stream window of 1,023.
+    Overflow,
+}
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    f.extend([kind, flags]);
+    f.extend(stream.to_be_bytes());
+    f.extend(payload);
+    f
+}
+
+const STATUS_200: u8 = 0x88; // HPACK: static table entry 8, ":status: 200"
+
+fn answer(w: &mut TcpStream, stream: u32, body: &[u8]) {
+    let mut out = frame(1, 0x4, stream, &[STATUS_200]);
+    out.extend(frame(0, 0x1, stream, body));
+    let _ = w.write_all(&out);
+}
+
+/// One connection of the rogue server: the preface, then frames until the client goes away.
+fn rogue_conn(mut s: TcpStream, mode: Rogue) {
+    let mut preface = [0u8; 24];
+    if s.read_exact(&mut preface).is_err() {
+        return;
+    }
+    let _ = s.write_all(&frame(4, 0, 0, &[]));
+    let mut answered = 0;
+    loop {
+        let mut head = [0u8; 9];
+        if s.read_exact(&mut head).is_err() {
+            return;
+        }
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let mut payload = vec![0u8; len];
+        if s.read_exact(&mut payload).is_err() {
+            return;
+        }
+        let (kind, flags) = (head[3], head[4]);
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        match (kind, mode) {
+            (4, _) if flags & 1 == 0 => {
+                let _ = s.write_all(&frame(4, 1, 0, &[]));
+            }
+            (6, Rogue::Ping) if flags & 1 == 1 && payload == b"webstand" => {
+                answer(&mut s, 1, b"pong!")
+            }
+            (1, Rogue::Reset) => {
+                let _ = s.write_all(&frame(3, 0, stream, &2u32.to_be_bytes()));
+            }
+            (1, Rogue::BadFrame) => {
+                let _ = s.write_all(&frame(6, 0, 0, &[0; 7]));
+            }
+            (1, Rogue::GoAway) if answered == 0 => {
+                answered += 1;
+                answer(&mut s, stream, b"hello");
+                let mut goaway = 1u32.to_be_bytes().to_vec();
+                goaway.extend(0u32.to_be_bytes());
+                let _ = s.write_all(&frame(7, 0, 0, &goaway));
+            }
+            (1, Rogue::Ping) => {
+                let _ = s.write_all(&frame(6, 0, 0, b"webstand"));
+            }
+            (1, Rogue::Continuation) => {
+                // :status 200, then "x-a: 1" as a literal without indexing, split in three.
+                let block = [STATUS_200, 0x00, 0x03, b'x', b'-', b'a', 0x01, b'1'];
+                let mut out = frame(1, 0, stream, &block[..2]);
+                out.extend(frame(9, 0, stream, &block[2..5]));
+                out.extend(frame(9, 0x4, stream, &block[5..]));
+                out.extend(frame(0, 0x1, stream, b"joined"));
+                let _ = s.write_all(&out);
+            }
+            (1, Rogue::Overflow) => answer(&mut s, stream, &[b'x'; 2000]),
+            _ => {}
+        }
+    }
+}
+
+fn rogue(mode: Rogue) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || rogue_conn(s, mode));
+        }
+    });
+    port
+}
+
+#[test]
+fn a_misbehaving_server_gives_failed_requests_of_the_right_class_and_no_hang() {
+    let failed = |v: &Value, class: &str| {
+        v["failed"][class]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{class}: {v}"))
+    };
+    // Resets: each stream a failed request (Receive), none a success.
+    let url = format!("http://127.0.0.1:{}/", rogue(Rogue::Reset));
+    let v = bench_json(&["--h2", "-n", "20", "-c", "2", "-m", "4", "-s", "5", &url]);
+    assert_eq!(
+        (v["complete"].as_u64(), failed(&v, "receive")),
+        (Some(0), 20),
+        "{v}"
+    );
+    assert_eq!(v["h2"]["requests"]["errored"], 20);
+    assert_eq!(v["h2"]["resets_received"], 20);
+    // A malformed frame: a protocol error, every stream on the connection failed (Exceptions).
+    let url = format!("http://127.0.0.1:{}/", rogue(Rogue::BadFrame));
+    let v = bench_json(&["--h2", "-n", "6", "-c", "1", "-m", "2", "-s", "5", &url]);
+    assert_eq!(
+        (v["complete"].as_u64(), failed(&v, "exceptions")),
+        (Some(0), 6),
+        "{v}"
+    );
+    // GOAWAY after one answer: what the server did not take goes to a new connection.
+    let url = format!("http://127.0.0.1:{}/", rogue(Rogue::GoAway));
+    let v = bench_json(&["--h2", "-n", "6", "-c", "1", "-m", "3", "-s", "5", &url]);
+    assert_eq!(
+        (v["complete"].as_u64(), v["connections"].as_u64()),
+        (Some(6), Some(6)),
+        "{v}"
+    );
+    assert_eq!(v["h2"]["goaways_received"], 6);
+    // Silence: the timeout ends each stream, counted as h2load's "timeout".
+    let url = format!("http://127.0.0.1:{}/", rogue(Rogue::Silent));
+    let v = bench_json(&["--h2", "-n", "4", "-c", "1", "-m", "4", "-s", "1", &url]);
+    assert_eq!(
+        (
+            failed(&v, "exceptions"),
+            v["h2"]["requests"]["timeout"].as_u64()
+        ),
+        (4, Some(4)),
+        "{v}"
+    );
+    // A PING is answered (the server answers the request only then); CONTINUATIONs are joined.
+    for (mode, body) in [(Rogue::Ping, 5), (Rogue::Continuation, 6)] {
+        let url = format!("http://127.0.0.1:{}/", rogue(mode));
+        let v = bench_json(&["--h2", "-n", "1", "-s", "5", &url]);
+        assert_eq!(
+            (v["complete"].as_u64(), v["body_bytes"].as_u64()),
+            (Some(1), Some(body)),
+            "{v}"
+        );
+    }
+    // DATA beyond the stream's window: the stream is reset and failed, not accepted.
+    let url = format!("http://127.0.0.1:{}/", rogue(Rogue::Overflow));
+    let v = bench_json(&["--h2", "--window-bits", "10", "-n", "2", "-s", "5", &url]);
+    assert_eq!(
+        (v["complete"].as_u64(), failed(&v, "exceptions")),
+        (Some(0), 2),
+        "{v}"
+    );
+}
