@@ -2,9 +2,10 @@
 //! config, over TLS (h2 by ALPN) and on a plain port (h2c by prior knowledge), and curl, an
 //! independent HTTP/2 client, fetches files from it over HTTP/2 with the docroot's bytes (md5sum of
 //! each side); HTTP/1.1 still answers where the config keeps it; nghttp reads the stream limit each
-//! announces (128 where it can be set). `webstand compare --tls --h2` fills thttpd's h2 column:
-//! yes for nginx and h2o, no for mini_httpd (its h2 rows say "no h2"), and for builtin what curl
-//! finds against `webstand serve` itself. Bad input is one line; nothing the lab started is left.
+//! announces (128 where it can be set). `webstand compare --h2`, with `--tls` (ALPN) and without
+//! (h2c), runs the h2 workloads without an error on nginx and h2o and fills thttpd's h2 column: yes
+//! for them, no for mini_httpd (its h2 rows say "no h2"), and for builtin what curl finds against
+//! `webstand serve` itself. Bad input is one line; nothing the lab started is left.
 
 mod common;
 
@@ -174,68 +175,136 @@ fn serve_speaks_h2(cert: &LabCert, doc: &Path) -> bool {
     version == "2"
 }
 
-#[test]
-fn compare_tls_h2_checks_the_h2_column_by_a_real_exchange() {
+/// `webstand compare --h2 [--tls] --servers nginx,h2o,mini_httpd,builtin` on the h2 workloads
+/// (and 2k over HTTP/1.1 with TLS): (its document, the server entries by name, stderr).
+fn compare_h2(tls: bool) -> (serde_json::Value, String) {
     for k in [Kind::Nginx, Kind::H2o, Kind::MiniHttpd] {
         servers::locate(k, Some(builtin()))
             .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
     }
-    let (out, doc) = compare_json(
-        &[
-            "--tls",
-            "--h2",
-            "--servers",
-            "nginx,h2o,mini_httpd,builtin",
-            "--workloads",
-            "2k",
-            "-c",
-            "1,4",
-            "-d",
-            "300ms",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-        ],
-        &[],
-    );
+    let workloads = if tls { "h2,h2-2k,2k" } else { "h2,h2-2k" };
+    let mut args = vec![
+        "--h2",
+        "--servers",
+        "nginx,h2o,mini_httpd,builtin",
+        "--workloads",
+        workloads,
+        "-c",
+        "1,4",
+        "-d",
+        "300ms",
+        "--warmup",
+        "0",
+        "--max-users",
+        "none",
+        "--no-features",
+    ];
+    if tls {
+        args.push("--tls");
+    }
+    let (out, doc) = compare_json(&args, &[]);
     let err = common::stderr(&out);
     assert!(out.status.success(), "{err}\n{doc:#}");
-    // HTTP/1.1 workloads still run on the h2 configs (ALPN offers http/1.1 beside h2).
-    for row in rows(&doc, "2k") {
-        assert_eq!(row["measured"], true, "{row}\n{err}");
-        assert_eq!(row["errors"], 0, "{row}");
-    }
-    let server = |name: &str| {
-        doc["servers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["name"] == name)
-            .unwrap_or_else(|| panic!("no {name} in {doc}"))
-            .clone()
-    };
+    (doc, err)
+}
+
+fn server<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+fn row<'a>(doc: &'a serde_json::Value, workload: &str, name: &str) -> &'a serde_json::Value {
+    rows(doc, workload)
+        .iter()
+        .find(|r| r["server"] == name)
+        .unwrap_or_else(|| panic!("no {name} row in {workload}"))
+}
+
+/// nginx and h2o: h2 column yes, every h2 level measured over HTTP/2 without an error; mini_httpd:
+/// no, its h2 rows say "no h2" and measure nothing.
+fn assert_h2_rows(doc: &serde_json::Value, err: &str) {
     for name in ["nginx", "h2o"] {
-        assert_eq!(server(name)["h2"], "yes", "{}\n{err}", server(name));
+        assert_eq!(
+            server(doc, name)["h2"],
+            "yes",
+            "{}\n{err}",
+            server(doc, name)
+        );
+        for wk in ["h2", "h2-2k"] {
+            let r = row(doc, wk, name);
+            assert_eq!(
+                (&r["measured"], &r["errors"]),
+                (&true.into(), &0.into()),
+                "{r}"
+            );
+            assert!(r["peak_hits_per_sec"].as_f64().unwrap() > 100.0, "{r}");
+        }
     }
-    let mini = server("mini_httpd");
+    let mini = server(doc, "mini_httpd");
     assert_eq!(mini["h2"], "no", "{mini}");
-    assert!(
-        mini["note"].as_str().unwrap().contains("no h2: mini_httpd"),
-        "{mini}"
-    );
+    for wk in ["h2", "h2-2k"] {
+        let r = row(doc, wk, "mini_httpd");
+        assert_eq!(r["measured"], false, "{r}");
+        let note = r["note"].as_str().unwrap();
+        assert!(note.starts_with("no h2: mini_httpd"), "{r}");
+    }
+}
+
+#[test]
+fn compare_tls_h2_checks_the_h2_column_and_runs_the_h2_workloads() {
+    let (doc, err) = compare_h2(true);
+    assert_h2_rows(&doc, &err);
+    // HTTP/1.1 workloads still run on the h2 configs (ALPN offers http/1.1 beside h2), mini_httpd's
+    // too: it was started for them.
+    for r in rows(&doc, "2k") {
+        assert_eq!(
+            (&r["measured"], &r["errors"]),
+            (&true.into(), &0.into()),
+            "{r}"
+        );
+    }
     // builtin's cell is what curl finds against `webstand serve` over TLS, started apart.
     let dir = tempfile::tempdir().unwrap();
     let (docroot, _) = docroot(dir.path());
     let cert = LabCert::generate(KeyType::EcdsaP256).unwrap();
-    let b = server("builtin");
+    let b = server(&doc, "builtin");
+    let h2_row = row(&doc, "h2-2k", "builtin");
     if serve_speaks_h2(&cert, &docroot) {
         assert_eq!(b["h2"], "yes", "{b}");
+        assert_eq!(h2_row["errors"], 0, "{h2_row}");
     } else {
         assert_eq!(b["h2"], "no", "{b}");
         let note = b["note"].as_str().unwrap();
         assert!(note.contains("no h2: answered HTTP/1.1 to ALPN h2"), "{b}");
+        assert_eq!(h2_row["measured"], false, "{h2_row}");
+        assert!(h2_row["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("no h2: answered HTTP/1.1"));
+    }
+}
+
+#[test]
+fn compare_h2c_runs_the_h2_workloads_by_prior_knowledge() {
+    let (doc, err) = compare_h2(false);
+    assert_h2_rows(&doc, &err);
+    assert!(doc["settings"].as_str().unwrap().contains("h2c"), "{doc}");
+    // builtin takes h2c when its serve has --h2c; else it is not started, and says why.
+    let help = common::run(&["serve", "--help"]);
+    let b = server(&doc, "builtin");
+    if common::stdout(&help).contains("--h2c") {
+        assert_eq!(b["h2"], "yes", "{b}");
+    } else {
+        assert_eq!(b["h2"], "no", "{b}");
+        let note = b["note"].as_str().unwrap();
+        assert!(
+            note.contains("no h2: this webstand's serve has no --h2c"),
+            "{b}"
+        );
     }
 }
 

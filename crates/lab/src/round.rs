@@ -3,7 +3,7 @@
 //! its CPU and memory accounted, note what its rows must disclose, and stop it.
 
 use std::net::SocketAddr;
-use webstand_engine::{Plan, Target, TlsPlan};
+use webstand_engine::{H2Plan, Plan, Target, TlsPlan};
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
@@ -223,6 +223,11 @@ impl Run<'_> {
             // tls-new is ab's full handshake per connection; only tls-resume reuses sessions.
             t.resume = wk == WorkloadKind::TlsResume;
         }
+        // The h2 workloads: `bench --h2 -m 16` (ALPN h2 over TLS, prior knowledge without).
+        plan.h2 = wk.h2_streams().map(|max_streams| H2Plan {
+            max_streams,
+            ..H2Plan::default()
+        });
         plan.headers.extend(wk.headers());
         let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
@@ -303,8 +308,9 @@ fn check_protocols(
     }
     if setup.h2 {
         let (s, no_h2) = h2::check_feature(server, setup);
-        let why = no_h2.as_deref().or(s.note()).unwrap_or_default();
-        obs.note(&format!("{name} h2: {} {why}", s.cell()));
+        let why = no_h2.as_deref().or(s.note());
+        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        obs.note(&format!("{name} h2: {}{why}", s.cell()));
         (outcome.h2, outcome.no_h2) = (Some(s), no_h2);
     }
 }

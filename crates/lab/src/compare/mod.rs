@@ -161,14 +161,6 @@ impl Options {
                 speak.join(", ")
             );
         }
-        if let Some(w) = first(|w| w.h2_streams().is_some()) {
-            // WIP: until the engine's HTTP/2 (`bench --h2`, branch w11w) is merged, the h2
-            // workloads are defined and skipped per server, but cannot be measured.
-            bail!(
-                "workload {}: this build's load generator has no HTTP/2 yet (webstand bench --h2)",
-                w.name()
-            );
-        }
         Ok(())
     }
 
