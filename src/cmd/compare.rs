@@ -52,7 +52,8 @@ pub struct Args {
     /// with --tls by ALPN (h2 beside http/1.1: nginx http2, apache mod_http2, lighttpd h2proto,
     /// h2o, caddy, builtin), without it by prior knowledge (h2c) on the plain ports, where only the
     /// h2 workloads run. thttpd's table gains an h2 column checked by curl; a server without HTTP/2
-    /// (mini_httpd, apache-modphp) says "no h2" in its h2 rows
+    /// (mini_httpd; apache-modphp over TLS, where its prefork MPM answers ALPN h2 with HTTP/1.1) says
+    /// "no h2" in its h2 rows
     #[arg(long)]
     pub h2: bool,
 

@@ -50,16 +50,14 @@ impl Mode {
 pub fn never(kind: Kind) -> Option<String> {
     match kind {
         Kind::MiniHttpd => Some(format!("{NO_H2}: mini_httpd speaks HTTP/1.1 only")),
-        Kind::ApacheModPhp => Some(format!(
-            "{NO_H2}: mod_http2 stays inactive under the prefork MPM that mod_php needs"
-        )),
         _ => None,
     }
 }
 
 /// Why `binary` cannot speak HTTP/2 in `mode` here, if it cannot: never (`never`), or a builtin
-/// whose `serve` has no `--h2c`. Over TLS a builtin that does not negotiate h2 is found by the
-/// check instead (it answers ALPN h2 with http/1.1).
+/// whose `serve` has no `--h2c`. A server that is configured for HTTP/2 but does not negotiate it
+/// is found by the check instead: a builtin whose `serve` has no HTTP/2 yet, or `apache-modphp`,
+/// whose mod_http2 answers ALPN h2 with http/1.1 under the prefork MPM (h2c it takes).
 pub fn support(binary: &Binary, mode: Mode) -> Result<(), String> {
     if let Some(why) = never(binary.kind) {
         return Err(why);
