@@ -418,7 +418,9 @@ fn a_misbehaving_server_gives_failed_requests_of_the_right_class_and_no_hang() {
         (Some(6), Some(6)),
         "{v}"
     );
-    assert_eq!(v["h2"]["goaways_received"], 6);
+    // The last connection's GOAWAY may come after the run's last response: 5 or 6 are read.
+    let goaways = v["h2"]["goaways_received"].as_u64().unwrap();
+    assert!((5..=6).contains(&goaways), "{v}");
     // Silence: the timeout ends each stream, counted as h2load's "timeout".
     let url = format!("http://127.0.0.1:{}/", rogue(Rogue::Silent));
     let v = bench_json(&["--h2", "-n", "4", "-c", "1", "-m", "4", "-s", "1", &url]);

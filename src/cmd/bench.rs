@@ -203,8 +203,8 @@ fn target_url(a: &Args) -> anyhow::Result<String> {
 #[allow(clippy::type_complexity)]
 fn request_parts(
     a: &Args,
-    method: Option<&str>,
 ) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
+    let (_, method) = a.h2.plan(a.method.as_deref())?;
     let mut headers = a.ab.headers();
     for h in &a.headers {
         headers.push(parse_header(h)?);
@@ -277,8 +277,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             bail!("--rate must be a number of requests per second of at least 0.001");
         }
     }
-    let (h2, method) = a.h2.plan(a.method.as_deref())?;
-    let (headers, body, method) = request_parts(a, method)?;
+    let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
     let (target, mut path, scheme) = a.ab.target(&url)?;
     let mut plan = Plan::new(target, &path);
@@ -298,11 +297,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
         duration: limit,
     };
     plan.threads = a.threads;
-    plan.keep_alive = a.keep_alive || a.pipeline > 1 || h2.is_some();
-    if h2.is_some() && (a.pipeline > 1 || a.http10 || a.ab.proxy().is_some()) {
-        bail!("--h2 runs HTTP/2 straight to the server: --pipeline, --http1.0 and -X do not apply");
-    }
-    plan.h2 = h2;
+    plan.keep_alive = a.keep_alive || a.pipeline > 1;
     plan.pipeline = a.pipeline;
     plan.timeout = timeout;
     plan.http_version = if a.http10 {
@@ -321,6 +316,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
         }
     }
     a.ab.apply(&mut plan)?;
+    a.h2.apply(&mut plan, a.method.as_deref(), a.ab.proxy().is_some())?;
     super::diagnose::check_connections(a.concurrency, &plan)?;
     Ok((plan, path, url))
 }
@@ -420,6 +416,51 @@ struct Shown<'a> {
     evidence: &'a RunEvidence,
 }
 
+/// The run as one JSON document: the result, what was asked, the outcome and the Diagnosis, and
+/// with `--h2` h2load's figures under `h2`.
+fn print_json(
+    args: &Args,
+    plan: &Plan,
+    path: &str,
+    url: &str,
+    result: &RunResult,
+    shown: &Shown,
+) -> anyhow::Result<()> {
+    let mut v = webstand_report::json::result_json(result);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("url".into(), url.into());
+        o.insert("server_hostname".into(), plan.target.host.clone().into());
+        o.insert("server_port".into(), plan.target.port.into());
+        o.insert("document_path".into(), path.into());
+        o.insert("concurrency".into(), args.concurrency.into());
+        o.insert("keep_alive".into(), plan.keep_alive.into());
+        o.insert("threads".into(), plan.threads.into());
+        o.insert("pipeline".into(), plan.pipeline.into());
+        if let Shape::Open { rate, jitter, .. } = plan.shape {
+            o.insert("rate".into(), rate.into());
+            o.insert("jitter".into(), jitter.into());
+        }
+        o.insert("max_error_pct".into(), args.max_error_pct.into());
+        o.insert(
+            "outcome".into(),
+            webstand_report::json::verdict_json(shown.verdict),
+        );
+        o.insert(
+            "diagnosis".into(),
+            render::json(shown.diagnosis, &shown.evidence.watched),
+        );
+        if let Some(spread) = crate::ranks::last() {
+            o.insert("ranks".into(), spread.json());
+        }
+        if result.h2.is_some() {
+            let h2 = webstand_report::h2load::json(result, plan.stop.requests);
+            o.insert("h2".into(), h2);
+        }
+    }
+    println!("{}", serde_json::to_string_pretty(&v)?);
+    Ok(())
+}
+
 /// The run as ab's report (with wrk's latency spectrum if asked) and its Diagnosis, or as one JSON
 /// document.
 fn print_report(
@@ -431,39 +472,7 @@ fn print_report(
     shown: &Shown,
 ) -> anyhow::Result<()> {
     if args.json {
-        let mut v = webstand_report::json::result_json(result);
-        if let Some(o) = v.as_object_mut() {
-            o.insert("url".into(), url.into());
-            o.insert("server_hostname".into(), plan.target.host.clone().into());
-            o.insert("server_port".into(), plan.target.port.into());
-            o.insert("document_path".into(), path.into());
-            o.insert("concurrency".into(), args.concurrency.into());
-            o.insert("keep_alive".into(), plan.keep_alive.into());
-            o.insert("threads".into(), plan.threads.into());
-            o.insert("pipeline".into(), plan.pipeline.into());
-            if let Shape::Open { rate, jitter, .. } = plan.shape {
-                o.insert("rate".into(), rate.into());
-                o.insert("jitter".into(), jitter.into());
-            }
-            o.insert("max_error_pct".into(), args.max_error_pct.into());
-            o.insert(
-                "outcome".into(),
-                webstand_report::json::verdict_json(shown.verdict),
-            );
-            o.insert(
-                "diagnosis".into(),
-                render::json(shown.diagnosis, &shown.evidence.watched),
-            );
-            if let Some(spread) = crate::ranks::last() {
-                o.insert("ranks".into(), spread.json());
-            }
-            if result.h2.is_some() {
-                let h2 = webstand_report::h2load::json(result, plan.stop.requests);
-                o.insert("h2".into(), h2);
-            }
-        }
-        println!("{}", serde_json::to_string_pretty(&v)?);
-        return Ok(());
+        return print_json(args, plan, path, url, result, shown);
     }
     let info = AbInfo {
         host: plan.target.host.clone(),

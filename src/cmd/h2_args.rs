@@ -4,7 +4,7 @@
 //! h2load's `-w` (stream window bits) is `--window-bits` here, as ab's `-w` is its HTML table.
 
 use anyhow::bail;
-use webstand_engine::H2Plan;
+use webstand_engine::{H2Plan, HttpVersion, Plan};
 
 #[derive(clap::Args, Default)]
 #[command(next_help_heading = "HTTP/2 (h2load's options)")]
@@ -29,6 +29,19 @@ pub struct H2Args {
 }
 
 impl H2Args {
+    /// Makes `plan` an HTTP/2 one with --h2 (`m`: the -m value; `proxy`: -X was given). HTTP/2
+    /// connections are persistent: keep-alive is implied.
+    pub fn apply(&self, plan: &mut Plan, m: Option<&str>, proxy: bool) -> anyhow::Result<()> {
+        let (h2, _) = self.plan(m)?;
+        if h2.is_some() && (plan.pipeline > 1 || plan.http_version == HttpVersion::Http10 || proxy)
+        {
+            bail!("--h2 runs HTTP/2 straight to the server: --pipeline, --http1.0 and -X do not apply");
+        }
+        plan.keep_alive |= h2.is_some();
+        plan.h2 = h2;
+        Ok(())
+    }
+
     /// The plan's HTTP/2 settings (None without --h2), and what of `-m` is left for the method.
     pub fn plan<'a>(
         &self,

@@ -26,6 +26,11 @@ pub(crate) const MAX_HEADER_BLOCK: usize = 256 * 1024;
 /// Our SETTINGS_MAX_HEADER_LIST_SIZE: a decoded response head larger than this fails its stream.
 pub(crate) const MAX_HEADER_LIST: u32 = 256 * 1024;
 
+/// The reason a connection ends when the server's first frame is not SETTINGS (RFC 9113 §3.4):
+/// a server that does not speak HTTP/2 here (typically an HTTP/1 answer to the preface).
+pub(crate) const NOT_H2: &str =
+    "the server does not speak HTTP/2 here (its first bytes are not a SETTINGS frame)";
+
 /// What every HTTP/2 connection of a run starts from.
 pub(crate) struct Prepared {
     /// The preface, our SETTINGS and the connection window's WINDOW_UPDATE, sent on connect.

@@ -9,9 +9,9 @@
 //! that stream and fails it (Exceptions), a connection error fails every stream on the connection.
 
 use crate::conn::Class;
-use crate::h2::{Prepared, MAX_HEADER_BLOCK, MAX_HEADER_LIST, TABLE_SIZE_ZERO};
+use crate::h2::{Prepared, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2, TABLE_SIZE_ZERO};
+use crate::h2_stream::{End, Ended, ResponseHead, Stream, Tally};
 use crate::transport::Transport;
-use crate::H2Summary;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -29,55 +29,6 @@ pub(crate) enum Phase {
     Free,
     Connecting,
     Open,
-}
-
-/// One request in flight.
-pub(crate) struct Stream {
-    pub id: u32,
-    pub req: usize,
-    /// Send time (closed loop) or intended send time (open loop).
-    pub start: Instant,
-    pub sent_at: Instant,
-    pub first_byte: Option<Instant>,
-    /// The final status, once the response head arrived.
-    pub status: u16,
-    pub body_len: u64,
-    pub hasher: Option<Sha256>,
-    /// The connection's connect time on its first stream (as ab's first request carries it), else 0.
-    pub connect_us: u64,
-    recv: Window,
-    send: Window,
-    /// Request body bytes sent so far; `None` once END_STREAM went out.
-    body_sent: Option<usize>,
-}
-
-/// How a stream ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum End {
-    /// The whole response arrived (END_STREAM).
-    Complete,
-    /// Reset, refused, or lost with its connection: a failed request of this class.
-    Failed(Class, &'static str),
-    /// Nothing arrived for the timeout.
-    TimedOut,
-    /// Above a GOAWAY's last stream: the server did not process it, send it again.
-    Retry,
-}
-
-pub(crate) struct Ended {
-    pub stream: Stream,
-    pub end: End,
-    pub at: Instant,
-}
-
-/// What the connection's frames add to the thread's figures.
-pub(crate) struct Tally {
-    pub ended: Vec<Ended>,
-    pub sum: H2Summary,
-    pub data_bytes: u64,
-    /// Set to capture the first response's `server` value (ab's "Server Software").
-    pub want_server: bool,
-    pub server: Option<String>,
 }
 
 pub(crate) struct H2Conn {
@@ -306,7 +257,7 @@ impl H2Conn {
         let mut pos = 0;
         while let Some(head) = Head::peek(&data[pos..]) {
             if !self.settled && head.kind != Kind::Settings {
-                return Err(not_h2());
+                return Err(Error::connection(ErrorCode::ProtocolError, NOT_H2));
             }
             head.check_len(MIN_MAX_FRAME_SIZE)?;
             let end = pos + HEADER_LEN + head.len as usize;
@@ -404,7 +355,7 @@ impl H2Conn {
     /// A stream the server names must be one we opened (§5.1.1: servers open even streams only by
     /// push, which we disabled).
     fn known(&self, stream: u32) -> Result<(), Error> {
-        if stream % 2 == 0 || stream >= self.next_id {
+        if stream.is_multiple_of(2) || stream >= self.next_id {
             return Err(protocol("a frame on a stream the client never opened"));
         }
         Ok(())
@@ -492,22 +443,24 @@ impl H2Conn {
         };
         let s = &mut self.streams[i];
         if s.status == 0 {
-            return Ok(self.reset(
+            self.reset(
                 stream,
                 ErrorCode::ProtocolError,
                 "DATA before the response head",
                 now,
                 t,
-            ));
+            );
+            return Ok(());
         }
         if s.recv.receive(flow_len).is_err() {
-            return Ok(self.reset(
+            self.reset(
                 stream,
                 ErrorCode::FlowControlError,
                 "DATA beyond the stream's window",
                 now,
                 t,
-            ));
+            );
+            return Ok(());
         }
         s.body_len += data.len() as u64;
         if let Some(h) = s.hasher.as_mut() {
@@ -530,7 +483,7 @@ impl H2Conn {
         now: Instant,
         t: &mut Tally,
     ) -> Result<(), Error> {
-        let mut head = Head1::default();
+        let mut head = ResponseHead::default();
         let want_server = t.want_server && t.server.is_none();
         let decoded = self
             .decoder
@@ -567,7 +520,7 @@ impl H2Conn {
         }
         if s.status != 0 {
             // Trailers: they must end the stream (§8.1).
-            return Ok(match end_stream {
+            match end_stream {
                 true => self.end(stream, End::Complete, now, t),
                 false => self.reset(
                     stream,
@@ -576,7 +529,8 @@ impl H2Conn {
                     now,
                     t,
                 ),
-            });
+            }
+            return Ok(());
         }
         match head.status {
             Some(status) if (100..200).contains(&status) && status != 101 && !end_stream => Ok(()),
@@ -588,13 +542,16 @@ impl H2Conn {
                 }
                 Ok(())
             }
-            _ => Ok(self.reset(
-                stream,
-                ErrorCode::ProtocolError,
-                "malformed response head (:status)",
-                now,
-                t,
-            )),
+            _ => {
+                self.reset(
+                    stream,
+                    ErrorCode::ProtocolError,
+                    "malformed response head (:status)",
+                    now,
+                    t,
+                );
+                Ok(())
+            }
         }
     }
 
@@ -635,46 +592,6 @@ impl H2Conn {
     }
 }
 
-/// What a response head's fields say.
-#[derive(Default)]
-struct Head1 {
-    status: Option<u16>,
-    /// A pseudo-header other than :status, or one after a regular field (§8.3).
-    malformed: bool,
-    regular_seen: bool,
-    decoded: u64,
-    server: Option<String>,
-}
-
-impl Head1 {
-    fn field(&mut self, name: &[u8], value: &[u8], want_server: bool) {
-        self.decoded += (name.len() + value.len()) as u64;
-        if name == b":status" && !self.regular_seen && self.status.is_none() {
-            self.status = std::str::from_utf8(value)
-                .ok()
-                .filter(|v| v.len() == 3)
-                .and_then(|v| v.parse().ok());
-            self.malformed |= self.status.is_none();
-        } else if name.first() == Some(&b':') {
-            self.malformed = true;
-        } else {
-            self.regular_seen = true;
-            if want_server && name == b"server" {
-                self.server = Some(String::from_utf8_lossy(value).into_owned());
-            }
-        }
-    }
-}
-
 fn protocol(reason: &'static str) -> Error {
     Error::connection(ErrorCode::ProtocolError, reason)
 }
-
-/// The first frame of a server is SETTINGS (§3.4): anything else is a server that does not speak
-/// HTTP/2 here (typically an HTTP/1 answer to the preface).
-pub(crate) fn not_h2() -> Error {
-    Error::connection(ErrorCode::ProtocolError, NOT_H2)
-}
-
-pub(crate) const NOT_H2: &str =
-    "the server does not speak HTTP/2 here (its first bytes are not a SETTINGS frame)";

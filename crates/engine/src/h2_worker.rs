@@ -10,8 +10,9 @@
 
 use crate::clock::{micros, thread_cpu};
 use crate::conn::Class;
-use crate::h2::Prepared;
-use crate::h2_conn::{End, Ended, H2Conn, Phase, Tally, NOT_H2};
+use crate::h2::{Prepared, NOT_H2};
+use crate::h2_conn::{H2Conn, Phase};
+use crate::h2_stream::{End, Ended, Stream, Tally};
 use crate::pacer::LATE;
 use crate::run::{Share, Shared};
 use crate::transport::Transport;
@@ -160,7 +161,7 @@ impl<'a> H2Worker<'a> {
                 free -= 1;
             }
             if !self.conns[i].out.is_empty() {
-                self.flush(i, now);
+                self.flush(i);
             }
         }
     }
@@ -192,6 +193,11 @@ impl<'a> H2Worker<'a> {
 
     /// A connection could not be made: as with HTTP/1, a request fails for it (Connect).
     fn connect_failed(&mut self, i: usize, to: std::net::SocketAddr, err: &io::Error) {
+        // rustls names the alert a server sends when it has none of the protocols offered.
+        if err.to_string().contains("NoApplicationProtocol") {
+            let why = format!("request to {to}: the server does not speak HTTP/2 over TLS (ALPN: offered h2, it refused with no_application_protocol)");
+            return self.refused(i, why);
+        }
         self.conns[i].close();
         if self.w.sh.reach.connect_failed(to, err) {
             return; // tried again, at the target's next address
@@ -225,7 +231,7 @@ impl<'a> H2Worker<'a> {
     }
 
     /// Writes what connection `i` has queued, as far as the socket takes it.
-    fn flush(&mut self, i: usize, now: Instant) {
+    fn flush(&mut self, i: usize) {
         loop {
             let c = &mut self.conns[i];
             let Some(t) = c.transport.as_mut() else {
@@ -311,7 +317,7 @@ impl<'a> H2Worker<'a> {
         }
         if c.phase == Phase::Connecting || c.want_write {
             self.conns[i].want_write = false;
-            self.flush(i, Instant::now());
+            self.flush(i);
         }
         if readable && self.conns[i].phase == Phase::Open {
             self.read(i, closed);
@@ -355,7 +361,7 @@ impl<'a> H2Worker<'a> {
         }
         self.w.buf = buf;
         if !self.conns[i].out.is_empty() {
-            self.flush(i, Instant::now());
+            self.flush(i);
         }
     }
 
@@ -371,7 +377,7 @@ impl<'a> H2Worker<'a> {
             "request to {}: HTTP/2 protocol error by the server: {e}",
             c.to
         );
-        self.flush(i, Instant::now());
+        self.flush(i);
         let now = Instant::now();
         self.conns[i].end_all(
             End::Failed(Class::Exceptions, "HTTP/2 protocol error"),
@@ -489,7 +495,7 @@ impl<'a> H2Worker<'a> {
     }
 
     /// A complete stream: latency histograms and counters, as HTTP/1's complete request.
-    fn record(&mut self, s: &crate::h2_conn::Stream, at: Instant) {
+    fn record(&mut self, s: &Stream, at: Instant) {
         let total = micros(at.saturating_duration_since(s.start));
         let waiting = micros(
             s.first_byte

@@ -16,6 +16,7 @@ pub mod figures;
 mod h1;
 mod h2;
 mod h2_conn;
+mod h2_stream;
 mod h2_worker;
 pub mod outcome;
 mod pacer;

@@ -1,8 +1,9 @@
 //! A connection's response reader, one response at a time, fed incrementally from socket reads:
 //! what every protocol's reader gives the exchange (the final status, whether the connection stays
 //! open, the body's length, the Server value, the body's hash) beside the protocol's own framing
-//! state (`Wire`). HTTP/1's framing is h1.rs's; HTTP/2 adds a `Wire` variant and its file, and
-//! exchange.rs, which only calls `begin`, `feed`, `eof` and reads these fields, does not change.
+//! state (`Wire`). HTTP/1's framing is h1.rs's; a protocol with one response at a time adds a
+//! `Wire` variant and its file, and exchange.rs, which only calls `begin`, `feed`, `eof` and reads
+//! these fields, does not change. HTTP/2 multiplexes streams, so it reads in h2_conn.rs instead.
 
 use crate::h1;
 use sha2::{Digest, Sha256};
