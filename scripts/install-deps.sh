@@ -11,7 +11,8 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       util-linux iproute2 perl chromium python3
       # strace: tests/bench_syscalls.rs counts the generator's system calls per request.
       strace
-      # nghttp2-client: h2load, the reference tests/bench_h2.rs counts `bench --h2` against.
+      # nghttp2-client: h2load, the reference tests/bench_h2.rs counts `bench --h2` against; nghttp,
+      # which tests/lab_h2.rs reads the SETTINGS every lab server announces with.
       nghttp2-client
       # openssl: tests/serve_tls.rs makes its certificates and drives `openssl s_client` with it.
       openssl
@@ -19,8 +20,6 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       # with it), a private MariaDB, and Debian's WordPress with its twentytwentyone theme.
       php8.2-fpm php8.2-cli php8.2-mysql libapache2-mod-php8.2 mariadb-server wordpress
       wordpress-theme-twentytwentyone lighttpd-mod-deflate
-      # issue 11: nghttp (tests/lab_h2.rs reads the SETTINGS every lab server announces over HTTP/2).
-      nghttp2-client
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
