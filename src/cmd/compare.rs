@@ -34,8 +34,10 @@ pub struct Args {
     /// file), php (a generated 20 KiB PHP page through PHP-FPM, bytes checked), wordpress (Debian's
     /// WordPress on a private MariaDB, a ~20 KiB index page, gzip; seed 004's table); with --tls
     /// also tls-ka (2k over HTTPS, keep-alive), tls-new (a new connection and a full handshake per
-    /// request), tls-resume (a new connection per request, resuming the session)
-    /// [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume]
+    /// request), tls-resume (a new connection per request, resuming the session); with --h2 also h2
+    /// (small files over HTTP/2, 16 streams per connection) and h2-2k (2k over HTTP/2, 16 streams)
+    /// [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume; with --h2:
+    /// h2,h2-2k]
     #[arg(long, value_name = "LIST")]
     pub workloads: Option<String>,
 
@@ -45,6 +47,15 @@ pub struct Args {
     /// has no TLS says "no TLS" in its row
     #[arg(long)]
     pub tls: bool,
+
+    /// Every server that speaks HTTP/2 on it too, with the same stream limit (128 where settable):
+    /// with --tls by ALPN (h2 beside http/1.1: nginx http2, apache mod_http2, lighttpd h2proto,
+    /// h2o, caddy, builtin), without it by prior knowledge (h2c) on the plain ports, where only the
+    /// h2 workloads run. thttpd's table gains an h2 column checked by curl; a server without HTTP/2
+    /// (mini_httpd; apache-modphp over TLS, where its prefork MPM answers ALPN h2 with HTTP/1.1) says
+    /// "no h2" in its h2 rows
+    #[arg(long)]
+    pub h2: bool,
 
     /// The key of --tls's certificate: ecdsa-p256 or rsa2048
     #[arg(long, value_name = "TYPE", default_value = "ecdsa-p256")]
@@ -198,14 +209,13 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.servers = Kind::parse_list(&args.servers)?;
     let key_type = KeyType::parse(&args.tls_key_type)?;
     o.tls = args.tls.then_some(key_type);
+    o.h2 = args.h2;
     o.workloads = match &args.workloads {
         Some(list) => WorkloadKind::parse_list(list)?,
+        None if args.h2 => WorkloadKind::H2_DEFAULT.to_vec(),
         None if args.tls => WorkloadKind::TLS_DEFAULT.to_vec(),
         None => WorkloadKind::DEFAULT.to_vec(),
     };
-    if let (false, Some(w)) = (args.tls, o.workloads.iter().find(|w| w.needs_tls())) {
-        bail!("workload {} runs over HTTPS: add --tls", w.name());
-    }
     o.levels = parse_clients(&args.levels)?;
     if args.requests == 0 {
         bail!("-n must be at least 1 request per level");
@@ -263,6 +273,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.php_fpm = args.php_fpm.clone();
     o.php_children = args.php_children;
     o.probe = args.probe.then(|| probe_spec(args)).transpose()?;
+    o.check()?;
     Ok(o)
 }
 

@@ -2,6 +2,7 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod lab;
 pub mod netns;
 pub mod test_server;
 
@@ -209,6 +210,7 @@ fn package_of(program: &str) -> &str {
         "chromium" => "chromium",
         "script" => "bsdutils",
         "time" => "time",
+        "nghttp" | "h2load" => "nghttp2-client",
         other => other,
     }
 }

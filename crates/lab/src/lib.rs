@@ -6,6 +6,7 @@ mod accounting; // a server's CPU and memory per level, wrapping the caller's ob
 pub mod cgroup; // a cgroup per server: CPU time of everything it starts (issue 19)
 pub mod compare; // `webstand compare`: servers × workloads (issue 5)
 pub mod disclosure; // what each row must say about how its server ran (issue 19)
+pub mod h2; // the lab over HTTP/2: which servers speak it, equal settings, the h2 check (issue 11)
 pub mod interrupt; // Ctrl-C: stops the current run and every later one of the command
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)

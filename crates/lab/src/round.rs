@@ -3,17 +3,18 @@
 //! its CPU and memory accounted, note what its rows must disclose, and stop it.
 
 use std::net::SocketAddr;
-use webstand_engine::{Plan, Target, TlsPlan};
+use webstand_engine::{H2Plan, Plan, Target, TlsPlan};
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
 use crate::compare::{CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome};
 use crate::disclosure;
+use crate::h2;
 use crate::maxusers;
 use crate::php::{pass::Pass, Backends};
 use crate::procstat;
 use crate::robustness;
-use crate::servers::{self, Binary, Kind, Server, Setup};
+use crate::servers::{self, Binary, Kind, Server, Setup, Support};
 use crate::sweep::{self, SweepResult, SweepSpec};
 use crate::tls::{self, LabCert};
 use crate::verify::{self, VerifyRow};
@@ -47,14 +48,12 @@ impl Run<'_> {
             outcome.cpu_source = Some(server.cpu_source());
             obs.server_configs(kind.name(), server.configs());
         }
-        // The TLS column is checked whatever --no-features says: it proves the server is on HTTPS.
         if self.round == 0 {
-            if let Some(s) = tls::check_feature(&server, &setup) {
-                obs.note(&format!("{} TLS: {}", kind.name(), s.cell()));
-                outcome.tls = Some(s);
-            }
+            check_protocols(outcome, &server, &setup, obs);
         }
-        if self.opts.features && self.round == 0 {
+        // Feature checks speak HTTP/1.1, which an h2c port may refuse (nginx's).
+        let h2c = self.opts.h2 && self.cert.is_none();
+        if self.opts.features && self.round == 0 && !h2c {
             let f = servers::check_features(&mut server, &setup);
             obs.note(&format!(
                 "{} features: basic auth {}, chroot {}, throttling {}",
@@ -69,7 +68,8 @@ impl Run<'_> {
             if obs.stop_requested() {
                 break;
             }
-            let w = self.workload(&mut server, &binary, *wk, workload, obs);
+            let no_h2 = outcome.no_h2.as_deref();
+            let w = self.workload(&mut server, &binary, (*wk, workload), no_h2, obs);
             outcome.workloads.push(w);
         }
         let alive = server.death_note().is_none();
@@ -107,7 +107,7 @@ impl Run<'_> {
         };
         outcome.version = binary.version.clone();
         outcome.exe_bytes = std::fs::metadata(&binary.path).ok().map(|m| m.len());
-        if let Some(Err(why)) = self.cert.map(|_| tls::support(&binary)) {
+        if let Some(why) = self.unsupported(outcome, &binary) {
             obs.note(&format!("skipping {}: {why}", kind.name()));
             outcome.skipped = Some(why);
             return None;
@@ -115,6 +115,7 @@ impl Run<'_> {
         let mut setup = Setup::new(&self.opts.docroot);
         setup.limits = self.opts.limits();
         setup.tls = self.cert.cloned();
+        setup.h2 = self.opts.h2 && outcome.no_h2.is_none();
         setup.php = self.backends.map(|b| Pass {
             socket: b.socket().display().to_string(),
             children: self.opts.php_children,
@@ -148,13 +149,33 @@ impl Run<'_> {
         }
     }
 
-    /// One workload on a running server: its sweep, its max-users search where asked, and its notes.
+    /// Why `binary` cannot run here, if it cannot: no TLS with `--tls`; no HTTP/2 with `--h2` when
+    /// every workload needs it. A server without HTTP/2 that has HTTP/1.1 workloads runs them, its
+    /// outcome saying why its h2 ones are not run.
+    fn unsupported(&self, outcome: &mut ServerOutcome, binary: &Binary) -> Option<String> {
+        if let Some(Err(why)) = self.cert.map(|_| tls::support(binary)) {
+            return Some(why);
+        }
+        if !self.opts.h2 {
+            return None;
+        }
+        let Err(why) = h2::support(binary, h2::Mode::of(self.cert.is_some())) else {
+            return None;
+        };
+        outcome.h2 = Some(Support::No);
+        outcome.no_h2 = Some(why.clone());
+        let only_h2 = self.workloads.iter().all(|(w, _)| w.h2_streams().is_some());
+        only_h2.then_some(why)
+    }
+
+    /// One workload on a running server: its sweep, its max-users search where asked, and its notes;
+    /// `no_h2` says why an HTTP/2 workload cannot run on it.
     fn workload(
         &self,
         server: &mut Server,
         binary: &Binary,
-        wk: WorkloadKind,
-        workload: &Workload,
+        (wk, workload): (WorkloadKind, &Workload),
+        no_h2: Option<&str>,
         obs: &mut dyn CompareObserver,
     ) -> WorkloadOutcome {
         let (kind, opts) = (binary.kind, self.opts);
@@ -166,6 +187,7 @@ impl Run<'_> {
         let unavailable = match wk {
             WorkloadKind::Cgi => disclosure::cgi_unavailable(kind),
             _ if wk.dynamic() => disclosure::php_unavailable(kind),
+            _ if wk.h2_streams().is_some() => no_h2.map(String::from),
             _ => None,
         };
         if let Some(why) = unavailable.or_else(|| server.death_note()) {
@@ -178,6 +200,11 @@ impl Run<'_> {
         if self.cert.is_some() {
             w.disclosures
                 .extend(tls::differences(kind).map(String::from));
+        }
+        if wk.h2_streams().is_some() {
+            let mode = h2::Mode::of(self.cert.is_some());
+            w.disclosures
+                .extend(h2::differences(kind, mode).into_iter().map(String::from));
         }
         if wk.dynamic() {
             w.disclosures
@@ -196,6 +223,11 @@ impl Run<'_> {
             // tls-new is ab's full handshake per connection; only tls-resume reuses sessions.
             t.resume = wk == WorkloadKind::TlsResume;
         }
+        // The h2 workloads: `bench --h2 -m 16` (ALPN h2 over TLS, prior knowledge without).
+        plan.h2 = wk.h2_streams().map(|max_streams| H2Plan {
+            max_streams,
+            ..H2Plan::default()
+        });
         plan.headers.extend(wk.headers());
         let mut peak_rss = self.sweep(&mut w, server, &plan, obs);
         let interrupted = w.sweep.as_ref().is_some_and(|s| s.interrupted);
@@ -257,6 +289,29 @@ impl Run<'_> {
         w.server_cpu = std::mem::take(&mut acct.per_level);
         w.backends_cpu = std::mem::take(&mut acct.backends_per_level);
         acct.peak_rss_kib
+    }
+}
+
+/// The protocol columns of thttpd's table, checked over the wire on a server's first start whatever
+/// --no-features says (they prove the server speaks what the run asked): TLS with `--tls`, HTTP/2
+/// with `--h2` unless the server is known not to speak it.
+fn check_protocols(
+    outcome: &mut ServerOutcome,
+    server: &Server,
+    setup: &Setup,
+    obs: &mut dyn CompareObserver,
+) {
+    let name = outcome.kind.name();
+    if let Some(s) = tls::check_feature(server, setup) {
+        obs.note(&format!("{name} TLS: {}", s.cell()));
+        outcome.tls = Some(s);
+    }
+    if setup.h2 {
+        let (s, no_h2) = h2::check_feature(server, setup);
+        let why = no_h2.as_deref().or(s.note());
+        let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
+        obs.note(&format!("{name} h2: {}{why}", s.cell()));
+        (outcome.h2, outcome.no_h2) = (Some(s), no_h2);
     }
 }
 

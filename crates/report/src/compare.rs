@@ -55,6 +55,9 @@ pub struct FeatureRow {
     /// HTTPS: "yes" (real handshakes, TLS 1.3 and 1.2, full and resumed), "no" (no TLS in the
     /// server's package), "FAILED", "-" (not run with `--tls`).
     pub tls: String,
+    /// HTTP/2: "yes" (a real exchange by curl: HTTP/2 agreed, the file whole), "no" (the server
+    /// does not speak it here: the note says why), "FAILED", "-" (not run with `--h2`).
+    pub h2: String,
     /// Size of the server's executable (thttpd's "exe" column), bytes.
     pub exe_bytes: Option<u64>,
     pub small_files_rps: Option<f64>,
@@ -194,6 +197,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
         "chroot",
         "throttling",
         "TLS",
+        "h2",
         "exe KiB",
         "small files RPS",
         "CGI RPS",
@@ -210,6 +214,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
                 r.chroot.clone(),
                 r.throttling.clone(),
                 r.tls.clone(),
+                r.h2.clone(),
                 r.exe_bytes
                     .map(|b| format!("{}", b.div_ceil(1024)))
                     .unwrap_or_else(|| "-".into()),
@@ -332,6 +337,7 @@ mod tests {
             chroot: "yes?".into(),
             throttling: "no".into(),
             tls: "yes".into(),
+            h2: "no".into(),
             exe_bytes: Some(1_234_567),
             small_files_rps: Some(9000.4),
             cgi_rps: None,
@@ -345,6 +351,7 @@ mod tests {
                 && t.contains("chroot")
                 && t.contains("throttling")
                 && t.contains("TLS")
+                && t.contains("  h2  ")
                 && t.contains("large files max users")
         );
         let data = t.lines().nth(3).unwrap();
@@ -353,6 +360,7 @@ mod tests {
             "1.4.69",
             "epoll, 1 process",
             "yes?",
+            "yes  no",
             "9000",
             "256+",
         ] {

@@ -95,6 +95,14 @@ fn tls_cell(server: &ServerOutcome) -> String {
     }
 }
 
+/// The h2 column: checked with `--h2`; "no" for a server without HTTP/2 here; "-" when not asked.
+fn h2_cell(server: &ServerOutcome) -> String {
+    server
+        .h2
+        .as_ref()
+        .map_or_else(|| "-".into(), |s| s.cell().into())
+}
+
 /// The row of thttpd's table.
 pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     let cell = |s: Option<&Support>| {
@@ -123,6 +131,16 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     if let Some(n) = server.tls.as_ref().and_then(Support::note) {
         notes.push(format!("TLS: {n}"));
     }
+    if let Some(n) = server.h2.as_ref().and_then(Support::note) {
+        notes.push(format!("h2: {n}"));
+    }
+    if let Some(n) = server
+        .no_h2
+        .as_ref()
+        .filter(|&n| server.skipped.as_ref() != Some(n))
+    {
+        notes.push(n.clone());
+    }
     if let Some(s) = &server.skipped {
         notes.push(s.clone());
     }
@@ -138,6 +156,7 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
         chroot: cell(f.map(|f| &f.chroot)),
         throttling: cell(f.map(|f| &f.throttling)),
         tls: tls_cell(server),
+        h2: h2_cell(server),
         small_files_rps: peak(WorkloadKind::SmallFiles),
         cgi_rps: peak(WorkloadKind::Cgi),
         large_files_max_users: large.max_users,

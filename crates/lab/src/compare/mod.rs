@@ -61,6 +61,8 @@ pub struct Options {
     pub rounds: usize,
     /// Every server on HTTPS only, with a certificate of this key type the lab generates.
     pub tls: Option<KeyType>,
+    /// Every server that can on HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) without.
+    pub h2: bool,
     /// PHP-FPM's binary (a name or a path) and its workers, for the php and wordpress workloads.
     pub php_fpm: String,
     pub php_children: usize,
@@ -110,6 +112,7 @@ impl Options {
             timeout: Duration::from_secs(10),
             rounds: 1,
             tls: None,
+            h2: false,
             php_fpm: crate::php::fpm::PROGRAM.into(),
             php_children: crate::php::DEFAULT_CHILDREN,
             probe: None,
@@ -118,6 +121,49 @@ impl Options {
 }
 
 impl Options {
+    /// Refuses, in one line, a run whose workloads need a protocol the options do not put the
+    /// servers on, or an `--h2` run none of whose servers speaks HTTP/2.
+    pub fn check(&self) -> anyhow::Result<()> {
+        use anyhow::bail;
+        let first = |need: fn(&WorkloadKind) -> bool| self.workloads.iter().copied().find(need);
+        if let (None, Some(w)) = (self.tls, first(|w| w.needs_tls())) {
+            bail!("workload {} runs over HTTPS: add --tls", w.name());
+        }
+        if let (false, Some(w)) = (self.h2, first(|w| w.h2_streams().is_some())) {
+            bail!("workload {} runs over HTTP/2: add --h2", w.name());
+        }
+        if !self.h2 {
+            return Ok(());
+        }
+        if let (None, Some(w)) = (self.tls, first(|w| w.h2_streams().is_none())) {
+            bail!(
+                "workload {} speaks HTTP/1.1, but --h2 without --tls puts the servers on h2c \
+                 (nginx's port then takes HTTP/2 only): add --tls, or run it without --h2",
+                w.name()
+            );
+        }
+        if self.tls.is_none() && (self.verify || self.probe.is_some()) {
+            bail!("--verify and --probe speak HTTP/1.1: with --h2 add --tls (h2 by ALPN)");
+        }
+        if self.servers.iter().all(|&k| crate::h2::never(k).is_some()) {
+            let speak: Vec<&str> = Kind::ALL
+                .into_iter()
+                .filter(|&k| crate::h2::never(k).is_none())
+                .map(Kind::name)
+                .collect();
+            bail!(
+                "--h2: none of the servers speaks HTTP/2 ({}); these do: {}",
+                self.servers
+                    .iter()
+                    .filter_map(|&k| crate::h2::never(k))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                speak.join(", ")
+            );
+        }
+        Ok(())
+    }
+
     /// The limits every server's config gets: from the most clients any level (or `--probe`) opens,
     /// and the most on the CGI workload.
     pub fn limits(&self) -> Limits {
@@ -211,6 +257,10 @@ pub struct ServerOutcome {
     pub cpu_source: Option<CpuSource>,
     /// HTTPS, checked in the first round when the server runs on the lab's certificate.
     pub tls: Option<Support>,
+    /// HTTP/2 (`--h2`): checked in the first round, or `No` when the server cannot speak it here.
+    pub h2: Option<Support>,
+    /// Why the server has no HTTP/2 here ("no h2: …"): its h2 workloads are not run.
+    pub no_h2: Option<String>,
     /// `--probe`'s row, measured in the first round.
     pub robustness: Option<crate::robustness::Robustness>,
 }
@@ -228,6 +278,8 @@ impl ServerOutcome {
             shape: None,
             cpu_source: None,
             tls: None,
+            h2: None,
+            no_h2: None,
             robustness: None,
         }
     }

@@ -41,9 +41,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     if opts.levels.is_empty() {
         bail!("a comparison needs at least one client level");
     }
-    if let (None, Some(w)) = (opts.tls, opts.workloads.iter().find(|w| w.needs_tls())) {
-        bail!("workload {} runs over HTTPS: add --tls", w.name());
-    }
+    opts.check()?;
     let cert = opts.tls.map(LabCert::generate).transpose()?.map(Arc::new);
     let manifest = prepare_docroot(&opts.docroot, opts.large_size)?;
     // PHP-FPM (and MariaDB with WordPress) for the whole comparison; dropped, so stopped, on return.
@@ -218,6 +216,18 @@ fn describe(opts: &Options) -> String {
              preference (tls-new: a full handshake per request, tls-resume: a resumed one)",
             kt.name()
         ));
+    }
+    if opts.h2 {
+        text.push_str(&format!(
+            "; {}, {} concurrent streams allowed per connection where the server can set it; \
+             h2 workloads: each client a connection with {} streams in flight",
+            crate::h2::Mode::of(opts.tls.is_some()).describe(),
+            crate::h2::MAX_CONCURRENT_STREAMS,
+            crate::h2::STREAMS_PER_CONNECTION
+        ));
+        if opts.tls.is_none() && opts.features {
+            text.push_str("; no feature checks on h2c ports (they speak HTTP/1.1)");
+        }
     }
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;

@@ -28,10 +28,14 @@ pub enum WorkloadKind {
     Php,
     /// Seed 004: WordPress's index page (about 20 KiB) on a private MariaDB, gzip accepted.
     Wordpress,
+    /// HTTP/2, thttpd's small files, 16 streams in flight per connection (h2load's `-m 16`).
+    H2,
+    /// HTTP/2, Tenon's 2 KiB file, 16 streams per connection.
+    H2TwoK,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 10] = [
+    pub const ALL: [WorkloadKind; 12] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
@@ -42,7 +46,11 @@ impl WorkloadKind {
         WorkloadKind::TlsResume,
         WorkloadKind::Php,
         WorkloadKind::Wordpress,
+        WorkloadKind::H2,
+        WorkloadKind::H2TwoK,
     ];
+    /// What `--h2` runs when no workloads are named.
+    pub const H2_DEFAULT: [WorkloadKind; 2] = [WorkloadKind::H2, WorkloadKind::H2TwoK];
     /// What `--tls` runs when no workloads are named.
     pub const TLS_DEFAULT: [WorkloadKind; 3] = [
         WorkloadKind::TlsKa,
@@ -68,6 +76,8 @@ impl WorkloadKind {
             WorkloadKind::TlsResume => "tls-resume",
             WorkloadKind::Php => "php",
             WorkloadKind::Wordpress => "wordpress",
+            WorkloadKind::H2 => "h2",
+            WorkloadKind::H2TwoK => "h2-2k",
         }
     }
 
@@ -90,6 +100,13 @@ impl WorkloadKind {
             self,
             WorkloadKind::TlsKa | WorkloadKind::TlsNew | WorkloadKind::TlsResume
         )
+    }
+
+    /// The HTTP/2 workloads, which need the servers on HTTP/2 (`--h2`): the streams each keeps in
+    /// flight per connection; None for the HTTP/1.1 ones.
+    pub fn h2_streams(self) -> Option<u32> {
+        matches!(self, WorkloadKind::H2 | WorkloadKind::H2TwoK)
+            .then_some(crate::h2::STREAMS_PER_CONNECTION)
     }
 
     /// Whether every request opens a connection of its own, whatever `--no-keepalive` says: a
@@ -138,7 +155,7 @@ impl WorkloadKind {
     /// The requests and pick over the fixtures.
     pub fn workload(self, manifest: &Manifest) -> Result<Workload> {
         let mut w = match self {
-            WorkloadKind::SmallFiles => {
+            WorkloadKind::SmallFiles | WorkloadKind::H2 => {
                 Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?
             }
             WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
@@ -158,7 +175,8 @@ impl WorkloadKind {
             WorkloadKind::TwoK
             | WorkloadKind::TlsKa
             | WorkloadKind::TlsNew
-            | WorkloadKind::TlsResume => Workload::single(fixtures::TENON_FILE),
+            | WorkloadKind::TlsResume
+            | WorkloadKind::H2TwoK => Workload::single(fixtures::TENON_FILE),
             WorkloadKind::Php => {
                 let mut w = Workload::single(crate::php::page::PATH);
                 w.requests[0].expect = Some(crate::php::page::body_check());
@@ -185,6 +203,10 @@ mod tests {
                 WorkloadKind::TwoK
             ]
         );
+        let h2 = WorkloadKind::parse_list("h2-2k,h2").unwrap();
+        assert_eq!(h2, [WorkloadKind::H2TwoK, WorkloadKind::H2]);
+        assert!(h2.iter().all(|w| w.h2_streams() == Some(16)));
+        assert_eq!(WorkloadKind::SmallFiles.h2_streams(), None);
         let e = WorkloadKind::parse_list("large,huge")
             .unwrap_err()
             .to_string();

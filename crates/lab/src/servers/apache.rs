@@ -7,7 +7,7 @@ use super::config::{mime_types, worker_user, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::tls;
+use crate::{h2, tls};
 
 const MODULES: &[(&str, &str)] = &[
     ("authz_core", "mod_authz_core"),
@@ -38,6 +38,9 @@ pub(super) const PROFILE: Profile = Profile {
 
 /// mod_ssl and the shared-memory session cache it keeps sessions in.
 const TLS_MODULES: &[(&str, &str)] = &[("ssl", "mod_ssl"), ("socache_shmcb", "mod_socache_shmcb")];
+
+/// mod_http2, for `compare --h2` (the event MPM's threads serve its streams).
+const H2_MODULES: &[(&str, &str)] = &[("http2", "mod_http2")];
 
 /// mod_php's module, from `libapache2-mod-php8.2`.
 pub const MOD_PHP: &str = "/usr/lib/apache2/modules/libphp8.2.so";
@@ -94,6 +97,7 @@ fn config(
     let modules: String = MODULES
         .iter()
         .chain(c.tls.map_or(&[][..], |_| TLS_MODULES))
+        .chain(if c.h2 { H2_MODULES } else { &[] })
         .chain(php_modules)
         .map(|(n, f)| format!("LoadModule {n}_module {MODULE_DIR}/{f}.so\n"))
         .collect();
@@ -128,7 +132,7 @@ fn config(
          MaxConnectionsPerChild 0\n\
          KeepAlive On\nMaxKeepAliveRequests 0\nKeepAliveTimeout {KEEPALIVE_TIMEOUT_SECS}\n\
          EnableSendfile On\nEnableMMAP On\n\
-         {tls}{types}DocumentRoot {docroot}\n{index}{php_lines}\
+         {tls}{h2}{types}DocumentRoot {docroot}\n{index}{php_lines}\
          <Directory />\n  Require all granted\n  AllowOverride None\n</Directory>\n\
          ScriptAlias /cgi-bin/ {cgi_dir}\n\
          <Location /lab/private/>\n  AuthType Basic\n  AuthName lab\n  AuthUserFile {wd}/htpasswd\n  Require valid-user\n</Location>\n\
@@ -136,6 +140,7 @@ fn config(
         port = c.port,
         backlog = l.backlog(),
         tls = tls_settings(c),
+        h2 = h2_settings(c),
     );
     Launch {
         files: vec![("apache2.conf".into(), conf)],
@@ -146,6 +151,23 @@ fn config(
         ],
         ..Default::default()
     }
+}
+
+/// mod_http2 on the one listener: h2 by ALPN over TLS, or h2c by prior knowledge (`H2Direct`) on
+/// the plain port, HTTP/1.1 beside it either way; the shared stream limit.
+fn h2_settings(c: &Ctx) -> String {
+    if !c.h2 {
+        return String::new();
+    }
+    let protocols = if c.tls.is_some() {
+        "h2 http/1.1"
+    } else {
+        "h2c http/1.1\nH2Direct on"
+    };
+    format!(
+        "Protocols {protocols}\nH2MaxSessionStreams {}\n",
+        h2::MAX_CONCURRENT_STREAMS
+    )
 }
 
 /// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher

@@ -78,13 +78,19 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
             file = q(&format!("{}/htpasswd.bcrypt", c.wd)),
         ));
     }
+    let mut args = vec![
+        "serve".into(),
+        "--config".into(),
+        format!("{}/serve.toml", c.wd),
+    ];
+    // HTTP/2: over TLS `serve` negotiates h2 by ALPN itself; on the plain port it takes h2c by
+    // prior knowledge when told (`crate::h2::support` checks its build has the flag).
+    if c.h2 && c.tls.is_none() {
+        args.push("--h2c".into());
+    }
     Launch {
         files: vec![("serve.toml".into(), conf)],
-        args: vec![
-            "serve".into(),
-            "--config".into(),
-            format!("{}/serve.toml", c.wd),
-        ],
+        args,
         ..Default::default()
     }
 }

@@ -43,12 +43,19 @@ fn launch(c: &Ctx) -> Launch {
     };
     let conf = format!(
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
-         servers {{\n    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
+         servers {{\n{protocols}    timeouts {{\n      idle {KEEPALIVE_TIMEOUT_SECS}s\n    }}\n  }}\n}}\n\
          {scheme}://:{port} {{\n  bind 127.0.0.1\n{tls}  root * {d}\n  \
          basicauth /lab/private/* {{\n    {AUTH_USER} {hash}\n  }}\n{cgi}{php}  file_server\n}}\n",
         port = c.port,
         hash = bcrypt_hash(),
         scheme = if c.tls.is_some() { "https" } else { "http" },
+        // HTTP/2: h2 by ALPN over TLS (and no HTTP/3, which caddy adds by default), h2c on the
+        // plain port; Go's fixed 250 streams per connection.
+        protocols = match (c.h2, c.tls.is_some()) {
+            (false, _) => "",
+            (true, true) => "    protocols h1 h2\n",
+            (true, false) => "    protocols h1 h2 h2c\n",
+        },
         tls = tls_settings(c),
         php = c.php.as_ref().map(|p| p.caddy()).unwrap_or_default(),
     );

@@ -73,6 +73,9 @@ pub(crate) struct Ctx<'a> {
     pub(super) bridge: Option<Bridge>,
     /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
     pub(super) tls: Option<&'a LabCert>,
+    /// HTTP/2 on `port` too: by ALPN with `tls`, by prior knowledge (h2c) without
+    /// (`crate::h2`: the settings every server gets).
+    pub(super) h2: bool,
     /// PHP-FPM's socket, when the run has PHP workloads (`crate::php::pass` spells each server's
     /// lines).
     pub(super) php: Option<Pass>,
@@ -93,16 +96,24 @@ impl Ctx<'_> {
     }
 }
 
-/// The files, arguments and environment that start `binary` on `doc` at `port` (HTTPS with `tls`'s
-/// certificate when given), writing the password files the templates name into `w`; with `php`,
-/// `.php` goes to PHP-FPM.
+/// How a server's one port speaks: HTTPS with the lab's certificate (`tls`) or plain HTTP, and
+/// HTTP/2 beside HTTP/1.1 when `h2` (by ALPN over TLS, by prior knowledge on a plain port).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Protocols<'a> {
+    pub tls: Option<&'a LabCert>,
+    pub h2: bool,
+}
+
+/// The files, arguments and environment that start `binary` on `doc` at `port` speaking
+/// `protocols`, writing the password files the templates name into `w`; with `php`, `.php` goes to
+/// PHP-FPM.
 pub fn launch(
     binary: &Binary,
     doc: &Path,
     w: &Path,
     (port, chroot): (u16, bool),
     limits: Limits,
-    tls: Option<&LabCert>,
+    protocols: Protocols,
     php: Option<&Pass>,
 ) -> anyhow::Result<Launch> {
     let kind = binary.kind;
@@ -130,7 +141,8 @@ pub fn launch(
         root: running_as_root(),
         limits,
         bridge,
-        tls,
+        tls: protocols.tls,
+        h2: protocols.h2,
         php: php.filter(|_| !chroot).cloned(),
     };
     let mut l = (kind.profile().launch)(&c);

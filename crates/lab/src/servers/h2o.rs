@@ -4,7 +4,7 @@ use super::config::{cgi_programs, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::tls;
+use crate::{h2, tls};
 
 pub(super) const PROFILE: Profile = Profile {
     name: "h2o",
@@ -39,7 +39,7 @@ fn launch(c: &Ctx) -> Launch {
     };
     let conf = format!(
         "listen:\n  host: 127.0.0.1\n  port: {port}\n{tls}num-threads: 1\nmax-connections: {conns}\n{user}\
-         error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: {KEEPALIVE_TIMEOUT_SECS}\n\
+         error-log: {wd}/error.log\npid-file: {wd}/h2o.pid\nhttp1-request-timeout: {KEEPALIVE_TIMEOUT_SECS}\n{h2}\
          hosts:\n  default:\n    paths:\n\
          {cgi}\
          \x20     /lab/private:\n        mruby.handler: |\n          require \"htpasswd.rb\"\n          Htpasswd.new(\"{wd}/htpasswd\", \"lab\")\n        file.dir: {d}/lab/private\n\
@@ -49,6 +49,16 @@ fn launch(c: &Ctx) -> Launch {
         conns = c.limits.connections(),
         bps = THROTTLE_KIB_PER_SEC * 1024,
         tls = tls_settings(c),
+        // h2o speaks h2 by ALPN and h2c by prior knowledge by default: the lab sets the stream
+        // limit and the idle time of every other server (h2o's own is 10 s).
+        h2 = if c.h2 {
+            format!(
+                "http2-max-concurrent-requests-per-connection: {}\nhttp2-idle-timeout: {KEEPALIVE_TIMEOUT_SECS}\n",
+                h2::MAX_CONCURRENT_STREAMS
+            )
+        } else {
+            String::new()
+        },
         php = c.php.as_ref().map(|p| p.h2o()).unwrap_or_default(),
     );
     Launch {

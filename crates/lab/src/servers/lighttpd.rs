@@ -63,13 +63,20 @@ fn launch(c: &Ctx) -> Launch {
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\
          server.modules = (\"mod_auth\", \"mod_authn_file\", \"mod_cgi\"{openssl}{php_modules})\n\
-         {php_lines}mimetype.assign = ({types})\n{extra}{tls}",
+         {php_lines}mimetype.assign = ({types})\n{extra}{tls}{h2}",
         port = c.port,
         files = c.files(),
         conns = l.connections(),
         backlog = l.backlog(),
         openssl = if c.tls.is_some() { ", \"mod_openssl\"" } else { "" },
         tls = tls_settings(c),
+        // HTTP/2: h2 by ALPN with TLS, h2c by prior knowledge on the plain port (its stream limit,
+        // 8, is fixed in 1.4).
+        h2 = if c.h2 {
+            "server.feature-flags += (\"server.h2proto\" => \"enable\", \"server.h2c\" => \"enable\")\n"
+        } else {
+            ""
+        },
     );
     Launch {
         files: vec![("lighttpd.conf".into(), conf)],

@@ -5,7 +5,7 @@ use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::{KEEPALIVE_TIMEOUT_SECS, OPEN_FILE_CACHE};
 use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::tls;
+use crate::{h2, tls};
 
 pub(super) const PROFILE: Profile = Profile {
     name: "nginx",
@@ -40,7 +40,7 @@ fn launch(c: &Ctx) -> Launch {
          open_file_cache max={OPEN_FILE_CACHE};\n  types {{ {types}}}\n  default_type application/octet-stream;\n  \
          client_body_temp_path {wd}/body; proxy_temp_path {wd}/proxy; fastcgi_temp_path {wd}/fastcgi;\n  \
          uwsgi_temp_path {wd}/uwsgi; scgi_temp_path {wd}/scgi;\n  \
-         server {{\n    listen 127.0.0.1:{port}{ssl} backlog={backlog} deferred;\n{tls}    root {d};\n    \
+         server {{\n    listen 127.0.0.1:{port}{ssl}{http2} backlog={backlog} deferred;\n{tls}{h2}    root {d};\n    \
          location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
          location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}{php}  }}\n}}\n",
         user = if c.root { "user root;\n" } else { "" },
@@ -50,6 +50,15 @@ fn launch(c: &Ctx) -> Launch {
         backlog = l.backlog(),
         ssl = if c.tls.is_some() { " ssl" } else { "" },
         tls = tls_settings(c),
+        // HTTP/2 on the listener: by ALPN beside HTTP/1.1 with ssl; alone (h2c) without, as 1.22
+        // takes no HTTP/1.x on a plain http2 port. keepalive_requests and keepalive_timeout cover
+        // HTTP/2 connections too (since 1.19.7).
+        http2 = if c.h2 { " http2" } else { "" },
+        h2 = if c.h2 {
+            format!("    http2_max_concurrent_streams {};\n", h2::MAX_CONCURRENT_STREAMS)
+        } else {
+            String::new()
+        },
     );
     Launch {
         files: vec![("nginx.conf".into(), conf)],

@@ -38,6 +38,8 @@ pub struct Setup {
     pub limits: Limits,
     /// Serve HTTPS (only) with the lab's certificate.
     pub tls: Option<Arc<LabCert>>,
+    /// Serve HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) on the plain port without.
+    pub h2: bool,
     /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
     pub php: Option<crate::php::pass::Pass>,
 }
@@ -52,6 +54,7 @@ impl Setup {
             port: None,
             limits: Limits::default(),
             tls: None,
+            h2: false,
             php: None,
         }
     }
@@ -143,7 +146,10 @@ impl Server {
             w,
             (port, setup.chroot),
             setup.limits,
-            cert,
+            config::Protocols {
+                tls: cert,
+                h2: setup.h2,
+            },
             setup.php.as_ref(),
         )
         .map_err(fail)?;
