@@ -300,7 +300,10 @@ fn size_updates_are_taken_at_a_blocks_start_only() {
     // Literal with indexing "custom-key: custom-value" (C.3.3's field), then index 62.
     let insert = unhex("400a637573746f6d2d6b65790c637573746f6d2d76616c7565");
     assert_eq!(decode_all(&mut decoder, &insert).unwrap().len(), 1);
-    assert_eq!(decode_all(&mut decoder, &[0xbe]).unwrap()[0].0, "custom-key");
+    assert_eq!(
+        decode_all(&mut decoder, &[0xbe]).unwrap()[0].0,
+        "custom-key"
+    );
     // Two updates at the start (to 0 then back to 4096) empty the table: 62 is gone.
     assert_eq!(
         decode_all(&mut decoder, &[0x20, 0x3f, 0xe1, 0x1f, 0x82]).unwrap(),
@@ -320,12 +323,12 @@ fn size_updates_are_taken_at_a_blocks_start_only() {
 #[test]
 fn truncated_blocks_and_bad_indexes_are_compression_errors() {
     for block in [
-        &[0x82, 0x41][..],                  // literal with indexing, name 1, no value
-        &[0x41, 0x85, 0xf1, 0xe3][..],      // a 5-byte Huffman value with 2 bytes left
+        &[0x82, 0x41][..],                   // literal with indexing, name 1, no value
+        &[0x41, 0x85, 0xf1, 0xe3][..],       // a 5-byte Huffman value with 2 bytes left
         &[0x00, 0x01, b'a', 0x05, b'b'][..], // new name, 5-byte value with 1 byte left
-        &[0x80][..],                        // index 0
-        &[0xbe][..],                        // index 62 in an empty dynamic table
-        &[0x41, 0x81, 0xff][..],            // Huffman value that is all padding
+        &[0x80][..],                         // index 0
+        &[0xbe][..],                         // index 62 in an empty dynamic table
+        &[0x41, 0x81, 0xff][..],             // Huffman value that is all padding
     ] {
         let mut decoder = Decoder::new(4096, 16_384);
         let refusal = decode_all(&mut decoder, block).unwrap_err();
@@ -343,7 +346,10 @@ fn a_huffman_coded_field_past_the_list_limit_is_not_handed_out() {
     let name = b"x-ab";
     block.push(0x80 | huffman::encoded_len(name) as u8);
     huffman::encode(name, &mut block);
-    block.extend([0x80 | 0x7f, (huffman::encoded_len(value.as_bytes()) - 0x7f) as u8]);
+    block.extend([
+        0x80 | 0x7f,
+        (huffman::encoded_len(value.as_bytes()) - 0x7f) as u8,
+    ]);
     huffman::encode(value.as_bytes(), &mut block);
     block.push(0x82);
     let mut decoder = Decoder::new(4096, 100);
@@ -359,7 +365,10 @@ fn a_huffman_coded_field_past_the_list_limit_is_not_handed_out() {
     );
     assert!(handed_out.is_empty(), "{handed_out:?}");
     let mut decoder = Decoder::new(4096, 236);
-    assert_eq!(decode_all(&mut decoder, &block[..block.len() - 1]).unwrap()[0].1, value);
+    assert_eq!(
+        decode_all(&mut decoder, &block[..block.len() - 1]).unwrap()[0].1,
+        value
+    );
 }
 
 /// Our static table is RFC 7541 Appendix A's, as loona-hpack (written from the RFC) has it.

@@ -87,7 +87,10 @@ pub fn encode(input: &[u8], out: &mut Vec<u8>) {
 
 /// The length of `input` once Huffman-coded, in bytes.
 pub fn encoded_len(input: &[u8]) -> usize {
-    let bits: usize = input.iter().map(|&b| CODE_LENGTHS[b as usize] as usize).sum();
+    let bits: usize = input
+        .iter()
+        .map(|&b| CODE_LENGTHS[b as usize] as usize)
+        .sum();
     bits.div_ceil(8)
 }
 

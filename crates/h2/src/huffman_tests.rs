@@ -7,9 +7,18 @@ use super::*;
 fn canonical_codes_are_the_rfcs() {
     let codes = codes();
     // Spot checks from RFC 7541 Appendix B: shortest, longest, and both ends of the byte range.
-    assert_eq!((codes[b'0' as usize], CODE_LENGTHS[b'0' as usize]), (0x0, 5));
-    assert_eq!((codes[b'a' as usize], CODE_LENGTHS[b'a' as usize]), (0x3, 5));
-    assert_eq!((codes[b' ' as usize], CODE_LENGTHS[b' ' as usize]), (0x14, 6));
+    assert_eq!(
+        (codes[b'0' as usize], CODE_LENGTHS[b'0' as usize]),
+        (0x0, 5)
+    );
+    assert_eq!(
+        (codes[b'a' as usize], CODE_LENGTHS[b'a' as usize]),
+        (0x3, 5)
+    );
+    assert_eq!(
+        (codes[b' ' as usize], CODE_LENGTHS[b' ' as usize]),
+        (0x14, 6)
+    );
     assert_eq!((codes[0], CODE_LENGTHS[0]), (0x1ff8, 13));
     assert_eq!((codes[255], CODE_LENGTHS[255]), (0x3ffffee, 26));
     assert_eq!((codes[EOS], CODE_LENGTHS[EOS]), (0x3fffffff, 30));
