@@ -26,10 +26,13 @@ const STATIC: [(&str, &str); 61] = [
     ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
 ];
 
+/// A dynamic table entry: a name and a value.
+type Entry = (Box<[u8]>, Box<[u8]>);
+
 /// The static table followed by a dynamic table, as one index space (1-based).
 pub struct Table {
     /// Newest first: index 62 is `dynamic[0]`.
-    dynamic: VecDeque<(Box<[u8]>, Box<[u8]>)>,
+    dynamic: VecDeque<Entry>,
     size: usize,
     max_size: usize,
 }

@@ -63,7 +63,7 @@ fn loona_hpack_decodes_what_we_encode() {
         let mut coded = Vec::new();
         encode(&all, &mut coded);
         assert!(coded.len() < 0x7f + 0x80 * 0x80);
-        block.extend([0x80 | 0x7f, ((coded.len() - 0x7f) % 0x80 | 0x80) as u8]);
+        block.extend([0x80 | 0x7f, (((coded.len() - 0x7f) % 0x80) | 0x80) as u8]);
         block.push(((coded.len() - 0x7f) / 0x80) as u8);
         block.extend(coded);
     }
