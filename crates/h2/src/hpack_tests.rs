@@ -249,3 +249,139 @@ const C_6: &[Block] = &[
         ],
     },
 ];
+
+/// RFC 7541 C.1's integers, and the 32-bit bound on a longer run of continuation bytes.
+#[test]
+fn integers_decode_and_overflow_is_refused() {
+    let read = |bytes: &[u8], prefix| read_integer(bytes, &mut 0, prefix);
+    assert_eq!(read(&[0x0a], 5), Ok(10));
+    assert_eq!(read(&[0x1f, 0x9a, 0x0a], 5), Ok(1337));
+    assert_eq!(read(&[0x2a], 8), Ok(42));
+    assert_eq!(
+        read(&[0x1f, 0xe0, 0xff, 0xff, 0xff, 0x0f], 5),
+        Ok(u32::MAX as usize)
+    );
+    assert_eq!(
+        read(&[0x1f, 0xe1, 0xff, 0xff, 0xff, 0x0f], 5),
+        Err(HpackError::IntegerOverflow)
+    );
+    assert_eq!(
+        read(&[0x1f, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], 5),
+        Err(HpackError::IntegerOverflow),
+        "zero-valued continuation bytes cannot run on"
+    );
+    assert_eq!(read(&[0x1f, 0x9a], 5), Err(HpackError::Truncated));
+    let mut decoder = Decoder::new(4096, 16_384);
+    assert_eq!(
+        decode_all(&mut decoder, &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]),
+        Err(HpackRefusal::Compression(HpackError::IntegerOverflow))
+    );
+}
+
+#[test]
+fn a_size_update_above_the_limit_names_the_size_and_loses_the_context() {
+    let mut decoder = Decoder::new(4096, 16_384);
+    // 4097 in a 5-bit prefix: 0x3f then 4066 = 0xe2 0x1f.
+    assert_eq!(
+        decode_all(&mut decoder, &[0x3f, 0xe2, 0x1f, 0x82]),
+        Err(HpackRefusal::Compression(HpackError::TableSizeAboveLimit(
+            4097
+        )))
+    );
+    assert_eq!(
+        decode_all(&mut decoder, &[0x82]),
+        Err(HpackRefusal::Compression(HpackError::ContextLost))
+    );
+}
+
+#[test]
+fn size_updates_are_taken_at_a_blocks_start_only() {
+    let mut decoder = Decoder::new(4096, 16_384);
+    // Literal with indexing "custom-key: custom-value" (C.3.3's field), then index 62.
+    let insert = unhex("400a637573746f6d2d6b65790c637573746f6d2d76616c7565");
+    assert_eq!(decode_all(&mut decoder, &insert).unwrap().len(), 1);
+    assert_eq!(
+        decode_all(&mut decoder, &[0xbe]).unwrap()[0].0,
+        "custom-key"
+    );
+    // Two updates at the start (to 0 then back to 4096) empty the table: 62 is gone.
+    assert_eq!(
+        decode_all(&mut decoder, &[0x20, 0x3f, 0xe1, 0x1f, 0x82]).unwrap(),
+        [(":method".to_string(), "GET".to_string())]
+    );
+    assert_eq!(
+        decode_all(&mut decoder, &[0xbe]),
+        Err(HpackRefusal::Compression(HpackError::BadIndex(62)))
+    );
+    let mut decoder = Decoder::new(4096, 16_384);
+    assert_eq!(
+        decode_all(&mut decoder, &[0x82, 0x20]),
+        Err(HpackRefusal::Compression(HpackError::LateSizeUpdate))
+    );
+}
+
+#[test]
+fn truncated_blocks_and_bad_indexes_are_compression_errors() {
+    for block in [
+        &[0x82, 0x41][..],                   // literal with indexing, name 1, no value
+        &[0x41, 0x85, 0xf1, 0xe3][..],       // a 5-byte Huffman value with 2 bytes left
+        &[0x00, 0x01, b'a', 0x05, b'b'][..], // new name, 5-byte value with 1 byte left
+        &[0x80][..],                         // index 0
+        &[0xbe][..],                         // index 62 in an empty dynamic table
+        &[0x41, 0x81, 0xff][..],             // Huffman value that is all padding
+    ] {
+        let mut decoder = Decoder::new(4096, 16_384);
+        let refusal = decode_all(&mut decoder, block).unwrap_err();
+        assert!(
+            matches!(refusal, HpackRefusal::Compression(_)),
+            "{block:02x?}: {refusal:?}"
+        );
+    }
+}
+
+#[test]
+fn a_huffman_coded_field_past_the_list_limit_is_not_handed_out() {
+    let value = "x".repeat(200);
+    let mut block = vec![0x00];
+    let name = b"x-ab";
+    block.push(0x80 | huffman::encoded_len(name) as u8);
+    huffman::encode(name, &mut block);
+    block.extend([
+        0x80 | 0x7f,
+        (huffman::encoded_len(value.as_bytes()) - 0x7f) as u8,
+    ]);
+    huffman::encode(value.as_bytes(), &mut block);
+    block.push(0x82);
+    let mut decoder = Decoder::new(4096, 100);
+    let mut handed_out = Vec::new();
+    let refusal = decoder
+        .decode(&block, |n, _| handed_out.push(n.to_vec()))
+        .unwrap_err();
+    assert_eq!(
+        refusal,
+        HpackRefusal::ListTooLarge {
+            size: (4 + 200 + 32) + (7 + 3 + 32)
+        }
+    );
+    assert!(handed_out.is_empty(), "{handed_out:?}");
+    let mut decoder = Decoder::new(4096, 236);
+    assert_eq!(
+        decode_all(&mut decoder, &block[..block.len() - 1]).unwrap()[0].1,
+        value
+    );
+}
+
+/// Our static table is RFC 7541 Appendix A's, as loona-hpack (written from the RFC) has it.
+#[test]
+fn the_static_table_agrees_with_loona_hpack() {
+    let mut decoder = Decoder::new(4096, 16_384);
+    for index in 1..=61u8 {
+        let ours = decode_all(&mut decoder, &[0x80 | index]).unwrap();
+        let theirs = loona_hpack::Decoder::new().decode(&[0x80 | index]).unwrap();
+        let theirs: Vec<(String, String)> = theirs
+            .into_iter()
+            .map(|(n, v)| (String::from_utf8(n).unwrap(), String::from_utf8(v).unwrap()))
+            .collect();
+        assert_eq!(ours, theirs, "index {index}");
+    }
+}

@@ -7,8 +7,10 @@
 //! - [`error`]: error codes and the connection- or stream-error a check produces.
 //! - [`window`]: a flow-control window (overflow past 2^31-1 is FLOW_CONTROL_ERROR) and when to
 //!   send WINDOW_UPDATE for data consumed.
-//! - [`hpack`]: header blocks through `loona-hpack`, wrapped so a decoder enforces the header-list
-//!   size and dynamic-table size its side announced, and an encoder signals table-size changes.
+//! - [`hpack`]: header blocks: our own decoder (integers, literals, [`hpack_table`]'s static and
+//!   dynamic tables, [`huffman`]'s table-driven Huffman decoding) enforcing the header-list size and
+//!   dynamic-table size its side announced; `loona-hpack` encodes, and the wrapper signals
+//!   table-size changes.
 //! - [`block`]: a header block gathered from HEADERS and CONTINUATION frames, bounded in size.
 //!
 //! Nothing here owns a socket, a clock or a stream state machine: the roles drive these pieces.
@@ -17,6 +19,8 @@ pub mod block;
 pub mod error;
 pub mod frame;
 pub mod hpack;
+pub mod hpack_table;
+pub mod huffman;
 pub mod settings;
 pub mod window;
 

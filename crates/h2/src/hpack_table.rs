@@ -1,0 +1,87 @@
+//! HPACK's indexing tables (RFC 7541 §2.3): the 61-entry static table and a connection's dynamic
+//! table, whose size counts each entry as name + value + 32 and which evicts its oldest entries to
+//! stay within its maximum size.
+
+use crate::hpack::field_size;
+use std::collections::VecDeque;
+
+/// RFC 7541 Appendix A, index 1 first.
+#[rustfmt::skip]
+const STATIC: [(&str, &str); 61] = [
+    (":authority", ""), (":method", "GET"), (":method", "POST"), (":path", "/"),
+    (":path", "/index.html"), (":scheme", "http"), (":scheme", "https"), (":status", "200"),
+    (":status", "204"), (":status", "206"), (":status", "304"), (":status", "400"),
+    (":status", "404"), (":status", "500"), ("accept-charset", ""),
+    ("accept-encoding", "gzip, deflate"), ("accept-language", ""), ("accept-ranges", ""),
+    ("accept", ""), ("access-control-allow-origin", ""), ("age", ""), ("allow", ""),
+    ("authorization", ""), ("cache-control", ""), ("content-disposition", ""),
+    ("content-encoding", ""), ("content-language", ""), ("content-length", ""),
+    ("content-location", ""), ("content-range", ""), ("content-type", ""), ("cookie", ""),
+    ("date", ""), ("etag", ""), ("expect", ""), ("expires", ""), ("from", ""), ("host", ""),
+    ("if-match", ""), ("if-modified-since", ""), ("if-none-match", ""), ("if-range", ""),
+    ("if-unmodified-since", ""), ("last-modified", ""), ("link", ""), ("location", ""),
+    ("max-forwards", ""), ("proxy-authenticate", ""), ("proxy-authorization", ""),
+    ("range", ""), ("referer", ""), ("refresh", ""), ("retry-after", ""), ("server", ""),
+    ("set-cookie", ""), ("strict-transport-security", ""), ("transfer-encoding", ""),
+    ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
+];
+
+/// A dynamic table entry: a name and a value.
+type Entry = (Box<[u8]>, Box<[u8]>);
+
+/// The static table followed by a dynamic table, as one index space (1-based).
+pub struct Table {
+    /// Newest first: index 62 is `dynamic[0]`.
+    dynamic: VecDeque<Entry>,
+    size: usize,
+    max_size: usize,
+}
+
+impl Table {
+    pub fn new(max_size: usize) -> Table {
+        Table {
+            dynamic: VecDeque::new(),
+            size: 0,
+            max_size,
+        }
+    }
+
+    /// The field at `index`, or None past the end of either table (index 0 is never valid).
+    pub fn get(&self, index: usize) -> Option<(&[u8], &[u8])> {
+        match index {
+            0 => None,
+            1..=61 => {
+                let (name, value) = STATIC[index - 1];
+                Some((name.as_bytes(), value.as_bytes()))
+            }
+            _ => {
+                let (name, value) = self.dynamic.get(index - 62)?;
+                Some((name, value))
+            }
+        }
+    }
+
+    /// Adds a field as the newest entry, evicting the oldest ones to make room; a field larger
+    /// than the whole table empties it and is not kept (RFC 7541 §4.4).
+    pub fn insert(&mut self, name: &[u8], value: &[u8]) {
+        let size = field_size(name, value);
+        self.evict_to(self.max_size.saturating_sub(size));
+        if size <= self.max_size {
+            self.size += size;
+            self.dynamic.push_front((name.into(), value.into()));
+        }
+    }
+
+    /// A dynamic table size update (RFC 7541 §6.3): the caller has checked it against the limit.
+    pub fn resize(&mut self, max_size: usize) {
+        self.max_size = max_size;
+        self.evict_to(max_size);
+    }
+
+    fn evict_to(&mut self, size: usize) {
+        while self.size > size {
+            let (name, value) = self.dynamic.pop_back().expect("size counts the entries");
+            self.size -= field_size(&name, &value);
+        }
+    }
+}
