@@ -16,7 +16,7 @@ use crate::h2_stream::{End, Ended, Stream, Tally};
 use crate::pacer::LATE;
 use crate::run::{Share, Shared};
 use crate::transport::Transport;
-use crate::worker::Worker;
+use crate::worker::{TimeoutSweep, Worker};
 use crate::{H2Summary, RunResult};
 use mio::{Events, Interest, Token};
 use std::collections::VecDeque;
@@ -73,14 +73,11 @@ impl<'a> H2Worker<'a> {
     pub(crate) fn run(mut self) -> anyhow::Result<(RunResult, Instant)> {
         let cpu0 = thread_cpu();
         let mut events = Events::with_capacity(1024);
-        let timeout = self.w.sh.plan.timeout.max(Duration::from_millis(1));
-        let check_every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
-        let mut next_check = Instant::now() + check_every;
+        let mut sweep = TimeoutSweep::new(self.w.sh.plan.timeout);
         let end = loop {
             let now = Instant::now();
-            if now >= next_check {
-                self.check_timeouts(now, timeout);
-                next_check = now + check_every;
+            if sweep.due(now) {
+                self.check_timeouts(now, sweep.timeout);
             }
             let pace_wait = self.pace(now);
             self.connect_and_send(now);
@@ -89,7 +86,7 @@ impl<'a> H2Worker<'a> {
             if let Some(end) = self.w.finished(now) {
                 break end;
             }
-            let wait = self.w.poll_wait(now, next_check, pace_wait);
+            let wait = self.w.poll_wait(now, sweep.next, pace_wait);
             if let Err(e) = self.w.poll.poll(&mut events, Some(wait)) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;

@@ -31,6 +31,35 @@ const READ_BUF: usize = 64 * 1024;
 /// Events taken from the poller at once (more wait for the next pass).
 const EVENTS: usize = 1024;
 
+/// When a loop next looks for requests past `--timeout`: four times per timeout, 1 to 100 ms apart
+/// (one schedule for the HTTP/1 and the HTTP/2 loop).
+pub(crate) struct TimeoutSweep {
+    pub(crate) timeout: Duration,
+    every: Duration,
+    pub(crate) next: Instant,
+}
+
+impl TimeoutSweep {
+    pub(crate) fn new(timeout: Duration) -> TimeoutSweep {
+        let timeout = timeout.max(Duration::from_millis(1));
+        let every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        TimeoutSweep {
+            timeout,
+            every,
+            next: Instant::now() + every,
+        }
+    }
+
+    /// Whether a sweep is due at `now`; if so, the next one is scheduled from `now`.
+    pub(crate) fn due(&mut self, now: Instant) -> bool {
+        let due = now >= self.next;
+        if due {
+            self.next = now + self.every;
+        }
+        due
+    }
+}
+
 pub(crate) struct Worker<'a> {
     pub sh: &'a Shared<'a>,
     pub poll: Poll,
@@ -133,14 +162,11 @@ impl<'a> Worker<'a> {
         } else {
             self.ready.extend(0..self.conns.len());
         }
-        let timeout = self.sh.plan.timeout.max(Duration::from_millis(1));
-        let check_every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
-        let mut next_check = Instant::now() + check_every;
+        let mut sweep = TimeoutSweep::new(self.sh.plan.timeout);
         let end = loop {
             let now = Instant::now();
-            if now >= next_check {
-                self.check_timeouts(now, timeout);
-                next_check = now + check_every;
+            if sweep.due(now) {
+                self.check_timeouts(now, sweep.timeout);
             }
             // Every slot this poll's events completed starts its next request now, before the next
             // poll (batching only what is already ready; nothing waits). Closing the finished
@@ -152,7 +178,7 @@ impl<'a> Worker<'a> {
             if let Some(end) = self.finished(now) {
                 break end;
             }
-            let wait = self.poll_wait(now, next_check, pace_wait);
+            let wait = self.poll_wait(now, sweep.next, pace_wait);
             let may_spin = self.pacer.is_none() && self.outstanding > 0;
             let wait = self.spin.timeout(now, wait, may_spin);
             if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
