@@ -125,12 +125,17 @@ impl State {
 
     /// The GOAWAY a closing connection sends (idle timeout, shutdown).
     pub fn farewell(&mut self) -> Vec<u8> {
-        let mut out = std::mem::take(&mut self.wire);
+        self.say_goodbye();
+        std::mem::take(&mut self.wire)
+    }
+
+    /// Queues a graceful GOAWAY (NO_ERROR, the last stream taken) unless one side already said
+    /// goodbye: shutdown and the idle close both end this way.
+    fn say_goodbye(&mut self) {
         if !self.goaway {
             self.goaway = true;
-            write::goaway(&mut out, self.last_stream, ErrorCode::NoError, b"");
+            write::goaway(&mut self.wire, self.last_stream, ErrorCode::NoError, b"");
         }
-        out
     }
 
     /// A connection error: GOAWAY with `code`; nothing more is read.
@@ -171,9 +176,8 @@ impl Ctx {
             st.progress = self.now;
             st.read(new, self.now, self.shared.config.max_body);
         }
-        if self.draining && !st.goaway {
-            st.goaway = true;
-            write::goaway(&mut st.wire, st.last_stream, ErrorCode::NoError, b"");
+        if self.draining {
+            st.say_goodbye();
         }
         self.answer_ready(&mut st, conn, out, idx, registry);
         if st.goaway && st.streams.is_empty() {
