@@ -147,7 +147,7 @@ fn file_md5(path: &Path) -> String {
 #[test]
 fn curl_gets_every_kind_of_answer_over_h2_by_alpn_and_h2c() {
     let f = Fixture::new();
-    let s = start(&f, &["--h2c"]);
+    let mut s = start(&f, &["--h2c"]);
     for base in [
         format!("https://localhost:{}", s.tls),
         format!("http://127.0.0.1:{}", s.plain),
@@ -197,6 +197,11 @@ fn curl_gets_every_kind_of_answer_over_h2_by_alpn_and_h2c() {
         assert_eq!(String::from_utf8_lossy(&body), "HTTP/2.0 GET q=1\n");
         assert_eq!(get("/missing", &[]).0, "2 404");
     }
+    // The log is flushed once a second and at exit: stop the server as an operator would
+    // (SIGTERM, then wait), not by drop's SIGKILL, which loses a second's lines.
+    // SAFETY: kill(2) on our own child's pid; no memory is involved.
+    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    let _ = s.child.wait();
     drop(s);
     let log = std::fs::read_to_string(f.path("access.log")).unwrap();
     assert!(log.contains("\"GET /2k.html HTTP/2.0\" 200 2048"), "{log}");
