@@ -236,10 +236,16 @@ fn streams_are_capped_by_the_servers_limit_and_small_windows_still_finish() {
     // A 1023-byte stream window and a 32767-byte connection window: a 6397-byte page needs
     // WINDOW_UPDATEs on both, as h2load's run with the same bits does.
     let args = ["-n", "200", "-c", "2", "-m", "4", "-W", "15"];
-    let theirs = h2load(&[&args[..], &["-w", "10", &url]].concat());
+    // h2load itself errors one stream of the 200 in about one run in fifteen with these
+    // windows (measured: "1 errored", no status), so the reference gets three tries to give a
+    // clean count; ours must be clean on its single try.
+    let whole = (200, 200, 200 * 6397);
+    let theirs = (0..3)
+        .map(|_| h2load(&[&args[..], &["-w", "10", &url]].concat()))
+        .find(|c| *c == whole);
+    assert_eq!(theirs, Some(whole), "h2load never finished all 200");
     let v = bench_json(&[&["--h2", "--window-bits", "10"][..], &args, &[&url]].concat());
-    assert_eq!(counts(&v), theirs);
-    assert_eq!(theirs, (200, 200, 200 * 6397));
+    assert_eq!(counts(&v), whole);
 }
 
 #[test]
