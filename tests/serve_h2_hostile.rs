@@ -11,32 +11,11 @@
 mod common;
 
 use common::{require, serve};
-use std::path::Path;
 use std::process::Command;
 
 /// Runs one case of hostile.py against the server at `port`; returns its event lines.
 fn hostile(port: u16, case: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/hostile.py");
-    let python = Path::new("/usr/bin/python3");
-    assert!(
-        python.exists(),
-        "Debian's /usr/bin/python3 (with python3-h2) is required"
-    );
-    let out = Command::new(python)
-        .arg(&script)
-        .arg(case[0])
-        .arg(port.to_string())
-        .arg("2")
-        .args(&case[1..])
-        .output()
-        .expect("run hostile.py");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "hostile.py {case:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    common::h2_client::run(port, case)
 }
 
 struct Fixture {

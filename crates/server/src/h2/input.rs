@@ -270,6 +270,7 @@ impl State {
                 text,
                 body: Vec::new(),
                 over_limit,
+                throttle: None,
                 received: pending.end_stream,
                 content_length: meta.content_length,
                 head_only: meta.head_only,

@@ -42,6 +42,8 @@ pub struct Stream {
     send_window: Window,
     /// The body is (or is declared) larger than `--max-body`: answered 413, the rest discarded.
     over_limit: bool,
+    /// The throttle rule its answer is paced by (static_file.rs), until the answer ends.
+    throttle: Option<usize>,
     /// Body bytes still owed after HEADERS (None: a streamed body, until `finished`).
     remaining: Option<u64>,
     finished: bool,
@@ -201,6 +203,11 @@ impl Ctx {
             st.say_goodbye();
         }
         self.answer_ready(&mut st, conn, out, idx, registry);
+        if conn.throttle.is_none() && !self.shared.throttles.is_empty() {
+            // The connection writes paced while a paced answer is under way: its body goes out
+            // over many flushes, and each flush's drain ends the pacing (conn.rs).
+            conn.throttle = st.streams.values().find_map(|s| s.throttle);
+        }
         if st.goaway && st.streams.is_empty() {
             conn.closing = true;
         }
@@ -230,10 +237,13 @@ impl Ctx {
             let ch = crate::protocol::Channel::Http2(Channel { stream: id });
             let had_body = s.content_length.is_some() || !s.body.is_empty();
             let head = request::head_of(&s.text, had_body.then_some(s.body.len() as u64));
+            let earlier = conn.throttle.take();
             let answer = match s.over_limit {
                 true => Some(self.simple_answer(out, &head, ch, 413, b"")),
                 false => self.respond(conn, &head, ch, &s.body, out, idx, registry),
             };
+            s.throttle = conn.throttle;
+            conn.throttle = conn.throttle.or(earlier);
             if let Some((status, bytes, user)) = answer {
                 self.log(
                     conn.peer,
