@@ -821,3 +821,41 @@ fn fastcgi_gzip_compresses_pages_for_clients_that_accept_it() {
     assert_eq!(b, b"no such thing");
     drop(fpm);
 }
+
+#[test]
+fn php_over_h2_keeps_the_connections_other_streams_going() {
+    let d = php_root();
+    std::fs::write(
+        d.path().join("slow.php"),
+        "<?php usleep(1000000); echo 'slow';",
+    )
+    .unwrap();
+    let fpm = start_php_fpm(d.path(), 2);
+    let rule = format!("*.php=unix:{}", fpm.socket.display());
+    let s = common::serve(d.path(), &["--threads", "1", "--h2c", "--fastcgi", &rule]);
+    // Stream 1 waits a second in PHP; stream 3 (a file) is answered meanwhile; stream 5 (PHP
+    // again) gets the connection's FastCGI slot once stream 1 is done.
+    let paths = ["interleaved", "/slow.php", "/static.txt", "/index.php"];
+    let events = common::h2_client::run(s.addr.port(), &paths);
+    let at = |needle: &str| {
+        events
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in {events}"))
+    };
+    for stream in [1, 3, 5] {
+        assert!(events.contains(&format!("STATUS {stream} 200")), "{events}");
+    }
+    assert!(at("END 3") < at("END 1"), "{events}");
+    // A body larger than the first flow-control window reaches PHP whole over HTTP/2.
+    let body = "x".repeat(100_000);
+    let (h, b) = curl(&[
+        "--http2-prior-knowledge",
+        "--data-binary",
+        &body,
+        &format!("http://{}/index.php", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200"), "{h}");
+    let b = text(&b);
+    assert!(b.contains(" length=100000 "), "{b}");
+    assert!(b.ends_with(&format!("body={body}")), "{}", &b[..200]);
+}

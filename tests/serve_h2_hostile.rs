@@ -4,37 +4,18 @@
 //! for rapid reset and floods, the connection closed on a CONTINUATION flood, a stream error for
 //! an HPACK bomb and for each malformed request while the connection serves the next one,
 //! REFUSED_STREAM past MAX_CONCURRENT_STREAMS, a peer that never opens its window dropped after the
-//! I/O timeout, an idle connection closed with GOAWAY — and the server still answering afterwards.
+//! I/O timeout, an idle connection closed with GOAWAY, a body past `--max-body` answered 413 then
+//! reset with NO_ERROR, a body that disagrees with its content-length a stream error — and the
+//! server still answering afterwards.
 
 mod common;
 
 use common::{require, serve};
-use std::path::Path;
 use std::process::Command;
 
 /// Runs one case of hostile.py against the server at `port`; returns its event lines.
 fn hostile(port: u16, case: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/hostile.py");
-    let python = Path::new("/usr/bin/python3");
-    assert!(
-        python.exists(),
-        "Debian's /usr/bin/python3 (with python3-h2) is required"
-    );
-    let out = Command::new(python)
-        .arg(&script)
-        .arg(case[0])
-        .arg(port.to_string())
-        .arg("2")
-        .args(&case[1..])
-        .output()
-        .expect("run hostile.py");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "hostile.py {case:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
+    common::h2_client::run(port, case)
 }
 
 struct Fixture {
@@ -58,6 +39,8 @@ fn start() -> Fixture {
         "2s",
         "--idle-timeout",
         "2s",
+        "--max-body",
+        "32768",
         "--access-log",
     ];
     let mut all: Vec<&str> = args.to_vec();
@@ -209,5 +192,45 @@ fn malformed_requests_are_stream_errors_and_the_connection_lives_on() {
         let events = hostile(f.port(), &["malformed", "x", kind]);
         assert!(events.contains("RST 1 PROTOCOL_ERROR"), "{kind}: {events}");
         assert!(events.contains("STATUS 3 200"), "{kind}: {events}");
+    }
+}
+
+#[test]
+fn a_body_past_max_body_is_413_then_reset_and_the_connection_lives_on() {
+    let mut f = start();
+    // Declared past the limit (413 before any body), and without a length, growing past it.
+    for case in ["body_declared_over", "body_grows_over"] {
+        let events = hostile(f.port(), &[case, "32768"]);
+        let at = |needle: &str| {
+            events
+                .find(needle)
+                .unwrap_or_else(|| panic!("{case}: no {needle:?} in {events}"))
+        };
+        // The whole 413 answer first, then RST_STREAM NO_ERROR so the client stops sending.
+        assert!(at("STATUS 1 413") < at("END 1"), "{case}: {events}");
+        assert!(at("END 1") < at("RST 1 NO_ERROR"), "{case}: {events}");
+        assert!(events.contains("STATUS 3 200"), "{case}: {events}");
+        assert!(!events.contains("GOAWAY"), "{case}: {events}");
+    }
+    f.still_serves();
+    // SAFETY: kill(2) on the server child this test started; no memory is involved.
+    unsafe { libc::kill(f.server.child.id() as i32, libc::SIGTERM) };
+    let _ = f.server.child.wait();
+    let log = std::fs::read_to_string(&f.log).unwrap();
+    assert_eq!(
+        log.matches("\"POST /2k.html HTTP/2.0\" 413").count(),
+        2,
+        "{log}"
+    );
+}
+
+#[test]
+fn a_body_that_disagrees_with_its_content_length_is_a_stream_error() {
+    let f = start();
+    for case in ["body_shorter", "body_longer"] {
+        let events = hostile(f.port(), &[case, "32768"]);
+        assert!(events.contains("RST 1 PROTOCOL_ERROR"), "{case}: {events}");
+        assert!(!events.contains("STATUS 1"), "{case}: {events}");
+        assert!(events.contains("STATUS 3 200"), "{case}: {events}");
     }
 }

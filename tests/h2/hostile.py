@@ -1,6 +1,8 @@
-"""A raw HTTP/2 client for tests/serve_h2_hostile.rs: plays one hostile case against a server
+"""A raw HTTP/2 client for tests/serve_h2*.rs: plays one case (hostile, or one that needs frames
+no ready-made client sends: bodies past a limit, streams interleaved) against a server
 (prior-knowledge h2c) and prints what the server did, one line per event the test asserts on:
-"GOAWAY <code name>", "RST <stream> <code name>", "STATUS <stream> <status>", "CLOSED".
+"GOAWAY <code name>", "RST <stream> <code name>", "STATUS <stream> <status>", "END <stream>"
+(the END_STREAM of an answer), "CLOSED".
 Frames are written by hand (struct); header blocks by Debian's python3-hpack (python3-h2's)."""
 import socket
 import struct
@@ -60,7 +62,7 @@ class Client:
                 line = self.event(kind, flags, stream, payload)
                 if line:
                     print(line, flush=True)
-                    if until(line):
+                    if any([until(one) for one in line.split("\n")]):
                         return line
             self.sock.settimeout(max(0.01, deadline - time.time()))
             try:
@@ -83,8 +85,38 @@ class Client:
             return "RST %d %s" % (stream, CODES.get(struct.unpack(">I", payload)[0], "?"))
         if kind == HEADERS:
             fields = dict(self.dec.decode(payload))
-            return "STATUS %d %s" % (stream, fields.get(":status"))
+            status = "STATUS %d %s" % (stream, fields.get(":status"))
+            return status + ("\nEND %d" % stream if flags & END_STREAM else "")
+        if kind == DATA and flags & END_STREAM:
+            return "END %d" % stream
         return None
+
+
+def post(path, length=None):
+    fields = [(":method", "POST")] + get(path)[1:]
+    return fields + ([("content-length", str(length))] if length is not None else [])
+
+
+def body_case(c, name, extra):
+    """Request bodies: `limit` is the server's --max-body."""
+    limit = int(extra[0])
+    chunk = b"b" * 16384
+    if name == "body_declared_over":
+        # The length alone is past the limit: 413 before any body is sent.
+        c.request(1, post("/2k.html", limit + 1), end_stream=False)
+        c.events(lambda l: l.startswith("RST 1"))
+        c.send(frame(DATA, 0, 1, chunk))  # already on its way: ignored, not an error
+    elif name == "body_grows_over":
+        # No length: 413 when the body crosses the limit (sent within the first 64 KiB window).
+        c.request(1, post("/2k.html"), end_stream=False)
+        c.send(frame(DATA, 0, 1, chunk) * (limit // len(chunk) + 1))
+        c.events(lambda l: l.startswith("RST 1"))
+        c.send(frame(DATA, END_STREAM, 1, chunk))
+    elif name in ("body_shorter", "body_longer"):
+        c.request(1, post("/2k.html", 10), end_stream=False)
+        c.send(frame(DATA, END_STREAM, 1, b"x" * (5 if name == "body_shorter" else 20)))
+    c.request(3, get())
+    c.events(lambda l: l.startswith("STATUS 3"))
 
 
 def case(name, port, io_timeout):
@@ -125,6 +157,20 @@ def case(name, port, io_timeout):
         c.events(lambda l: l == "CLOSED", limit=io_timeout + 10)
     elif name == "idle":
         c.events(lambda l: l == "CLOSED", limit=io_timeout + 10)
+    elif name.startswith("body_"):
+        body_case(c, name, sys.argv[4:])
+    elif name == "interleaved":
+        # Each path in order on streams 1, 3, 5...; every answer is read to its end.
+        paths = sys.argv[4:]
+        for i, path in enumerate(paths):
+            c.request(2 * i + 1, get(path))
+        ends = set()
+
+        def all_ended(line):
+            if line.startswith("END"):
+                ends.add(line)
+            return len(ends) == len(paths)
+        c.events(all_ended, limit=20)
     elif name == "malformed":
         bad = {
             "uppercase": ok + [("X-Upper", "1")],

@@ -42,6 +42,9 @@ pub struct Ctx {
     pub(crate) fcgi_redirects: u8,
     pub(crate) fcgi_scratch: Vec<u8>,
     pub(crate) fcgi_rbuf: Vec<u8>,
+    /// The request just routed needs the connection's CGI/FastCGI slot while another job holds
+    /// it (an HTTP/2 stream's, `job_slot_taken`): nothing was answered, it must be routed again.
+    pub waits_for_job: bool,
 }
 
 /// What an answer was, for the log: status, body bytes, authenticated user.
@@ -68,6 +71,7 @@ impl Ctx {
             fcgi_redirects: 0,
             fcgi_scratch: Vec::new(),
             fcgi_rbuf: Vec::new(),
+            waits_for_job: false,
         }
     }
 
@@ -99,7 +103,8 @@ impl Ctx {
     }
 
     /// Answers one request into `out` through `ch`, the way back to where the request came from.
-    /// None: a CGI program or FastCGI job now runs and will answer later.
+    /// None: a CGI program or FastCGI job now runs and will answer later, or (`waits_for_job`) the
+    /// request waits for the one that runs.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn respond(
         &mut self,
@@ -198,8 +203,20 @@ impl Ctx {
             ch: asked.ch,
         };
         let user = asked.user.clone();
+        if self.job_slot_taken(conn) {
+            return None;
+        }
         self.start_cgi(conn, req, out, idx, registry)
             .map(|status| (status, 0, user))
+    }
+
+    /// A connection runs one CGI program or FastCGI job at a time. HTTP/1 asks for the next
+    /// request only once the job is done; an HTTP/2 stream can arrive while another stream's job
+    /// runs: then the request is marked as waiting (`waits_for_job`) and h2/ routes it again later.
+    pub(crate) fn job_slot_taken(&mut self, conn: &Conn) -> bool {
+        let taken = conn.cgi.is_some() || conn.fcgi.is_some();
+        self.waits_for_job |= taken;
+        taken
     }
 
     /// Basic auth under `rule` (when one covers the path): the user, or Err(rule) when the request's

@@ -37,6 +37,12 @@ impl Protocol {
         }
     }
 
+    /// Several requests are in flight at once (HTTP/2's streams): the connection is read and
+    /// answered while one of them waits for a CGI program or FastCGI job.
+    pub fn multiplexed(&self) -> bool {
+        matches!(self, Protocol::Http2(_))
+    }
+
     /// Output the protocol holds itself (HTTP/2's control frames), not yet given to the writer.
     pub fn has_output(&self) -> bool {
         match self {
@@ -92,7 +98,8 @@ impl Ctx {
             if !s.started {
                 s.started = true;
                 if self.speaks_h2(conn, new) {
-                    conn.protocol = Protocol::Http2(h2::State::new(self.now));
+                    let max_body = self.shared.config.max_body;
+                    conn.protocol = Protocol::Http2(h2::State::new(self.now, max_body));
                 }
             }
         }
@@ -122,8 +129,12 @@ impl Ctx {
     ) -> bool {
         let held = match &mut conn.protocol {
             Protocol::Http1(s) => std::mem::take(&mut s.stalled),
-            // Body the windows let out is pumped by the next flush: go round again.
-            Protocol::Http2(s) => s.stalled() || s.has_output(),
+            // Body the windows let out is pumped by the next flush: go round again; streams that
+            // waited for the CGI/FastCGI slot go once it is free.
+            Protocol::Http2(s) => {
+                let slot_free = conn.cgi.is_none() && conn.fcgi.is_none();
+                s.stalled() || s.has_output() || (s.waits_for_job() && slot_free)
+            }
         };
         if held {
             self.serve_input(conn, &[], out, idx, registry);

@@ -371,12 +371,15 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         if conn.lingering {
             return swallow_input(conn, rbuf);
         }
-        if conn.cgi.is_some() {
+        // HTTP/1 waits for a job's answer; HTTP/2 reads and answers its other streams meanwhile.
+        let multiplexed = conn.protocol.multiplexed();
+        if conn.cgi.is_some() && !multiplexed {
             return Ok(true);
         }
         let body_wanted = match conn.fcgi.is_some() {
             true => match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
                 Pump::Progress => continue,
+                Pump::Wait if multiplexed => false,
                 Pump::Wait => return Ok(true),
                 // Read the client on: its bytes are the job's request body (fastcgi/body.rs).
                 Pump::Body => true,

@@ -1,6 +1,6 @@
 //! Reading an HTTP/2 connection's input: the client preface, then whole frames, each checked by
 //! `webstand-h2` and acted on here — streams opened by HEADERS (and CONTINUATION), request bodies
-//! by DATA within our windows, SETTINGS and PING answered, windows grown by WINDOW_UPDATE,
+//! by DATA within our windows and `--max-body`, SETTINGS and PING answered, windows grown by WINDOW_UPDATE,
 //! streams closed by RST_STREAM — with the limits of defence.rs. A connection error writes GOAWAY
 //! and stops reading; a stream error writes RST_STREAM and the connection goes on.
 
@@ -14,10 +14,12 @@ use webstand_h2::{block, Error, ErrorCode, Frame, Window, PREFACE};
 
 /// Our SETTINGS_MAX_FRAME_SIZE (the initial one: we do not announce another).
 const MAX_FRAME: u32 = MIN_MAX_FRAME_SIZE;
+/// Streams we reset whose late frames are still recognised (a few round trips' worth).
+const RESET_REMEMBERED: usize = 32;
 
 impl State {
     /// Parses every whole frame in the input; a partial one waits for more bytes.
-    pub fn read(&mut self, new: &[u8], now: Instant, max_body: u64) {
+    pub fn read(&mut self, new: &[u8], now: Instant) {
         if self.goaway && self.streams.is_empty() {
             return;
         }
@@ -43,7 +45,7 @@ impl State {
             if end > inbuf.len() {
                 break;
             }
-            let result = self.frame(head, &inbuf[pos + HEADER_LEN..end], now, max_body);
+            let result = self.frame(head, &inbuf[pos + HEADER_LEN..end], now);
             pos = end;
             if let Err(e) = result {
                 self.error(e);
@@ -67,15 +69,19 @@ impl State {
     fn reset(&mut self, id: u32, code: ErrorCode) {
         write::rst_stream(&mut self.wire, id, code);
         self.streams.remove(&id);
+        self.reset_sent(id);
     }
 
-    fn frame(
-        &mut self,
-        head: Head,
-        payload: &[u8],
-        now: Instant,
-        max_body: u64,
-    ) -> Result<(), Error> {
+    /// We sent RST_STREAM on `id`: what the peer sent before it saw that is ignored (§5.4.2),
+    /// for the last `RESET_REMEMBERED` such streams.
+    pub(super) fn reset_sent(&mut self, id: u32) {
+        if self.reset_lately.len() == RESET_REMEMBERED {
+            self.reset_lately.pop_front();
+        }
+        self.reset_lately.push_back(id);
+    }
+
+    fn frame(&mut self, head: Head, payload: &[u8], now: Instant) -> Result<(), Error> {
         if let Some((pending, _)) = &self.pending {
             pending.check(&head)?;
         }
@@ -102,7 +108,7 @@ impl State {
                 if data.is_empty() && !end_stream && !self.counters.control_frame(now) {
                     return Err(calm("empty DATA flood"));
                 }
-                self.data(stream, end_stream, data, flow_len, max_body)
+                self.data(stream, end_stream, data, flow_len)
             }
             Frame::RstStream { stream, .. } => {
                 if stream > self.last_stream {
@@ -113,6 +119,7 @@ impl State {
                 }
                 let open = self.streams.remove(&stream).is_some();
                 self.ready.retain(|&id| id != stream);
+                self.deferred.retain(|&id| id != stream);
                 if open && !self.counters.reset(self.answered) {
                     return Err(calm("rapid reset"));
                 }
@@ -174,8 +181,10 @@ impl State {
             ));
         }
         if id <= self.last_stream {
-            // Trailers of a stream still receiving its body; anything else reuses a closed id.
-            if self.streams.get(&id).is_none_or(|s| s.received) || !end_stream {
+            // Trailers of a stream still receiving its body (or of one we reset, whose block
+            // must still be decoded for HPACK's sake); anything else reuses a closed id.
+            let receiving = self.streams.get(&id).is_some_and(|s| !s.received);
+            if !(receiving || self.reset_lately.contains(&id)) || !end_stream {
                 return Err(Error::connection(
                     ErrorCode::StreamClosed,
                     "HEADERS on a closed stream",
@@ -220,10 +229,17 @@ impl State {
         let mut text = Vec::new();
         let decoded = request::decode(&mut self.decoder, pending.block(), &mut text)
             .map_err(|refusal| refusal.error(id));
-        if let Some(s) = self.streams.get_mut(&id) {
+        if id <= self.last_stream {
+            // Trailers: decoded for HPACK's context; their fields are not used.
+            let _ = decoded?;
+            let Some(s) = self.streams.get_mut(&id) else {
+                return Ok(());
+            };
             s.received = true;
-            self.ready.push_back(id);
-            return decoded.map(|_| ());
+            return match s.over_limit {
+                false => self.request_complete(id),
+                true => Ok(()),
+            };
         }
         self.last_stream = id;
         let meta = match decoded? {
@@ -246,11 +262,15 @@ impl State {
                 "too many streams",
             ));
         }
+        // A declared length past the limit is refused before any of the body comes (HTTP/1's 413).
+        let over_limit = !pending.end_stream && meta.content_length > Some(self.max_body);
         self.streams.insert(
             id,
             Stream {
                 text,
                 body: Vec::new(),
+                over_limit,
+                throttle: None,
                 received: pending.end_stream,
                 content_length: meta.content_length,
                 head_only: meta.head_only,
@@ -261,7 +281,9 @@ impl State {
                 pieces: VecDeque::new(),
             },
         );
-        if pending.end_stream {
+        if over_limit {
+            self.ready.push_back(id);
+        } else if pending.end_stream {
             self.request_complete(id)?;
         }
         Ok(())
@@ -283,14 +305,10 @@ impl State {
         Ok(())
     }
 
-    fn data(
-        &mut self,
-        id: u32,
-        end_stream: bool,
-        data: &[u8],
-        flow_len: u32,
-        max_body: u64,
-    ) -> Result<(), Error> {
+    /// Request body bytes: collected within content-length and `--max-body`; the stream's window
+    /// is granted again as they are taken. Past the limit the stream is answered 413 (in order with
+    /// the others) and the rest of its body only counted.
+    fn data(&mut self, id: u32, end_stream: bool, data: &[u8], flow_len: u32) -> Result<(), Error> {
         self.recv_window.receive(flow_len).map_err(|e| e.on(0))?;
         if let Some(inc) = self.recv_window.refill(DEFAULT_WINDOW) {
             write::window_update(&mut self.wire, 0, inc);
@@ -301,6 +319,10 @@ impl State {
                 "DATA on an idle stream",
             ));
         }
+        if self.reset_lately.contains(&id) {
+            return Ok(()); // sent before the peer saw our RST_STREAM
+        }
+        let max_body = self.max_body;
         let Some(s) = self.streams.get_mut(&id).filter(|s| !s.received) else {
             return Err(Error::stream(
                 id,
@@ -309,16 +331,25 @@ impl State {
             ));
         };
         s.recv_window.receive(flow_len).map_err(|e| e.on(id))?;
-        if s.body.len() as u64 + data.len() as u64 > max_body {
+        s.received = end_stream;
+        if s.over_limit {
+            return Ok(());
+        }
+        let total = s.body.len() as u64 + data.len() as u64;
+        if s.content_length.is_some_and(|n| total > n) {
             return Err(Error::stream(
                 id,
-                ErrorCode::Cancel,
-                "request body larger than --max-body",
+                ErrorCode::ProtocolError,
+                "body longer than content-length",
             ));
+        }
+        if total > max_body {
+            (s.over_limit, s.body) = (true, Vec::new());
+            self.ready.push_back(id);
+            return Ok(());
         }
         s.body.extend_from_slice(data);
         if end_stream {
-            s.received = true;
             return self.request_complete(id);
         }
         if let Some(inc) = s.recv_window.refill(DEFAULT_WINDOW) {

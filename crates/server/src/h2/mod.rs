@@ -4,8 +4,12 @@
 //! connection's flow-control windows and its open streams. `input.rs` reads frames, `request.rs`
 //! turns a header block into the handlers' request, `send.rs` turns their answers into frames,
 //! `defence.rs` bounds what a peer may cost. Requests are answered after the whole read is parsed
-//! (a stream reset in the same read is never worked on), one at a time while a CGI program or a
-//! FastCGI job answers one of them (the connection has one slot for those).
+//! (a stream reset in the same read is never worked on). A connection runs one CGI program or
+//! FastCGI job at a time (one slot, as HTTP/1's): while one stream's job runs, the loop goes on
+//! reading this connection and answering its other streams; streams that need a job wait, in
+//! order, for the slot (`deferred`). A request body is collected within `--max-body`: past it (or
+//! declared past it) the stream is answered 413 at once and then reset with NO_ERROR (RFC 9113
+//! §8.1), so the client stops sending while the connection goes on.
 
 mod defence;
 mod input;
@@ -36,6 +40,10 @@ pub struct Stream {
     head_only: bool,
     recv_window: Window,
     send_window: Window,
+    /// The body is (or is declared) larger than `--max-body`: answered 413, the rest discarded.
+    over_limit: bool,
+    /// The throttle rule its answer is paced by (static_file.rs), until the answer ends.
+    throttle: Option<usize>,
     /// Body bytes still owed after HEADERS (None: a streamed body, until `finished`).
     remaining: Option<u64>,
     finished: bool,
@@ -52,8 +60,12 @@ pub struct State {
     send_window: Window,
     recv_window: Window,
     streams: HashMap<u32, Stream>,
-    /// Streams whose requests are complete, to answer in order.
+    /// Streams whose requests are complete (or refused with 413), to answer in order.
     ready: VecDeque<u32>,
+    /// Streams that wait for the connection's CGI/FastCGI slot, in order.
+    deferred: VecDeque<u32>,
+    /// Streams we reset lately: frames the peer had already sent on them are ignored (§5.4.2).
+    reset_lately: VecDeque<u32>,
     last_stream: u32,
     pending: Option<(block::Pending, u32)>,
     /// Frames to write before (and with) the answers.
@@ -66,11 +78,13 @@ pub struct State {
     counters: defence::Counters,
     /// When the peer last gave us bytes or window (the slow-read bound counts from it).
     progress: Instant,
+    /// `--max-body`: the largest request body taken.
+    max_body: u64,
 }
 
 impl State {
     /// A new connection: our SETTINGS go out first.
-    pub fn new(now: Instant) -> Box<State> {
+    pub fn new(now: Instant, max_body: u64) -> Box<State> {
         let mut wire = Vec::with_capacity(64);
         let ours = [
             (SettingId::MaxConcurrentStreams, defence::MAX_STREAMS),
@@ -88,6 +102,8 @@ impl State {
             recv_window: Window::new(DEFAULT_WINDOW),
             streams: HashMap::new(),
             ready: VecDeque::new(),
+            deferred: VecDeque::new(),
+            reset_lately: VecDeque::new(),
             last_stream: 0,
             pending: None,
             wire,
@@ -97,6 +113,7 @@ impl State {
             answered: 0,
             counters: defence::Counters::default(),
             progress: now,
+            max_body,
         })
     }
 
@@ -105,9 +122,14 @@ impl State {
         !self.inbuf.is_empty() || self.pending.is_some() || !self.streams.is_empty()
     }
 
-    /// Requests complete but not answered yet (held while a CGI or FastCGI job answers).
+    /// Requests complete but not answered yet.
     pub fn stalled(&self) -> bool {
         !self.ready.is_empty()
+    }
+
+    /// Streams wait for the CGI/FastCGI slot (answered once the job that holds it is done).
+    pub fn waits_for_job(&self) -> bool {
+        !self.deferred.is_empty()
     }
 
     /// Frames to write, or body that the windows let out (`Conn::flush` pumps it).
@@ -142,6 +164,7 @@ impl State {
     fn fail(&mut self, code: ErrorCode, why: &str) {
         self.inbuf.clear();
         self.ready.clear();
+        self.deferred.clear();
         self.streams.clear();
         self.goaway = true;
         write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());
@@ -174,20 +197,26 @@ impl Ctx {
         };
         if !new.is_empty() {
             st.progress = self.now;
-            st.read(new, self.now, self.shared.config.max_body);
+            st.read(new, self.now);
         }
         if self.draining {
             st.say_goodbye();
         }
         self.answer_ready(&mut st, conn, out, idx, registry);
+        if conn.throttle.is_none() && !self.shared.throttles.is_empty() {
+            // The connection writes paced while a paced answer is under way: its body goes out
+            // over many flushes, and each flush's drain ends the pacing (conn.rs).
+            conn.throttle = st.streams.values().find_map(|s| s.throttle);
+        }
         if st.goaway && st.streams.is_empty() {
             conn.closing = true;
         }
         conn.protocol = Protocol::Http2(st);
     }
 
-    /// Answers the ready streams in order (one at a time while a CGI or FastCGI job runs). The
-    /// answers are staged in `out`; `Conn::flush` frames them (send.rs).
+    /// Answers the ready streams in order; those that need the CGI/FastCGI slot while a job
+    /// holds it wait in `deferred`, and go first once the slot is free. The answers are staged in
+    /// `out`; `Conn::flush` frames them (send.rs).
     fn answer_ready(
         &mut self,
         st: &mut State,
@@ -196,23 +225,39 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
-        while conn.cgi.is_none() && conn.fcgi.is_none() {
-            let Some(id) = st.ready.pop_front() else {
-                break;
-            };
+        if conn.cgi.is_none() && conn.fcgi.is_none() && !st.deferred.is_empty() {
+            let mut queue = std::mem::take(&mut st.deferred);
+            queue.append(&mut st.ready);
+            st.ready = queue;
+        }
+        while let Some(id) = st.ready.pop_front() {
             let Some(s) = st.streams.get_mut(&id) else {
                 continue;
             };
-            let text = std::mem::take(&mut s.text);
-            let body = std::mem::take(&mut s.body);
-            let had_body = s.content_length.is_some() || !body.is_empty();
-            let head = request::head_of(&text, had_body.then_some(body.len() as u64));
             let ch = crate::protocol::Channel::Http2(Channel { stream: id });
-            if let Some((status, bytes, user)) =
-                self.respond(conn, &head, ch, &body, out, idx, registry)
-            {
-                let line = head.request_line();
-                self.log(conn.peer, user.as_deref(), line, status, bytes);
+            let had_body = s.content_length.is_some() || !s.body.is_empty();
+            let head = request::head_of(&s.text, had_body.then_some(s.body.len() as u64));
+            let earlier = conn.throttle.take();
+            let answer = match s.over_limit {
+                true => Some(self.simple_answer(out, &head, ch, 413, b"")),
+                false => self.respond(conn, &head, ch, &s.body, out, idx, registry),
+            };
+            s.throttle = conn.throttle;
+            conn.throttle = conn.throttle.or(earlier);
+            if let Some((status, bytes, user)) = answer {
+                self.log(
+                    conn.peer,
+                    user.as_deref(),
+                    head.request_line(),
+                    status,
+                    bytes,
+                );
+            }
+            if std::mem::take(&mut self.waits_for_job) {
+                st.deferred.push_back(id);
+            } else {
+                // Answered or handed to a job (which copied what it needs).
+                (s.text, s.body) = (Vec::new(), Vec::new());
             }
         }
     }

@@ -275,9 +275,14 @@ impl State {
         }
     }
 
-    /// Our side of a stream has ended: the stream is closed.
+    /// Our side of a stream has ended: the stream is closed. If the request had not ended (a 413
+    /// answered while the body still came), RST_STREAM NO_ERROR tells the client to stop sending
+    /// it (RFC 9113 §8.1).
     fn stream_done(&mut self, id: u32) {
-        self.streams.remove(&id);
+        if self.streams.remove(&id).is_some_and(|s| !s.received) {
+            write::rst_stream(&mut self.wire, id, webstand_h2::ErrorCode::NoError);
+            self.reset_sent(id);
+        }
         self.answered += 1;
     }
 }
