@@ -10,7 +10,7 @@
 
 use crate::conn::Class;
 use crate::h2::{Prepared, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2, TABLE_SIZE_ZERO};
-use crate::h2_stream::{End, Ended, ResponseHead, Stream, Tally};
+use crate::h2_stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use crate::transport::Transport;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
@@ -59,6 +59,8 @@ pub(crate) struct H2Conn {
     pub last_progress: Instant,
     /// Our receive windows' sizes: the connection's and each stream's.
     targets: (u32, u32),
+    /// The slot's span across its connections (h2load's per-client req/s).
+    pub span: ClientSpan,
 }
 
 impl H2Conn {
@@ -86,6 +88,7 @@ impl H2Conn {
             first_byte: None,
             last_progress: now,
             targets: (0, 0),
+            span: ClientSpan::default(),
         }
     }
 
@@ -98,8 +101,13 @@ impl H2Conn {
         now: Instant,
     ) {
         let streams = std::mem::take(&mut self.streams);
+        let span = self.span;
         *self = H2Conn::new(now, to);
         self.streams = streams; // empty: a connection is only replaced once its streams ended
+        self.span = ClientSpan {
+            start: span.start.or(Some(now)),
+            ..span
+        };
         self.transport = Some(transport);
         self.phase = Phase::Connecting;
         self.out.extend_from_slice(&p.opening);
@@ -112,6 +120,9 @@ impl H2Conn {
 
     /// Drops the socket; the slot is free for a new connection.
     pub(crate) fn close(&mut self) {
+        if self.phase != Phase::Free {
+            self.span.end = Some(Instant::now());
+        }
         self.transport = None;
         self.phase = Phase::Free;
         self.registered = false;
@@ -559,6 +570,8 @@ impl H2Conn {
     fn end(&mut self, stream: u32, end: End, now: Instant, t: &mut Tally) {
         if let Some(i) = self.index(stream) {
             let stream = self.streams.swap_remove(i);
+            self.span.end = Some(now);
+            self.span.whole += u64::from(end == End::Complete);
             t.ended.push(Ended {
                 stream,
                 end,
