@@ -58,6 +58,27 @@ pub(crate) struct ClientSpan {
 }
 
 impl ClientSpan {
+    /// A connection of the slot begins: the span starts at the slot's first.
+    pub(crate) fn started(self, now: Instant) -> ClientSpan {
+        ClientSpan {
+            start: self.start.or(Some(now)),
+            ..self
+        }
+    }
+
+    /// A stream of the slot ended, whole or not.
+    pub(crate) fn ended(&mut self, now: Instant, whole: bool) {
+        self.end = Some(now);
+        self.whole += u64::from(whole);
+    }
+
+    /// The slot's connection closed (`open`: it had one).
+    pub(crate) fn closed(&mut self, open: bool) {
+        if open {
+            self.end = Some(Instant::now());
+        }
+    }
+
     /// h2load's per-client "req/s": whole streams over the active time, if it had any time.
     pub(crate) fn rate(&self) -> Option<f64> {
         let secs = self

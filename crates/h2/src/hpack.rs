@@ -24,7 +24,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::hpack_table::Table;
-use crate::huffman::{self, HuffmanError, Recent};
+use crate::huffman::{HuffmanError, Recent};
 
 /// RFC 7541 §4.1: each field counts its name, its value and 32 bytes of overhead. The same sum
 /// is what SETTINGS_MAX_HEADER_LIST_SIZE bounds (RFC 9113 §6.5.2).
