@@ -1,6 +1,6 @@
 //! `webstand bench --h2` over real sockets: counts (requests done and succeeded, data bytes) equal
 //! h2load's against Debian's nginx (h2 over TLS) and h2o (h2 over TLS and h2c by prior
-//! knowledge); `-m` above the server's SETTINGS_MAX_CONCURRENT_STREAMS is capped; small windows
+//! knowledge), and its per-connection req/s row bounded as h2load's is; `-m` above the server's SETTINGS_MAX_CONCURRENT_STREAMS is capped; small windows
 //! work through WINDOW_UPDATEs; a server without HTTP/2 is one clear line and a non-zero exit; and
 //! an in-test server that misbehaves (RST_STREAM, a malformed frame, GOAWAY, silence, a PING,
 //! CONTINUATION, a DATA frame beyond the window) gives failed requests of the right class, never a
@@ -223,6 +223,71 @@ fn counts_equal_h2loads_against_nginx_over_tls_and_h2o_both_ways() {
     assert!(
         report.contains("time for request:") && report.contains("time to 1st byte:"),
         "{report}"
+    );
+}
+
+/// h2load's "req/s" row (min, max, mean, sd, % within sd) and its overall req/s ("finished in
+/// 1.00s, N req/s"), from h2load's output or ours.
+fn rates(text: &str) -> (Vec<f64>, f64) {
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("req/s"))
+        .unwrap_or_else(|| panic!("no req/s row in {text}"));
+    let cells: Vec<f64> = row
+        .split_once(':')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .map(|w| w.trim_end_matches('%').parse().unwrap())
+        .collect();
+    let finished = text.lines().find(|l| l.starts_with("finished in")).unwrap();
+    let overall = finished
+        .split(", ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" req/s");
+    (cells, overall.parse().unwrap())
+}
+
+#[test]
+fn the_per_connection_req_per_s_row_means_what_h2loads_does() {
+    let ngx = nginx("ssl http2", "");
+    let url = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    let args = ["-n", "2000", "-c", "4", "-m", "8", &url];
+    let theirs = Command::new(require("h2load")).args(args).output().unwrap();
+    let out = bench(&[&["--h2"][..], &args].concat());
+    let ours = stdout(&out);
+    assert!(out.status.success(), "{ours}{}", stderr(&out));
+    // Each connection's rate is its whole streams over its own active time, never longer than
+    // the run: so four connections' rates add up to at least the run's req/s, and (all four busy
+    // throughout) to not much more. Both tools, the same bounds.
+    for (who, text) in [("h2load", stdout(&theirs)), ("webstand", ours)] {
+        let (row, overall) = rates(&text);
+        let [min, max, mean, sd, within] = row[..] else {
+            panic!("{who}: {row:?}")
+        };
+        assert!(min <= mean && mean <= max && sd >= 0.0, "{who}: {row:?}");
+        assert!((0.0..=100.0).contains(&within), "{who}: {row:?}");
+        let sum = mean * 4.0;
+        assert!(
+            sum >= overall * 0.99 && sum <= overall * 1.5,
+            "{who}: 4 x {mean} against {overall} req/s"
+        );
+    }
+    let v = bench_json(&[&["--h2"][..], &args].concat());
+    let rps = &v["h2"]["req_per_s_per_connection"];
+    assert_eq!(rps["count"], 4, "{rps}");
+    assert!(rps["min"].as_f64().unwrap() > 0.0, "{rps}");
+    // One connection: its rate is the run's, give or take the start-up before its connect.
+    let v = bench_json(&["--h2", "-n", "500", "-c", "1", "-m", "4", &url]);
+    let one = &v["h2"]["req_per_s_per_connection"];
+    assert_eq!(one["count"], 1, "{one}");
+    assert_eq!(one["min"], one["max"]);
+    let rate = one["mean"].as_f64().unwrap();
+    let overall = 500.0 / v["elapsed_secs"].as_f64().unwrap();
+    assert!(
+        rate >= overall * 0.99 && rate <= overall * 1.5,
+        "{rate} vs {overall}"
     );
 }
 

@@ -21,6 +21,9 @@ use webstand_h2::settings::{SettingId, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
 /// first header block, so the server's decoder agrees that the table is empty.
 pub(crate) const TABLE_SIZE_ZERO: u8 = 0x20;
 
+/// The last client stream identifier (2^31 - 1): a connection that reaches it is replaced.
+pub(crate) const LAST_STREAM_ID: u32 = 0x7fff_ffff;
+
 /// Largest header block accepted from a server (HEADERS and CONTINUATIONs joined).
 pub(crate) const MAX_HEADER_BLOCK: usize = 256 * 1024;
 /// Our SETTINGS_MAX_HEADER_LIST_SIZE: a decoded response head larger than this fails its stream.
@@ -30,6 +33,11 @@ pub(crate) const MAX_HEADER_LIST: u32 = 256 * 1024;
 /// a server that does not speak HTTP/2 here (typically an HTTP/1 answer to the preface).
 pub(crate) const NOT_H2: &str =
     "the server does not speak HTTP/2 here (its first bytes are not a SETTINGS frame)";
+
+/// A connection error of the server's making (PROTOCOL_ERROR).
+pub(crate) fn protocol(reason: &'static str) -> webstand_h2::Error {
+    webstand_h2::Error::connection(webstand_h2::ErrorCode::ProtocolError, reason)
+}
 
 /// What every HTTP/2 connection of a run starts from.
 pub(crate) struct Prepared {

@@ -9,8 +9,9 @@
 //! that stream and fails it (Exceptions), a connection error fails every stream on the connection.
 
 use crate::conn::Class;
-use crate::h2::{Prepared, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2, TABLE_SIZE_ZERO};
-use crate::h2_stream::{End, Ended, ResponseHead, Stream, Tally};
+use crate::h2::TABLE_SIZE_ZERO;
+use crate::h2::{protocol, Prepared, LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
+use crate::h2_stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use crate::transport::Transport;
 use sha2::{Digest, Sha256};
 use std::net::SocketAddr;
@@ -20,9 +21,6 @@ use webstand_h2::frame::{write, Frame, Head, Kind, HEADER_LEN};
 use webstand_h2::hpack::{Decoder, HpackRefusal};
 use webstand_h2::settings::{Sender, Settings, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
 use webstand_h2::{Error, ErrorCode, Window};
-
-/// The last client stream identifier (2^31 - 1): a connection that reaches it is replaced.
-const LAST_STREAM_ID: u32 = 0x7fff_ffff;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Phase {
@@ -59,6 +57,8 @@ pub(crate) struct H2Conn {
     pub last_progress: Instant,
     /// Our receive windows' sizes: the connection's and each stream's.
     targets: (u32, u32),
+    /// The slot's span across its connections (h2load's per-client req/s).
+    pub span: ClientSpan,
 }
 
 impl H2Conn {
@@ -86,6 +86,7 @@ impl H2Conn {
             first_byte: None,
             last_progress: now,
             targets: (0, 0),
+            span: ClientSpan::default(),
         }
     }
 
@@ -98,8 +99,10 @@ impl H2Conn {
         now: Instant,
     ) {
         let streams = std::mem::take(&mut self.streams);
+        let span = self.span;
         *self = H2Conn::new(now, to);
         self.streams = streams; // empty: a connection is only replaced once its streams ended
+        self.span = span.started(now);
         self.transport = Some(transport);
         self.phase = Phase::Connecting;
         self.out.extend_from_slice(&p.opening);
@@ -112,6 +115,7 @@ impl H2Conn {
 
     /// Drops the socket; the slot is free for a new connection.
     pub(crate) fn close(&mut self) {
+        self.span.closed(self.phase != Phase::Free);
         self.transport = None;
         self.phase = Phase::Free;
         self.registered = false;
@@ -559,6 +563,7 @@ impl H2Conn {
     fn end(&mut self, stream: u32, end: End, now: Instant, t: &mut Tally) {
         if let Some(i) = self.index(stream) {
             let stream = self.streams.swap_remove(i);
+            self.span.ended(now, end == End::Complete);
             t.ended.push(Ended {
                 stream,
                 end,
@@ -590,8 +595,4 @@ impl H2Conn {
             });
         }
     }
-}
-
-fn protocol(reason: &'static str) -> Error {
-    Error::connection(ErrorCode::ProtocolError, reason)
 }

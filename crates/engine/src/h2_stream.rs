@@ -47,6 +47,48 @@ pub(crate) struct Ended {
     pub at: Instant,
 }
 
+/// One connection slot's life as h2load counts a client's: from its first connect to its last
+/// stream's end (or its connection's close), and the streams that ended whole on it (any status:
+/// h2load's `req_success`, a stream closed without error). Kept across the slot's reconnections.
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct ClientSpan {
+    pub start: Option<Instant>,
+    pub end: Option<Instant>,
+    pub whole: u64,
+}
+
+impl ClientSpan {
+    /// A connection of the slot begins: the span starts at the slot's first.
+    pub(crate) fn started(self, now: Instant) -> ClientSpan {
+        ClientSpan {
+            start: self.start.or(Some(now)),
+            ..self
+        }
+    }
+
+    /// A stream of the slot ended, whole or not.
+    pub(crate) fn ended(&mut self, now: Instant, whole: bool) {
+        self.end = Some(now);
+        self.whole += u64::from(whole);
+    }
+
+    /// The slot's connection closed (`open`: it had one).
+    pub(crate) fn closed(&mut self, open: bool) {
+        if open {
+            self.end = Some(Instant::now());
+        }
+    }
+
+    /// h2load's per-client "req/s": whole streams over the active time, if it had any time.
+    pub(crate) fn rate(&self) -> Option<f64> {
+        let secs = self
+            .end?
+            .saturating_duration_since(self.start?)
+            .as_secs_f64();
+        (secs > 1e-9).then(|| self.whole as f64 / secs)
+    }
+}
+
 /// What the connection's frames add to the thread's figures.
 pub(crate) struct Tally {
     pub ended: Vec<Ended>,

@@ -106,7 +106,12 @@ impl<'a> H2Worker<'a> {
             .filter(|c| c.settled)
             .map(|c| c.limit(&self.p));
         let max_streams = limits.min().unwrap_or(self.p.max_streams);
-        self.w.r.h2 = Some(H2Summary { max_streams, ..sum });
+        let client_rps = self.conns.iter().filter_map(|c| c.span.rate()).collect();
+        self.w.r.h2 = Some(H2Summary {
+            max_streams,
+            client_rps,
+            ..sum
+        });
         self.w.r.body_bytes = self.tally.data_bytes;
         for c in &mut self.conns {
             c.close();
@@ -450,9 +455,12 @@ impl<'a> H2Worker<'a> {
             let _ = self.w.sh.server.set(s);
             self.tally.want_server = false;
         }
-        for e in std::mem::take(&mut self.tally.ended) {
+        // The list is handed back empty, not dropped: its capacity serves every later pass.
+        let mut ended = std::mem::take(&mut self.tally.ended);
+        for e in ended.drain(..) {
             self.count(e);
         }
+        self.tally.ended = ended;
     }
 
     fn count(&mut self, e: Ended) {

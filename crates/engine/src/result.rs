@@ -211,6 +211,9 @@ pub struct H2Summary {
     /// byte, in microseconds (h2load's "time for connect" and "time to 1st byte").
     pub connect: Histogram<u64>,
     pub first_byte: Histogram<u64>,
+    /// Per connection slot (h2load's client): streams that ended whole (any status) over the
+    /// time from its first connect to its last stream's end or its close (h2load's "req/s" row).
+    pub client_rps: Vec<f64>,
 }
 
 impl H2Summary {
@@ -230,6 +233,7 @@ impl H2Summary {
             max_streams,
             connect: h(),
             first_byte: h(),
+            client_rps: Vec::new(),
         }
     }
 
@@ -252,6 +256,7 @@ impl H2Summary {
         };
         self.connect.add(&o.connect).expect("same bounds");
         self.first_byte.add(&o.first_byte).expect("same bounds");
+        self.client_rps.extend_from_slice(&o.client_rps);
     }
 }
 

@@ -9,7 +9,8 @@
 //! table (a HashMap) anew for every Huffman-coded string, and curl, h2load, nginx and browsers
 //! Huffman-code their headers. Ours walks [`huffman`]'s state machine, built once, four bits at a
 //! time, keeps its tables in [`hpack_table`](crate::hpack_table) and decodes literals into scratch
-//! buffers reused across blocks. `httlib-hpack` (0.1.3, its only release) decodes into a Vec of
+//! buffers reused across blocks; the connection's recent Huffman strings are decoded once
+//! ([`Recent`]: a static server's responses repeat them). `httlib-hpack` (0.1.3, its only release) decodes into a Vec of
 //! owned fields and has no header-list limit: a bomb would be materialised before we could refuse.
 //!
 //! Measured (`cargo run --release -p webstand-h2 --example hpack_cost`, ns per block, medians of
@@ -23,7 +24,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::hpack_table::Table;
-use crate::huffman::{self, HuffmanError};
+use crate::huffman::{HuffmanError, Recent};
 
 /// RFC 7541 §4.1: each field counts its name, its value and 32 bytes of overhead. The same sum
 /// is what SETTINGS_MAX_HEADER_LIST_SIZE bounds (RFC 9113 §6.5.2).
@@ -86,6 +87,8 @@ pub struct Decoder {
     /// Scratch for a literal's name and value, kept across blocks so decoding does not allocate.
     name: Vec<u8>,
     value: Vec<u8>,
+    /// The connection's recent Huffman-coded strings, decoded once.
+    recent: Recent,
     broken: bool,
 }
 
@@ -99,6 +102,7 @@ impl Decoder {
             max_list_size: max_list_size as usize,
             name: Vec::new(),
             value: Vec::new(),
+            recent: Recent::default(),
             broken: false,
         }
     }
@@ -178,13 +182,13 @@ impl Decoder {
         let index = read_integer(block, at, prefix_bits)?;
         self.name.clear();
         if index == 0 {
-            read_string(block, at, &mut self.name)?;
+            read_string(block, at, &mut self.name, &mut self.recent)?;
         } else {
             let (name, _) = self.table.get(index).ok_or(HpackError::BadIndex(index))?;
             self.name.extend_from_slice(name);
         }
         self.value.clear();
-        read_string(block, at, &mut self.value)?;
+        read_string(block, at, &mut self.value, &mut self.recent)?;
         field(&self.name, &self.value);
         Ok(())
     }
@@ -219,7 +223,12 @@ fn read_integer(block: &[u8], at: &mut usize, prefix_bits: u32) -> Result<usize,
 }
 
 /// A string literal (RFC 7541 §5.2), raw or Huffman-coded, appended to `out`.
-fn read_string(block: &[u8], at: &mut usize, out: &mut Vec<u8>) -> Result<(), HpackError> {
+fn read_string(
+    block: &[u8],
+    at: &mut usize,
+    out: &mut Vec<u8>,
+    recent: &mut Recent,
+) -> Result<(), HpackError> {
     let huffman = *block.get(*at).ok_or(HpackError::Truncated)? & 0x80 != 0;
     let length = read_integer(block, at, 7)?;
     let bytes = block
@@ -228,7 +237,7 @@ fn read_string(block: &[u8], at: &mut usize, out: &mut Vec<u8>) -> Result<(), Hp
         .ok_or(HpackError::Truncated)?;
     *at += length;
     if huffman {
-        huffman::decode(bytes, out).map_err(HpackError::Huffman)
+        recent.decode(bytes, out).map_err(HpackError::Huffman)
     } else {
         out.extend_from_slice(bytes);
         Ok(())

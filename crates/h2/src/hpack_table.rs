@@ -26,8 +26,15 @@ const STATIC: [(&str, &str); 61] = [
     ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
 ];
 
-/// A dynamic table entry: a name and a value.
-type Entry = (Box<[u8]>, Box<[u8]>);
+/// A dynamic table entry: the name's bytes then the value's in one buffer, and where the name
+/// ends. One buffer, not two boxes, so that an evicted entry's buffer can carry the next one: a
+/// server that inserts a field per response (nginx inserts `server` and more with incremental
+/// indexing into a full table) then costs no allocation, where boxes cost two allocations and
+/// two frees per field (measured: 4 % of `bench --h2`'s CPU against nginx).
+struct Entry {
+    bytes: Vec<u8>,
+    name_len: usize,
+}
 
 /// The static table followed by a dynamic table, as one index space (1-based).
 pub struct Table {
@@ -35,6 +42,8 @@ pub struct Table {
     dynamic: VecDeque<Entry>,
     size: usize,
     max_size: usize,
+    /// The last evicted entry's buffer, kept for the next insertion.
+    spare: Vec<u8>,
 }
 
 impl Table {
@@ -43,6 +52,7 @@ impl Table {
             dynamic: VecDeque::new(),
             size: 0,
             max_size,
+            spare: Vec::new(),
         }
     }
 
@@ -55,8 +65,8 @@ impl Table {
                 Some((name.as_bytes(), value.as_bytes()))
             }
             _ => {
-                let (name, value) = self.dynamic.get(index - 62)?;
-                Some((name, value))
+                let e = self.dynamic.get(index - 62)?;
+                Some(e.bytes.split_at(e.name_len))
             }
         }
     }
@@ -68,7 +78,14 @@ impl Table {
         self.evict_to(self.max_size.saturating_sub(size));
         if size <= self.max_size {
             self.size += size;
-            self.dynamic.push_front((name.into(), value.into()));
+            let mut bytes = std::mem::take(&mut self.spare);
+            bytes.clear();
+            bytes.extend_from_slice(name);
+            bytes.extend_from_slice(value);
+            self.dynamic.push_front(Entry {
+                bytes,
+                name_len: name.len(),
+            });
         }
     }
 
@@ -80,8 +97,10 @@ impl Table {
 
     fn evict_to(&mut self, size: usize) {
         while self.size > size {
-            let (name, value) = self.dynamic.pop_back().expect("size counts the entries");
-            self.size -= field_size(&name, &value);
+            let e = self.dynamic.pop_back().expect("size counts the entries");
+            let (name, value) = e.bytes.split_at(e.name_len);
+            self.size -= field_size(name, value);
+            self.spare = e.bytes;
         }
     }
 }

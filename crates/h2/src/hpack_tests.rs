@@ -1,6 +1,7 @@
 //! HPACK against RFC 7541 Appendix C's examples, and the two limits the wrapper adds.
 
 use super::*;
+use crate::huffman;
 
 struct Block {
     wire: &'static str,

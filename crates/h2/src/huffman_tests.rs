@@ -113,3 +113,29 @@ fn eos_inside_a_string_is_refused() {
         Err(HuffmanError::EosInString)
     );
 }
+
+#[test]
+fn recent_strings_decode_as_the_machine_does_and_failures_are_not_kept() {
+    let mut recent = Recent::default();
+    // More strings than are kept, in turn and again: every answer is the machine's.
+    let words: Vec<String> = (0..12)
+        .map(|i| format!("Tue, 24 Nov 2026 13:0{i}:00 GMT"))
+        .collect();
+    for _ in 0..3 {
+        for w in &words {
+            let mut coded = Vec::new();
+            encode(w.as_bytes(), &mut coded);
+            let mut out = b"kept: ".to_vec();
+            recent.decode(&coded, &mut out).unwrap();
+            assert_eq!(out, [b"kept: ", w.as_bytes()].concat());
+        }
+    }
+    // EOS inside a string (30 ones and more) is refused every time, never answered from memory.
+    for _ in 0..2 {
+        let mut out = Vec::new();
+        assert_eq!(
+            recent.decode(&[0xff, 0xff, 0xff, 0xff], &mut out),
+            Err(HuffmanError::EosInString)
+        );
+    }
+}

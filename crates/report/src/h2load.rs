@@ -2,7 +2,8 @@
 //! same figures as JSON: requests started, done, succeeded (2xx and 3xx), failed, errored and timed
 //! out; status classes; traffic with the header bytes and HPACK's space savings; and time for a
 //! request (per stream), for connect and to the first byte (per connection), each with h2load's
-//! min, max, mean, sd and the share within one sd of the mean.
+//! min, max, mean, sd and the share within one sd of the mean; and h2load's "req/s" row, the same
+//! five figures over each connection slot's own rate (its whole streams over its active time).
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
@@ -45,6 +46,62 @@ fn within_sd(h: &Histogram<u64>) -> f64 {
         .map(|v| v.count_at_value())
         .sum();
     inside as f64 * 100.0 / h.len() as f64
+}
+
+/// h2load's figures over plain values (its `compute_time_stat`): min, max, mean, the population
+/// standard deviation, and the share of values within one sd of the mean, in percent.
+#[derive(Debug, PartialEq)]
+struct Spread {
+    min: f64,
+    max: f64,
+    mean: f64,
+    sd: f64,
+    within_sd: f64,
+}
+
+fn spread(values: &[f64]) -> Option<Spread> {
+    if values.is_empty() {
+        return None;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let inside = values.iter().filter(|v| (*v - mean).abs() <= sd).count();
+    Some(Spread {
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        mean,
+        sd,
+        within_sd: inside as f64 * 100.0 / n,
+    })
+}
+
+fn rps_row(values: &[f64]) -> String {
+    let label = "req/s";
+    match spread(values) {
+        None => format!(
+            "{label:<16}: {:>10} {:>10} {:>10} {:>10} {:>8.2}%\n",
+            "-", "-", "-", "-", 0.0
+        ),
+        Some(s) => format!(
+            "{label:<16}: {:>10.2} {:>10.2} {:>10.2} {:>10.2} {:>8.2}%\n",
+            s.min, s.max, s.mean, s.sd, s.within_sd
+        ),
+    }
+}
+
+fn rps_json(values: &[f64]) -> Value {
+    match spread(values) {
+        None => json!({ "count": 0 }),
+        Some(s) => json!({
+            "count": values.len(),
+            "min": s.min,
+            "max": s.max,
+            "mean": s.mean,
+            "sd": s.sd,
+            "within_sd_pct": s.within_sd,
+        }),
+    }
 }
 
 fn time_row(label: &str, h: &Histogram<u64>) -> String {
@@ -120,6 +177,7 @@ pub fn summary(r: &RunResult, total: Option<u64>) -> String {
     out += &time_row("time for request", &r.histograms.total);
     out += &time_row("time for connect", &h.connect);
     out += &time_row("time to 1st byte", &h.first_byte);
+    out += &rps_row(&h.client_rps);
     out
 }
 
@@ -166,6 +224,7 @@ pub fn json(r: &RunResult, total: Option<u64>) -> Value {
         "time_for_request": times_json(&r.histograms.total),
         "time_for_connect": times_json(&h.connect),
         "time_to_1st_byte": times_json(&h.first_byte),
+        "req_per_s_per_connection": rps_json(&h.client_rps),
     })
 }
 
@@ -185,5 +244,23 @@ mod tests {
             h.record(v).unwrap();
         }
         assert_eq!(within_sd(&h), 80.0);
+    }
+
+    #[test]
+    fn per_connection_rates_are_summed_up_as_h2load_does() {
+        // Population sd (h2load divides by n when it kept every client), and the share within
+        // [mean - sd, mean + sd] inclusive.
+        let s = spread(&[100.0, 200.0, 300.0, 400.0]).unwrap();
+        assert_eq!((s.min, s.max, s.mean), (100.0, 400.0, 250.0));
+        assert!((s.sd - 125.0f64.sqrt() * 10.0).abs() < 1e-9, "{}", s.sd);
+        assert_eq!(s.within_sd, 50.0);
+        let one = spread(&[42.5]).unwrap();
+        assert_eq!((one.sd, one.within_sd), (0.0, 100.0));
+        assert_eq!(spread(&[]), None);
+        assert_eq!(
+            rps_row(&[100.0, 200.0, 300.0, 400.0]),
+            "req/s           :     100.00     400.00     250.00     111.80    50.00%\n"
+        );
+        assert!(rps_row(&[]).starts_with("req/s           :          -"));
     }
 }
