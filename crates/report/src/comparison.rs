@@ -176,12 +176,17 @@ fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
 
 /// One row out of several rounds' rows of the same server and workload.
 fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
-    let mut notes: Vec<String> = Vec::new();
-    for n in rows.iter().filter_map(|r| r.note.clone()) {
-        if !notes.contains(&n) {
-            notes.push(n);
+    // Each note once: rounds share most of their notes (how the server ran) but not all (one
+    // round's peak may be generator-bound), so compare the notes, not the rounds' joined lines.
+    let mut notes: Vec<&str> = Vec::new();
+    for n in rows.iter().filter_map(|r| r.note.as_deref()) {
+        for one in n.split("; ") {
+            if !notes.contains(&one) {
+                notes.push(one);
+            }
         }
     }
+    let note = Some(notes.join("; ")).filter(|n| !n.is_empty());
     let mut measured: Vec<WorkloadRow> = rows.iter().filter(|r| r.measured).cloned().collect();
     measured.sort_by(|a, b| a.peak_hits_per_sec.total_cmp(&b.peak_hits_per_sec));
     let mut out = match measured.get(measured.len().wrapping_sub(1) / 2) {
@@ -205,11 +210,7 @@ fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
         && rows
             .iter()
             .any(|r| r.max_users == out.max_users && r.max_users_capped);
-    out.note = if notes.is_empty() {
-        None
-    } else {
-        Some(notes.join("; "))
-    };
+    out.note = note;
     out
 }
 
@@ -370,5 +371,48 @@ mod tests {
             (m.peak_hits_per_sec, m.note.as_deref()),
             (100.0, Some("died"))
         );
+    }
+
+    #[test]
+    fn rounds_with_different_notes_print_each_note_once() {
+        // builtin's tls-resume over three rounds: the same disclosures each round, and the
+        // generator bound the peak in two of them (compare adds that note per round).
+        let bound = "peak generator-bound: NOT the server's limit (see Diagnosis)";
+        let cached = "files ≤ 64 KiB served from memory with ready-made headers";
+        let rustls = "rustls: its own suite order";
+        let round = |round, generator_bound| {
+            let mut disclosures = vec![cached.to_string(), rustls.to_string()];
+            if generator_bound {
+                disclosures.push(bound.to_string());
+            }
+            let lvl = Level {
+                clients: 8,
+                result: RunResult {
+                    complete: 1000 + round as u64,
+                    elapsed: Duration::from_secs(1),
+                    ..Default::default()
+                },
+            };
+            WorkloadOutcome {
+                workload: Some(WorkloadKind::TlsResume),
+                round,
+                disclosures,
+                sweep: Some(SweepResult {
+                    workload: "tls-resume".into(),
+                    levels: vec![lvl],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }
+        };
+        let s = ServerOutcome {
+            workloads: vec![round(0, false), round(1, true), round(2, true)],
+            ..ServerOutcome::new(Kind::Builtin)
+        };
+        let note = workload_row(&s, WorkloadKind::TlsResume).note.unwrap();
+        for one in [cached, rustls, bound] {
+            assert_eq!(note.matches(one).count(), 1, "{one:?} not once in {note:?}");
+        }
+        assert_eq!(note, format!("{cached}; {rustls}; {bound}"));
     }
 }
