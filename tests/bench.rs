@@ -117,6 +117,17 @@ fn counts(v: &Value) -> (u64, u64, u64, u64, u64) {
     )
 }
 
+/// `bench -n 10 -c 2 -s 5` of `addr`, which fails every request: exit status 4 (nothing
+/// succeeded), the JSON document and how long the run took.
+fn ten_failing_requests(addr: SocketAddr) -> (Value, Duration) {
+    let u = url(addr, "/");
+    bench_json_exiting(
+        &["-n", "10", "-c", "2", "-s", "5", &u],
+        Duration::from_secs(30),
+        4,
+    )
+}
+
 const CL: &[u8] = b"HTTP/1.1 200 OK\r\nServer: t/1\r\nContent-Length: 5\r\n\r\nhello";
 
 #[test]
@@ -270,11 +281,7 @@ fn reset_connections_are_receive_failures() {
         reset_on_close(s);
         false
     });
-    let (v, took) = bench_json_exiting(
-        &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
-        Duration::from_secs(30),
-        4,
-    );
+    let (v, took) = ten_failing_requests(addr);
     assert_eq!(counts(&v), (0, 0, 10, 0, 0));
     // A reset ends a request at once; waiting for the 5 s timeout instead would take 25 s here.
     assert!(took < Duration::from_secs(5));
@@ -286,33 +293,18 @@ fn short_body_is_a_receive_failure() {
         b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this",
         false,
     );
-    let (v, _) = bench_json_exiting(
-        &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
-        Duration::from_secs(30),
-        4,
-    );
-    assert_eq!(counts(&v), (0, 0, 10, 0, 0));
+    assert_eq!(counts(&ten_failing_requests(addr).0), (0, 0, 10, 0, 0));
 }
 
 #[test]
 fn garbage_is_an_exception() {
     let addr = fixed_server(b"this is not HTTP at all\r\n\r\n", false);
-    let (v, _) = bench_json_exiting(
-        &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
-        Duration::from_secs(30),
-        4,
-    );
-    assert_eq!(counts(&v), (0, 0, 0, 0, 10));
+    assert_eq!(counts(&ten_failing_requests(addr).0), (0, 0, 0, 0, 10));
     let addr = fixed_server(
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nnothex\r\n",
         false,
     );
-    let (v, _) = bench_json_exiting(
-        &["-n", "10", "-c", "2", "-s", "5", &url(addr, "/")],
-        Duration::from_secs(30),
-        4,
-    );
-    assert_eq!(counts(&v), (0, 0, 0, 0, 10));
+    assert_eq!(counts(&ten_failing_requests(addr).0), (0, 0, 0, 0, 10));
 }
 
 #[test]
@@ -542,14 +534,12 @@ fn busy_fraction_tells_a_paused_server_from_a_fast_one() {
     let (fast, _) = bench_json(&fast_args, Duration::from_secs(30));
     assert!(fast["complete"].as_u64().unwrap() > 1000, "{fast}");
 
-    let pid = server.child.id() as libc::pid_t;
-    // SAFETY: kill only sends a signal to our own child process, which `server` still owns.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    send_signal(server.child.id(), libc::SIGSTOP);
     let paused_args = args("8");
     let paused_args: Vec<&str> = paused_args.iter().map(String::as_str).collect();
     let (paused, _) = bench_json_exiting(&paused_args, Duration::from_secs(30), 4);
-    // SAFETY: as above; the server is resumed so dropping it can stop it normally.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    // Resumed, so that dropping it can stop it normally.
+    send_signal(server.child.id(), libc::SIGCONT);
     assert_eq!(paused["complete"], 0, "a stopped server answered: {paused}");
     let (fast_busy, paused_busy) = (busy(&fast), busy(&paused));
     // The paused run's thread wakes only at its poll limit (every 50 ms) and for its timeout checks:
@@ -676,8 +666,7 @@ fn ctrl_c_prints_the_report_of_what_completed() {
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    send_signal(child.id(), libc::SIGINT);
     let t = Instant::now();
     let out = child.wait_with_output().unwrap();
     // Ctrl-C stops a 30 s run within a poll interval (50 ms); 5 s is the margin.

@@ -11,23 +11,10 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
-
-struct Server {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A self-signed certificate for localhost and 127.0.0.1 in DIR/cert.pem and DIR/key.pem.
 fn certificate(dir: &Path) {
@@ -37,56 +24,18 @@ fn certificate(dir: &Path) {
     std::fs::write(dir.join("key.pem"), ck.key_pair.serialize_pem()).unwrap();
 }
 
-fn listening(child: Child, port: u16, dir: tempfile::TempDir, what: &str) -> Server {
-    let s = Server {
-        child,
-        port,
-        _dir: dir,
-    };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(
-        wait_listening(addr, Duration::from_secs(10)),
-        "{what} did not listen"
-    );
-    s
-}
-
-/// nginx on loopback: `listen` is what follows the address ("ssl http2", "http2", "ssl"),
-/// `extra` goes into the server block.
-fn nginx(listen: &str, extra: &str) -> Server {
-    let nginx = require("nginx");
+/// nginx on loopback with a certificate: `listen` is what follows the address ("ssl http2",
+/// "http2", "ssl"), `extra` goes into the server block.
+fn nginx(listen: &str, extra: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().display().to_string();
-    www_with_page(dir.path());
     certificate(dir.path());
-    let port = free_port();
-    let conf = format!(
-        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
-         proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
-         server {{ listen 127.0.0.1:{port} {listen}; root {d}/www; ssl_certificate {d}/cert.pem; \
-         ssl_certificate_key {d}/key.pem; {extra} }}\n}}\n"
-    );
-    std::fs::write(dir.path().join("nginx.conf"), conf).unwrap();
-    let child = Command::new(nginx)
-        .args([
-            "-c",
-            &format!("{d}/nginx.conf"),
-            "-p",
-            &d,
-            "-e",
-            &format!("{d}/error.log"),
-        ])
-        .args(["-g", "daemon off;"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start nginx");
-    listening(child, port, dir, "nginx")
+    let d = dir.path().display().to_string();
+    let server = format!("ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; {extra}");
+    start_nginx_in(dir, listen, &server)
 }
 
 /// h2o on loopback, over TLS (h2 by ALPN) or plain (HTTP/1.1 and h2c by prior knowledge).
-fn h2o(tls: bool) -> Server {
+fn h2o(tls: bool) -> Daemon {
     let h2o = require("h2o");
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
@@ -103,13 +52,12 @@ fn h2o(tls: bool) -> Server {
          pid-file: {d}/h2o.pid\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {d}/www\n"
     );
     std::fs::write(dir.path().join("h2o.conf"), conf).unwrap();
-    let child = Command::new(h2o)
-        .args(["-c", &format!("{d}/h2o.conf")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start h2o");
-    listening(child, port, dir, "h2o")
+    Daemon::start(
+        Command::new(h2o).args(["-c", &format!("{d}/h2o.conf")]),
+        port,
+        dir,
+        "h2o",
+    )
 }
 
 fn unsafe_is_root() -> bool {

@@ -10,7 +10,6 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedKey, DistinguishedName, DnType,
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
 };
-use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -47,26 +46,12 @@ fn signed(ca: &CertifiedKey, names: &[&str], usage: ExtendedKeyUsagePurpose) -> 
     (cert.pem(), key.serialize_pem())
 }
 
-struct TlsNginx {
-    child: std::process::Child,
-    port: u16,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for TlsNginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// nginx over https on loopback with `ssl` directives added to its server block; the CA's
-/// certificate is at DIR/ca.pem, a client certificate and key at DIR/client.pem.
-fn start_tls_nginx(ssl: &str) -> TlsNginx {
-    let nginx = require("nginx");
+/// nginx over https on loopback with `ssl` directives added to its server block (its errors logged
+/// from level info, for the failure messages); the CA's certificate is at DIR/ca.pem, another CA's
+/// at DIR/other-ca.pem, a client certificate and key at DIR/client.pem.
+fn start_tls_nginx(ssl: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().display().to_string();
-    www_with_page(dir.path());
     let ca = ca();
     let (cert, key) = signed(
         &ca,
@@ -80,40 +65,11 @@ fn start_tls_nginx(ssl: &str) -> TlsNginx {
     w("key.pem", &key);
     w("client.pem", &format!("{ccert}{ckey}"));
     w("other-ca.pem", &self::ca().cert.pem());
-    let port = free_port();
-    let conf = format!(
-        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log info;\n\
-         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
-         proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
-         server {{ listen 127.0.0.1:{port} ssl; root {d}/www; ssl_certificate {d}/cert.pem; \
-         ssl_certificate_key {d}/key.pem; ssl_session_cache shared:S:1m; {ssl} }}\n}}\n"
+    let server = format!(
+        "error_log {d}/error.log info; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
+         ssl_session_cache shared:S:1m; {ssl}"
     );
-    w("nginx.conf", &conf);
-    let child = std::process::Command::new(nginx)
-        .args([
-            "-c",
-            &format!("{d}/nginx.conf"),
-            "-p",
-            &d,
-            "-e",
-            &format!("{d}/error.log"),
-        ])
-        .args(["-g", "daemon off;"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start nginx");
-    let n = TlsNginx { child, port, dir };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(
-        wait_listening(addr, Duration::from_secs(10)),
-        "nginx did not listen"
-    );
-    n
-}
-
-fn path(n: &TlsNginx, name: &str) -> String {
-    n.dir.path().join(name).display().to_string()
+    start_nginx_in(dir, "ssl", &server)
 }
 
 fn bench(args: &[&str]) -> std::process::Output {
@@ -207,9 +163,9 @@ fn protocol_cipher_sni_and_ca_options() {
     assert!(all.contains("TLS handshake failed"), "{all}");
     assert!(!all.contains("panicked"), "{all}");
     // --cacert: the right CA verifies, another CA fails with a certificate error.
-    let good = bench(&["-q", "-n", "5", "--cacert", &path(&ngx, "ca.pem"), &u]);
+    let good = bench(&["-q", "-n", "5", "--cacert", &ngx.path("ca.pem"), &u]);
     assert!(good.status.success(), "{}", stderr(&good));
-    let wrong = bench(&["-q", "-n", "5", "--cacert", &path(&ngx, "other-ca.pem"), &u]);
+    let wrong = bench(&["-q", "-n", "5", "--cacert", &ngx.path("other-ca.pem"), &u]);
     let all = format!("{}{}", stdout(&wrong), stderr(&wrong));
     assert!(
         !wrong.status.success() && all.contains("certificate"),
@@ -244,8 +200,8 @@ fn client_certificate_is_sent_with_e() {
     let without = bench(&["-q", "-n", "5", &u]);
     let text = stdout(&without);
     assert_eq!(field(&text, "Non-2xx responses:"), "5", "{text}");
-    let with = bench(&["-q", "-n", "5", "-E", &path(&ngx, "client.pem"), &u]);
-    let log = std::fs::read_to_string(path(&ngx, "error.log")).unwrap_or_default();
+    let with = bench(&["-q", "-n", "5", "-E", &ngx.path("client.pem"), &u]);
+    let log = std::fs::read_to_string(ngx.path("error.log")).unwrap_or_default();
     assert!(with.status.success(), "{}\nnginx: {log}", stderr(&with));
     assert!(!stdout(&with).contains("Non-2xx"), "{}", stdout(&with));
     // ab with the same file and a 128-bit TLS 1.2 suite: also accepted, and its protocol line
@@ -255,7 +211,7 @@ fn client_certificate_is_sent_with_e() {
         "-n",
         "5",
         "-E",
-        &path(&ngx, "client.pem"),
+        &ngx.path("client.pem"),
         "-f",
         "TLS1.2",
         "-Z",

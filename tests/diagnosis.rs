@@ -341,26 +341,10 @@ fn compare_flags_a_peak_the_generator_bound() {
     let hog = busy_loop_on_cpu_1();
     let out = run_with_timeout(
         &[
-            "compare",
-            "-q",
-            "--db",
-            &db_path("compare.db"),
-            "--servers",
-            "builtin",
-            "--workloads",
-            "2k",
-            "-c",
-            "32",
-            "-d",
-            "1s",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-            "--rounds",
-            "2",
-        ],
+            &["compare", "-q", "--db", &db_path("compare.db")][..],
+            &short_compare("builtin", "2k", "32", "1s", &["--rounds", "2"]),
+        ]
+        .concat(),
         Duration::from_secs(120),
     );
     drop(hog);

@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{run, run_with_timeout, serve, stderr, stdout, wait_for_levels, webstand, Running};
+use common::{
+    run, run_with_timeout, send_signal, serve, stderr, stdout, wait_for_levels, webstand, Running,
+};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -253,8 +255,7 @@ fn an_interrupted_sweep_keeps_its_completed_levels() {
     let db = db_in(&tmp);
     let child = long_sweep(&db, &url(&srv));
     wait_for_levels(&db, 1, Duration::from_secs(30));
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    send_signal(child.id(), libc::SIGINT);
     let out = child.wait_with_output().unwrap();
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("Clients"),

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::lab::{installed, locate, names};
+use common::short_compare;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -59,13 +61,6 @@ fn static_files(dir: &Path) -> Vec<(String, PathBuf)> {
 
 fn builtin_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_webstand"))
-}
-
-/// The server's binary as the lab finds it. CI installs every server (scripts/install-deps.sh): a
-/// missing one fails the test, with the lab's own line on how to install it.
-fn locate(kind: Kind) -> servers::Binary {
-    servers::locate(kind, Some(&builtin_exe()))
-        .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"))
 }
 
 /// Starts `kind` through the lab, fetches every static file and the CGI program, checks the features
@@ -233,43 +228,21 @@ fn a_failed_start_shows_the_end_of_the_servers_log() {
 
 // ---- `webstand compare` end to end ----
 
-/// `want`, after checking each server is installed (a missing one fails the test).
-fn installed(want: &[Kind]) -> Vec<Kind> {
-    for k in want {
-        locate(*k);
-    }
-    want.to_vec()
-}
-
-fn names(kinds: &[Kind]) -> String {
-    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
-}
-
 #[test]
 fn compare_prints_a_row_per_server_and_saves_every_level() {
     let kinds = installed(&[Kind::Builtin, Kind::Nginx, Kind::Lighttpd]);
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
     // Levels of 500 ms: server CPU comes from /proc in 10 ms clock ticks.
-    let out = common::run(&[
-        "compare",
-        "--db",
-        db_path.to_str().unwrap(),
-        "--servers",
-        &names(&kinds),
-        "--workloads",
-        "2k,cgi",
-        "-c",
-        "1,4",
-        "-d",
-        "500ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "-q",
-    ]);
+    let servers = names(&kinds);
+    let db_arg = ["compare", "--db", db_path.to_str().unwrap(), "-q"];
+    let out = common::run(
+        &[
+            &db_arg[..],
+            &short_compare(&servers, "2k,cgi", "1,4", "500ms", &[]),
+        ]
+        .concat(),
+    );
     let text = common::stdout(&out);
     assert!(
         out.status.success(),
@@ -438,26 +411,13 @@ fn compare_while(
 fn a_server_that_dies_mid_run_is_reported_in_its_row() {
     installed(&[Kind::Lighttpd]);
     let args = [
-        "compare",
-        "--servers",
-        "lighttpd,builtin",
-        "--workloads",
-        "2k",
-        "-c",
-        "1,2,4,8,16",
-        "-d",
-        "1s",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "-q",
-    ];
+        &["compare", "-q"][..],
+        &short_compare("lighttpd,builtin", "2k", "1,2,4,8,16", "1s", &[]),
+    ]
+    .concat();
     // Killed once its first 1 s level is saved: 4 s before its sweep would end.
-    // SAFETY: kill(2) on the lab's server process, found by the test; no memory is involved.
-    let (out, pids) = compare_while(&args, "lighttpd", |_, server| unsafe {
-        libc::kill(server, libc::SIGKILL);
+    let (out, pids) = compare_while(&args, "lighttpd", |_, server| {
+        common::send_signal(server as u32, libc::SIGKILL)
     });
     let text = common::stdout(&out);
     // A comparison that lost a server is not a clean run: target lost, exit status 5, said last.
@@ -494,26 +454,13 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
 fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
     installed(&[Kind::Nginx, Kind::Lighttpd]);
     let args = [
-        "compare",
-        "--servers",
-        "nginx,lighttpd",
-        "--workloads",
-        "2k",
-        "-c",
-        "1,2,4,8,16,32",
-        "-d",
-        "1s",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "-q",
-    ];
+        &["compare", "-q"][..],
+        &short_compare("nginx,lighttpd", "2k", "1,2,4,8,16,32", "1s", &[]),
+    ]
+    .concat();
     // Interrupted once nginx's first 1 s level is saved: 5 s before its sweep would end.
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    let (out, pids) = compare_while(&args, "nginx", |webstand, _| unsafe {
-        libc::kill(webstand as i32, libc::SIGINT);
+    let (out, pids) = compare_while(&args, "nginx", |webstand, _| {
+        common::send_signal(webstand, libc::SIGINT)
     });
     let text = common::stdout(&out);
     assert_eq!(
@@ -552,24 +499,13 @@ fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
 fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
     common::require("wrk");
     common::require("ab");
-    let out = common::run(&[
-        "compare",
-        "--servers",
-        "builtin",
-        "--workloads",
-        "2k",
-        "-c",
-        "1",
-        "-d",
-        "200ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "--verify",
-        "-q",
-    ]);
+    let out = common::run(
+        &[
+            &["compare"][..],
+            &short_compare("builtin", "2k", "1", "200ms", &["--verify", "-q"]),
+        ]
+        .concat(),
+    );
     let text = common::stdout(&out);
     assert!(out.status.success(), "{text}\n{}", common::stderr(&out));
     let table = text
@@ -600,24 +536,13 @@ fn verify_puts_wrk_and_ab_beside_webstand_with_the_same_bytes_per_request() {
 
 #[test]
 fn compare_json_holds_the_rows_of_every_table() {
-    let out = common::run(&[
-        "compare",
-        "--servers",
-        "builtin",
-        "--workloads",
-        "2k,cgi",
-        "-c",
-        "1",
-        "-d",
-        "300ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "-q",
-        "--json",
-    ]);
+    let out = common::run(
+        &[
+            &["compare"][..],
+            &short_compare("builtin", "2k,cgi", "1", "300ms", &["-q", "--json"]),
+        ]
+        .concat(),
+    );
     assert!(out.status.success(), "{}", common::stderr(&out));
     let doc: serde_json::Value =
         serde_json::from_str(&common::stdout(&out)).expect("stdout is one JSON document");
@@ -714,26 +639,8 @@ fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
     let child = common::webstand()
-        .args([
-            "compare",
-            "--servers",
-            "builtin,nginx",
-            "--workloads",
-            "2k",
-            "-c",
-            "2",
-            "-d",
-            "2s",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-            "-q",
-            "--json",
-            "--db",
-            db.to_str().unwrap(),
-        ])
+        .args(["compare", "-q", "--json", "--db", db.to_str().unwrap()])
+        .args(short_compare("builtin,nginx", "2k", "2", "2s", &[]))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -786,16 +693,18 @@ fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
     }
 }
 
-/// `webstand compare ARGS --json --db DB -q`: the document and the saved run.
+/// `webstand compare ARGS --json --db DB -q` (in a TMPDIR of its own, leaving no process behind:
+/// [`common::lab::compare_json_in`]): the document and the saved run.
 fn compare_json(args: &[&str]) -> (serde_json::Value, webstand_store::StoredRun) {
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
-    let mut all = vec!["compare", "--json", "-q", "--db", db.to_str().unwrap()];
-    all.extend_from_slice(args);
-    let out = common::run(&all);
-    assert!(out.status.success(), "{all:?}: {}", common::stderr(&out));
-    let doc = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", common::stdout(&out)));
+    let (out, doc) = common::lab::compare_json_in(&db, args, &[]);
+    assert!(out.status.success(), "{args:?}: {}", common::stderr(&out));
+    assert!(
+        doc.is_object(),
+        "no JSON document: {}",
+        common::stdout(&out)
+    );
     let run = webstand_store::Store::open_existing(Some(&db))
         .unwrap()
         .load_run(1)
@@ -872,23 +781,13 @@ fn compare_max_users_searches_with_the_given_bounds() {
 #[test]
 fn compare_rounds_report_medians_of_the_rounds() {
     installed(&[Kind::Nginx]);
-    let (doc, run) = compare_json(&[
-        "--servers",
+    let (doc, run) = compare_json(&short_compare(
         "builtin,nginx",
-        "--workloads",
         "2k",
-        "-c",
         "1,2",
-        "-d",
         "300ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "--rounds",
-        "3",
-    ]);
+        &["--rounds", "3"],
+    ));
     assert_eq!(doc["rounds"], 3, "{doc}");
     let order: Vec<&str> = run.levels.iter().map(|l| l.group.as_str()).collect();
     let (b, n) = (["builtin/2k"; 2], ["nginx/2k"; 2]);

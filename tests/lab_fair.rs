@@ -335,26 +335,19 @@ fn a_comparison_saves_configs_derived_from_its_levels_and_rotates_its_rounds() {
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
     let db_arg = db_path.to_str().unwrap();
-    let out = common::run(&[
-        "compare",
-        "--db",
-        db_arg,
-        "--servers",
-        "builtin,nginx,apache,mini_httpd",
-        "--workloads",
-        "2k",
-        "-c",
-        "1,300",
-        "-d",
-        "200ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-        "--rounds",
-        "2",
-    ]);
+    let out = common::run(
+        &[
+            &["compare", "--db", db_arg][..],
+            &common::short_compare(
+                "builtin,nginx,apache,mini_httpd",
+                "2k",
+                "1,300",
+                "200ms",
+                &["--rounds", "2"],
+            ),
+        ]
+        .concat(),
+    );
     let (text, err) = (common::stdout(&out), common::stderr(&out));
     assert!(out.status.success(), "{text}\n{err}");
     assert!(

@@ -9,11 +9,11 @@
 
 mod common;
 
-use common::lab::{compare_json, rows};
+use common::lab::{compare_json, installed, locate, rows};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use webstand_lab::servers::{self, Kind, Server, Setup};
+use webstand_lab::servers::{Kind, Server, Setup};
 use webstand_lab::tls::{KeyType, LabCert};
 
 /// The servers the lab configures for HTTP/2, and the concurrent streams each announces: the
@@ -25,10 +25,6 @@ const H2_SERVERS: &[(Kind, u32)] = &[
     (Kind::H2o, 100),
     (Kind::Caddy, 250),
 ];
-
-fn builtin() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_webstand"))
-}
 
 /// curl's GET of `url` (HTTP/2 when `h2`: ALPN for https, prior knowledge for http; else
 /// HTTP/1.1), verifying the lab's CA for https: (the HTTP version agreed, the body's file).
@@ -108,8 +104,7 @@ fn each_h2_config_answers_curl_over_http2_with_the_docroot_bytes() {
     let cert = Arc::new(LabCert::generate(KeyType::EcdsaP256).unwrap());
     let got = dir.path().join("got");
     for &(kind, streams) in H2_SERVERS {
-        let binary = servers::locate(kind, Some(builtin()))
-            .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
+        let binary = locate(kind);
         for tls in [true, false] {
             let mut setup = Setup::new(&doc);
             setup.h2 = true;
@@ -178,30 +173,20 @@ fn serve_speaks_h2(cert: &LabCert, doc: &Path) -> bool {
 /// `webstand compare --h2 [--tls] --servers nginx,h2o,mini_httpd,builtin` on the h2 workloads
 /// (and 2k over HTTP/1.1 with TLS): (its document, the server entries by name, stderr).
 fn compare_h2(tls: bool) -> (serde_json::Value, String) {
-    for k in [Kind::Nginx, Kind::H2o, Kind::MiniHttpd] {
-        servers::locate(k, Some(builtin()))
-            .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
-    }
+    installed(&[Kind::Nginx, Kind::H2o, Kind::MiniHttpd]);
     let workloads = if tls { "h2,h2-2k,2k" } else { "h2,h2-2k" };
-    let mut args = vec![
-        "--h2",
-        "--servers",
+    let tls = if tls {
+        &["--h2", "--tls"][..]
+    } else {
+        &["--h2"][..]
+    };
+    let args = common::short_compare(
         "nginx,h2o,mini_httpd,builtin",
-        "--workloads",
         workloads,
-        "-c",
         "1,4",
-        "-d",
         "300ms",
-        "--warmup",
-        "0",
-        "--max-users",
-        "none",
-        "--no-features",
-    ];
-    if tls {
-        args.push("--tls");
-    }
+        tls,
+    );
     let (out, doc) = compare_json(&args, &[]);
     let err = common::stderr(&out);
     assert!(out.status.success(), "{err}\n{doc:#}");
@@ -339,12 +324,6 @@ fn bad_h2_input_is_one_line_and_a_non_zero_exit() {
             "--verify and --probe speak HTTP/1.1: with --h2 add --tls",
         ),
     ] {
-        let mut all = vec!["compare"];
-        all.extend_from_slice(args);
-        let out = common::run(&all);
-        let err = common::stderr(&out);
-        assert!(!out.status.success(), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        common::lab::compare_refused(args, want);
     }
 }

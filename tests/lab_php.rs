@@ -7,38 +7,14 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
-
-/// Processes whose command line names `dir` (the lab's directories are made under it), with their
-/// names: what a run left behind.
-fn processes_under(dir: &Path) -> Vec<String> {
-    let needle = dir.to_string_lossy().into_owned();
-    let mut found = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let zombie = state
-            .rsplit(')')
-            .next()
-            .is_some_and(|s| s.trim_start().starts_with('Z'));
-        if cmdline.contains(&needle) && !zombie {
-            found.push(format!("{pid} {cmdline}"));
-        }
-    }
-    found
-}
 
 /// `webstand ARGS` with TMPDIR set to a new directory; the output, and what was left running there.
 fn run_in_own_tmp(args: &[&str], limit: Duration) -> (std::process::Output, Vec<String>) {
     let tmp = tempfile::tempdir().unwrap();
     let tmpdir = tmp.path().to_str().unwrap().to_string();
     let out = common::run_with_env(args, &[("TMPDIR", &tmpdir)], limit);
-    (out, processes_under(tmp.path()))
+    (out, common::lab::processes_under(tmp.path()))
 }
 
 /// The `php` workload's row of `server` in a comparison's JSON.
@@ -64,27 +40,10 @@ fn the_php_page_through_every_server_is_verified_with_both_cpu_figures() {
     let db_path = db.path().join("h.db");
     let (out, left) = run_in_own_tmp(
         &[
-            "compare",
-            "--servers",
-            &servers.join(","),
-            "--workloads",
-            "php",
-            "-c",
-            "1,4",
-            "-n",
-            "400",
-            "-d",
-            "2s",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-            "-q",
-            "--json",
-            "--db",
-            db_path.to_str().unwrap(),
-        ],
+            &["compare", "-q", "--json", "--db", db_path.to_str().unwrap()][..],
+            &common::short_compare(&servers.join(","), "php", "1,4", "2s", &["-n", "400"]),
+        ]
+        .concat(),
         Duration::from_secs(150),
     );
     assert!(left.is_empty(), "left running: {left:?}");
@@ -205,22 +164,10 @@ fn the_wordpress_preset_reproduces_seed_004s_table() {
 fn a_missing_php_fpm_is_one_line_naming_the_package() {
     let (out, left) = run_in_own_tmp(
         &[
-            "compare",
-            "--servers",
-            "nginx",
-            "--workloads",
-            "php",
-            "--php-fpm",
-            "/nonexistent/php-fpm8.2",
-            "-c",
-            "1",
-            "-d",
-            "200ms",
-            "--no-features",
-            "--max-users",
-            "none",
-            "-q",
-        ],
+            &["compare", "-q", "--php-fpm", "/nonexistent/php-fpm8.2"][..],
+            &common::short_compare("nginx", "php", "1", "200ms", &[]),
+        ]
+        .concat(),
         Duration::from_secs(30),
     );
     assert!(left.is_empty(), "{left:?}");

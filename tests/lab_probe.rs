@@ -170,13 +170,14 @@ fn compare_probe_refuses_bad_values_in_one_line() {
         (&["--probe", "--hold-max", "0"][..], "--hold-max"),
         (&["--probe", "--hold-max", "90000"][..], "open-files limit"),
     ] {
-        let mut all = vec!["compare", "--servers", "builtin"];
-        all.extend_from_slice(args);
-        let out = common::run(&all);
-        let err = common::stderr(&out);
-        assert_eq!(out.status.code(), Some(1), "{all:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{all:?}: {err}");
-        assert!(err.contains(says), "{all:?}: {err}");
+        let all = [&["--servers", "builtin"][..], args].concat();
+        let out = common::lab::compare_refused(&all, says);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{all:?}: {}",
+            common::stderr(&out)
+        );
     }
     // The probe's settings need --probe (clap's usage error, exit 2).
     let out = common::run(&["compare", "--attack-time", "5s"]);

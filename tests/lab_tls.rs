@@ -6,8 +6,7 @@
 
 mod common;
 
-use common::lab::{compare_json, rows};
-use std::path::Path;
+use common::lab::{compare_json, installed, names, rows};
 use webstand_lab::servers::{self, Kind};
 
 /// Every server the lab can put on HTTPS. CI installs them all (scripts/install-deps.sh): a missing
@@ -22,38 +21,17 @@ const TLS_SERVERS: &[Kind] = &[
     Kind::MiniHttpd,
 ];
 
-fn names(kinds: &[Kind]) -> String {
-    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
-}
-
-fn installed(kinds: &[Kind]) {
-    let builtin = Path::new(env!("CARGO_BIN_EXE_webstand"));
-    for k in kinds {
-        servers::locate(*k, Some(builtin))
-            .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
-    }
-}
-
 #[test]
 fn compare_tls_runs_every_server_over_https_with_a_verified_handshake() {
     installed(TLS_SERVERS);
     let (out, doc) = compare_json(
-        &[
-            "--tls",
-            "--servers",
+        &common::short_compare(
             &names(TLS_SERVERS),
-            "--workloads",
             "tls-ka,tls-new,tls-resume,small-files",
-            "-c",
             "1,4",
-            "-d",
             "300ms",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-        ],
+            &["--tls"],
+        ),
         &[],
     );
     let err = common::stderr(&out);
@@ -144,24 +122,13 @@ fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
         std::env::var("PATH").unwrap_or_default()
     );
     let (out, doc) = compare_json(
-        &[
-            "--tls",
-            "--tls-key-type",
-            "rsa2048",
-            "--servers",
+        &common::short_compare(
             "lighttpd,builtin",
-            "--workloads",
             "tls-ka",
-            "-c",
             "2",
-            "-d",
             "300ms",
-            "--warmup",
-            "0",
-            "--max-users",
-            "none",
-            "--no-features",
-        ],
+            &["--tls", "--tls-key-type", "rsa2048"],
+        ),
         &[("PATH", path)],
     );
     let err = common::stderr(&out);
@@ -204,12 +171,6 @@ fn bad_tls_input_is_one_line_and_a_non_zero_exit() {
             "workload tls-new runs over HTTPS: add --tls",
         ),
     ] {
-        let mut all = vec!["compare", "--servers", "builtin"];
-        all.extend_from_slice(args);
-        let out = common::run(&all);
-        let err = common::stderr(&out);
-        assert!(!out.status.success(), "{args:?}: {err}");
-        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        common::lab::compare_refused(&[&["--servers", "builtin"][..], args].concat(), want);
     }
 }

@@ -21,16 +21,9 @@ fn the_main_job_prints_tenons_table_and_the_small_file_run() {
         "the main job took {took:?}"
     );
 
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    let header = rows
-        .iter()
-        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
-        .unwrap_or_else(|| panic!("{text}"));
+    let rows = sweep_table(&text);
     for (i, clients) in ["1", "2", "4", "8", "16", "32"].iter().enumerate() {
-        let row = &rows[header + 1 + i];
+        let row = &rows[i];
         assert_eq!(row[0], *clients, "{text}");
         let hits: f64 = row[1].parse().unwrap();
         let kbytes: f64 = row[2].parse().unwrap();
@@ -71,11 +64,10 @@ fn ctrl_c_prints_the_levels_so_far_and_keeps_them() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let pid = child.id() as i32;
+    let pid = child.id();
     let done = std::thread::spawn(move || child.wait_with_output().unwrap());
     wait_for_levels(&db, 1, Duration::from_secs(60));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    send_signal(pid, libc::SIGINT);
     let deadline = Instant::now() + Duration::from_secs(30);
     while !done.is_finished() {
         assert!(
@@ -87,16 +79,9 @@ fn ctrl_c_prints_the_levels_so_far_and_keeps_them() {
     let out = done.join().unwrap();
     let (text, err) = (stdout(&out), stderr(&out));
     assert_eq!(out.status.code(), Some(130), "{text}\n{err}");
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    let header = rows
-        .iter()
-        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
-        .unwrap_or_else(|| panic!("{text}"));
-    assert_eq!(rows[header + 1][0], "1", "{text}");
-    assert!(rows[header + 1][1].parse::<f64>().unwrap() > 0.0, "{text}");
+    let rows = sweep_table(&text);
+    assert_eq!(rows[0][0], "1", "{text}");
+    assert!(rows[0][1].parse::<f64>().unwrap() > 0.0, "{text}");
     assert!(
         !text.contains("Small files"),
         "the small-file run never started: {text}"

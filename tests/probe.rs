@@ -624,8 +624,7 @@ fn ctrl_c_keeps_the_cases_that_completed() {
         }
     }
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: signalling our own child process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    common::send_signal(child.id(), libc::SIGINT);
     let started = std::time::Instant::now();
     let out = child.wait_with_output().unwrap();
     assert!(

@@ -253,19 +253,7 @@ fn sigterm_exits_zero_after_printing_the_listening_line() {
     assert!(text(&r).starts_with("HTTP/1.1 200"));
     // An idle keep-alive connection must not hold the exit up.
     let _idle = TcpStream::connect(s.addr).unwrap();
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "no exit after SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = common::terminate(&mut s.child, Duration::from_secs(5));
     assert_eq!(status.code(), Some(0));
     let mut err = String::new();
     s.child
@@ -696,9 +684,7 @@ fn access_log_is_common_log_format() {
     );
     curl(&[&url(&s, "/2k.html")]);
     curl(&[&url(&s, "/nope")]);
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    let _ = s.child.wait();
+    common::terminate(&mut s.child, T);
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");

@@ -8,31 +8,24 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// php-fpm in the foreground, stopped (SIGTERM, then SIGKILL) when dropped, also on a failure.
 struct PhpFpm {
-    child: Child,
+    process: common::Running,
     socket: PathBuf,
     port: u16,
 }
 
 impl Drop for PhpFpm {
     fn drop(&mut self) {
-        // SAFETY: a signal to the child this guard started and has not yet waited for.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGTERM lets php-fpm stop its pool's children itself; `process`'s own drop then sends
+        // SIGKILL should it not have exited within 5 s.
+        common::send_signal(self.process.child.id(), libc::SIGTERM);
+        let _ = common::exit_within(&mut self.process.child, Duration::from_secs(5));
     }
 }
 
@@ -68,13 +61,13 @@ fn start_php_fpm(dir: &Path, children: usize) -> PhpFpm {
         .stderr(Stdio::null())
         .spawn()
         .expect("start php-fpm8.2");
+    let tcp: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let guard = PhpFpm {
-        child,
+        process: common::Running { child, addr: tcp },
         socket,
         port,
     };
     let deadline = Instant::now() + Duration::from_secs(20);
-    let tcp: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     while std::os::unix::net::UnixStream::connect(&guard.socket).is_err()
         || TcpStream::connect(tcp).is_err()
     {

@@ -226,9 +226,7 @@ fn curl_gets_every_kind_of_answer_over_h2_by_alpn_and_h2c() {
     }
     // The log is flushed once a second and at exit: stop the server as an operator would
     // (SIGTERM, then wait), not by drop's SIGKILL, which loses a second's lines.
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
-    let _ = s.child.wait();
+    common::terminate(&mut s.child, std::time::Duration::from_secs(10));
     drop(s);
     let log = std::fs::read_to_string(f.path("access.log")).unwrap();
     assert!(log.contains("\"GET /2k.html HTTP/2.0\" 200 2048"), "{log}");

@@ -285,7 +285,7 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
     let port = common::free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let bin = env!("CARGO_BIN_EXE_webstand");
-    let mut child = Command::new("bash")
+    let child = Command::new("bash")
         .arg("-c")
         .arg(format!(
             "ulimit -n 48 && exec {bin} serve {} --listen {addr} --threads 1 --idle-timeout 1500ms",
@@ -296,6 +296,8 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Killed when dropped, should the test fail before it stops the server itself.
+    let mut server = common::Running { child, addr };
     assert!(common::wait_listening(addr, T));
     let mut conns: Vec<TcpStream> = (0..90).map(|_| TcpStream::connect(addr).unwrap()).collect();
     for c in &mut conns {
@@ -316,7 +318,7 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
     }
     eprintln!("out of descriptors: served {ok}, refused {busy}");
     assert!(
-        child.try_wait().unwrap().is_none(),
+        server.child.try_wait().unwrap().is_none(),
         "the server must not exit when out of descriptors"
     );
     assert!(ok >= 20, "served {ok}, refused {busy}");
@@ -337,9 +339,7 @@ fn descriptor_exhaustion_is_answered_503_and_never_exits() {
         last.starts_with("HTTP/1.1 200")
     });
     assert!(last.ends_with("home"), "{last}");
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert_eq!(common::terminate(&mut server.child, T).code(), Some(0));
 }
 
 /// Polls `ready` every 10 ms until it holds; fails the test after `limit` with `what`.
@@ -377,8 +377,7 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
         raw_exchange(addr, b"GET /cgi-bin/slow HTTP/1.1\r\nHost: x\r\n\r\n", T)
     });
     wait_until(T, "the CGI program started", || started.exists());
-    // SAFETY: kill(2) on our own child's pid; no memory is involved.
-    unsafe { libc::kill(s.child.id() as i32, libc::SIGTERM) };
+    common::send_signal(s.child.id(), libc::SIGTERM);
     // Draining: new connections are refused while the request is still in flight.
     wait_until(T, "no new connections once draining", || {
         TcpStream::connect(addr).is_err()
@@ -391,7 +390,8 @@ fn sigterm_drains_a_request_in_flight_then_exits_zero() {
         "{r}"
     );
     assert!(r.contains("Connection: close\r\n"), "{r}");
-    assert_eq!(s.child.wait().unwrap().code(), Some(0));
+    let status = common::exit_within(&mut s.child, T).expect("no exit after the drain");
+    assert_eq!(status.code(), Some(0));
 }
 
 #[test]

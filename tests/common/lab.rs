@@ -1,7 +1,30 @@
-//! Helpers of the lab's end-to-end tests: a comparison run as the CLI runs it, in a temporary
-//! directory of its own, with the check that it left no process behind; its JSON rows.
+//! Helpers of the lab's end-to-end tests: the servers as the lab finds them, a comparison run as the
+//! CLI runs it, in a temporary directory of its own, with the check that it left no process behind;
+//! its JSON rows.
 
 use std::path::Path;
+use webstand_lab::servers::{self, Kind};
+
+/// The server's binary as the lab finds it (ours is the binary under test). CI installs every
+/// server (scripts/install-deps.sh): a missing one fails the test, with the lab's own line on how
+/// to install it.
+pub fn locate(kind: Kind) -> servers::Binary {
+    servers::locate(kind, Some(Path::new(env!("CARGO_BIN_EXE_webstand"))))
+        .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"))
+}
+
+/// `kinds`, each found by [`locate`] (the test fails if one is missing).
+pub fn installed(kinds: &[Kind]) -> Vec<Kind> {
+    for k in kinds {
+        locate(*k);
+    }
+    kinds.to_vec()
+}
+
+/// `kinds` as `--servers` lists them.
+pub fn names(kinds: &[Kind]) -> String {
+    kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")
+}
 
 /// Processes whose command line names a path under `dir`: every lab server's config, pid file and
 /// certificate live under the comparison's temporary directory, so none may be left afterwards.
@@ -24,9 +47,17 @@ pub fn compare_json(
     args: &[&str],
     env: &[(&str, String)],
 ) -> (std::process::Output, serde_json::Value) {
-    use std::os::unix::fs::PermissionsExt;
     let history = tempfile::tempdir().unwrap();
-    let db = history.path().join("h.db");
+    compare_json_in(&history.path().join("h.db"), args, env)
+}
+
+/// [`compare_json`] saving to the history `db`, which the test reads afterwards.
+pub fn compare_json_in(
+    db: &Path,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> (std::process::Output, serde_json::Value) {
+    use std::os::unix::fs::PermissionsExt;
     let tmp = tempfile::tempdir().unwrap();
     // Servers started as root drop to www-data or nobody: they must be able to reach the docroot.
     std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -37,10 +68,23 @@ pub fn compare_json(
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap();
+    // Bounded: a comparison that hangs fails the test (with its output) after 3 minutes.
+    let out = super::output_within(&mut cmd, std::time::Duration::from_secs(180));
     assert_eq!(processes_under(tmp.path()), Vec::<String>::new());
     let doc = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     (out, doc)
+}
+
+/// `webstand compare ARGS`, which must fail with one line on stderr that contains `want` (bad input
+/// is one clear line and a non-zero exit); its output, for further checks.
+pub fn compare_refused(args: &[&str], want: &str) -> std::process::Output {
+    let all = [&["compare"][..], args].concat();
+    let out = super::run(&all);
+    let err = super::stderr(&out);
+    assert!(!out.status.success(), "{all:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{all:?}: {err}");
+    assert!(err.contains(want), "{all:?}: {err}");
+    out
 }
 
 /// The rows of `workload`'s table in a comparison's JSON.

@@ -5,11 +5,15 @@
 pub mod h2_client;
 pub mod lab;
 pub mod netns;
+pub mod nginx;
 pub mod test_server;
+
+#[allow(unused_imports)] // each test file uses some of them
+pub use nginx::{start_nginx, start_nginx_in, www_with_page, Daemon};
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -146,6 +150,41 @@ pub fn wait_for_levels(db: &Path, n: usize, limit: Duration) {
 pub struct Running {
     pub child: Child,
     pub addr: SocketAddr,
+}
+
+/// Sends `signal` to process `pid`: one the test started (and has not yet waited for) or found among
+/// those it started. The test fails if there is no such process.
+pub fn send_signal(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill(2) takes no memory; it only signals the process.
+    let sent = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    assert_eq!(
+        sent,
+        0,
+        "kill({pid}, {signal}): {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// `child`'s exit status once it exits within `limit`; None past it (it is left running).
+pub fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return Some(status);
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Stops `child` as an operator would, with SIGTERM (it may finish what it is doing, flush its logs
+/// and exit on its own, which a drop's SIGKILL allows none of); returns its exit status, which
+/// must come within `limit`.
+pub fn terminate(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    send_signal(child.id(), libc::SIGTERM);
+    exit_within(child, limit).unwrap_or_else(|| panic!("no exit within {limit:?} after SIGTERM"))
 }
 
 impl Drop for Running {
@@ -329,91 +368,61 @@ pub fn assert_max_users_of_the_bed(doc: &serde_json::Value) {
     assert_eq!(doc["first_broken"], 9, "{doc:#}");
 }
 
-/// A short comparison's options: `servers` on the 2k workload at 1 client for 300 ms (a row per
-/// server at the least cost), no feature checks, then `extra`.
-pub fn quick_compare<'a>(servers: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
+/// The levels of a comparison: `servers` on `workloads` at the `clients` levels for `duration`
+/// each, with no feature checks.
+fn compare_levels<'a>(
+    servers: &'a str,
+    workloads: &'a str,
+    clients: &'a str,
+    duration: &'a str,
+) -> Vec<&'a str> {
+    vec![
         "--servers",
         servers,
         "--workloads",
-        "2k",
+        workloads,
         "-c",
-        "1",
+        clients,
         "-d",
-        "300ms",
+        duration,
         "--no-features",
-    ];
+    ]
+}
+
+/// The quickest comparison's options: `servers` on the 2k workload at 1 client for 300 ms (a row per
+/// server at the least cost), no feature checks, then `extra` (which may set the warm-up and the
+/// max-users search).
+pub fn quick_compare<'a>(servers: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = compare_levels(servers, "2k", "1", "300ms");
     args.extend_from_slice(extra);
     args
 }
 
-/// nginx from Debian's package on a free port with a one-file docroot; killed when dropped. One
-/// process (`master_process off`), so the kill leaves no orphaned worker holding the port.
-pub struct Nginx {
-    child: std::process::Child,
-    pub port: u16,
-    _dir: tempfile::TempDir,
+/// A short comparison's options: [`compare_levels`], no warm-up and no max-users search, then
+/// `extra`.
+pub fn short_compare<'a>(
+    servers: &'a str,
+    workloads: &'a str,
+    clients: &'a str,
+    duration: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = compare_levels(servers, workloads, clients, duration);
+    args.extend_from_slice(&["--warmup", "0", "--max-users", "none"]);
+    args.extend_from_slice(extra);
+    args
 }
 
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// DIR/www holding page.html, the 6,397-byte page the nginx of the tests serves; returns DIR/www.
-pub fn www_with_page(dir: &Path) -> PathBuf {
-    let root = dir.join("www");
-    std::fs::create_dir(&root).unwrap();
-    let page: Vec<u8> = (0..6397u32)
-        .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
-        .collect();
-    std::fs::write(root.join("page.html"), page).unwrap();
-    root
-}
-
-pub fn start_nginx() -> Nginx {
-    let nginx = require("nginx");
-    let dir = tempfile::tempdir().unwrap();
-    let root = www_with_page(dir.path());
-    let port = free_port();
-    let d = dir.path().display();
-    let conf = format!(
-        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 512; }}\n\
-         http {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  \
-         uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
-         server {{ listen 127.0.0.1:{port}; root {}; }}\n}}\n",
-        root.display()
-    );
-    let conf_path = dir.path().join("nginx.conf");
-    std::fs::write(&conf_path, conf).unwrap();
-    let child = std::process::Command::new(nginx)
-        .args([
-            "-c",
-            conf_path.to_str().unwrap(),
-            "-p",
-            dir.path().to_str().unwrap(),
-            "-e",
-            &format!("{d}/error.log"),
-            "-g",
-            "daemon off;",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start nginx");
-    let n = Nginx {
-        child,
-        port,
-        _dir: dir,
-    };
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(
-        wait_listening(addr, Duration::from_secs(10)),
-        "nginx did not listen"
-    );
-    n
+/// The rows of the seeds' sweep table in `text`, each split at white space: those after its header
+/// ("Clients Hits/Sec. Kbytes/Sec. …"); the test fails if there is none.
+pub fn sweep_table(text: &str) -> Vec<Vec<&str>> {
+    let mut lines = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>());
+    lines
+        .position(|r| r.starts_with(&["Clients", "Hits/Sec.", "Kbytes/Sec."]))
+        .unwrap_or_else(|| panic!("no sweep table in {text}"));
+    lines.collect()
 }
 
 /// The value of the ab report line that starts with `name`.

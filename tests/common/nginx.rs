@@ -1,0 +1,83 @@
+//! Servers a test starts from a directory of its own (configuration, docroot, logs, certificates),
+//! and Debian's nginx set up that way: one process on a free loopback port serving one page.
+
+use super::{free_port, require, wait_listening, Running};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// A server started in a temporary directory of its own: listening on `port` once returned, killed
+/// when dropped (the process first, then the directory).
+pub struct Daemon {
+    pub process: Running,
+    pub port: u16,
+    pub dir: tempfile::TempDir,
+}
+
+impl Daemon {
+    /// Spawns `cmd` (its output discarded) and waits until `what` listens on 127.0.0.1:`port`.
+    pub fn start(cmd: &mut Command, port: u16, dir: tempfile::TempDir, what: &str) -> Daemon {
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {what}: {e}"));
+        let addr = format!("127.0.0.1:{port}").parse().unwrap();
+        let daemon = Daemon {
+            process: Running { child, addr },
+            port,
+            dir,
+        };
+        assert!(
+            wait_listening(addr, Duration::from_secs(10)),
+            "{what} did not listen"
+        );
+        daemon
+    }
+
+    /// DIR/`name`, as a string for a command line.
+    pub fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+}
+
+/// DIR/www holding page.html, the 6,397-byte page the nginx of the tests serves; returns DIR/www.
+pub fn www_with_page(dir: &Path) -> PathBuf {
+    let root = dir.join("www");
+    std::fs::create_dir(&root).unwrap();
+    let page: Vec<u8> = (0..6397u32)
+        .map(|i| b"abcdefghijklmnopqrstuvwxyz\n"[(i % 27) as usize])
+        .collect();
+    std::fs::write(root.join("page.html"), page).unwrap();
+    root
+}
+
+/// nginx over plain HTTP/1.1 with a one-file docroot ([`www_with_page`]).
+pub fn start_nginx() -> Daemon {
+    start_nginx_in(tempfile::tempdir().unwrap(), "", "")
+}
+
+/// nginx from Debian's package in `dir` (which may already hold what `server` names, such as
+/// certificates) serving DIR/www ([`www_with_page`]) on a free port: `listen` is what follows the
+/// address ("", "ssl", "ssl http2"), `server` goes into the server block. One process
+/// (`master_process off`), so the kill on drop leaves no orphaned worker holding the port.
+pub fn start_nginx_in(dir: tempfile::TempDir, listen: &str, server: &str) -> Daemon {
+    let nginx = require("nginx");
+    let root = www_with_page(dir.path());
+    let port = free_port();
+    let d = dir.path().display().to_string();
+    let conf = format!(
+        "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
+         proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
+         server {{ listen 127.0.0.1:{port} {listen}; root {}; {server} }}\n}}\n",
+        root.display()
+    );
+    let conf_path = format!("{d}/nginx.conf");
+    std::fs::write(&conf_path, conf).unwrap();
+    let mut cmd = Command::new(nginx);
+    cmd.args(["-c", &conf_path, "-p", &d, "-e", &format!("{d}/error.log")])
+        .args(["-g", "daemon off;"]);
+    Daemon::start(&mut cmd, port, dir, "nginx")
+}
