@@ -197,12 +197,13 @@ fn split_group(g: &str) -> (String, String) {
 }
 
 /// Each level's round (from 1) in a compare run's sweeps. compare saves every round's sweep of a
-/// server and workload into the same "server/workload" group, the other series between them, and
-/// each sweep's clients as given; so a level starts the group's next round when another group's
-/// level came just before it, or when its clients do not exceed the previous level's. `None` for
-/// other kinds of runs, and for max-users searches (their own groups, clients up and down).
+/// server and workload into the same "server/workload" group, one after another, and every sweep
+/// starts at the first of the client levels given; so a level starts the group's next round when
+/// another group's level came just before it, or when its clients are the group's first level's.
+/// `None` for other kinds of runs, and for max-users searches (their own groups, clients up and
+/// down).
 pub fn rounds(run: &StoredRun) -> Vec<Option<usize>> {
-    let mut seen: Vec<(&str, usize, usize)> = Vec::new(); // group, round, last clients
+    let mut seen: Vec<(&str, usize, usize)> = Vec::new(); // group, round, first level's clients
     let mut prev: Option<&str> = None;
     let mut out = Vec::with_capacity(run.levels.len());
     for l in &run.levels {
@@ -210,10 +211,9 @@ pub fn rounds(run: &StoredRun) -> Vec<Option<usize>> {
         let round = if run.meta.kind != "compare" || g.ends_with("/max-users") {
             None
         } else if let Some(s) = seen.iter_mut().find(|s| s.0 == g) {
-            if prev != Some(g) || l.clients <= s.2 {
+            if prev != Some(g) || l.clients == s.2 {
                 s.1 += 1;
             }
-            s.2 = l.clients;
             Some(s.1)
         } else {
             seen.push((g, 1, l.clients));
