@@ -2,7 +2,10 @@
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
 use super::session::EMBEDDED_TARGET;
-use super::stored::{describe, details, levels, max_error_pct, shown_status, tables, when};
+use super::stored::{
+    compare_rows, describe, details, levels, max_error_pct, round_count, rounds, shown_status,
+    tables, when,
+};
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -304,9 +307,13 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                 },
                 "levels": export::levels_json(&lv),
             });
-            // The server's side of each level, where the lab measured it, and its diagnosis.
+            // The server's side of each level, where the lab measured it, its diagnosis and its
+            // round of a comparison.
             if let Some(levels) = doc["levels"].as_array_mut() {
-                for (j, l) in levels.iter_mut().zip(&run.levels) {
+                for ((j, l), round) in levels.iter_mut().zip(&run.levels).zip(rounds(&run)) {
+                    if let Some(r) = round {
+                        j["round"] = r.into();
+                    }
                     if let Some(d) = &l.diagnosis {
                         j["diagnosis"] = d.clone();
                     }
@@ -319,6 +326,9 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                         });
                     }
                 }
+            }
+            if run.meta.kind == "compare" {
+                doc["comparison"] = comparison_json(&run);
             }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
@@ -346,6 +356,16 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     };
     write_out(a.output.as_deref(), text.as_bytes())?;
     Ok(0)
+}
+
+/// A saved comparison's rows as compare's `--json` gave them (`rounds`, and per workload its rows,
+/// each the median over the rounds); each round's own levels stay in `levels`, with their `round`.
+fn comparison_json(run: &StoredRun) -> serde_json::Value {
+    let workloads: Vec<serde_json::Value> = compare_rows(run)
+        .into_iter()
+        .map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows }))
+        .collect();
+    serde_json::json!({ "rounds": round_count(run), "workloads": workloads })
 }
 
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {

@@ -196,12 +196,62 @@ fn split_group(g: &str) -> (String, String) {
     }
 }
 
-/// One server's row of a stored comparison: figures at its peak (its fastest clean level).
+/// Each level's round (from 1) in a compare run's sweeps. compare saves every round's sweep of a
+/// server and workload into the same "server/workload" group, one after another, and every sweep
+/// starts at the first of the client levels given; so a level starts the group's next round when
+/// another group's level came just before it, or when its clients are the group's first level's.
+/// `None` for other kinds of runs, and for max-users searches (their own groups, clients up and
+/// down).
+pub fn rounds(run: &StoredRun) -> Vec<Option<usize>> {
+    let mut seen: Vec<(&str, usize, usize)> = Vec::new(); // group, round, first level's clients
+    let mut prev: Option<&str> = None;
+    let mut out = Vec::with_capacity(run.levels.len());
+    for l in &run.levels {
+        let g = l.group.as_str();
+        let round = if run.meta.kind != "compare" || g.ends_with("/max-users") {
+            None
+        } else if let Some(s) = seen.iter_mut().find(|s| s.0 == g) {
+            if prev != Some(g) || l.clients == s.2 {
+                s.1 += 1;
+            }
+            Some(s.1)
+        } else {
+            seen.push((g, 1, l.clients));
+            Some(1)
+        };
+        out.push(round);
+        prev = Some(g);
+    }
+    out
+}
+
+/// One server's row of a stored comparison, as compare printed it: each round's row from its peak
+/// (its fastest clean level), then the median over rounds by the lab's own rule
+/// (`webstand_report::comparison::median_row`).
 fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow {
+    let in_group: Vec<(usize, Option<usize>)> = rounds(run)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| run.levels[*i].group == group)
+        .collect();
+    let mut per_round: Vec<Vec<usize>> = Vec::new();
+    for (i, round) in in_group {
+        let r = round.unwrap_or(1);
+        per_round.resize_with(per_round.len().max(r), Vec::new);
+        per_round[r - 1].push(i);
+    }
+    let rows = per_round
+        .iter()
+        .map(|idx| round_row(run, group, idx, max_error_pct))
+        .collect();
+    webstand_report::comparison::median_row(rows)
+}
+
+/// The row of one round of a stored comparison (the levels at `idx`): figures at its peak.
+fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) -> WorkloadRow {
     let all = levels(run);
-    let lv: Vec<Level> = all.into_iter().filter(|l| l.group == group).collect();
-    let stored: Vec<&webstand_store::StoredLevel> =
-        run.levels.iter().filter(|l| l.group == group).collect();
+    let lv: Vec<Level> = idx.iter().map(|&i| all[i]).collect();
+    let stored: Vec<&webstand_store::StoredLevel> = idx.iter().map(|&i| &run.levels[i]).collect();
     let server = split_group(group).0;
     let mut row = WorkloadRow {
         server: server.clone(),
@@ -262,9 +312,15 @@ fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
     webstand_lab::disclosure::notes(kind, wk, keep_alive, workers)
 }
 
-/// A comparison's per-workload tables (a row per server) from its "server/workload" groups, with the
-/// server's CPU and memory where the lab saved them.
-fn compare_tables(run: &StoredRun) -> String {
+/// How many rounds a compare run's sweeps were saved in (1 for any other run).
+pub fn round_count(run: &StoredRun) -> usize {
+    rounds(run).into_iter().flatten().max().unwrap_or(1)
+}
+
+/// A comparison's rows per workload (a row per server, from its "server/workload" groups), each the
+/// median over the rounds as compare printed it, with the server's CPU and memory where the lab
+/// saved them.
+pub fn compare_rows(run: &StoredRun) -> Vec<(String, Vec<WorkloadRow>)> {
     let max = max_error_pct(run);
     let mut workloads: Vec<String> = Vec::new();
     for g in run.groups() {
@@ -273,16 +329,75 @@ fn compare_tables(run: &StoredRun) -> String {
             workloads.push(w);
         }
     }
+    workloads
+        .into_iter()
+        .map(|w| {
+            let rows = run
+                .groups()
+                .into_iter()
+                .filter(|g| split_group(g).1 == w)
+                .map(|g| compare_row(run, g, max))
+                .collect();
+            (w, rows)
+        })
+        .collect()
+}
+
+/// A comparison's per-workload tables, saying when each row is a median of rounds.
+fn compare_tables(run: &StoredRun) -> String {
+    let n = round_count(run);
     let mut out = String::new();
-    for w in &workloads {
-        let rows: Vec<WorkloadRow> = run
-            .groups()
-            .into_iter()
-            .filter(|g| &split_group(g).1 == w)
-            .map(|g| compare_row(run, g, max))
-            .collect();
-        out.push_str(&webstand_report::compare::workload_table(w, &rows));
+    if n > 1 {
+        out.push_str(&format!(
+            "Medians of {n} rounds, as compare printed them: the round with the median peak gives \
+             the peak, clients and p99; CPU figures are their own medians, errors the sum, RSS the \
+             largest. Each round's sweep follows.\n\n"
+        ));
+    }
+    for (w, rows) in compare_rows(run) {
+        out.push_str(&webstand_report::compare::workload_table(&w, &rows));
         out.push('\n');
+    }
+    out
+}
+
+/// One sweep table per group, and per round where a comparison ran several (each with its own
+/// peak line: a table over every round's levels would name the best round's peak).
+fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]) -> String {
+    let (all, rounds, n) = (levels(run), rounds(run), round_count(run));
+    let mut out = String::new();
+    for group in run.groups() {
+        let split = n > 1
+            && run
+                .levels
+                .iter()
+                .zip(&rounds)
+                .any(|(l, r)| l.group == group && r.is_some());
+        for round in 1..=n {
+            let (lv, bound): (Vec<Level>, Vec<&str>) = all
+                .iter()
+                .zip(diagnoses)
+                .zip(&rounds)
+                .filter(|((l, _), r)| l.group == group && r.unwrap_or(1) == round)
+                .map(|((l, d), _)| (*l, d.as_ref().map_or("?", render::bound_cell)))
+                .unzip();
+            if lv.is_empty() {
+                continue;
+            }
+            match (group, split) {
+                ("", _) => {}
+                (g, false) => out.push_str(&format!("{g}\n")),
+                (g, true) => out.push_str(&format!("{g}, round {round} of {n}\n")),
+            }
+            // Levels saved before the history kept diagnoses get no column.
+            let bound = if bound.iter().all(|b| *b == "?") {
+                &[][..]
+            } else {
+                &bound[..]
+            };
+            out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
+            out.push('\n');
+        }
     }
     out
 }
@@ -305,31 +420,12 @@ pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
             return text.trim_start_matches('\n').to_string() + &section.unwrap_or_default();
         }
     }
-    let all = levels(run);
     let mut out = String::new();
     if run.meta.kind == "compare" {
         out.push_str(&compare_tables(run));
     }
     let layout = layout.unwrap_or_else(|| layout_of(run));
-    for group in run.groups() {
-        let (lv, bound): (Vec<Level>, Vec<&str>) = all
-            .iter()
-            .zip(&diagnoses)
-            .filter(|(l, _)| l.group == group)
-            .map(|(l, d)| (*l, d.as_ref().map_or("?", render::bound_cell)))
-            .unzip();
-        if !group.is_empty() {
-            out.push_str(&format!("{group}\n"));
-        }
-        // Levels saved before the history kept diagnoses get no column.
-        let bound = if bound.iter().all(|b| *b == "?") {
-            &[][..]
-        } else {
-            &bound[..]
-        };
-        out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
-        out.push('\n');
-    }
+    out.push_str(&sweep_tables(run, layout, &diagnoses));
     if run.levels.is_empty() {
         out.push_str("(no level completed)\n");
     }

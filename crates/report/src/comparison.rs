@@ -174,8 +174,9 @@ fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
     v.get(v.len().wrapping_sub(1) / 2).copied()
 }
 
-/// One row out of several rounds' rows of the same server and workload.
-fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
+/// One row out of several rounds' rows of the same server and workload (also `webstand show`'s,
+/// from the history, so a saved comparison reads as compare printed it).
+pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
     // Each note once: rounds share most of their notes (how the server ran) but not all (one
     // round's peak may be generator-bound), so compare the notes, not the rounds' joined lines.
     let mut notes: Vec<&str> = Vec::new();
