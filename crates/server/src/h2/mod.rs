@@ -60,6 +60,8 @@ pub struct State {
     wire: Vec<u8>,
     block: Vec<u8>,
     lower: Vec<u8>,
+    /// The streams `pump` goes through, kept between rounds (no allocation per pump).
+    answering: Vec<u32>,
     /// GOAWAY was sent: no new streams; close once the open ones are answered.
     goaway: bool,
     answered: u64,
@@ -93,6 +95,7 @@ impl State {
             wire,
             block: Vec::new(),
             lower: Vec::new(),
+            answering: Vec::new(),
             goaway: false,
             answered: 0,
             counters: defence::Counters::default(),
