@@ -73,7 +73,13 @@ impl Batch {
         let (mut bytes, mut ids) = (Vec::new(), Vec::new());
         for block in blocks {
             ids.push(bytes.len() + 5);
-            frame_head(&mut bytes, block.len(), HEADERS, END_STREAM | END_HEADERS, 0);
+            frame_head(
+                &mut bytes,
+                block.len(),
+                HEADERS,
+                END_STREAM | END_HEADERS,
+                0,
+            );
             bytes.extend_from_slice(block);
         }
         Batch { bytes, ids }

@@ -182,7 +182,8 @@ impl State {
                 ));
             }
         }
-        let pending = block::Pending::new(id, end_stream, fragment, BLOCK_MAX)?;
+        let buffer = std::mem::take(&mut self.block_in);
+        let pending = block::Pending::new_in(buffer, id, end_stream, fragment, BLOCK_MAX)?;
         self.pending = Some((pending, 0));
         if end_headers {
             return self.block_done();
@@ -216,10 +217,16 @@ impl State {
         let Some((pending, _)) = self.pending.take() else {
             return Ok(());
         };
-        let id = pending.stream;
-        let mut text = Vec::new();
-        let decoded = request::decode(&mut self.decoder, pending.block(), &mut text)
-            .map_err(|refusal| refusal.error(id));
+        let (id, end_stream) = (pending.stream, pending.end_stream);
+        let mut text = self.spare_texts.pop().unwrap_or_default();
+        let decoded = request::decode(
+            &mut self.decoder,
+            &mut self.collect,
+            pending.block(),
+            &mut text,
+        )
+        .map_err(|refusal| refusal.error(id));
+        self.block_in = pending.into_buffer();
         if let Some(s) = self.streams.get_mut(&id) {
             s.received = true;
             self.ready.push_back(id);
@@ -251,7 +258,7 @@ impl State {
             Stream {
                 text,
                 body: Vec::new(),
-                received: pending.end_stream,
+                received: end_stream,
                 content_length: meta.content_length,
                 head_only: meta.head_only,
                 recv_window: Window::new(DEFAULT_WINDOW),
@@ -261,7 +268,7 @@ impl State {
                 pieces: VecDeque::new(),
             },
         );
-        if pending.end_stream {
+        if end_stream {
             self.request_complete(id)?;
         }
         Ok(())

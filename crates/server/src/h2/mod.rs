@@ -25,6 +25,9 @@ use webstand_h2::hpack::{Decoder, Encoder};
 use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
 use webstand_h2::{block, ErrorCode, Settings, Window};
 
+/// Request text buffers kept for reuse: a batch of streams answered in one round.
+const SPARE_TEXTS: usize = 32;
+
 /// One stream the client opened.
 pub struct Stream {
     /// The request in HTTP/1 text form (request.rs), until it is answered.
@@ -62,6 +65,12 @@ pub struct State {
     lower: Vec<u8>,
     /// The streams `pump` goes through, kept between rounds (no allocation per pump).
     answering: Vec<u32>,
+    /// A header block's fields as they are decoded, and answered requests' text buffers for
+    /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
+    collect: request::Collect,
+    spare_texts: Vec<Vec<u8>>,
+    /// The memory of the header block being gathered, handed from block to block.
+    block_in: Vec<u8>,
     /// GOAWAY was sent: no new streams; close once the open ones are answered.
     goaway: bool,
     answered: u64,
@@ -96,6 +105,9 @@ impl State {
             block: Vec::new(),
             lower: Vec::new(),
             answering: Vec::new(),
+            collect: request::Collect::default(),
+            spare_texts: Vec::new(),
+            block_in: Vec::new(),
             goaway: false,
             answered: 0,
             counters: defence::Counters::default(),
@@ -216,6 +228,11 @@ impl Ctx {
             {
                 let line = head.request_line();
                 self.log(conn.peer, user.as_deref(), line, status, bytes);
+            }
+            if st.spare_texts.len() < SPARE_TEXTS {
+                let mut text = text;
+                text.clear();
+                st.spare_texts.push(text);
             }
         }
     }

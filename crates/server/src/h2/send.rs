@@ -49,6 +49,12 @@ fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
 /// A head's payload before its date line: status, length kind and value, field lines.
 pub fn prepare(head: &Answer) -> Box<[u8]> {
     let mut out = Vec::with_capacity(11 + head.fields.len());
+    prepare_into(head, &mut out);
+    out.into_boxed_slice()
+}
+
+/// Appends `prepare`'s bytes to `out`.
+fn prepare_into(head: &Answer, out: &mut Vec<u8>) {
     out.extend_from_slice(&head.status.to_be_bytes());
     let (kind, n) = match head.length {
         Length::None => (0u8, 0),
@@ -58,12 +64,16 @@ pub fn prepare(head: &Answer) -> Box<[u8]> {
     out.push(kind);
     out.extend_from_slice(&n.to_be_bytes());
     out.extend_from_slice(head.fields);
-    out.into_boxed_slice()
 }
 
 impl Channel {
     pub fn write_head(&self, out: &mut Vec<u8>, date_line: &[u8], head: &Answer) {
-        self.write_prepared(out, date_line, &prepare(head));
+        let at = out.len();
+        record(out, HEAD, self.stream, 0);
+        prepare_into(head, out);
+        out.extend_from_slice(date_line);
+        let len = (out.len() - at - RECORD) as u32;
+        out[at + 5..at + RECORD].copy_from_slice(&len.to_be_bytes());
     }
 
     pub fn write_prepared(&self, out: &mut Vec<u8>, date_line: &[u8], prepared: &[u8]) {
