@@ -11,6 +11,12 @@
 //! repeated answers for one file cost a few bytes each: date is indexed too, and repeats within
 //! its second.
 //!
+//! Why our own: `loona-hpack` 0.4's encoder (the one before) never Huffman-codes and indexes
+//! every literal, content-length too, so a server's answer for one 2 KiB file took ~124 bytes
+//! every time and h2load saw 29 % header space savings (93 % now, `tests/serve_h2_hpack.rs`).
+//! `cargo run --release -p webstand-h2 --example hpack_cost` (under load, unrecorded): a steady
+//! response block 13 bytes in 687 ns here, 124 bytes in 1 772 ns there.
+//!
 //! The table is at most [`ENCODER_TABLE_CAP`] bytes whatever the peer allows (memory per
 //! connection), and never more than the peer's SETTINGS_HEADER_TABLE_SIZE: when that changes,
 //! the next block opens with the dynamic table size updates §4.2 requires (the smallest size

@@ -1,5 +1,5 @@
 //! The encoder against RFC 7541 Appendix C's encoder output, byte for byte, and against two
-//! independent decoders (ours, loona-hpack's; python3-h2's hpack in tests/serve_h2.rs through
+//! independent decoders (ours, loona-hpack's; python3-h2's hpack in tests/serve_h2_hpack.rs through
 //! the server), with the choices it makes beyond the examples: what it does not index, Huffman
 //! unless it is longer, table-size updates.
 
