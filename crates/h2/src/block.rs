@@ -26,14 +26,32 @@ impl Pending {
         fragment: &[u8],
         limit: usize,
     ) -> Result<Pending, Error> {
+        Pending::new_in(Vec::new(), stream, end_stream, fragment, limit)
+    }
+
+    /// As `new`, gathering the block in `buffer`'s memory (a connection hands back the buffer of
+    /// its previous block, `into_buffer`: no allocation per block).
+    pub fn new_in(
+        mut buffer: Vec<u8>,
+        stream: u32,
+        end_stream: bool,
+        fragment: &[u8],
+        limit: usize,
+    ) -> Result<Pending, Error> {
+        buffer.clear();
         let mut pending = Pending {
             stream,
             end_stream,
-            block: Vec::new(),
+            block: buffer,
             limit,
         };
         pending.push(fragment)?;
         Ok(pending)
+    }
+
+    /// The block's memory, for the next `new_in`.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.block
     }
 
     /// The frame with header `head` arrives while this block is open: only a CONTINUATION of the

@@ -2,8 +2,8 @@
 //! dynamic-table size updates above the SETTINGS_HEADER_TABLE_SIZE its side announced (a
 //! COMPRESSION_ERROR) and stops handing out fields once the decoded header list passes the
 //! SETTINGS_MAX_HEADER_LIST_SIZE its side announced (the "HPACK bomb": a few bytes that index one
-//! large table entry thousands of times). The encoder is `loona-hpack`'s; it signals a smaller
-//! table size the peer announced at the start of its next block, which `loona-hpack` leaves to us.
+//! large table entry thousands of times). The encoder is ours too, in
+//! [`hpack_encoder`](crate::hpack_encoder) (re-exported here).
 //!
 //! The decoder is our own (a hot path, measured): `loona-hpack` 0.4 builds its Huffman decoding
 //! table (a HashMap) anew for every Huffman-coded string, and curl, h2load, nginx and browsers
@@ -16,8 +16,8 @@
 //! Measured (`cargo run --release -p webstand-h2 --example hpack_cost`, ns per block, medians of
 //! 3 runs under load; ours / loona-hpack): h2load's first request block (44 bytes, 4 Huffman
 //! literals indexed) 376 / 70 794; a later one (6 bytes, all indexed) 26 / 51; nginx's 2 KiB
-//! response (100 bytes, 7 Huffman literals) 371 / 136 718. Encoding (kept): 273 ns per request
-//! block, 460 per response block. `bench --h2 -c 8 -m 16 -n 50000` on nginx over TLS (ci-profile
+//! response (100 bytes, 7 Huffman literals) 371 / 136 718. Encoding (loona-hpack's then, since
+//! replaced): 273 ns per request block, 460 per response block. `bench --h2 -c 8 -m 16 -n 50000` on nginx over TLS (ci-profile
 //! builds of w11w and of this, generator on CPU 1, nginx on CPU 0, 3 rounds side by side,
 //! unrecorded): generator user+sys per request 154.6 µs before, 10.2 µs after (medians: 0.066×),
 //! 5 470 → 32 750 requests/s.
@@ -25,6 +25,8 @@
 use crate::error::{Error, ErrorCode};
 use crate::hpack_table::Table;
 use crate::huffman::{HuffmanError, Recent};
+
+pub use crate::hpack_encoder::Encoder;
 
 /// RFC 7541 §4.1: each field counts its name, its value and 32 bytes of overhead. The same sum
 /// is what SETTINGS_MAX_HEADER_LIST_SIZE bounds (RFC 9113 §6.5.2).
@@ -244,57 +246,6 @@ fn read_string(
     }
 }
 
-/// The largest dynamic table our encoder keeps, whatever the peer allows: a bound on memory per
-/// connection, and RFC 7541's default.
-const ENCODER_TABLE_CAP: u32 = 4096;
-
-/// A connection's encoding context for the header blocks we send.
-pub struct Encoder {
-    inner: loona_hpack::Encoder<'static>,
-    table_size: u32,
-    size_update: Option<u32>,
-}
-
-impl Default for Encoder {
-    fn default() -> Encoder {
-        Encoder {
-            inner: loona_hpack::Encoder::new(),
-            table_size: ENCODER_TABLE_CAP,
-            size_update: None,
-        }
-    }
-}
-
-impl Encoder {
-    pub fn new() -> Encoder {
-        Encoder::default()
-    }
-
-    /// The peer's SETTINGS_HEADER_TABLE_SIZE: a table smaller than ours shrinks now and the next
-    /// block opens with a dynamic table size update (RFC 7541 §6.3), as §4.2 requires.
-    pub fn set_peer_table_size(&mut self, size: u32) {
-        let size = size.min(ENCODER_TABLE_CAP);
-        if size != self.table_size {
-            self.table_size = size;
-            self.inner.set_max_table_size(size as usize);
-            self.size_update = Some(size);
-        }
-    }
-
-    /// Appends the block encoding `fields` to `out`.
-    pub fn encode<'f>(
-        &mut self,
-        fields: impl IntoIterator<Item = (&'f [u8], &'f [u8])>,
-        out: &mut Vec<u8>,
-    ) {
-        if let Some(size) = self.size_update.take() {
-            // Writing into a Vec cannot fail.
-            let _ = loona_hpack::encoder::encode_integer_into(size as usize, 5, 0x20, out);
-        }
-        let _ = self.inner.encode_into(fields, out);
-    }
-}
-
 #[cfg(test)]
 #[path = "hpack_tests.rs"]
-mod tests;
+pub(crate) mod tests;

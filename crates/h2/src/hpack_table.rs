@@ -1,9 +1,12 @@
 //! HPACK's indexing tables (RFC 7541 §2.3): the 61-entry static table and a connection's dynamic
 //! table, whose size counts each entry as name + value + 32 and which evicts its oldest entries to
-//! stay within its maximum size.
+//! stay within its maximum size. The decoder reads them by index; the encoder searches them for a
+//! field (`find`): the static table through its names grouped by length (built once), the
+//! dynamic table, which holds at most a few dozen entries, from the newest.
 
 use crate::hpack::field_size;
 use std::collections::VecDeque;
+use std::sync::OnceLock;
 
 /// RFC 7541 Appendix A, index 1 first.
 #[rustfmt::skip]
@@ -25,6 +28,52 @@ const STATIC: [(&str, &str); 61] = [
     ("set-cookie", ""), ("strict-transport-security", ""), ("transfer-encoding", ""),
     ("user-agent", ""), ("vary", ""), ("via", ""), ("www-authenticate", ""),
 ];
+
+/// What the tables hold of a field: the whole field, or its name, at an index.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Found {
+    Field(usize),
+    Name(usize),
+    Nothing,
+}
+
+/// The static table's indexes by name length: the first entry of each name only (a name's
+/// entries are adjacent).
+fn static_by_length() -> &'static [Vec<usize>] {
+    static BY_LENGTH: OnceLock<Vec<Vec<usize>>> = OnceLock::new();
+    BY_LENGTH.get_or_init(|| {
+        let longest = STATIC.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        let mut by_length = vec![Vec::new(); longest + 1];
+        for (i, (name, _)) in STATIC.iter().enumerate() {
+            if i == 0 || STATIC[i - 1].0 != *name {
+                by_length[name.len()].push(i + 1);
+            }
+        }
+        by_length
+    })
+}
+
+/// The static table's entry for a field, or for its name.
+fn find_static(name: &[u8], value: &[u8]) -> Found {
+    let Some(candidates) = static_by_length().get(name.len()) else {
+        return Found::Nothing;
+    };
+    let Some(&first) = candidates
+        .iter()
+        .find(|&&i| STATIC[i - 1].0.as_bytes() == name)
+    else {
+        return Found::Nothing;
+    };
+    let same_name = STATIC[first - 1..]
+        .iter()
+        .take_while(|(n, _)| n.as_bytes() == name);
+    for (offset, (_, v)) in same_name.enumerate() {
+        if v.as_bytes() == value {
+            return Found::Field(first + offset);
+        }
+    }
+    Found::Name(first)
+}
 
 /// A dynamic table entry: the name's bytes then the value's in one buffer, and where the name
 /// ends. One buffer, not two boxes, so that an evicted entry's buffer can carry the next one: a
@@ -68,6 +117,30 @@ impl Table {
                 let e = self.dynamic.get(index - 62)?;
                 Some(e.bytes.split_at(e.name_len))
             }
+        }
+    }
+
+    /// Where the tables hold `name: value` (the lowest index), or else its name (the static
+    /// table's first: its indexes are the shorter).
+    pub fn find(&self, name: &[u8], value: &[u8]) -> Found {
+        let fixed = find_static(name, value);
+        if let Found::Field(_) = fixed {
+            return fixed;
+        }
+        let mut name_at = None;
+        for (i, e) in self.dynamic.iter().enumerate() {
+            let (n, v) = e.bytes.split_at(e.name_len);
+            if n == name {
+                if v == value {
+                    return Found::Field(62 + i);
+                }
+                name_at = name_at.or(Some(62 + i));
+            }
+        }
+        match (fixed, name_at) {
+            (Found::Name(index), _) => Found::Name(index),
+            (_, Some(index)) => Found::Name(index),
+            _ => Found::Nothing,
         }
     }
 

@@ -9,8 +9,8 @@
 //!   send WINDOW_UPDATE for data consumed.
 //! - [`hpack`]: header blocks: our own decoder (integers, literals, [`hpack_table`]'s static and
 //!   dynamic tables, [`huffman`]'s table-driven Huffman decoding) enforcing the header-list size and
-//!   dynamic-table size its side announced; `loona-hpack` encodes, and the wrapper signals
-//!   table-size changes.
+//!   dynamic-table size its side announced; [`hpack_encoder`]: our encoder (indexed fields,
+//!   incremental indexing of repeating values, Huffman where shorter, table-size updates).
 //! - [`block`]: a header block gathered from HEADERS and CONTINUATION frames, bounded in size.
 //!
 //! Nothing here owns a socket, a clock or a stream state machine: the roles drive these pieces.
@@ -19,6 +19,7 @@ pub mod block;
 pub mod error;
 pub mod frame;
 pub mod hpack;
+pub mod hpack_encoder;
 pub mod hpack_table;
 pub mod huffman;
 pub mod settings;

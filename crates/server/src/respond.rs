@@ -78,18 +78,23 @@ pub fn keeps_connection(status: u16) -> bool {
 }
 
 /// Appends a decimal number without allocating.
-pub fn push_num(out: &mut Vec<u8>, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
+pub fn push_num(out: &mut Vec<u8>, n: u64) {
+    let mut buf = [0u8; 20];
+    out.extend_from_slice(digits(n, &mut buf));
+}
+
+/// The decimal digits of `n`, written at the end of `buf`.
+pub fn digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
     loop {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    out.extend_from_slice(&digits[i..]);
+    &buf[i..]
 }
 
 /// A generated answer through `ch`: status, `extra` field lines, and a small HTML body naming the

@@ -191,7 +191,8 @@ impl State {
                 ));
             }
         }
-        let pending = block::Pending::new(id, end_stream, fragment, BLOCK_MAX)?;
+        let buffer = std::mem::take(&mut self.block_in);
+        let pending = block::Pending::new_in(buffer, id, end_stream, fragment, BLOCK_MAX)?;
         self.pending = Some((pending, 0));
         if end_headers {
             return self.block_done();
@@ -225,12 +226,19 @@ impl State {
         let Some((pending, _)) = self.pending.take() else {
             return Ok(());
         };
-        let id = pending.stream;
-        let mut text = Vec::new();
-        let decoded = request::decode(&mut self.decoder, pending.block(), &mut text)
-            .map_err(|refusal| refusal.error(id));
+        let (id, end_stream) = (pending.stream, pending.end_stream);
+        let mut text = self.spare_texts.pop().unwrap_or_default();
+        let decoded = request::decode(
+            &mut self.decoder,
+            &mut self.collect,
+            pending.block(),
+            &mut text,
+        )
+        .map_err(|refusal| refusal.error(id));
+        self.block_in = pending.into_buffer();
         if id <= self.last_stream {
             // Trailers: decoded for HPACK's context; their fields are not used.
+            self.spare_texts.push(text);
             let _ = decoded?;
             let Some(s) = self.streams.get_mut(&id) else {
                 return Ok(());
@@ -263,7 +271,7 @@ impl State {
             ));
         }
         // A declared length past the limit is refused before any of the body comes (HTTP/1's 413).
-        let over_limit = !pending.end_stream && meta.content_length > Some(self.max_body);
+        let over_limit = !end_stream && meta.content_length > Some(self.max_body);
         self.streams.insert(
             id,
             Stream {
@@ -271,7 +279,7 @@ impl State {
                 body: Vec::new(),
                 over_limit,
                 throttle: None,
-                received: pending.end_stream,
+                received: end_stream,
                 content_length: meta.content_length,
                 head_only: meta.head_only,
                 recv_window: Window::new(DEFAULT_WINDOW),
@@ -283,7 +291,7 @@ impl State {
         );
         if over_limit {
             self.ready.push_back(id);
-        } else if pending.end_stream {
+        } else if end_stream {
             self.request_complete(id)?;
         }
         Ok(())

@@ -29,6 +29,9 @@ use webstand_h2::hpack::{Decoder, Encoder};
 use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
 use webstand_h2::{block, ErrorCode, Settings, Window};
 
+/// Request text buffers kept for reuse: a batch of streams answered in one round.
+const SPARE_TEXTS: usize = 32;
+
 /// One stream the client opened.
 pub struct Stream {
     /// The request in HTTP/1 text form (request.rs), until it is answered.
@@ -72,6 +75,14 @@ pub struct State {
     wire: Vec<u8>,
     block: Vec<u8>,
     lower: Vec<u8>,
+    /// The streams `pump` goes through, kept between rounds (no allocation per pump).
+    answering: Vec<u32>,
+    /// A header block's fields as they are decoded, and answered requests' text buffers for
+    /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
+    collect: request::Collect,
+    spare_texts: Vec<Vec<u8>>,
+    /// The memory of the header block being gathered, handed from block to block.
+    block_in: Vec<u8>,
     /// GOAWAY was sent: no new streams; close once the open ones are answered.
     goaway: bool,
     answered: u64,
@@ -109,6 +120,10 @@ impl State {
             wire,
             block: Vec::new(),
             lower: Vec::new(),
+            answering: Vec::new(),
+            collect: request::Collect::default(),
+            spare_texts: Vec::new(),
+            block_in: Vec::new(),
             goaway: false,
             answered: 0,
             counters: defence::Counters::default(),
@@ -256,8 +271,14 @@ impl Ctx {
             if std::mem::take(&mut self.waits_for_job) {
                 st.deferred.push_back(id);
             } else {
-                // Answered or handed to a job (which copied what it needs).
-                (s.text, s.body) = (Vec::new(), Vec::new());
+                // Answered or handed to a job (which copied what it needs): the request's text
+                // buffer goes back to the pool for the next stream's.
+                let mut text = std::mem::take(&mut s.text);
+                s.body = Vec::new();
+                if st.spare_texts.len() < SPARE_TEXTS {
+                    text.clear();
+                    st.spare_texts.push(text);
+                }
             }
         }
     }

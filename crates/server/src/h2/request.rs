@@ -16,12 +16,27 @@ pub struct Meta {
     pub content_length: Option<u64>,
 }
 
+/// A pseudo-header's value, kept in a buffer reused from block to block.
 #[derive(Default)]
-struct Collect {
-    method: Option<Vec<u8>>,
-    scheme: Option<Vec<u8>>,
-    path: Option<Vec<u8>>,
-    authority: Option<Vec<u8>>,
+struct Pseudo {
+    value: Vec<u8>,
+    seen: bool,
+}
+
+impl Pseudo {
+    fn get(&self) -> Option<&[u8]> {
+        self.seen.then_some(&self.value[..])
+    }
+}
+
+/// What a block's fields said, gathered while they are decoded. The connection keeps one and
+/// clears it for each block, so a request allocates nothing once its buffers have grown.
+#[derive(Default)]
+pub struct Collect {
+    method: Pseudo,
+    scheme: Pseudo,
+    path: Pseudo,
+    authority: Pseudo,
     fields: Vec<u8>,
     regular_seen: bool,
     host_seen: bool,
@@ -29,14 +44,31 @@ struct Collect {
     malformed: Option<&'static str>,
 }
 
-/// Decodes a block into `text`. The outer error is HPACK's (the connection's or the list's size),
-/// the inner one a malformed request.
+impl Collect {
+    fn clear(&mut self) {
+        for p in [
+            &mut self.method,
+            &mut self.scheme,
+            &mut self.path,
+            &mut self.authority,
+        ] {
+            p.seen = false;
+        }
+        self.fields.clear();
+        (self.regular_seen, self.host_seen) = (false, false);
+        (self.content_length, self.malformed) = (None, None);
+    }
+}
+
+/// Decodes a block into `text`, gathering in `c`. The outer error is HPACK's (the connection's
+/// or the list's size), the inner one a malformed request.
 pub fn decode(
     decoder: &mut Decoder,
+    c: &mut Collect,
     block: &[u8],
     text: &mut Vec<u8>,
 ) -> Result<Result<Meta, &'static str>, HpackRefusal> {
-    let mut c = Collect::default();
+    c.clear();
     decoder.decode(block, |name, value| {
         if c.malformed.is_none() {
             if let Err(why) = c.field(name, value) {
@@ -99,26 +131,28 @@ impl Collect {
             b"authority" => &mut self.authority,
             _ => return Err("an unknown or response pseudo-header"),
         };
-        if slot.is_some() {
+        if slot.seen {
             return Err("a duplicated pseudo-header");
         }
-        *slot = Some(value.to_vec());
+        slot.seen = true;
+        slot.value.clear();
+        slot.value.extend_from_slice(value);
         Ok(())
     }
 
-    fn finish(self, text: &mut Vec<u8>) -> Result<Meta, &'static str> {
-        let method = self.method.ok_or("no :method")?;
+    fn finish(&self, text: &mut Vec<u8>) -> Result<Meta, &'static str> {
+        let method = self.method.get().ok_or("no :method")?;
         if method.is_empty() || !method.iter().all(|&b| is_token_byte(b)) {
             return Err(":method not a token");
         }
         let target = if method == b"CONNECT" {
-            if self.scheme.is_some() || self.path.is_some() {
+            if self.scheme.seen || self.path.seen {
                 return Err("CONNECT with :scheme or :path");
             }
-            self.authority.clone().ok_or("CONNECT without :authority")?
+            self.authority.get().ok_or("CONNECT without :authority")?
         } else {
-            self.scheme.ok_or("no :scheme")?;
-            let path = self.path.ok_or("no :path")?;
+            self.scheme.get().ok_or("no :scheme")?;
+            let path = self.path.get().ok_or("no :path")?;
             if path.is_empty() {
                 return Err(":path empty");
             }
@@ -128,11 +162,11 @@ impl Collect {
             return Err("a control character or space in :path");
         }
         text.clear();
-        text.extend_from_slice(&method);
+        text.extend_from_slice(method);
         text.push(b' ');
-        text.extend_from_slice(&target);
+        text.extend_from_slice(target);
         text.extend_from_slice(b" HTTP/2.0\r\n");
-        if let (Some(a), false) = (&self.authority, self.host_seen) {
+        if let (Some(a), false) = (self.authority.get(), self.host_seen) {
             text.extend_from_slice(b"host: ");
             text.extend_from_slice(a);
             text.extend_from_slice(b"\r\n");

@@ -10,7 +10,7 @@
 //! (one write, and over TLS as few records as that write makes: h2o's batching).
 
 use super::{State, Stream};
-use crate::respond::{push_num, Head as Answer, Length};
+use crate::respond::{digits, Head as Answer, Length};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -49,6 +49,12 @@ fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
 /// A head's payload before its date line: status, length kind and value, field lines.
 pub fn prepare(head: &Answer) -> Box<[u8]> {
     let mut out = Vec::with_capacity(11 + head.fields.len());
+    prepare_into(head, &mut out);
+    out.into_boxed_slice()
+}
+
+/// Appends `prepare`'s bytes to `out`.
+fn prepare_into(head: &Answer, out: &mut Vec<u8>) {
     out.extend_from_slice(&head.status.to_be_bytes());
     let (kind, n) = match head.length {
         Length::None => (0u8, 0),
@@ -58,12 +64,16 @@ pub fn prepare(head: &Answer) -> Box<[u8]> {
     out.push(kind);
     out.extend_from_slice(&n.to_be_bytes());
     out.extend_from_slice(head.fields);
-    out.into_boxed_slice()
 }
 
 impl Channel {
     pub fn write_head(&self, out: &mut Vec<u8>, date_line: &[u8], head: &Answer) {
-        self.write_prepared(out, date_line, &prepare(head));
+        let at = out.len();
+        record(out, HEAD, self.stream, 0);
+        prepare_into(head, out);
+        out.extend_from_slice(date_line);
+        let len = (out.len() - at - RECORD) as u32;
+        out[at + 5..at + RECORD].copy_from_slice(&len.to_be_bytes());
     }
 
     pub fn write_prepared(&self, out: &mut Vec<u8>, date_line: &[u8], prepared: &[u8]) {
@@ -146,6 +156,7 @@ impl State {
             return; // reset meanwhile: its answer goes nowhere
         };
         match tag {
+            DATA if s.pieces.is_empty() => self.pump_stream(id, payload),
             DATA => match s.pieces.back_mut() {
                 Some(Piece::Mem(buf, _)) if buf.len() < 64 << 10 => buf.extend_from_slice(payload),
                 _ => s.pieces.push_back(Piece::Mem(payload.to_vec(), 0)),
@@ -172,17 +183,15 @@ impl State {
             1 => Length::Known(n),
             _ => Length::Streamed,
         };
-        let mut digits = Vec::with_capacity(24);
-        push_num(&mut digits, u64::from(status));
-        let status_end = digits.len();
-        if let Length::Known(n) = length {
-            push_num(&mut digits, n);
-        }
-        let (status_digits, len_digits) = digits.split_at(status_end);
+        let (mut status_buf, mut length_buf) = ([0u8; 20], [0u8; 20]);
+        let status_digits = digits(u64::from(status), &mut status_buf);
         let mut lower = std::mem::take(&mut self.lower);
         lower_names(&p[11..], &mut lower);
         let fixed = [(&b":status"[..], status_digits), (b"server", b"webstand")];
-        let length_field = (!len_digits.is_empty()).then_some((&b"content-length"[..], len_digits));
+        let length_field = match length {
+            Length::Known(n) => Some((&b"content-length"[..], digits(n, &mut length_buf))),
+            _ => None,
+        };
         let fields = fixed
             .into_iter()
             .chain(pairs(&lower).filter(|(n, _)| *n != b"content-length"))
@@ -210,28 +219,33 @@ impl State {
 
     /// Sends queued body pieces as DATA frames while both windows and the budget allow.
     pub fn pump(&mut self) {
-        let ids: Vec<u32> = self.answering();
-        for id in ids {
+        let mut ids = std::mem::take(&mut self.answering);
+        self.answering_ids(&mut ids);
+        for &id in &ids {
             if self.wire.len() >= PUMP_BUDGET || self.send_window.available() == 0 {
                 break;
             }
-            self.pump_stream(id);
+            self.pump_stream(id, &[]);
         }
+        self.answering = ids;
     }
 
-    /// The streams whose answers have begun (HEADERS sent), in stream order.
-    fn answering(&self) -> Vec<u32> {
-        let mut ids: Vec<u32> = self
-            .streams
-            .iter()
-            .filter(|(_, s)| s.remaining.is_some() || s.finished || !s.pieces.is_empty())
-            .map(|(&id, _)| id)
-            .collect();
+    /// The streams whose answers have begun (HEADERS sent), in stream order, into `ids`.
+    fn answering_ids(&self, ids: &mut Vec<u32>) {
+        ids.clear();
+        ids.extend(
+            self.streams
+                .iter()
+                .filter(|(_, s)| s.remaining.is_some() || s.finished || !s.pieces.is_empty())
+                .map(|(&id, _)| id),
+        );
         ids.sort_unstable();
-        ids
     }
 
-    fn pump_stream(&mut self, id: u32) {
+    /// Frames the stream's queued body, then `staged` (bytes of this round with nothing queued
+    /// before them: framed in place, never copied), as DATA frames within both windows, the
+    /// peer's frame size and the budget; what does not fit is queued.
+    fn pump_stream(&mut self, id: u32, mut staged: &[u8]) {
         let max_frame = self.peer.max_frame_size as usize;
         let Some(s) = self.streams.get_mut(&id) else {
             return;
@@ -240,36 +254,50 @@ impl State {
             let room = (s.send_window.available().min(self.send_window.available()) as usize)
                 .min(max_frame)
                 .min(PUMP_BUDGET.saturating_sub(self.wire.len()));
-            let Some(piece) = s.pieces.front_mut() else {
+            if room == 0 || (s.pieces.is_empty() && staged.is_empty()) {
                 break;
+            }
+            let n = match s.pieces.front_mut() {
+                Some(piece) => {
+                    let n = take_piece(piece, room, &mut self.wire, id);
+                    if n == usize::MAX {
+                        // The file could not be read: the promised length cannot be met.
+                        write::rst_stream(
+                            &mut self.wire,
+                            id,
+                            webstand_h2::ErrorCode::InternalError,
+                        );
+                        self.streams.remove(&id);
+                        return;
+                    }
+                    if piece_done(piece) {
+                        s.pieces.pop_front();
+                    }
+                    n
+                }
+                None => {
+                    let n = room.min(staged.len());
+                    write::data(&mut self.wire, id, false, &staged[..n]);
+                    staged = &staged[n..];
+                    n
+                }
             };
-            if room == 0 {
-                return;
-            }
-            let n = take_piece(piece, room, &mut self.wire, id);
-            if n == usize::MAX {
-                // The file could not be read: the promised length cannot be met.
-                write::rst_stream(&mut self.wire, id, webstand_h2::ErrorCode::InternalError);
-                self.streams.remove(&id);
-                return;
-            }
-            if piece_done(piece) {
-                s.pieces.pop_front();
-            }
             s.send_window.spend(n as u32);
             self.send_window.spend(n as u32);
             if let Some(r) = s.remaining.as_mut() {
                 *r = r.saturating_sub(n as u64);
             }
-            let end = s.remaining == Some(0) || (s.finished && s.pieces.is_empty());
-            if end {
+            let drained = s.pieces.is_empty() && staged.is_empty();
+            if s.remaining == Some(0) || (s.finished && drained) {
                 // The END_STREAM flag on the frame just written (its flags byte).
                 let frame = self.wire.len() - n - 9;
                 self.wire[frame + 4] |= webstand_h2::frame::flags::END_STREAM;
                 return self.stream_done(id);
             }
         }
-        if s.finished && s.pieces.is_empty() && s.remaining.is_none() {
+        if !staged.is_empty() {
+            s.pieces.push_back(Piece::Mem(staged.to_vec(), 0));
+        } else if s.finished && s.pieces.is_empty() && s.remaining.is_none() {
             write::data(&mut self.wire, id, true, b"");
             self.stream_done(id);
         }
