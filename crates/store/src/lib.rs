@@ -14,7 +14,8 @@
 //!
 //! The files: `schema.rs` (the application id, the schema version, creating and upgrading a file),
 //! `runs.rs` (a run's row: begin, finish, list, load), `levels.rs` (a level's row with its histograms
-//! as V2 blobs, and the server's figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
+//! as V2 blobs, and the server's figures), `h2.rs` (the protocol a run spoke, an HTTP/2 level's
+//! h2load figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
 //! server configs), `machine.rs` (the machine a run ran on).
 
 use anyhow::{bail, Context};
@@ -23,12 +24,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod configs;
+mod h2;
 mod levels;
 mod machine;
 mod probe;
 mod runs;
 mod schema;
 pub use configs::StoredConfig;
+pub use h2::Protocol;
 pub use levels::{ServerFigures, StoredLevel};
 pub use machine::Machine;
 pub use probe::ProbeCase;
