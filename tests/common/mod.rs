@@ -2,6 +2,7 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod h2;
 pub mod lab;
 pub mod netns;
 pub mod test_server;
