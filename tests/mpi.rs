@@ -2,7 +2,8 @@
 //! four ranks on loopback against `webstand serve` and nginx. The merged counts equal one process's,
 //! the connection split is exact, the start skew is reported (under 1 ms with a core per rank), a
 //! max-users search finds what one process finds, the progress line counts every rank, an https
-//! run's handshakes add up, and the failures end the job with one line or a merged report: a bad
+//! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), and the
+//! failures end the job with one line or a merged report: a bad
 //! option, an unreachable target, Ctrl-C to mpirun, a rank killed.
 #![cfg(feature = "mpi")]
 
@@ -163,6 +164,62 @@ fn nginx_counts_add_up_to_a_single_process_run() {
     let url = format!("http://127.0.0.1:{}/page.html", ngx.port);
     // A new connection per request: 40,000 connections, split over the ranks too.
     counts_equal_single_process(&url, &[]);
+}
+
+/// `bench --h2` over two ranks against h2o (h2c by prior knowledge): rank 0 merges every rank's
+/// h2load figures, and they equal h2load's own for the same total (-n, -c, -m).
+#[test]
+fn an_h2_run_over_two_ranks_merges_to_h2loads_counts() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let server = common::h2::h2o(false);
+    let url = format!("http://127.0.0.1:{}/page.html", server.port);
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let (n, c, m) = ("3001", "4", "8");
+    let args = [
+        "--db", &db, "bench", "-q", "--json", "--h2", "-n", n, "-c", c, "-m", m, &url,
+    ];
+    let out = mpi_run(2, &args, Duration::from_secs(120));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(v["ranks"]["count"], 2, "{v}");
+    let h2 = &v["h2"];
+    let at = |p: &str| {
+        h2.pointer(p)
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| panic!("{p} in {h2}"))
+    };
+    let (done, succeeded, data) = common::h2::h2load(&["-n", n, "-c", c, "-m", m, &url]);
+    assert_eq!(
+        (
+            at("/requests/done"),
+            at("/requests/succeeded"),
+            at("/traffic/data_bytes")
+        ),
+        (done, succeeded, data),
+        "{h2}"
+    );
+    assert_eq!(done, 3001);
+    assert_eq!(
+        (at("/requests/started"), at("/status_codes/2xx")),
+        (3001, 3001)
+    );
+    let failed = ["/requests/failed", "/requests/errored", "/requests/timeout"];
+    assert_eq!(failed.map(at), [0, 0, 0], "{h2}");
+    // Both ranks' header bytes and per-connection times arrived: one connect and one first byte
+    // per connection, four in all.
+    assert!(at("/traffic/header_bytes") > 0, "{h2}");
+    assert_eq!(
+        (
+            at("/time_for_connect/count"),
+            at("/time_to_1st_byte/count"),
+            at("/max_streams_per_connection")
+        ),
+        (4, 4, 8),
+        "{h2}"
+    );
+    assert_eq!(v["complete"], 3001);
+    assert_one_saved_run(&db, "bench");
 }
 
 #[test]

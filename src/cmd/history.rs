@@ -166,8 +166,13 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
         } else {
             &r.status
         };
+        // HTTP/2 runs name their protocol after the target (HTTP/1 is the default, unsaid).
+        let protocol = match &r.protocol {
+            Some(p) if p.is_h2() => format!("  [{p}]"),
+            _ => String::new(),
+        };
         text += &format!(
-            "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  {}\n",
+            "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  {}{protocol}\n",
             r.id,
             when(r.started_unix),
             r.kind,
@@ -250,24 +255,47 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
         let first = runs.first().context("no run given")?;
         Ok(format!(
-            "run{} {} ({} of {})",
+            "run{} {} ({} of {}{})",
             if ids.len() > 1 { "s" } else { "" },
             ids.join(","),
             first.meta.kind,
-            first.meta.target
+            first.meta.target,
+            protocols(runs)
+                .map(|p| format!(", {p}"))
+                .unwrap_or_default()
         ))
     };
     let side_a = Side {
         name: side(&runs_a)?,
         levels: runs_a.iter().flat_map(levels).collect(),
+        protocol: protocols(&runs_a),
     };
     let side_b = Side {
         name: side(&runs_b)?,
         levels: runs_b.iter().flat_map(levels).collect(),
+        protocol: protocols(&runs_b),
     };
     let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
+}
+
+/// What a diff side's runs spoke ("h2c -m 16", "HTTP/1.1"; several joined by " + "), as saved, or
+/// as their levels tell (h2 figures or none) for runs saved before the history kept it.
+fn protocols(runs: &[StoredRun]) -> Option<String> {
+    let mut names: Vec<String> = Vec::new();
+    for r in runs {
+        let name = match (&r.protocol, r.levels.iter().any(|l| l.result.h2.is_some())) {
+            (Some(p), _) => p.to_string(),
+            (None, true) => "HTTP/2".to_string(),
+            (None, false) if r.meta.kind == "compare" => continue,
+            (None, false) => "HTTP/1".to_string(),
+        };
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    (!names.is_empty()).then(|| names.join(" + "))
 }
 
 /// Writes `bytes` to `path`, or to standard output when there is none.
@@ -303,6 +331,8 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                     "finished_unix": run.finished_unix,
                     "status": shown_status(&run),
                     "webstand_version": run.version,
+                    "protocol": run.protocol.as_ref().map(|p| &p.name),
+                    "h2_streams": run.protocol.as_ref().and_then(|p| p.h2_streams),
                     "machine": { "cpu_model": m.cpu_model, "cores": m.cores, "kernel": m.kernel, "hostname": m.hostname },
                 },
                 "levels": export::levels_json(&lv),

@@ -38,7 +38,7 @@ const SMALL_CLIENTS: [usize; 3] = [4, 16, 64];
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
     let (length, small_length, warmup) = stops(args.full);
-    let mut server = Embedded::start()?;
+    let mut server = Embedded::start(false)?;
     let mut session = super::session::open(global, "sweep", EMBEDDED_TARGET, false)?;
     server.pin_generator();
     eprintln!(
@@ -181,7 +181,9 @@ impl Embedded {
         super::diagnose::ServerProcess(self.child.id() as i32)
     }
 
-    pub fn start() -> Result<Embedded> {
+    /// Starts `webstand serve` on the fixtures; `h2c`: it also takes HTTP/2 by prior knowledge
+    /// (`sweep --h2` without a URL).
+    pub fn start(h2c: bool) -> Result<Embedded> {
         let dir = std::env::temp_dir().join(format!("webstand-main-{}", std::process::id()));
         let manifest =
             fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
@@ -199,6 +201,9 @@ impl Embedded {
         cmd.arg("serve")
             .arg(&dir)
             .args(["--listen", &addr.to_string()]);
+        if h2c {
+            cmd.arg("--h2c");
+        }
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // And it dies with us even if we are killed outright, so no server is left behind.

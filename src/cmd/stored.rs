@@ -28,8 +28,12 @@ pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
 }
 
 pub fn describe(run: &StoredRun) -> String {
+    let over = match &run.protocol {
+        Some(p) if p.is_h2() => format!(" over {p}"),
+        _ => String::new(),
+    };
     format!(
-        "Run {}: {} of {} ({}) — {}",
+        "Run {}: {} of {}{over} ({}) — {}",
         run.id,
         run.meta.kind,
         run.meta.target,
@@ -152,7 +156,29 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
     if !servers.is_empty() {
         d.push(("Server".into(), servers.join(", ")));
     }
+    if let Some(p) = &run.protocol {
+        d.push(("Protocol".into(), protocol_line(run, p)));
+    }
     d
+}
+
+/// "h2c, -m 16 streams per connection asked (the server allowed 8)", or the HTTP/1 version.
+fn protocol_line(run: &StoredRun, p: &webstand_store::Protocol) -> String {
+    let Some(m) = p.h2_streams else {
+        return p.name.clone();
+    };
+    let mut allowed: Vec<u32> = run
+        .levels
+        .iter()
+        .filter_map(|l| Some(l.result.h2.as_ref()?.max_streams))
+        .filter(|&a| a != m)
+        .collect();
+    allowed.dedup();
+    let mut line = format!("{}, -m {m} streams per connection asked", p.name);
+    if let Some(a) = allowed.first() {
+        line += &format!(" (the server allowed {a})");
+    }
+    line
 }
 
 /// ab's report of a bench run, from what the history keeps (the URL, the level's clients and the
@@ -161,7 +187,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     let [level] = run.levels.as_slice() else {
         return None;
     };
-    let (target, path) = webstand_engine::parse_url(&run.meta.target).ok()?;
+    let (target, path, _) = webstand_engine::parse_web_url(&run.meta.target).ok()?;
     let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
     let info = webstand_report::ab::AbInfo {
         host: target.host,
@@ -178,7 +204,8 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         hide_percentiles: false,
         hide_confidence: flag("-S"),
     };
-    Some(webstand_report::ab::report(&level.result, &info))
+    let h2 = webstand_report::h2load::summary(&level.result, None);
+    Some(webstand_report::ab::report(&level.result, &info) + &h2)
 }
 
 /// The table layout the run's command line asked for, else the full one.
@@ -397,6 +424,11 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
             };
             out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
             out.push('\n');
+            let h2 = webstand_report::h2_table::table(&lv);
+            if !h2.is_empty() {
+                out.push_str(&h2);
+                out.push('\n');
+            }
         }
     }
     out

@@ -27,7 +27,9 @@ pub struct Args {
     pub url: Option<String>,
 
     /// Client levels: a list (1,2,4,8), a range with a step (16..128/16) or a factor (1..1024*2), or a
-    /// mix [default: 1,2,4,8,16,32, or the preset's; 16 connections with --rate]
+    /// mix [default: 1,2,4,8,16,32, or the preset's; 16 connections with --rate]. A client is a
+    /// connection: with --h2 each carries up to -m streams at once, so a level has clients × -m
+    /// requests in flight
     #[arg(short = 'c', long, value_name = "LEVELS")]
     pub clients: Option<String>,
 
@@ -83,7 +85,8 @@ pub struct Args {
     pub threads: usize,
 
     /// Find max users: double the clients from --start-clients until a bound breaks
-    /// (--max-error-pct, --max-p99-ms), then bisect; report the largest clean level
+    /// (--max-error-pct, --max-p99-ms), then bisect; report the largest clean level. With --h2
+    /// the clients searched are connections, each with -m streams (fixed)
     #[arg(long, conflicts_with_all = ["rate", "clients"])]
     pub find_max_users: bool,
 
@@ -130,6 +133,14 @@ pub struct Args {
 
     #[command(flatten)]
     pub workload: WorkloadArgs,
+
+    /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
+    #[arg(short = 'm', value_name = "N")]
+    pub streams: Option<String>,
+
+    /// HTTP/2: --h2 and h2load's -m, -w (--window-bits), -W; every level an h2 run
+    #[command(flatten)]
+    pub h2: super::h2_args::H2Args,
 }
 
 // Values are parsed here rather than by clap so that bad input gets one line (`webstand: error: …`).
@@ -210,6 +221,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         .unwrap_or(Table::Sweep(Layout::Full));
 
     let mut session = open_session(global, &url, embedded.as_mut(), args.quiet)?;
+    session.save_protocol(&plan);
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
@@ -425,7 +437,10 @@ fn print_sweep(
         describe_load(plan, shown.rate)
     );
     match shown.table {
-        Table::Sweep(layout) => print!("{}", tables::render(layout, &levels, max, bound)),
+        Table::Sweep(layout) => {
+            print!("{}", tables::render(layout, &levels, max, bound));
+            print!("{}", webstand_report::h2_table::table(&levels));
+        }
         Table::Ab => {
             for l in &result.levels {
                 let info = AbInfo {
@@ -438,6 +453,7 @@ fn print_sweep(
                     ..Default::default()
                 };
                 println!("{}", webstand_report::ab::report(&l.result, &info));
+                print!("{}", webstand_report::h2load::summary(&l.result, None));
             }
             print!("{}", tables::summary(&levels, max));
         }
@@ -462,11 +478,17 @@ fn describe_load(plan: &Plan, rate: Option<Rate>) -> String {
         ),
         None => "closed loop".to_string(),
     };
-    s += if plan.keep_alive {
-        ", keep-alive"
-    } else {
-        ", no keep-alive"
-    };
+    s += match (&plan.h2, plan.keep_alive) {
+        (Some(h2), _) => format!(
+            ", HTTP/2{}, up to {} stream{} per connection",
+            if plan.tls.is_some() { "" } else { " (h2c)" },
+            h2.max_streams,
+            if h2.max_streams == 1 { "" } else { "s" }
+        ),
+        (None, true) => ", keep-alive".to_string(),
+        (None, false) => ", no keep-alive".to_string(),
+    }
+    .as_str();
     if plan.requests.iter().any(|r| r.expect.is_some()) {
         s += ", checksummed";
     }

@@ -9,7 +9,7 @@ use super::sweep::Args;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;
-use webstand_engine::{Plan, Stop};
+use webstand_engine::{Plan, Scheme, Stop, TlsPlan};
 
 /// The history session of the sweep; with the embedded server as the target, the generator is
 /// pinned away from it and the user told where it runs.
@@ -46,6 +46,16 @@ pub(super) fn check_limits(args: &Args) -> Result<()> {
     if args.max_p99_ms.is_some_and(|p| p.is_nan() || p <= 0.0) {
         bail!("--max-p99-ms must be more than 0");
     }
+    if let Some(m) = &args.streams {
+        if !args.h2.h2 {
+            bail!("-m {m}: streams per connection are an HTTP/2 option: add --h2");
+        }
+        if m.parse::<u32>().is_err() {
+            bail!("-m {m}: expected a number of streams per connection");
+        }
+    }
+    // The rest of the HTTP/2 options, refused without --h2 before anything starts.
+    args.h2.plan(args.streams.as_deref())?;
     Ok(())
 }
 
@@ -99,7 +109,7 @@ pub(super) fn target_and_workload(
         None => None,
     };
     let embedded = if args.url.is_none() && url_file_origin.is_none() {
-        Some(Embedded::start()?)
+        Some(Embedded::start(args.h2.h2)?)
     } else {
         None
     };
@@ -111,7 +121,7 @@ pub(super) fn target_and_workload(
             unreachable!("the embedded server starts when nothing names a target")
         }
     };
-    let (target, url_path) = webstand_engine::parse_url(&url)?;
+    let (target, url_path, scheme) = webstand_engine::parse_web_url(&url)?;
     let path = match preset {
         Some(p) => p.path.to_string(),
         None => url_path,
@@ -129,10 +139,22 @@ pub(super) fn target_and_workload(
     plan.keep_alive = args.keep_alive;
     plan.timeout = timeout;
     plan.threads = args.threads;
+    // https:// as bench does it by default: every TLS version, SNI, the certificate not verified.
+    plan.tls = (scheme == Scheme::Https).then(|| TlsPlan {
+        sni: true,
+        ..TlsPlan::default()
+    });
+    apply_h2(args, &mut plan)?;
     Ok(Targeted {
         url,
         embedded,
         plan,
         workload,
     })
+}
+
+/// `--h2` (and h2load's -m, --window-bits, -W) as bench takes them: every level an HTTP/2 run. A
+/// sweep has no request method, so its `-m` is only ever the streams per connection.
+fn apply_h2(args: &Args, plan: &mut Plan) -> Result<()> {
+    args.h2.apply(plan, args.streams.as_deref(), false)
 }

@@ -80,6 +80,10 @@ pub struct WireResult {
     /// Failed requests by socket error (errno), added up across ranks for the Diagnosis.
     #[serde(default)]
     socket_errors: std::collections::BTreeMap<i32, u64>,
+    /// `--h2`: the rank's h2load figures (streams, status classes, header bytes, connect and
+    /// first-byte times).
+    #[serde(default)]
+    h2: Option<h2::WireH2>,
 }
 
 fn encode(h: &Histogram<u64>) -> String {
@@ -131,9 +135,7 @@ impl From<&RunResult> for WireResult {
             ended,
             tls,
             socket_errors,
-            // HTTP/2's h2load figures do not travel between ranks yet: a distributed --h2 run
-            // reports ab's figures, which do.
-            h2: _,
+            h2,
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -173,6 +175,7 @@ impl From<&RunResult> for WireResult {
             ended: ended.map(|e| e.name().to_string()),
             tls: tls.clone(),
             socket_errors: socket_errors.clone(),
+            h2: h2.as_ref().map(h2::WireH2::from),
         }
     }
 }
@@ -240,7 +243,7 @@ impl WireResult {
             ended: self.ended.as_deref().and_then(Ended::from_name),
             tls: self.tls.clone(),
             socket_errors: self.socket_errors.clone(),
-            h2: None,
+            h2: self.h2.as_ref().map(h2::WireH2::to_summary).transpose()?,
         })
     }
 }
@@ -380,5 +383,6 @@ fn add(into: &mut RunResult, r: &RunResult) {
     into.interrupted |= r.interrupted;
 }
 
+mod h2;
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
 use webstand_engine::{CpuTime, Live, Outcome, Plan, RunResult, Verdict};
-use webstand_store::{RunId, RunMeta, ServerFigures, Store};
+use webstand_store::{Protocol, RunId, RunMeta, ServerFigures, Store};
 
 /// Where a session's runs execute, and what to say after each level about how a run was spread.
 #[derive(Clone, Copy)]
@@ -114,6 +114,16 @@ impl Session {
             if let Err(e) = store.add_diagnosis(*id, &self.group, clients, diagnosis) {
                 eprintln!("webstand: warning: the diagnosis not saved in the history: {e:#}");
                 self.store = None;
+            }
+        }
+    }
+
+    /// Records the protocol `plan` speaks (HTTP/1.x, or h2 / h2c with its `-m`) as the run's, for
+    /// `history`, `show` and `diff` (bench and sweep: one plan for every level).
+    pub fn save_protocol(&mut self, plan: &Plan) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.set_protocol(*id, &protocol_of(plan)) {
+                eprintln!("webstand: warning: the protocol not saved in the history: {e:#}");
             }
         }
     }
@@ -243,6 +253,25 @@ impl Observer for Session {
             }
         }
         Ok(())
+    }
+}
+
+/// The protocol a plan speaks, as the history names it: "h2" (ALPN over TLS) or "h2c" (prior
+/// knowledge) with the streams per connection asked for, else "HTTP/1.1" or "HTTP/1.0".
+pub fn protocol_of(plan: &Plan) -> Protocol {
+    match (&plan.h2, plan.http_version) {
+        (Some(h2), _) => Protocol {
+            name: if plan.tls.is_some() { "h2" } else { "h2c" }.to_string(),
+            h2_streams: Some(h2.max_streams),
+        },
+        (None, v) => Protocol {
+            name: match v {
+                webstand_engine::HttpVersion::Http10 => "HTTP/1.0",
+                webstand_engine::HttpVersion::Http11 => "HTTP/1.1",
+            }
+            .to_string(),
+            h2_streams: None,
+        },
     }
 }
 

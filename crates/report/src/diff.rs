@@ -19,6 +19,9 @@ use webstand_engine::RunResult;
 pub struct Side<'a> {
     pub name: String,
     pub levels: Vec<Level<'a>>,
+    /// What the side's runs spoke ("HTTP/1.1", "h2c -m 16"), where known: sides that differ are
+    /// flagged, since their ratios then compare two protocols.
+    pub protocol: Option<String>,
 }
 
 struct Metric {
@@ -334,6 +337,14 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
     let sb = samples(&b.levels);
     let pairs = pairs(&sa, &sb)?;
     let mut out = format!("A = {}\nB = {}\n", a.name, b.name);
+    if let (Some(pa), Some(pb)) = (&a.protocol, &b.protocol) {
+        if pa != pb {
+            let _ = writeln!(
+                out,
+                "warning: A spoke {pa} and B spoke {pb}: the ratios compare two protocols, not two runs of one"
+            );
+        }
+    }
     let mut n = Counts::default();
     for (i, j) in pairs {
         let (ka, ra) = &sa[i];
@@ -434,10 +445,12 @@ mod tests {
         let a = Side {
             name: "runs 1,2".into(),
             levels: vec![lv(&a1), lv(&a2)],
+            protocol: None,
         };
         let b = Side {
             name: "runs 3,4".into(),
             levels: vec![lv(&b1), lv(&b2)],
+            protocol: None,
         };
         let (text, within) = diff(&a, &b).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
@@ -452,6 +465,7 @@ mod tests {
         let c = Side {
             name: "run 5".into(),
             levels: vec![lv(&fast)],
+            protocol: None,
         };
         let (text, _) = diff(&a, &c).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
@@ -470,10 +484,12 @@ mod tests {
         let compare = Side {
             name: "run 34".into(),
             levels: vec![lv("builtin/2k", 1), lv("builtin/2k", 8), lv("nginx/2k", 8)],
+            protocol: None,
         };
         let bench = Side {
             name: "run 26".into(),
             levels: vec![lv("", 8)],
+            protocol: None,
         };
         let (text, _) = diff(&compare, &bench).unwrap();
         assert!(
@@ -506,6 +522,7 @@ mod tests {
                     result: &r,
                 },
             ],
+            protocol: None,
         };
         let b = Side {
             name: "b".into(),
@@ -515,8 +532,35 @@ mod tests {
                 server_version: None,
                 result: &r,
             }],
+            protocol: None,
         };
         let e = diff(&a, &b).err().unwrap().to_string();
         assert!(e.contains("share no level"), "{e}");
+    }
+
+    #[test]
+    fn sides_that_spoke_different_protocols_are_flagged() {
+        let r = result(1000, 1.0, &[1000, 1100]);
+        let side = |protocol: Option<&str>| Side {
+            name: "run".into(),
+            levels: vec![Level {
+                group: "2k",
+                clients: 8,
+                server_version: None,
+                result: &r,
+            }],
+            protocol: protocol.map(str::to_string),
+        };
+        let flag =
+            "warning: A spoke HTTP/1.1 and B spoke h2c -m 16: the ratios compare two protocols";
+        let (text, _) = diff(&side(Some("HTTP/1.1")), &side(Some("h2c -m 16"))).unwrap();
+        assert!(text.lines().nth(2).unwrap().starts_with(flag), "{text}");
+        for (a, b) in [
+            (Some("h2c -m 16"), Some("h2c -m 16")),
+            (None, Some("h2 -m 4")),
+        ] {
+            let (text, _) = diff(&side(a), &side(b)).unwrap();
+            assert!(!text.contains("spoke"), "{text}");
+        }
     }
 }

@@ -44,7 +44,8 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 
 /// The columns of [`csv`], in order. Latencies are in milliseconds. `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
-/// half of the attempted requests; `ended` says when the target was unreachable or lost.
+/// half of the attempted requests; `ended` says when the target was unreachable or lost; the `h2_`
+/// columns are h2load's figures of an HTTP/2 level (empty otherwise).
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
@@ -80,7 +81,46 @@ pub const CSV_COLUMNS: &[&str] = &[
     "errors",
     "mostly_errors",
     "ended",
+    "h2_max_streams",
+    "h2_started",
+    "h2_done",
+    "h2_succeeded",
+    "h2_failed",
+    "h2_errored",
+    "h2_timeout",
+    "h2_2xx",
+    "h2_3xx",
+    "h2_4xx",
+    "h2_5xx",
+    "h2_header_bytes",
+    "h2_header_decoded_bytes",
+    "h2_space_savings_pct",
 ];
+
+/// The `h2_` columns of [`csv`]: h2load's figures of an HTTP/2 level, empty for an HTTP/1 one.
+fn h2_fields(r: &RunResult) -> Vec<String> {
+    let Some(h) = &r.h2 else {
+        return vec![String::new(); 14];
+    };
+    let counts = [
+        u64::from(h.max_streams),
+        h.started,
+        h.done,
+        h.succeeded,
+        h.done - h.succeeded,
+        h.errored,
+        h.timeout,
+        h.status[2],
+        h.status[3],
+        h.status[4],
+        h.status[5],
+        h.header_bytes,
+        h.header_decoded_bytes,
+    ];
+    let mut out: Vec<String> = counts.iter().map(u64::to_string).collect();
+    out.push(format!("{:.2}", crate::h2load::space_savings(h)));
+    out
+}
 
 /// A CSV field, quoted when it holds a separator, a quote or a line break (RFC 4180).
 fn csv_field(s: &str) -> String {
@@ -134,6 +174,7 @@ pub fn csv(levels: &[Level]) -> String {
             r.mostly_errors().to_string(),
             r.ended.map_or("", |e| e.name()).to_string(),
         ];
+        let fields: Vec<String> = fields.into_iter().chain(h2_fields(r)).collect();
         out.push_str(&fields.join(","));
         out.push('\n');
     }
@@ -260,17 +301,22 @@ pub fn parse_hgrm(text: &str) -> Vec<(f64, f64, u64)> {
 }
 
 /// Every level as JSON: its series, clients, server version, and the result as `crate::json` writes
-/// it (raw counts, derived figures, latency summaries).
+/// it (raw counts, derived figures, latency summaries); an HTTP/2 level adds h2load's figures under
+/// `h2` (as `bench --h2 --json` has them).
 pub fn levels_json(levels: &[Level]) -> serde_json::Value {
     levels
         .iter()
         .map(|l| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "group": l.group,
                 "clients": l.clients,
                 "server_version": l.server_version,
                 "result": crate::json::result_json(l.result),
-            })
+            });
+            if l.result.h2.is_some() {
+                v["h2"] = crate::h2load::json(l.result, None);
+            }
+            v
         })
         .collect()
 }
@@ -371,7 +417,11 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
-        assert!(lines[1].ends_with(",0,false,"), "{}", lines[1]);
+        assert!(
+            lines[1].ends_with(&format!(",0,false,{}", ",".repeat(14))),
+            "{}",
+            lines[1]
+        );
         assert!(
             lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"),
             "{}",

@@ -122,7 +122,7 @@ fn time_row(label: &str, h: &Histogram<u64>) -> String {
 }
 
 /// HPACK's saving: 1 - compressed / decoded header bytes, in percent.
-fn space_savings(h: &H2Summary) -> f64 {
+pub fn space_savings(h: &H2Summary) -> f64 {
     match h.header_decoded_bytes {
         0 => 0.0,
         d => (1.0 - h.header_bytes as f64 / d as f64) * 100.0,

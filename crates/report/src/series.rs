@@ -28,8 +28,20 @@ impl Series<'_> {
 }
 
 /// A group's server and workload: "nginx/small-files" from a comparison, else the Server header the
-/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path.
+/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path. HTTP/2 levels
+/// say so after the workload, with the streams per connection they were allowed.
 fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
+    let (server, workload) = names_of(run, group, levels);
+    match levels.iter().find_map(|l| l.result.h2.as_ref()) {
+        Some(h2) => (
+            server,
+            format!("{workload} (HTTP/2, {} streams/conn)", h2.max_streams),
+        ),
+        None => (server, workload),
+    }
+}
+
+fn names_of(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
     match group.split_once('/') {
         Some((server, w)) if !server.is_empty() => (server.to_string(), w.to_string()),
         _ => {
@@ -50,7 +62,10 @@ fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
 
 /// "/2k.html" from "http://127.0.0.1:8080/2k.html"; anything else as it is.
 fn path_of(target: &str) -> String {
-    match target.strip_prefix("http://") {
+    match target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    {
         Some(rest) => rest.find('/').map_or("/".into(), |i| rest[i..].to_string()),
         None => target.to_string(),
     }

@@ -199,7 +199,7 @@ mod tests {
         );
     }
 
-    /// Files at versions 4, 5, both 6s and 7 all end with a new file's layout, and running each
+    /// Files at versions 4, 5, both 6s, 7 and 8 all end with a new file's layout, and running each
     /// upgrade step again on the upgraded file changes nothing and fails nowhere.
     #[test]
     fn every_upgrade_step_is_idempotent_and_ends_at_a_new_files_layout() {
@@ -218,15 +218,24 @@ mod tests {
             (6, "DROP TABLE configs;"),
             (6, "ALTER TABLE levels DROP COLUMN ended;"),
             (7, ""),
+            (8, ""),
         ];
         for (i, (version, drop)) in cases.into_iter().enumerate() {
             let db = dir.path().join(format!("{i}.db"));
-            // Files before version 8 have no `levels.diagnosis` either.
-            let drop = format!("ALTER TABLE levels DROP COLUMN diagnosis; {drop}");
+            // Files before version 9 have no HTTP/2 columns, and before version 8 no
+            // `levels.diagnosis` either.
+            let h2 = "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
+                ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
+                ALTER TABLE runs DROP COLUMN h2_streams;";
+            let diagnosis = match version {
+                8 => "",
+                _ => "ALTER TABLE levels DROP COLUMN diagnosis;",
+            };
+            let drop = format!("{h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();
             assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
-            for from in 4..=7 {
+            for from in 4..=8 {
                 s.upgrade(from).unwrap();
             }
             assert_eq!(layout(&db), layout(&fresh), "again from {version}");

@@ -43,7 +43,7 @@ impl ServerFigures {
 const LATEST_LEVEL: &str =
     "WHERE id = (SELECT max(id) FROM levels WHERE run_id = ? AND grp = ? AND clients = ?)";
 
-fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
     let mut buf = Vec::new();
     V2Serializer::new()
         .serialize(h, &mut buf)
@@ -51,7 +51,7 @@ fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
+pub(crate) fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
     let mut reader = bytes;
     Deserializer::new()
         .deserialize(&mut reader)
@@ -78,6 +78,7 @@ impl Store {
             serialize(&h.waiting)?,
             serialize(&h.processing)?,
         ];
+        let (h2, h2_connect, h2_first_byte) = crate::h2::columns(r.h2.as_ref())?;
         // Immediate: take the write lock first, so a concurrent writer makes this wait (busy
         // timeout) instead of failing when a read-then-write transaction cannot upgrade.
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
@@ -92,9 +93,10 @@ impl Store {
                 failed_connect, failed_receive, failed_length, failed_exceptions, write_errors, non_2xx,
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
-                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended)
+                hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended,
+                h2, h2_connect, h2_first_byte)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
             params![
                 run,
                 group,
@@ -129,6 +131,9 @@ impl Store {
                 r.first_error,
                 sql_u64(r.sent_bytes),
                 r.ended.map(|e| e.name()),
+                h2,
+                h2_connect,
+                h2_first_byte,
             ],
         )?;
         tx.commit()
@@ -247,6 +252,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
             .get::<_, Option<String>>(33)?
             .as_deref()
             .and_then(Ended::from_name),
+        h2: crate::h2::from_columns((r.get(35)?, r.get(36)?, r.get(37)?))?,
         // Fields the engine adds later start at their defaults until the schema stores them.
         ..Default::default()
     };

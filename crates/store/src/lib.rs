@@ -14,7 +14,8 @@
 //!
 //! The files: `schema.rs` (the application id, the schema version, creating and upgrading a file),
 //! `runs.rs` (a run's row: begin, finish, list, load), `levels.rs` (a level's row with its histograms
-//! as V2 blobs, and the server's figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
+//! as V2 blobs, and the server's figures), `h2.rs` (the protocol a run spoke, an HTTP/2 level's
+//! h2load figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
 //! server configs), `machine.rs` (the machine a run ran on).
 
 use anyhow::{bail, Context};
@@ -23,12 +24,14 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod configs;
+mod h2;
 mod levels;
 mod machine;
 mod probe;
 mod runs;
 mod schema;
 pub use configs::StoredConfig;
+pub use h2::Protocol;
 pub use levels::{ServerFigures, StoredLevel};
 pub use machine::Machine;
 pub use probe::ProbeCase;
@@ -373,6 +376,9 @@ mod tests {
                 "ALTER TABLE levels DROP COLUMN first_error; ALTER TABLE levels DROP COLUMN sent_bytes;
                  ALTER TABLE levels DROP COLUMN server_cpu_user_ns; ALTER TABLE levels DROP COLUMN server_cpu_sys_ns;
                  ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended; ALTER TABLE levels DROP COLUMN diagnosis;
+                 ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
+                 ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
+                 ALTER TABLE runs DROP COLUMN h2_streams;
                  DROP TABLE configs; DROP TABLE probe_cases; PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -431,6 +437,85 @@ mod tests {
         let run = writer.load_run(id).unwrap();
         assert_eq!(run.levels[0].diagnosis, None);
         assert_eq!(run.levels[1].diagnosis.as_ref(), Some(&found));
+    }
+
+    #[test]
+    fn an_h2_level_and_the_runs_protocol_come_back_and_an_older_file_gains_their_columns() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h2.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        let mut r = synthetic_result(50, 100, Duration::from_secs(1));
+        let mut h2 = webstand_engine::H2Summary::new(8);
+        (h2.started, h2.done, h2.succeeded, h2.errored, h2.timeout) = (52, 51, 48, 2, 1);
+        h2.status = [0, 0, 47, 1, 3, 0];
+        (h2.header_bytes, h2.header_decoded_bytes) = (900, 4000);
+        (h2.resets, h2.goaways) = (2, 1);
+        for v in [120, 4000, 65_537] {
+            h2.connect.record(v).unwrap();
+            h2.first_byte.record(v * 2).unwrap();
+        }
+        r.h2 = Some(h2.clone());
+        s.add_level(id, "2k", 4, None, &r).unwrap();
+        s.add_level(
+            id,
+            "2k",
+            8,
+            None,
+            &synthetic_result(5, 100, Duration::from_secs(1)),
+        )
+        .unwrap();
+        let asked = Protocol {
+            name: "h2c".into(),
+            h2_streams: Some(16),
+        };
+        s.set_protocol(id, &asked).unwrap();
+        let run = s.load_run(id).unwrap();
+        assert_eq!(run.protocol.as_ref(), Some(&asked));
+        assert_eq!(s.runs().unwrap()[0].protocol.as_ref(), Some(&asked));
+        let back = run.levels[0].result.h2.as_ref().expect("the h2 figures");
+        assert_eq!(
+            (
+                back.started,
+                back.done,
+                back.succeeded,
+                back.errored,
+                back.timeout
+            ),
+            (52, 51, 48, 2, 1)
+        );
+        assert_eq!((back.status, back.max_streams), (h2.status, 8));
+        assert_eq!((back.header_bytes, back.header_decoded_bytes), (900, 4000));
+        assert_eq!((back.resets, back.goaways), (2, 1));
+        assert_eq!(
+            (&back.connect, &back.first_byte),
+            (&h2.connect, &h2.first_byte)
+        );
+        assert!(run.levels[1].result.h2.is_none());
+        drop(s);
+        // A version 8 file (no protocol, no h2 columns) reads as it is, and a writer adds them.
+        Connection::open(&db)
+            .unwrap()
+            .execute_batch(
+                "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
+                 ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
+                 ALTER TABLE runs DROP COLUMN h2_streams; PRAGMA user_version = 8;",
+            )
+            .unwrap();
+        let old = Store::open_existing(Some(&db))
+            .unwrap()
+            .load_run(id)
+            .unwrap();
+        assert!(old.protocol.is_none() && old.levels[0].result.h2.is_none());
+        let writer = Store::open(Some(&db)).unwrap();
+        writer.add_level(id, "2k", 16, None, &r).unwrap();
+        writer.set_protocol(id, &asked).unwrap();
+        let run = writer.load_run(id).unwrap();
+        assert_eq!(
+            run.levels[2].result.h2.as_ref().map(|h| h.succeeded),
+            Some(48)
+        );
+        assert_eq!(run.protocol, Some(asked));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A run's row in `runs`: begun with what it is and where it ran, finished with its outcome's status,
 //! listed for `webstand history` and loaded whole (levels included) for show, diff, export and report.
 
+use crate::h2::protocol;
 use crate::levels::{level_from_row, StoredLevel};
-use crate::{now_unix, Machine, RunId, RunMeta, Store};
+use crate::{now_unix, Machine, Protocol, RunId, RunMeta, Store};
 use anyhow::{bail, Context};
 use rusqlite::{params, OptionalExtension};
 
@@ -16,6 +17,8 @@ pub struct RunSummary {
     pub target: String,
     pub status: String,
     pub levels: u64,
+    /// What the run spoke, when it said (bench and sweep since schema 9).
+    pub protocol: Option<Protocol>,
 }
 
 /// A run read back from the history.
@@ -33,6 +36,8 @@ pub struct StoredRun {
     pub status: String,
     pub machine: Machine,
     pub levels: Vec<StoredLevel>,
+    /// What the run spoke, when it said (bench and sweep since schema 9).
+    pub protocol: Option<Protocol>,
 }
 
 impl StoredRun {
@@ -80,11 +85,12 @@ impl Store {
 
     /// Every run, oldest first, with its number of levels.
     pub fn runs(&self) -> anyhow::Result<Vec<RunSummary>> {
-        let mut st = self.conn.prepare(
+        let mut st = self.conn.prepare(&format!(
             "SELECT r.id, r.started_unix, r.kind, r.target, r.status, (SELECT count(*) FROM levels l WHERE l.run_id = r.id),
-                r.command_line
+                r.command_line, {}
              FROM runs r ORDER BY r.id",
-        )?;
+            self.protocol_sql("r.")?
+        ))?;
         let rows = st.query_map([], |r| {
             Ok(RunSummary {
                 id: r.get(0)?,
@@ -94,6 +100,7 @@ impl Store {
                 target: r.get(3)?,
                 status: r.get(4)?,
                 levels: r.get::<_, i64>(5)? as u64,
+                protocol: protocol(r.get(7)?, r.get(8)?),
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -111,8 +118,8 @@ impl Store {
         let run = self
             .conn
             .query_row(
-                "SELECT id, kind, command_line, target, started_unix, finished_unix, version, status, cpu_model, cores, kernel, hostname
-                 FROM runs WHERE id = ?1",
+                &format!("SELECT id, kind, command_line, target, started_unix, finished_unix, version, status, cpu_model, cores, kernel, hostname, {}
+                 FROM runs WHERE id = ?1", self.protocol_sql("")?),
                 [id],
                 |r| {
                     Ok(StoredRun {
@@ -124,6 +131,7 @@ impl Store {
                         status: r.get(7)?,
                         machine: Machine { cpu_model: r.get(8)?, cores: r.get(9)?, kernel: r.get(10)?, hostname: r.get(11)? },
                         levels: Vec::new(),
+                        protocol: protocol(r.get(12)?, r.get(13)?),
                     })
                 },
             )
@@ -156,12 +164,13 @@ impl Store {
         } else {
             "NULL"
         };
+        let h2 = self.level_h2_sql()?;
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
-                hist_processing, {first_error}, {sent_bytes}, {server}, {ended}, {diagnosis}
+                hist_processing, {first_error}, {sent_bytes}, {server}, {ended}, {diagnosis}, {h2}
              FROM levels WHERE run_id = ?1 ORDER BY id"
         ))?;
         let mut rows = st.query([id])?;

@@ -2,7 +2,7 @@
 //! version, the tables of a new file and the steps that bring an older one up to date. Writers
 //! upgrade; readers take a file as it is.
 
-use crate::{configs, probe, Store};
+use crate::{configs, h2, probe, Store};
 use anyhow::{bail, Context};
 
 /// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
@@ -11,13 +11,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// Version 2 added `levels.first_error`, version 3 `levels.sent_bytes`, version 4 the server's CPU
 /// and peak memory per level, version 5 the probe's cases ([`probe`]), version 6 `levels.ended`
 /// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]),
-/// version 8 `levels.diagnosis` (what bound the level, as the `--json` diagnosis object);
-/// an older file is upgraded when opened for writing and read as it is otherwise.
+/// version 8 `levels.diagnosis` (what bound the level, as the `--json` diagnosis object), version 9
+/// HTTP/2 ([`h2`]: `runs.protocol`, `runs.h2_streams`, `levels.h2`, `levels.h2_connect`,
+/// `levels.h2_first_byte`); an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 8;
+pub const SCHEMA_VERSION: i32 = 9;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -32,7 +33,9 @@ CREATE TABLE runs (
     cpu_model     TEXT    NOT NULL,
     cores         INTEGER NOT NULL,
     kernel        TEXT    NOT NULL,
-    hostname      TEXT    NOT NULL
+    hostname      TEXT    NOT NULL,
+    protocol      TEXT,
+    h2_streams    INTEGER
 );
 CREATE TABLE levels (
     id                  INTEGER PRIMARY KEY,
@@ -71,7 +74,10 @@ CREATE TABLE levels (
     server_cpu_sys_ns   INTEGER,
     server_peak_rss_kib INTEGER,
     ended               TEXT,
-    diagnosis           TEXT
+    diagnosis           TEXT,
+    h2                  TEXT,
+    h2_connect          BLOB,
+    h2_first_byte       BLOB
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -190,6 +196,12 @@ impl Store {
         if !self.has_column("levels", "diagnosis")? {
             self.conn
                 .execute_batch("ALTER TABLE levels ADD COLUMN diagnosis TEXT;")?;
+        }
+        for (table, column, kind) in h2::COLUMNS {
+            if !self.has_column(table, column)? {
+                self.conn
+                    .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
+            }
         }
         Ok(())
     }

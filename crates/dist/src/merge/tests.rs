@@ -115,6 +115,58 @@ fn every_ranks_tls_handshakes_add_up() {
 }
 
 #[test]
+fn every_ranks_h2_figures_add_up_exactly() {
+    let h2 = |streams: u64, status_2xx: u64, connect_us: &[u64], first_us: &[u64], limit| {
+        let mut h = webstand_engine::H2Summary::new(limit);
+        (h.started, h.done, h.succeeded, h.errored, h.timeout) =
+            (streams, streams, status_2xx, 1, 2);
+        h.status[2] = status_2xx;
+        h.status[4] = streams - status_2xx;
+        (h.header_bytes, h.header_decoded_bytes) = (10 * streams, 40 * streams);
+        (h.resets, h.goaways) = (1, 0);
+        for &v in connect_us {
+            h.connect.record(v).unwrap();
+        }
+        for &v in first_us {
+            h.first_byte.record(v).unwrap();
+        }
+        h
+    };
+    let (mut a, mut b) = (
+        rank_result(&[5; 30], 1.0, 10),
+        rank_result(&[6; 20], 1.0, 10),
+    );
+    a.h2 = Some(h2(30, 28, &[100, 3000], &[250, 4001], 16));
+    b.h2 = Some(h2(20, 20, &[70_000], &[90_001], 8));
+    let m = merge(2, &[report(0, &a, 0.0), report(1, &b, 0.0)]).unwrap();
+    let h = m.result.h2.expect("the ranks' h2 figures travel and add");
+    assert_eq!(
+        (h.started, h.done, h.succeeded, h.errored, h.timeout),
+        (50, 50, 48, 2, 4)
+    );
+    assert_eq!(h.status, [0, 0, 48, 0, 2, 0]);
+    assert_eq!((h.header_bytes, h.header_decoded_bytes), (500, 2000));
+    assert_eq!((h.resets, h.goaways, h.max_streams), (2, 0, 8));
+    let mut connect = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for v in [100, 3000, 70_000] {
+        connect.record(v).unwrap();
+    }
+    assert_eq!(h.connect, connect);
+    assert_eq!((h.first_byte.len(), h.first_byte.max()), (3, 90_047));
+    assert_eq!(h.first_byte.min(), 250);
+    // A rank without HTTP/2 (an older build's report) leaves the figures as the others give them.
+    let m = merge(
+        2,
+        &[
+            report(0, &a, 0.0),
+            report(1, &rank_result(&[6], 1.0, 10), 0.0),
+        ],
+    )
+    .unwrap();
+    assert_eq!(m.result.h2.map(|h| h.started), Some(30));
+}
+
+#[test]
 fn every_ranks_socket_errors_add_up_by_errno() {
     let (mut a, mut b) = (
         rank_result(&[5; 30], 1.0, 10),
