@@ -58,11 +58,13 @@ impl<'a> Reach<'a> {
     /// (to the next address, not counted as a failure): nothing has connected yet and another address
     /// is left, or another thread has already moved on from `to`.
     pub(crate) fn connect_failed(&self, to: SocketAddr, err: &io::Error) -> bool {
+        let i = self.index.load(Relaxed);
+        // Stale: a connect begun before another thread moved on from `to` (and perhaps connected
+        // to the next address since) says nothing about the address in use now.
+        if self.addrs.get(i) != Some(&to) {
+            return true;
+        }
         if !self.connected.load(Relaxed) {
-            let i = self.index.load(Relaxed);
-            if self.addrs.get(i) != Some(&to) {
-                return true;
-            }
             if i + 1 < self.addrs.len() {
                 let _ = self.index.compare_exchange(i, i + 1, Relaxed, Relaxed);
                 return true;
@@ -111,6 +113,25 @@ mod tests {
         assert_eq!((r.addr(), r.ended()), (addrs[1], None));
         assert!(!r.connect_failed(addrs[1], &refused()), "no address left");
         assert_eq!(r.ended(), Some(Ended::Unreachable));
+    }
+
+    #[test]
+    fn a_refusal_of_an_address_left_behind_is_retried_after_the_next_one_answered() {
+        let addrs: Vec<SocketAddr> =
+            vec!["[::1]:1".parse().unwrap(), "127.0.0.1:1".parse().unwrap()];
+        let r = Reach::new(&addrs);
+        assert!(r.connect_failed(addrs[0], &refused()));
+        r.connected();
+        // Another client's connect to the first address, begun before the move, refused after.
+        assert!(
+            r.connect_failed(addrs[0], &refused()),
+            "stale, not a failure"
+        );
+        assert_eq!((r.addr(), r.ended()), (addrs[1], None));
+        assert!(
+            !r.connect_failed(addrs[1], &refused()),
+            "the address in use counts"
+        );
     }
 
     #[test]
