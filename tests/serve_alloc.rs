@@ -2,37 +2,13 @@
 //! counting allocator, and a client that itself allocates nothing in the measured window sends
 //! keep-alive, pipelined and conditional requests for a cached file.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::{allocations, serve_2k};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::net::TcpStream;
 use std::time::Duration;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; the counter only observes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as for dealloc; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// Reads exactly one response of `len` bytes.
 fn read_response(c: &mut TcpStream, buf: &mut [u8], len: usize) {
@@ -46,22 +22,7 @@ fn read_response(c: &mut TcpStream, buf: &mut [u8], len: usize) {
 
 #[test]
 fn keep_alive_requests_for_cached_files_allocate_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let config = webstand_server::Config {
-        root: dir.path().to_path_buf(),
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        threads: 1,
-        ..Default::default()
-    };
-    let (tx, rx) = mpsc::channel::<SocketAddr>();
-    // The server thread lives until the test process exits.
-    std::thread::spawn(move || {
-        webstand_server::run(config, move |a: &[webstand_server::Bound]| {
-            tx.send(a[0].addr).unwrap()
-        })
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let (_dir, addr) = serve_2k(false);
 
     let mut c = TcpStream::connect(addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -85,7 +46,7 @@ fn keep_alive_requests_for_cached_files_allocate_nothing() {
     assert!(buf.starts_with(b"HTTP/1.1 304"));
     let pipelined = get.repeat(8);
 
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     for _ in 0..300 {
         c.write_all(get).unwrap();
         read_response(&mut c, &mut buf, full_len);
@@ -94,7 +55,7 @@ fn keep_alive_requests_for_cached_files_allocate_nothing() {
         c.write_all(&pipelined).unwrap();
         read_response(&mut c, &mut buf, 8 * full_len);
     }
-    let during = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let during = allocations() - before;
     assert!(buf[..full_len].starts_with(b"HTTP/1.1 200"));
     // 3,000 requests; a handful of allocations may come from the once-a-second timers.
     eprintln!("allocations during 3,000 requests: {during}");

@@ -4,37 +4,13 @@
 //! GETs and 4 conditional GETs (304) for a cached 2 KiB file, each batch in one write, as h2load
 //! `-m 16` does, and reads every answer's frames.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
+use counting_alloc::{allocations, serve_2k};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; the counter only observes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as for dealloc; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 const HEADERS: u8 = 1;
@@ -158,23 +134,7 @@ fn etag(addr: SocketAddr) -> String {
 
 #[test]
 fn h2_requests_for_cached_files_allocate_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let config = webstand_server::Config {
-        root: dir.path().to_path_buf(),
-        listen: Some("127.0.0.1:0".parse().unwrap()),
-        threads: 1,
-        h2c: true,
-        ..Default::default()
-    };
-    let (tx, rx) = mpsc::channel::<SocketAddr>();
-    // The server thread lives until the test process exits.
-    std::thread::spawn(move || {
-        webstand_server::run(config, move |a: &[webstand_server::Bound]| {
-            tx.send(a[0].addr).unwrap()
-        })
-    });
-    let addr = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    let (_dir, addr) = serve_2k(true);
     let tag = etag(addr);
 
     let mut c = TcpStream::connect(addr).unwrap();
@@ -201,14 +161,14 @@ fn h2_requests_for_cached_files_allocate_nothing() {
         assert_eq!(reader.answers(&mut c, 20), (16, 4));
     }
 
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     for _ in 0..150 {
         next = batch.number(next);
         c.write_all(&batch.bytes).unwrap();
         let (ok, not_modified) = reader.answers(&mut c, 20);
         assert_eq!((ok, not_modified), (16, 4));
     }
-    let during = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let during = allocations() - before;
     eprintln!("allocations during 3,000 h2 requests: {during}");
     // A handful may come from the once-a-second timers and the date's new table entry.
     assert!(during < 30, "{during} allocations for 3,000 requests");

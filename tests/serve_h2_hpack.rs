@@ -8,7 +8,6 @@
 mod common;
 
 use common::{require, serve};
-use std::path::Path;
 use std::process::Command;
 
 fn docroot() -> tempfile::TempDir {
@@ -40,14 +39,7 @@ fn http1_fields(addr: std::net::SocketAddr, path: &str) -> Vec<(String, String)>
 fn python_h2_decodes_repeated_answers_to_the_http1_fields() {
     let doc = docroot();
     let s = serve(doc.path(), &["--h2c", "--threads", "1"]);
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/responses.py");
-    let python = Path::new("/usr/bin/python3");
-    assert!(
-        python.exists(),
-        "Debian's /usr/bin/python3 (with python3-h2) is required"
-    );
-    let out = Command::new(python)
-        .arg(&script)
+    let out = common::h2_client::python_h2("responses.py")
         .args([&s.addr.port().to_string(), "/2k.html", "20"])
         .output()
         .unwrap();

@@ -7,14 +7,7 @@ use std::process::Command;
 /// Runs `case` (its name, then its arguments) against the h2c listener at `port` with a 2 s I/O
 /// timeout in mind; returns the lines the client printed ("STATUS 1 200", "RST 3 NO_ERROR"…).
 pub fn run(port: u16, case: &[&str]) -> String {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h2/hostile.py");
-    let python = Path::new("/usr/bin/python3");
-    assert!(
-        python.exists(),
-        "Debian's /usr/bin/python3 (with python3-h2) is required"
-    );
-    let out = Command::new(python)
-        .arg(&script)
+    let out = python_h2("hostile.py")
         .arg(case[0])
         .arg(port.to_string())
         .arg("2")
@@ -28,4 +21,21 @@ pub fn run(port: u16, case: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     text
+}
+
+/// A command running tests/h2/SCRIPT with Debian's python3, which has python3-h2 (the `python3`
+/// on PATH may be another build without it).
+pub fn python_h2(script: &str) -> Command {
+    let python = Path::new("/usr/bin/python3");
+    assert!(
+        python.exists(),
+        "Debian's /usr/bin/python3 (with python3-h2) is required"
+    );
+    let mut cmd = Command::new(python);
+    cmd.arg(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/h2")
+            .join(script),
+    );
+    cmd
 }

@@ -102,22 +102,10 @@ fn h2_fields(r: &RunResult) -> Vec<String> {
     let Some(h) = &r.h2 else {
         return vec![String::new(); 14];
     };
-    let counts = [
-        u64::from(h.max_streams),
-        h.started,
-        h.done,
-        h.succeeded,
-        h.done - h.succeeded,
-        h.errored,
-        h.timeout,
-        h.status[2],
-        h.status[3],
-        h.status[4],
-        h.status[5],
-        h.header_bytes,
-        h.header_decoded_bytes,
-    ];
-    let mut out: Vec<String> = counts.iter().map(u64::to_string).collect();
+    let counts = crate::h2_table::level_counts(h)
+        .into_iter()
+        .chain([h.header_bytes, h.header_decoded_bytes]);
+    let mut out: Vec<String> = counts.map(|n| n.to_string()).collect();
     out.push(format!("{:.2}", crate::h2load::space_savings(h)));
     out
 }

@@ -5,6 +5,41 @@
 use crate::export::Level;
 use crate::h2load::space_savings;
 use std::fmt::Write;
+use webstand_engine::H2Summary;
+
+/// The counts of [`level_counts`], named, with their column widths.
+const COLUMNS: [(&str, usize); 11] = [
+    ("Streams", 7),
+    ("Started", 9),
+    ("Done", 9),
+    ("Succeeded", 9),
+    ("Failed", 7),
+    ("Errored", 7),
+    ("Timeout", 7),
+    ("2xx", 8),
+    ("3xx", 6),
+    ("4xx", 6),
+    ("5xx", 6),
+];
+
+/// An HTTP/2 level's counts, in one order for this table and the CSV export: the streams per
+/// connection allowed, streams started, done, succeeded, failed (done but not succeeded),
+/// errored, timed out, then the 2xx–5xx status classes.
+pub(crate) fn level_counts(h: &H2Summary) -> [u64; 11] {
+    [
+        u64::from(h.max_streams),
+        h.started,
+        h.done,
+        h.succeeded,
+        h.done - h.succeeded,
+        h.errored,
+        h.timeout,
+        h.status[2],
+        h.status[3],
+        h.status[4],
+        h.status[5],
+    ]
+}
 
 /// The header line and one row per HTTP/2 level ("" when no level spoke HTTP/2).
 pub fn table(levels: &[Level]) -> String {
@@ -15,28 +50,18 @@ pub fn table(levels: &[Level]) -> String {
     if h2.is_empty() {
         return String::new();
     }
-    let mut out = format!(
-        "HTTP/2 (h2load's counts per level):\n{:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8} {:>6} {:>6} {:>6} {:>8}\n",
-        "Clients", "Streams", "Started", "Done", "Succeeded", "Failed", "Errored", "Timeout",
-        "2xx", "3xx", "4xx", "5xx", "Hdr sav%"
-    );
+    let mut out = String::from("HTTP/2 (h2load's counts per level):\n");
+    let _ = write!(out, "{:>7}", "Clients");
+    for (name, width) in COLUMNS {
+        let _ = write!(out, " {name:>width$}");
+    }
+    let _ = writeln!(out, " {:>8}", "Hdr sav%");
     for (clients, h) in h2 {
-        let _ = writeln!(
-            out,
-            "{clients:>7} {:>7} {:>9} {:>9} {:>9} {:>7} {:>7} {:>7} {:>8} {:>6} {:>6} {:>6} {:>8.2}",
-            h.max_streams,
-            h.started,
-            h.done,
-            h.succeeded,
-            h.done - h.succeeded,
-            h.errored,
-            h.timeout,
-            h.status[2],
-            h.status[3],
-            h.status[4],
-            h.status[5],
-            space_savings(h)
-        );
+        let _ = write!(out, "{clients:>7}");
+        for ((_, width), n) in COLUMNS.iter().zip(level_counts(h)) {
+            let _ = write!(out, " {n:>width$}");
+        }
+        let _ = writeln!(out, " {:>8.2}", space_savings(h));
     }
     out.push_str("Streams: per connection, the smallest of -m and the server's limit; a client is a connection\n");
     out
@@ -45,7 +70,7 @@ pub fn table(levels: &[Level]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::{H2Summary, RunResult};
+    use webstand_engine::RunResult;
 
     #[test]
     fn only_http2_levels_get_rows() {
