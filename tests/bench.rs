@@ -622,6 +622,25 @@ fn bad_input_gets_one_clear_line() {
         (with(&[], "not a url"), "invalid URL"),
         (with(&["-n", "3"], &refused), "Connection refused"),
         (with(&["-k", "-d", "60s"], &refused), "could not connect"),
+        (
+            with(&["--spin", "5000"], "http://127.0.0.1:1/"),
+            "--spin: expected auto, off or a window in microseconds (1 to 1000), got '5000'",
+        ),
+        (
+            with(&["--spin", "off", "--rate", "10"], "http://127.0.0.1:1/"),
+            "--spin off applies to a closed loop: --rate never spins",
+        ),
+        (
+            with(
+                &["--h2", "--spin", "25", "--rate", "10"],
+                "http://127.0.0.1:1/",
+            ),
+            "--spin 25 applies to a closed loop: --rate never spins",
+        ),
+        (
+            with(&["--h2", "--spin", "on"], "http://127.0.0.1:1/"),
+            "--spin: expected auto, off or a window in microseconds (1 to 1000), got 'on'",
+        ),
     ];
     for (args, expect) in cases {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();

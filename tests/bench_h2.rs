@@ -1,7 +1,8 @@
 //! `webstand bench --h2` over real sockets: counts (requests done and succeeded, data bytes) equal
 //! h2load's against Debian's nginx (h2 over TLS) and h2o (h2 over TLS and h2c by prior
 //! knowledge), and its per-connection req/s row bounded as h2load's is; `-m` above the server's SETTINGS_MAX_CONCURRENT_STREAMS is capped; small windows
-//! work through WINDOW_UPDATEs; a server without HTTP/2 is one clear line and a non-zero exit; and
+//! work through WINDOW_UPDATEs; bad HTTP/2 option values are one line and a non-zero exit (a
+//! server without HTTP/2: tests/bench_h2_refused.rs); and
 //! an in-test server that misbehaves (RST_STREAM, a malformed frame, GOAWAY, silence, a PING,
 //! CONTINUATION, a DATA frame beyond the window) gives failed requests of the right class, never a
 //! hang.
@@ -9,6 +10,7 @@
 mod common;
 
 use common::h2::{h2load, h2o, nginx};
+use common::h2_frames::{frame, read_frame, Frame};
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -182,31 +184,11 @@ fn streams_are_capped_by_the_servers_limit_and_small_windows_still_finish() {
     assert_eq!(counts(&v), whole);
 }
 
+/// A server without HTTP/2 (nginx, lighttpd, mini_httpd, apache, serve without --h2c) is
+/// tests/bench_h2_refused.rs's.
 #[test]
-fn a_server_without_http2_is_one_line_and_a_non_zero_exit() {
-    let ngx_tls = nginx("ssl", "");
+fn bad_h2_option_values_are_one_line_and_a_non_zero_exit() {
     let ngx_plain = nginx("", "");
-    let cases = [
-        (
-            format!("https://127.0.0.1:{}/page.html", ngx_tls.port),
-            "ALPN",
-        ),
-        (
-            format!("http://127.0.0.1:{}/page.html", ngx_plain.port),
-            "HTTP/2",
-        ),
-    ];
-    for (url, says) in cases {
-        let out = bench(&["--h2", "-n", "50", "-c", "2", &url]);
-        let err = stderr(&out);
-        assert!(!out.status.success(), "{url}: {}", stdout(&out));
-        let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
-        assert_eq!(lines.len(), 1, "{url}: {err}");
-        assert!(
-            lines[0].contains("does not speak HTTP/2") && lines[0].contains(says),
-            "{err}"
-        );
-    }
     // Bad option values are refused before any connection.
     let url = format!("http://127.0.0.1:{}/", ngx_plain.port);
     for (args, says) in [
@@ -240,14 +222,6 @@ enum Rogue {
     Overflow,
 }
 
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-    f.extend([kind, flags]);
-    f.extend(stream.to_be_bytes());
-    f.extend(payload);
-    f
-}
-
 const STATUS_200: u8 = 0x88; // HPACK: static table entry 8, ":status: 200"
 
 fn answer(w: &mut TcpStream, stream: u32, body: &[u8]) {
@@ -265,17 +239,15 @@ fn rogue_conn(mut s: TcpStream, mode: Rogue) {
     let _ = s.write_all(&frame(4, 0, 0, &[]));
     let mut answered = 0;
     loop {
-        let mut head = [0u8; 9];
-        if s.read_exact(&mut head).is_err() {
+        let Some(Frame {
+            kind,
+            flags,
+            stream,
+            payload,
+        }) = read_frame(&mut s)
+        else {
             return;
-        }
-        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-        let mut payload = vec![0u8; len];
-        if s.read_exact(&mut payload).is_err() {
-            return;
-        }
-        let (kind, flags) = (head[3], head[4]);
-        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        };
         match (kind, mode) {
             (4, _) if flags & 1 == 0 => {
                 let _ = s.write_all(&frame(4, 1, 0, &[]));

@@ -6,7 +6,9 @@
 //! `epoll_ctl` per request), no sleep of any kind in the event loop; with a new connection per request
 //! one socket, connect, send, receive, registration and close each, and no extra socket option.
 //! A generator pinned to a CPU of its own spins (polls without blocking) before it blocks; unpinned
-//! it never does, and neither makes more than one blocking poll per request.
+//! it never does, and neither makes more than one blocking poll per request. `--spin off` never
+//! spins, pinned or not; `--spin MICROS` spins unpinned too. The same holds for `--h2` (against
+//! `webstand serve --h2c`): pinned it spins, and `--spin off` never does.
 
 mod common;
 
@@ -20,15 +22,25 @@ const CLIENTS: u64 = 8;
 /// Runs `webstand bench --threads 1 -n REQUESTS -c CLIENTS [-k]` under strace; returns the load
 /// thread's system calls by name (the thread that sent the requests) and the bench's report.
 fn load_thread_calls(keep_alive: bool) -> (HashMap<String, u64>, String) {
-    load_thread_calls_on(keep_alive, None)
+    load_thread_calls_on(keep_alive, None, &[])
 }
 
-/// The same, with strace and the generator pinned to `cpu` when given.
-fn load_thread_calls_on(keep_alive: bool, cpu: Option<usize>) -> (HashMap<String, u64>, String) {
+/// The same, with strace and the generator pinned to `cpu` when given, and `extra` options (with
+/// `--h2` among them, the server speaks h2c).
+fn load_thread_calls_on(
+    keep_alive: bool,
+    cpu: Option<usize>,
+    extra: &[&str],
+) -> (HashMap<String, u64>, String) {
     let strace = common::require("strace");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let server = common::serve(dir.path(), &["--threads", "1"]);
+    let h2c: &[&str] = if extra.contains(&"--h2") {
+        &["--h2c"]
+    } else {
+        &[]
+    };
+    let server = common::serve(dir.path(), &[&["--threads", "1"], h2c].concat());
     let traces = tempfile::tempdir().unwrap();
     let prefix = traces.path().join("t");
     let url = format!("http://{}/2k.html", server.addr);
@@ -37,6 +49,7 @@ fn load_thread_calls_on(keep_alive: bool, cpu: Option<usize>) -> (HashMap<String
     if keep_alive {
         args.push("-k");
     }
+    args.extend_from_slice(extra);
     args.push(&url);
     // Bounded twice: -n and the timeout of coreutils around strace.
     let mut cmd = Command::new("timeout");
@@ -170,8 +183,8 @@ fn pinned() -> bool {
     n(&[]) < n(&["--all"])
 }
 
-#[test]
-fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
+/// The last CPU, for a generator pinned to a CPU of its own.
+fn last_cpu() -> usize {
     let out = Command::new("nproc")
         .arg("--all")
         .output()
@@ -181,7 +194,12 @@ fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
         cpus >= 2,
         "pinning the generator to a CPU of its own needs 2 CPUs, found {cpus}"
     );
-    let (calls, report) = load_thread_calls_on(true, Some(cpus - 1));
+    cpus - 1
+}
+
+#[test]
+fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
+    let (calls, report) = load_thread_calls_on(true, Some(last_cpu()), &[]);
     assert_complete(&report);
     // The same work per request as unpinned.
     let sends = count(&calls, &["sendto", "write", "writev", "sendmsg"]);
@@ -194,6 +212,46 @@ fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
         count(&calls, &["epoll_wait", "epoll_pwait"]) <= REQUESTS,
         "{calls:?}"
     );
+    assert_never_sleeps(&calls);
+}
+
+#[test]
+fn spin_off_never_polls_without_blocking_and_a_window_spins_unpinned() {
+    // Pinned, `--spin off` takes the spin away: every poll may block, as wrk's do.
+    let (calls, report) = load_thread_calls_on(true, Some(last_cpu()), &["--spin", "off"]);
+    assert_complete(&report);
+    assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
+    assert_eq!(
+        count(&calls, &["sendto", "write", "writev", "sendmsg"]),
+        REQUESTS,
+        "{calls:?}"
+    );
+    assert_never_sleeps(&calls);
+    // Unpinned, an explicit window spins all the same (the user says the CPU is free).
+    let (calls, report) = load_thread_calls_on(true, None, &["--spin", "50"]);
+    assert_complete(&report);
+    assert!(count(&calls, &["epoll_wait:0"]) >= 1, "{calls:?}");
+    assert_never_sleeps(&calls);
+}
+
+#[test]
+fn h2_pinned_spins_before_it_blocks_and_spin_off_never_polls_without_blocking() {
+    let h2 = ["--h2", "-m", "4"];
+    let (calls, report) = load_thread_calls_on(false, Some(last_cpu()), &h2);
+    assert_complete(&report);
+    assert!(count(&calls, &["epoll_wait:0"]) >= 1, "{calls:?}");
+    assert!(
+        count(&calls, &["epoll_wait", "epoll_pwait"]) <= REQUESTS,
+        "{calls:?}"
+    );
+    assert_never_sleeps(&calls);
+    let (calls, report) = load_thread_calls_on(
+        false,
+        Some(last_cpu()),
+        &[&h2[..], &["--spin", "off"]].concat(),
+    );
+    assert_complete(&report);
+    assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
     assert_never_sleeps(&calls);
 }
 

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::h2_client::file_md5;
 use common::lab::{compare_json, installed, locate, rows};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -47,16 +48,6 @@ fn curl(url: &str, ca: Option<&Path>, h2: bool, out: &Path) -> String {
     let (version, status) = text.split_once(' ').unwrap();
     assert_eq!(status, "200", "curl {url}");
     version.to_string()
-}
-
-/// md5sum's digest of a file.
-fn md5(file: &Path) -> String {
-    let o = Command::new(common::require("md5sum"))
-        .arg(file)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&o.stdout).into_owned();
-    text.split_whitespace().next().unwrap().to_string()
 }
 
 /// SETTINGS_MAX_CONCURRENT_STREAMS as nghttp reads it from the server's first SETTINGS frame.
@@ -116,14 +107,14 @@ fn each_h2_config_answers_curl_over_http2_with_the_docroot_bytes() {
             let what = format!("{} over {scheme}", kind.name());
             for path in ["/2k.html", small.as_str()] {
                 let url = format!("{scheme}://{}{path}", server.addr);
-                let want = md5(&doc.join(&path[1..]));
+                let want = file_md5(&doc.join(&path[1..]));
                 assert_eq!(curl(&url, ca.as_deref(), true, &got), "2", "{what}: {url}");
-                assert_eq!(md5(&got), want, "{what}: {url}");
+                assert_eq!(file_md5(&got), want, "{what}: {url}");
                 // HTTP/1.1 beside HTTP/2: by ALPN over TLS; on the same plain port but nginx's,
                 // whose h2c port (1.22) takes HTTP/2 only.
                 if tls || kind != Kind::Nginx {
                     assert_eq!(curl(&url, ca.as_deref(), false, &got), "1.1", "{what}");
-                    assert_eq!(md5(&got), want, "{what}: {url} over HTTP/1.1");
+                    assert_eq!(file_md5(&got), want, "{what}: {url} over HTTP/1.1");
                 }
             }
             let url = format!("{scheme}://{}/2k.html", server.addr);

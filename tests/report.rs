@@ -65,6 +65,7 @@ fn history_with_runs(db: &Path) {
                     id,
                     server,
                     clients,
+                    1,
                     Some(server.split('/').next().unwrap()),
                     &level(clients, per_client, cap, breaks_at),
                 )
@@ -80,7 +81,7 @@ fn history_with_runs(db: &Path) {
         })
         .unwrap();
     store
-        .add_level(bench, "", 10, None, &level(10, 300.0, 3000.0, 1000))
+        .add_level(bench, "", 10, 1, None, &level(10, 300.0, 3000.0, 1000))
         .unwrap();
     store.finish_run(bench, "complete").unwrap();
 }

@@ -526,6 +526,12 @@ fn cgi_script(root: &Path, name: &str, body: &str) {
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
+/// `webstand serve` on one loop running /cgi-bin/* as CGI, with `extra` flags.
+fn serve_cgi(root: &Path, extra: &[&str]) -> common::Running {
+    let flags = [&["--threads", "1", "--cgi", "/cgi-bin/*"][..], extra].concat();
+    serve(root, &flags)
+}
+
 #[test]
 fn curl_cgi_environment_body_and_limits() {
     let d = docroot();
@@ -563,18 +569,9 @@ fn curl_cgi_environment_body_and_limits() {
         "flood",
         "echo 'Content-Type: text/plain'\necho\nhead -c 100000 /dev/zero\n",
     );
-    let s = serve(
+    let s = serve_cgi(
         d.path(),
-        &[
-            "--threads",
-            "1",
-            "--cgi",
-            "/cgi-bin/*",
-            "--cgi-timeout",
-            "500ms",
-            "--cgi-max-output",
-            "5000",
-        ],
+        &["--cgi-timeout", "500ms", "--cgi-max-output", "5000"],
     );
     let (h, b) = curl(&[
         "-H",
@@ -655,6 +652,57 @@ fn curl_cgi_environment_body_and_limits() {
 
     let (h, _) = curl(&["-X", "PUT", &url(&s, "/cgi-bin/env")]);
     assert_eq!(header(&h, "allow"), Some("GET, HEAD, POST"));
+}
+
+/// A CGI program that answers after the connection's header and idle timeouts but within the CGI
+/// timeout is answered, on a fresh connection (header timeout) and on a kept-alive one after an
+/// answer (idle timeout); the connection then serves on. The timeouts bound waiting for the
+/// client: while a job produces the answer, the CGI timeout alone bounds it.
+#[test]
+fn a_cgi_program_slower_than_the_connection_timeouts_is_answered() {
+    let d = docroot();
+    cgi_script(
+        d.path(),
+        "late",
+        "sleep 1.2\nprintf 'Content-Type: text/plain\\n\\nlate'\n",
+    );
+    let s = serve_cgi(
+        d.path(),
+        &[
+            "--cgi-timeout",
+            "10s",
+            "--header-timeout",
+            "200ms",
+            "--idle-timeout",
+            "400ms",
+        ],
+    );
+    let fresh: &[u8] = b"GET /cgi-bin/late HTTP/1.1\r\nHost: x\r\n\r\n\
+        GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    let kept: &[u8] = b"GET /style.css HTTP/1.1\r\nHost: x\r\n\r\n\
+        GET /cgi-bin/late HTTP/1.1\r\nHost: x\r\n\r\n\
+        GET /style.css HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    for (what, requests, want) in [
+        ("fresh", fresh, &[&b"late"[..], b"body{}"][..]),
+        (
+            "kept alive",
+            kept,
+            &[&b"body{}"[..], b"late", b"body{}"][..],
+        ),
+    ] {
+        let mut c = TcpStream::connect(s.addr).unwrap();
+        c.set_read_timeout(Some(T)).unwrap();
+        c.write_all(requests).unwrap();
+        let mut all = Vec::new();
+        let _ = c.read_to_end(&mut all);
+        let rs = responses(&all, &[]);
+        let bodies: Vec<&[u8]> = rs.iter().map(|(_, b)| b.as_slice()).collect();
+        assert_eq!(bodies, want, "{what}: {}", text(&all));
+        assert!(
+            rs.iter().all(|(h, _)| h.starts_with("HTTP/1.1 200")),
+            "{what}"
+        );
+    }
 }
 
 #[test]

@@ -1,8 +1,15 @@
 //! `webstand serve --fastcgi`: PHP through a real php-fpm (started here in the foreground with its
 //! own config, a unix socket and a TCP port), and every bad-backend case against an in-test fake
-//! FastCGI backend. After each failure the server still serves static files.
+//! FastCGI backend. After each failure the server still serves static files. Over HTTP/2 (h2c, the
+//! raw-frame client tests/h2/jobs.py, curl, nghttp and h2load): PHP pages run at once on one
+//! connection (proved by order: one waits for a file the other writes), 32 streams each get their
+//! own body, uploads reach PHP whole, HEAD and 304 keep their shapes, a reset stream or a
+//! closed connection aborts its PHP request with no descriptor left, and a flood of PHP streams on
+//! one connection takes turns for the backend with another connection's request (by order).
 
 mod common;
+
+use common::h2_client::{fds_line, jobs, md5, open_fds, within_10s};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -638,17 +645,8 @@ fn body_file(dir: &Path, name: &str, len: usize) -> (PathBuf, String) {
         })
         .collect();
     let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    let out = Command::new(common::require("md5sum"))
-        .arg(&path)
-        .output()
-        .unwrap();
-    let md5 = common::stdout(&out)
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string();
-    (path, md5)
+    std::fs::write(&path, &bytes).unwrap();
+    (path, md5(&bytes))
 }
 
 /// The server's peak resident memory (VmHWM) in KiB.
@@ -851,4 +849,220 @@ fn php_over_h2_keeps_the_connections_other_streams_going() {
     let b = text(&b);
     assert!(b.contains(" length=100000 "), "{b}");
     assert!(b.ends_with(&format!("body={body}")), "{}", &b[..200]);
+}
+
+/// PHP pages for the HTTP/2 job tests: a waits for the file b writes; n echoes its query; sum
+/// gives its body's length and MD5; hold
+/// writes output until its client goes away, then says whether PHP saw it abort; etag answers
+/// 304 to its own validator.
+fn php_h2_root() -> tempfile::TempDir {
+    let d = php_root();
+    let w = |name: &str, body: &str| std::fs::write(d.path().join(name), body).unwrap();
+    w(
+        "a.php",
+        r#"<?php for ($i = 0; $i < 250 && !file_exists(__DIR__ . "/b.flag"); $i++) { usleep(20000); clearstatcache(); } echo file_exists(__DIR__ . "/b.flag") ? "a saw b" : "a gave up";"#,
+    );
+    w("b.php", r#"<?php touch(__DIR__ . "/b.flag"); echo "b";"#);
+    w(
+        "sum.php",
+        r#"<?php $b = file_get_contents("php://input"); echo strlen($b), " ", md5($b);"#,
+    );
+    w(
+        "n.php",
+        r#"<?php echo "i=", $_GET["i"] ?? "", "\n", str_repeat("x", 1000);"#,
+    );
+    w(
+        "hold.php",
+        r#"<?php while (ob_get_level()) { ob_end_flush(); }
+register_shutdown_function(function () { file_put_contents(__DIR__ . "/hold.end", connection_aborted() ? "aborted" : "finished"); });
+echo "started\n"; flush();
+file_put_contents(__DIR__ . "/hold.tmp", getmypid()); rename(__DIR__ . "/hold.tmp", __DIR__ . "/hold.marker");
+for ($i = 0; $i < 100; $i++) { usleep(50000); echo str_repeat(".", 64), "\n"; flush(); }"#,
+    );
+    w(
+        "etag.php",
+        r#"<?php header('ETag: "v1"'); if (($_SERVER["HTTP_IF_NONE_MATCH"] ?? "") === '"v1"') { http_response_code(304); exit; } echo "fresh";"#,
+    );
+    d
+}
+
+/// php-fpm with `children` children, and `webstand serve --h2c` on one loop passing *.php to it
+/// over as many backend connections (a kept connection pins a child), with `extra` flags.
+fn h2c_php_server(root: &Path, children: usize, extra: &[&str]) -> (PhpFpm, common::Running) {
+    let fpm = start_php_fpm(root, children);
+    let rule = format!("*.php=unix:{}", fpm.socket.display());
+    let n = children.to_string();
+    let args = ["--threads", "1", "--h2c", "--fastcgi-connections", &n];
+    let s = common::serve(root, &[&args[..], &["--fastcgi", &rule], extra].concat());
+    (fpm, s)
+}
+
+#[test]
+fn php_pages_run_at_once_on_one_h2_connection() {
+    let d = php_h2_root();
+    let (fpm, s) = h2c_php_server(d.path(), 4, &["--max-body", "4000000"]);
+    let port = s.addr.port();
+    // Stream 1's page waits for the file stream 3's page writes: one FastCGI job at a time per
+    // connection would make it give up after 5 s.
+    let out = jobs(port, "bodies", &["/a.php", "/b.php"]);
+    assert!(
+        out.contains(&format!("BODY 1 200 {}", md5(b"a saw b"))),
+        "{out}"
+    );
+    assert!(out.contains(&format!("BODY 3 200 {}", md5(b"b"))), "{out}");
+    // 32 PHP streams at once on one connection, each its own body (more than the connection's
+    // jobs and the pool's backend connections: the rest wait their turn).
+    let paths: Vec<String> = (0..32).map(|i| format!("/n.php?i={i}")).collect();
+    let args: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let out = jobs(port, "bodies", &args);
+    assert!(out.contains("DONE"), "{out}");
+    for i in 0..32 {
+        let body = format!("i={i}\n{}", "x".repeat(1000));
+        let want = format!("BODY {} 200 {}", 2 * i + 1, md5(body.as_bytes()));
+        assert!(out.contains(&want), "{want} not in {out}");
+    }
+    // h2load: 200 requests, 32 streams on one connection.
+    let url = format!("http://{}/n.php?i=7", s.addr);
+    let out = Command::new(common::require("h2load"))
+        .args(["-c", "1", "-m", "32", "-n", "200", &url])
+        .output()
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    assert!(report.contains("200 succeeded, 0 failed"), "{report}");
+    assert!(report.contains("status codes: 200 2xx"), "{report}");
+    // HEAD and 304 over FastCGI on HTTP/2.
+    let h2 = "--http2-prior-knowledge";
+    // A 1.5 MB upload reaches PHP whole over HTTP/2 (its length and MD5 as PHP read them), from
+    // curl and on 8 streams of h2load -d at once.
+    let upload: Vec<u8> = (0..1_500_000u32).map(|i| (i * 31 % 251) as u8).collect();
+    std::fs::write(d.path().join("upload.bin"), &upload).unwrap();
+    let sum_url = format!("http://{}/sum.php", s.addr);
+    let file = format!("@{}", d.path().join("upload.bin").display());
+    let (h, b) = curl(&["--http2-prior-knowledge", "--data-binary", &file, &sum_url]);
+    assert!(h.starts_with("HTTP/2 200"), "{h}");
+    assert_eq!(text(&b), format!("1500000 {}", md5(&upload)));
+    let out = Command::new(common::require("h2load"))
+        .args(["-c", "1", "-m", "8", "-n", "8", "-d"])
+        .arg(d.path().join("upload.bin"))
+        .arg(&sum_url)
+        .output()
+        .unwrap();
+    let report = text(&out.stdout);
+    assert!(report.contains("8 succeeded, 0 failed"), "{report}");
+    assert!(report.contains("status codes: 8 2xx"), "{report}");
+    // HEAD: the head alone, its HEADERS ending the stream, no DATA (nghttp shows the frames).
+    let url = format!("http://{}/index.php", s.addr);
+    let out = Command::new(common::require("nghttp"))
+        .args(["-nv", "-t", "10", "-H", ":method: HEAD", &url])
+        .output()
+        .unwrap();
+    let frames = text(&out.stdout);
+    assert!(
+        frames.contains(":status: 200") && frames.contains("x-php: yes"),
+        "{frames}"
+    );
+    let answer_head = frames.lines().find(|l| l.contains("recv HEADERS frame"));
+    assert!(
+        answer_head.is_some_and(|l| l.contains("flags=0x05")),
+        "{frames}"
+    );
+    assert!(!frames.contains("recv DATA frame"), "{frames}");
+    let etag = format!("http://{}/etag.php", s.addr);
+    let (h, b) = curl(&[h2, "-H", "If-None-Match: \"v1\"", &etag]);
+    assert!(h.starts_with("HTTP/2 304"), "{h}");
+    assert!(b.is_empty(), "{}", text(&b));
+    let (h, b) = curl(&[h2, &etag]);
+    assert!(h.starts_with("HTTP/2 200") && b == b"fresh", "{h}");
+    drop(fpm);
+}
+
+#[test]
+fn a_reset_h2_stream_or_a_closed_connection_aborts_its_php_request() {
+    let d = php_h2_root();
+    let (fpm, s) = h2c_php_server(d.path(), 1, &[]);
+    let port = s.addr.port();
+    let pid = s.child.id();
+    let marker = d.path().join("hold.marker");
+    let end = d.path().join("hold.end");
+    // The file answered after the reset is cached first (a cached file may keep its descriptor).
+    let (h, _) = curl(&[
+        "--http2-prior-knowledge",
+        &format!("http://{}/static.txt", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200"), "{h}");
+    let m = marker.display().to_string();
+    let out = jobs(
+        port,
+        "reset",
+        &[&pid.to_string(), &m, "/hold.php", "/static.txt"],
+    );
+    let fds = fds_line(&out);
+    // The backend connection was open while PHP ran, and closed by the reset.
+    assert!(fds[1] > fds[0] && fds[2] == fds[0], "{out}");
+    // PHP's next write found the connection closed: the request was aborted, not run to its end.
+    assert!(within_10s(|| end.exists()), "PHP never ended");
+    assert_eq!(std::fs::read_to_string(&end).unwrap(), "aborted");
+    // The connection closed mid-request: the same, and nothing is left open.
+    std::fs::remove_file(&marker).unwrap();
+    std::fs::remove_file(&end).unwrap();
+    let before = open_fds(pid);
+    let out = jobs(port, "close", &[&m, "/hold.php"]);
+    assert!(out.contains("CLOSED_BY_CLIENT"), "{out}");
+    assert!(within_10s(|| end.exists()), "PHP never ended");
+    assert_eq!(std::fs::read_to_string(&end).unwrap(), "aborted");
+    assert!(
+        within_10s(|| open_fds(pid) == before),
+        "descriptors left open"
+    );
+    // php-fpm's one child is free again.
+    let (h, b) = curl(&[
+        "--http2-prior-knowledge",
+        &format!("http://{}/b.php", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200") && b == b"b", "{h}");
+    drop(fpm);
+}
+
+#[test]
+fn a_flood_of_php_streams_takes_turns_with_other_connections() {
+    let d = php_root();
+    let log = d.path().join("order.log");
+    let w = |name: &str, body: &str| std::fs::write(d.path().join(name), body).unwrap();
+    // Each page appends its letter to the log when done; the first of the flood says it started.
+    w(
+        "slow.php",
+        r#"<?php if (!file_exists(__DIR__ . "/started")) { touch(__DIR__ . "/started"); } usleep(200000); file_put_contents(__DIR__ . "/order.log", "a", FILE_APPEND);"#,
+    );
+    w(
+        "other.php",
+        r#"<?php file_put_contents(__DIR__ . "/order.log", "b", FILE_APPEND); echo "other";"#,
+    );
+    // One php-fpm child, one backend connection: every request takes its turn for it.
+    let (fpm, s) = h2c_php_server(d.path(), 1, &[]);
+    // Connection A: 8 PHP streams at once; connection B: one request once A's first runs.
+    let flood: Vec<String> = (0..8).map(|i| format!("/slow.php?i={i}")).collect();
+    let a = common::h2_client::python_h2("jobs.py")
+        .args(["bodies", &s.addr.port().to_string()])
+        .args(&flood)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        within_10s(|| d.path().join("started").exists()),
+        "A never ran"
+    );
+    let (h, b) = curl(&[
+        "--http2-prior-knowledge",
+        &format!("http://{}/other.php", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200") && b == b"other", "{h}");
+    let out = a.wait_with_output().unwrap();
+    assert!(text(&out.stdout).contains("DONE"), "{}", text(&out.stdout));
+    // A's first request ran, A's second had queued before B: B comes third at the latest, not
+    // after A's whole flood.
+    let order = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(order.len(), 9, "{order}");
+    assert!(order.find('b').is_some_and(|i| i <= 2), "{order}");
+    drop(fpm);
 }

@@ -4,15 +4,18 @@
 //! listings, basic auth (its challenge, its password file never served), refusals (403, 404, 405),
 //! throttling and CGI answer as over HTTP/1, request bodies larger than the first flow-control
 //! window reach a CGI program whole (curl and h2load -d), a slow CGI program does not hold back
-//! the connection's other streams, the access log says HTTP/2.0, h2load's 2000 requests over 4
+//! the connection's other streams, several CGI programs run at once for one connection's streams
+//! (proved by order: one waits for a file the other writes), a reset stream or a closed connection
+//! kills its program (and the program's child) and leaves no descriptor behind, the access log says HTTP/2.0, h2load's 2000 requests over 4
 //! connections × 16 streams all succeed, and without `--h2c` a plain listener does not speak
 //! HTTP/2. Certificates are made at test time.
 
 mod common;
 
+use common::h2_client::{fds_line, file_md5, jobs, md5, open_fds, within_10s};
 use common::{require, serve};
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 struct Fixture {
@@ -49,6 +52,20 @@ impl Fixture {
             (
                 "slow",
                 "sleep 1\nprintf 'Content-Type: text/plain\\r\\n\\r\\nslow\\n'\n",
+            ),
+            // Waits (5 s at most) until `b` has run: only several jobs at once let it see that.
+            (
+                "a",
+                "i=0\nwhile [ ! -e \"$DOCUMENT_ROOT/../b.flag\" ] && [ $i -lt 250 ]; do sleep 0.02; i=$((i+1)); done\nprintf 'Content-Type: text/plain\\r\\n\\r\\n'\nif [ -e \"$DOCUMENT_ROOT/../b.flag\" ]; then echo 'a saw b'; else echo 'a gave up'; fi\n",
+            ),
+            (
+                "b",
+                "touch \"$DOCUMENT_ROOT/../b.flag\"\nprintf 'Content-Type: text/plain\\r\\n\\r\\nb\\n'\n",
+            ),
+            // Runs (with a child of its own) until killed; its pids written, the marker last.
+            (
+                "hold",
+                "sleep 30 &\necho $! > \"$DOCUMENT_ROOT/../hold.child\"\necho $$ > \"$DOCUMENT_ROOT/../hold.tmp\"\nmv \"$DOCUMENT_ROOT/../hold.tmp\" \"$DOCUMENT_ROOT/../hold.pid\"\nwait\n",
             ),
         ] {
             let path = doc.join("cgi-bin").join(name);
@@ -155,22 +172,6 @@ fn curl(f: &Fixture, args: &[&str]) -> (String, Vec<u8>) {
     (status.trim().to_string(), body)
 }
 
-fn md5(bytes: &[u8]) -> String {
-    let mut child = Command::new(require("md5sum"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(bytes).unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8(out.stdout).unwrap()[..32].to_string()
-}
-
-fn file_md5(path: &Path) -> String {
-    md5(&std::fs::read(path).unwrap())
-}
-
 #[test]
 fn curl_gets_every_kind_of_answer_over_h2_by_alpn_and_h2c() {
     let f = Fixture::new();
@@ -244,17 +245,7 @@ fn h2load_2000_requests_over_4_connections_of_16_streams_all_succeed() {
         format!("https://localhost:{}/2k.html", s.tls),
         format!("http://127.0.0.1:{}/2k.html", s.plain),
     ] {
-        let out = Command::new(require("h2load"))
-            .args(["-c", "4", "-m", "16", "-n", "2000", &url])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "{text}");
-        assert!(
-            text.contains("requests: 2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored, 0 timeout"),
-            "{url}: {text}"
-        );
-        assert!(text.contains("status codes: 2000 2xx"), "{text}");
+        common::h2::h2load_all_succeed(2000, &["-c", "4", "-m", "16", "-n", "2000", &url]);
     }
 }
 
@@ -420,4 +411,75 @@ fn a_slow_cgi_program_does_not_hold_back_the_connections_other_streams() {
     }
     assert!(at("END 3") < at("END 1"), "{events}");
     assert!(at("END 7") < at("END 1"), "{events}");
+}
+
+/// Whether a process is gone (a zombie counts: it runs no more and holds nothing but its pid).
+fn process_gone(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z')
+    })
+}
+
+#[test]
+fn two_cgi_programs_run_at_once_on_one_connection() {
+    let f = Fixture::new();
+    let s = start(&f, &["--h2c"]);
+    // Stream 1's program waits for the file stream 3's program writes: with one job at a time
+    // per connection it would give up after 5 s ("a gave up").
+    let out = jobs(s.plain, "bodies", &["/cgi-bin/a", "/cgi-bin/b"]);
+    assert!(out.contains("DONE"), "{out}");
+    assert!(
+        out.contains(&format!("BODY 1 200 {}", md5(b"a saw b\n"))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("BODY 3 200 {}", md5(b"b\n"))),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_reset_stream_or_a_closed_connection_kills_its_cgi_program() {
+    let f = Fixture::new();
+    let s = start(&f, &["--h2c"]);
+    let pid = s.child.id().to_string();
+    let marker = f.p("hold.pid");
+    // The file answered after the reset is cached first (a cached file may keep its descriptor).
+    let url = format!("http://127.0.0.1:{}/2k.html", s.plain);
+    assert_eq!(curl(&f, &["--http2-prior-knowledge", &url]).0, "2 200");
+    let out = jobs(
+        s.plain,
+        "reset",
+        &[&pid, &marker, "/cgi-bin/hold", "/2k.html"],
+    );
+    let fds = fds_line(&out);
+    // The program's pipe was open while it ran, and closed with the reset (same connection).
+    assert!(fds[1] > fds[0] && fds[2] == fds[0], "{out}");
+    for file in ["hold.pid", "hold.child"] {
+        let pid = std::fs::read_to_string(f.path(file)).unwrap();
+        let pid = pid.trim();
+        assert!(within_10s(|| process_gone(pid)), "{file} {pid} still runs");
+    }
+    // The connection closed mid-job: the same.
+    std::fs::remove_file(&marker).unwrap();
+    let before = open_fds(s.child.id());
+    let out = jobs(s.plain, "close", &[&marker, "/cgi-bin/hold"]);
+    assert!(out.contains("CLOSED_BY_CLIENT"), "{out}");
+    for file in ["hold.pid", "hold.child"] {
+        let pid = std::fs::read_to_string(f.path(file)).unwrap();
+        let pid = pid.trim();
+        assert!(within_10s(|| process_gone(pid)), "{file} {pid} still runs");
+    }
+    assert!(
+        within_10s(|| open_fds(s.child.id()) == before),
+        "{} descriptors open, {before} before",
+        open_fds(s.child.id())
+    );
+    // The server answers on.
+    let (status, body) = curl(&f, &["--http2-prior-knowledge", &url]);
+    assert_eq!((status.as_str(), body.len()), ("2 200", 2048));
 }

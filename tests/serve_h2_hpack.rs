@@ -7,8 +7,7 @@
 
 mod common;
 
-use common::{require, serve};
-use std::process::Command;
+use common::serve;
 
 fn docroot() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -78,17 +77,7 @@ fn h2load_reports_ninety_percent_header_space_savings_on_one_connection() {
     let doc = docroot();
     let s = serve(doc.path(), &["--h2c", "--threads", "1"]);
     let url = format!("http://{}/2k.html", s.addr);
-    let out = Command::new(require("h2load"))
-        .args(["-c", "1", "-m", "16", "-n", "2000", &url])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("requests: 2000 total, 2000 started, 2000 done, 2000 succeeded, 0 failed, 0 errored, 0 timeout"),
-        "{text}"
-    );
-    assert!(text.contains("status codes: 2000 2xx"), "{text}");
+    let text = common::h2::h2load_all_succeed(2000, &["-c", "1", "-m", "16", "-n", "2000", &url]);
     let savings: f64 = text
         .split("space savings ")
         .nth(1)

@@ -23,6 +23,7 @@ set -u
 SERVER=${1:?usage: loadgen-matrix.sh SERVER [ROUNDS]}
 ROUNDS=${2:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/servers.sh"
 CLIENTS=${CLIENTS:-"1 2 4 8 12 16 24 32 64 128 256"}
 MODES=${MODES:-"ka close"}
 DUR=${DUR:-2}
@@ -64,15 +65,7 @@ http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_req
 CONF
     taskset -c "$SERVER_CPU" nginx -c "$BENCH_DIR/nginx.conf" & SRV=$! ;;
   lighttpd)
-    cat > "$BENCH_DIR/lighttpd.conf" <<CONF
-server.document-root = "$DOC"
-server.bind = "127.0.0.1"
-server.port = $PORT
-server.max-connections = 2048
-server.max-keep-alive-requests = 1000000
-server.modules = ()
-mimetype.assign = (".html" => "text/html")
-CONF
+    lighttpd_conf "$BENCH_DIR/lighttpd.conf" "$DOC" $PORT
     taskset -c "$SERVER_CPU" lighttpd -D -f "$BENCH_DIR/lighttpd.conf" & SRV=$! ;;
   h2o)
     cat > "$BENCH_DIR/h2o.conf" <<CONF

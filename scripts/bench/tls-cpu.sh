@@ -13,30 +13,24 @@
 #     a new connection per request (webstand: full handshakes as ab, and with --tls-resume as
 #     "webstand-resume", which is what wrk does); the same against nginx with TLS 1.2 only.
 # Usage: scripts/bench/tls-cpu.sh [ROUNDS]  (WEBSTAND=binary, default target/release/webstand;
-#   GEN_BEFORE=another webstand binary measured beside it as generator "before")
+#   GEN_BEFORE=another webstand binary measured beside it as generator "before";
+#   EXTRA="name=/path ..." more webstand binaries (or wrappers adding options) measured beside it;
+#   ONLY=ka: the generator's keep-alive rows alone, no server rows, no new connections;
+#   PORT_BASE=18500: the servers listen on PORT_BASE+1 to +13)
 set -u
-ROUNDS=${1:-3}; C=${C:-32}; D=${D:-5}
+ROUNDS=${1:-3}; C=${C:-32}; D=${D:-5}; B=${PORT_BASE:-18500}
 WEBSTAND=${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/webstand}
 DIR=$(mktemp -d /tmp/tls-cpu.XXXXXX); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
 mkdir -p "$DOC"; chmod 755 "$DIR"; head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
 CERT=$DIR/cert.pem; KEY=$DIR/key.pem
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 \
-  -subj /CN=localhost -keyout "$KEY" -out "$CERT" 2>/dev/null
-nginx_conf() { # file port protocols
-  cat > "$1" <<CONF
-worker_processes 1; daemon off; pid $1.pid; error_log $1.err;
-events { worker_connections 16384; }
-http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
-  open_file_cache max=2000;
-  server { listen 127.0.0.1:$2 ssl backlog=4096; root $DOC; ssl_protocols $3;
-    ssl_certificate $CERT; ssl_certificate_key $KEY; ssl_session_cache shared:S:10m; } }
-CONF
-}
-nginx_conf "$DIR/nginx12.conf" 18501 TLSv1.2
-nginx_conf "$DIR/nginx13.conf" 18502 TLSv1.3
-nginx_conf "$DIR/nginx.conf" 18503 "TLSv1.2 TLSv1.3"
+. "$(dirname "$0")/servers.sh"
+self_signed "$CERT" "$KEY"
+nginx_conf() { nginx_tls_conf "$1" "$DOC" "$2" "$3" "$CERT" "$KEY"; } # file port protocols
+nginx_conf "$DIR/nginx12.conf" $((B + 1)) TLSv1.2
+nginx_conf "$DIR/nginx13.conf" $((B + 2)) TLSv1.3
+nginx_conf "$DIR/nginx.conf" $((B + 3)) "TLSv1.2 TLSv1.3"
 cat > "$DIR/h2o.conf" <<CONF
-listen: {host: 127.0.0.1, port: 18504, ssl: {certificate-file: $CERT, key-file: $KEY}}
+listen: {host: 127.0.0.1, port: $((B + 4)), ssl: {certificate-file: $CERT, key-file: $KEY}}
 num-threads: 1
 hosts: {default: {paths: {/: {file.dir: $DOC}}}}
 CONF
@@ -44,6 +38,8 @@ CONF
 OUT=$DIR/results.tsv; : > "$OUT"
 P=""
 start() { # port cmd... : starts a server on CPU 0, says what it negotiates
+  (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null &&
+    { echo "port $1 is taken by another process: set PORT_BASE" >&2; return 1; }
   taskset -c 0 "${@:2}" >/dev/null 2>&1 & P=$!
   wait_port $1 || { echo "port $1 never opened" >&2; return 1; }
   local code; code=$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$1/2k.html)
@@ -71,11 +67,15 @@ gen() { # name workload cmd... : generator CPU per request and requests/s (its o
   awk -v n=$name -v w=$work -v r=${reqs:-0} -v q=${rps:-0} -v u=$user -v s=$sys 'BEGIN{
     printf "gen\t%s/%s\t%d\t%.0f\t%.2f\n", n, w, r, q, (r>0? (u+s)*1e6/r : 0)}' | tee -a "$OUT"
 }
+EXTRA=${EXTRA:-}; [ -n "${GEN_BEFORE:-}" ] && EXTRA="$EXTRA before=$GEN_BEFORE"
 gens() { # port label
-  local u=https://127.0.0.1:$1/2k.html
+  local u=https://127.0.0.1:$1/2k.html e
   gen wrk "$2-ka" wrk -t1 -c$C -d${D}s $u
   gen webstand "$2-ka" $WEBSTAND bench --db $DIR/history.db -q --threads 1 -k -d ${D}s -c $C $u
-  [ -n "${GEN_BEFORE:-}" ] && gen before "$2-ka" $GEN_BEFORE bench --db $DIR/history.db -q --threads 1 -k -d ${D}s -c $C $u
+  for e in $EXTRA; do
+    gen "${e%%=*}" "$2-ka" "${e#*=}" bench --db $DIR/history.db -q --threads 1 -k -d ${D}s -c $C $u
+  done
+  [ "${ONLY:-}" = ka ] && return 0
   gen wrk "$2-new" wrk -t1 -c$C -d${D}s -H 'Connection: close' $u
   gen webstand "$2-new" $WEBSTAND bench --db $DIR/history.db -q --threads 1 -d ${D}s -c $C $u
   gen webstand-resume "$2-new" $WEBSTAND bench --db $DIR/history.db -q --threads 1 --tls-resume -d ${D}s -c $C $u
@@ -84,17 +84,22 @@ gens() { # port label
 }
 for r in $(seq $ROUNDS); do
   echo "# round $r $(date -u +%T)" >&2
-  start 18501 nginx -c "$DIR/nginx12.conf" && srv nginx tls12-new 18501 -H 'Connection: close'; stop
-  start 18502 nginx -c "$DIR/nginx13.conf" && srv nginx tls13-new 18502 -H 'Connection: close'; stop
-  start 18511 $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:18511 --tls-cert $CERT --tls-key $KEY \
-    --tls-protocols TLSv1.2 $DOC && srv webstand tls12-new 18511 -H 'Connection: close'; stop
-  start 18512 $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:18512 --tls-cert $CERT --tls-key $KEY \
-    --tls-protocols TLSv1.3 $DOC && srv webstand tls13-new 18512 -H 'Connection: close'; stop
-  start 18504 h2o -c "$DIR/h2o.conf" && srv h2o tls-ka 18504; stop
-  start 18513 $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:18513 --tls-cert $CERT --tls-key $KEY \
-    $DOC && srv webstand tls-ka 18513; stop
-  start 18503 nginx -c "$DIR/nginx.conf" && { srv nginx tls-ka 18503; gens 18503 tls13; }; stop
-  start 18501 nginx -c "$DIR/nginx12.conf" && gens 18501 tls12; stop
+  if [ "${ONLY:-}" = ka ]; then
+    start $((B + 3)) nginx -c "$DIR/nginx.conf" && gens $((B + 3)) tls13; stop
+    start $((B + 1)) nginx -c "$DIR/nginx12.conf" && gens $((B + 1)) tls12; stop
+    continue
+  fi
+  start $((B + 1)) nginx -c "$DIR/nginx12.conf" && srv nginx tls12-new $((B + 1)) -H 'Connection: close'; stop
+  start $((B + 2)) nginx -c "$DIR/nginx13.conf" && srv nginx tls13-new $((B + 2)) -H 'Connection: close'; stop
+  start $((B + 11)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 11)) --tls-cert $CERT --tls-key $KEY \
+    --tls-protocols TLSv1.2 $DOC && srv webstand tls12-new $((B + 11)) -H 'Connection: close'; stop
+  start $((B + 12)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 12)) --tls-cert $CERT --tls-key $KEY \
+    --tls-protocols TLSv1.3 $DOC && srv webstand tls13-new $((B + 12)) -H 'Connection: close'; stop
+  start $((B + 4)) h2o -c "$DIR/h2o.conf" && srv h2o tls-ka $((B + 4)); stop
+  start $((B + 13)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 13)) --tls-cert $CERT --tls-key $KEY \
+    $DOC && srv webstand tls-ka $((B + 13)); stop
+  start $((B + 3)) nginx -c "$DIR/nginx.conf" && { srv nginx tls-ka $((B + 3)); gens $((B + 3)) tls13; }; stop
+  start $((B + 1)) nginx -c "$DIR/nginx12.conf" && gens $((B + 1)) tls12; stop
 done
 echo "# medians: side name/workload requests requests/s cpu_us_per_request ($OUT)"
 python3 - "$OUT" <<'PY'

@@ -11,7 +11,9 @@ use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
-use webstand_engine::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
+use webstand_engine::{
+    Ended, HttpVersion, Judged, Plan, RunResult, Shape, SpinRule, Stop, Verdict,
+};
 use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
 
@@ -95,6 +97,13 @@ pub struct Args {
     /// Event-loop threads (0 = one per core; never more than the connections)
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
+
+    /// How a load thread waits once every request it has is at the server: auto spins (polls without
+    /// blocking) up to 10 µs before it blocks when it has a CPU of its own (taskset), so a fast server
+    /// is not charged a wake-up per response; off always blocks, as wrk does; MICROS spins up to that
+    /// long whatever the pinning. Closed loop only, HTTP/1, HTTPS or --h2 (--rate never spins)
+    #[arg(long, value_name = "auto|off|MICROS", default_value = "auto")]
+    spin: String,
 
     /// HTTP/1.1 pipelining depth per connection (implies keep-alive)
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -245,6 +254,32 @@ fn request_parts(
     Ok((headers, body, method))
 }
 
+/// The load's shape: a closed loop of -c clients, or with --rate an open loop over them.
+fn shape(a: &Args) -> anyhow::Result<Shape> {
+    Ok(match a.rate {
+        Some(rate) if !(rate >= 0.001 && rate.is_finite()) => {
+            bail!("--rate must be a number of requests per second of at least 0.001")
+        }
+        Some(rate) => Shape::Open {
+            clients: a.concurrency,
+            rate,
+            jitter: a.jitter,
+        },
+        None => Shape::Closed {
+            clients: a.concurrency,
+        },
+    })
+}
+
+/// `--spin`, read with a one-line error, and refused where nothing spins.
+fn spin_rule(a: &Args) -> anyhow::Result<SpinRule> {
+    let spin: SpinRule = a.spin.parse().map_err(|e| anyhow::anyhow!("--spin: {e}"))?;
+    if spin != SpinRule::Auto && a.rate.is_some() {
+        bail!("--spin {spin} applies to a closed loop: --rate never spins");
+    }
+    Ok(spin)
+}
+
 /// Builds the plan from the options, rejecting bad input with one clear message. Returns it with
 /// the document path for ab's report and the target URL for the history.
 fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
@@ -279,31 +314,19 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             );
         }
     }
-    if let Some(r) = a.rate {
-        if !(r >= 0.001 && r.is_finite()) {
-            bail!("--rate must be a number of requests per second of at least 0.001");
-        }
-    }
+    let (shape, spin) = (shape(a)?, spin_rule(a)?);
     let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
     let (target, mut path, scheme) = a.ab.target(&url)?;
     let mut plan = Plan::new(target, &path);
     plan.tls = a.tls.plan(scheme)?;
-    plan.shape = match a.rate {
-        Some(rate) => Shape::Open {
-            clients: a.concurrency,
-            rate,
-            jitter: a.jitter,
-        },
-        None => Shape::Closed {
-            clients: a.concurrency,
-        },
-    };
+    plan.shape = shape;
     plan.stop = Stop {
         requests,
         duration: limit,
     };
     plan.threads = a.threads;
+    plan.spin = spin;
     plan.keep_alive = a.keep_alive || a.pipeline > 1;
     plan.pipeline = a.pipeline;
     plan.timeout = timeout;
@@ -389,7 +412,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     };
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
     // A target never reached has no figures to report: the last line says why.
-    if result.ended != Some(Ended::Unreachable) {
+    if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {
         let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
         session.save_diagnosis(
             args.concurrency,
@@ -446,6 +469,7 @@ fn print_json(
         o.insert("concurrency".into(), args.concurrency.into());
         o.insert("keep_alive".into(), plan.keep_alive.into());
         o.insert("threads".into(), plan.threads.into());
+        o.insert("spin".into(), plan.spin.to_string().into());
         o.insert("pipeline".into(), plan.pipeline.into());
         if let Shape::Open { rate, jitter, .. } = plan.shape {
             o.insert("rate".into(), rate.into());

@@ -173,8 +173,9 @@ pub struct Diagnosing<'a, O: ?Sized> {
     watch: Option<RunWatch>,
     last: RunEvidence,
     series: String,
-    /// How many times each series has begun: compare's rounds repeat the same server/workload.
-    rounds: std::collections::HashMap<String, usize>,
+    /// The round (0-based) of the series being measured, as the lab numbers it: compare's rounds
+    /// repeat the same server/workload.
+    round: usize,
     /// The CPUs of the servers the lab starts (their CPU time comes from `server_figures`).
     pub lab_cpus: Vec<usize>,
     /// Every measured level, in order.
@@ -190,7 +191,7 @@ impl<'a, O: Observer + ?Sized> Diagnosing<'a, O> {
             watch: None,
             last: RunEvidence::default(),
             series: String::new(),
-            rounds: std::collections::HashMap::new(),
+            round: 0,
             lab_cpus: Vec::new(),
             levels: Vec::new(),
         }
@@ -257,7 +258,7 @@ impl<O: Observer + KeepsDiagnosis + ?Sized> Observer for Diagnosing<'_, O> {
     }
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let evidence = std::mem::take(&mut self.last);
-        let round = self.rounds.get(&self.series).map_or(0, |n| n - 1);
+        let round = self.round;
         let previous = self
             .levels
             .last()
@@ -281,10 +282,10 @@ impl<O: Observer + KeepsDiagnosis + ?Sized> Observer for Diagnosing<'_, O> {
 }
 
 impl<O: CompareObserver + KeepsDiagnosis + ?Sized> CompareObserver for Diagnosing<'_, O> {
-    fn series(&mut self, server: &str, version: &str, workload: &str) {
+    fn series(&mut self, server: &str, version: &str, workload: &str, round: usize) {
         self.series = format!("{server}/{workload}");
-        *self.rounds.entry(self.series.clone()).or_default() += 1;
-        self.inner.series(server, version, workload);
+        self.round = round;
+        self.inner.series(server, version, workload, round);
     }
     fn note(&mut self, line: &str) {
         self.inner.note(line)

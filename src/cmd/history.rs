@@ -3,8 +3,8 @@
 
 use super::session::EMBEDDED_TARGET;
 use super::stored::{
-    compare_rows, describe, details, levels, max_error_pct, round_count, rounds, shown_status,
-    tables, when,
+    compare_rows, describe, details, levels, max_error_pct, round_count, rounds_inferred,
+    server_cpu_us, shown_status, tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
@@ -337,13 +337,9 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                 },
                 "levels": export::levels_json(&lv),
             });
-            // The server's side of each level, where the lab measured it, its diagnosis and its
-            // round of a comparison.
+            // The server's side of each level, where the lab measured it, and its diagnosis.
             if let Some(levels) = doc["levels"].as_array_mut() {
-                for ((j, l), round) in levels.iter_mut().zip(&run.levels).zip(rounds(&run)) {
-                    if let Some(r) = round {
-                        j["round"] = r.into();
-                    }
+                for (j, l) in levels.iter_mut().zip(&run.levels) {
                     if let Some(d) = &l.diagnosis {
                         j["diagnosis"] = d.clone();
                     }
@@ -362,7 +358,11 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
             }
             serde_json::to_string_pretty(&doc)? + "\n"
         }
-        Format::Csv => export::csv(&lv),
+        Format::Csv => export::csv(
+            &lv,
+            run.protocol.as_ref().map(|p| p.name.as_str()),
+            &server_cpu_us(&run),
+        ),
         Format::Hgrm => {
             let n = match (a.level, lv.len()) {
                 (_, 0) => bail!("run {} has no measured level", run.id),
@@ -389,13 +389,18 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
 }
 
 /// A saved comparison's rows as compare's `--json` gave them (`rounds`, and per workload its rows,
-/// each the median over the rounds); each round's own levels stay in `levels`, with their `round`.
+/// each the median over the rounds); each round's own levels stay in `levels`, with their `round`
+/// (`rounds_inferred`: told from the saved order, for a run saved before the history kept them).
 fn comparison_json(run: &StoredRun) -> serde_json::Value {
     let workloads: Vec<serde_json::Value> = compare_rows(run)
         .into_iter()
         .map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows }))
         .collect();
-    serde_json::json!({ "rounds": round_count(run), "workloads": workloads })
+    serde_json::json!({
+        "rounds": round_count(run),
+        "rounds_inferred": rounds_inferred(run),
+        "workloads": workloads,
+    })
 }
 
 pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
@@ -416,11 +421,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             tables: tables(r, None),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),
-            server_cpu_us: r
-                .levels
-                .iter()
-                .map(|l| l.server.map(|s| s.cpu_us_per_request(&l.result)))
-                .collect(),
+            server_cpu_us: server_cpu_us(r),
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();

@@ -5,7 +5,7 @@
 use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{Judged, Verdict};
 use webstand_report::compare::WorkloadRow;
-use webstand_report::export::{self, Level};
+use webstand_report::export::Level;
 use webstand_report::tables::{self, Layout};
 use webstand_store::StoredRun;
 
@@ -15,12 +15,15 @@ pub fn when(unix: f64) -> String {
     httpdate::fmt_http_date(at)
 }
 
+/// The run's levels as the reports take them, each with its round ([`rounds`]).
 pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
     run.levels
         .iter()
-        .map(|l| Level {
+        .zip(rounds(run))
+        .map(|(l, round)| Level {
             group: &l.group,
             clients: l.clients,
+            round,
             server_version: l.server_version.as_deref(),
             result: &l.result,
         })
@@ -136,12 +139,17 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
     let took = took(run)
         .map(|t| format!(" (took {t:.1} s)"))
         .unwrap_or_default();
-    let mut servers: Vec<&str> = run
+    // Each server once, in the order first measured: a comparison's rounds and levels repeat them.
+    let mut servers: Vec<&str> = Vec::new();
+    for v in run
         .levels
         .iter()
         .filter_map(|l| l.server_version.as_deref())
-        .collect();
-    servers.dedup();
+    {
+        if !servers.contains(&v) {
+            servers.push(v);
+        }
+    }
     let machine = format!(
         "{}, {} cores, {}, host {}",
         m.cpu_model, m.cores, m.kernel, m.hostname
@@ -153,13 +161,35 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
         ("Machine".into(), machine),
         ("Status".into(), status_line(run)),
     ];
-    if !servers.is_empty() {
-        d.push(("Server".into(), servers.join(", ")));
+    d.extend(
+        servers
+            .into_iter()
+            .map(|v| ("Server".into(), v.to_string())),
+    );
+    if let Some(line) = rounds_line(run) {
+        d.push(("Rounds".into(), line));
     }
     if let Some(p) = &run.protocol {
         d.push(("Protocol".into(), protocol_line(run, p)));
     }
     d
+}
+
+/// A comparison's rounds and how they are known: each level's round as saved, or (a run saved
+/// before the history kept them) told from the order its levels were saved.
+fn rounds_line(run: &StoredRun) -> Option<String> {
+    if run.meta.kind != "compare" || run.levels.is_empty() {
+        return None;
+    }
+    let n = round_count(run);
+    Some(if rounds_inferred(run) {
+        format!(
+            "{n}, told from the order the levels were saved (saved before the history kept each \
+             level's round)"
+        )
+    } else {
+        format!("{n}, each level's round as saved")
+    })
 }
 
 /// "h2c, -m 16 streams per connection asked (the server allowed 8)", or the HTTP/1 version.
@@ -223,19 +253,36 @@ fn split_group(g: &str) -> (String, String) {
     }
 }
 
-/// Each level's round (from 1) in a compare run's sweeps. compare saves every round's sweep of a
-/// server and workload into the same "server/workload" group, one after another, and every sweep
+/// Each level's round, from 1: as saved (schema 10 on), else [`inferred_rounds`] (1 for any run
+/// but a comparison).
+pub fn rounds(run: &StoredRun) -> Vec<usize> {
+    if !rounds_inferred(run) {
+        return run.levels.iter().map(|l| l.round.unwrap_or(1)).collect();
+    }
+    inferred_rounds(run)
+        .into_iter()
+        .map(|r| r.unwrap_or(1))
+        .collect()
+}
+
+/// Whether a compare run's rounds are told from the order its levels were saved: it was saved
+/// before the history kept each level's round.
+pub fn rounds_inferred(run: &StoredRun) -> bool {
+    run.meta.kind == "compare" && run.levels.iter().any(|l| l.round.is_none())
+}
+
+/// Each level's round in a compare run saved without them. compare saves every round's sweep of
+/// a server and workload into the same "server/workload" group, one after another, and every sweep
 /// starts at the first of the client levels given; so a level starts the group's next round when
 /// another group's level came just before it, or when its clients are the group's first level's.
-/// `None` for other kinds of runs, and for max-users searches (their own groups, clients up and
-/// down).
-pub fn rounds(run: &StoredRun) -> Vec<Option<usize>> {
+/// `None` for max-users searches (their own groups, clients up and down).
+fn inferred_rounds(run: &StoredRun) -> Vec<Option<usize>> {
     let mut seen: Vec<(&str, usize, usize)> = Vec::new(); // group, round, first level's clients
     let mut prev: Option<&str> = None;
     let mut out = Vec::with_capacity(run.levels.len());
     for l in &run.levels {
         let g = l.group.as_str();
-        let round = if run.meta.kind != "compare" || g.ends_with("/max-users") {
+        let round = if g.ends_with("/max-users") {
             None
         } else if let Some(s) = seen.iter_mut().find(|s| s.0 == g) {
             if prev != Some(g) || l.clients == s.2 {
@@ -256,65 +303,52 @@ pub fn rounds(run: &StoredRun) -> Vec<Option<usize>> {
 /// (its fastest clean level), then the median over rounds by the lab's own rule
 /// (`webstand_report::comparison::median_row`).
 fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow {
-    let in_group: Vec<(usize, Option<usize>)> = rounds(run)
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| run.levels[*i].group == group)
-        .collect();
     let mut per_round: Vec<Vec<usize>> = Vec::new();
-    for (i, round) in in_group {
-        let r = round.unwrap_or(1);
-        per_round.resize_with(per_round.len().max(r), Vec::new);
-        per_round[r - 1].push(i);
+    for (i, r) in rounds(run).into_iter().enumerate() {
+        if run.levels[i].group == group {
+            per_round.resize_with(per_round.len().max(r), Vec::new);
+            per_round[r - 1].push(i);
+        }
     }
     let rows = per_round
         .iter()
+        .filter(|idx| !idx.is_empty())
         .map(|idx| round_row(run, group, idx, max_error_pct))
         .collect();
     webstand_report::comparison::median_row(rows)
 }
 
-/// The row of one round of a stored comparison (the levels at `idx`): figures at its peak.
+/// Server CPU-µs per request of each level, where the lab measured it.
+pub fn server_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
+    run.levels
+        .iter()
+        .map(|l| l.server.map(|s| s.cpu_us_per_request(&l.result)))
+        .collect()
+}
+
+/// The row of one round of a stored comparison (the levels at `idx`): figures at its peak
+/// (`webstand_report::comparison::peak_row`), named and noted as the lab's row was.
 fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) -> WorkloadRow {
-    let all = levels(run);
+    let (all, cpu) = (levels(run), server_cpu_us(run));
     let lv: Vec<Level> = idx.iter().map(|&i| all[i]).collect();
-    let stored: Vec<&webstand_store::StoredLevel> = idx.iter().map(|&i| &run.levels[i]).collect();
-    let server = split_group(group).0;
-    let mut row = WorkloadRow {
-        server: server.clone(),
-        errors: lv.iter().map(|l| l.result.errors()).sum(),
-        peak_rss_kib: stored
-            .iter()
-            .filter_map(|l| l.server.and_then(|s| s.peak_rss_kib))
-            .max(),
-        ..Default::default()
-    };
-    let notes = disclosures(run, &server, &split_group(group).1);
-    let Some(i) = webstand_engine::figures::peak(lv.iter().map(|l| l.result), max_error_pct) else {
-        let why = format!("no clean level (errors ≤ {max_error_pct} %)");
-        row.note = Some(
-            [why]
-                .into_iter()
-                .chain(notes)
-                .collect::<Vec<_>>()
-                .join("; "),
-        );
-        return row;
-    };
-    row.note = Some(notes.join("; ")).filter(|n| !n.is_empty());
-    let (peak, r) = (lv[i], lv[i].result);
+    let cpu: Vec<Option<f64>> = idx.iter().map(|&i| cpu[i]).collect();
+    let (server, workload) = split_group(group);
+    let (mut row, _) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
+    row.peak_rss_kib = idx
+        .iter()
+        .filter_map(|&i| run.levels[i].server.and_then(|s| s.peak_rss_kib))
+        .max();
+    let notes = row
+        .note
+        .take()
+        .into_iter()
+        .chain(disclosures(run, &server, &workload));
+    row.note = Some(notes.collect::<Vec<_>>().join("; ")).filter(|n| !n.is_empty());
     // The lab records "nginx 1.22.1"; the table has its own server column.
-    let version = peak.server_version.unwrap_or("");
-    row.version = version
-        .strip_prefix(&format!("{server} "))
-        .unwrap_or(version)
-        .to_string();
-    row.measured = true;
-    row.peak_hits_per_sec = r.hits_per_sec();
-    row.clients_at_peak = peak.clients;
-    row.p99_ms_at_peak = export::latency_ms(r, 0.99);
-    row.generator_cpu_us = Some(r.cpu_us_per_request());
-    row.server_cpu_us = stored[i].server.map(|s| s.cpu_us_per_request(r));
+    if let Some(v) = row.version.strip_prefix(&format!("{server} ")) {
+        row.version = v.to_string();
+    }
+    row.server = server;
     row
 }
 
@@ -341,7 +375,7 @@ fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
 
 /// How many rounds a compare run's sweeps were saved in (1 for any other run).
 pub fn round_count(run: &StoredRun) -> usize {
-    rounds(run).into_iter().flatten().max().unwrap_or(1)
+    rounds(run).into_iter().max().unwrap_or(1)
 }
 
 /// A comparison's rows per workload (a row per server, from its "server/workload" groups), each the
@@ -391,22 +425,18 @@ fn compare_tables(run: &StoredRun) -> String {
 /// One sweep table per group, and per round where a comparison ran several (each with its own
 /// peak line: a table over every round's levels would name the best round's peak).
 fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]) -> String {
-    let (all, rounds, n) = (levels(run), rounds(run), round_count(run));
+    let (all, n) = (levels(run), round_count(run));
     let mut out = String::new();
     for group in run.groups() {
-        let split = n > 1
-            && run
-                .levels
-                .iter()
-                .zip(&rounds)
-                .any(|(l, r)| l.group == group && r.is_some());
+        // Each round apart where the group has several (an older run's max-users searches are
+        // all in its round 1).
+        let split = all.iter().any(|l| l.group == group && l.round > 1);
         for round in 1..=n {
             let (lv, bound): (Vec<Level>, Vec<&str>) = all
                 .iter()
                 .zip(diagnoses)
-                .zip(&rounds)
-                .filter(|((l, _), r)| l.group == group && r.unwrap_or(1) == round)
-                .map(|((l, d), _)| (*l, d.as_ref().map_or("?", render::bound_cell)))
+                .filter(|(l, _)| l.group == group && l.round == round)
+                .map(|(l, d)| (*l, d.as_ref().map_or("?", render::bound_cell)))
                 .unzip();
             if lv.is_empty() {
                 continue;

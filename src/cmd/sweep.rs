@@ -506,6 +506,7 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: Opti
         .map(|p| webstand_report::export::Level {
             group: workload,
             clients: p.level.clients,
+            round: 1,
             server_version: p.level.result.server_software.as_deref(),
             result: &p.level.result,
         })

@@ -3,7 +3,7 @@
 //! docroot with the test page, each a `Daemon` stopped when dropped; and h2load's counts, the
 //! reference a webstand HTTP/2 run is checked against.
 
-use super::{free_port, require, start_nginx_in, www_with_page, Daemon};
+use super::{require, start_nginx_in, www_with_page, Daemon};
 use std::path::Path;
 use std::process::Command;
 
@@ -32,28 +32,41 @@ pub fn h2o(tls: bool) -> Daemon {
     let d = dir.path().display().to_string();
     www_with_page(dir.path());
     certificate(dir.path());
-    let port = free_port();
     let ssl = match tls {
         true => format!("  ssl:\n    certificate-file: {d}/cert.pem\n    key-file: {d}/key.pem\n"),
         false => String::new(),
     };
     let user = if unsafe_is_root() { "user: root\n" } else { "" };
-    let conf = format!(
-        "listen:\n  host: 127.0.0.1\n  port: {port}\n{ssl}num-threads: 1\n{user}error-log: {d}/error.log\n\
-         pid-file: {d}/h2o.pid\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {d}/www\n"
-    );
-    std::fs::write(dir.path().join("h2o.conf"), conf).unwrap();
-    Daemon::start(
-        Command::new(h2o).args(["-c", &format!("{d}/h2o.conf")]),
-        port,
-        dir,
-        "h2o",
-    )
+    let conf_path = format!("{d}/h2o.conf");
+    Daemon::start("h2o", dir, |port| {
+        let conf = format!(
+            "listen:\n  host: 127.0.0.1\n  port: {port}\n{ssl}num-threads: 1\n{user}error-log: {d}/error.log\n\
+             pid-file: {d}/h2o.pid\nhosts:\n  default:\n    paths:\n      /:\n        file.dir: {d}/www\n"
+        );
+        std::fs::write(&conf_path, conf).unwrap();
+        let mut cmd = Command::new(&h2o);
+        cmd.args(["-c", &conf_path]);
+        cmd
+    })
 }
 
 fn unsafe_is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Runs `h2load ARGS` (whose `-n` is `n`) and asserts that every request succeeded with a 2xx
+/// status, as h2load counts them; returns its output for further checks.
+pub fn h2load_all_succeed(n: u64, args: &[&str]) -> String {
+    let out = Command::new(require("h2load")).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "h2load {args:?}: {text}");
+    let all = format!(
+        "requests: {n} total, {n} started, {n} done, {n} succeeded, 0 failed, 0 errored, 0 timeout"
+    );
+    assert!(text.contains(&all), "h2load {args:?}: {text}");
+    assert!(text.contains(&format!("status codes: {n} 2xx")), "{text}");
+    text
 }
 
 /// h2load's figures: requests done, succeeded, and data bytes.

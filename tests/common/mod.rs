@@ -4,7 +4,9 @@
 
 pub mod h2;
 pub mod h2_client;
+pub mod h2_frames;
 pub mod lab;
+pub mod listen;
 pub mod netns;
 pub mod nginx;
 pub mod test_server;
@@ -197,24 +199,36 @@ impl Drop for Running {
 
 /// Starts `webstand serve DIR --listen 127.0.0.1:PORT EXTRA…` and waits for it to listen.
 pub fn serve(dir: &Path, extra: &[&str]) -> Running {
-    let port = free_port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let child = webstand()
-        .arg("serve")
-        .arg(dir)
-        .args(["--listen", &addr.to_string()])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn webstand serve");
-    let running = Running { child, addr };
-    assert!(
-        wait_listening(addr, Duration::from_secs(10)),
-        "webstand serve never listened on {addr}"
-    );
-    running
+    // A port from `free_port` can be taken by another test before the server binds it: then the
+    // server exits with "cannot listen" and is started again on another port.
+    for _ in 0..5 {
+        let port = free_port();
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let child = webstand()
+            .arg("serve")
+            .arg(dir)
+            .args(["--listen", &addr.to_string()])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn webstand serve");
+        let mut running = Running { child, addr };
+        let limit = Duration::from_secs(10);
+        if listen::listens_itself(&mut running.child, port, limit, "webstand serve") {
+            return running;
+        }
+        let mut err = String::new();
+        if let Some(mut e) = running.child.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut err).unwrap();
+        }
+        assert!(
+            err.contains("cannot listen"),
+            "webstand serve exited: {err}"
+        );
+    }
+    panic!("webstand serve exited before listening, on five free ports in a row");
 }
 
 /// Sends raw bytes, then reads until the peer closes or `limit` passes; returns what came back.

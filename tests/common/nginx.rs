@@ -1,7 +1,8 @@
 //! Servers a test starts from a directory of its own (configuration, docroot, logs, certificates),
 //! and Debian's nginx set up that way: one process on a free loopback port serving one page.
 
-use super::{free_port, require, wait_listening, Running};
+use super::listen::listens_itself;
+use super::{free_port, require, Running};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -15,25 +16,31 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Spawns `cmd` (its output discarded) and waits until `what` listens on 127.0.0.1:`port`.
-    pub fn start(cmd: &mut Command, port: u16, dir: tempfile::TempDir, what: &str) -> Daemon {
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("start {what}: {e}"));
-        let addr = format!("127.0.0.1:{port}").parse().unwrap();
-        let daemon = Daemon {
-            process: Running { child, addr },
-            port,
-            dir,
-        };
-        assert!(
-            wait_listening(addr, Duration::from_secs(10)),
-            "{what} did not listen"
-        );
-        daemon
+    /// Starts the server `make(port)` spawns (its output discarded) on a free loopback port, and
+    /// waits until it listens there itself. [`free_port`]'s port is free when asked, not reserved:
+    /// another test's server or client may take it before this one binds, so a server that exits
+    /// first (its bind failed) is started again on another port, and a listener that is another
+    /// process's is never taken for it (a connect to the port would have been).
+    pub fn start(
+        what: &str,
+        dir: tempfile::TempDir,
+        mut make: impl FnMut(u16) -> Command,
+    ) -> Daemon {
+        for _ in 0..5 {
+            let port = free_port();
+            let child = make(port)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("start {what}: {e}"));
+            let addr = format!("127.0.0.1:{port}").parse().unwrap();
+            let mut process = Running { child, addr };
+            if listens_itself(&mut process.child, port, Duration::from_secs(10), what) {
+                return Daemon { process, port, dir };
+            }
+        }
+        panic!("{what} exited before listening, on five free ports in a row");
     }
 
     /// DIR/`name`, as a string for a command line.
@@ -65,19 +72,22 @@ pub fn start_nginx() -> Daemon {
 pub fn start_nginx_in(dir: tempfile::TempDir, listen: &str, server: &str) -> Daemon {
     let nginx = require("nginx");
     let root = www_with_page(dir.path());
-    let port = free_port();
     let d = dir.path().display().to_string();
-    let conf = format!(
+    let conf = |port: u16| {
+        format!(
         "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
          events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
          proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
          server {{ listen 127.0.0.1:{port} {listen}; root {}; {server} }}\n}}\n",
         root.display()
-    );
+    )
+    };
     let conf_path = format!("{d}/nginx.conf");
-    std::fs::write(&conf_path, conf).unwrap();
-    let mut cmd = Command::new(nginx);
-    cmd.args(["-c", &conf_path, "-p", &d, "-e", &format!("{d}/error.log")])
-        .args(["-g", "daemon off;"]);
-    Daemon::start(&mut cmd, port, dir, "nginx")
+    Daemon::start("nginx", dir, |port| {
+        std::fs::write(&conf_path, conf(port)).unwrap();
+        let mut cmd = Command::new(&nginx);
+        cmd.args(["-c", &conf_path, "-p", &d, "-e", &format!("{d}/error.log")])
+            .args(["-g", "daemon off;"]);
+        cmd
+    })
 }

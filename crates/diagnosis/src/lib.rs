@@ -17,6 +17,7 @@ pub mod render;
 pub mod rules;
 pub mod timeline;
 pub mod watch;
+mod watch_tasks;
 
 pub use rules::{diagnose, Diagnosis, Finding, Inputs, Limit, Previous, ServerUse};
 pub use watch::{LoadThread, Watch, Watched};

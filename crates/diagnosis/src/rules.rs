@@ -7,12 +7,13 @@ use crate::errno::SocketError;
 use crate::watch::Watched;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::RunResult;
+use webstand_engine::{Ended, RunResult};
 
 /// What bound a run (or a level), most decisive first: the order in which verdicts win.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
+    NoHttp2,
     ErrorBurst,
     Errors,
     ListenQueue,
@@ -28,6 +29,7 @@ impl Limit {
     /// The verdict as a sentence fragment ("Diagnosis: limited by the listen queue").
     pub fn verdict(self) -> &'static str {
         match self {
+            Limit::NoHttp2 => "the server does not speak HTTP/2",
             Limit::ErrorBurst => "limited by a burst of errors",
             Limit::Errors => "limited by errors",
             Limit::ListenQueue => "limited by the listen queue",
@@ -42,6 +44,7 @@ impl Limit {
     /// A table cell ("bound by" column of a sweep).
     pub fn short(self) -> &'static str {
         match self {
+            Limit::NoHttp2 => "no HTTP/2",
             Limit::ErrorBurst => "error burst",
             Limit::Errors => "errors",
             Limit::ListenQueue => "listen queue",
@@ -57,7 +60,8 @@ impl Limit {
     pub fn from_short(s: &str) -> Option<Limit> {
         Limit::ALL.into_iter().find(|l| l.short() == s)
     }
-    pub const ALL: [Limit; 9] = [
+    pub const ALL: [Limit; 10] = [
+        Limit::NoHttp2,
         Limit::ErrorBurst,
         Limit::Errors,
         Limit::ListenQueue,
@@ -116,8 +120,11 @@ pub struct Diagnosis {
 
 /// At or above this share of a CPU (running, or running plus waiting for it) a thread is saturated.
 pub const SATURATED: f64 = 0.9;
-/// A load thread that waited in the run queue at least this share of the run, and longer than it ran, was
-/// held back by another program on its CPU: its latencies and rates include that wait.
+/// A load thread that waited in the run queue at least this share of the run, and at least three
+/// quarters as long as it ran, was held back by another program on its CPU: its latencies and rates
+/// include that wait. Not "longer than it ran": a thread sharing its CPU evenly with one busy program
+/// waits about as long as it runs (the scheduler's fair share), so that tie is the typical starved
+/// thread and must not fall either side by chance.
 pub const WAITED: f64 = 0.2;
 /// Connect times at or above this are SYN retries (Linux retries a lost SYN after 1 s, then 3 s).
 const SYN_RETRY_US: u64 = 900_000;
@@ -134,6 +141,14 @@ const CLIMB: f64 = 1.5;
 
 pub fn diagnose(i: &Inputs) -> Diagnosis {
     let server_busy = i.server.as_ref().map(|s| busy_share(s, i.result));
+    if let Some(finding) = no_http2(i) {
+        // Nothing else was measured: the other rules would only restate the failed connect.
+        return Diagnosis {
+            verdict: Some(finding.limit),
+            findings: vec![finding],
+            server_busy,
+        };
+    }
     let mut findings: Vec<Finding> = [
         error_burst(i),
         errors(i),
@@ -160,6 +175,25 @@ pub fn diagnose(i: &Inputs) -> Diagnosis {
         findings,
         server_busy,
     }
+}
+
+/// `--h2` against a server that does not speak HTTP/2: the engine ended the run at its first
+/// answer (`Ended::NoHttp2`), with that answer as the first error.
+fn no_http2(i: &Inputs) -> Option<Finding> {
+    let r = i.result;
+    if r.ended != Some(Ended::NoHttp2) {
+        return None;
+    }
+    let why = r.first_error.as_deref().unwrap_or("no HTTP/2");
+    Some(Finding {
+        limit: Limit::NoHttp2,
+        evidence: format!(
+            "{} of {} requests failed to connect over HTTP/2, and the run stopped: {why}",
+            r.failed.connect,
+            r.attempted()
+        ),
+        advice: "turn HTTP/2 on in the server (over TLS by ALPN: nginx `listen ... ssl http2`, Apache mod_http2 with `Protocols h2 http/1.1`, lighttpd `\"server.h2proto\" => \"enable\"` in server.feature-flags; on a plain port by prior knowledge, h2c: nginx `listen ... http2`, Apache `Protocols h2c http/1.1`, `webstand serve --h2c`), or measure it without --h2".into(),
+    })
 }
 
 fn busy_share(s: &ServerUse, r: &RunResult) -> f64 {
@@ -320,7 +354,7 @@ fn generator(i: &Inputs) -> Option<Finding> {
         )
     } else {
         let t = i.watched.threads.first()?;
-        if !(t.waited >= WAITED && t.waited >= t.busy) {
+        if !(t.waited >= WAITED && t.waited >= 0.75 * t.busy) {
             return None;
         }
         (

@@ -208,6 +208,11 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
         .is_empty());
     let d = diagnose_with(&r, &thread(0.3, 0.5), None);
     assert!(d.findings[0].evidence.contains("another program was using"));
+    // A CPU shared evenly with one busy program: the wait about equals the run, either side of it.
+    for (busy, waited) in [(0.52, 0.48), (0.48, 0.52)] {
+        let d = diagnose_with(&r, &thread(busy, waited), None);
+        assert_eq!(d.verdict, Some(Limit::Generator), "{busy} {waited}");
+    }
     assert!(diagnose_with(&r, &thread(0.5, 0.1), None)
         .findings
         .is_empty());
@@ -312,4 +317,39 @@ fn most_errors_in_half_a_second_are_a_burst_and_evenly_spread_ones_are_not() {
     let d = diagnose_with(&r, &timeline(vec![15; 30]), None);
     let limits: Vec<Limit> = d.findings.iter().map(|f| f.limit).collect();
     assert_eq!(limits, [Limit::Errors]);
+}
+
+#[test]
+fn a_server_without_http2_is_named_and_nothing_else_is() {
+    let mut r = RunResult {
+        elapsed: Duration::from_millis(3),
+        ended: Some(webstand_engine::Ended::NoHttp2),
+        first_error: Some("h2c to 127.0.0.1:8080: the server does not speak HTTP/2 here (it answered the preface with \"HTTP/1.1 400 Bad Request\")".into()),
+        ..Default::default()
+    };
+    r.failed.connect = 1;
+    let mut w = Watched::default();
+    w.errors.counts = vec![1];
+    let d = diagnose_with(&r, &w, None);
+    assert_eq!(d.verdict, Some(Limit::NoHttp2));
+    assert_eq!(d.findings.len(), 1, "{:?}", d.findings);
+    let f = &d.findings[0];
+    assert!(f
+        .evidence
+        .starts_with("1 of 1 requests failed to connect over HTTP/2"));
+    assert!(f
+        .evidence
+        .ends_with("(it answered the preface with \"HTTP/1.1 400 Bad Request\")"));
+    assert!(f.advice.contains("--h2c") && f.advice.contains("without --h2"));
+    assert_eq!(
+        crate::render::headline(&d),
+        "the server does not speak HTTP/2"
+    );
+    assert_eq!(crate::render::bound_cell(&d), "no HTTP/2");
+    // The history's copy reads back the same.
+    let back = crate::render::from_json(&crate::render::json(&d, &w)).unwrap();
+    assert_eq!(back.verdict, Some(Limit::NoHttp2));
+    // The same errors without the engine's ending are the errors rule's.
+    r.ended = Some(webstand_engine::Ended::Unreachable);
+    assert_eq!(diagnose_with(&r, &w, None).verdict, Some(Limit::Errors));
 }

@@ -19,6 +19,16 @@ pub const BURST_SPAN: f64 = 0.25;
 pub const BURST_MIN_ERRORS: u64 = 10;
 const MIN_INTERVALS: usize = 10;
 
+/// The interval of a timeline spanning `span`: [`FINEST`], or as many times it as keeps the
+/// intervals at [`MOST_INTERVALS`] or fewer. It never shrinks as the span grows, so a run that has
+/// lasted `span` so far will have intervals this wide or wider.
+pub fn interval_for(span: Duration) -> Duration {
+    let widths = span
+        .as_nanos()
+        .div_ceil(FINEST.as_nanos() * u128::from(MOST_INTERVALS));
+    FINEST * (widths.max(1) as u32)
+}
+
 /// Errors per interval since the watch began.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ErrorTimeline {
@@ -46,10 +56,7 @@ impl ErrorTimeline {
         let (Some(&(_, mut before)), Some(&(span, _))) = (samples.first(), samples.last()) else {
             return ErrorTimeline::default();
         };
-        let widths = span
-            .as_nanos()
-            .div_ceil(FINEST.as_nanos() * u128::from(MOST_INTERVALS));
-        let interval = FINEST * (widths.max(1) as u32);
+        let interval = interval_for(span);
         let index = |t: Duration| (t.as_nanos() / interval.as_nanos()) as usize;
         let mut counts = vec![0; index(span) + 1];
         for &(t, total) in samples {
@@ -135,6 +142,11 @@ mod tests {
         assert_eq!(long.interval, ms(300));
         assert_eq!(long.counts.len(), 101);
         assert_eq!(ErrorTimeline::from_samples(&[]).total(), 0);
+        // The width a run has so far only grows (the sampler takes half of it as its period).
+        let widths: Vec<u64> = [0, 10_000, 10_001, 25_000]
+            .map(|t| interval_for(ms(t)).as_millis() as u64)
+            .into();
+        assert_eq!(widths, [100, 100, 200, 300]);
     }
 
     #[test]

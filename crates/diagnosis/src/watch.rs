@@ -1,14 +1,17 @@
 //! Watching a run from the outside: the kernel's TCP counters before and after, and every thread
 //! the run starts in this process (the engine's load threads) sampled from
 //! `/proc/self/task/TID/schedstat` — the time it ran and the time it waited in the run queue for a
-//! CPU — and `/proc/self/task/TID/stat` (the CPU it last ran on). The engine is not touched: threads
-//! that existed before `Watch::start` are left out, new ones are followed until they end. The same
-//! sampler reads the run's live error count at each pass, for the [`ErrorTimeline`].
+//! CPU — and `/proc/self/task/TID/stat` (the CPU it last ran on), as cheaply as `watch_tasks.rs`
+//! can. The engine is not touched: threads that existed before `Watch::start` are left out, new
+//! ones are followed until they end. The same sampler reads the run's live error count at each
+//! pass, for the [`ErrorTimeline`]. It wakes once per [`period`], on one timer, and `finish` wakes
+//! it at once to stop.
 
 use crate::kernel::TcpCounters;
 use crate::network::{self, Link};
 use crate::timeline::ErrorTimeline;
-use std::collections::{BTreeMap, BTreeSet};
+use crate::watch_tasks::{task_ids, Seen, Tasks};
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -16,8 +19,15 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use webstand_engine::Live;
 
-/// How often the sampler looks at the threads: a thread's last 20 ms go unseen at most.
-const EVERY: Duration = Duration::from_millis(20);
+/// The sampler's period once the run has lasted `elapsed`: half the error timeline's interval for
+/// a run that long (50 ms for the first 10 s, then 100 ms up to 20 s, …), so that every error is
+/// dated in its interval or, at most half an interval late, the next, and a half-second stall, the
+/// shortest event the timeline is made to date, is named to the interval. The load threads need
+/// less: their shares are taken between their first and last readings, which a pass every 50 ms
+/// brings within 50 ms of each end (a thread watched for less than two periods is left out).
+fn period(elapsed: Duration) -> Duration {
+    crate::timeline::interval_for(elapsed) / 2
+}
 
 /// One load thread as the scheduler saw it over the part of its life that was sampled.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -79,7 +89,7 @@ impl Watch {
 
     pub fn finish(mut self) -> Watched {
         let tcp = TcpCounters::read().since(&self.tcp);
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop_sampler();
         let (mut threads, errors) = self
             .sampler
             .take()
@@ -96,59 +106,63 @@ impl Watch {
     }
 }
 
-impl Drop for Watch {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+impl Watch {
+    /// Tells the sampler to stop and wakes it, so that it does not finish its sleep first.
+    fn stop_sampler(&self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(h) = &self.sampler {
+            h.thread().unpark();
+        }
     }
 }
 
-/// First and last reading of one thread.
-struct Seen {
-    first: (Instant, Sched),
-    last: (Instant, Sched),
+impl Drop for Watch {
+    fn drop(&mut self) {
+        self.stop_sampler();
+    }
 }
 
-#[derive(Clone, Copy)]
-struct Sched {
-    ran_ns: u64,
-    waited_ns: u64,
-    cpu: Option<usize>,
-}
-
-fn sample(mut known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
-    // SAFETY: gettid has no arguments and cannot fail.
-    known.insert(unsafe { libc::gettid() } as u32);
-    let mut seen: BTreeMap<u32, Seen> = BTreeMap::new();
+fn sample(known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
+    let mut tasks = Tasks::new(known);
     let began = Instant::now();
     let errors = || live.failed.load(Ordering::Relaxed) + live.non_2xx.load(Ordering::Relaxed);
     let mut dated = vec![(Duration::ZERO, errors())];
-    while !stop.load(Ordering::Relaxed) {
+    let mut next = began;
+    while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
         // Only changes are kept: a long clean run costs nothing.
         let count = errors();
         if dated.last().is_some_and(|(_, before)| *before != count) {
             dated.push((now.duration_since(began), count));
         }
-        for tid in task_ids().difference(&known) {
-            let Some(s) = sched(*tid) else { continue };
-            seen.entry(*tid)
-                .and_modify(|e| e.last = (now, s))
-                .or_insert(Seen {
-                    first: (now, s),
-                    last: (now, s),
-                });
+        tasks.pass(now);
+        // Passes keep to a grid: a late one neither pushes the next back nor is made up for.
+        while next <= Instant::now() {
+            next += period(next - began);
         }
-        std::thread::sleep(EVERY);
+        sleep_until(next, stop);
     }
     // The run has ended by now: its last errors are counted.
     dated.push((began.elapsed(), errors()));
-    (seen.values().filter_map(share).collect(), dated)
+    let seen = tasks.into_seen();
+    (seen.iter().filter_map(share).collect(), dated)
 }
 
-/// A thread's shares of the time between its first and last reading (None if it was seen once).
+/// One timer per pass: parked until `deadline`, or until [`Watch::finish`] unparks it to stop.
+fn sleep_until(deadline: Instant, stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+            return;
+        };
+        std::thread::park_timeout(left);
+    }
+}
+
+/// A thread's shares of the time between its first and last reading (None if it was watched for
+/// less than two of the first periods, 100 ms).
 fn share(s: &Seen) -> Option<LoadThread> {
     let wall = s.last.0.duration_since(s.first.0).as_nanos() as f64;
-    if wall < EVERY.as_nanos() as f64 * 2.0 {
+    if wall < period(Duration::ZERO).as_nanos() as f64 * 2.0 {
         return None;
     }
     let (a, b) = (s.first.1, s.last.1);
@@ -156,32 +170,6 @@ fn share(s: &Seen) -> Option<LoadThread> {
         busy: b.ran_ns.saturating_sub(a.ran_ns) as f64 / wall,
         waited: b.waited_ns.saturating_sub(a.waited_ns) as f64 / wall,
         cpu: b.cpu,
-    })
-}
-
-fn task_ids() -> BTreeSet<u32> {
-    std::fs::read_dir("/proc/self/task")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// schedstat's "ran ns, waited ns, timeslices" and the CPU from stat's 39th field.
-fn sched(tid: u32) -> Option<Sched> {
-    let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
-    let mut f = text.split_whitespace().map(|v| v.parse::<u64>().ok());
-    let (ran_ns, waited_ns) = (f.next()??, f.next()??);
-    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces) start at field 3; the CPU is field 39.
-    let cpu = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(36)?.parse().ok());
-    Some(Sched {
-        ran_ns,
-        waited_ns,
-        cpu,
     })
 }
 

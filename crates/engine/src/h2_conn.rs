@@ -9,8 +9,8 @@
 //! that stream and fails it (Exceptions), a connection error fails every stream on the connection.
 
 use crate::conn::Class;
-use crate::h2::TABLE_SIZE_ZERO;
-use crate::h2::{protocol, Prepared, LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
+use crate::h2::{protocol, Blocks, Prepared};
+use crate::h2::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
 use crate::h2_stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use crate::transport::Transport;
 use sha2::{Digest, Sha256};
@@ -38,8 +38,8 @@ pub(crate) struct H2Conn {
     /// Frames to write, and how much of them is written.
     pub out: Vec<u8>,
     pub written: usize,
-    /// A partial frame carried between reads.
-    inbuf: Vec<u8>,
+    /// A partial frame carried between reads; after an error before SETTINGS, all the server sent.
+    pub inbuf: Vec<u8>,
     pub streams: Vec<Stream>,
     next_id: u32,
     peer: Settings,
@@ -48,6 +48,7 @@ pub(crate) struct H2Conn {
     send_window: Window,
     recv_window: Window,
     decoder: Decoder,
+    blocks: Blocks,
     pending: Option<Pending>,
     /// A GOAWAY's last stream: no new streams, the connection ends when its streams have.
     pub goaway: Option<u32>,
@@ -79,6 +80,7 @@ impl H2Conn {
             send_window: Window::new(0),
             recv_window: Window::new(0),
             decoder: Decoder::new(4096, MAX_HEADER_LIST),
+            blocks: Blocks::Fresh,
             pending: None,
             goaway: None,
             conn_start: now,
@@ -146,11 +148,12 @@ impl H2Conn {
     }
 
     /// Opens a stream for request `req`: its HEADERS (and body, as far as the windows allow).
+    /// `standalone`: the request's block encoded without the dynamic table.
     pub(crate) fn open(
         &mut self,
         p: &Prepared,
         req: usize,
-        block: &[u8],
+        standalone: &[u8],
         start: Instant,
         body: Option<&[u8]>,
         check: bool,
@@ -161,14 +164,10 @@ impl H2Conn {
         let id = self.next_id;
         self.next_id += 2;
         let max = self.peer.max_frame_size;
-        if id == 1 {
-            let mut first = Vec::with_capacity(block.len() + 1);
-            first.push(TABLE_SIZE_ZERO);
-            first.extend_from_slice(block);
-            write::headers(&mut self.out, id, body.is_none(), &first, max);
-        } else {
-            write::headers(&mut self.out, id, body.is_none(), block, max);
-        }
+        let block = self
+            .blocks
+            .next(p, req, standalone, self.peer.header_table_size);
+        write::headers(&mut self.out, id, body.is_none(), &block, max);
         self.streams.push(Stream {
             id,
             req,
@@ -231,17 +230,18 @@ impl H2Conn {
         if self.first_byte.is_none() {
             self.first_byte = Some(now);
         }
+        // Bytes an error left unused stay: before SETTINGS, the answer that names what it speaks.
         let result = if self.inbuf.is_empty() {
-            self.frames(data, now, body, t)
-                .map(|used| self.inbuf.extend_from_slice(&data[used..]))
+            let used = self.frames(data, now, body, t);
+            self.inbuf
+                .extend_from_slice(&data[*used.as_ref().unwrap_or(&0)..]);
+            used.map(|_| ())
         } else {
             let mut buf = std::mem::take(&mut self.inbuf);
             buf.extend_from_slice(data);
             let used = self.frames(&buf, now, body, t);
-            if let Ok(used) = used {
-                buf.drain(..used);
-                self.inbuf = buf;
-            }
+            buf.drain(..*used.as_ref().unwrap_or(&0));
+            self.inbuf = buf;
             used.map(|_| ())
         };
         if let Err(e) = &result {
@@ -378,6 +378,7 @@ impl H2Conn {
         for s in &mut self.streams {
             s.send.resize(old, new).map_err(|e| e.on(0))?;
         }
+        self.blocks.table_size(self.peer.header_table_size);
         write::settings_ack(&mut self.out);
         self.settled = true;
         self.send_bodies(body);

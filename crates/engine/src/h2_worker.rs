@@ -4,7 +4,8 @@
 //! counters, CPU time) is a [`Worker`]'s, with no HTTP/1 slots: this file only multiplexes.
 //!
 //! Closed loop: every connection keeps `-m` streams (or the server's lower limit) in flight, a new
-//! one opened as soon as one ends. Open loop (`--rate`): each send is due at its intended time and
+//! one opened as soon as one ends; once every stream is at the server the loop waits as the HTTP/1
+//! one does (a short spin first on a CPU of its own, `spin.rs`). Open loop (`--rate`): each send is due at its intended time and
 //! waits for a free stream if none is; its latency counts from the intended time all the same.
 //! Connections wait for the server's SETTINGS before their first stream, so its limit is known.
 
@@ -12,6 +13,7 @@ use crate::clock::{micros, thread_cpu};
 use crate::conn::Class;
 use crate::h2::{Prepared, NOT_H2};
 use crate::h2_conn::{H2Conn, Phase};
+use crate::h2_refused;
 use crate::h2_stream::{End, Ended, Stream, Tally};
 use crate::pacer::LATE;
 use crate::run::{Share, Shared};
@@ -50,10 +52,9 @@ impl<'a> H2Worker<'a> {
                 ..share
             },
         )?;
-        let h2 = sh.plan.h2.unwrap_or_default();
         let now = sh.start;
         Ok(H2Worker {
-            p: Prepared::new(&h2),
+            p: Prepared::new(sh.plan),
             conns: (0..clients)
                 .map(|_| H2Conn::new(now, sh.reach.addr()))
                 .collect(),
@@ -86,12 +87,11 @@ impl<'a> H2Worker<'a> {
             if let Some(end) = self.w.finished(now) {
                 break end;
             }
-            let wait = self.w.poll_wait(now, sweep.next, pace_wait);
-            if let Err(e) = self.w.poll.poll(&mut events, Some(wait)) {
-                if e.kind() == ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e.into());
+            if !self
+                .w
+                .wait_for_events(&mut events, now, sweep.next, pace_wait)?
+            {
+                continue;
             }
             for ev in events.iter() {
                 let closed = ev.is_read_closed() || ev.is_error();
@@ -132,8 +132,7 @@ impl<'a> H2Worker<'a> {
         wait
     }
 
-    /// Opens connections where work remains, then fills free streams: queued sends first, then
-    /// (closed loop) new requests from the budget.
+    /// Opens connections where work remains, then fills free streams and writes.
     fn connect_and_send(&mut self, now: Instant) {
         let closed_loop = self.w.pacer.is_none();
         for i in 0..self.conns.len() {
@@ -144,32 +143,42 @@ impl<'a> H2Worker<'a> {
             if self.conns[i].phase == Phase::Free && work {
                 self.connect(i, now);
             }
-            let mut free = self.conns[i].capacity(&self.p);
-            while free > 0 {
-                let next = match self.queue.pop_front() {
-                    Some(queued) => Some(queued),
-                    None if closed_loop && self.w.take_budget(1) == 1 => Some((self.w.pick(), now)),
-                    None => None,
-                };
-                let Some((req, start)) = next else { break };
-                if now.saturating_duration_since(start) > LATE && !closed_loop {
-                    self.w.r.late_sends += 1;
-                }
-                let sh = self.w.sh;
-                let body = sh.plan.body.as_ref().map(|(b, _)| &b[..]);
-                let check = sh.plan.requests[req].expect.is_some();
-                self.conns[i].open(&self.p, req, &sh.reqs[req], start, body, check);
-                self.tally.sum.started += 1;
-                free -= 1;
-            }
+            self.fill(i, now);
             if !self.conns[i].out.is_empty() {
                 self.flush(i);
             }
         }
     }
 
+    /// Opens streams on connection `i` while it has room: queued sends first, then (closed loop)
+    /// new requests from the budget.
+    fn fill(&mut self, i: usize, now: Instant) {
+        let closed_loop = self.w.pacer.is_none();
+        let mut free = self.conns[i].capacity(&self.p);
+        while free > 0 {
+            let next = match self.queue.pop_front() {
+                Some(queued) => Some(queued),
+                None if closed_loop && self.w.take_budget(1) == 1 => Some((self.w.pick(), now)),
+                None => None,
+            };
+            let Some((req, start)) = next else { break };
+            if now.saturating_duration_since(start) > LATE && !closed_loop {
+                self.w.r.late_sends += 1;
+            }
+            let sh = self.w.sh;
+            let body = sh.plan.body.as_ref().map(|(b, _)| &b[..]);
+            let check = sh.plan.requests[req].expect.is_some();
+            self.conns[i].open(&self.p, req, &sh.reqs[req], start, body, check);
+            self.tally.sum.started += 1;
+            free -= 1;
+        }
+    }
+
     fn connect(&mut self, i: usize, now: Instant) {
         let sh = self.w.sh;
+        if sh.reach.ended().is_some() {
+            return; // the run ends at this pass: a new connection would meet the same answer
+        }
         let to = sh.reach.addr();
         let body = sh.plan.body.is_some();
         let t = match Transport::connect(to, true, body, &sh.setup, sh.tls.as_ref()) {
@@ -195,9 +204,7 @@ impl<'a> H2Worker<'a> {
 
     /// A connection could not be made: as with HTTP/1, a request fails for it (Connect).
     fn connect_failed(&mut self, i: usize, to: std::net::SocketAddr, err: &io::Error) {
-        // rustls names the alert a server sends when it has none of the protocols offered.
-        if err.to_string().contains("NoApplicationProtocol") {
-            let why = format!("request to {to}: the server does not speak HTTP/2 over TLS (ALPN: offered h2, it refused with no_application_protocol)");
+        if let Some(why) = h2_refused::alpn_failure(to, &err.to_string()) {
             return self.refused(i, why);
         }
         self.conns[i].close();
@@ -287,10 +294,7 @@ impl<'a> H2Worker<'a> {
         if let (Some(Transport::Tls(t)), Some(tls)) = (&c.transport, &sh.tls) {
             crate::tls::count_handshake(&mut self.w.r, t, c.conn_start, now, tls.sni.as_deref());
             if t.alpn() != Some(&b"h2"[..]) {
-                let chose = t
-                    .alpn()
-                    .map_or("none".into(), |p| String::from_utf8_lossy(p).into_owned());
-                let why = format!("request to {}: the server does not speak HTTP/2 over TLS (ALPN: offered h2, it chose {chose})", c.to);
+                let why = h2_refused::alpn(c.to, t.alpn());
                 self.refused(i, why);
                 return false;
             }
@@ -299,10 +303,14 @@ impl<'a> H2Worker<'a> {
     }
 
     /// The server does not speak HTTP/2: the run ends at once with this reason, as for a target
-    /// that cannot be reached (no figures, one line, a non-zero exit).
+    /// that cannot be reached (no figures, one line, a non-zero exit); the connection's request
+    /// fails as a connect that failed would (Connect), so a sweep's level shows it.
     fn refused(&mut self, i: usize, why: String) {
         self.w.r.first_error = Some(why);
         self.w.sh.reach.refuse_protocol();
+        if self.conns[i].streams.is_empty() {
+            self.charge_one(Class::Connect);
+        }
         let now = Instant::now();
         self.conns[i].end_all(
             End::Failed(Class::Connect, "not HTTP/2"),
@@ -362,6 +370,12 @@ impl<'a> H2Worker<'a> {
             }
         }
         self.w.buf = buf;
+        // As h2load does: the streams that ended are replaced at once, and everything the read
+        // queued (their HEADERS, a SETTINGS ack, WINDOW_UPDATEs) leaves in one write, before the
+        // next connection is read, so the server is not left waiting for a whole poll's worth.
+        if self.conns[i].phase == Phase::Open {
+            self.fill(i, Instant::now());
+        }
         if !self.conns[i].out.is_empty() {
             self.flush(i);
         }
@@ -372,8 +386,7 @@ impl<'a> H2Worker<'a> {
     fn conn_error(&mut self, i: usize, e: Error) {
         let c = &self.conns[i];
         if e.reason() == NOT_H2 && !c.settled && !self.spoke_h2 {
-            let why = format!("h2c to {}: {}", c.to, NOT_H2);
-            return self.refused(i, why);
+            return self.refused(i, h2_refused::preface_answer(c.to, &c.inbuf));
         }
         let what = format!(
             "request to {}: HTTP/2 protocol error by the server: {e}",
@@ -394,8 +407,8 @@ impl<'a> H2Worker<'a> {
     fn eof(&mut self, i: usize) {
         let c = &self.conns[i];
         if !c.settled && !self.spoke_h2 {
-            let why = format!("h2c to {}: the server closed the connection without a SETTINGS frame (it does not speak HTTP/2 here)", c.to);
-            return self.refused(i, why);
+            let tls = self.w.sh.tls.is_some();
+            return self.refused(i, h2_refused::closed_without_settings(c.to, tls));
         }
         let e = io::Error::new(
             ErrorKind::UnexpectedEof,

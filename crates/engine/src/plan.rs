@@ -122,6 +122,9 @@ pub struct Plan {
     /// `--h2`: every connection speaks HTTP/2 (ALPN `h2` over TLS, prior knowledge over TCP).
     #[serde(default)]
     pub h2: Option<H2Plan>,
+    /// `--spin`: how a closed-loop thread (HTTP/1 or h2) waits once every request it has is at the server.
+    #[serde(default)]
+    pub spin: crate::SpinRule,
 }
 
 /// HTTP/2's settings for a run (h2load's `-m`, `-w`, `-W`).
@@ -233,6 +236,7 @@ impl Plan {
             bind: None,
             tls: None,
             h2: None,
+            spin: crate::SpinRule::Auto,
         }
     }
 }

@@ -82,7 +82,7 @@ impl<'a> Reach<'a> {
     /// The target answered but not in the protocol asked for (`--h2` to a server without
     /// HTTP/2): like a target never reached, the run ends with nothing to report.
     pub(crate) fn refuse_protocol(&self) {
-        let _ = self.ended.set(Ended::Unreachable);
+        let _ = self.ended.set(Ended::NoHttp2);
     }
 
     pub(crate) fn ended(&self) -> Option<Ended> {

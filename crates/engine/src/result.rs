@@ -36,6 +36,9 @@ pub enum Ended {
     Unreachable,
     /// Connections worked, then were refused again and again: the server went away mid-run.
     TargetLost,
+    /// The server answered but does not speak HTTP/2 (`--h2`: no ALPN `h2` over TLS, or no SETTINGS
+    /// after the h2c preface): as for an unreachable target, nothing was measured.
+    NoHttp2,
 }
 
 impl Ended {
@@ -44,12 +47,14 @@ impl Ended {
         match self {
             Ended::Unreachable => "unreachable",
             Ended::TargetLost => "target lost",
+            Ended::NoHttp2 => "without HTTP/2",
         }
     }
     pub fn from_name(name: &str) -> Option<Ended> {
         match name {
             "unreachable" => Some(Ended::Unreachable),
             "target lost" => Some(Ended::TargetLost),
+            "without HTTP/2" => Some(Ended::NoHttp2),
             _ => None,
         }
     }

@@ -16,9 +16,11 @@
 //! a block ends sooner than a spin would have lasted. A thread spins only on a CPU of its own (the
 //! generator pinned to fewer CPUs than the machine has, no more load threads than those CPUs, as the
 //! lab, the main job and the bench scripts run it): unpinned, a spin could hold a CPU the server
-//! needs.
+//! needs. `webstand bench --spin off|MICROS` overrides the rule ([`SpinRule`]), to compare the two
+//! ways of waiting or to spin where the rule would not.
 
 use crate::Shape;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// The longest spin: about one response of a fast server on loopback (lighttpd, h2o: 8–9 µs of
@@ -26,11 +28,62 @@ use std::time::{Duration, Instant};
 /// every one for no more requests/s and more of the generator's CPU (docs/BENCHMARKS.md, issue 18).
 pub(crate) const LIMIT: Duration = Duration::from_micros(10);
 
-/// The spin limit for a run of `threads` load threads: [`LIMIT`] for a closed loop whose threads
-/// each have a CPU of their own, else zero (never spin).
-pub(crate) fn limit_for(threads: usize, shape: &Shape) -> Duration {
+/// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is [`LIMIT`] on a CPU of
+/// the thread's own and no spin otherwise; `Off` never spins (every wait blocks in the poller, as wrk's
+/// does); `Window` spins up to that long whatever the pinning (the user says the CPU is free). An
+/// open loop (`--rate`) never spins.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SpinRule {
+    #[default]
+    Auto,
+    Off,
+    Window(Duration),
+}
+
+/// The longest window `--spin MICROS` takes: a spin of a millisecond already outlasts any fast
+/// server's answer on loopback; beyond that it only burns the CPU.
+const MAX_WINDOW_US: u64 = 1000;
+
+impl std::str::FromStr for SpinRule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<SpinRule, String> {
+        let bad = || {
+            format!(
+                "expected auto, off or a window in microseconds (1 to {MAX_WINDOW_US}), got '{s}'"
+            )
+        };
+        match s {
+            "auto" => Ok(SpinRule::Auto),
+            "off" | "0" => Ok(SpinRule::Off),
+            _ => match s.parse::<u64>() {
+                Ok(us @ 1..=MAX_WINDOW_US) => Ok(SpinRule::Window(Duration::from_micros(us))),
+                _ => Err(bad()),
+            },
+        }
+    }
+}
+
+impl std::fmt::Display for SpinRule {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            SpinRule::Auto => f.write_str("auto"),
+            SpinRule::Off => f.write_str("off"),
+            SpinRule::Window(d) => write!(f, "{}", d.as_micros()),
+        }
+    }
+}
+
+/// The spin limit for a run of `threads` load threads under `rule`: zero (never spin) for an open
+/// loop or `Off`; with `Auto`, [`LIMIT`] for a closed loop whose threads each have a CPU of their own.
+pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape) -> Duration {
     if matches!(shape, Shape::Open { .. }) {
         return Duration::ZERO; // the pacer decides when to send; waiting is its business
+    }
+    match rule {
+        SpinRule::Off => return Duration::ZERO,
+        SpinRule::Window(window) => return window,
+        SpinRule::Auto => {}
     }
     let allowed = allowed_cpus();
     // SAFETY: sysconf has no preconditions.
@@ -193,7 +246,7 @@ mod tests {
         assert!(online >= 2, "a CPU of its own needs 2 CPUs, found {online}");
         if allowed_cpus() == online {
             assert_eq!(
-                limit_for(1, &CLOSED),
+                limit_for(SpinRule::Auto, 1, &CLOSED),
                 Duration::ZERO,
                 "unpinned: never spin"
             );
@@ -202,9 +255,9 @@ mod tests {
         std::thread::spawn(|| {
             pin_this_thread();
             assert_eq!(allowed_cpus(), 1);
-            assert_eq!(limit_for(1, &CLOSED), LIMIT);
+            assert_eq!(limit_for(SpinRule::Auto, 1, &CLOSED), LIMIT);
             assert_eq!(
-                limit_for(2, &CLOSED),
+                limit_for(SpinRule::Auto, 2, &CLOSED),
                 Duration::ZERO,
                 "two load threads, one CPU"
             );
@@ -213,7 +266,12 @@ mod tests {
                 rate: 100.0,
                 jitter: false,
             };
-            assert_eq!(limit_for(1, &open), Duration::ZERO, "--rate never spins");
+            assert_eq!(
+                limit_for(SpinRule::Auto, 1, &open),
+                Duration::ZERO,
+                "--rate never spins"
+            );
+            assert_eq!(limit_for(SpinRule::Off, 1, &CLOSED), Duration::ZERO);
         })
         .join()
         .unwrap();
@@ -237,5 +295,30 @@ mod tests {
         s.polled(true);
         // A new wait later than the old window's end spins again for a whole window.
         assert_eq!(s.timeout(t0 + LIMIT * 3, WAIT, true), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_rule_spells_and_reads_back_and_a_window_ignores_pinning() {
+        for (text, rule) in [
+            ("auto", SpinRule::Auto),
+            ("off", SpinRule::Off),
+            ("25", SpinRule::Window(Duration::from_micros(25))),
+        ] {
+            assert_eq!(text.parse::<SpinRule>(), Ok(rule));
+            assert_eq!(rule.to_string(), text);
+        }
+        assert_eq!("0".parse::<SpinRule>(), Ok(SpinRule::Off));
+        for bad in ["", "on", "-5", "1001", "10us", "1.5"] {
+            let err = bad.parse::<SpinRule>().unwrap_err();
+            assert!(err.contains(&format!("'{bad}'")), "{err}");
+        }
+        let window = SpinRule::Window(Duration::from_micros(40));
+        assert_eq!(limit_for(window, 64, &CLOSED), Duration::from_micros(40));
+        let open = Shape::Open {
+            clients: 1,
+            rate: 100.0,
+            jitter: false,
+        };
+        assert_eq!(limit_for(window, 1, &open), Duration::ZERO);
     }
 }

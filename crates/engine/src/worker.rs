@@ -79,7 +79,7 @@ pub(crate) struct Worker<'a> {
     /// Open loop: slots with nothing to do.
     pub idle: Vec<usize>,
     pub pacer: Option<Pacer>,
-    /// How the loop waits once every request it has is at the server.
+    /// How the loop waits once every request it has is at the server (HTTP/1's and `h2_worker`'s).
     spin: Spin,
     pub rng: SmallRng,
     weighted: Option<WeightedIndex<u32>>,
@@ -178,16 +178,9 @@ impl<'a> Worker<'a> {
             if let Some(end) = self.finished(now) {
                 break end;
             }
-            let wait = self.poll_wait(now, sweep.next, pace_wait);
-            let may_spin = self.pacer.is_none() && self.outstanding > 0;
-            let wait = self.spin.timeout(now, wait, may_spin);
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
-                if e.kind() == ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e.into());
+            if !self.wait_for_events(&mut events, now, sweep.next, pace_wait)? {
+                continue;
             }
-            self.spin.polled(!events.is_empty());
             self.stamps = None;
             for ev in events.iter() {
                 let slot = ev.token().0;
@@ -209,9 +202,31 @@ impl<'a> Worker<'a> {
         (self.budget == Some(0) && self.outstanding == 0).then_some(self.last_done)
     }
 
+    /// Polls for events, blocking no longer than [`Worker::poll_wait`] allows and, once every request
+    /// is at the server in a closed loop, spinning first as `spin.rs` decides (HTTP/1's loop and
+    /// `h2_worker`'s). False when a signal interrupted the poll: the caller's loop goes round again.
+    pub(crate) fn wait_for_events(
+        &mut self,
+        events: &mut Events,
+        now: Instant,
+        next_check: Instant,
+        pace_wait: Option<Duration>,
+    ) -> io::Result<bool> {
+        let wait = self.poll_wait(now, next_check, pace_wait);
+        let may_spin = self.pacer.is_none() && self.outstanding > 0;
+        let wait = self.spin.timeout(now, wait, may_spin);
+        match self.poll.poll(events, Some(wait)) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
+        self.spin.polled(!events.is_empty());
+        Ok(true)
+    }
+
     /// How long the next poll may block: not past a timeout check, the deadline or a paced send, and
     /// not at all while a slot waits to be started.
-    pub(crate) fn poll_wait(
+    fn poll_wait(
         &self,
         now: Instant,
         next_check: Instant,

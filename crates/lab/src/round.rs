@@ -214,7 +214,7 @@ impl Run<'_> {
             w.disclosures
                 .push(format!("server CPU from the /proc process tree: {why}"));
         }
-        obs.series(kind.name(), &binary.version, wk.name());
+        obs.series(kind.name(), &binary.version, wk.name(), self.round);
         let mut plan = base_plan(server.addr, kind, workload, opts);
         if wk.new_connection_per_request() {
             plan.keep_alive = false;
@@ -234,7 +234,7 @@ impl Run<'_> {
         if opts.max_users_for.contains(&wk) && w.note.is_none() && !interrupted {
             // Saved apart from the sweep's levels, so the history's peak is the sweep's.
             let group = format!("{}/max-users", wk.name());
-            obs.series(kind.name(), &binary.version, &group);
+            obs.series(kind.name(), &binary.version, &group, self.round);
             let mut acct = Accounting::new(server, &mut *obs, wk == WorkloadKind::Cgi);
             match maxusers::find(&opts.max_users, &plan, &mut acct) {
                 Ok(m) => w.max_users = Some(m),

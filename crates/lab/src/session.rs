@@ -38,6 +38,9 @@ pub struct Session {
     quiet: bool,
     /// The series the next levels belong to (the history's group).
     pub group: String,
+    /// Which round of a comparison the next levels belong to, from 1 (the history's round; 1 for
+    /// bench and sweep).
+    pub round: usize,
     /// The target's version for the history; when `None`, the response's Server header.
     pub server_version: Option<String>,
     progress: Option<Progress>,
@@ -70,6 +73,7 @@ impl Session {
             store,
             quiet,
             group: String::new(),
+            round: 1,
             server_version: None,
             progress: None,
             runner,
@@ -247,7 +251,8 @@ impl Observer for Session {
                 .server_version
                 .as_deref()
                 .or(r.server_software.as_deref());
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, version, r) {
+            if let Err(e) = store.add_level(*id, &self.group, level.clients, self.round, version, r)
+            {
                 eprintln!("webstand: warning: results not saved in the history: {e:#}");
                 self.store = None;
             }
@@ -282,8 +287,9 @@ fn command_line() -> String {
 /// A comparison's series are saved through its [`Session`]: one history run for the whole
 /// comparison, a group per server and workload.
 impl CompareObserver for Session {
-    fn series(&mut self, server: &str, version: &str, workload: &str) {
+    fn series(&mut self, server: &str, version: &str, workload: &str, round: usize) {
         self.group = format!("{server}/{workload}");
+        self.round = round + 1;
         self.server_version = Some(format!("{server} {version}"));
     }
     fn note(&mut self, line: &str) {

@@ -1,6 +1,7 @@
 //! SVG line charts drawn here (no plotting library, no scripts): axes with round ticks on a linear,
 //! log-2 (client counts that double) or percentile scale, one polyline per series, a marker with a
-//! tooltip per point (hollow and red-rimmed where the level was mostly errors), and a legend. Plus
+//! tooltip per point (hollow and red-rimmed where the level was mostly errors; with a bar from the
+//! lowest to the highest round where it is a median of rounds), and a legend. Plus
 //! PNG rendering of a chart with resvg.
 
 use anyhow::Context;
@@ -49,6 +50,9 @@ pub struct Line {
     pub tips: Vec<String>,
     /// Per point: the level was mostly errors (drawn hollow with a red rim).
     pub bad: Vec<bool>,
+    /// Per point, where it is the median of several rounds: the lowest and highest round's
+    /// figure, drawn as a bar through the point.
+    pub ranges: Vec<Option<(f64, f64)>>,
 }
 
 pub struct Chart {
@@ -126,6 +130,8 @@ impl Frame {
             x_max = x_max.max(x);
             y_max = y_max.max(y);
         }
+        let range_tops = chart.lines.iter().flat_map(|l| l.ranges.iter().flatten());
+        y_max = range_tops.fold(y_max, |m, &(_, hi)| m.max(hi));
         if !x_min.is_finite() {
             (x_min, x_max) = (1.0, 2.0);
         }
@@ -337,6 +343,18 @@ fn draw_line(s: &mut String, f: &Frame, line: &Line) {
             pts.join(" ")
         );
     }
+    for (&(x, _), range) in line.points.iter().zip(&line.ranges) {
+        if let Some((lo, hi)) = range {
+            let (x, lo, hi) = (f.x(x), f.y(*lo), f.y(*hi));
+            let _ = write!(
+                s,
+                r#"<path class="round-range" stroke="{}" stroke-width="1.5" d="M{x:.1},{lo:.1}V{hi:.1}M{:.1},{lo:.1}h8M{:.1},{hi:.1}h8"/>"#,
+                line.colour,
+                x - 4.0,
+                x - 4.0
+            );
+        }
+    }
     if !(line.markers || line.points.len() == 1) {
         return;
     }
@@ -412,6 +430,7 @@ mod tests {
                 points: vec![(1.0, 5.0), (4.0, 9.0)],
                 tips: vec!["ok".into(), "MOSTLY ERRORS".into()],
                 bad: vec![false, true],
+                ranges: Vec::new(),
             }],
         };
         let svg = chart.render();

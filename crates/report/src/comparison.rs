@@ -7,6 +7,7 @@ use webstand_lab::compare::{Comparison, ServerOutcome, WorkloadKind, WorkloadOut
 use webstand_lab::servers::Support;
 
 use crate::compare::{thttpd_table, verify_table, workload_table, FeatureRow, WorkloadRow};
+use crate::export::Level;
 
 /// The row of one round's sweep: figures at its peak level.
 fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
@@ -174,6 +175,48 @@ fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
     v.get(v.len().wrapping_sub(1) / 2).copied()
 }
 
+/// Which of several rounds' rows gives their median row its peak, clients and p99: the measured
+/// round whose peak is the median (the lower of the two middle ones); None when none was measured.
+pub fn median_round(rows: &[WorkloadRow]) -> Option<usize> {
+    let mut measured: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].measured).collect();
+    measured.sort_by(|&a, &b| {
+        rows[a]
+            .peak_hits_per_sec
+            .total_cmp(&rows[b].peak_hits_per_sec)
+    });
+    measured.get(measured.len().wrapping_sub(1) / 2).copied()
+}
+
+/// The row of one round of saved levels (`webstand show`'s and the HTML report's, from the
+/// history): figures at its peak, the fastest level within `max_error_pct` errors, with that
+/// level's server CPU-µs per request from `server_cpu_us` (in `levels`' order); errors over every
+/// level. Also the peak's index in `levels`. The caller names the server and adds its notes.
+pub fn peak_row(
+    levels: &[Level],
+    server_cpu_us: &[Option<f64>],
+    max_error_pct: f64,
+) -> (WorkloadRow, Option<usize>) {
+    let mut row = WorkloadRow {
+        errors: levels.iter().map(|l| l.result.errors()).sum(),
+        ..Default::default()
+    };
+    let peak = webstand_engine::figures::peak(levels.iter().map(|l| l.result), max_error_pct);
+    let Some(i) = peak else {
+        row.note = Some(format!("no clean level (errors ≤ {max_error_pct} %)"));
+        return (row, None);
+    };
+    let (level, r) = (levels[i], levels[i].result);
+    row.measured = true;
+    row.version = level.server_version.unwrap_or("").to_string();
+    row.peak_hits_per_sec = r.hits_per_sec();
+    row.clients_at_peak = level.clients;
+    row.p99_ms_at_peak = crate::export::latency_ms(r, 0.99);
+    row.generator_cpu_us = Some(r.cpu_us_per_request());
+    row.server_cpu_us = server_cpu_us.get(i).copied().flatten();
+    row.requests_at_peak = r.complete;
+    (row, Some(i))
+}
+
 /// One row out of several rounds' rows of the same server and workload (also `webstand show`'s,
 /// from the history, so a saved comparison reads as compare printed it).
 pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
@@ -188,12 +231,8 @@ pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
         }
     }
     let note = Some(notes.join("; ")).filter(|n| !n.is_empty());
-    let mut measured: Vec<WorkloadRow> = rows.iter().filter(|r| r.measured).cloned().collect();
-    measured.sort_by(|a, b| a.peak_hits_per_sec.total_cmp(&b.peak_hits_per_sec));
-    let mut out = match measured.get(measured.len().wrapping_sub(1) / 2) {
-        Some(mid) => mid.clone(),
-        None => rows[0].clone(),
-    };
+    let mut out = rows[median_round(&rows).unwrap_or(0)].clone();
+    let measured: Vec<&WorkloadRow> = rows.iter().filter(|r| r.measured).collect();
     if measured.len() > 1 {
         out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
         out.with_backends_cpu_us = median(

@@ -439,6 +439,7 @@ mod tests {
         let lv = |r| Level {
             group: "2k",
             clients: 8,
+            round: 1,
             server_version: None,
             result: r,
         };
@@ -478,6 +479,7 @@ mod tests {
         let lv = |group, clients| Level {
             group,
             clients,
+            round: 1,
             server_version: None,
             result: &r,
         };
@@ -512,12 +514,14 @@ mod tests {
                 Level {
                     group: "x",
                     clients: 1,
+                    round: 1,
                     server_version: None,
                     result: &r,
                 },
                 Level {
                     group: "x",
                     clients: 2,
+                    round: 1,
                     server_version: None,
                     result: &r,
                 },
@@ -529,6 +533,7 @@ mod tests {
             levels: vec![Level {
                 group: "y",
                 clients: 4,
+                round: 1,
                 server_version: None,
                 result: &r,
             }],
@@ -546,6 +551,7 @@ mod tests {
             levels: vec![Level {
                 group: "2k",
                 clients: 8,
+                round: 1,
                 server_version: None,
                 result: &r,
             }],

@@ -15,6 +15,8 @@ use webstand_engine::RunResult;
 pub struct Level<'a> {
     pub group: &'a str,
     pub clients: usize,
+    /// Which round of a comparison measured it, from 1 (1 for a bench or a sweep).
+    pub round: usize,
     pub server_version: Option<&'a str>,
     pub result: &'a RunResult,
 }
@@ -26,6 +28,7 @@ pub fn sweep_levels(s: &webstand_lab::sweep::SweepResult) -> Vec<Level<'_>> {
         .map(|l| Level {
             group: &s.workload,
             clients: l.clients,
+            round: 1,
             server_version: l.result.server_software.as_deref(),
             result: &l.result,
         })
@@ -42,13 +45,18 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
     }
 }
 
-/// The columns of [`csv`], in order. Latencies are in milliseconds. `errors` = failed + non_2xx, and
+/// The columns of [`csv`], in order. `round` is the comparison's round that measured the level (1
+/// for a bench or a sweep: a compare over 3 rounds has 3 rows per server, workload and clients);
+/// `protocol` what the level spoke. Latencies are in milliseconds. CPU-µs per request: the load
+/// generator's, and the server's where the lab measured it (empty otherwise). `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
 /// half of the attempted requests; `ended` says when the target was unreachable or lost; the `h2_`
 /// columns are h2load's figures of an HTTP/2 level (empty otherwise).
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
+    "round",
+    "protocol",
     "server_version",
     "elapsed_s",
     "complete",
@@ -76,7 +84,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "latency_p99_ms",
     "latency_p999_ms",
     "latency_max_ms",
-    "cpu_us_per_request",
+    "generator_cpu_us_per_request",
+    "server_cpu_us_per_request",
     "interrupted",
     "errors",
     "mostly_errors",
@@ -119,16 +128,22 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One CSV row per level with a header line: the raw counts and every derived figure.
-pub fn csv(levels: &[Level]) -> String {
+/// One CSV row per level with a header line: the raw counts and every derived figure. `protocol` is
+/// the run's, where it was saved ("HTTP/1.1", "h2c" …); without it a level says "HTTP/2" when it
+/// has HTTP/2 figures, else "HTTP/1" (its version unsaid). `server_cpu_us` is each level's server
+/// CPU-µs per request, where the lab measured it (in `levels`' order; empty: none measured).
+pub fn csv(levels: &[Level], protocol: Option<&str>, server_cpu_us: &[Option<f64>]) -> String {
     let mut out = CSV_COLUMNS.join(",");
     out.push('\n');
-    for l in levels {
+    for (i, l) in levels.iter().enumerate() {
+        let server_cpu = server_cpu_us.get(i).copied().flatten();
         let r = l.result;
         let ms = |q: f64| latency_ms(r, q);
         let fields = [
             csv_field(l.group),
             l.clients.to_string(),
+            l.round.to_string(),
+            csv_field(protocol.unwrap_or(if r.h2.is_some() { "HTTP/2" } else { "HTTP/1" })),
             csv_field(l.server_version.unwrap_or("")),
             format!("{:.6}", r.elapsed.as_secs_f64()),
             r.complete.to_string(),
@@ -157,6 +172,7 @@ pub fn csv(levels: &[Level]) -> String {
             format!("{:.3}", ms(0.999)),
             format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
             format!("{:.3}", r.cpu_us_per_request()),
+            server_cpu.map_or(String::new(), |c| format!("{c:.3}")),
             r.interrupted.to_string(),
             r.errors().to_string(),
             r.mostly_errors().to_string(),
@@ -298,6 +314,7 @@ pub fn levels_json(levels: &[Level]) -> serde_json::Value {
             let mut v = serde_json::json!({
                 "group": l.group,
                 "clients": l.clients,
+                "round": l.round,
                 "server_version": l.server_version,
                 "result": crate::json::result_json(l.result),
             });
@@ -391,17 +408,19 @@ mod tests {
             Level {
                 group: "small, random",
                 clients: 4,
+                round: 1,
                 server_version: Some("nginx/1.22 \"light\""),
                 result: &a,
             },
             Level {
                 group: "2k",
                 clients: 8,
+                round: 1,
                 server_version: None,
                 result: &b,
             },
         ];
-        let text = csv(&levels);
+        let text = csv(&levels, None, &[Some(12.5)]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
@@ -411,12 +430,36 @@ mod tests {
             lines[1]
         );
         assert!(
-            lines[1].starts_with("\"small, random\",4,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"),
+            lines[1].starts_with(
+                "\"small, random\",4,1,HTTP/1,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"
+            ),
             "{}",
             lines[1]
         );
         // hits/s = 3 / 2 s; p50 = 2 ms.
         assert!(lines[1].contains(",1.500,"), "{}", lines[1]);
-        assert!(lines[2].starts_with("2k,8,,2.000000,1,"), "{}", lines[2]);
+        // The server's CPU where the lab measured it (the first level), empty where not.
+        let server_cpu = CSV_COLUMNS
+            .iter()
+            .position(|c| *c == "server_cpu_us_per_request")
+            .unwrap();
+        let cell = |line: &str| {
+            line.replace("\"small, random\"", "small")
+                .split(',')
+                .nth(server_cpu)
+                .map(String::from)
+        };
+        assert_eq!(cell(lines[1]).as_deref(), Some("12.500"));
+        assert_eq!(cell(lines[2]).as_deref(), Some(""));
+        assert!(
+            lines[2].starts_with("2k,8,1,HTTP/1,,2.000000,1,"),
+            "{}",
+            lines[2]
+        );
+        let text = csv(&levels[1..], Some("h2c"), &[]);
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("2k,8,1,h2c,,"),
+            "{text}"
+        );
     }
 }

@@ -84,6 +84,7 @@ mod tests {
         let level = |clients, result| Level {
             group: "2k",
             clients,
+            round: 1,
             server_version: None,
             result,
         };

@@ -8,7 +8,9 @@
 //! 003's graph), median and 99th-percentile latency against clients on panels of their own (a p99
 //! scale squashes the median), errors (failed + non-2xx) against clients, KB/s against clients, and
 //! the latency distribution on HdrHistogram's percentile axis. The clients axis is log 2 for levels
-//! that double. A level that was mostly errors is a hollow red-rimmed point on every chart.
+//! that double. A level that was mostly errors is a hollow red-rimmed point on every chart. A
+//! comparison over several rounds is quoted as compare printed it: the summary gives the median of
+//! the rounds, the charts each client level's median round with a bar over the rounds' range.
 
 use crate::chart::{Chart, Dash, Line, Scale, COLOURS, FONT, PERCENTILE_AXIS_MAX};
 use crate::export::{latency_ms, Level};
@@ -68,27 +70,49 @@ fn against_clients(
     unit: &str,
     dash: Dash,
 ) -> Vec<Line> {
-    let line = |s: &&Series| Line {
+    series
+        .iter()
+        .map(|s| series_line(s, &figure, unit, dash))
+        .collect()
+}
+
+/// A series' line: a point per level; over several rounds, a point per client level at the median
+/// round's figure (the lower of the two middle ones), with a bar from the lowest round's to the
+/// highest's.
+fn series_line(s: &Series, figure: &dyn Fn(&RunResult) -> f64, unit: &str, dash: Dash) -> Line {
+    let mut line = Line {
         label: s.label.clone(),
         colour: s.colour,
         dash,
         markers: true,
-        points: s
-            .levels
-            .iter()
-            .map(|l| (l.clients as f64, figure(l.result)))
-            .collect(),
-        tips: s
-            .levels
-            .iter()
-            .map(|l| {
-                let (c, v, mark) = (l.clients, figure(l.result), error_mark(l.result));
-                format!("{}: {c} clients, {v:.2} {unit}{mark}", s.label)
-            })
-            .collect(),
-        bad: s.levels.iter().map(|l| l.result.mostly_errors()).collect(),
+        points: Vec::new(),
+        tips: Vec::new(),
+        bad: Vec::new(),
+        ranges: Vec::new(),
     };
-    series.iter().map(line).collect()
+    let several = s.rounds().len() > 1;
+    // Levels are sorted by clients, so a client level's rounds are neighbours.
+    for same in s.levels.chunk_by(|a, b| several && a.clients == b.clients) {
+        let mut values: Vec<(f64, &RunResult)> =
+            same.iter().map(|l| (figure(l.result), l.result)).collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (v, r) = values[(values.len() - 1) / 2];
+        let (lo, hi) = (values[0].0, values[values.len() - 1].0);
+        let (c, mark) = (same[0].clients, error_mark(r));
+        let rounds = match values.len() {
+            1 => String::new(),
+            n => format!(", median of {n} rounds ({lo:.2} to {hi:.2})"),
+        };
+        line.points.push((c as f64, v));
+        line.tips.push(format!(
+            "{}: {c} clients, {v:.2} {unit}{rounds}{mark}",
+            s.label
+        ));
+        line.bad.push(r.mostly_errors());
+        line.ranges
+            .push(Some((lo, hi)).filter(|_| values.len() > 1));
+    }
+    line
 }
 
 /// The latency distribution of one result as (1/(1-p), ms) points, HdrHistogram's plot. The 100 %
@@ -162,7 +186,14 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
         workload,
         x_scale: clients_scale(series),
     };
-    let hollow = "hollow red points: levels that were mostly errors";
+    let rounds = series.iter().map(|s| s.rounds().len()).max().unwrap_or(1);
+    let medians = match rounds {
+        1 => String::new(),
+        n => format!(
+            "; over {n} rounds, each point is the median round's, its bar the rounds' range"
+        ),
+    };
+    let hollow = &format!("hollow red points: levels that were mostly errors{medians}");
     let mut hits = p.chart(
         "hits",
         "Hits/s against clients",
@@ -188,7 +219,7 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
         "errors",
         "Errors against clients",
         "errors (% of attempted requests)",
-        "errors = failed requests (connect, receive, length, exceptions) + non-2xx answers",
+        &format!("errors = failed requests (connect, receive, length, exceptions) + non-2xx answers{medians}"),
     );
     errors.lines = p.against(|r| r.error_pct(), "% errors");
     let mut kbytes = p.chart(
@@ -205,8 +236,9 @@ fn charts_of(series: &[&Series], workload: Option<&str>) -> Vec<Chart> {
     vec![hits, p50, p99, errors, kbytes, dist]
 }
 
-/// The distribution chart's lines: a lone series shows its levels (up to eight); several series
-/// show each at its peak (the fastest clean level).
+/// The distribution chart's lines: a lone series shows its levels (up to eight; over several
+/// rounds, the median round's); several series show each at its peak (the fastest clean level;
+/// over several rounds, the median round's).
 fn distribution_lines(series: &[&Series]) -> (String, Vec<Line>) {
     let line = |label: String, colour, r: &RunResult| Line {
         label,
@@ -216,10 +248,18 @@ fn distribution_lines(series: &[&Series]) -> (String, Vec<Line>) {
         points: distribution(r),
         tips: Vec::new(),
         bad: Vec::new(),
+        ranges: Vec::new(),
     };
     if let [one] = series {
-        if one.levels.len() > 1 {
-            let levels = &one.levels;
+        // Over several rounds, the levels of the round whose peak is quoted.
+        let round = match one.rounds().len() {
+            1 => None,
+            _ => one.peak().map(|i| one.levels[i].round),
+        };
+        let levels: Vec<&Level> = (one.levels.iter())
+            .filter(|l| round.is_none_or(|r| l.round == r))
+            .collect();
+        if levels.len() > 1 {
             let step = levels.len().div_ceil(8);
             let lines = levels
                 .iter()
@@ -231,7 +271,10 @@ fn distribution_lines(series: &[&Series]) -> (String, Vec<Line>) {
                     line(format!("{} client{s}", l.clients), colour, l.result)
                 })
                 .collect();
-            return ("one line per client level".into(), lines);
+            let of_round = round.map_or(String::new(), |r| {
+                format!(" of round {r} (its peak is the median of the rounds')")
+            });
+            return (format!("one line per client level{of_round}"), lines);
         }
     }
     let lines = series
@@ -366,6 +409,7 @@ mod tests {
             .map(|(g, c, r)| Level {
                 group: g,
                 clients: *c,
+                round: 1,
                 server_version: None,
                 result: r,
             })
@@ -421,6 +465,7 @@ mod tests {
             .map(|(g, c, r)| Level {
                 group: g,
                 clients: *c,
+                round: 1,
                 server_version: None,
                 result: r,
             })
@@ -481,6 +526,7 @@ mod tests {
         let one = Level {
             group: "",
             clients: 1,
+            round: 1,
             server_version: None,
             result: &empty,
         };
@@ -499,6 +545,7 @@ mod tests {
         let one = Level {
             group: "",
             clients: 4,
+            round: 1,
             server_version: None,
             result: &r,
         };

@@ -1,9 +1,12 @@
 //! The report's series: one per run and group, each named by what was measured — the server and the
 //! workload, as the history stores them — rather than by run number, with its levels sorted by
-//! clients, its peak (the fastest clean level, `webstand_engine::figures::peak`) and the clients axis
-//! that suits its levels.
+//! clients, its peak (the fastest clean level, `webstand_engine::figures::peak`; over a
+//! comparison's rounds, the median round's, as compare quotes it) and the clients axis that suits
+//! its levels.
 
 use crate::chart::{Scale, COLOURS};
+use crate::compare::WorkloadRow;
+use crate::comparison::{median_round, median_row, peak_row};
 use crate::export::Level;
 use crate::html::ReportRun;
 
@@ -21,9 +24,50 @@ pub struct Series<'a> {
 }
 
 impl Series<'_> {
-    /// Index of the peak level in `levels`.
+    /// The rounds its levels were measured in, in order (`[1]` unless a comparison ran several).
+    pub fn rounds(&self) -> Vec<usize> {
+        let mut rounds: Vec<usize> = self.levels.iter().map(|l| l.round).collect();
+        rounds.sort_unstable();
+        rounds.dedup();
+        rounds
+    }
+
+    /// Each round's row (`comparison::peak_row`: figures at its peak) and its peak's index in
+    /// `levels`.
+    fn round_rows(&self) -> Vec<(WorkloadRow, Option<usize>)> {
+        let of_round = |round: usize| -> Vec<usize> {
+            (0..self.levels.len())
+                .filter(|&i| self.levels[i].round == round)
+                .collect()
+        };
+        self.rounds()
+            .into_iter()
+            .map(|round| {
+                let idx = of_round(round);
+                let levels: Vec<Level> = idx.iter().map(|&i| self.levels[i]).collect();
+                let cpu: Vec<Option<f64>> = idx
+                    .iter()
+                    .map(|&i| self.server_cpu_us.get(i).copied().flatten())
+                    .collect();
+                let (row, peak) = peak_row(&levels, &cpu, self.max_error_pct);
+                (row, peak.map(|p| idx[p]))
+            })
+            .collect()
+    }
+
+    /// The figures the summary quotes: its peak's (the fastest clean level) and, over several
+    /// rounds, the median of the rounds by the lab's rule (`comparison::median_row`), as compare
+    /// printed them and `webstand show` gives them.
+    pub fn row(&self) -> WorkloadRow {
+        median_row(self.round_rows().into_iter().map(|(row, _)| row).collect())
+    }
+
+    /// Index in `levels` of the peak the figures quote: over several rounds, the peak of the round
+    /// whose peak is the median.
     pub fn peak(&self) -> Option<usize> {
-        webstand_engine::figures::peak(self.levels.iter().map(|l| l.result), self.max_error_pct)
+        let rounds = self.round_rows();
+        let rows: Vec<WorkloadRow> = rounds.iter().map(|(row, _)| row.clone()).collect();
+        median_round(&rows).and_then(|i| rounds[i].1)
     }
 }
 
@@ -129,7 +173,7 @@ pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
             .filter(|(_, l)| l.group == *group)
             .map(|(j, l)| (*l, run.server_cpu_us.get(j).copied().flatten()))
             .collect();
-        levels.sort_by_key(|(l, _)| l.clients);
+        levels.sort_by_key(|(l, _)| (l.clients, l.round));
         out.push(Series {
             label,
             colour: COLOURS[colour_index % COLOURS.len()],
@@ -186,6 +230,7 @@ mod tests {
         let lv = |group, clients, server| Level {
             group,
             clients,
+            round: 1,
             server_version: server,
             result: &r,
         };
@@ -228,6 +273,7 @@ mod tests {
                 .map(|&c| Level {
                     group: "w",
                     clients: c,
+                    round: 1,
                     server_version: None,
                     result: &r,
                 })
@@ -239,5 +285,66 @@ mod tests {
         assert_eq!(scale(&[1, 2, 4, 8]), Scale::Log2);
         assert_eq!(scale(&[16, 32, 48, 64]), Scale::Linear);
         assert_eq!(scale(&[8]), Scale::Linear);
+    }
+
+    /// `n` complete requests in 1 s, each taking 1 ms.
+    fn hits(n: u64) -> RunResult {
+        let mut r = RunResult {
+            elapsed: std::time::Duration::from_secs(1),
+            complete: n,
+            ..Default::default()
+        };
+        for _ in 0..n {
+            r.histograms.total.record(1000).unwrap();
+        }
+        r
+    }
+
+    #[test]
+    fn a_comparison_over_rounds_quotes_the_median_round_not_the_best() {
+        // Three rounds at 1 and 2 clients; the rounds' peaks (at 2 clients): 3000, 1000, 2000 hits/s.
+        let data: Vec<(usize, usize, RunResult)> = [3000, 1000, 2000]
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, peak)| [(i + 1, 1, hits(peak / 2)), (i + 1, 2, hits(peak))])
+            .collect();
+        let levels: Vec<Level> = data
+            .iter()
+            .map(|(round, c, r)| Level {
+                group: "builtin/2k",
+                clients: *c,
+                round: *round,
+                server_version: None,
+                result: r,
+            })
+            .collect();
+        let report = crate::html::render("t", &[run("#1", "lab", levels)]);
+        assert!(
+            report
+                .html
+                .contains("<td>builtin · 2k, median of 3 rounds</td><td>2000</td><td>2</td>"),
+            "{}",
+            report.html
+        );
+        assert!(
+            !report.html.contains("<td>3000</td>"),
+            "not the best round's"
+        );
+        assert!(report.html.contains("quotes the median of its rounds"));
+        // The hits chart: a point per client level at the median round's figure, a bar over the
+        // rounds' range.
+        let hits = &report.charts[0].svg;
+        assert_eq!(hits.matches("<circle").count(), 2, "{hits}");
+        assert_eq!(hits.matches("class=\"round-range\"").count(), 2);
+        assert!(hits.contains("2 clients, 2000.00 hits/s, median of 3 rounds (1000.00 to 3000.00)"));
+        // The distribution chart draws the median round's levels.
+        let dist = &report.charts[5];
+        assert_eq!(
+            dist.svg.matches("class=\"legend\"").count(),
+            2,
+            "{}",
+            dist.svg
+        );
+        assert!(dist.svg.contains("of round 3"), "{}", dist.svg);
     }
 }

@@ -1,10 +1,10 @@
 //! The report's summary table, first on the page: per series its peak (the fastest level with errors
-//! within the run's threshold, and says so when there is none), p99 at the peak, its errors (failed +
+//! within the run's threshold, and says so when there is none; over a comparison's rounds, the
+//! median of the rounds as compare printed it), p99 at the peak, its errors (failed +
 //! non-2xx, with how many levels were mostly errors), CPU-µs per request at the peak (the server's
 //! where the lab measured it, and the generator's), and each figure as a ratio to the first row.
 
 use crate::chart::escape;
-use crate::export::latency_ms;
 use crate::series::Series;
 use std::fmt::Write;
 
@@ -12,6 +12,8 @@ use std::fmt::Write;
 struct Row {
     label: String,
     workload: Option<String>,
+    /// How many rounds its figures are the median of (1: a lone sweep).
+    rounds: usize,
     /// (clients, hits/s, p99 ms) at the peak.
     peak: Option<(usize, f64, f64)>,
     errors: u64,
@@ -24,24 +26,30 @@ struct Row {
 }
 
 fn row(s: &Series) -> Row {
-    let peak = s.peak();
-    let at = |i: usize| s.levels[i].result;
+    let quoted = s.row();
     Row {
         label: s.label.clone(),
         workload: s.workload.clone(),
-        peak: peak.map(|i| {
-            let r = at(i);
-            (s.levels[i].clients, r.hits_per_sec(), latency_ms(r, 0.99))
-        }),
+        rounds: s.rounds().len(),
+        peak: quoted.measured.then_some((
+            quoted.clients_at_peak,
+            quoted.peak_hits_per_sec,
+            quoted.p99_ms_at_peak,
+        )),
         errors: s.levels.iter().map(|l| l.result.errors()).sum(),
         attempted: s.levels.iter().map(|l| l.result.attempted()).sum(),
         mostly_errors: s.levels.iter().filter(|l| l.result.mostly_errors()).count(),
         levels: s.levels.len(),
-        server_cpu_us: peak.and_then(|i| s.server_cpu_us.get(i).copied().flatten()),
-        generator_cpu_us: peak.map(|i| at(i).cpu_us_per_request()),
+        server_cpu_us: quoted.server_cpu_us.filter(|_| quoted.measured),
+        generator_cpu_us: quoted.generator_cpu_us.filter(|_| quoted.measured),
         max_error_pct: s.max_error_pct,
     }
 }
+
+/// What a row over several rounds quotes: the figures `webstand compare` printed.
+const MEDIAN_NOTE: &str = "A series measured over several rounds quotes the median of its rounds, \
+as compare printed it and webstand show gives it: the round whose peak is the median gives the peak, \
+its clients and p99; CPU figures are the medians of the rounds' peaks. ";
 
 fn ratio(v: Option<f64>, first: Option<f64>) -> String {
     match (v, first) {
@@ -78,10 +86,13 @@ pub fn html(series: &[Series]) -> String {
     }
     h.push_str("</tr>\n");
     for r in &rows {
-        let name = match &r.workload {
+        let mut name = match &r.workload {
             Some(w) => format!("{} ({w})", r.label),
             None => r.label.clone(),
         };
+        if r.rounds > 1 {
+            name += &format!(", median of {} rounds", r.rounds);
+        }
         let errors_pct = r.errors as f64 * 100.0 / r.attempted.max(1) as f64;
         let mostly = match r.mostly_errors {
             0 => String::new(),
@@ -116,9 +127,11 @@ pub fn html(series: &[Series]) -> String {
     }
     let _ = writeln!(
         h,
-        "</table>\n<p class=\"note\">Peak: each series' fastest level whose errors (failed requests + non-2xx answers) stay within {} % of its attempted requests; p99 and CPU are at that level. Ratios divide by the first row ({}). Errors count every level.</p>",
+        "</table>\n<p class=\"note\">Peak: each series' fastest level whose errors (failed requests + non-2xx answers) stay within {} % of its attempted requests; p99 and CPU are at that level. {}Ratios divide by the first row ({}). Errors count every level{}.</p>",
         first.max_error_pct,
-        escape(&first.label)
+        if rows.iter().any(|r| r.rounds > 1) { MEDIAN_NOTE } else { "" },
+        escape(&first.label),
+        if rows.iter().any(|r| r.rounds > 1) { " of every round" } else { "" },
     );
     h
 }

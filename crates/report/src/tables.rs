@@ -341,6 +341,7 @@ mod tests {
         Level {
             group: "/2k.html",
             clients,
+            round: 1,
             server_version: None,
             result: r,
         }

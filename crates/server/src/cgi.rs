@@ -40,6 +40,11 @@ pub struct CgiJob {
 }
 
 impl CgiJob {
+    /// The HTTP/2 stream it answers (None for HTTP/1).
+    pub fn stream(&self) -> Option<u32> {
+        self.ch.stream_id()
+    }
+
     fn new(child: Child, stdout: ChildStdout, req: &Request, deadline: Instant) -> CgiJob {
         let head = req.head;
         CgiJob {
@@ -99,7 +104,7 @@ impl Ctx {
                     respond::simple(out, self.date.line(), req.ch, 500, b"", false);
                     return Some(500);
                 }
-                conn.cgi = Some(Box::new(job));
+                conn.cgi.push(Box::new(job));
                 None
             }
             Err(_) => {
@@ -180,55 +185,71 @@ impl Ctx {
         Ok(CgiJob::new(child, stdout, req, deadline))
     }
 
-    /// Reads what the program wrote; when it is done (or over the limit), writes the answer into
-    /// `out` and returns true.
+    /// Reads what the connection's programs wrote; writes the answer of each one that is done (or
+    /// over the limit) into `out`. Returns true when one was answered.
     pub fn cgi_progress(
         &mut self,
         conn: &mut Conn,
         out: &mut Vec<u8>,
         registry: &mio::Registry,
     ) -> bool {
-        let Some(job) = conn.cgi.as_mut() else {
-            return false;
-        };
+        let mut answered = false;
+        let mut i = 0;
+        while i < conn.cgi.len() {
+            match self.read_program(&mut conn.cgi[i]) {
+                None => i += 1,
+                Some(forced) => {
+                    self.finish_cgi(conn, i, out, registry, forced);
+                    answered = true;
+                }
+            }
+        }
+        answered
+    }
+
+    /// Reads what one program wrote: None while it runs, Some(forced status) once it is done.
+    fn read_program(&self, job: &mut CgiJob) -> Option<Option<u16>> {
         let max = self.shared.config.cgi_max_output;
         let mut buf = [0u8; 16 << 10];
         loop {
             match job.stdout.read(&mut buf) {
-                Ok(0) => break,
+                Ok(0) => return Some(None),
                 Ok(n) => {
                     job.output.extend_from_slice(&buf[..n]);
                     if job.output.len() as u64 > max {
-                        self.finish_cgi(conn, out, registry, Some(502));
-                        return true;
+                        return Some(Some(502));
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+                Err(_) => return Some(None),
             }
         }
-        self.finish_cgi(conn, out, registry, None);
-        true
     }
 
-    /// The time limit passed: kill the program and answer 504.
+    /// The time limit passed for some of the connection's programs: kill them and answer 504.
     pub fn cgi_timed_out(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry) {
-        self.finish_cgi(conn, out, registry, Some(504));
+        let mut i = 0;
+        while i < conn.cgi.len() {
+            if self.now >= conn.cgi[i].deadline {
+                self.finish_cgi(conn, i, out, registry, Some(504));
+            } else {
+                i += 1;
+            }
+        }
     }
 
-    /// Ends the job (killing the program if it still runs) and answers: `forced` status, or the
+    /// Ends job `i` (killing the program if it still runs) and answers: `forced` status, or the
     /// program's own answer.
     fn finish_cgi(
         &mut self,
         conn: &mut Conn,
+        i: usize,
         out: &mut Vec<u8>,
         registry: &mio::Registry,
         forced: Option<u16>,
     ) {
-        let Some(mut job) = conn.cgi.take() else {
-            return;
-        };
+        let mut job = conn.cgi.remove(i);
         let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
         if self.draining {
             job.ch.close();
@@ -243,7 +264,7 @@ impl Ctx {
             ),
             None => answer(&job, out, self.date.line()),
         };
-        if !job.ch.keeps_open() || !respond::keeps_connection(status) {
+        if job.ch.ends_connection(status) {
             conn.closing = true;
         }
         self.log(
@@ -256,9 +277,16 @@ impl Ctx {
         self.reap_or_keep(job.child);
     }
 
-    /// The connection went away: stop its program.
-    pub fn end_cgi(&mut self, conn: &mut Conn, registry: &mio::Registry) {
-        if let Some(mut job) = conn.cgi.take() {
+    /// The connection went away (`stream` None) or the client reset that HTTP/2 stream: stop
+    /// the programs answering it.
+    pub fn end_cgi(&mut self, conn: &mut Conn, stream: Option<u32>, registry: &mio::Registry) {
+        let mut i = 0;
+        while i < conn.cgi.len() {
+            if stream.is_some_and(|id| conn.cgi[i].ch.stream_id() != Some(id)) {
+                i += 1;
+                continue;
+            }
+            let mut job = conn.cgi.remove(i);
             let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
             kill_group(&mut job.child);
             self.reap_or_keep(job.child);

@@ -55,10 +55,14 @@ pub struct Conn {
     pub deadline: Instant,
     /// When it was accepted (a TLS handshake must end within the header timeout from then).
     pub opened: Instant,
-    /// A CGI program running for this connection.
-    pub cgi: Option<Box<CgiJob>>,
-    /// A FastCGI request in progress for this connection.
-    pub fcgi: Option<Box<FcgiJob>>,
+    /// The CGI programs running for this connection (one at most for HTTP/1; up to
+    /// `h2::MAX_JOBS` jobs of both kinds for HTTP/2's streams). Boxed: a job is taken out of the
+    /// list while it is worked on and put back, a pointer's move rather than the job's.
+    #[allow(clippy::vec_box)]
+    pub cgi: Vec<Box<CgiJob>>,
+    /// The FastCGI requests in progress for this connection (as `cgi`).
+    #[allow(clippy::vec_box)]
+    pub fcgi: Vec<Box<FcgiJob>>,
     /// (local, peer) addresses, looked up once for FastCGI's parameters.
     pub addrs: Option<(std::net::SocketAddr, std::net::SocketAddr)>,
     /// The throttle rule the queued output is paced by.
@@ -83,8 +87,8 @@ impl Conn {
             hup: false,
             deadline: now + config.header_timeout,
             opened: now,
-            cgi: None,
-            fcgi: None,
+            cgi: Vec::new(),
+            fcgi: Vec::new(),
             addrs: None,
             throttle: None,
             throttled_until: None,
@@ -94,10 +98,12 @@ impl Conn {
 
     /// Nothing half-received, nothing to send, nothing running: safe to close at any moment.
     pub fn is_idle(&self) -> bool {
-        !self.protocol.partial_input()
-            && !self.has_output()
-            && self.cgi.is_none()
-            && self.fcgi.is_none()
+        !self.protocol.partial_input() && !self.has_output() && self.jobs() == 0
+    }
+
+    /// CGI programs and FastCGI requests running for this connection.
+    pub fn jobs(&self) -> usize {
+        self.cgi.len() + self.fcgi.len()
     }
 
     /// Output queued here, or held by the transport (TLS records the socket has not taken).
@@ -119,8 +125,7 @@ impl Conn {
         self.protocol.partial_input()
             && !self.protocol.stalled()
             && !self.has_output()
-            && self.cgi.is_none()
-            && self.fcgi.is_none()
+            && self.jobs() == 0
     }
 
     /// Sets the deadline for waiting on the client: the protocol's while a request is partly in

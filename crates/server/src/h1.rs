@@ -74,7 +74,7 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
-        if let Some(used) = self.feed_fastcgi_body(conn.fcgi.as_deref_mut(), new) {
+        if let Some(used) = self.feed_fastcgi_body(conn.fcgi.first_mut().map(|j| &mut **j), new) {
             // The body of the request in flight; what follows it waits for its answer.
             let state = state(conn);
             state.inbuf.extend_from_slice(&new[used..]);
@@ -122,8 +122,7 @@ impl Ctx {
                 return data.len();
             }
             if conn.has_output()
-                || conn.cgi.is_some()
-                || conn.fcgi.is_some()
+                || conn.jobs() > 0
                 || conn.throttle.is_some()
                 || out.len() >= OUT_HIGH_WATER
             {
@@ -198,7 +197,7 @@ impl Ctx {
     /// the body and the client for the go-ahead; if it was answered at once instead (404, 401…),
     /// the unread rest of the body is swallowed by a lingering close.
     fn body_streams(&mut self, conn: &mut Conn, head: &Head, out: &mut Vec<u8>) {
-        if conn.fcgi.is_none() {
+        if conn.fcgi.is_empty() {
             conn.closing = true;
             conn.linger = true;
         } else if head.expect_continue && head.minor == 1 && !state(conn).continue_sent {

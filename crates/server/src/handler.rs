@@ -42,8 +42,8 @@ pub struct Ctx {
     pub(crate) fcgi_redirects: u8,
     pub(crate) fcgi_scratch: Vec<u8>,
     pub(crate) fcgi_rbuf: Vec<u8>,
-    /// The request just routed needs the connection's CGI/FastCGI slot while another job holds
-    /// it (an HTTP/2 stream's, `job_slot_taken`): nothing was answered, it must be routed again.
+    /// The request just routed needs a CGI/FastCGI job while the connection runs all it may (an
+    /// HTTP/2 stream's, `job_slot_taken`): nothing was answered, it must be routed again.
     pub waits_for_job: bool,
 }
 
@@ -203,18 +203,24 @@ impl Ctx {
             ch: asked.ch,
         };
         let user = asked.user.clone();
-        if self.job_slot_taken(conn) {
+        if self.job_slot_taken(conn, asked.ch) {
             return None;
         }
         self.start_cgi(conn, req, out, idx, registry)
             .map(|status| (status, 0, user))
     }
 
-    /// A connection runs one CGI program or FastCGI job at a time. HTTP/1 asks for the next
-    /// request only once the job is done; an HTTP/2 stream can arrive while another stream's job
-    /// runs: then the request is marked as waiting (`waits_for_job`) and h2/ routes it again later.
-    pub(crate) fn job_slot_taken(&mut self, conn: &Conn) -> bool {
-        let taken = conn.cgi.is_some() || conn.fcgi.is_some();
+    /// An HTTP/1 connection runs one CGI program or FastCGI job at a time (it asks for the next
+    /// request only once the job is done); an HTTP/2 connection up to `h2::MAX_JOBS`, one per
+    /// stream. A stream that finds them all taken is marked as waiting (`waits_for_job`) and
+    /// h2/ routes it again when one ends.
+    pub(crate) fn job_slot_taken(&mut self, conn: &Conn, ch: Channel) -> bool {
+        // By the channel: h2/ holds the connection's protocol state while it answers.
+        let limit = match ch.stream_id() {
+            Some(_) => crate::h2::MAX_JOBS,
+            None => 1,
+        };
+        let taken = conn.jobs() >= limit;
         self.waits_for_job |= taken;
         taken
     }

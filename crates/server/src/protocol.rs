@@ -127,14 +127,12 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) -> bool {
+        let slot_free = conn.jobs() < h2::MAX_JOBS;
         let held = match &mut conn.protocol {
             Protocol::Http1(s) => std::mem::take(&mut s.stalled),
             // Body the windows let out is pumped by the next flush: go round again; streams that
             // waited for the CGI/FastCGI slot go once it is free.
-            Protocol::Http2(s) => {
-                let slot_free = conn.cgi.is_none() && conn.fcgi.is_none();
-                s.stalled() || s.has_output() || (s.waits_for_job() && slot_free)
-            }
+            Protocol::Http2(s) => s.stalled() || s.has_output() || (s.waits_for_job() && slot_free),
         };
         if held {
             self.serve_input(conn, &[], out, idx, registry);
@@ -170,6 +168,24 @@ impl Channel {
         match self {
             Channel::Http1(f) => f.keep,
             Channel::Http2(_) => true,
+        }
+    }
+
+    /// The connection must close after answering `status` on this channel: HTTP/1's when it is
+    /// not kept open or the status says its byte stream cannot be trusted; never an HTTP/2
+    /// stream's (the connection's other streams go on).
+    pub fn ends_connection(&self, status: u16) -> bool {
+        match self {
+            Channel::Http1(f) => !f.keep || !respond::keeps_connection(status),
+            Channel::Http2(_) => false,
+        }
+    }
+
+    /// The HTTP/2 stream an answer goes to (None for HTTP/1).
+    pub fn stream_id(&self) -> Option<u32> {
+        match self {
+            Channel::Http1(_) => None,
+            Channel::Http2(s) => Some(s.stream),
         }
     }
 
@@ -231,6 +247,18 @@ impl Channel {
         match self {
             Channel::Http1(f) => f.end_stream(out),
             Channel::Http2(s) => s.end_stream(out),
+        }
+    }
+
+    /// An answer whose head is sent cannot be finished: HTTP/2 resets its stream (true); HTTP/1
+    /// cannot say so but by closing the connection (false: the caller closes it).
+    pub fn abort(&self, out: &mut Vec<u8>) -> bool {
+        match self {
+            Channel::Http1(_) => false,
+            Channel::Http2(s) => {
+                s.abort(out);
+                true
+            }
         }
     }
 }

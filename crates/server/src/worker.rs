@@ -210,8 +210,8 @@ impl Worker {
     fn close(&mut self, idx: usize) {
         if let Some(mut c) = self.conns[idx].take() {
             c.farewell();
-            self.ctx.end_cgi(&mut c, self.poll.registry());
-            self.ctx.end_fastcgi(&mut c, idx);
+            self.ctx.end_cgi(&mut c, None, self.poll.registry());
+            self.ctx.end_fastcgi(&mut c, idx, None);
             if let Some(rule) = c.throttle {
                 self.ctx.throttle_release(rule, c.unsent());
             }
@@ -290,16 +290,22 @@ impl Worker {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if c.cgi.as_ref().is_some_and(|j| now >= j.deadline) {
+            if c.cgi.iter().any(|j| now >= j.deadline) {
                 self.ctx
                     .cgi_timed_out(c, &mut self.wbuf, self.poll.registry());
                 self.drive(i, false, false);
                 continue;
             }
-            if let Some(job) = c.fcgi.as_ref() {
+            // HTTP/1 waits for the program's answer, bounded by the CGI timeout: the header and
+            // idle timeouts are the client's, and it is not the one late (an answer it is slow to
+            // take still meets the I/O timeout, below).
+            if !c.cgi.is_empty() && !c.protocol.multiplexed() && !c.has_output() {
+                continue;
+            }
+            if !c.fcgi.is_empty() {
                 // While the client takes the output, its own I/O timeout applies (below).
                 if !c.has_output() {
-                    if now >= job.deadline {
+                    if c.fcgi.iter().any(|j| now >= j.deadline) {
                         self.ctx.fastcgi_timed_out(c, &mut self.wbuf, i);
                         self.drive(i, false, false);
                     }
@@ -373,10 +379,10 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         }
         // HTTP/1 waits for a job's answer; HTTP/2 reads and answers its other streams meanwhile.
         let multiplexed = conn.protocol.multiplexed();
-        if conn.cgi.is_some() && !multiplexed {
+        if !conn.cgi.is_empty() && !multiplexed {
             return Ok(true);
         }
-        let body_wanted = match conn.fcgi.is_some() {
+        let body_wanted = match !conn.fcgi.is_empty() {
             true => match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
                 Pump::Progress => continue,
                 Pump::Wait if multiplexed => false,

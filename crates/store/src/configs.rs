@@ -121,7 +121,7 @@ mod tests {
                 ended: Some(webstand_engine::Ended::TargetLost),
                 ..Default::default()
             };
-            s.add_level(id, "", 4, None, &r).unwrap();
+            s.add_level(id, "", 4, 1, None, &r).unwrap();
             s.add_config(id, "nginx", "nginx.conf", "worker_processes 1;\n")
                 .unwrap();
             id
@@ -191,7 +191,7 @@ mod tests {
             ended: Some(webstand_engine::Ended::Unreachable),
             ..Default::default()
         };
-        writer.add_level(id, "", 8, None, &r).unwrap();
+        writer.add_level(id, "", 8, 1, None, &r).unwrap();
         let levels = writer.load_run(id).unwrap().levels;
         assert_eq!(
             (levels[0].result.ended, levels[1].result.ended),
@@ -199,7 +199,7 @@ mod tests {
         );
     }
 
-    /// Files at versions 4, 5, both 6s, 7 and 8 all end with a new file's layout, and running each
+    /// Files at versions 4, 5, both 6s, 7, 8 and 9 all end with a new file's layout, and running each
     /// upgrade step again on the upgraded file changes nothing and fails nowhere.
     #[test]
     fn every_upgrade_step_is_idempotent_and_ends_at_a_new_files_layout() {
@@ -219,23 +219,28 @@ mod tests {
             (6, "ALTER TABLE levels DROP COLUMN ended;"),
             (7, ""),
             (8, ""),
+            (9, ""),
         ];
         for (i, (version, drop)) in cases.into_iter().enumerate() {
             let db = dir.path().join(format!("{i}.db"));
-            // Files before version 9 have no HTTP/2 columns, and before version 8 no
-            // `levels.diagnosis` either.
-            let h2 = "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
-                ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
-                ALTER TABLE runs DROP COLUMN h2_streams;";
+            // Files before version 10 have no `levels.round`, before version 9 no HTTP/2
+            // columns, and before version 8 no `levels.diagnosis` either.
+            let h2 = match version {
+                9 => "",
+                _ => "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
+                    ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
+                    ALTER TABLE runs DROP COLUMN h2_streams;",
+            };
             let diagnosis = match version {
-                8 => "",
+                8 | 9 => "",
                 _ => "ALTER TABLE levels DROP COLUMN diagnosis;",
             };
-            let drop = format!("{h2} {diagnosis} {drop}");
+            let round = "ALTER TABLE levels DROP COLUMN round;";
+            let drop = format!("{round} {h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();
             assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
-            for from in 4..=8 {
+            for from in 4..=9 {
                 s.upgrade(from).unwrap();
             }
             assert_eq!(layout(&db), layout(&fresh), "again from {version}");

@@ -15,6 +15,9 @@ use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
 pub struct StoredLevel {
     pub group: String,
     pub clients: usize,
+    /// Which round of a comparison measured it, from 1 (bench and sweep: 1); None for a level saved
+    /// before the history kept rounds (schema 10), whose round only its place in the run tells.
+    pub round: Option<usize>,
     pub server_version: Option<String>,
     pub result: RunResult,
     /// The server's side, when the lab measured it ([`Store::add_server_figures`]).
@@ -60,13 +63,15 @@ pub(crate) fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
 
 impl Store {
     /// Records one measured level, in its own transaction. `group` names the series it belongs to
-    /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison);
+    /// ("" for a bench run, the workload for a sweep, "server/workload" for a comparison), `round`
+    /// which of a comparison's rounds measured it (from 1; 1 for a bench or a sweep);
     /// `server_version` is the target's version where known.
     pub fn add_level(
         &self,
         run: RunId,
         group: &str,
         clients: usize,
+        round: usize,
         server_version: Option<&str>,
         result: &RunResult,
     ) -> anyhow::Result<()> {
@@ -94,9 +99,9 @@ impl Store {
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
                 hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended,
-                h2, h2_connect, h2_first_byte)
+                h2, h2_connect, h2_first_byte, round)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
             params![
                 run,
                 group,
@@ -134,6 +139,7 @@ impl Store {
                 h2,
                 h2_connect,
                 h2_first_byte,
+                sql_u64(round as u64),
             ],
         )?;
         tx.commit()
@@ -274,9 +280,52 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
     Ok(StoredLevel {
         group: r.get(0)?,
         clients: u(1)? as usize,
+        round: r.get::<_, Option<i64>>(38)?.map(|v| v.max(1) as usize),
         server_version: r.get(2)?,
         result,
         server,
         diagnosis,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tests::{meta, synthetic_result};
+    use crate::{Store, StoredRun};
+    use rusqlite::Connection;
+    use std::time::Duration;
+
+    #[test]
+    fn a_levels_round_comes_back_and_a_version_9_file_reads_without_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("rounds.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        let r = synthetic_result(5, 100, Duration::from_secs(1));
+        // Clients that fall (2 then 1), so no order of clients could tell the rounds.
+        for (round, clients) in [(1, 2), (1, 1), (2, 2), (2, 1), (3, 2), (3, 1)] {
+            s.add_level(id, "builtin/2k", clients, round, None, &r)
+                .unwrap();
+        }
+        let rounds = |run: &StoredRun| -> Vec<Option<usize>> {
+            run.levels.iter().map(|l| l.round).collect()
+        };
+        let run = s.load_run(id).unwrap();
+        let saved = [1, 1, 2, 2, 3, 3].map(Some);
+        assert_eq!(rounds(&run), saved);
+        drop(s);
+        // What schema 9 wrote: no round column. A reader takes it as it is: no round known.
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("ALTER TABLE levels DROP COLUMN round; PRAGMA user_version = 9;")
+            .unwrap();
+        drop(conn);
+        let old = Store::open_existing(Some(&db)).unwrap();
+        assert_eq!(rounds(&old.load_run(id).unwrap()), [None; 6]);
+        drop(old);
+        // A writer adds the column: the old levels stay without a round, a new one has its own.
+        let writer = Store::open(Some(&db)).unwrap();
+        writer.add_level(id, "builtin/2k", 4, 4, None, &r).unwrap();
+        let run = writer.load_run(id).unwrap();
+        assert_eq!(rounds(&run), [None, None, None, None, None, None, Some(4)]);
+    }
 }

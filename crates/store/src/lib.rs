@@ -158,7 +158,7 @@ mod tests {
 
     /// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
     /// `base_us` to twice that.
-    fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
+    pub(crate) fn synthetic_result(complete: u64, base_us: u64, elapsed: Duration) -> RunResult {
         let mut r = RunResult {
             elapsed,
             complete,
@@ -180,7 +180,7 @@ mod tests {
         r
     }
 
-    fn meta() -> RunMeta {
+    pub(crate) fn meta() -> RunMeta {
         RunMeta {
             kind: "sweep".into(),
             command_line: "webstand sweep http://127.0.0.1:1/".into(),
@@ -210,12 +210,13 @@ mod tests {
         r.latency_sum_us = u64::MAX as u128 + 5;
         r.sent_bytes = 98765;
         r.ended = Some(Ended::TargetLost);
-        s.add_level(id, "2k.html", 8, Some("nginx/1.22"), &r)
+        s.add_level(id, "2k.html", 8, 1, Some("nginx/1.22"), &r)
             .unwrap();
         s.add_level(
             id,
             "2k.html",
             16,
+            1,
             None,
             &synthetic_result(10, 50, Duration::from_secs(1)),
         )
@@ -302,6 +303,7 @@ mod tests {
             id,
             "",
             1,
+            1,
             None,
             &synthetic_result(5, 100, Duration::from_secs(1)),
         )
@@ -350,7 +352,9 @@ mod tests {
         let s = Store::open(Some(&dir.path().join("ok.db"))).unwrap();
         let e = s.load_run(42).err().unwrap().to_string();
         assert!(e.contains("no run 42"), "{e}");
-        assert!(s.add_level(42, "", 1, None, &RunResult::default()).is_err());
+        assert!(s
+            .add_level(42, "", 1, 1, None, &RunResult::default())
+            .is_err());
         assert!(s.finish_run(42, "complete").is_err());
     }
 
@@ -363,6 +367,7 @@ mod tests {
         s.add_level(
             id,
             "",
+            1,
             1,
             None,
             &synthetic_result(5, 100, Duration::from_secs(1)),
@@ -378,7 +383,7 @@ mod tests {
                  ALTER TABLE levels DROP COLUMN server_peak_rss_kib; ALTER TABLE levels DROP COLUMN ended; ALTER TABLE levels DROP COLUMN diagnosis;
                  ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
                  ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
-                 ALTER TABLE runs DROP COLUMN h2_streams;
+                 ALTER TABLE runs DROP COLUMN h2_streams; ALTER TABLE levels DROP COLUMN round;
                  DROP TABLE configs; DROP TABLE probe_cases; PRAGMA user_version = 1;",
             )
             .unwrap();
@@ -400,7 +405,7 @@ mod tests {
         failed.first_error = Some("connect to 127.0.0.1:1: Connection refused".into());
         failed.ended = Some(Ended::Unreachable);
         failed.sent_bytes = 1234;
-        writer.add_level(id, "", 2, None, &failed).unwrap();
+        writer.add_level(id, "", 2, 1, None, &failed).unwrap();
         assert_eq!(version(&db), SCHEMA_VERSION);
         let run = writer.load_run(id).unwrap();
         assert_eq!(
@@ -456,11 +461,12 @@ mod tests {
             h2.first_byte.record(v * 2).unwrap();
         }
         r.h2 = Some(h2.clone());
-        s.add_level(id, "2k", 4, None, &r).unwrap();
+        s.add_level(id, "2k", 4, 1, None, &r).unwrap();
         s.add_level(
             id,
             "2k",
             8,
+            1,
             None,
             &synthetic_result(5, 100, Duration::from_secs(1)),
         )
@@ -499,7 +505,8 @@ mod tests {
             .execute_batch(
                 "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
                  ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
-                 ALTER TABLE runs DROP COLUMN h2_streams; PRAGMA user_version = 8;",
+                 ALTER TABLE runs DROP COLUMN h2_streams; ALTER TABLE levels DROP COLUMN round;
+                 PRAGMA user_version = 8;",
             )
             .unwrap();
         let old = Store::open_existing(Some(&db))
@@ -508,7 +515,7 @@ mod tests {
             .unwrap();
         assert!(old.protocol.is_none() && old.levels[0].result.h2.is_none());
         let writer = Store::open(Some(&db)).unwrap();
-        writer.add_level(id, "2k", 16, None, &r).unwrap();
+        writer.add_level(id, "2k", 16, 1, None, &r).unwrap();
         writer.set_protocol(id, &asked).unwrap();
         let run = writer.load_run(id).unwrap();
         assert_eq!(
@@ -524,8 +531,8 @@ mod tests {
         let s = Store::open(Some(&dir.path().join("d.db"))).unwrap();
         let id = s.begin_run(&meta()).unwrap();
         let r = synthetic_result(5, 100, Duration::from_secs(1));
-        for _round in 0..2 {
-            s.add_level(id, "builtin/2k", 8, None, &r).unwrap();
+        for round in 1..=2 {
+            s.add_level(id, "builtin/2k", 8, round, None, &r).unwrap();
         }
         let first = serde_json::json!({"verdict": null, "summary": "no problem found"});
         let again =
@@ -552,6 +559,7 @@ mod tests {
                     s.add_level(
                         id,
                         "",
+                        1,
                         1,
                         None,
                         &synthetic_result(3, 100, Duration::from_secs(1)),

@@ -13,12 +13,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// (unreachable / target lost), version 7 the `configs` a comparison's servers ran with ([`configs`]),
 /// version 8 `levels.diagnosis` (what bound the level, as the `--json` diagnosis object), version 9
 /// HTTP/2 ([`h2`]: `runs.protocol`, `runs.h2_streams`, `levels.h2`, `levels.h2_connect`,
-/// `levels.h2_first_byte`); an older file is upgraded when opened for writing and read as it is otherwise.
+/// `levels.h2_first_byte`), version 10 `levels.round` (which round of a comparison measured the
+/// level: 1 for bench and sweep; NULL in a level saved before, whose round readers infer from the
+/// saved order); an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 9;
+pub const SCHEMA_VERSION: i32 = 10;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -77,7 +79,8 @@ CREATE TABLE levels (
     diagnosis           TEXT,
     h2                  TEXT,
     h2_connect          BLOB,
-    h2_first_byte       BLOB
+    h2_first_byte       BLOB,
+    round               INTEGER
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -202,6 +205,10 @@ impl Store {
                 self.conn
                     .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
             }
+        }
+        if !self.has_column("levels", "round")? {
+            self.conn
+                .execute_batch("ALTER TABLE levels ADD COLUMN round INTEGER;")?;
         }
         Ok(())
     }

@@ -190,8 +190,9 @@ impl Options {
 /// The caller's hooks: everything of sweep's [`Observer`] (Ctrl-C, progress, saving each level) plus
 /// which server and workload the next levels belong to, and progress lines.
 pub trait CompareObserver: Observer {
-    /// The levels that follow belong to `server` (at `version`) on `workload`.
-    fn series(&mut self, server: &str, version: &str, workload: &str);
+    /// The levels that follow belong to `server` (at `version`) on `workload`, in `round`
+    /// (0-based, as [`WorkloadOutcome::round`]).
+    fn series(&mut self, server: &str, version: &str, workload: &str, round: usize);
     /// A line of progress (stderr in the CLI).
     fn note(&mut self, line: &str);
     /// Whether the user asked to stop (Ctrl-C): no further server is started.

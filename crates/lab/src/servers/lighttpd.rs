@@ -71,11 +71,12 @@ fn launch(c: &Ctx) -> Launch {
         openssl = if c.tls.is_some() { ", \"mod_openssl\"" } else { "" },
         tls = tls_settings(c),
         // HTTP/2: h2 by ALPN with TLS, h2c by prior knowledge on the plain port (its stream limit,
-        // 8, is fixed in 1.4).
+        // 8, is fixed in 1.4); off without --h2, as the other servers' (1.4.59 and later enable it
+        // by default).
         h2 = if c.h2 {
             "server.feature-flags += (\"server.h2proto\" => \"enable\", \"server.h2c\" => \"enable\")\n"
         } else {
-            ""
+            "server.feature-flags += (\"server.h2proto\" => \"disable\", \"server.h2c\" => \"disable\")\n"
         },
     );
     Launch {

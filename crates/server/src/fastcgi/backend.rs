@@ -8,6 +8,11 @@
 //! queue for a child that the kept connections never release, and its request times out. So a loop
 //! opens at most its share of `fastcgi_connections` (which should not exceed the backend's
 //! workers), and requests beyond it wait in the loop's queue for a connection to come back.
+//!
+//! The queue holds client connections, each once however many of its requests (HTTP/2 streams)
+//! wait. A freed backend connection goes to the queue's first: it takes one and, if more of its
+//! requests wait, goes to the back. So a connection with many PHP streams takes turns with the
+//! others instead of taking every backend connection that comes back.
 
 use anyhow::{bail, Result};
 use mio::net::{TcpStream, UnixStream};
@@ -182,18 +187,70 @@ impl Pool {
     }
 
     /// A request is done with its connection: keep it (`reusable`) or close it. Returns the slot
-    /// of a connection waiting for one, which the loop must now drive.
+    /// whose turn it is now (the queue's first), which the loop must drive; it leaves the queue
+    /// when it takes a connection (`forget`).
     pub fn release(&mut self, conn: Conn, reusable: bool) -> Option<usize> {
         if reusable {
             self.idle.push(conn);
         } else {
             self.open -= 1;
         }
-        self.waiting.pop_front()
+        self.waiting.front().copied()
     }
 
-    /// A slot's request no longer waits (its client went away or it timed out).
+    /// Whether `slot` may take a connection now: nobody waits, or it is the queue's first.
+    pub fn turn_of(&self, slot: usize) -> bool {
+        self.waiting.front().is_none_or(|&s| s == slot)
+    }
+
+    /// The queue's first, when a connection is free for it (under `max` open).
+    pub fn next_waiter(&self, max: usize) -> Option<usize> {
+        let room = !self.idle.is_empty() || self.open < max;
+        room.then(|| self.waiting.front().copied()).flatten()
+    }
+
+    /// `slot` waits for a connection (once in the queue however many of its requests wait).
+    pub fn queue(&mut self, slot: usize) {
+        if !self.waiting.contains(&slot) {
+            self.waiting.push_back(slot);
+        }
+    }
+
+    /// A slot's requests no longer wait (it took a connection, its client went away, or its
+    /// request timed out).
     pub fn forget(&mut self, slot: usize) {
         self.waiting.retain(|&s| s != slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_client_connections_take_turns() {
+        let mut pool = Pool::default();
+        let address = Address::Unix(PathBuf::from("/nonexistent.sock"));
+        let (backend, _peer) = UnixStream::pair().unwrap();
+        pool.open = 1; // the loop's one backend connection, busy
+                       // Client connection 7 has several requests waiting (HTTP/2 streams), then 9 one.
+        for slot in [7, 7, 9] {
+            pool.queue(slot);
+        }
+        assert_eq!(pool.waiting, [7, 9]);
+        assert!(matches!(pool.acquire(&address, 1), Ok(Acquired::Full)));
+        // The backend connection comes back: 7's turn, not 9's.
+        assert_eq!(pool.release(Conn::Unix(backend), true), Some(7));
+        assert!(pool.turn_of(7) && !pool.turn_of(9));
+        let Ok(Acquired::Kept(backend)) = pool.acquire(&address, 1) else {
+            panic!("the kept connection is 7's");
+        };
+        // 7 took one and still has requests waiting: it goes behind 9.
+        pool.forget(7);
+        pool.queue(7);
+        assert_eq!(pool.waiting, [9, 7]);
+        assert_eq!(pool.release(backend, true), Some(9));
+        assert!(pool.turn_of(9) && !pool.turn_of(7));
+        assert_eq!(pool.next_waiter(1), Some(9));
     }
 }

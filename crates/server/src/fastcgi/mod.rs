@@ -20,6 +20,7 @@
 mod backend;
 mod body;
 mod gzip;
+mod jobs;
 mod params;
 mod record;
 mod response;
@@ -32,8 +33,8 @@ use crate::conn::Conn;
 use crate::handler::Ctx;
 use crate::protocol::Channel;
 use crate::request::{Head, Method};
-use crate::respond;
 use backend::Acquired;
+use jobs::wake;
 use mio::{Interest, Token};
 use record::Record;
 use response::{Done, Reply};
@@ -75,6 +76,13 @@ pub struct FcgiJob {
     redirects: u8,
     request_line: Vec<u8>,
     user: Option<Arc<str>>,
+}
+
+impl FcgiJob {
+    /// The HTTP/2 stream it answers (None for HTTP/1).
+    pub fn stream(&self) -> Option<u32> {
+        self.reply.channel.stream_id()
+    }
 }
 
 /// What the handler found for a FastCGI URL.
@@ -140,7 +148,7 @@ impl Ctx {
         self.fcgi_scratch = pairs;
         let mut reply = Reply::new(head.method == Method::Head, req.ch);
         reply.gzip = self.shared.config.fastcgi_gzip && gzip::accepted(head.fields());
-        conn.fcgi = Some(Box::new(FcgiJob {
+        conn.fcgi.push(Box::new(FcgiJob {
             rule: req.rule,
             backend: None,
             connecting: false,
@@ -160,48 +168,6 @@ impl Ctx {
         }));
     }
 
-    /// Moves the connection's job on: connect, write the request, read and answer.
-    pub fn fastcgi_pump(
-        &mut self,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-        idx: usize,
-        registry: &mio::Registry,
-    ) -> Pump {
-        let Some(job) = conn.fcgi.as_mut() else {
-            return Pump::Progress;
-        };
-        if job.backend.is_none() {
-            if let Err(why) = self.attach(job, idx, registry) {
-                return self.fail(conn, out, idx, 502, &why);
-            }
-            if job.backend.is_none() {
-                return Pump::Wait;
-            }
-        }
-        match self.exchange(job, out) {
-            Ok(Step::Wait) => Pump::Wait,
-            Ok(Step::Body) => {
-                job.deadline = self.now + self.shared.config.io_timeout;
-                Pump::Body
-            }
-            Ok(Step::More) => Pump::Progress,
-            Ok(Step::Ended(reusable)) => self.complete(conn, out, idx, registry, reusable),
-            Err(Trouble::Lost(why))
-                if job.kept && !job.reply.started() && !job.retried && !job.streamed =>
-            {
-                // A kept connection the backend had closed: once more on a new one.
-                job.retried = true;
-                self.detach(job, false);
-                job.sent = 0;
-                job.input.clear();
-                let _ = why; // logged only if the retry fails too
-                Pump::Progress
-            }
-            Err(Trouble::Lost(why) | Trouble::Garbage(why)) => self.fail(conn, out, idx, 502, &why),
-        }
-    }
-
     /// Gives the job a backend connection: a kept one, a new one, or a place in the queue.
     fn attach(
         &mut self,
@@ -213,13 +179,17 @@ impl Ctx {
         let rule = &shared.fastcgi[job.rule];
         let max = (shared.config.fastcgi_connections / shared.threads).max(1);
         let pool = &mut self.fcgi_pools[job.rule];
-        let (mut conn, kept) = match pool.acquire(&rule.address, max) {
+        // Connections waiting in the queue go first: an HTTP/2 connection with many PHP streams
+        // takes one backend connection per turn, then waits behind the others (backend.rs).
+        let acquired = match pool.turn_of(idx) {
+            true => pool.acquire(&rule.address, max),
+            false => Ok(Acquired::Full),
+        };
+        let (mut conn, kept) = match acquired {
             Ok(Acquired::Kept(c)) => (c, true),
             Ok(Acquired::New(c)) => (c, false),
             Ok(Acquired::Full) => {
-                if !pool.waiting.contains(&idx) {
-                    pool.waiting.push_back(idx);
-                }
+                pool.queue(idx);
                 job.queued = true;
                 return Ok(());
             }
@@ -228,6 +198,9 @@ impl Ctx {
         if job.queued {
             job.queued = false;
             pool.forget(idx);
+        }
+        if let Some(next) = pool.next_waiter(max) {
+            wake(&mut self.fcgi_wake, next);
         }
         // A kept connection stays registered between requests (dropping it unregisters it): it
         // only gets this slot's token, one epoll_ctl per request rather than an add and a delete.
@@ -239,7 +212,7 @@ impl Ctx {
         };
         if let Err(e) = watched {
             if let Some(waiter) = self.fcgi_pools[job.rule].release(conn, false) {
-                self.fcgi_wake.push(waiter);
+                wake(&mut self.fcgi_wake, waiter);
             }
             return Err(format!("cannot watch the connection: {e}"));
         }
@@ -254,7 +227,7 @@ impl Ctx {
     fn detach(&mut self, job: &mut FcgiJob, reusable: bool) {
         if let Some(c) = job.backend.take() {
             if let Some(waiter) = self.fcgi_pools[job.rule].release(c, reusable) {
-                self.fcgi_wake.push(waiter);
+                wake(&mut self.fcgi_wake, waiter);
             }
         }
     }
@@ -375,14 +348,12 @@ impl Ctx {
     fn complete(
         &mut self,
         conn: &mut Conn,
+        mut job: Box<FcgiJob>,
         out: &mut Vec<u8>,
         idx: usize,
         registry: &mio::Registry,
         reusable: bool,
     ) -> Pump {
-        let Some(mut job) = conn.fcgi.take() else {
-            return Pump::Progress;
-        };
         // A backend that answered before taking the whole request has records of it unread.
         let whole = job.body_left == 0 && job.sent == job.request.len();
         self.detach(&mut job, reusable && whole);
@@ -467,7 +438,8 @@ impl Ctx {
 
     /// Logs the answer and decides whether the client connection stays open.
     fn answered(&mut self, conn: &mut Conn, job: &FcgiJob, status: u16, bytes: u64) {
-        if !job.reply.channel.keeps_open() || !respond::keeps_connection(status) || self.draining {
+        let ch = job.reply.channel;
+        if ch.ends_connection(status) || (self.draining && ch.stream_id().is_none()) {
             conn.closing = true;
         }
         if job.body_left > 0 {
@@ -483,21 +455,17 @@ impl Ctx {
     fn fail(
         &mut self,
         conn: &mut Conn,
+        mut job: Box<FcgiJob>,
         out: &mut Vec<u8>,
         idx: usize,
         status: u16,
         why: &str,
     ) -> Pump {
-        let Some(mut job) = conn.fcgi.take() else {
-            return Pump::Progress;
-        };
         backend_log(&self.shared.fastcgi[job.rule], why);
-        self.detach(&mut job, false);
-        if job.queued {
-            self.fcgi_pools[job.rule].forget(idx);
-        }
+        self.drop_job(conn, &mut job, idx);
         if job.reply.committed() {
-            conn.closing = true;
+            // HTTP/1 cuts the answer by closing; HTTP/2 resets the stream alone.
+            conn.closing |= !job.reply.channel.abort(out);
             let user = job.user.clone();
             self.log(
                 conn.peer,
@@ -511,31 +479,6 @@ impl Ctx {
         let n = response::failed(out, self.date.line(), status, &job.reply);
         self.answered(conn, &job, status, n);
         Pump::Progress
-    }
-
-    /// The backend stayed silent past `fastcgi_timeout`: 504 (or the client stopped sending the
-    /// body being streamed for `io_timeout`: 408).
-    pub fn fastcgi_timed_out(&mut self, conn: &mut Conn, out: &mut Vec<u8>, idx: usize) {
-        if conn.fcgi.as_ref().is_some_and(|j| j.wants_body()) {
-            let secs = self.shared.config.io_timeout.as_secs_f64();
-            let why = format!("the client sent no more of its body within {secs}s");
-            self.fail(conn, out, idx, 408, &why);
-            return;
-        }
-        let secs = self.shared.config.fastcgi_timeout.as_secs_f64();
-        let why = format!("no answer within {secs}s");
-        self.fail(conn, out, idx, 504, &why);
-    }
-
-    /// The client went away: drop its job (the backend connection is closed, not kept: the
-    /// backend may still be writing an answer for it).
-    pub fn end_fastcgi(&mut self, conn: &mut Conn, idx: usize) {
-        if let Some(mut job) = conn.fcgi.take() {
-            self.detach(&mut job, false);
-            if job.queued {
-                self.fcgi_pools[job.rule].forget(idx);
-            }
-        }
     }
 }
 

@@ -35,7 +35,7 @@ impl Ctx {
         let rel = self.rel.clone();
         match self.find_fastcgi_script(&rel, dir_request) {
             Ok(None) => None,
-            Ok(Some(_)) if self.job_slot_taken(conn) => Some(None),
+            Ok(Some(_)) if self.job_slot_taken(conn, asked.ch) => Some(None),
             Ok(Some((rule, script_name, path_info))) => {
                 let req = Request {
                     head: asked.head,

@@ -13,11 +13,16 @@
 //! - HPACK and header-list bombs: the decoded list is bounded by our SETTINGS_MAX_HEADER_LIST_SIZE
 //!   (`hpack::Decoder`), the block by `BLOCK_MAX`.
 //! - Too many streams: past MAX_CONCURRENT_STREAMS a new stream is refused (REFUSED_STREAM).
+//! - A flood of CGI or FastCGI streams: a connection runs at most `MAX_JOBS` programs or backend
+//!   requests at once; its other such streams wait for one to end (FastCGI requests also wait
+//!   their turn in the loop's pool, behind other connections': fastcgi/backend.rs).
 
 use std::time::{Duration, Instant};
 
 /// Our SETTINGS_MAX_CONCURRENT_STREAMS.
 pub const MAX_STREAMS: u32 = 128;
+/// CGI programs and FastCGI requests one connection runs at once.
+pub const MAX_JOBS: usize = 16;
 /// Our SETTINGS_MAX_HEADER_LIST_SIZE (decoded: names + values + 32 per field).
 pub const MAX_HEADER_LIST: u32 = 16 << 10;
 /// The largest encoded header block (HEADERS + CONTINUATIONs) taken.

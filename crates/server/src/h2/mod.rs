@@ -4,10 +4,12 @@
 //! connection's flow-control windows and its open streams. `input.rs` reads frames, `request.rs`
 //! turns a header block into the handlers' request, `send.rs` turns their answers into frames,
 //! `defence.rs` bounds what a peer may cost. Requests are answered after the whole read is parsed
-//! (a stream reset in the same read is never worked on). A connection runs one CGI program or
-//! FastCGI job at a time (one slot, as HTTP/1's): while one stream's job runs, the loop goes on
-//! reading this connection and answering its other streams; streams that need a job wait, in
-//! order, for the slot (`deferred`). A request body is collected within `--max-body`: past it (or
+//! (a stream reset in the same read is never worked on). Each stream that needs a CGI program or
+//! FastCGI request gets its own job, up to `MAX_JOBS` at once per connection (streams past that
+//! wait, in order, in `deferred`); while jobs run, the loop goes on reading this connection and
+//! answering its other streams, and each job's answer is framed on its stream within that
+//! stream's window. A stream the client resets (or a connection that closes) ends its job: the
+//! program is killed, the backend connection closed. A request body is collected within `--max-body`: past it (or
 //! declared past it) the stream is answered 413 at once and then reset with NO_ERROR (RFC 9113
 //! §8.1), so the client stops sending while the connection goes on.
 
@@ -16,6 +18,7 @@ mod input;
 mod request;
 mod send;
 
+pub use defence::MAX_JOBS;
 pub use send::{prepare, Channel, FileRange};
 
 use crate::conn::Conn;
@@ -65,7 +68,7 @@ pub struct State {
     streams: HashMap<u32, Stream>,
     /// Streams whose requests are complete (or refused with 413), to answer in order.
     ready: VecDeque<u32>,
-    /// Streams that wait for the connection's CGI/FastCGI slot, in order.
+    /// Streams that wait for a CGI/FastCGI job (the connection runs `MAX_JOBS`), in order.
     deferred: VecDeque<u32>,
     /// Streams we reset lately: frames the peer had already sent on them are ignored (§5.4.2).
     reset_lately: VecDeque<u32>,
@@ -142,7 +145,7 @@ impl State {
         !self.ready.is_empty()
     }
 
-    /// Streams wait for the CGI/FastCGI slot (answered once the job that holds it is done).
+    /// Streams wait for a CGI/FastCGI job (routed again once one of the running ones ends).
     pub fn waits_for_job(&self) -> bool {
         !self.deferred.is_empty()
     }
@@ -213,6 +216,7 @@ impl Ctx {
         if !new.is_empty() {
             st.progress = self.now;
             st.read(new, self.now);
+            self.end_jobs_of_closed_streams(conn, &st, idx, registry);
         }
         if self.draining {
             st.say_goodbye();
@@ -229,9 +233,30 @@ impl Ctx {
         conn.protocol = Protocol::Http2(st);
     }
 
-    /// Answers the ready streams in order; those that need the CGI/FastCGI slot while a job
-    /// holds it wait in `deferred`, and go first once the slot is free. The answers are staged in
-    /// `out`; `Conn::flush` frames them (send.rs).
+    /// Ends the jobs of streams that closed before their answer: reset by the client, or all of
+    /// them after a connection error.
+    fn end_jobs_of_closed_streams(
+        &mut self,
+        conn: &mut Conn,
+        st: &State,
+        idx: usize,
+        registry: &mio::Registry,
+    ) {
+        let running = conn.cgi.iter().map(|j| j.stream());
+        let closed: Vec<u32> = running
+            .chain(conn.fcgi.iter().map(|j| j.stream()))
+            .flatten()
+            .filter(|id| !st.streams.contains_key(id))
+            .collect();
+        for id in closed {
+            self.end_cgi(conn, Some(id), registry);
+            self.end_fastcgi(conn, idx, Some(id));
+        }
+    }
+
+    /// Answers the ready streams in order; those that need a CGI/FastCGI job while the
+    /// connection runs `MAX_JOBS` wait in `deferred`, and go first once one ends. The answers are
+    /// staged in `out`; `Conn::flush` frames them (send.rs).
     fn answer_ready(
         &mut self,
         st: &mut State,
@@ -240,7 +265,7 @@ impl Ctx {
         idx: usize,
         registry: &mio::Registry,
     ) {
-        if conn.cgi.is_none() && conn.fcgi.is_none() && !st.deferred.is_empty() {
+        if conn.jobs() < MAX_JOBS && !st.deferred.is_empty() {
             let mut queue = std::mem::take(&mut st.deferred);
             queue.append(&mut st.ready);
             st.ready = queue;

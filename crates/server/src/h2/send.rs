@@ -2,7 +2,8 @@
 //! which cannot see the connection (it is a copy, and CGI and FastCGI answer later from the loop),
 //! so the channel writes *staged records* into the output buffer: a head (status, length, field
 //! lines), body bytes, a file range (an index into `Conn::staged_files`: sendfile cannot frame
-//! HTTP/2, so file bodies are read in pieces), the end of a streamed body. Before the connection
+//! HTTP/2, so file bodies are read in pieces), the end of a streamed body, or its abort (a
+//! FastCGI answer cut short: RST_STREAM INTERNAL_ERROR, the other streams go on). Before the connection
 //! writes, `State::frame_output` turns them into frames: the head into HEADERS through the
 //! connection's HPACK encoder (field names lower-cased, connection-specific fields dropped), the
 //! body into the stream's queue, which `pump` sends as DATA frames within both flow-control
@@ -20,6 +21,7 @@ const HEAD: u8 = 1;
 const DATA: u8 = 2;
 const FILE: u8 = 3;
 const END: u8 = 4;
+const ABORT: u8 = 5;
 /// Tag, stream id, payload length.
 const RECORD: usize = 9;
 /// Frames gathered per pump before the connection writes them.
@@ -98,6 +100,11 @@ impl Channel {
     pub fn end_stream(&self, out: &mut Vec<u8>) {
         record(out, END, self.stream, 0);
     }
+
+    /// The answer cannot be finished (its source failed after the head went out).
+    pub fn abort(&self, out: &mut Vec<u8>) {
+        record(out, ABORT, self.stream, 0);
+    }
 }
 
 /// The field lines of a head as HPACK pairs: names lower-cased (in `lower`), connection-specific
@@ -151,6 +158,13 @@ impl State {
     fn absorb(&mut self, tag: u8, id: u32, payload: &[u8], files: &[FileRange]) {
         if tag == HEAD {
             return self.send_head(id, payload);
+        }
+        if tag == ABORT {
+            if self.streams.remove(&id).is_some() {
+                write::rst_stream(&mut self.wire, id, webstand_h2::ErrorCode::InternalError);
+                self.reset_sent(id);
+            }
+            return;
         }
         let Some(s) = self.streams.get_mut(&id) else {
             return; // reset meanwhile: its answer goes nowhere
