@@ -12,6 +12,8 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       util-linux iproute2 perl chromium python3
       # strace: tests/bench_syscalls.rs counts the generator's system calls per request.
       strace
+      # slowhttptest: `compare --probe`'s slowloris and slow-read attacks (lab::slowhttp, tests/lab_probe.rs).
+      slowhttptest
       # nghttp2-client: h2load, the reference tests/bench_h2.rs counts `bench --h2` against; nghttp,
       # which tests/lab_h2.rs reads the SETTINGS every lab server announces with.
       nghttp2-client

@@ -4,7 +4,7 @@
 //! - the task directory and each followed thread's `schedstat` stay open, the file read again with
 //!   `pread` at offset 0 (the kernel rebuilds the text on every read from the start): no open,
 //!   fstat or close per pass, and one descriptor per load thread (limits.rs's spare files);
-//! - the directory is listed at each of the first [`SLOW_EVERY`] passes, when the run starts its
+//! - the directory is listed at each of the first [`STARTING`] passes, when the run starts its
 //!   threads; after that, only when its link count changed (procfs gives a process's task directory
 //!   2 + its thread count links, so one `fstat` tells that a thread started or ended), and once
 //!   every [`SLOW_EVERY`] passes in case one thread ended and another began between two (a count
@@ -23,6 +23,8 @@ use std::time::Instant;
 const TASKS: &str = "/proc/self/task";
 /// Every this many passes the directory is listed again and each thread's CPU read.
 pub const SLOW_EVERY: u64 = 20;
+/// The first passes, a quarter of a second, each list the directory.
+pub const STARTING: u64 = 5;
 /// Room for `stat`'s text: 52 fields of at most 20 digits and a 16-byte name.
 const TEXT: usize = 2048;
 
@@ -78,7 +80,7 @@ impl Tasks {
     /// Reads every followed thread at `now`, first finding the threads that started since the last pass.
     pub fn pass(&mut self, now: Instant) {
         let slow = self.passes.is_multiple_of(SLOW_EVERY);
-        let starting = self.passes < SLOW_EVERY;
+        let starting = self.passes < STARTING;
         self.passes += 1;
         let links = self.links_now();
         if slow || starting || links != self.links {
