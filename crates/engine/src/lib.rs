@@ -33,6 +33,7 @@ mod target;
 mod tls;
 mod tls_config;
 mod transport;
+mod uring;
 mod verbose;
 mod worker;
 
