@@ -29,21 +29,6 @@ impl Worker<'_> {
                 c.out.extend_from_slice(&sh.reqs[f.req]);
             }
         }
-        self.prepare(slot, now);
-        let c = &mut self.conns[slot];
-        if c.phase == Phase::Idle && c.stream.is_some() {
-            c.phase = Phase::Sending;
-            self.write(slot);
-        } else {
-            self.connect(slot, now);
-        }
-    }
-
-    /// Readies the slot's parser and progress for its front request's response; `now` was just read.
-    pub(crate) fn prepare(&mut self, slot: usize, now: Instant) {
-        let sh = self.sh;
-        let c = &mut self.conns[slot];
-        let first = c.inflight.front().map_or(0, |f| f.req);
         c.written = 0;
         c.first_byte = None;
         c.parser.begin(sh.head_request);
@@ -53,6 +38,12 @@ impl Worker<'_> {
             .as_ref()
             .map(|_| Sha256::new());
         c.last_progress = now;
+        if c.phase == Phase::Idle && c.stream.is_some() {
+            c.phase = Phase::Sending;
+            self.write(slot);
+        } else {
+            self.connect(slot, now);
+        }
     }
 
     /// Opens a new connection for the slot and writes its request.
@@ -244,7 +235,7 @@ impl Worker<'_> {
     }
 
     /// Feeds bytes to the slot's parser; returns whether the connection is still receiving.
-    pub(crate) fn consume(&mut self, slot: usize, data: &[u8], now: Instant) -> bool {
+    fn consume(&mut self, slot: usize, data: &[u8], now: Instant) -> bool {
         let mut pos = 0;
         while pos < data.len() {
             if self.conns[slot].phase != Phase::Receiving {

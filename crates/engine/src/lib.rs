@@ -33,7 +33,6 @@ mod target;
 mod tls;
 mod tls_config;
 mod transport;
-mod uring;
 mod verbose;
 mod worker;
 

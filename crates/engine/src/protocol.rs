@@ -45,9 +45,6 @@ impl Protocol {
         share: Share,
     ) -> anyhow::Result<(RunResult, Instant)> {
         match self {
-            Protocol::Http1 if crate::uring::wanted(shared) => {
-                crate::uring::run(shared, index, share)
-            }
             Protocol::Http1 => Worker::new(shared, index, share)?.run(),
             Protocol::Http2 => H2Worker::new(shared, index, share)?.run(),
         }
