@@ -301,3 +301,47 @@ fn a_server_without_x25519_gets_the_other_groups_offered() {
         assert_eq!(field(&ab, "Server Temp Key:"), temp_key, "ab: {ab}");
     }
 }
+
+#[test]
+fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
+    // 32 connections on one load thread make the queue `halfway.rs` waits on (16 or more
+    // connections waiting on responses): every response is still read, counted and followed by
+    // the connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
+    let ab_path = require("ab");
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
+    let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    for version in ["TLS1.2", "TLS1.3"] {
+        let args = ["-q", "-k", "-f", version, "-n", "3000", "-c", "32", &u];
+        let ab = std::process::Command::new(&ab_path)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            ab.status.success(),
+            "ab: {}",
+            String::from_utf8_lossy(&ab.stderr)
+        );
+        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        for wait in ["auto", "off"] {
+            let mut all = vec!["--threads", "1", "--spin", wait];
+            all.extend(args);
+            let ws = bench(&all);
+            assert!(ws.status.success(), "{version} {wait}: {}", stderr(&ws));
+            let ws = stdout(&ws);
+            for name in [
+                "Complete requests:",
+                "Failed requests:",
+                "Keep-Alive requests:",
+                "Total transferred:",
+                "HTML transferred:",
+            ] {
+                assert_eq!(
+                    field(&ws, name),
+                    field(&ab, name),
+                    "{name} {version} {wait}"
+                );
+            }
+            assert_eq!(field(&ws, "Complete requests:"), "3000");
+        }
+    }
+}

@@ -19,6 +19,7 @@ mod h2_conn;
 mod h2_refused;
 mod h2_stream;
 mod h2_worker;
+mod halfway;
 pub mod outcome;
 mod pacer;
 pub mod plan;

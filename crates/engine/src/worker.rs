@@ -3,7 +3,8 @@
 //! [`Pacer`], the open loop.
 //!
 //! The loop never waits on purpose: it blocks in the poller only when no socket is ready (on a CPU
-//! of its own it first spins a few microseconds, `spin.rs`, so the server is not charged a wake-up),
+//! of its own it first spins a few microseconds, `spin.rs`, so the server is not charged a wake-up;
+//! over HTTPS keep-alive with a deep queue it blocks on one socket halfway down it, `halfway.rs`),
 //! and a response's completion starts the next request on its connection in the same pass, so the
 //! server is never left waiting on the generator. Per-request work is kept to one send and one receive
 //! system call (edge-triggered polling; a short read ends a socket's read loop instead of a read that
@@ -81,6 +82,10 @@ pub(crate) struct Worker<'a> {
     pub pacer: Option<Pacer>,
     /// How the loop waits once every request it has is at the server (HTTP/1's and `h2_worker`'s).
     spin: Spin,
+    /// HTTPS keep-alive under `--spin auto`: wait halfway down a deep queue (`halfway.rs`).
+    pub halfway: bool,
+    /// `halfway.rs`'s scratch list of the connections waiting on responses.
+    pub waiting: Vec<(Instant, usize)>,
     pub rng: SmallRng,
     weighted: Option<WeightedIndex<u32>>,
     pub last_done: Instant,
@@ -140,6 +145,8 @@ impl<'a> Worker<'a> {
             idle: Vec::with_capacity(share.clients),
             pacer,
             spin: Spin::new(sh.spin),
+            halfway: sh.tls.is_some() && sh.keep_alive && sh.plan.spin == crate::SpinRule::Auto,
+            waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
             last_done: now,
@@ -178,7 +185,12 @@ impl<'a> Worker<'a> {
             if let Some(end) = self.finished(now) {
                 break end;
             }
-            if !self.wait_for_events(&mut events, now, sweep.next, pace_wait)? {
+            let waited = if self.may_wait_halfway() {
+                self.wait_halfway(&mut events, now, sweep.next)?
+            } else {
+                self.wait_for_events(&mut events, now, sweep.next, pace_wait)?
+            };
+            if !waited {
                 continue;
             }
             self.stamps = None;
@@ -226,7 +238,7 @@ impl<'a> Worker<'a> {
 
     /// How long the next poll may block: not past a timeout check, the deadline or a paced send, and
     /// not at all while a slot waits to be started.
-    fn poll_wait(
+    pub(crate) fn poll_wait(
         &self,
         now: Instant,
         next_check: Instant,

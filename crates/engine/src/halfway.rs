@@ -1,0 +1,182 @@
+//! How a closed-loop HTTPS keep-alive thread with a deep queue at the server waits: blocked on one
+//! socket, the one whose response is due about halfway down the queue, instead of on all of them.
+//!
+//! Why: a thread blocked in `epoll_wait` is woken by the server's first response, and on this kind
+//! of machine that wake-up (an inter-processor interrupt through the hypervisor) is paid by the
+//! server, on its CPU, so a blocking generator lowers the server's rate (`spin.rs`). The spin avoids
+//! the wake-up by polling, and pays for it with the generator's CPU (16–21 % of an HTTPS keep-alive
+//! request, docs/BENCHMARKS.md, issue 10). Blocked in `ppoll` on one socket, the thread is on no
+//! other socket's wait queue: the server's other responses find no waiter (their epoll readiness
+//! is still recorded) and cost it no wake-up. Picking the request sent halfway down the queue means
+//! one wake-up per half-queue of responses, while the other half keeps the server busy through the
+//! wake-up's latency; the thread then takes every ready response from the poller at once.
+//!
+//! Only where that holds: a closed loop over TLS keep-alive, at least [`MIN_QUEUE`] connections
+//! waiting on responses and none waiting to write, and `--spin auto` (`off` keeps wrk's way of
+//! waiting, a window keeps the spin). Over TLS a response costs the server 10–15 µs, so half of a
+//! 16-deep queue outlasts a wake-up; plaintext's 5–9 µs would not leave that margin with few
+//! connections, and its loop is left as it is. A response that does not come (a slow request) holds
+//! the others' no longer than [`bound`] allows.
+
+use crate::conn::Phase;
+use crate::worker::Worker;
+use mio::Events;
+use std::io::{self, ErrorKind};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::{Duration, Instant};
+
+/// The fewest connections waiting on responses for a halfway wait: half of them is the server's
+/// work through our wake-up (8 responses of 10 µs or more against a wake-up of tens of µs here).
+pub(crate) const MIN_QUEUE: usize = 16;
+
+/// The shortest a halfway wait may block before the thread looks at every socket again.
+const MIN_BOUND: Duration = Duration::from_micros(200);
+
+/// The slot to block on among `(sent, slot)` of the connections waiting on a response: the one
+/// sent halfway down the queue (oldest first), and how long to wait for it: twice the time between
+/// the oldest request's send and its (a server answering in order gets through that half in about
+/// that time), at least [`MIN_BOUND`], at most `most`. Reorders `waiting`. None below [`MIN_QUEUE`].
+pub(crate) fn pick(waiting: &mut [(Instant, usize)], most: Duration) -> Option<(usize, Duration)> {
+    if waiting.len() < MIN_QUEUE {
+        return None;
+    }
+    let half = waiting.len() / 2 - 1;
+    let (older, &mut (sent, slot), _) = waiting.select_nth_unstable(half);
+    let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
+    Some((slot, bound(sent - oldest, most)))
+}
+
+/// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
+fn bound(spread: Duration, most: Duration) -> Duration {
+    (spread * 2).max(MIN_BOUND).min(most)
+}
+
+impl Worker<'_> {
+    /// Whether this pass may wait halfway (the rule above, but for the queue, which
+    /// [`Worker::wait_halfway`] counts).
+    pub(crate) fn may_wait_halfway(&self) -> bool {
+        self.halfway
+            && self.ready.is_empty()
+            && self.pacer.is_none()
+            && self.outstanding >= MIN_QUEUE as u64
+    }
+
+    /// Waits for events as the module says: first takes what is ready without blocking, then blocks
+    /// on the halfway socket (at most until the loop's own bound), then takes what is ready. Falls
+    /// back to [`Worker::wait_for_events`] when the connections do not make a queue. False when a
+    /// signal interrupted the wait.
+    pub(crate) fn wait_halfway(
+        &mut self,
+        events: &mut Events,
+        now: Instant,
+        next_check: Instant,
+    ) -> io::Result<bool> {
+        // Edge-triggered readiness that arrived while the last pass ran is in the poller already.
+        if !self.poll_now(events)? || !events.is_empty() {
+            return Ok(true);
+        }
+        let Some((fd, bound)) = self.halfway_socket(now, next_check) else {
+            return self.wait_for_events(events, now, next_check, None);
+        };
+        match block_on(fd, bound) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
+            Err(e) => return Err(e),
+            Ok(()) => {}
+        }
+        self.poll_now(events)
+    }
+
+    /// The socket to block on and for how long; None if some connection is not waiting on a
+    /// response (connecting or writing: its readiness matters too) or the queue is short.
+    fn halfway_socket(&mut self, now: Instant, next_check: Instant) -> Option<(RawFd, Duration)> {
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
+        let mut all_receiving = true;
+        for (slot, c) in self.conns.iter().enumerate() {
+            match c.phase {
+                Phase::Receiving => waiting.push((c.written_at, slot)),
+                Phase::Connecting | Phase::Sending => all_receiving = false,
+                Phase::Free | Phase::Idle => {}
+            }
+        }
+        let most = self.poll_wait(now, next_check, None);
+        let picked = all_receiving.then(|| pick(&mut waiting, most)).flatten();
+        self.waiting = waiting;
+        let (slot, bound) = picked?;
+        let fd = self.conns[slot].stream.as_mut()?.socket().as_raw_fd();
+        Some((fd, bound))
+    }
+
+    /// Takes the events that are ready without blocking; false when a signal interrupted it.
+    fn poll_now(&mut self, events: &mut Events) -> io::Result<bool> {
+        match self.poll.poll(events, Some(Duration::ZERO)) {
+            Err(e) if e.kind() == ErrorKind::Interrupted => Ok(false),
+            Err(e) => Err(e),
+            Ok(()) => Ok(true),
+        }
+    }
+}
+
+/// Blocks until `fd` is readable (or closed) or `wait` passed.
+fn block_on(fd: RawFd, wait: Duration) -> io::Result<()> {
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = libc::timespec {
+        tv_sec: wait.as_secs() as libc::time_t,
+        tv_nsec: wait.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one valid pollfd and a valid timespec, both alive across the call; no signal mask.
+    let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOST: Duration = Duration::from_millis(50);
+
+    /// `n` connections, slot i sent i × `step` after the first, listed in a scrambled order.
+    fn queue(n: usize, step: Duration) -> (Instant, Vec<(Instant, usize)>) {
+        let t0 = Instant::now();
+        let mut w: Vec<(Instant, usize)> = (0..n).map(|i| (t0 + step * i as u32, i)).collect();
+        w.reverse();
+        w.swap(1, n / 2);
+        (t0, w)
+    }
+
+    #[test]
+    fn picks_the_request_sent_halfway_down_the_queue() {
+        let step = Duration::from_micros(12);
+        let (_, mut w) = queue(32, step);
+        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        assert_eq!(slot, 15, "the 16th oldest of 32");
+        assert_eq!(bound, (step * 15 * 2).max(MIN_BOUND));
+        let (_, mut w) = queue(33, Duration::from_micros(100));
+        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        assert_eq!(slot, 15);
+        assert_eq!(bound, Duration::from_micros(3000));
+    }
+
+    #[test]
+    fn a_short_queue_is_not_waited_on_halfway() {
+        let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
+        assert_eq!(pick(&mut w, MOST), None);
+        let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
+        assert_eq!(pick(&mut w, MOST).map(|p| p.0), Some(MIN_QUEUE / 2 - 1));
+    }
+
+    #[test]
+    fn the_bound_stays_between_its_floor_and_the_loops_own() {
+        assert_eq!(bound(Duration::ZERO, MOST), MIN_BOUND);
+        assert_eq!(bound(Duration::from_secs(1), MOST), MOST);
+        let short = Duration::from_micros(50);
+        assert_eq!(bound(Duration::from_millis(5), short), short);
+    }
+}
