@@ -13,7 +13,7 @@ mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Stop};
+use webstand_engine::{CpuTime, SpinRule, Stop};
 
 use crate::cgroup::CpuSource;
 use crate::limits::Limits;
@@ -43,6 +43,8 @@ pub struct Options {
     pub server_cpus: Vec<usize>,
     pub generator_cpus: Vec<usize>,
     pub keep_alive: bool,
+    /// How the generator's closed-loop threads wait (`--spin`); every level of every server alike.
+    pub spin: SpinRule,
     /// Check every body against the fixtures manifest (costs generator CPU).
     pub checksum: bool,
     /// Check basic auth, chroot and throttling (a few seconds per server).
@@ -103,6 +105,7 @@ impl Options {
             server_cpus: vec![0],
             generator_cpus: vec![1],
             keep_alive: true,
+            spin: SpinRule::Auto,
             checksum: false,
             features: true,
             verify: false,
