@@ -22,6 +22,7 @@ use crate::servers::{Features, Kind, Support};
 use crate::sweep::{Observer, SweepResult};
 use crate::tls::KeyType;
 use crate::verify::VerifyRow;
+pub use webstand_store::ServerFigures;
 
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
 pub use workloads::WorkloadKind;
@@ -201,9 +202,9 @@ pub trait CompareObserver: Observer {
     /// Whether the user asked to stop (Ctrl-C): no further server is started.
     fn stop_requested(&self) -> bool;
     /// The server's side of the level just passed to `level_done`: its CPU time and peak resident
-    /// memory (KiB) during the run.
-    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        let _ = (clients, cpu, peak_rss_kib);
+    /// memory (KiB) during the run, and on a dynamic workload its PHP backends' CPU time.
+    fn server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        let _ = (clients, figures);
     }
     /// The config files and command lines `server` was started with (once per comparison).
     fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
