@@ -86,9 +86,11 @@ fn the_php_page_through_every_server_is_verified_with_both_cpu_figures() {
 /// compare did, and the CSV's `server_with_backends_cpu_us_per_request` at each server's peak is
 /// the row's figure (one round: the peak level's own).
 fn assert_backends_cpu_saved(db: &str, doc: &serde_json::Value, servers: &[&str]) {
-    let show = common::stdout(&common::run(&["show", "--db", db]));
+    let show = common::stdout(&common::run(&["show", "--db", db, "last"]));
     assert!(show.contains("srv+php CPU-µs/req"), "{show}");
-    let csv = common::stdout(&common::run(&["export", "--db", db, "--format", "csv"]));
+    let csv = common::stdout(&common::run(&[
+        "export", "--db", db, "last", "--format", "csv",
+    ]));
     let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     let col = |name: &str| lines[0].iter().position(|c| *c == name).unwrap();
     for server in servers {
