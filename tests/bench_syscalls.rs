@@ -8,7 +8,7 @@
 //! A generator pinned to a CPU of its own spins (polls without blocking) before it blocks; unpinned
 //! it never does, and neither makes more than one blocking poll per request. `--spin off` never
 //! spins, pinned or not; `--spin MICROS` spins unpinned too. The same holds for `--h2` (against
-//! `webstand serve --h2c`): pinned it spins, and `--spin off` never does.
+//! `webstand serve --h2c`): pinned it spins, and `--spin off` never does; and for `sweep --spin`.
 
 mod common;
 
@@ -32,10 +32,23 @@ fn load_thread_calls_on(
     cpu: Option<usize>,
     extra: &[&str],
 ) -> (HashMap<String, u64>, String) {
+    let (n, c) = (REQUESTS.to_string(), CLIENTS.to_string());
+    let mut args = vec!["bench", "--threads", "1", "-n", &n, "-c", &c];
+    if keep_alive {
+        args.push("-k");
+    }
+    args.extend_from_slice(extra);
+    trace_load_thread(cpu, &args)
+}
+
+/// Runs webstand with `args` and a URL of `webstand serve` on a 2 KiB file (h2c with `--h2` among
+/// them) under strace, pinned to `cpu` when given; returns the load thread's system calls by name
+/// and the standard output. `args` must run one load thread.
+fn trace_load_thread(cpu: Option<usize>, args: &[&str]) -> (HashMap<String, u64>, String) {
     let strace = common::require("strace");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let h2c: &[&str] = if extra.contains(&"--h2") {
+    let h2c: &[&str] = if args.contains(&"--h2") {
         &["--h2c"]
     } else {
         &[]
@@ -44,13 +57,7 @@ fn load_thread_calls_on(
     let traces = tempfile::tempdir().unwrap();
     let prefix = traces.path().join("t");
     let url = format!("http://{}/2k.html", server.addr);
-    let (n, c) = (REQUESTS.to_string(), CLIENTS.to_string());
-    let mut args = vec!["bench", "--threads", "1", "-n", &n, "-c", &c];
-    if keep_alive {
-        args.push("-k");
-    }
-    args.extend_from_slice(extra);
-    args.push(&url);
+    let args = [args, &[url.as_str()]].concat();
     // Bounded twice: -n and the timeout of coreutils around strace.
     let mut cmd = Command::new("timeout");
     cmd.arg("120");
@@ -73,7 +80,7 @@ fn load_thread_calls_on(
     let report = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
-        "bench under strace failed: {report}\n{}",
+        "{args:?} under strace failed: {report}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let mut load: Vec<HashMap<String, u64>> = std::fs::read_dir(traces.path())
@@ -280,5 +287,42 @@ fn new_connection_requests_cost_one_call_of_each_kind() {
     // A connection that carries one request gets no socket options (Nagle, congestion control
     // and arrival stamps only pay off on keep-alive connections).
     assert_eq!(count(&calls, &["setsockopt"]), 0, "{calls:?}");
+    assert_never_sleeps(&calls);
+}
+
+/// `sweep --spin` is bench's flag: pinned, `--spin off` never polls without blocking; unpinned, a
+/// window spins all the same.
+#[test]
+fn sweep_waits_as_its_spin_flag_says() {
+    let (n, c) = (REQUESTS.to_string(), CLIENTS.to_string());
+    let sweep = |cpu: Option<usize>, spin: &str| {
+        let args = [
+            "sweep",
+            "--threads",
+            "1",
+            "-n",
+            &n,
+            "-c",
+            &c,
+            "-k",
+            "--warmup",
+            "0",
+            "-q",
+            "--table",
+            "tenon",
+            "--spin",
+            spin,
+        ];
+        trace_load_thread(cpu, &args).0
+    };
+    let calls = sweep(Some(last_cpu()), "off");
+    assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
+    assert_eq!(
+        count(&calls, &["sendto", "write", "writev", "sendmsg"]),
+        REQUESTS,
+        "{calls:?}"
+    );
+    let calls = sweep(None, "50");
+    assert!(count(&calls, &["epoll_wait:0"]) >= 1, "{calls:?}");
     assert_never_sleeps(&calls);
 }

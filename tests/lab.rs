@@ -855,3 +855,11 @@ fn compare_rounds_report_medians_of_the_rounds() {
         assert_eq!(row["errors"].as_u64(), Some(errors), "{server}");
     }
 }
+
+#[test]
+fn compare_takes_benchs_spin_flag_and_refuses_a_bad_one() {
+    common::lab::compare_refused(
+        &["--servers", "builtin", "--spin", "on"],
+        "--spin: expected auto, off or a window in microseconds (1 to 1000), got 'on'",
+    );
+}

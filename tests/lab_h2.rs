@@ -318,3 +318,43 @@ fn bad_h2_input_is_one_line_and_a_non_zero_exit() {
         common::lab::compare_refused(args, want);
     }
 }
+
+/// What each level of a comparison spoke, as `export` (CSV and JSON) and `show` say it: with --tls
+/// the HTTP/1.1 workloads are "HTTP/1.1 over TLS" and the h2 ones "h2"; without it "HTTP/1.1" and
+/// "h2c" (builtin, one level per workload).
+#[test]
+fn compare_exports_and_shows_the_protocol_each_level_spoke() {
+    let cases: [(&[&str], &str, &[&str]); 3] = [
+        (&["--h2", "--tls"], "2k,h2", &["HTTP/1.1 over TLS", "h2"]),
+        (&["--h2"], "h2", &["h2c"]),
+        (&[], "2k", &["HTTP/1.1"]),
+    ];
+    for (extra, workloads, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("h.db");
+        let args = common::short_compare("builtin", workloads, "2", "300ms", extra);
+        let (out, doc) = common::lab::compare_json_in(&db, &args, &[]);
+        assert!(out.status.success(), "{}\n{doc:#}", common::stderr(&out));
+        let db = db.to_str().unwrap();
+        let export = |format: &str| {
+            let out = common::run(&["export", "--db", db, "last", "--format", format]);
+            assert!(out.status.success(), "{}", common::stderr(&out));
+            common::stdout(&out)
+        };
+        let csv = export("csv");
+        let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+        let col = |name: &str| lines[0].iter().position(|c| *c == name).unwrap();
+        let spoke: Vec<&str> = lines[1..].iter().map(|r| r[col("protocol")]).collect();
+        assert_eq!(spoke, want, "{extra:?}: {csv}");
+        let json: serde_json::Value = serde_json::from_str(&export("json")).unwrap();
+        let levels = json["levels"].as_array().unwrap();
+        let spoke: Vec<&str> = levels
+            .iter()
+            .map(|l| l["protocol"].as_str().unwrap())
+            .collect();
+        assert_eq!(spoke, want, "{extra:?}: {json:#}");
+        let show = common::stdout(&common::run(&["show", "--db", db, "last"]));
+        let line = format!("Protocol: {}\n", want.join(", "));
+        assert!(show.contains(&line), "{extra:?}: {show}");
+    }
+}

@@ -79,6 +79,49 @@ fn the_php_page_through_every_server_is_verified_with_both_cpu_figures() {
     let cells: Vec<&str> = line.split_whitespace().collect();
     let at = cells.iter().position(|c| *c == "compare").unwrap();
     assert_eq!((cells[at + 1], cells[at + 2]), ("10", "complete"), "{line}");
+    assert_backends_cpu_saved(db_path.to_str().unwrap(), &doc, &servers);
+}
+
+/// The history keeps PHP-FPM's CPU beside each server's: `show` prints the srv+php column as
+/// compare did, and the CSV's `server_with_backends_cpu_us_per_request` at each server's peak is
+/// the row's figure (one round: the peak level's own).
+fn assert_backends_cpu_saved(db: &str, doc: &serde_json::Value, servers: &[&str]) {
+    let show = common::stdout(&common::run(&["show", "--db", db, "last"]));
+    assert!(show.contains("srv+php CPU-µs/req"), "{show}");
+    let csv = common::stdout(&common::run(&[
+        "export", "--db", db, "last", "--format", "csv",
+    ]));
+    let lines: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| lines[0].iter().position(|c| *c == name).unwrap();
+    for server in servers {
+        let row = php_row(doc, server);
+        let (with_php, clients) = (
+            row["with_backends_cpu_us"].as_f64().unwrap(),
+            row["clients_at_peak"].as_u64().unwrap().to_string(),
+        );
+        let group = format!("{server}/php");
+        let level = lines[1..]
+            .iter()
+            .find(|l| l[col("group")] == group && l[col("clients")] == clients)
+            .unwrap_or_else(|| panic!("no {group} at {clients} in {csv}"));
+        let saved: f64 = level[col("server_with_backends_cpu_us_per_request")]
+            .parse()
+            .unwrap_or_else(|e| panic!("{e}: {server} in {csv}"));
+        assert!(
+            (saved - with_php).abs() < 0.001,
+            "{server}: {saved} vs {row}"
+        );
+        let shown = show
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(server))
+            .unwrap_or_else(|| panic!("no {server} row in {show}"));
+        assert!(
+            shown
+                .split_whitespace()
+                .any(|c| c == format!("{with_php:.1}")),
+            "{server}: {with_php:.1} not in {shown:?}"
+        );
+    }
 }
 
 #[test]

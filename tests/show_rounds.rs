@@ -137,7 +137,7 @@ fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
         assert_eq!(of_round, 4, "round {r}:\n{csv}");
     }
     assert!(
-        lines[1..].iter().all(|l| l[col("protocol")] == "HTTP/1"),
+        lines[1..].iter().all(|l| l[col("protocol")] == "HTTP/1.1"),
         "{csv}"
     );
     // Both CPU figures, each named for whose it is: the lab measured the server's of every level.

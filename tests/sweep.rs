@@ -327,6 +327,14 @@ fn bad_specs_get_one_line() {
         (vec!["--rate", "-5"], "bad rate"),
         (vec!["-d", "0"], "bad duration"),
         (vec!["-n", "0"], "at least 1 request"),
+        (
+            vec!["--spin", "5000"],
+            "--spin: expected auto, off or a window in microseconds (1 to 1000), got '5000'",
+        ),
+        (
+            vec!["--spin", "off", "--rate", "10"],
+            "--spin off applies to a closed loop: --rate never spins",
+        ),
     ] {
         let mut all = vec!["sweep", url];
         all.extend(args.iter());

@@ -226,3 +226,41 @@ fn a_server_without_http2_and_h2_options_without_h2_are_one_line_and_a_non_zero_
     one_line(&["--h2", "-W", "31"], 1, "window bits go from 0 to 30");
     one_line(&["--h2", "-m", "0"], 1, "must be at least 1");
 }
+
+/// A max-users search with --h2 against `webstand serve` without --h2c: the level that broke and
+/// the run's last line are the engine's one line naming what the server answered the preface with
+/// (bench's `Ended::NoHttp2` line), not "the target was without HTTP/2", and the exit is non-zero.
+#[test]
+fn max_users_over_h2_against_an_http1_server_names_what_it_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
+    let server = serve(dir.path(), &["--threads", "1"]);
+    let url = format!("http://{}/2k.html", server.addr);
+    let (_db_dir, db) = db();
+    let out = run_with_timeout(
+        &[
+            "--db",
+            &db,
+            "sweep",
+            "--find-max-users",
+            "--h2",
+            "-n",
+            "50",
+            "--warmup",
+            "0",
+            "-q",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert_eq!(out.status.code(), Some(4), "{text}\n{err}");
+    let said = format!(
+        "h2c to {}: the server does not speak HTTP/2 here (it answered the preface with \"HTTP/1.1 400 Bad Request\")",
+        server.addr
+    );
+    assert!(text.contains(&format!("1 clients broke: {said}")), "{text}");
+    assert!(!text.contains("the target was"), "{text}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(&said), "{err}");
+}

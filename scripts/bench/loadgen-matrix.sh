@@ -24,6 +24,7 @@ SERVER=${1:?usage: loadgen-matrix.sh SERVER [ROUNDS]}
 ROUNDS=${2:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/servers.sh"
+. "$HERE/procs.sh" # tree_ticks (the server's whole process tree, as every bench script counts it), wait_port
 CLIENTS=${CLIENTS:-"1 2 4 8 12 16 24 32 64 128 256"}
 MODES=${MODES:-"ka close"}
 DUR=${DUR:-2}
@@ -76,17 +77,8 @@ CONF
     taskset -c "$SERVER_CPU" h2o -c "$BENCH_DIR/h2o.conf" 2>"$BENCH_DIR/h2o.log" & SRV=$! ;;
   *) echo "unknown server $SERVER (builtin, lighttpd, h2o, nginx)" >&2; exit 2 ;;
   esac
-  for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null && return 0; sleep 0.1; done
+  wait_port $PORT && return 0
   echo "$SERVER never opened port $PORT" >&2; exit 1
-}
-
-# utime+stime ticks of the server's process tree.
-tree_ticks() {
-  local total=0 p
-  for p in $SRV $(ps -o pid= --ppid "$SRV"); do
-    [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15}' /proc/$p/stat)))
-  done
-  echo $total
 }
 
 # The command line of generator $1 in mode $2 at $3 clients, into the array CMD.
@@ -108,11 +100,11 @@ gen_cmd() {
 
 measure() { # generator mode clients round
   local gen=$1 mode=$2 c=$3 round=$4 out t0 t1 wall user sys reqs rps errs
-  t0=$(tree_ticks)
+  t0=$(tree_ticks "$SRV")
   gen_cmd "$gen" "$mode" "$c"
   [ -n "$SERVER_PERF" ] && start_perf
   out=$( { /usr/bin/time -f "TIME %e %U %S %w" taskset -c "$LOAD_CPU" "${CMD[@]}"; } 2>&1 )
-  t1=$(tree_ticks)
+  t1=$(tree_ticks "$SRV")
   [ -n "$SERVER_PERF" ] && stop_perf
   read -r _ wall user sys wakes <<<"$(echo "$out" | grep '^TIME' | tail -1)"
   if [ "${gen%-host}" = wrk ]; then

@@ -11,9 +11,7 @@ use crate::Global;
 use anyhow::{bail, Context};
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
-use webstand_engine::{
-    Ended, HttpVersion, Judged, Plan, RunResult, Shape, SpinRule, Stop, Verdict,
-};
+use webstand_engine::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
 use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
 
@@ -98,14 +96,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
 
-    /// How a load thread waits once every request it has is at the server: auto spins (polls without
-    /// blocking) up to 10 µs before it blocks when it has a CPU of its own (taskset), so a fast server
-    /// is not charged a wake-up per response (HTTPS keep-alive with 16 or more connections waiting:
-    /// blocks on the socket halfway down that queue instead); off always blocks, as wrk does;
-    /// MICROS spins up to that long whatever the pinning. Closed loop only, HTTP/1, HTTPS or --h2
-    /// (--rate never spins)
-    #[arg(long, value_name = "auto|off|MICROS", default_value = "auto")]
-    spin: String,
+    #[command(flatten)]
+    spin: super::spin_args::SpinArgs,
 
     /// HTTP/1.1 pipelining depth per connection (implies keep-alive)
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -273,15 +265,6 @@ fn shape(a: &Args) -> anyhow::Result<Shape> {
     })
 }
 
-/// `--spin`, read with a one-line error, and refused where nothing spins.
-fn spin_rule(a: &Args) -> anyhow::Result<SpinRule> {
-    let spin: SpinRule = a.spin.parse().map_err(|e| anyhow::anyhow!("--spin: {e}"))?;
-    if spin != SpinRule::Auto && a.rate.is_some() {
-        bail!("--spin {spin} applies to a closed loop: --rate never spins");
-    }
-    Ok(spin)
-}
-
 /// Builds the plan from the options, rejecting bad input with one clear message. Returns it with
 /// the document path for ab's report and the target URL for the history.
 fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
@@ -316,7 +299,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
             );
         }
     }
-    let (shape, spin) = (shape(a)?, spin_rule(a)?);
+    let (shape, spin) = (shape(a)?, a.spin.rule(a.rate.is_some())?);
     let (headers, body, method) = request_parts(a)?;
     let url = target_url(a)?;
     let (target, mut path, scheme) = a.ab.target(&url)?;

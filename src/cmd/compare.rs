@@ -106,6 +106,9 @@ pub struct Args {
     #[arg(long, value_name = "CPU", default_value_t = 1)]
     pub generator_cpu: usize,
 
+    #[command(flatten)]
+    pub spin: super::spin_args::SpinArgs,
+
     /// A new connection per request instead of keep-alive
     #[arg(long)]
     pub no_keepalive: bool,
@@ -257,6 +260,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.server_cpus = vec![args.server_cpu];
     o.generator_cpus = vec![args.generator_cpu];
     o.keep_alive = !args.no_keepalive;
+    o.spin = args.spin.rule(false)?;
     o.checksum = args.checksum;
     o.features = !args.no_features;
     o.verify = args.verify;

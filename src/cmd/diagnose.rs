@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use std::sync::Arc;
 use webstand_diagnosis::{render, Diagnosis, Inputs, Previous, ServerUse, Watch, Watched};
 use webstand_engine::{CpuTime, Live, Plan, RunResult};
-use webstand_lab::compare::CompareObserver;
+use webstand_lab::compare::{CompareObserver, ServerFigures};
 use webstand_lab::procstat;
 use webstand_lab::session::Session;
 use webstand_lab::sweep::{Level, Observer};
@@ -294,8 +294,8 @@ impl<O: CompareObserver + KeepsDiagnosis + ?Sized> CompareObserver for Diagnosin
         self.inner.stop_requested()
     }
     /// The lab measured the server of the level just done: diagnose it again with that CPU.
-    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        self.inner.server_figures(clients, cpu, peak_rss_kib);
+    fn server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        self.inner.server_figures(clients, figures);
         let Some((l, before)) = self.levels.split_last_mut() else {
             return;
         };
@@ -303,7 +303,7 @@ impl<O: CompareObserver + KeepsDiagnosis + ?Sized> CompareObserver for Diagnosin
             return;
         }
         l.evidence.server = Some(ServerUse {
-            cpu: cpu.total(),
+            cpu: figures.cpu.total(),
             cpus: self.lab_cpus.clone(),
         });
         let previous = before

@@ -3,8 +3,8 @@
 
 use super::session::EMBEDDED_TARGET;
 use super::stored::{
-    compare_rows, describe, details, levels, max_error_pct, round_count, rounds_inferred,
-    server_cpu_us, shown_status, tables, when,
+    backends_cpu_us, compare_rows, describe, details, level_protocols, levels, max_error_pct,
+    round_count, rounds_inferred, server_cpu_us, shown_status, tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
@@ -318,51 +318,18 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     let run = store.load_run(run_id(&store, &a.run)?)?;
     let lv = levels(&run);
     let text = match a.format {
-        Format::Json => {
-            let m = &run.machine;
-            let mut doc = serde_json::json!({
-                "run": {
-                    "id": run.id,
-                    "kind": run.meta.kind,
-                    "command_line": run.meta.command_line,
-                    "target": run.meta.target,
-                    "started_unix": run.started_unix,
-                    "started": when(run.started_unix),
-                    "finished_unix": run.finished_unix,
-                    "status": shown_status(&run),
-                    "webstand_version": run.version,
-                    "protocol": run.protocol.as_ref().map(|p| &p.name),
-                    "h2_streams": run.protocol.as_ref().and_then(|p| p.h2_streams),
-                    "machine": { "cpu_model": m.cpu_model, "cores": m.cores, "kernel": m.kernel, "hostname": m.hostname },
-                },
-                "levels": export::levels_json(&lv),
-            });
-            // The server's side of each level, where the lab measured it, and its diagnosis.
-            if let Some(levels) = doc["levels"].as_array_mut() {
-                for (j, l) in levels.iter_mut().zip(&run.levels) {
-                    if let Some(d) = &l.diagnosis {
-                        j["diagnosis"] = d.clone();
-                    }
-                    if let Some(s) = l.server {
-                        j["server"] = serde_json::json!({
-                            "cpu_user_secs": s.cpu.user.as_secs_f64(),
-                            "cpu_sys_secs": s.cpu.sys.as_secs_f64(),
-                            "cpu_us_per_request": s.cpu_us_per_request(&l.result),
-                            "peak_rss_kib": s.peak_rss_kib,
-                        });
-                    }
-                }
-            }
-            if run.meta.kind == "compare" {
-                doc["comparison"] = comparison_json(&run);
-            }
-            serde_json::to_string_pretty(&doc)? + "\n"
+        Format::Json => export_json(&run, &lv)?,
+        Format::Csv => {
+            let cpu: Vec<export::ServerCpu> = server_cpu_us(&run)
+                .into_iter()
+                .zip(backends_cpu_us(&run))
+                .map(|(server, with_backends)| export::ServerCpu {
+                    server,
+                    with_backends,
+                })
+                .collect();
+            export::csv(&lv, &level_protocols(&run), &cpu)
         }
-        Format::Csv => export::csv(
-            &lv,
-            run.protocol.as_ref().map(|p| p.name.as_str()),
-            &server_cpu_us(&run),
-        ),
         Format::Hgrm => {
             let n = match (a.level, lv.len()) {
                 (_, 0) => bail!("run {} has no measured level", run.id),
@@ -386,6 +353,57 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     };
     write_out(a.output.as_deref(), text.as_bytes())?;
     Ok(0)
+}
+
+/// `export --format json`: the run's metadata, each level's figures with what it spoke, its
+/// server's side where the lab measured it and its diagnosis, and a comparison's rows.
+fn export_json(run: &StoredRun, lv: &[export::Level]) -> anyhow::Result<String> {
+    let m = &run.machine;
+    let mut doc = serde_json::json!({
+        "run": {
+            "id": run.id,
+            "kind": run.meta.kind,
+            "command_line": run.meta.command_line,
+            "target": run.meta.target,
+            "started_unix": run.started_unix,
+            "started": when(run.started_unix),
+            "finished_unix": run.finished_unix,
+            "status": shown_status(run),
+            "webstand_version": run.version,
+            "protocol": run.protocol.as_ref().map(|p| &p.name),
+            "h2_streams": run.protocol.as_ref().and_then(|p| p.h2_streams),
+            "machine": { "cpu_model": m.cpu_model, "cores": m.cores, "kernel": m.kernel, "hostname": m.hostname },
+        },
+        "levels": export::levels_json(lv),
+    });
+    // The server's side of each level, where the lab measured it, and its diagnosis.
+    if let Some(levels) = doc["levels"].as_array_mut() {
+        let spoke = level_protocols(run);
+        for ((j, l), p) in levels.iter_mut().zip(&run.levels).zip(spoke) {
+            j["protocol"] = p.into();
+            if let Some(d) = &l.diagnosis {
+                j["diagnosis"] = d.clone();
+            }
+            if let Some(s) = l.server {
+                j["server"] = serde_json::json!({
+                    "cpu_user_secs": s.cpu.user.as_secs_f64(),
+                    "cpu_sys_secs": s.cpu.sys.as_secs_f64(),
+                    "cpu_us_per_request": s.cpu_us_per_request(&l.result),
+                    "peak_rss_kib": s.peak_rss_kib,
+                });
+                if let Some(b) = s.backends_cpu {
+                    j["server"]["backends_cpu_user_secs"] = b.user.as_secs_f64().into();
+                    j["server"]["backends_cpu_sys_secs"] = b.sys.as_secs_f64().into();
+                    j["server"]["with_backends_cpu_us_per_request"] =
+                        s.with_backends_cpu_us_per_request(&l.result).into();
+                }
+            }
+        }
+    }
+    if run.meta.kind == "compare" {
+        doc["comparison"] = comparison_json(run);
+    }
+    Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
 /// A saved comparison's rows as compare's `--json` gave them (`rounds`, and per workload its rows,

@@ -13,6 +13,7 @@ pub mod presets;
 pub mod probe;
 pub mod serve;
 pub mod session;
+pub mod spin_args;
 pub mod stored;
 pub mod sweep;
 pub mod sweep_target;

@@ -169,8 +169,12 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
     if let Some(line) = rounds_line(run) {
         d.push(("Rounds".into(), line));
     }
-    if let Some(p) = &run.protocol {
-        d.push(("Protocol".into(), protocol_line(run, p)));
+    match &run.protocol {
+        Some(p) => d.push(("Protocol".into(), protocol_line(run, p))),
+        None if run.meta.kind == "compare" && !run.levels.is_empty() => {
+            d.push(("Protocol".into(), protocols_spoken(run).join(", ")))
+        }
+        None => {}
     }
     d
 }
@@ -192,10 +196,57 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
     })
 }
 
-/// "h2c, -m 16 streams per connection asked (the server allowed 8)", or the HTTP/1 version.
+/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS) or
+/// "h2c" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over TLS
+/// when its URL is https://); a comparison's levels are told by its command line's --tls and their
+/// HTTP/2 figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
+/// protocols says "HTTP/2" or "HTTP/1" (its version unsaid).
+pub fn level_protocols(run: &StoredRun) -> Vec<String> {
+    let tls = match &run.protocol {
+        Some(_) => run.meta.target.starts_with("https://"),
+        None => run.meta.kind == "compare" && option_given(run, "--tls"),
+    };
+    let named = |h1: &str, h2: bool| match (h2, tls) {
+        (true, true) => "h2".to_string(),
+        (true, false) => "h2c".to_string(),
+        (false, true) => format!("{h1} over TLS"),
+        (false, false) => h1.to_string(),
+    };
+    run.levels
+        .iter()
+        .map(|l| match &run.protocol {
+            Some(p) => named(&p.name, p.is_h2()),
+            None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
+            None if l.result.h2.is_some() => "HTTP/2".to_string(),
+            None => "HTTP/1".to_string(),
+        })
+        .collect()
+}
+
+/// Whether the run's command line has the flag `f` as a word of its own.
+fn option_given(run: &StoredRun, f: &str) -> bool {
+    run.meta.command_line.split_whitespace().any(|w| w == f)
+}
+
+/// The protocols a run's levels spoke, each once, in first-seen order ("HTTP/1.1 over TLS, h2").
+fn protocols_spoken(run: &StoredRun) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in level_protocols(run) {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// "h2c, -m 16 streams per connection asked (the server allowed 8)", or the HTTP/1 version (over
+/// TLS when it was).
 fn protocol_line(run: &StoredRun, p: &webstand_store::Protocol) -> String {
     let Some(m) = p.h2_streams else {
-        return p.name.clone();
+        return protocols_spoken(run)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| p.name.clone());
     };
     let mut allowed: Vec<u32> = run
         .levels
@@ -218,7 +269,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         return None;
     };
     let (target, path, _) = webstand_engine::parse_web_url(&run.meta.target).ok()?;
-    let flag = |f: &str| run.meta.command_line.split_whitespace().any(|w| w == f);
+    let flag = |f: &str| option_given(run, f);
     let info = webstand_report::ab::AbInfo {
         host: target.host,
         port: target.port,
@@ -326,6 +377,15 @@ pub fn server_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
         .collect()
 }
 
+/// Each level's server and PHP backends' CPU-µs per request together (the compare table's
+/// srv+php), where the lab measured the backends (php and wordpress levels, schema 11 on).
+pub fn backends_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
+    run.levels
+        .iter()
+        .map(|l| l.server?.with_backends_cpu_us_per_request(&l.result))
+        .collect()
+}
+
 /// The row of one round of a stored comparison (the levels at `idx`): figures at its peak
 /// (`webstand_report::comparison::peak_row`), named and noted as the lab's row was.
 fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) -> WorkloadRow {
@@ -333,7 +393,9 @@ fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) ->
     let lv: Vec<Level> = idx.iter().map(|&i| all[i]).collect();
     let cpu: Vec<Option<f64>> = idx.iter().map(|&i| cpu[i]).collect();
     let (server, workload) = split_group(group);
-    let (mut row, _) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
+    let (mut row, peak) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
+    // srv+php: the server's and its PHP backends' CPU at the peak, where the lab saved both.
+    row.with_backends_cpu_us = peak.and_then(|p| backends_cpu_us(run)[idx[p]]);
     row.peak_rss_kib = idx
         .iter()
         .filter_map(|&i| run.levels[i].server.and_then(|s| s.peak_rss_kib))

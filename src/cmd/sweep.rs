@@ -84,6 +84,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 
+    #[command(flatten)]
+    pub spin: super::spin_args::SpinArgs,
+
     /// Find max users: double the clients from --start-clients until a bound breaks
     /// (--max-error-pct, --max-p99-ms), then bisect; report the largest clean level. With --h2
     /// the clients searched are connections, each with -m streams (fixed)

@@ -54,6 +54,7 @@ pub(super) fn check_limits(args: &Args) -> Result<()> {
             bail!("-m {m}: expected a number of streams per connection");
         }
     }
+    args.spin.rule(args.rate.is_some())?;
     // The rest of the HTTP/2 options, refused without --h2 before anything starts.
     args.h2.plan(args.streams.as_deref())?;
     Ok(())
@@ -139,6 +140,7 @@ pub(super) fn target_and_workload(
     plan.keep_alive = args.keep_alive;
     plan.timeout = timeout;
     plan.threads = args.threads;
+    plan.spin = args.spin.rule(args.rate.is_some())?;
     // https:// as bench does it by default: every TLS version, SNI, the certificate not verified.
     plan.tls = (scheme == Scheme::Https).then(|| TlsPlan {
         sni: true,

@@ -84,6 +84,7 @@ pub fn run(args: &Args, global: &Global) -> Result<i32> {
     o.max_users_for = Vec::new();
     o.features = false;
     o.keep_alive = args.keep_alive;
+    o.spin = args.spin.rule(false)?;
     o.timeout = webstand_duration::positive(&args.timeout)?;
     o.builtin = std::env::current_exe().ok();
     super::session::check_max_error_pct(args.max_error_pct)?;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use webstand_engine::{CpuTime, Live, Plan};
 
-use crate::compare::CompareObserver;
+use crate::compare::{CompareObserver, ServerFigures};
 use crate::php::Backends;
 use crate::procstat::{self, RssSampler};
 use crate::servers::Server;
@@ -101,12 +101,15 @@ impl Observer for Accounting<'_> {
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let (cpu, rss) = self.last.take().unwrap_or_default();
         self.per_level.push(cpu);
-        if let Some(b) = self.backends_last.take() {
-            self.backends_per_level.push(b);
-        }
+        let backends_cpu = self.backends_last.take();
+        self.backends_per_level.extend(backends_cpu);
         self.inner.level_done(level)?;
-        self.inner
-            .server_figures(level.clients, cpu, Some(rss).filter(|&k| k > 0));
+        let figures = ServerFigures {
+            cpu,
+            peak_rss_kib: Some(rss).filter(|&k| k > 0),
+            backends_cpu,
+        };
+        self.inner.server_figures(level.clients, &figures);
         Ok(())
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::sweep::{self, Level, LevelSpec, Measured, Observer, SweepSpec};
 use anyhow::{bail, Result};
-use webstand_engine::{Plan, Stop};
+use webstand_engine::{Ended, Plan, Stop};
 
 /// When a level counts as broken.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,8 +55,12 @@ pub struct MaxUsers {
 /// Why `result` breaks `bounds`, if it does. Errors are counted as everywhere else
 /// (`webstand_engine::figures`: failed + non-2xx).
 pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<String> {
-    if let Some(e) = result.ended {
-        return Some(format!("the target was {}", e.name()));
+    match (result.ended, &result.first_error) {
+        // The engine's one line naming what the server answered instead of HTTP/2 (ALPN's choice,
+        // its HTTP/1 answer to the preface, a close), as bench prints it.
+        (Some(Ended::NoHttp2), Some(line)) => return Some(line.clone()),
+        (Some(e), _) => return Some(format!("the target was {}", e.name())),
+        (None, _) => {}
     }
     if result.successful() == 0 {
         return Some("no successful request".to_string());

@@ -350,6 +350,7 @@ pub(crate) fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts:
     workload.apply(&mut plan);
     plan.keep_alive = opts.keep_alive && kind.keeps_alive();
     plan.threads = opts.generator_cpus.len().max(1);
+    plan.spin = opts.spin;
     plan.timeout = opts.timeout;
     plan.tls = opts.tls.map(|_| TlsPlan {
         sni: true,

@@ -11,7 +11,7 @@ use crate::sweep::{Level, Observer, SweepResult, SweepSpec};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
-use webstand_engine::{CpuTime, Live, Outcome, Plan, RunResult, Verdict};
+use webstand_engine::{Live, Outcome, Plan, RunResult, Verdict};
 use webstand_store::{Protocol, RunId, RunMeta, ServerFigures, Store};
 
 /// Where a session's runs execute, and what to say after each level about how a run was spread.
@@ -298,8 +298,8 @@ impl CompareObserver for Session {
     fn stop_requested(&self) -> bool {
         crate::interrupt::interrupted()
     }
-    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        self.save_server_figures(clients, &ServerFigures { cpu, peak_rss_kib });
+    fn server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        self.save_server_figures(clients, figures);
     }
     fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
         self.save_configs(server, files);

@@ -48,7 +48,8 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 /// The columns of [`csv`], in order. `round` is the comparison's round that measured the level (1
 /// for a bench or a sweep: a compare over 3 rounds has 3 rows per server, workload and clients);
 /// `protocol` what the level spoke. Latencies are in milliseconds. CPU-µs per request: the load
-/// generator's, and the server's where the lab measured it (empty otherwise). `errors` = failed + non_2xx, and
+/// generator's, and the server's where the lab measured it (empty otherwise), and on a php or
+/// wordpress level the server's with its PHP backends' (PHP-FPM, MariaDB: compare's srv+php). `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
 /// half of the attempted requests; `ended` says when the target was unreachable or lost; the `h2_`
 /// columns are h2load's figures of an HTTP/2 level (empty otherwise).
@@ -86,6 +87,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "latency_max_ms",
     "generator_cpu_us_per_request",
     "server_cpu_us_per_request",
+    "server_with_backends_cpu_us_per_request",
     "interrupted",
     "errors",
     "mostly_errors",
@@ -128,22 +130,35 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-/// One CSV row per level with a header line: the raw counts and every derived figure. `protocol` is
-/// the run's, where it was saved ("HTTP/1.1", "h2c" …); without it a level says "HTTP/2" when it
-/// has HTTP/2 figures, else "HTTP/1" (its version unsaid). `server_cpu_us` is each level's server
-/// CPU-µs per request, where the lab measured it (in `levels`' order; empty: none measured).
-pub fn csv(levels: &[Level], protocol: Option<&str>, server_cpu_us: &[Option<f64>]) -> String {
+/// A level's server CPU-µs per request as the lab measured it: the server's process tree alone, and
+/// with its PHP backends' on a dynamic workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ServerCpu {
+    pub server: Option<f64>,
+    pub with_backends: Option<f64>,
+}
+
+/// One CSV row per level with a header line: the raw counts and every derived figure. `protocols`
+/// is what each level spoke ("HTTP/1.1 over TLS", "h2c" …, in `levels`' order); a level without one
+/// says "HTTP/2" when it has HTTP/2 figures, else "HTTP/1" (its version unsaid). `server_cpu` is
+/// each level's server CPU-µs per request, alone and with its PHP backends', where the lab measured
+/// them (in `levels`' order; empty: none measured).
+pub fn csv(levels: &[Level], protocols: &[String], server_cpu: &[ServerCpu]) -> String {
     let mut out = CSV_COLUMNS.join(",");
     out.push('\n');
     for (i, l) in levels.iter().enumerate() {
-        let server_cpu = server_cpu_us.get(i).copied().flatten();
+        let cpu = server_cpu.get(i).copied().unwrap_or_default();
+        let us = |v: Option<f64>| v.map_or(String::new(), |c| format!("{c:.3}"));
         let r = l.result;
         let ms = |q: f64| latency_ms(r, q);
         let fields = [
             csv_field(l.group),
             l.clients.to_string(),
             l.round.to_string(),
-            csv_field(protocol.unwrap_or(if r.h2.is_some() { "HTTP/2" } else { "HTTP/1" })),
+            csv_field(protocols.get(i).map_or(
+                if r.h2.is_some() { "HTTP/2" } else { "HTTP/1" },
+                String::as_str,
+            )),
             csv_field(l.server_version.unwrap_or("")),
             format!("{:.6}", r.elapsed.as_secs_f64()),
             r.complete.to_string(),
@@ -172,7 +187,8 @@ pub fn csv(levels: &[Level], protocol: Option<&str>, server_cpu_us: &[Option<f64
             format!("{:.3}", ms(0.999)),
             format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
             format!("{:.3}", r.cpu_us_per_request()),
-            server_cpu.map_or(String::new(), |c| format!("{c:.3}")),
+            us(cpu.server),
+            us(cpu.with_backends),
             r.interrupted.to_string(),
             r.errors().to_string(),
             r.mostly_errors().to_string(),
@@ -420,7 +436,11 @@ mod tests {
                 result: &b,
             },
         ];
-        let text = csv(&levels, None, &[Some(12.5)]);
+        let cpu = ServerCpu {
+            server: Some(12.5),
+            with_backends: Some(30.0),
+        };
+        let text = csv(&levels, &[], &[cpu]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
@@ -438,25 +458,29 @@ mod tests {
         );
         // hits/s = 3 / 2 s; p50 = 2 ms.
         assert!(lines[1].contains(",1.500,"), "{}", lines[1]);
-        // The server's CPU where the lab measured it (the first level), empty where not.
-        let server_cpu = CSV_COLUMNS
-            .iter()
-            .position(|c| *c == "server_cpu_us_per_request")
-            .unwrap();
-        let cell = |line: &str| {
+        // The server's CPU, alone and with its backends', where the lab measured it (the first
+        // level), empty where not.
+        let cell = |line: &str, name: &str| {
+            let at = CSV_COLUMNS.iter().position(|c| *c == name).unwrap();
             line.replace("\"small, random\"", "small")
                 .split(',')
-                .nth(server_cpu)
+                .nth(at)
                 .map(String::from)
         };
-        assert_eq!(cell(lines[1]).as_deref(), Some("12.500"));
-        assert_eq!(cell(lines[2]).as_deref(), Some(""));
+        let (alone, with) = (
+            "server_cpu_us_per_request",
+            "server_with_backends_cpu_us_per_request",
+        );
+        assert_eq!(cell(lines[1], alone).as_deref(), Some("12.500"));
+        assert_eq!(cell(lines[1], with).as_deref(), Some("30.000"));
+        assert_eq!(cell(lines[2], alone).as_deref(), Some(""));
+        assert_eq!(cell(lines[2], with).as_deref(), Some(""));
         assert!(
             lines[2].starts_with("2k,8,1,HTTP/1,,2.000000,1,"),
             "{}",
             lines[2]
         );
-        let text = csv(&levels[1..], Some("h2c"), &[]);
+        let text = csv(&levels[1..], &["h2c".to_string()], &[]);
         assert!(
             text.lines().nth(1).unwrap().starts_with("2k,8,1,h2c,,"),
             "{text}"

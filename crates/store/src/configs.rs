@@ -199,7 +199,7 @@ mod tests {
         );
     }
 
-    /// Files at versions 4, 5, both 6s, 7, 8 and 9 all end with a new file's layout, and running each
+    /// Files at versions 4, 5, both 6s, 7, 8, 9 and 10 all end with a new file's layout, and running each
     /// upgrade step again on the upgraded file changes nothing and fails nowhere.
     #[test]
     fn every_upgrade_step_is_idempotent_and_ends_at_a_new_files_layout() {
@@ -220,27 +220,33 @@ mod tests {
             (7, ""),
             (8, ""),
             (9, ""),
+            (10, ""),
         ];
         for (i, (version, drop)) in cases.into_iter().enumerate() {
             let db = dir.path().join(format!("{i}.db"));
-            // Files before version 10 have no `levels.round`, before version 9 no HTTP/2
-            // columns, and before version 8 no `levels.diagnosis` either.
+            // Files before version 11 have no backends' CPU, before version 10 no `levels.round`,
+            // before version 9 no HTTP/2 columns, and before version 8 no `levels.diagnosis` either.
             let h2 = match version {
-                9 => "",
+                9 | 10 => "",
                 _ => "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
                     ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
                     ALTER TABLE runs DROP COLUMN h2_streams;",
             };
             let diagnosis = match version {
-                8 | 9 => "",
+                8..=10 => "",
                 _ => "ALTER TABLE levels DROP COLUMN diagnosis;",
             };
-            let round = "ALTER TABLE levels DROP COLUMN round;";
-            let drop = format!("{round} {h2} {diagnosis} {drop}");
+            let round = match version {
+                10 => "",
+                _ => "ALTER TABLE levels DROP COLUMN round;",
+            };
+            let backends = "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
+                ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;";
+            let drop = format!("{backends} {round} {h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();
             assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
-            for from in 4..=9 {
+            for from in 4..=10 {
                 s.upgrade(from).unwrap();
             }
             assert_eq!(layout(&db), layout(&fresh), "again from {version}");

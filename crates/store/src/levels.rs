@@ -27,17 +27,30 @@ pub struct StoredLevel {
     pub diagnosis: Option<serde_json::Value>,
 }
 
-/// What the lab measured of the server during a level: its process tree's CPU time and peak memory.
+/// What the lab measured of the server during a level: its process tree's CPU time and peak memory,
+/// and on a php or wordpress level its PHP backends' CPU time (PHP-FPM, MariaDB: processes of
+/// their own, outside the server's tree) — None elsewhere, and in levels saved before schema 11.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ServerFigures {
     pub cpu: CpuTime,
     pub peak_rss_kib: Option<u64>,
+    pub backends_cpu: Option<CpuTime>,
 }
 
 impl ServerFigures {
     /// Server CPU-µs per complete request of `result` (user + sys).
     pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
         result.cpu_us_per_request_of(self.cpu).unwrap_or(0.0)
+    }
+
+    /// The server's and its backends' CPU-µs per complete request (the compare table's srv+php),
+    /// where the backends' was measured.
+    pub fn with_backends_cpu_us_per_request(&self, result: &RunResult) -> Option<f64> {
+        let b = self.backends_cpu?;
+        result.cpu_us_per_request_of(CpuTime {
+            user: self.cpu.user + b.user,
+            sys: self.cpu.sys + b.sys,
+        })
     }
 }
 
@@ -159,11 +172,14 @@ impl Store {
         let n = self
             .conn
             .execute(
-                &format!("UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3 {LATEST_LEVEL}"),
+                &format!("UPDATE levels SET server_cpu_user_ns = ?1, server_cpu_sys_ns = ?2, server_peak_rss_kib = ?3,
+                    backends_cpu_user_ns = ?4, backends_cpu_sys_ns = ?5 {LATEST_LEVEL}"),
                 params![
                     sql_u64(figures.cpu.user.as_nanos() as u64),
                     sql_u64(figures.cpu.sys.as_nanos() as u64),
                     figures.peak_rss_kib.map(sql_u64),
+                    figures.backends_cpu.map(|c| sql_u64(c.user.as_nanos() as u64)),
+                    figures.backends_cpu.map(|c| sql_u64(c.sys.as_nanos() as u64)),
                     run,
                     group,
                     sql_u64(clients as u64)
@@ -266,10 +282,15 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         Ok(r.get::<_, Option<i64>>(i)?
             .map(|v| Duration::from_nanos(v.max(0) as u64)))
     };
+    let backends_cpu = match (ns(39)?, ns(40)?) {
+        (Some(user), Some(sys)) => Some(CpuTime { user, sys }),
+        _ => None,
+    };
     let server = match (ns(30)?, ns(31)?) {
         (Some(user), Some(sys)) => Some(ServerFigures {
             cpu: CpuTime { user, sys },
             peak_rss_kib: r.get::<_, Option<i64>>(32)?.map(|v| v.max(0) as u64),
+            backends_cpu,
         }),
         _ => None,
     };
@@ -327,5 +348,60 @@ mod tests {
         writer.add_level(id, "builtin/2k", 4, 4, None, &r).unwrap();
         let run = writer.load_run(id).unwrap();
         assert_eq!(rounds(&run), [None, None, None, None, None, None, Some(4)]);
+    }
+
+    #[test]
+    fn a_levels_backends_cpu_comes_back_and_a_version_10_file_reads_without_it() {
+        use crate::ServerFigures;
+        use webstand_engine::CpuTime;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("backends.db");
+        let s = Store::open(Some(&db)).unwrap();
+        let id = s.begin_run(&meta()).unwrap();
+        // 100 complete requests: 2 ms of server CPU and 3 ms of PHP-FPM's make 20 and 50 µs each.
+        let r = synthetic_result(100, 100, Duration::from_secs(1));
+        s.add_level(id, "nginx/php", 1, 1, None, &r).unwrap();
+        let ms = |m| Duration::from_millis(m);
+        let figures = ServerFigures {
+            cpu: CpuTime {
+                user: ms(1),
+                sys: ms(1),
+            },
+            peak_rss_kib: Some(1024),
+            backends_cpu: Some(CpuTime {
+                user: ms(2),
+                sys: ms(1),
+            }),
+        };
+        s.add_server_figures(id, "nginx/php", 1, &figures).unwrap();
+        let level = &s.load_run(id).unwrap().levels[0];
+        assert_eq!(level.server, Some(figures));
+        let server = level.server.unwrap();
+        assert_eq!(server.cpu_us_per_request(&level.result), 20.0);
+        assert_eq!(
+            server.with_backends_cpu_us_per_request(&level.result),
+            Some(50.0)
+        );
+        drop(s);
+        // What schema 10 wrote: no backends columns. A reader takes it as it is; a writer adds them.
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
+             ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns; PRAGMA user_version = 10;",
+        )
+        .unwrap();
+        drop(conn);
+        let old = Store::open_existing(Some(&db)).unwrap();
+        let server = old.load_run(id).unwrap().levels[0].server.unwrap();
+        assert_eq!(
+            (server.backends_cpu, server.peak_rss_kib),
+            (None, Some(1024))
+        );
+        drop(old);
+        let writer = Store::open(Some(&db)).unwrap();
+        writer
+            .add_server_figures(id, "nginx/php", 1, &figures)
+            .unwrap();
+        assert_eq!(writer.load_run(id).unwrap().levels[0].server, Some(figures));
     }
 }

@@ -275,6 +275,7 @@ mod tests {
                 sys: Duration::from_millis(200),
             },
             peak_rss_kib: None,
+            backends_cpu: None,
         };
         s.add_server_figures(id, "2k.html", 8, &figures).unwrap();
         assert!(
@@ -429,6 +430,7 @@ mod tests {
                 sys: Duration::from_millis(2),
             },
             peak_rss_kib: Some(4096),
+            backends_cpu: None,
         };
         writer.add_server_figures(id, "", 2, &figures).unwrap();
         let run = writer.load_run(id).unwrap();

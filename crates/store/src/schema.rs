@@ -5,6 +5,9 @@
 use crate::{configs, h2, probe, Store};
 use anyhow::{bail, Context};
 
+/// The PHP backends' CPU time over a level (schema 11): user and system nanoseconds.
+pub(crate) const BACKENDS_CPU: [&str; 2] = ["backends_cpu_user_ns", "backends_cpu_sys_ns"];
+
 /// "WBST": marks a SQLite file as webstand's history (PRAGMA application_id).
 pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// The schema this build writes and reads. A file with a higher `user_version` is refused.
@@ -15,12 +18,13 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// HTTP/2 ([`h2`]: `runs.protocol`, `runs.h2_streams`, `levels.h2`, `levels.h2_connect`,
 /// `levels.h2_first_byte`), version 10 `levels.round` (which round of a comparison measured the
 /// level: 1 for bench and sweep; NULL in a level saved before, whose round readers infer from the
-/// saved order); an older file is upgraded when opened for writing and read as it is otherwise.
+/// saved order), version 11 `levels.backends_cpu_user_ns` and `levels.backends_cpu_sys_ns` (the
+/// PHP backends' CPU over a comparison's php or wordpress level: PHP-FPM, MariaDB); an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 10;
+pub const SCHEMA_VERSION: i32 = 11;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -80,7 +84,9 @@ CREATE TABLE levels (
     h2                  TEXT,
     h2_connect          BLOB,
     h2_first_byte       BLOB,
-    round               INTEGER
+    round               INTEGER,
+    backends_cpu_user_ns INTEGER,
+    backends_cpu_sys_ns  INTEGER
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -209,6 +215,12 @@ impl Store {
         if !self.has_column("levels", "round")? {
             self.conn
                 .execute_batch("ALTER TABLE levels ADD COLUMN round INTEGER;")?;
+        }
+        for column in BACKENDS_CPU {
+            if !self.has_column("levels", column)? {
+                self.conn
+                    .execute_batch(&format!("ALTER TABLE levels ADD COLUMN {column} INTEGER;"))?;
+            }
         }
         Ok(())
     }

@@ -13,7 +13,7 @@ mod workloads;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Stop};
+use webstand_engine::{CpuTime, SpinRule, Stop};
 
 use crate::cgroup::CpuSource;
 use crate::limits::Limits;
@@ -22,6 +22,7 @@ use crate::servers::{Features, Kind, Support};
 use crate::sweep::{Observer, SweepResult};
 use crate::tls::KeyType;
 use crate::verify::VerifyRow;
+pub use webstand_store::ServerFigures;
 
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
 pub use workloads::WorkloadKind;
@@ -43,6 +44,8 @@ pub struct Options {
     pub server_cpus: Vec<usize>,
     pub generator_cpus: Vec<usize>,
     pub keep_alive: bool,
+    /// How the generator's closed-loop threads wait (`--spin`); every level of every server alike.
+    pub spin: SpinRule,
     /// Check every body against the fixtures manifest (costs generator CPU).
     pub checksum: bool,
     /// Check basic auth, chroot and throttling (a few seconds per server).
@@ -103,6 +106,7 @@ impl Options {
             server_cpus: vec![0],
             generator_cpus: vec![1],
             keep_alive: true,
+            spin: SpinRule::Auto,
             checksum: false,
             features: true,
             verify: false,
@@ -198,9 +202,9 @@ pub trait CompareObserver: Observer {
     /// Whether the user asked to stop (Ctrl-C): no further server is started.
     fn stop_requested(&self) -> bool;
     /// The server's side of the level just passed to `level_done`: its CPU time and peak resident
-    /// memory (KiB) during the run.
-    fn server_figures(&mut self, clients: usize, cpu: CpuTime, peak_rss_kib: Option<u64>) {
-        let _ = (clients, cpu, peak_rss_kib);
+    /// memory (KiB) during the run, and on a dynamic workload its PHP backends' CPU time.
+    fn server_figures(&mut self, clients: usize, figures: &ServerFigures) {
+        let _ = (clients, figures);
     }
     /// The config files and command lines `server` was started with (once per comparison).
     fn server_configs(&mut self, server: &str, files: &[(String, String)]) {
