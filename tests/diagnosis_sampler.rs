@@ -15,6 +15,9 @@ use std::process::Command;
 
 /// The bench's run, in seconds.
 const SECONDS: u64 = 2;
+/// The sampler's SLOW_EVERY (crates/diagnosis/src/watch_tasks.rs): it lists the task directory at
+/// each of its first this many passes, and every this many passes after.
+const SLOW_EVERY: usize = 20;
 
 /// Runs `webstand bench --json -k -c 4 --threads 1 -d SECONDS` under strace; returns the diagnosis
 /// thread's system call names in order and the bench's JSON.
@@ -116,20 +119,37 @@ fn the_sampler_wakes_on_one_timer_and_reads_open_files_with_two_calls_a_pass() {
     assert_eq!(schedstat, [1], "one load thread's, once: {opened:?}");
     let stat = opened.iter().find(|(p, _)| p.ends_with("/stat")).unwrap().1;
     assert!(*stat <= passes.len() / 20 + 2, "{opened:?}");
-    // The task list is read again when the thread count changed or every 20 passes, not each pass.
-    let listings = lines.iter().filter(|l| name(l) == "getdents64").count() / 2;
+    // The task list is read at each of the first SLOW_EVERY passes, while the run starts its
+    // threads; after that again only when the thread count changed or every SLOW_EVERY passes.
+    let (starting, steady) = passes.split_at(SLOW_EVERY.min(passes.len()));
+    let listings = |passes: &[Vec<&String>]| {
+        let calls = passes.iter().flatten();
+        calls.filter(|l| name(l) == "getdents64").count() / 2
+    };
     assert!(
-        listings <= passes.len() / 20 + 4,
-        "{listings} listings in {} passes",
-        passes.len()
+        listings(starting) <= starting.len(),
+        "{} listings in the first {} passes",
+        listings(starting),
+        starting.len()
     );
-    // Most passes are the thread count's fstat and one pread per load thread; a slow pass lists
-    // the threads again and reads each thread's CPU (open, pread, close).
-    let short = passes.iter().filter(|p| p.len() <= 2).count();
     assert!(
-        short * 10 >= passes.len() * 8,
-        "{short} of {} passes make 2 calls or fewer: {passes:#?}",
-        passes.len()
+        steady.len() >= 10,
+        "{} passes after the first {SLOW_EVERY}",
+        steady.len()
+    );
+    assert!(
+        listings(steady) <= steady.len() / 20 + 4,
+        "{} listings in {} passes after the first {SLOW_EVERY}",
+        listings(steady),
+        steady.len()
+    );
+    // After those, most passes are the thread count's fstat and one pread per load thread; a slow
+    // pass lists the threads again and reads each thread's CPU (open, pread, close).
+    let short = steady.iter().filter(|p| p.len() <= 2).count();
+    assert!(
+        short * 10 >= steady.len() * 8,
+        "{short} of {} passes after the first {SLOW_EVERY} make 2 calls or fewer: {passes:#?}",
+        steady.len()
     );
     assert!(passes.iter().all(|p| p.len() <= 12), "{passes:#?}");
     // And the Diagnosis still sees the load thread.
