@@ -281,11 +281,23 @@ fn a_healthy_run_against_webstand_serve_reports_no_problem() {
         .lines()
         .find(|l| l.starts_with("Diagnosis:"))
         .unwrap_or_else(|| panic!("no Diagnosis line: {text}"));
+    let findings: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    // On a loaded machine (CI's) the load threads wait for their CPU: under two busy loops each
+    // waited 40-57 % of the run while running 0.5 %, and the Diagnosis rightly says so, as its one
+    // finding, naming the other program. That is the machine's doing; anything about the server,
+    // the network or errors, or another finding beside it, still fails the test.
+    if line.starts_with("Diagnosis: generator-bound (the server used") {
+        assert!(
+            findings.len() == 1 && findings[0].contains("which another program was using"),
+            "only a generator held back by another program: {text}"
+        );
+        return;
+    }
     assert!(
         line.starts_with("Diagnosis: no problem found (the server used"),
         "{line}"
     );
-    assert!(!text.contains("  - "), "no finding lines: {text}");
+    assert!(findings.is_empty(), "no finding lines: {text}");
 }
 
 #[test]
