@@ -254,6 +254,14 @@ fn sweep_and_compare_refuse_levels_beyond_the_open_files_limit_up_front() {
     assert_eq!(server.accepted.load(Ordering::SeqCst), 0, "nothing ran");
 }
 
+/// Whether a finding line is the starved generator's (rules.rs, WAITED). On a loaded machine (CI's)
+/// the load threads wait for their CPU: under two busy loops, one per core, each waited 20-57 % of
+/// the run while running under 1 %, and the Diagnosis rightly says so, naming the other program.
+/// That is the machine's doing, not what the tests that allow it check.
+fn held_back_by_another_program(finding: &str) -> bool {
+    finding.contains(" load threads ran ") && finding.contains("which another program was using")
+}
+
 #[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
     let _serial = one_at_a_time();
@@ -281,11 +289,21 @@ fn a_healthy_run_against_webstand_serve_reports_no_problem() {
         .lines()
         .find(|l| l.starts_with("Diagnosis:"))
         .unwrap_or_else(|| panic!("no Diagnosis line: {text}"));
+    let findings: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+    // Anything about the server, the network or errors, or another finding beside a starved
+    // generator's, still fails the test.
+    if line.starts_with("Diagnosis: generator-bound (the server used") {
+        assert!(
+            findings.len() == 1 && held_back_by_another_program(findings[0]),
+            "only a generator held back by another program: {text}"
+        );
+        return;
+    }
     assert!(
         line.starts_with("Diagnosis: no problem found (the server used"),
         "{line}"
     );
-    assert!(!text.contains("  - "), "no finding lines: {text}");
+    assert!(findings.is_empty(), "no finding lines: {text}");
 }
 
 #[test]
@@ -310,10 +328,24 @@ fn a_sweep_names_what_bound_each_level() {
     let text = stdout(&out);
     assert!(text.contains("\nDiagnosis:\n"), "{text}");
     for c in [1, 2] {
-        assert!(
-            text.contains(&format!("  {c} clients: limited by a latency floor")),
-            "{text}"
-        );
+        let head = format!("  {c} clients: ");
+        let mut lines = text.lines().skip_while(|l| !l.starts_with(&head));
+        let verdict = lines
+            .next()
+            .unwrap_or_else(|| panic!("no {head:?}: {text}"));
+        let findings: Vec<&str> = lines.take_while(|l| l.starts_with("    - ")).collect();
+        let floor = |l: &&str| l.contains("a floor near 40 ms");
+        if verdict.ends_with("generator-bound") {
+            // The starved generator's finding comes first; the floor must still be found beside it.
+            assert!(
+                findings.len() == 2 && held_back_by_another_program(findings[0]),
+                "{text}"
+            );
+            assert!(floor(&findings[1]), "{text}");
+        } else {
+            assert!(verdict.ends_with("limited by a latency floor"), "{text}");
+            assert!(findings.iter().any(floor), "{text}");
+        }
     }
     let out = run_with_timeout(
         &[

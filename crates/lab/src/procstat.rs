@@ -266,14 +266,26 @@ mod tests {
     /// grows while they spin, then includes the reaped children after they exit.
     #[test]
     fn counts_a_real_process_tree_and_its_reaped_children() {
+        // Each child spins, then waits for a line (or EOF) on the test's pipe (fd 3: a background
+        // job's stdin is /dev/null), so all three live until the test has looked, however slowly a
+        // loaded machine starts them.
+        let spin = "(i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; read x <&3)";
+        let script = format!("exec 3<&0; {spin} & {spin} & exec 3<&-; wait; exec sleep 5");
         let mut child = Command::new("sh")
-            .args(["-c", "(i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & (i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done) & sleep 0.3; wait; exec sleep 5"])
+            .args(["-c", &script])
+            .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
         let root = child.id() as i32;
-        std::thread::sleep(Duration::from_millis(150));
-        let procs = tree(root);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        let procs = loop {
+            let procs = tree(root);
+            if procs.len() >= 3 || std::time::Instant::now() > deadline {
+                break procs;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
         let pids: HashSet<i32> = procs.iter().map(|s| s.pid).collect();
         assert_eq!(pids.len(), procs.len(), "a process counted twice");
         assert!(
@@ -281,6 +293,8 @@ mod tests {
             "expected the shell and two busy children, saw {procs:?}"
         );
         assert_eq!(procs[0].pid, root);
+        // EOF on the pipe: both children end once they have spun.
+        drop(child.stdin.take());
 
         let lister: Lister = Box::new(move || tree(root).iter().map(|s| s.pid).collect());
         let sampler = RssSampler::start(lister, Duration::from_millis(20));
