@@ -1,6 +1,7 @@
 //! A stream of the generator's HTTP/2 connections (`h2_conn.rs`): what a request in flight
 //! carries (its times, its status, its body's length and hash, its windows), how it ended, what a
-//! response head's fields say, and what a connection's frames add to the thread's figures.
+//! response head's fields say, what a connection's frames add to the thread's figures, and how
+//! many new streams a closed loop opens at once ([`batch_room`]).
 
 use crate::conn::Class;
 use crate::H2Summary;
@@ -127,5 +128,42 @@ impl ResponseHead {
                 self.server = Some(String::from_utf8_lossy(value).into_owned());
             }
         }
+    }
+}
+
+/// Closed loop: how many of a connection's `free` streams (of `limit`) to open now. None while
+/// fewer than half its limit are free and some are still at the server, so new requests leave in
+/// batches (one TLS record, one write, one read and decryption for the server) rather than one per
+/// response, as h2load's do (docs/BENCHMARKS.md, issue 11, session 9: without a spin, nginx's CPU
+/// per request fell by a quarter and requests/s rose from 0.68× h2load's to 0.91–0.95×). The
+/// streams at the server answer, so the rest always comes free; a connection with none in flight
+/// fills at once.
+pub(crate) fn batch_room(free: usize, in_flight: usize, limit: usize) -> usize {
+    if in_flight > 0 && free < (limit / 2).max(1) {
+        0
+    } else {
+        free
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_room;
+
+    #[test]
+    fn new_streams_wait_for_half_the_limit_to_be_free() {
+        // -m 16: nothing for 1 to 7 free, all of them from 8.
+        assert_eq!(batch_room(1, 15, 16), 0);
+        assert_eq!(batch_room(7, 9, 16), 0);
+        assert_eq!(batch_room(8, 8, 16), 8);
+        assert_eq!(batch_room(16, 0, 16), 16);
+        // An idle connection (a new one, or the run's last requests) fills at once.
+        assert_eq!(batch_room(3, 0, 16), 3);
+        // -m 1 and -m 2: one free stream is a batch, as before.
+        assert_eq!(batch_room(1, 0, 1), 1);
+        assert_eq!(batch_room(1, 1, 2), 1);
+        // A server's lower limit (SETTINGS_MAX_CONCURRENT_STREAMS 4): batches of 2.
+        assert_eq!(batch_room(1, 3, 4), 0);
+        assert_eq!(batch_room(2, 2, 4), 2);
     }
 }

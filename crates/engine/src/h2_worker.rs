@@ -3,9 +3,10 @@
 //! thread shares (budget, the pick of the next URL, the open-loop pacer, the result, the live
 //! counters, CPU time) is a [`Worker`]'s, with no HTTP/1 slots: this file only multiplexes.
 //!
-//! Closed loop: every connection keeps `-m` streams (or the server's lower limit) in flight, a new
-//! one opened as soon as one ends; once every stream is at the server the loop waits as the HTTP/1
-//! one does (a short spin first on a CPU of its own, `spin.rs`). Open loop (`--rate`): each send is due at its intended time and
+//! Closed loop: every connection keeps up to `-m` streams (or the server's lower limit) in flight,
+//! new ones opened in batches as half of them end (`h2_stream::batch_room`); once every stream is
+//! at the server the loop blocks in the poller (it spins first only with `--spin MICROS`,
+//! `spin.rs`). Open loop (`--rate`): each send is due at its intended time and
 //! waits for a free stream if none is; its latency counts from the intended time all the same.
 //! Connections wait for the server's SETTINGS before their first stream, so its limit is known.
 
@@ -14,7 +15,7 @@ use crate::conn::Class;
 use crate::h2::{Prepared, NOT_H2};
 use crate::h2_conn::{H2Conn, Phase};
 use crate::h2_refused;
-use crate::h2_stream::{End, Ended, Stream, Tally};
+use crate::h2_stream::{batch_room, End, Ended, Stream, Tally};
 use crate::pacer::LATE;
 use crate::run::{Share, Shared};
 use crate::transport::Transport;
@@ -151,10 +152,14 @@ impl<'a> H2Worker<'a> {
     }
 
     /// Opens streams on connection `i` while it has room: queued sends first, then (closed loop)
-    /// new requests from the budget.
+    /// new requests from the budget, in batches ([`batch_room`]).
     fn fill(&mut self, i: usize, now: Instant) {
         let closed_loop = self.w.pacer.is_none();
-        let mut free = self.conns[i].capacity(&self.p);
+        let c = &self.conns[i];
+        let mut free = c.capacity(&self.p);
+        if closed_loop {
+            free = batch_room(free, c.streams.len(), c.limit(&self.p) as usize);
+        }
         while free > 0 {
             let next = match self.queue.pop_front() {
                 Some(queued) => Some(queued),

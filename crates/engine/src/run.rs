@@ -69,7 +69,7 @@ pub fn run_at(
         start: Instant::now(),
         deadline: None,
         tls: tls_setup(plan)?,
-        spin: spin::limit_for(plan.spin, threads, &plan.shape),
+        spin: spin::limit_for(plan.spin, threads, &plan.shape, plan.h2.is_some()),
     };
     // The threads wait at `go` for the shared state, which holds the start instant: it is set only
     // once `wait_for_start` has returned.

@@ -28,10 +28,12 @@ use std::time::{Duration, Instant};
 /// every one for no more requests/s and more of the generator's CPU (docs/BENCHMARKS.md, issue 18).
 pub(crate) const LIMIT: Duration = Duration::from_micros(10);
 
-/// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is [`LIMIT`] on a CPU of
-/// the thread's own and no spin otherwise; `Off` never spins (every wait blocks in the poller, as wrk's
-/// does); `Window` spins up to that long whatever the pinning (the user says the CPU is free). An
-/// open loop (`--rate`) never spins.
+/// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is
+/// [`LIMIT`] on a CPU of the thread's own and no spin otherwise, and never a spin for `--h2` (its
+/// new requests leave in batches; there the spin bought 2–10 % more requests/s for 35–70 % more of
+/// the generator's CPU, docs/BENCHMARKS.md issue 11 session 9); `Off` never spins (every wait
+/// blocks in the poller, as wrk's does); `Window` spins up to that long whatever the pinning (the
+/// user says the CPU is free). An open loop (`--rate`) never spins.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum SpinRule {
     #[default]
@@ -75,14 +77,16 @@ impl std::fmt::Display for SpinRule {
 }
 
 /// The spin limit for a run of `threads` load threads under `rule`: zero (never spin) for an open
-/// loop or `Off`; with `Auto`, [`LIMIT`] for a closed loop whose threads each have a CPU of their own.
-pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape) -> Duration {
+/// loop or `Off`; with `Auto`, [`LIMIT`] for a closed loop whose threads each have a CPU of their
+/// own, unless it is HTTP/2 (`h2`).
+pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape, h2: bool) -> Duration {
     if matches!(shape, Shape::Open { .. }) {
         return Duration::ZERO; // the pacer decides when to send; waiting is its business
     }
     match rule {
         SpinRule::Off => return Duration::ZERO,
         SpinRule::Window(window) => return window,
+        SpinRule::Auto if h2 => return Duration::ZERO,
         SpinRule::Auto => {}
     }
     let allowed = allowed_cpus();
@@ -246,7 +250,7 @@ mod tests {
         assert!(online >= 2, "a CPU of its own needs 2 CPUs, found {online}");
         if allowed_cpus() == online {
             assert_eq!(
-                limit_for(SpinRule::Auto, 1, &CLOSED),
+                limit_for(SpinRule::Auto, 1, &CLOSED, false),
                 Duration::ZERO,
                 "unpinned: never spin"
             );
@@ -255,9 +259,16 @@ mod tests {
         std::thread::spawn(|| {
             pin_this_thread();
             assert_eq!(allowed_cpus(), 1);
-            assert_eq!(limit_for(SpinRule::Auto, 1, &CLOSED), LIMIT);
+            assert_eq!(limit_for(SpinRule::Auto, 1, &CLOSED, false), LIMIT);
             assert_eq!(
-                limit_for(SpinRule::Auto, 2, &CLOSED),
+                limit_for(SpinRule::Auto, 1, &CLOSED, true),
+                Duration::ZERO,
+                "--h2 never spins by default"
+            );
+            let micros = SpinRule::Window(LIMIT);
+            assert_eq!(limit_for(micros, 1, &CLOSED, true), LIMIT);
+            assert_eq!(
+                limit_for(SpinRule::Auto, 2, &CLOSED, false),
                 Duration::ZERO,
                 "two load threads, one CPU"
             );
@@ -267,11 +278,11 @@ mod tests {
                 jitter: false,
             };
             assert_eq!(
-                limit_for(SpinRule::Auto, 1, &open),
+                limit_for(SpinRule::Auto, 1, &open, false),
                 Duration::ZERO,
                 "--rate never spins"
             );
-            assert_eq!(limit_for(SpinRule::Off, 1, &CLOSED), Duration::ZERO);
+            assert_eq!(limit_for(SpinRule::Off, 1, &CLOSED, false), Duration::ZERO);
         })
         .join()
         .unwrap();
@@ -313,12 +324,15 @@ mod tests {
             assert!(err.contains(&format!("'{bad}'")), "{err}");
         }
         let window = SpinRule::Window(Duration::from_micros(40));
-        assert_eq!(limit_for(window, 64, &CLOSED), Duration::from_micros(40));
+        assert_eq!(
+            limit_for(window, 64, &CLOSED, false),
+            Duration::from_micros(40)
+        );
         let open = Shape::Open {
             clients: 1,
             rate: 100.0,
             jitter: false,
         };
-        assert_eq!(limit_for(window, 1, &open), Duration::ZERO);
+        assert_eq!(limit_for(window, 1, &open, false), Duration::ZERO);
     }
 }
