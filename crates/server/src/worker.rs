@@ -386,6 +386,12 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
             true => match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
                 Pump::Progress => continue,
                 Pump::Wait if multiplexed => false,
+                // An HTTP/2 stream's body already here goes to its job (h2/mod.rs); the client is
+                // read as for any other stream.
+                Pump::Body if multiplexed => match ctx.feed_h2_bodies(conn) {
+                    true => continue,
+                    false => false,
+                },
                 Pump::Wait => return Ok(true),
                 // Read the client on: its bytes are the job's request body (fastcgi/body.rs).
                 Pump::Body => true,
