@@ -1185,7 +1185,9 @@ fn h2_uploads_cut_short_end_their_php_request_and_free_its_descriptors() {
             let n: Vec<usize> = line.split(' ').map(|n| n.parse().unwrap()).collect();
             [n[0], n[1]]
         };
-        assert_eq!(before, after, "{kind}: descriptors left open: {out}");
+        // A closed connection also gives back its socket and the kept backend connection.
+        let want = if kind == "close" { before - 2 } else { before };
+        assert_eq!(after, want, "{kind}: descriptors left open: {out}");
     }
     // php-fpm's one child (a new one after the kill) answers again.
     let (h, b) = curl(&[
