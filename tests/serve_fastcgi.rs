@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::h2_client::{fds_line, jobs, md5, open_fds, within_10s};
+use common::h2_client::{fds_line, jobs, md5, open_fds, uploads, within_10s};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -879,6 +879,18 @@ echo "started\n"; flush();
 file_put_contents(__DIR__ . "/hold.tmp", getmypid()); rename(__DIR__ . "/hold.tmp", __DIR__ . "/hold.marker");
 for ($i = 0; $i < 100; $i++) { usleep(50000); echo str_repeat(".", 64), "\n"; flush(); }"#,
     );
+    // Reads 64 KiB of its body, says so in the marker ?m= (its pid), and reads on only once the
+    // file ?g= exists (30 s at most).
+    w(
+        "slow.php",
+        r#"<?php $in = fopen("php://input", "rb"); $got = "";
+while (strlen($got) < 65536 && !feof($in)) { $got .= fread($in, 65536 - strlen($got)); }
+$m = __DIR__ . "/" . basename($_GET["m"]); $g = __DIR__ . "/" . basename($_GET["g"]);
+file_put_contents("$m.tmp", getmypid()); rename("$m.tmp", $m);
+for ($i = 0; $i < 1500 && !file_exists($g); $i++) { usleep(20000); clearstatcache(); }
+while (!feof($in)) { $got .= fread($in, 65536); }
+echo strlen($got), " ", md5($got);"#,
+    );
     w(
         "etag.php",
         r#"<?php header('ETag: "v1"'); if (($_SERVER["HTTP_IF_NONE_MATCH"] ?? "") === '"v1"') { http_response_code(304); exit; } echo "fresh";"#,
@@ -1064,5 +1076,124 @@ fn a_flood_of_php_streams_takes_turns_with_other_connections() {
     let order = std::fs::read_to_string(&log).unwrap();
     assert_eq!(order.len(), 9, "{order}");
     assert!(order.find('b').is_some_and(|i| i <= 2), "{order}");
+    drop(fpm);
+}
+
+/// The "ANSWER <stream> …" line of an uploads.py case: "<status> <body>".
+fn answer_of(out: &str, stream: u32) -> &str {
+    let prefix = format!("ANSWER {stream} ");
+    let line = out.lines().find_map(|l| l.strip_prefix(prefix.as_str()));
+    line.unwrap_or_else(|| panic!("no answer on stream {stream}: {out}"))
+}
+
+#[test]
+fn h2_request_bodies_stream_to_php_within_a_window_per_stream() {
+    let d = php_h2_root();
+    let (fpm, s) = h2c_php_server(d.path(), 2, &["--max-body", "67108864"]);
+    let (pid, port) = (s.child.id(), s.addr.port());
+    let bodies = tempfile::tempdir().unwrap();
+    // 20 MiB from curl over HTTP/2: PHP reads every byte, and the server never held it whole.
+    let (big, big_md5) = body_file(bodies.path(), "big", 20 << 20);
+    let before = peak_rss_kib(pid);
+    let (h, b) = curl(&[
+        "--http2-prior-knowledge",
+        "--data-binary",
+        &format!("@{}", big.display()),
+        &format!("http://{}/sum.php", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200"), "{h}");
+    assert_eq!(text(&b), format!("20971520 {big_md5}"));
+    let grown = peak_rss_kib(pid).saturating_sub(before);
+    assert!(
+        grown < 4096,
+        "peak RSS grew by {grown} KiB for a 20 MiB body"
+    );
+    // Two bodies on one connection at once, interleaved: each reaches its own PHP request whole.
+    let (one, one_md5) = body_file(bodies.path(), "one", 3 << 20);
+    let (two, two_md5) = body_file(bodies.path(), "two", 2_000_001);
+    let files = [one.display().to_string(), two.display().to_string()];
+    let out = uploads("uploads", port, &["/sum.php", &files[0], &files[1]]);
+    assert_eq!(answer_of(&out, 1), format!("200 3145728 {one_md5}"));
+    assert_eq!(answer_of(&out, 3), format!("200 2000001 {two_md5}"));
+    // PHP stops reading after 64 KiB: the server stops granting window. What the client could
+    // send by then is bounded by what PHP read, the server's two windows (h2/mod.rs's
+    // feed_bodies), the kernel's socket buffer towards php-fpm and PHP's own read buffering —
+    // far less than the 8 MiB body, which a server collecting it whole would have taken.
+    let (eight, eight_md5) = body_file(bodies.path(), "eight", 8 << 20);
+    let marker = d.path().join("slow.marker");
+    let go = d.path().join("slow.go");
+    let [m, g] = [&marker, &go].map(|p| p.display().to_string());
+    let out = uploads(
+        "slow",
+        port,
+        &[
+            "/slow.php?m=slow.marker&g=slow.go",
+            &eight.display().to_string(),
+            &m,
+            &g,
+        ],
+    );
+    let held: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("HELD "))
+        .unwrap_or_else(|| panic!("{out}"))
+        .parse()
+        .unwrap();
+    let socket_buffer: u64 = std::fs::read_to_string("/proc/sys/net/core/wmem_default")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let bound = 64 * 1024 + 2 * 65_535 + socket_buffer + 128 * 1024;
+    assert!(
+        held <= bound,
+        "{held} bytes taken while PHP read 64 KiB (bound {bound}): {out}"
+    );
+    assert!(bound < 2 << 20, "a bound that proves nothing: {bound}");
+    assert_eq!(answer_of(&out, 1), format!("200 8388608 {eight_md5}"));
+    drop(fpm);
+}
+
+#[test]
+fn h2_uploads_cut_short_end_their_php_request_and_free_its_descriptors() {
+    let d = php_h2_root();
+    let (fpm, s) = h2c_php_server(d.path(), 1, &[]);
+    let (pid, port) = (s.child.id().to_string(), s.addr.port());
+    let (file, _) = body_file(d.path(), "body.bin", 200_000);
+    let file = file.display().to_string();
+    let marker = d.path().join("dead.marker").display().to_string();
+    let cases = [
+        ("longer", "/sum.php", "RST 3 PROTOCOL_ERROR"),
+        ("shorter", "/sum.php", "RST 3 PROTOCOL_ERROR"),
+        ("reset", "/sum.php", "STREAM 3 None"),
+        ("close", "/sum.php", "CLOSED_BY_CLIENT"),
+        // php-fpm's child killed mid-body: 502 on the stream, and the connection goes on.
+        ("backend", "/slow.php?m=dead.marker&g=never", "STREAM 3 502"),
+    ];
+    for (kind, path, expected) in cases {
+        let case = format!("error {kind}");
+        let out = uploads(&case, port, &[&pid, path, &file, &marker]);
+        assert!(out.contains(expected), "{kind}: {out}");
+        if kind != "close" {
+            assert!(
+                out.contains("END 5"),
+                "{kind}: the connection did not go on: {out}"
+            );
+        }
+        let [before, after] = {
+            let line = out.lines().find_map(|l| l.strip_prefix("FDS ")).unwrap();
+            let n: Vec<usize> = line.split(' ').map(|n| n.parse().unwrap()).collect();
+            [n[0], n[1]]
+        };
+        // A closed connection also gives back its socket and the kept backend connection.
+        let want = if kind == "close" { before - 2 } else { before };
+        assert_eq!(after, want, "{kind}: descriptors left open: {out}");
+    }
+    // php-fpm's one child (a new one after the kill) answers again.
+    let (h, b) = curl(&[
+        "--http2-prior-knowledge",
+        &format!("http://{}/b.php", s.addr),
+    ]);
+    assert!(h.starts_with("HTTP/2 200") && b == b"b", "{h}");
     drop(fpm);
 }

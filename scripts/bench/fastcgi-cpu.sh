@@ -10,12 +10,20 @@
 # PERF=FILE: one more builtin run of D seconds under `perf record` (the server only), into FILE.
 # H2=1: HTTP/2 by prior knowledge (h2c) instead, h2load -c$C -m$M (default 16) for wrk, nginx
 # listening with `http2` and webstand with --h2c.
+# BODY=BYTES (with H2=1): uploads instead, each request a POST of BYTES random bytes (h2load -d) to a
+# page that reads php://input whole and prints its length and MD5; rps × BYTES is the throughput.
 set -u
 ROUNDS=${1:-3}; C=${C:-4}; D=${D:-5}; CHILDREN=${CHILDREN:-4}; M=${M:-16}
 H2C=""; NGX_H2=""; [ -n "${H2:-}" ] && { H2C=--h2c; NGX_H2=" http2"; }
 WEBSTAND=${WEBSTAND:-$(dirname "$0")/../../target/release/webstand}
 DIR=$(mktemp -d /tmp/fastcgi-cpu.XXXXXX); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
 mkdir -p "$DOC"; chmod 755 "$DIR" "$DOC"   # nginx's worker runs as nobody when started as root
+PAGE=page.php; BODY_ARGS=()
+if [ -n "${BODY:-}" ]; then
+  [ -n "${H2:-}" ] || { echo "BODY needs H2=1 (h2load -d)" >&2; exit 2; }
+  head -c "$BODY" /dev/urandom > "$DIR/body.bin"; PAGE=sum.php; BODY_ARGS=(-d "$DIR/body.bin")
+  echo '<?php $b = file_get_contents("php://input"); echo strlen($b), " ", md5($b);' > "$DOC/sum.php"
+fi
 cat > "$DOC/page.php" <<'PHP'
 <?php
 echo "<!DOCTYPE html>\n<html><head><title>webstand php</title></head><body>\n";
@@ -40,7 +48,7 @@ CONF
 cat > "$DIR/nginx.conf" <<CONF
 worker_processes 1; daemon off; pid $DIR/nginx.pid; error_log $DIR/nginx-error.log;
 events { worker_connections 4096; }
-http { access_log off; keepalive_requests 1000000;
+http { access_log off; keepalive_requests 1000000; client_max_body_size 0;
   upstream php { server unix:$DIR/fpm.sock; keepalive $CHILDREN; }
   server { listen 127.0.0.1:18280$NGX_H2; root $DOC;
     location ~ \.php\$ { include /etc/nginx/fastcgi_params;
@@ -53,7 +61,7 @@ taskset -c 0 php-fpm8.2 -F -y "$DIR/fpm.conf" $ROOT_FLAG & FPM=$!
 for _ in $(seq 100); do [ -S "$DIR/fpm.sock" ] && break; sleep 0.05; done
 OUT=$DIR/results.tsv; : > "$OUT"
 load() { # seconds url: the load generator's report
-  if [ -n "${H2:-}" ]; then taskset -c 1 h2load -c$C -m$M -D$1 "$2"
+  if [ -n "${H2:-}" ]; then taskset -c 1 h2load -c$C -m$M -D$1 "${BODY_ARGS[@]}" "$2"
   else taskset -c 1 wrk -t1 -c$C -d$1s "$2"; fi
 }
 completed() { # the report's requests completed
@@ -65,11 +73,11 @@ failures() { # the report's lines about failures or non-2xx answers, if any
 }
 measure() { # name port pid
   wait_port $2 || { echo "$1 never listened" >&2; return; }
-  curl -sf ${H2:+--http2-prior-knowledge} "http://127.0.0.1:$2/page.php" | md5sum | sed "s/^/  $1 page md5 /" >&2
-  load 1 "http://127.0.0.1:$2/page.php" >/dev/null   # warm-up
+  curl -sf ${H2:+--http2-prior-knowledge} "http://127.0.0.1:$2/$PAGE" | md5sum | sed "s/^/  $1 page md5 /" >&2
+  load 1 "http://127.0.0.1:$2/$PAGE" >/dev/null   # warm-up
   local s0 f0 s1 f1 out reqs
   s0=$(tree_ticks $3); f0=$(tree_ticks $FPM)
-  out=$(load $D "http://127.0.0.1:$2/page.php")
+  out=$(load $D "http://127.0.0.1:$2/$PAGE")
   s1=$(tree_ticks $3); f1=$(tree_ticks $FPM)
   reqs=$(echo "$out" | completed)
   local errs; errs=$(echo "$out" | failures)

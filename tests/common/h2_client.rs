@@ -52,6 +52,18 @@ pub fn jobs(port: u16, case: &str, args: &[&str]) -> String {
     printed(cmd, &format!("jobs.py {case} {args:?}"))
 }
 
+/// Runs a case of tests/h2/uploads.py (request bodies streamed to FastCGI) against the h2c
+/// listener at `port`; its printed lines ("ANSWER 1 200 <body>", "HELD <bytes>", "FDS 9 9"…).
+pub fn uploads(case: &str, port: u16, args: &[&str]) -> String {
+    let mut cmd = python_h2("uploads.py");
+    match case.strip_prefix("error ") {
+        Some(kind) => cmd.args(["error", kind]),
+        None => cmd.arg(case),
+    };
+    cmd.arg(port.to_string()).args(args);
+    printed(cmd, &format!("uploads.py {case} {args:?}"))
+}
+
 /// The "FDS <before> <during> <after>" line of jobs.py's reset case, as numbers.
 pub fn fds_line(out: &str) -> [usize; 3] {
     let line = out.lines().find_map(|l| l.strip_prefix("FDS "));

@@ -385,7 +385,9 @@ fn step(r: Round, conn: &mut Conn, readable: bool, hup: bool) -> io::Result<bool
         let body_wanted = match !conn.fcgi.is_empty() {
             true => match ctx.fastcgi_pump(conn, wbuf, idx, registry) {
                 Pump::Progress => continue,
-                Pump::Wait if multiplexed => false,
+                // An HTTP/2 stream's body already here goes to its job (h2/mod.rs's feed_bodies).
+                Pump::Body if multiplexed && ctx.feed_h2_bodies(conn) => continue,
+                Pump::Wait | Pump::Body if multiplexed => false,
                 Pump::Wait => return Ok(true),
                 // Read the client on: its bytes are the job's request body (fastcgi/body.rs).
                 Pump::Body => true,

@@ -5,7 +5,10 @@
 //! the request head is in, the bytes that came with it go out as STDIN records, and the client is
 //! read again only when the backend has taken everything written so far (`wants_body`), so a
 //! connection holds at most one read (64 KiB) of body however large the body is; `--max-body`
-//! still refuses a larger declared length with 413 before anything is sent.
+//! still refuses a larger declared length with 413 before anything is sent. Over HTTP/2 the same
+//! bodies stream, each on its own stream: the body's DATA waits in the stream until the job has
+//! written all it had, and the stream's window is granted again only as the job takes it
+//! (h2/mod.rs's `feed_bodies`: 128 KiB held per stream at most).
 //!
 //! The trade-off, and why this side of it: a streamed body holds a backend connection (a php-fpm
 //! worker) for as long as the client takes to send it, where collecting it first would hold only

@@ -27,6 +27,7 @@ mod response;
 mod route;
 
 pub use backend::{parse_rule, Pool, Rule};
+pub use body::STREAM_OVER;
 pub use route::Asked;
 
 use crate::conn::Conn;
@@ -442,8 +443,9 @@ impl Ctx {
         if ch.ends_connection(status) || (self.draining && ch.stream_id().is_none()) {
             conn.closing = true;
         }
-        if job.body_left > 0 {
-            // The rest of the body is still on its way: answer, then close without a reset.
+        if job.body_left > 0 && ch.stream_id().is_none() {
+            // The rest of the body is still on its way: answer, then close without a reset. (An
+            // HTTP/2 stream is reset with NO_ERROR once answered instead: send.rs.)
             conn.closing = true;
             conn.linger = true;
         }

@@ -6,6 +6,7 @@
 
 use super::defence::{BLOCK_MAX, CONTINUATIONS_MAX, MAX_STREAMS};
 use super::{request, State, Stream};
+use crate::fastcgi::STREAM_OVER;
 use std::collections::VecDeque;
 use std::time::Instant;
 use webstand_h2::frame::{write, Head, HEADER_LEN};
@@ -272,11 +273,16 @@ impl State {
         }
         // A declared length past the limit is refused before any of the body comes (HTTP/1's 413).
         let over_limit = !end_stream && meta.content_length > Some(self.max_body);
+        // A large declared body may be streamed to FastCGI: the head is all its job needs to start
+        // (answer_ready decides, and collects the body instead when the request goes elsewhere).
+        let streaming = !end_stream && !over_limit && meta.content_length > Some(STREAM_OVER);
         self.streams.insert(
             id,
             Stream {
                 text,
                 body: Vec::new(),
+                streaming,
+                taken: 0,
                 over_limit,
                 throttle: None,
                 received: end_stream,
@@ -289,7 +295,7 @@ impl State {
                 pieces: VecDeque::new(),
             },
         );
-        if over_limit {
+        if over_limit || streaming {
             self.ready.push_back(id);
         } else if end_stream {
             self.request_complete(id)?;
@@ -297,25 +303,31 @@ impl State {
         Ok(())
     }
 
-    /// The request's END_STREAM arrived: its body must match content-length (§8.1.1).
+    /// The request's END_STREAM arrived: its body must match content-length (§8.1.1). A streamed
+    /// body's stream is already answered, handed to its job, or in line for one.
     fn request_complete(&mut self, id: u32) -> Result<(), Error> {
         let Some(s) = self.streams.get(&id) else {
             return Ok(());
         };
-        if s.content_length.is_some_and(|n| n != s.body.len() as u64) {
+        if s.content_length
+            .is_some_and(|n| n != s.taken + s.body.len() as u64)
+        {
             return Err(Error::stream(
                 id,
                 ErrorCode::ProtocolError,
                 "body length differs from content-length",
             ));
         }
-        self.ready.push_back(id);
+        if !s.streaming {
+            self.ready.push_back(id);
+        }
         Ok(())
     }
 
     /// Request body bytes: collected within content-length and `--max-body`; the stream's window
-    /// is granted again as they are taken. Past the limit the stream is answered 413 (in order with
-    /// the others) and the rest of its body only counted.
+    /// is granted again as they are taken (a streamed body's once its job takes them: mod.rs's
+    /// `feed_bodies`). Past the limit the stream is answered 413 (in order with the others) and the
+    /// rest of its body only counted.
     fn data(&mut self, id: u32, end_stream: bool, data: &[u8], flow_len: u32) -> Result<(), Error> {
         self.recv_window.receive(flow_len).map_err(|e| e.on(0))?;
         if let Some(inc) = self.recv_window.refill(DEFAULT_WINDOW) {
@@ -343,7 +355,7 @@ impl State {
         if s.over_limit {
             return Ok(());
         }
-        let total = s.body.len() as u64 + data.len() as u64;
+        let total = s.taken + s.body.len() as u64 + data.len() as u64;
         if s.content_length.is_some_and(|n| total > n) {
             return Err(Error::stream(
                 id,
@@ -360,10 +372,27 @@ impl State {
         if end_stream {
             return self.request_complete(id);
         }
-        if let Some(inc) = s.recv_window.refill(DEFAULT_WINDOW) {
-            write::window_update(&mut self.wire, id, inc);
+        if !s.streaming {
+            self.grant(id);
         }
         Ok(())
+    }
+
+    /// Gives stream `id` back the window its taken body used (WINDOW_UPDATE once it is half
+    /// spent). A collected body is taken as it arrives; a streamed one only as its job takes it,
+    /// so the window is less what `body` still holds: the client never has more than one window
+    /// of it held here or on its way.
+    pub(super) fn grant(&mut self, id: u32) {
+        let Some(s) = self.streams.get_mut(&id) else {
+            return;
+        };
+        let held = match s.streaming {
+            true => s.body.len().min(DEFAULT_WINDOW as usize) as u32,
+            false => 0,
+        };
+        if let Some(inc) = s.recv_window.refill(DEFAULT_WINDOW - held) {
+            write::window_update(&mut self.wire, id, inc);
+        }
     }
 
     fn settings(&mut self, params: &[u8]) -> Result<(), Error> {

@@ -11,7 +11,10 @@
 //! stream's window. A stream the client resets (or a connection that closes) ends its job: the
 //! program is killed, the backend connection closed. A request body is collected within `--max-body`: past it (or
 //! declared past it) the stream is answered 413 at once and then reset with NO_ERROR (RFC 9113
-//! §8.1), so the client stops sending while the connection goes on.
+//! §8.1), so the client stops sending while the connection goes on. A body declared larger than
+//! `fastcgi::STREAM_OVER` for a FastCGI script is streamed instead: its job starts on the head,
+//! takes the body as it arrives (`feed_bodies`), and the stream's window is given back only as
+//! the job takes it, so a slow backend holds the client back, each stream by its own window.
 
 mod defence;
 mod input;
@@ -39,7 +42,14 @@ const SPARE_TEXTS: usize = 32;
 pub struct Stream {
     /// The request in HTTP/1 text form (request.rs), until it is answered.
     text: Vec<u8>,
+    /// Body bytes received and not yet taken: the whole body when it is collected, what its
+    /// FastCGI job has not taken yet when it is streamed.
     body: Vec<u8>,
+    /// The body goes to a FastCGI job as it arrives (a declared length over `STREAM_OVER`, until
+    /// the request turns out to go elsewhere): its window is given back only as the job takes it.
+    streaming: bool,
+    /// Body bytes a streamed body's job has taken.
+    taken: u64,
     /// The request's END_STREAM has arrived.
     received: bool,
     content_length: Option<u64>,
@@ -222,6 +232,7 @@ impl Ctx {
             st.say_goodbye();
         }
         self.answer_ready(&mut st, conn, out, idx, registry);
+        self.feed_bodies(&mut st, &mut conn.fcgi);
         if conn.throttle.is_none() && !self.shared.throttles.is_empty() {
             // The connection writes paced while a paced answer is under way: its body goes out
             // over many flushes, and each flush's drain ends the pacing (conn.rs).
@@ -275,12 +286,27 @@ impl Ctx {
                 continue;
             };
             let ch = crate::protocol::Channel::Http2(Channel { stream: id });
+            if s.streaming && !self.streams_body(&request::head_of(&s.text, s.content_length)) {
+                // Not a FastCGI script's: the body is collected, and answered once it is whole.
+                s.streaming = false;
+                st.grant(id);
+                if st.streams.get(&id).is_some_and(|s| s.received) {
+                    st.ready.push_front(id);
+                }
+                continue;
+            }
             let had_body = s.content_length.is_some() || !s.body.is_empty();
-            let head = request::head_of(&s.text, had_body.then_some(s.body.len() as u64));
+            let length = match s.streaming {
+                true => s.content_length,
+                false => had_body.then_some(s.body.len() as u64),
+            };
+            let head = request::head_of(&s.text, length);
+            // A streamed body reaches its job through `feed_bodies` alone, from its first byte.
+            let body: &[u8] = if s.streaming { b"" } else { &s.body };
             let earlier = conn.throttle.take();
             let answer = match s.over_limit {
                 true => Some(self.simple_answer(out, &head, ch, 413, b"")),
-                false => self.respond(conn, &head, ch, &s.body, out, idx, registry),
+                false => self.respond(conn, &head, ch, body, out, idx, registry),
             };
             s.throttle = conn.throttle;
             conn.throttle = conn.throttle.or(earlier);
@@ -299,13 +325,52 @@ impl Ctx {
                 // Answered or handed to a job (which copied what it needs): the request's text
                 // buffer goes back to the pool for the next stream's.
                 let mut text = std::mem::take(&mut s.text);
-                s.body = Vec::new();
+                if !s.streaming {
+                    s.body = Vec::new();
+                }
                 if st.spare_texts.len() < SPARE_TEXTS {
                     text.clear();
                     st.spare_texts.push(text);
                 }
             }
         }
+    }
+
+    /// Hands streamed request bodies to the FastCGI jobs that have written all they were given
+    /// (`FcgiJob::wants_body`), and gives each stream back the window its job took. A stream's body
+    /// is thus held twice at most: one window (64 KiB) received and not yet taken, and one taken
+    /// into its job's STDIN records and not yet written to the backend — 128 KiB per stream
+    /// however large the body and however slowly the backend reads. True when a job took some.
+    fn feed_bodies(&mut self, st: &mut State, jobs: &mut [Box<crate::fastcgi::FcgiJob>]) -> bool {
+        let mut fed = false;
+        for job in jobs.iter_mut() {
+            let Some(id) = job.stream() else {
+                continue;
+            };
+            let Some(s) = st.streams.get_mut(&id).filter(|s| s.streaming) else {
+                continue;
+            };
+            if !job.wants_body() {
+                continue;
+            }
+            let Some(used) = self.feed_fastcgi_body(Some(&mut **job), &s.body) else {
+                continue;
+            };
+            s.body.drain(..used);
+            s.taken += used as u64;
+            st.grant(id);
+            fed = true;
+        }
+        fed
+    }
+
+    /// `feed_bodies` for the loop, once a job has written all it had (`Pump::Body`): true when
+    /// a job took more, to be written before the client is read again.
+    pub fn feed_h2_bodies(&mut self, conn: &mut Conn) -> bool {
+        let Protocol::Http2(st) = &mut conn.protocol else {
+            return false;
+        };
+        self.feed_bodies(st, &mut conn.fcgi)
     }
 
     /// The peer took too long (the I/O timeout while a stream was in flight): GOAWAY and close.
