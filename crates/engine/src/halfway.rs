@@ -36,14 +36,30 @@ const MIN_BOUND: Duration = Duration::from_micros(200);
 /// sent halfway down the queue (oldest first), and how long to wait for it: twice the time between
 /// the oldest request's send and its (a server answering in order gets through that half in about
 /// that time), at least [`MIN_BOUND`], at most `most`. Reorders `waiting`. None below [`MIN_QUEUE`].
-pub(crate) fn pick(waiting: &mut [(Instant, usize)], most: Duration) -> Option<(usize, Duration)> {
-    if waiting.len() < MIN_QUEUE {
+pub(crate) fn pick(
+    waiting: &mut [(Instant, usize)],
+    most: Duration,
+    min: usize,
+) -> Option<(usize, Duration)> {
+    if waiting.len() < min.max(2) {
         return None;
     }
     let half = waiting.len() / 2 - 1;
     let (older, &mut (sent, slot), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
     Some((slot, bound(sent - oldest, most)))
+}
+
+/// TEMPORARY (issue 18 experiment): the queue a thread needs to wait halfway, None for never.
+/// WS_HALFWAY_PLAIN=N turns it on for plaintext keep-alive with N as the queue.
+pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
+    if !keep_alive || spin != crate::SpinRule::Auto {
+        return None;
+    }
+    if tls {
+        return Some(MIN_QUEUE);
+    }
+    std::env::var("WS_HALFWAY_PLAIN").ok()?.parse().ok()
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -56,9 +72,9 @@ impl Worker<'_> {
     /// [`Worker::wait_halfway`] counts).
     pub(crate) fn may_wait_halfway(&self) -> bool {
         self.halfway
+            .is_some_and(|min| self.outstanding >= min as u64)
             && self.ready.is_empty()
             && self.pacer.is_none()
-            && self.outstanding >= MIN_QUEUE as u64
     }
 
     /// Waits for events as the module says: first takes what is ready without blocking, then blocks
@@ -100,7 +116,7 @@ impl Worker<'_> {
             }
         }
         let most = self.poll_wait(now, next_check, None);
-        let picked = all_receiving.then(|| pick(&mut waiting, most)).flatten();
+        let picked = all_receiving.then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE))).flatten();
         self.waiting = waiting;
         let (slot, bound) = picked?;
         let fd = self.conns[slot].stream.as_mut()?.socket().as_raw_fd();
@@ -155,11 +171,11 @@ mod tests {
     fn picks_the_request_sent_halfway_down_the_queue() {
         let step = Duration::from_micros(12);
         let (_, mut w) = queue(32, step);
-        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15, "the 16th oldest of 32");
         assert_eq!(bound, (step * 15 * 2).max(MIN_BOUND));
         let (_, mut w) = queue(33, Duration::from_micros(100));
-        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15);
         assert_eq!(bound, Duration::from_micros(3000));
     }
@@ -167,9 +183,9 @@ mod tests {
     #[test]
     fn a_short_queue_is_not_waited_on_halfway() {
         let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST), None);
+        assert_eq!(pick(&mut w, MOST, MIN_QUEUE), None);
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST).map(|p| p.0), Some(MIN_QUEUE / 2 - 1));
+        assert_eq!(pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0), Some(MIN_QUEUE / 2 - 1));
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub(crate) struct Worker<'a> {
     /// How the loop waits once every request it has is at the server (HTTP/1's and `h2_worker`'s).
     spin: Spin,
     /// HTTPS keep-alive under `--spin auto`: wait halfway down a deep queue (`halfway.rs`).
-    pub halfway: bool,
+    pub halfway: Option<usize>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, usize)>,
     pub rng: SmallRng,
@@ -145,7 +145,7 @@ impl<'a> Worker<'a> {
             idle: Vec::with_capacity(share.clients),
             pacer,
             spin: Spin::new(sh.spin),
-            halfway: sh.tls.is_some() && sh.keep_alive && sh.plan.spin == crate::SpinRule::Auto,
+            halfway: crate::halfway::min_queue(sh.tls.is_some(), sh.keep_alive, sh.plan.spin),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
