@@ -1,5 +1,6 @@
-//! How a closed-loop HTTPS keep-alive thread with a deep queue at the server waits: blocked on one
-//! socket, the one whose response is due about halfway down the queue, instead of on all of them.
+//! How a closed-loop keep-alive thread (HTTP/1, TLS or not) with a deep queue at the server waits:
+//! blocked on one socket, the one whose response is due about halfway down the queue, instead of on
+//! all of them.
 //!
 //! Why: a thread blocked in `epoll_wait` is woken by the server's first response, and on this kind
 //! of machine that wake-up (an inter-processor interrupt through the hypervisor) is paid by the
@@ -11,12 +12,12 @@
 //! one wake-up per half-queue of responses, while the other half keeps the server busy through the
 //! wake-up's latency; the thread then takes every ready response from the poller at once.
 //!
-//! Only where that holds: a closed loop over TLS keep-alive, at least [`MIN_QUEUE`] connections
-//! waiting on responses and none waiting to write, and `--spin auto` (`off` keeps wrk's way of
-//! waiting, a window keeps the spin). Over TLS a response costs the server 10–15 µs, so half of a
-//! 16-deep queue outlasts a wake-up; plaintext's 5–9 µs would not leave that margin with few
-//! connections, and its loop is left as it is. A response that does not come (a slow request) holds
-//! the others' no longer than [`bound`] allows.
+//! Only where that holds: a closed keep-alive loop, HTTP/1, with a deep enough queue and none waiting
+//! to write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). Over TLS
+//! a response costs the server 10–15 µs, so half of a 16-deep queue ([`MIN_QUEUE`]) outlasts a
+//! wake-up; over plaintext (4–5 µs) half of 16 did not (10 % fewer requests/s at 16 clients), half
+//! of 32 does ([`MIN_QUEUE_PLAIN`]). A response that does not come (a slow request) holds the
+//! others' no longer than [`bound`] allows.
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -28,6 +29,11 @@ use std::time::{Duration, Instant};
 /// The fewest connections waiting on responses for a halfway wait: half of them is the server's
 /// work through our wake-up (8 responses of 10 µs or more against a wake-up of tens of µs here).
 pub(crate) const MIN_QUEUE: usize = 16;
+
+/// The same over plaintext, where a response costs the server 4–5 µs: a 16-deep queue cost 10 % of
+/// the requests/s at 16 clients against lighttpd and h2o, a 32-deep one nothing
+/// (docs/BENCHMARKS.md, issue 18, session 9).
+pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 
 /// The shortest a halfway wait may block before the thread looks at every socket again.
 const MIN_BOUND: Duration = Duration::from_micros(200);
@@ -50,16 +56,12 @@ pub(crate) fn pick(
     Some((slot, bound(sent - oldest, most)))
 }
 
-/// TEMPORARY (issue 18 experiment): the queue a thread needs to wait halfway, None for never.
-/// WS_HALFWAY_PLAIN=N turns it on for plaintext keep-alive with N as the queue.
+/// The queue a load thread needs before it waits halfway: [`MIN_QUEUE`] over TLS,
+/// [`MIN_QUEUE_PLAIN`] over plaintext; None (never) without keep-alive or under a `--spin` other
+/// than `auto`.
 pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
-    if !keep_alive || spin != crate::SpinRule::Auto {
-        return None;
-    }
-    if tls {
-        return Some(MIN_QUEUE);
-    }
-    std::env::var("WS_HALFWAY_PLAIN").ok()?.parse().ok()
+    let auto = keep_alive && spin == crate::SpinRule::Auto;
+    auto.then_some(if tls { MIN_QUEUE } else { MIN_QUEUE_PLAIN })
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -116,7 +118,9 @@ impl Worker<'_> {
             }
         }
         let most = self.poll_wait(now, next_check, None);
-        let picked = all_receiving.then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE))).flatten();
+        let picked = all_receiving
+            .then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE)))
+            .flatten();
         self.waiting = waiting;
         let (slot, bound) = picked?;
         let fd = self.conns[slot].stream.as_mut()?.socket().as_raw_fd();
@@ -185,7 +189,10 @@ mod tests {
         let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
         assert_eq!(pick(&mut w, MOST, MIN_QUEUE), None);
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0), Some(MIN_QUEUE / 2 - 1));
+        assert_eq!(
+            pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
+            Some(MIN_QUEUE / 2 - 1)
+        );
     }
 
     #[test]

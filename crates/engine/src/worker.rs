@@ -4,7 +4,7 @@
 //!
 //! The loop never waits on purpose: it blocks in the poller only when no socket is ready (on a CPU
 //! of its own it first spins a few microseconds, `spin.rs`, so the server is not charged a wake-up;
-//! over HTTPS keep-alive with a deep queue it blocks on one socket halfway down it, `halfway.rs`),
+//! over keep-alive with a deep queue it blocks on one socket halfway down it, `halfway.rs`),
 //! and a response's completion starts the next request on its connection in the same pass, so the
 //! server is never left waiting on the generator. Per-request work is kept to one send and one receive
 //! system call (edge-triggered polling; a short read ends a socket's read loop instead of a read that
@@ -82,7 +82,7 @@ pub(crate) struct Worker<'a> {
     pub pacer: Option<Pacer>,
     /// How the loop waits once every request it has is at the server (HTTP/1's and `h2_worker`'s).
     spin: Spin,
-    /// HTTPS keep-alive under `--spin auto`: wait halfway down a deep queue (`halfway.rs`).
+    /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, usize)>,
