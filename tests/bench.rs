@@ -764,6 +764,48 @@ fn nginx_counts_equal_abs() {
 }
 
 #[test]
+fn keep_alive_at_64_connections_counts_equal_abs() {
+    // 64 connections on one load thread make the plaintext queue `halfway.rs` waits on (32 or
+    // more waiting on responses): every response is still read, counted and followed by the
+    // connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
+    let ab_path = require("ab");
+    let ngx = start_nginx();
+    let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
+    let args = ["-q", "-k", "-n", "3000", "-c", "64", &u];
+    let ab = std::process::Command::new(&ab_path)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        ab.status.success(),
+        "ab: {}",
+        String::from_utf8_lossy(&ab.stderr)
+    );
+    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    for wait in ["auto", "off"] {
+        let db = db();
+        let mut all = vec!["bench", "--db", &db, "--threads", "1", "--spin", wait];
+        all.extend(args);
+        let ws = run_with_timeout(&all, Duration::from_secs(60));
+        assert!(ws.status.success(), "{wait}: {}", stderr(&ws));
+        let ws = stdout(&ws);
+        for name in [
+            "Complete requests:",
+            "Failed requests:",
+            "Keep-Alive requests:",
+            "Total transferred:",
+            "HTML transferred:",
+        ] {
+            assert_eq!(
+                field(&ws, name),
+                field(&ab, name),
+                "{name} with --spin {wait}"
+            );
+        }
+    }
+}
+
+#[test]
 fn checksum_catches_a_changed_body_of_the_same_length() {
     // The 4th response of each connection has the same length but other bytes.
     let addr = test_server(|s, _, i| {

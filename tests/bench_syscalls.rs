@@ -10,6 +10,8 @@
 //! spins, pinned or not; `--spin MICROS` spins unpinned too; and the same for `sweep --spin`.
 //! `--h2` (against `webstand serve --h2c`) never spins unless `--spin MICROS` says so, and writes
 //! its requests in batches.
+//! Its 8 connections stay below the queue at which `halfway.rs` blocks in `ppoll` (32 over
+//! plaintext), so no `ppoll` either.
 
 mod common;
 

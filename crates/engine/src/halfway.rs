@@ -1,5 +1,6 @@
-//! How a closed-loop HTTPS keep-alive thread with a deep queue at the server waits: blocked on one
-//! socket, the one whose response is due about halfway down the queue, instead of on all of them.
+//! How a closed-loop keep-alive thread (HTTP/1, TLS or not) with a deep queue at the server waits:
+//! blocked on one socket, the one whose response is due about halfway down the queue, instead of on
+//! all of them.
 //!
 //! Why: a thread blocked in `epoll_wait` is woken by the server's first response, and on this kind
 //! of machine that wake-up (an inter-processor interrupt through the hypervisor) is paid by the
@@ -11,12 +12,12 @@
 //! one wake-up per half-queue of responses, while the other half keeps the server busy through the
 //! wake-up's latency; the thread then takes every ready response from the poller at once.
 //!
-//! Only where that holds: a closed loop over TLS keep-alive, at least [`MIN_QUEUE`] connections
-//! waiting on responses and none waiting to write, and `--spin auto` (`off` keeps wrk's way of
-//! waiting, a window keeps the spin). Over TLS a response costs the server 10–15 µs, so half of a
-//! 16-deep queue outlasts a wake-up; plaintext's 5–9 µs would not leave that margin with few
-//! connections, and its loop is left as it is. A response that does not come (a slow request) holds
-//! the others' no longer than [`bound`] allows.
+//! Only where that holds: a closed keep-alive loop, HTTP/1, with a deep enough queue and none waiting
+//! to write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). Over TLS
+//! a response costs the server 10–15 µs, so half of a 16-deep queue ([`MIN_QUEUE`]) outlasts a
+//! wake-up; over plaintext (4–5 µs) half of 16 did not (10 % fewer requests/s at 16 clients), half
+//! of 32 does ([`MIN_QUEUE_PLAIN`]). A response that does not come (a slow request) holds the
+//! others' no longer than [`bound`] allows.
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -29,6 +30,11 @@ use std::time::{Duration, Instant};
 /// work through our wake-up (8 responses of 10 µs or more against a wake-up of tens of µs here).
 pub(crate) const MIN_QUEUE: usize = 16;
 
+/// The same over plaintext, where a response costs the server 4–5 µs: a 16-deep queue cost 10 % of
+/// the requests/s at 16 clients against lighttpd and h2o, a 32-deep one nothing
+/// (docs/BENCHMARKS.md, issue 18, session 9).
+pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
+
 /// The shortest a halfway wait may block before the thread looks at every socket again.
 const MIN_BOUND: Duration = Duration::from_micros(200);
 
@@ -36,14 +42,26 @@ const MIN_BOUND: Duration = Duration::from_micros(200);
 /// sent halfway down the queue (oldest first), and how long to wait for it: twice the time between
 /// the oldest request's send and its (a server answering in order gets through that half in about
 /// that time), at least [`MIN_BOUND`], at most `most`. Reorders `waiting`. None below [`MIN_QUEUE`].
-pub(crate) fn pick(waiting: &mut [(Instant, usize)], most: Duration) -> Option<(usize, Duration)> {
-    if waiting.len() < MIN_QUEUE {
+pub(crate) fn pick(
+    waiting: &mut [(Instant, usize)],
+    most: Duration,
+    min: usize,
+) -> Option<(usize, Duration)> {
+    if waiting.len() < min.max(2) {
         return None;
     }
     let half = waiting.len() / 2 - 1;
     let (older, &mut (sent, slot), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
     Some((slot, bound(sent - oldest, most)))
+}
+
+/// The queue a load thread needs before it waits halfway: [`MIN_QUEUE`] over TLS,
+/// [`MIN_QUEUE_PLAIN`] over plaintext; None (never) without keep-alive or under a `--spin` other
+/// than `auto`.
+pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
+    let auto = keep_alive && spin == crate::SpinRule::Auto;
+    auto.then_some(if tls { MIN_QUEUE } else { MIN_QUEUE_PLAIN })
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -56,9 +74,9 @@ impl Worker<'_> {
     /// [`Worker::wait_halfway`] counts).
     pub(crate) fn may_wait_halfway(&self) -> bool {
         self.halfway
+            .is_some_and(|min| self.outstanding >= min as u64)
             && self.ready.is_empty()
             && self.pacer.is_none()
-            && self.outstanding >= MIN_QUEUE as u64
     }
 
     /// Waits for events as the module says: first takes what is ready without blocking, then blocks
@@ -100,7 +118,9 @@ impl Worker<'_> {
             }
         }
         let most = self.poll_wait(now, next_check, None);
-        let picked = all_receiving.then(|| pick(&mut waiting, most)).flatten();
+        let picked = all_receiving
+            .then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE)))
+            .flatten();
         self.waiting = waiting;
         let (slot, bound) = picked?;
         let fd = self.conns[slot].stream.as_mut()?.socket().as_raw_fd();
@@ -155,11 +175,11 @@ mod tests {
     fn picks_the_request_sent_halfway_down_the_queue() {
         let step = Duration::from_micros(12);
         let (_, mut w) = queue(32, step);
-        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15, "the 16th oldest of 32");
         assert_eq!(bound, (step * 15 * 2).max(MIN_BOUND));
         let (_, mut w) = queue(33, Duration::from_micros(100));
-        let (slot, bound) = pick(&mut w, MOST).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15);
         assert_eq!(bound, Duration::from_micros(3000));
     }
@@ -167,9 +187,12 @@ mod tests {
     #[test]
     fn a_short_queue_is_not_waited_on_halfway() {
         let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST), None);
+        assert_eq!(pick(&mut w, MOST, MIN_QUEUE), None);
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST).map(|p| p.0), Some(MIN_QUEUE / 2 - 1));
+        assert_eq!(
+            pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
+            Some(MIN_QUEUE / 2 - 1)
+        );
     }
 
     #[test]

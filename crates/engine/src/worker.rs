@@ -4,7 +4,7 @@
 //!
 //! The loop never waits on purpose: it blocks in the poller only when no socket is ready (on a CPU
 //! of its own it first spins a few microseconds, `spin.rs`, so the server is not charged a wake-up;
-//! over HTTPS keep-alive with a deep queue it blocks on one socket halfway down it, `halfway.rs`),
+//! over keep-alive with a deep queue it blocks on one socket halfway down it, `halfway.rs`),
 //! and a response's completion starts the next request on its connection in the same pass, so the
 //! server is never left waiting on the generator. Per-request work is kept to one send and one receive
 //! system call (edge-triggered polling; a short read ends a socket's read loop instead of a read that
@@ -82,8 +82,8 @@ pub(crate) struct Worker<'a> {
     pub pacer: Option<Pacer>,
     /// How the loop waits once every request it has is at the server (HTTP/1's and `h2_worker`'s).
     spin: Spin,
-    /// HTTPS keep-alive under `--spin auto`: wait halfway down a deep queue (`halfway.rs`).
-    pub halfway: bool,
+    /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
+    pub halfway: Option<usize>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, usize)>,
     pub rng: SmallRng,
@@ -145,7 +145,7 @@ impl<'a> Worker<'a> {
             idle: Vec::with_capacity(share.clients),
             pacer,
             spin: Spin::new(sh.spin),
-            halfway: sh.tls.is_some() && sh.keep_alive && sh.plan.spin == crate::SpinRule::Auto,
+            halfway: crate::halfway::min_queue(sh.tls.is_some(), sh.keep_alive, sh.plan.spin),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
