@@ -24,6 +24,7 @@ use crate::{H2Summary, RunResult};
 use mio::{Events, Interest, Token};
 use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
+use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 use webstand_h2::Error;
 
@@ -53,6 +54,12 @@ impl<'a> H2Worker<'a> {
                 ..share
             },
         )?;
+        let mut w = w;
+        // A temporary switch while the halfway wait for --h2 is measured (issue 11, session 10).
+        let halfway = std::env::var_os("WEBSTAND_H2_HALFWAY").is_some();
+        w.halfway = halfway
+            .then(|| crate::halfway::min_queue(sh.tls.is_some(), true, sh.plan.spin))
+            .flatten();
         let now = sh.start;
         Ok(H2Worker {
             p: Prepared::new(sh.plan),
@@ -88,10 +95,14 @@ impl<'a> H2Worker<'a> {
             if let Some(end) = self.w.finished(now) {
                 break end;
             }
-            if !self
-                .w
-                .wait_for_events(&mut events, now, sweep.next, pace_wait)?
-            {
+            let waited = if self.w.may_wait_halfway() {
+                let conns = &self.conns;
+                let list = |_: &Worker, waiting: &mut _| receiving(conns, waiting);
+                self.w.wait_halfway(&mut events, now, sweep.next, list)?
+            } else {
+                self.w.wait_for_events(&mut events, now, sweep.next, pace_wait)?
+            };
+            if !waited {
                 continue;
             }
             for ev in events.iter() {
@@ -529,4 +540,26 @@ impl<'a> H2Worker<'a> {
             .record_times(s.req, s.start, total, s.connect_us, waiting, s.status);
         self.w.r.keep_alive_requests += 1;
     }
+}
+
+/// The list `halfway.rs` picks from: `(sent, fd)` of every open connection with streams at the
+/// server, sent being its oldest stream's send (its oldest batch's); false if one is connecting,
+/// not yet settled, or has something to write (frames, or a request body held by a window).
+fn receiving(conns: &[H2Conn], waiting: &mut Vec<(Instant, RawFd)>) -> bool {
+    for c in conns {
+        match c.phase {
+            Phase::Free => continue,
+            Phase::Connecting => return false,
+            Phase::Open => {}
+        }
+        let writing = c.want_write || !c.out.is_empty();
+        if writing || !c.settled || c.streams.iter().any(|s| s.body_sent.is_some()) {
+            return false;
+        }
+        let oldest = c.streams.iter().map(|s| s.sent_at).min();
+        if let (Some(sent), Some(t)) = (oldest, c.transport.as_ref()) {
+            waiting.push((sent, t.raw_fd()));
+        }
+    }
+    true
 }

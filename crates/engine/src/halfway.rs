@@ -23,7 +23,7 @@ use crate::conn::Phase;
 use crate::worker::Worker;
 use mio::Events;
 use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 /// The fewest connections waiting on responses for a halfway wait: half of them is the server's
@@ -38,22 +38,22 @@ pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 /// The shortest a halfway wait may block before the thread looks at every socket again.
 const MIN_BOUND: Duration = Duration::from_micros(200);
 
-/// The slot to block on among `(sent, slot)` of the connections waiting on a response: the one
+/// The socket to block on among `(sent, fd)` of the connections waiting on a response: the one
 /// sent halfway down the queue (oldest first), and how long to wait for it: twice the time between
 /// the oldest request's send and its (a server answering in order gets through that half in about
 /// that time), at least [`MIN_BOUND`], at most `most`. Reorders `waiting`. None below [`MIN_QUEUE`].
 pub(crate) fn pick(
-    waiting: &mut [(Instant, usize)],
+    waiting: &mut [(Instant, RawFd)],
     most: Duration,
     min: usize,
-) -> Option<(usize, Duration)> {
+) -> Option<(RawFd, Duration)> {
     if waiting.len() < min.max(2) {
         return None;
     }
     let half = waiting.len() / 2 - 1;
-    let (older, &mut (sent, slot), _) = waiting.select_nth_unstable(half);
+    let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
-    Some((slot, bound(sent - oldest, most)))
+    Some((fd, bound(sent - oldest, most)))
 }
 
 /// The queue a load thread needs before it waits halfway: [`MIN_QUEUE`] over TLS,
@@ -81,19 +81,22 @@ impl Worker<'_> {
 
     /// Waits for events as the module says: first takes what is ready without blocking, then blocks
     /// on the halfway socket (at most until the loop's own bound), then takes what is ready. Falls
-    /// back to [`Worker::wait_for_events`] when the connections do not make a queue. False when a
-    /// signal interrupted the wait.
+    /// back to [`Worker::wait_for_events`] when the connections do not make a queue. `list` puts
+    /// `(sent, fd)` of every connection waiting on a response in the list it is given, and says
+    /// false if some connection's readiness matters otherwise (connecting, or with something to
+    /// write). False when a signal interrupted the wait.
     pub(crate) fn wait_halfway(
         &mut self,
         events: &mut Events,
         now: Instant,
         next_check: Instant,
+        list: impl FnOnce(&Self, &mut Vec<(Instant, RawFd)>) -> bool,
     ) -> io::Result<bool> {
         // Edge-triggered readiness that arrived while the last pass ran is in the poller already.
         if !self.poll_now(events)? || !events.is_empty() {
             return Ok(true);
         }
-        let Some((fd, bound)) = self.halfway_socket(now, next_check) else {
+        let Some((fd, bound)) = self.halfway_socket(now, next_check, list) else {
             return self.wait_for_events(events, now, next_check, None);
         };
         match block_on(fd, bound) {
@@ -104,27 +107,39 @@ impl Worker<'_> {
         self.poll_now(events)
     }
 
-    /// The socket to block on and for how long; None if some connection is not waiting on a
-    /// response (connecting or writing: its readiness matters too) or the queue is short.
-    fn halfway_socket(&mut self, now: Instant, next_check: Instant) -> Option<(RawFd, Duration)> {
+    /// The socket to block on and for how long; None if `list` says some connection's readiness
+    /// matters or the queue is short.
+    fn halfway_socket(
+        &mut self,
+        now: Instant,
+        next_check: Instant,
+        list: impl FnOnce(&Self, &mut Vec<(Instant, RawFd)>) -> bool,
+    ) -> Option<(RawFd, Duration)> {
         let mut waiting = std::mem::take(&mut self.waiting);
         waiting.clear();
-        let mut all_receiving = true;
-        for (slot, c) in self.conns.iter().enumerate() {
-            match c.phase {
-                Phase::Receiving => waiting.push((c.written_at, slot)),
-                Phase::Connecting | Phase::Sending => all_receiving = false,
-                Phase::Free | Phase::Idle => {}
-            }
-        }
+        let all_receiving = list(self, &mut waiting);
         let most = self.poll_wait(now, next_check, None);
         let picked = all_receiving
             .then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE)))
             .flatten();
         self.waiting = waiting;
-        let (slot, bound) = picked?;
-        let fd = self.conns[slot].stream.as_mut()?.socket().as_raw_fd();
-        Some((fd, bound))
+        picked
+    }
+
+    /// HTTP/1's list for [`Worker::wait_halfway`]: the slots waiting on a response, false if one
+    /// is connecting or sending.
+    pub(crate) fn receiving(&self, waiting: &mut Vec<(Instant, RawFd)>) -> bool {
+        for c in &self.conns {
+            match c.phase {
+                Phase::Receiving => {
+                    let Some(s) = c.stream.as_ref() else { continue };
+                    waiting.push((c.written_at, s.raw_fd()));
+                }
+                Phase::Connecting | Phase::Sending => return false,
+                Phase::Free | Phase::Idle => {}
+            }
+        }
+        true
     }
 
     /// Takes the events that are ready without blocking; false when a signal interrupted it.
@@ -163,9 +178,9 @@ mod tests {
     const MOST: Duration = Duration::from_millis(50);
 
     /// `n` connections, slot i sent i × `step` after the first, listed in a scrambled order.
-    fn queue(n: usize, step: Duration) -> (Instant, Vec<(Instant, usize)>) {
+    fn queue(n: usize, step: Duration) -> (Instant, Vec<(Instant, RawFd)>) {
         let t0 = Instant::now();
-        let mut w: Vec<(Instant, usize)> = (0..n).map(|i| (t0 + step * i as u32, i)).collect();
+        let mut w: Vec<(Instant, RawFd)> = (0..n).map(|i| (t0 + step * i as u32, i as RawFd)).collect();
         w.reverse();
         w.swap(1, n / 2);
         (t0, w)
@@ -191,7 +206,7 @@ mod tests {
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
         assert_eq!(
             pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
-            Some(MIN_QUEUE / 2 - 1)
+            Some(MIN_QUEUE as RawFd / 2 - 1)
         );
     }
 

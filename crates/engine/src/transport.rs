@@ -65,6 +65,15 @@ impl Transport {
         }
     }
 
+    /// The socket's descriptor, for a wait on it alone (`halfway.rs`).
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Transport::Plain(s) => s.as_raw_fd(),
+            Transport::Tls(t) => t.sock.as_raw_fd(),
+        }
+    }
+
     /// Writes plaintext; `WouldBlock` or `NotConnected` while the connection is not ready for it.
     pub(crate) fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         match self {

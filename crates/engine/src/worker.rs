@@ -85,7 +85,7 @@ pub(crate) struct Worker<'a> {
     /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
-    pub waiting: Vec<(Instant, usize)>,
+    pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
     weighted: Option<WeightedIndex<u32>>,
     pub last_done: Instant,
@@ -186,7 +186,7 @@ impl<'a> Worker<'a> {
                 break end;
             }
             let waited = if self.may_wait_halfway() {
-                self.wait_halfway(&mut events, now, sweep.next)?
+                self.wait_halfway(&mut events, now, sweep.next, Self::receiving)?
             } else {
                 self.wait_for_events(&mut events, now, sweep.next, pace_wait)?
             };
