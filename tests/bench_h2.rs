@@ -60,13 +60,16 @@ fn counts_equal_h2loads_against_nginx_over_tls_and_h2o_both_ways() {
         format!("http://127.0.0.1:{}/page.html", h2o_plain.port),
     ];
     for url in &urls {
-        for (c, m) in [("1", "1"), ("4", "8")] {
-            let theirs = h2load(&["-n", "400", "-c", c, "-m", m, url]);
-            let v = bench_json(&["--h2", "-n", "400", "-c", c, "-m", m, url]);
+        // -c 32 -m 16 on one thread: deep enough a queue for the halfway wait (`halfway.rs`).
+        for (c, m, n) in [("1", "1", 400), ("4", "8", 400), ("32", "16", 4000)] {
+            let ns = n.to_string();
+            let theirs = h2load(&["-n", &ns, "-c", c, "-m", m, url]);
+            let args = ["--h2", "--threads", "1", "-n", &ns, "-c", c, "-m", m, url];
+            let v = bench_json(&args);
             assert_eq!(counts(&v), theirs, "{url} -c {c} -m {m}");
-            assert_eq!(theirs, (400, 400, 400 * 6397));
-            assert_eq!(v["h2"]["status_codes"]["2xx"], 400);
-            assert_eq!(v["complete"], 400);
+            assert_eq!(theirs, (n, n, n * 6397));
+            assert_eq!(v["h2"]["status_codes"]["2xx"], n);
+            assert_eq!(v["complete"], n);
             assert_eq!(
                 v["h2"]["max_streams_per_connection"],
                 m.parse::<u64>().unwrap()

@@ -6,7 +6,8 @@
 //! Closed loop: every connection keeps up to `-m` streams (or the server's lower limit) in flight,
 //! new ones opened in batches as half of them end (`h2_stream::batch_room`); once every stream is
 //! at the server the loop blocks in the poller (it spins first only with `--spin MICROS`,
-//! `spin.rs`). Open loop (`--rate`): each send is due at its intended time and
+//! `spin.rs`), or under `--spin auto` with a deep enough queue of connections, on the one whose
+//! oldest batch was sent halfway down it (`halfway.rs`). Open loop (`--rate`): each send is due at its intended time and
 //! waits for a free stream if none is; its latency counts from the intended time all the same.
 //! Connections wait for the server's SETTINGS before their first stream, so its limit is known.
 
@@ -55,11 +56,8 @@ impl<'a> H2Worker<'a> {
             },
         )?;
         let mut w = w;
-        // A temporary switch while the halfway wait for --h2 is measured (issue 11, session 10).
-        let halfway = std::env::var_os("WEBSTAND_H2_HALFWAY").is_some();
-        w.halfway = halfway
-            .then(|| crate::halfway::min_queue(sh.tls.is_some(), true, sh.plan.spin))
-            .flatten();
+        // Every HTTP/2 connection is kept alive, whatever -k says (`halfway.rs`).
+        w.halfway = crate::halfway::min_queue(sh.tls.is_some(), true, sh.plan.spin);
         let now = sh.start;
         Ok(H2Worker {
             p: Prepared::new(sh.plan),
@@ -95,12 +93,14 @@ impl<'a> H2Worker<'a> {
             if let Some(end) = self.w.finished(now) {
                 break end;
             }
-            let waited = if self.w.may_wait_halfway() {
+            let queue = self.conns.iter().filter(|c| !c.streams.is_empty()).count();
+            let waited = if self.w.may_wait_halfway(queue) {
                 let conns = &self.conns;
                 let list = |_: &Worker, waiting: &mut _| receiving(conns, waiting);
                 self.w.wait_halfway(&mut events, now, sweep.next, list)?
             } else {
-                self.w.wait_for_events(&mut events, now, sweep.next, pace_wait)?
+                self.w
+                    .wait_for_events(&mut events, now, sweep.next, pace_wait)?
             };
             if !waited {
                 continue;

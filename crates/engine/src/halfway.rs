@@ -12,8 +12,9 @@
 //! one wake-up per half-queue of responses, while the other half keeps the server busy through the
 //! wake-up's latency; the thread then takes every ready response from the poller at once.
 //!
-//! Only where that holds: a closed keep-alive loop, HTTP/1, with a deep enough queue and none waiting
-//! to write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). Over TLS
+//! Only where that holds: a closed keep-alive loop (HTTP/1, or `--h2`, whose connections wait on
+//! their oldest batch of streams: `h2_worker.rs`), with a deep enough queue and none waiting to
+//! write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). Over TLS
 //! a response costs the server 10–15 µs, so half of a 16-deep queue ([`MIN_QUEUE`]) outlasts a
 //! wake-up; over plaintext (4–5 µs) half of 16 did not (10 % fewer requests/s at 16 clients), half
 //! of 32 does ([`MIN_QUEUE_PLAIN`]). A response that does not come (a slow request) holds the
@@ -70,11 +71,11 @@ fn bound(spread: Duration, most: Duration) -> Duration {
 }
 
 impl Worker<'_> {
-    /// Whether this pass may wait halfway (the rule above, but for the queue, which
-    /// [`Worker::wait_halfway`] counts).
-    pub(crate) fn may_wait_halfway(&self) -> bool {
-        self.halfway
-            .is_some_and(|min| self.outstanding >= min as u64)
+    /// Whether this pass may wait halfway with `queue` connections waiting on responses (the rule
+    /// above, but for the queue's readiness, which [`Worker::wait_halfway`] checks). Counted before
+    /// the poll that checks costs anything.
+    pub(crate) fn may_wait_halfway(&self, queue: usize) -> bool {
+        self.halfway.is_some_and(|min| queue >= min)
             && self.ready.is_empty()
             && self.pacer.is_none()
     }
@@ -180,7 +181,8 @@ mod tests {
     /// `n` connections, slot i sent i × `step` after the first, listed in a scrambled order.
     fn queue(n: usize, step: Duration) -> (Instant, Vec<(Instant, RawFd)>) {
         let t0 = Instant::now();
-        let mut w: Vec<(Instant, RawFd)> = (0..n).map(|i| (t0 + step * i as u32, i as RawFd)).collect();
+        let mut w: Vec<(Instant, RawFd)> =
+            (0..n).map(|i| (t0 + step * i as u32, i as RawFd)).collect();
         w.reverse();
         w.swap(1, n / 2);
         (t0, w)

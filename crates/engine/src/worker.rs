@@ -185,7 +185,7 @@ impl<'a> Worker<'a> {
             if let Some(end) = self.finished(now) {
                 break end;
             }
-            let waited = if self.may_wait_halfway() {
+            let waited = if self.may_wait_halfway(self.outstanding as usize) {
                 self.wait_halfway(&mut events, now, sweep.next, Self::receiving)?
             } else {
                 self.wait_for_events(&mut events, now, sweep.next, pace_wait)?
