@@ -229,8 +229,8 @@ impl Worker<'_> {
         self.buf = buf;
     }
 
-    /// This pass's clock snapshot, taken when first needed.
-    fn stamp_clock(&mut self) -> StampClock {
+    /// This pass's clock snapshot, taken when first needed (HTTP/1's responses and `--h2`'s reads).
+    pub(crate) fn stamp_clock(&mut self) -> StampClock {
         *self.stamps.get_or_insert_with(StampClock::now)
     }
 

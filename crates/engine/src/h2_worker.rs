@@ -105,6 +105,7 @@ impl<'a> H2Worker<'a> {
             if !waited {
                 continue;
             }
+            self.w.stamps = None;
             for ev in events.iter() {
                 let closed = ev.is_read_closed() || ev.is_error();
                 self.on_event(ev.token().0, ev.is_readable() || closed, closed);
@@ -353,13 +354,17 @@ impl<'a> H2Worker<'a> {
     fn read(&mut self, i: usize, closed: bool) {
         let mut buf = std::mem::take(&mut self.w.buf);
         while let Some(t) = self.conns[i].transport.as_mut() {
-            match t.read(&mut buf, false) {
+            match t.read(&mut buf, true) {
                 Ok((0, _)) => {
                     self.eof(i);
                     break;
                 }
-                Ok((n, _)) => {
-                    let now = Instant::now();
+                Ok((n, at)) => {
+                    // Streams end when their last bytes arrived (the kernel's stamp), not when this
+                    // pass got to them: a thread that waited halfway down its queue (`halfway.rs`)
+                    // or took many connections in one pass adds no latency of its own.
+                    let at = at.and_then(|at| self.w.stamp_clock().instant(at));
+                    let now = at.unwrap_or_else(Instant::now);
                     self.w.r.total_bytes += n as u64;
                     self.w.live_bytes += n as u64;
                     let c = &mut self.conns[i];
