@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# TCP segments per 1,000 requests, each generator's keep-alive run against the same server: the
+# TCP segments per 1,000 requests, each generator's run against the same server (keep-alive, or a new
+# connection per request with MODE=close): the
 # kernel's SNMP counters (nstat) over the run ÷ the requests it completed. The whole script runs in a
 # network namespace of its own (unshare -n, loopback only), so the counters hold this run's traffic and
 # nobody else's; both ends are on loopback, so every segment is counted once sent (Out) and once
 # received (In). Server pinned to CPU 0, generator to CPU 1, as the other scripts here.
 #   lighttpd: plain HTTP, GET /2k.html        nginx-tls: nginx 1.22 over TLS 1.2 and 1.3 (tls-cpu.sh's
 #   configuration: ECDSA P-256, one worker, session cache), GET /2k.html
-# Usage: scripts/bench/tcp-segs.sh SERVER [GENERATOR...]   (GENERATOR: webstand, wrk, or name=/path to
+# Usage: scripts/bench/tcp-segs.sh SERVER [GENERATOR...]   (GENERATOR: webstand, wrk, ab, or name=/path to
 #   another webstand binary, or name=/path:ARGS... with extra bench options, e.g. "off=target/release/webstand:--spin off")
 # Env:   WEBSTAND=target/release/webstand  C=32 (connections)  D=3 (seconds per run)  ROUNDS=1
+#        MODE=ka|close (close: webstand without -k, wrk with Connection: close, ab without -k)
 # Output: a table of counters per 1,000 requests, one column per generator and round.
 set -u
 SERVER=${1:?usage: tcp-segs.sh lighttpd|nginx-tls [GENERATOR...]}; shift
 GENS=("$@"); [ ${#GENS[@]} -gt 0 ] || GENS=(webstand wrk)
-C=${C:-32}; D=${D:-3}; ROUNDS=${ROUNDS:-1}
+C=${C:-32}; D=${D:-3}; ROUNDS=${ROUNDS:-1}; MODE=${MODE:-ka}
+case $MODE in ka) KA=(-k); WRK_CLOSE=() ;; close) KA=(); WRK_CLOSE=(-H 'Connection: close') ;;
+  *) echo "MODE is ka or close" >&2; exit 2 ;; esac
 WEBSTAND=$(realpath "${WEBSTAND:-target/release/webstand}")
 if [ -z "${TCP_SEGS_NETNS:-}" ]; then
-  TCP_SEGS_NETNS=1 WEBSTAND=$WEBSTAND exec unshare -n "$0" "$SERVER" "${GENS[@]}"
+  TCP_SEGS_NETNS=1 WEBSTAND=$WEBSTAND MODE=$MODE exec unshare -n "$0" "$SERVER" "${GENS[@]}"
 fi
 ip link set lo up
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -48,10 +52,11 @@ COLS=()
 for r in $(seq "$ROUNDS"); do
   for g in "${GENS[@]}"; do
     case $g in
-    webstand) CMD=("$WEBSTAND" bench -q --db "$DIR/history.db" --threads 1 -k -c "$C" -d "${D}s" "$URL") ;;
-    wrk) CMD=(wrk -t1 -c"$C" -d"${D}s" -H "User-Agent: $UA" -H 'Accept: */*' "$URL") ;;
+    webstand) CMD=("$WEBSTAND" bench -q --db "$DIR/history.db" --threads 1 "${KA[@]}" -c "$C" -d "${D}s" "$URL") ;;
+    wrk) CMD=(wrk -t1 -c"$C" -d"${D}s" -H "User-Agent: $UA" -H 'Accept: */*' "${WRK_CLOSE[@]}" "$URL") ;;
+    ab) CMD=(ab -q -t "$D" -n $((D * 400000)) -c "$C" "${KA[@]}" "$URL") ;;
     *=*) spec=${g#*=}; bin=${spec%%:*}; extra=""; [ "$spec" != "$bin" ] && extra=${spec#*:}
-         CMD=("$(realpath "$bin")" bench -q --db "$DIR/history.db" --threads 1 -k -c "$C" -d "${D}s" $extra "$URL")
+         CMD=("$(realpath "$bin")" bench -q --db "$DIR/history.db" --threads 1 "${KA[@]}" -c "$C" -d "${D}s" $extra "$URL")
          g=${g%%=*} ;;
     *) echo "unknown generator $g" >&2; exit 2 ;;
     esac
