@@ -51,14 +51,7 @@ pub(crate) fn pick(
     if waiting.len() < min.max(2) {
         return None;
     }
-    let n = waiting.len();
-    let mut half = (n * tmp::pos_num() / tmp::pos_den()).max(1) - 1;
-    if let Some(keep) = tmp::keep() {
-        if n <= keep {
-            return None;
-        }
-        half = half.min(n - keep - 1);
-    }
+    let half = waiting.len() / 2 - 1;
     let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
     Some((fd, bound(sent - oldest, most)))
@@ -69,7 +62,7 @@ pub(crate) fn pick(
 /// than `auto`.
 pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
     let auto = keep_alive && spin == crate::SpinRule::Auto;
-    auto.then_some(if tls { MIN_QUEUE } else { tmp::min_plain() })
+    auto.then_some(if tls { MIN_QUEUE } else { MIN_QUEUE_PLAIN })
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -107,18 +100,12 @@ impl Worker<'_> {
         let Some((fd, bound)) = self.halfway_socket(now, next_check, list) else {
             return self.wait_for_events(events, now, next_check, None);
         };
-        tmp::WAITS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let t = Instant::now();
-        let b = block_on(fd, bound);
-        tmp::BLOCKED.fetch_add(t.elapsed().as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
-        match b {
+        match block_on(fd, bound) {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}
         }
-        let r = self.poll_now(events);
-        tmp::EVENTS.fetch_add(events.iter().count() as u64, std::sync::atomic::Ordering::Relaxed);
-        r
+        self.poll_now(events)
     }
 
     /// The socket to block on and for how long; None if `list` says some connection's readiness
@@ -182,45 +169,7 @@ fn block_on(fd: RawFd, wait: Duration) -> io::Result<()> {
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
-    if r == 0 {
-        tmp::EXPIRED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
     Ok(())
-}
-
-/// TEMPORARY (w18l): switches and counters for measuring; removed before the end.
-pub(crate) mod tmp {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    pub static WAITS: AtomicU64 = AtomicU64::new(0);
-    pub static EXPIRED: AtomicU64 = AtomicU64::new(0);
-    pub static EVENTS: AtomicU64 = AtomicU64::new(0);
-    pub static BLOCKED: AtomicU64 = AtomicU64::new(0);
-    fn env(k: &str, d: usize) -> usize {
-        std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d)
-    }
-    pub fn min_plain() -> usize {
-        env("WS_HW_MIN", super::MIN_QUEUE_PLAIN)
-    }
-    pub fn keep() -> Option<usize> {
-        std::env::var("WS_HW_KEEP").ok().and_then(|v| v.parse().ok())
-    }
-    pub fn pos_num() -> usize {
-        env("WS_HW_NUM", 1)
-    }
-    pub fn pos_den() -> usize {
-        env("WS_HW_DEN", 2)
-    }
-    pub fn report() {
-        if std::env::var_os("WS_HW_STATS").is_some() {
-            let w = WAITS.load(Ordering::Relaxed);
-            eprintln!(
-                "halfway: waits {w} expired {} events-after-wake {} blocked-ms {}",
-                EXPIRED.load(Ordering::Relaxed),
-                EVENTS.load(Ordering::Relaxed),
-                BLOCKED.load(Ordering::Relaxed) / 1_000_000
-            );
-        }
-    }
 }
 
 #[cfg(test)]

@@ -256,7 +256,6 @@ impl<'a> Worker<'a> {
 
     /// The thread's result: what it counted, its own CPU time, its connections closed.
     pub(crate) fn finish(mut self, cpu0: crate::CpuTime, end: Instant) -> (RunResult, Instant) {
-        crate::halfway::tmp::report();
         self.flush_live();
         self.r
             .histograms
