@@ -33,7 +33,9 @@ pub(crate) const MIN_QUEUE: usize = 16;
 
 /// The same over plaintext, where a response costs the server 4–5 µs: a 16-deep queue cost 10 % of
 /// the requests/s at 16 clients against lighttpd and h2o, a 32-deep one nothing
-/// (docs/BENCHMARKS.md, issue 18, session 9).
+/// (docs/BENCHMARKS.md, issue 18, session 9). A shallower pick does not rescue a shorter queue:
+/// the server needs about 12 responses behind the pick when we block, or it runs dry through our
+/// wake-up (at 8 clients every wake found the whole queue answered); 24 cost h2o 4 % (session 10).
 pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 
 /// The shortest a halfway wait may block before the thread looks at every socket again.
