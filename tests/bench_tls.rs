@@ -304,7 +304,7 @@ fn a_server_without_x25519_gets_the_other_groups_offered() {
 
 #[test]
 fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
-    // 32 connections on one load thread make the queue `halfway.rs` waits on (16 or more
+    // 32 connections on one load thread make the queue `halfway.rs` waits on (32 or more
     // connections waiting on responses): every response is still read, counted and followed by
     // the connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
     let ab_path = require("ab");

@@ -11,7 +11,8 @@
 #   generator side (generator utime+stime / completed requests, requests/s), against nginx with
 #     TLS 1.2 and 1.3 enabled (negotiates 1.3): wrk and webstand bench, keep-alive and
 #     a new connection per request (webstand: full handshakes as ab, and with --tls-resume as
-#     "webstand-resume", which is what wrk does); the same against nginx with TLS 1.2 only.
+#     "webstand-resume", which is what wrk does); the same against nginx with TLS 1.2 only; each
+#     generator row also gives the server tree's CPU-µs per request and its busy fraction (CPU s / D)
 # Usage: scripts/bench/tls-cpu.sh [ROUNDS]  (WEBSTAND=binary, default target/release/webstand;
 #   GEN_BEFORE=another webstand binary measured beside it as generator "before";
 #   EXTRA="name=/path ..." more webstand binaries (or wrappers adding options) measured beside it;
@@ -58,14 +59,18 @@ srv() { # name workload port [wrk flags...] : server CPU per request
     printf "server\t%s/%s\t%d\t%.0f\t%.2f\n", n, w, r, r/d, (r>0? t/hz*1e6/r : 0)}' | tee -a "$OUT"
 }
 gen() { # name workload cmd... : generator CPU per request and requests/s (its own report)
-  local name=$1 work=$2 out reqs rps user sys; shift 2
+  local name=$1 work=$2 out reqs rps user sys t0 t1; shift 2
+  t0=$(tree_ticks $P)
   out=$( { /usr/bin/time -f "TIME %U %S" taskset -c 1 "$@"; } 2>&1 )
+  t1=$(tree_ticks $P)
   read -r _ user sys <<<"$(echo "$out" | grep '^TIME' | tail -1)"
   reqs=$(echo "$out" | awk '/requests in/{print $1} /^Complete requests/{print $3}' | head -1)
   rps=$(echo "$out" | awk '/^Requests\/sec/{print $2} /^Requests per second/{print $4}' | head -1)
   echo "$out" | grep -E '^(Failed requests|Non-2xx)' | grep -v ' 0$' >&2
-  awk -v n=$name -v w=$work -v r=${reqs:-0} -v q=${rps:-0} -v u=$user -v s=$sys 'BEGIN{
-    printf "gen\t%s/%s\t%d\t%.0f\t%.2f\n", n, w, r, q, (r>0? (u+s)*1e6/r : 0)}' | tee -a "$OUT"
+  awk -v n=$name -v w=$work -v r=${reqs:-0} -v q=${rps:-0} -v u=$user -v s=$sys \
+    -v t=$((t1-t0)) -v hz=$HZ -v d=$D 'BEGIN{
+    printf "gen\t%s/%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\n", n, w, r, q, (r>0? (u+s)*1e6/r : 0),
+      (r>0? t/hz*1e6/r : 0), t/hz/d}' | tee -a "$OUT"
 }
 EXTRA=${EXTRA:-}; [ -n "${GEN_BEFORE:-}" ] && EXTRA="$EXTRA before=$GEN_BEFORE"
 gens() { # port label
@@ -101,15 +106,16 @@ for r in $(seq $ROUNDS); do
   start $((B + 3)) nginx -c "$DIR/nginx.conf" && { srv nginx tls-ka $((B + 3)); gens $((B + 3)) tls13; }; stop
   start $((B + 1)) nginx -c "$DIR/nginx12.conf" && gens $((B + 1)) tls12; stop
 done
-echo "# medians: side name/workload requests requests/s cpu_us_per_request ($OUT)"
+echo "# medians: side name/workload requests requests/s cpu_us_per_request [gen rows: server_cpu_us_per_request server_busy] ($OUT)"
 python3 - "$OUT" <<'PY'
 import sys, statistics, collections
 rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.rstrip("\n").split("\t")
-    rows[(f[0], f[1])].append([float(x) for x in f[2:5]])
+    rows[(f[0], f[1])].append([float(x) for x in f[2:]])
 for (side, what), vals in sorted(rows.items()):
-    med = [statistics.median(v[i] for v in vals) for i in range(3)]
+    med = [statistics.median(v[i] for v in vals) for i in range(len(vals[0]))]
     each = " / ".join(f"{v[2]:.2f}" for v in vals)
-    print(f"{side}\t{what}\t{med[0]:.0f}\t{med[1]:.0f}\t{med[2]:.2f}\t({each})")
+    srv = "".join(f"\t{m:.2f}" for m in med[3:])
+    print(f"{side}\t{what}\t{med[0]:.0f}\t{med[1]:.0f}\t{med[2]:.2f}{srv}\t({each})")
 PY

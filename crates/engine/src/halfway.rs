@@ -14,11 +14,11 @@
 //!
 //! Only where that holds: a closed keep-alive loop (HTTP/1, or `--h2`, whose connections wait on
 //! their oldest batch of streams: `h2_worker.rs`), with a deep enough queue and none waiting to
-//! write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). Over TLS
-//! a response costs the server 10–15 µs, so half of a 16-deep queue ([`MIN_QUEUE`]) outlasts a
-//! wake-up; over plaintext (4–5 µs) half of 16 did not (10 % fewer requests/s at 16 clients), half
-//! of 32 does ([`MIN_QUEUE_PLAIN`]). A response that does not come (a slow request) holds the
-//! others' no longer than [`bound`] allows.
+//! write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). HTTP/1
+//! waits from 32 requests in flight, over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS
+//! ([`MIN_QUEUE_TLS`]): below that the server pays for the wake-ups more than the spin costs us;
+//! `--h2` over TLS from 16 connections ([`MIN_QUEUE`]), each many streams deep. A response that
+//! does not come (a slow request) holds the others' no longer than [`bound`] allows.
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -27,9 +27,16 @@ use std::io::{self, ErrorKind};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-/// The fewest connections waiting on responses for a halfway wait: half of them is the server's
-/// work through our wake-up (8 responses of 10 µs or more against a wake-up of tens of µs here).
+/// The fewest `--h2` connections with streams in flight over TLS for a halfway wait: half of them
+/// is the server's work through our wake-up (8 connections of many streams of 10 µs or more
+/// against a wake-up of tens of µs here).
 pub(crate) const MIN_QUEUE: usize = 16;
+
+/// The same for HTTP/1 over TLS, counted in requests: waking every 8th of a 16-deep queue cost
+/// nginx ~0.9 µs more CPU per request than the spin (~7 µs per wake-up on its CPU), 0.92–0.94×
+/// wrk's requests/s at 16 connections where the spin got 1.03–1.06×; at 32 the halfway wait gets
+/// the spin's rate at 0.7× wrk's CPU (docs/BENCHMARKS.md, issue 10, session 10).
+pub(crate) const MIN_QUEUE_TLS: usize = 32;
 
 /// The same over plaintext, where a response costs the server 4–5 µs: a 16-deep queue cost 10 % of
 /// the requests/s at 16 clients against lighttpd and h2o, a 32-deep one nothing
@@ -59,12 +66,18 @@ pub(crate) fn pick(
     Some((fd, bound(sent - oldest, most)))
 }
 
-/// The queue a load thread needs before it waits halfway: [`MIN_QUEUE`] over TLS,
-/// [`MIN_QUEUE_PLAIN`] over plaintext; None (never) without keep-alive or under a `--spin` other
-/// than `auto`.
-pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
+/// The queue a load thread needs before it waits halfway: [`MIN_QUEUE_TLS`] over TLS
+/// ([`MIN_QUEUE`] for `--h2`), [`MIN_QUEUE_PLAIN`] over plaintext; None (never) without keep-alive
+/// or under a `--spin` other than `auto`.
+pub(crate) fn min_queue(
+    tls: bool,
+    h2: bool,
+    keep_alive: bool,
+    spin: crate::SpinRule,
+) -> Option<usize> {
     let auto = keep_alive && spin == crate::SpinRule::Auto;
-    auto.then_some(if tls { MIN_QUEUE } else { MIN_QUEUE_PLAIN })
+    let tls_min = if h2 { MIN_QUEUE } else { MIN_QUEUE_TLS };
+    auto.then_some(if tls { tls_min } else { MIN_QUEUE_PLAIN })
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -212,6 +225,16 @@ mod tests {
             pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
             Some(MIN_QUEUE as RawFd / 2 - 1)
         );
+    }
+
+    #[test]
+    fn http1_over_tls_waits_from_32_requests_h2_from_16_connections() {
+        use crate::SpinRule::{Auto, Off};
+        assert_eq!(min_queue(true, false, true, Auto), Some(32));
+        assert_eq!(min_queue(true, true, true, Auto), Some(16));
+        assert_eq!(min_queue(false, false, true, Auto), Some(MIN_QUEUE_PLAIN));
+        assert_eq!(min_queue(true, false, false, Auto), None);
+        assert_eq!(min_queue(true, true, true, Off), None);
     }
 
     #[test]

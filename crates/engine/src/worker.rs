@@ -145,7 +145,12 @@ impl<'a> Worker<'a> {
             idle: Vec::with_capacity(share.clients),
             pacer,
             spin: Spin::new(sh.spin),
-            halfway: crate::halfway::min_queue(sh.tls.is_some(), sh.keep_alive, sh.plan.spin),
+            halfway: crate::halfway::min_queue(
+                sh.tls.is_some(),
+                false,
+                sh.keep_alive,
+                sh.plan.spin,
+            ),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
