@@ -100,7 +100,7 @@ fn https_counts_and_tls_lines_equal_abs() {
         let ws = bench(&args);
         assert!(ws.status.success(), "{}", stderr(&ws));
         let ws = stdout(&ws);
-        for name in [
+        let names = [
             "Server Software:",
             "Server Port:",
             "Document Length:",
@@ -110,9 +110,8 @@ fn https_counts_and_tls_lines_equal_abs() {
             "HTML transferred:",
             "Server Temp Key:",
             "TLS Server Name:",
-        ] {
-            assert_eq!(field(&ws, name), field(&ab, name), "{name} with {extra:?}");
-        }
+        ];
+        assert_fields_equal(&ws, &ab, &names, &format!("with {extra:?}"));
         // ab's "TLSv1.x,CIPHER,server key bits,cipher bits": the version and the server key's
         // size are the same whichever suite each client prefers.
         let nth = |r: &str, n: usize| {
@@ -328,19 +327,14 @@ fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
             let ws = bench(&all);
             assert!(ws.status.success(), "{version} {wait}: {}", stderr(&ws));
             let ws = stdout(&ws);
-            for name in [
+            let names = [
                 "Complete requests:",
                 "Failed requests:",
                 "Keep-Alive requests:",
                 "Total transferred:",
                 "HTML transferred:",
-            ] {
-                assert_eq!(
-                    field(&ws, name),
-                    field(&ab, name),
-                    "{name} {version} {wait}"
-                );
-            }
+            ];
+            assert_fields_equal(&ws, &ab, &names, &format!("{version} --spin {wait}"));
             assert_eq!(field(&ws, "Complete requests:"), "3000");
         }
     }
