@@ -102,14 +102,15 @@ fn fresh_times(to: SocketAddr) -> Vec<Duration> {
 }
 
 /// Fresh requests with the idle connections open (`during`) against the same before they opened
-/// (`before`), both sorted. Each bound is 20 times the baseline, or an allowance a loaded shared
-/// machine cannot reach by scheduling delay alone, whichever is larger; so a slow moment of the
-/// machine does not fail it, while a server whose work per event grows with its idle connections
-/// (a scan of them, ~19,500 × per connection) raises even the quickest fresh request, and one that
-/// stalls new connections behind them raises the median.
+/// (`before`), both sorted: the quickest within 20 times the quickest before or 2 ms, the median
+/// within 20 times the median before or 100 ms, whichever is larger. Not a clock figure to meet:
+/// each takes 15–55 µs here, quiet or with two busy loops on each CPU, and scheduling delay alone
+/// does not hold all 50 past 2 ms (the quickest), nor half of them past 100 ms. A server whose work
+/// per event grows with its idle connections raises even the quickest; one that stalls new
+/// connections behind them raises the median, or fails a request at its 10 s bound.
 fn assert_fresh_requests_unslowed(before: &[Duration], during: &[Duration]) {
     let bound = |base: Duration, floor_ms: u64| (base * 20).max(Duration::from_millis(floor_ms));
-    let (quickest, median) = (bound(before[0], 10), bound(before[FRESH / 2], 200));
+    let (quickest, median) = (bound(before[0], 2), bound(before[FRESH / 2], 100));
     assert!(
         during[0] <= quickest && during[FRESH / 2] <= median,
         "fresh requests with {USERS} connections open: quickest {:?}, median {:?} (bounds {quickest:?} \
