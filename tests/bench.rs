@@ -714,22 +714,12 @@ fn ctrl_c_prints_the_report_of_what_completed() {
 
 #[test]
 fn nginx_counts_equal_abs() {
-    let ab_path = require("ab");
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     for extra in [&[][..], &["-k"][..]] {
         let mut ab_args: Vec<&str> = extra.to_vec();
         ab_args.extend(["-q", "-n", "500", "-c", "5", &u]);
-        let ab = std::process::Command::new(&ab_path)
-            .args(&ab_args)
-            .output()
-            .unwrap();
-        assert!(
-            ab.status.success(),
-            "ab failed: {}",
-            String::from_utf8_lossy(&ab.stderr)
-        );
-        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ab = ab_report(&ab_args);
         let db = db();
         let mut ws_args = vec!["bench", "--db", db.as_str()];
         ws_args.extend(&ab_args);
@@ -765,20 +755,10 @@ fn keep_alive_at_64_connections_counts_equal_abs() {
     // 64 connections on one load thread make the plaintext queue `halfway.rs` waits on (32 or
     // more waiting on responses): every response is still read, counted and followed by the
     // connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
-    let ab_path = require("ab");
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     let args = ["-q", "-k", "-n", "3000", "-c", "64", &u];
-    let ab = std::process::Command::new(&ab_path)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        ab.status.success(),
-        "ab: {}",
-        String::from_utf8_lossy(&ab.stderr)
-    );
-    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    let ab = ab_report(&args);
     for wait in ["auto", "off"] {
         let db = db();
         let mut all = vec!["bench", "--db", &db, "--threads", "1", "--spin", wait];
@@ -1149,16 +1129,7 @@ fn http10_counts_equal_abs_on_a_cgi_page() {
 /// Runs ab and `webstand bench` (with `--http1.0`, then without), `n` requests each, on `u`: the
 /// `fields` of the first and HTML transferred of the second must equal ab's.
 fn ab_parity_on(u: &str, n: &str, fields: &[&str]) {
-    let ab = std::process::Command::new(require("ab"))
-        .args(["-q", "-n", n, "-c", "4", u])
-        .output()
-        .unwrap();
-    assert!(
-        ab.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ab.stderr)
-    );
-    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    let ab = ab_report(&["-q", "-n", n, "-c", "4", u]);
     let report = |extra: &[&str]| {
         let db = db();
         let mut args = vec!["bench", "--db", db.as_str(), "-q", "-n", n, "-c", "4"];

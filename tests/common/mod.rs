@@ -461,6 +461,21 @@ pub fn sweep_table(text: &str) -> Vec<Vec<&str>> {
     lines.collect()
 }
 
+/// Runs ab (apache2-utils) with `args`, bounded by their `-n` and by 120 s here; it must exit 0.
+pub fn ab(args: &[&str]) -> Output {
+    let out = output_within(
+        Command::new(require("ab")).args(args),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "ab {args:?}: {}", stderr(&out));
+    out
+}
+
+/// The report [`ab`] printed.
+pub fn ab_report(args: &[&str]) -> String {
+    stdout(&ab(args))
+}
+
 /// The value of the ab report line that starts with `name`.
 pub fn field<'a>(report: &'a str, name: &str) -> &'a str {
     field_in(report, name).unwrap_or_else(|| panic!("no {name} in\n{report}"))
