@@ -94,16 +94,6 @@ fn wire_server(hold: Option<mpsc::Receiver<()>>) -> (SocketAddr, mpsc::Receiver<
     (addr, rx)
 }
 
-fn ab(args: &[&str]) -> Output {
-    let out = Command::new(require("ab")).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "ab {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
-
 /// `webstand bench` with a history of its own and the given arguments; must exit 0.
 fn bench(args: &[&str]) -> Output {
     let dir = tempfile::tempdir().unwrap();
@@ -178,21 +168,16 @@ fn head_requests_have_no_body_and_count_as_abs() {
         let mut args = vec!["-q", "-i", "-n", "30", "-c", "3"];
         args.extend_from_slice(extra);
         args.push(&u);
-        let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+        let a = ab_report(&args);
         let w = stdout(&bench(&args));
-        for name in [
+        let names = [
             "Document Length:",
             "Complete requests:",
             "Failed requests:",
             "Total transferred:",
             "HTML transferred:",
-        ] {
-            assert_eq!(
-                field(&w, name),
-                field(&a, name),
-                "{name} {extra:?}\n{w}\n{a}"
-            );
-        }
+        ];
+        assert_fields_equal(&w, &a, &names, &format!("HEAD {extra:?}"));
         assert_eq!(field(&w, "HTML transferred:"), "0 bytes");
     }
 }
@@ -220,16 +205,15 @@ fn put_sends_the_file_with_its_type_as_ab() {
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     let args = ["-q", "-n", "20", "-c", "2", "-u", f, &u];
-    let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+    let a = ab_report(&args);
     let out = run_bench_any(&args);
     let w = stdout(&out);
-    for name in [
+    let names = [
         "Complete requests:",
         "Failed requests:",
         "Non-2xx responses:",
-    ] {
-        assert_eq!(field(&w, name), field(&a, name), "{name}\n{w}\n{a}");
-    }
+    ];
+    assert_fields_equal(&w, &a, &names, "PUT refused by nginx");
     // Every byte written, request heads included: ours are HTTP/1.1 heads, longer than ab's.
     let sent: u64 = field(&w, "Total body sent:").parse().unwrap();
     assert!(sent > 20 * 19, "{w}");
@@ -442,7 +426,7 @@ fn html_table_has_abs_rows_and_attributes() {
         let mut args = vec!["-q", "-w", "-n", "40", "-c", "4"];
         args.extend_from_slice(extra);
         args.push(&u);
-        let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+        let a = ab_report(&args);
         let w = stdout(&bench(&args));
         let table = |t: &str| {
             let from = t.find("<table").expect("a table");
@@ -483,7 +467,7 @@ fn d_and_s_trim_the_report_as_abs() {
         vec!["-q", "-n", "30", "-S", &u],
         vec!["-q", "-d", "-n", "30", &u],
     ] {
-        let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+        let a = ab_report(&args);
         let w = stdout(&bench(&args));
         let times = |t: &str| {
             let from = t.find("Connection Times (ms)").expect("the times table");
@@ -528,7 +512,7 @@ fn verbosity_prints_what_ab_prints() {
     ] {
         let u = format!("http://127.0.0.1:{}{path}", ngx.port);
         let args = ["-q", "-n", "4", "-v", level, &u];
-        let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+        let a = ab_report(&args);
         let out = run_bench_any(&args);
         let w = stdout(&out);
         for what in lines {
@@ -561,7 +545,7 @@ fn receive_errors_with_r_are_counted_like_abs() {
     });
     let u = format!("http://{addr}/");
     let args = ["-q", "-r", "-n", "10", &u];
-    let a = String::from_utf8_lossy(&ab(&args).stdout).into_owned();
+    let a = ab_report(&args);
     let w = stdout(&run_bench_any(&args));
     let receive = |t: &str| {
         let l = field(t, "   (Connect:").to_string();

@@ -557,8 +557,9 @@ fn busy_fraction_tells_a_paused_server_from_a_fast_one() {
 
 #[test]
 fn engine_counts_refused_connections() {
-    let port = free_port(); // nothing listens here
-    let (target, path) = webstand_engine::parse_url(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let closed = closed_port(); // nothing listens here
+    let url = format!("http://127.0.0.1:{}/", closed.port);
+    let (target, path) = webstand_engine::parse_url(&url).unwrap();
     let mut plan = webstand_engine::Plan::new(target, &path);
     plan.stop.requests = Some(25);
     plan.stop.duration = Some(Duration::from_secs(10));
@@ -590,8 +591,8 @@ fn assert_one_line_error(args: &[&str], expect: &str) {
 
 #[test]
 fn bad_input_gets_one_clear_line() {
-    let port = free_port();
-    let refused = format!("http://127.0.0.1:{port}/");
+    let closed = closed_port();
+    let refused = format!("http://127.0.0.1:{}/", closed.port);
     let db = db();
     let b = ["bench", "--db", db.as_str(), "-q"];
     let with = |extra: &[&'static str], u: &str| -> Vec<String> {
@@ -713,29 +714,19 @@ fn ctrl_c_prints_the_report_of_what_completed() {
 
 #[test]
 fn nginx_counts_equal_abs() {
-    let ab_path = require("ab");
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     for extra in [&[][..], &["-k"][..]] {
         let mut ab_args: Vec<&str> = extra.to_vec();
         ab_args.extend(["-q", "-n", "500", "-c", "5", &u]);
-        let ab = std::process::Command::new(&ab_path)
-            .args(&ab_args)
-            .output()
-            .unwrap();
-        assert!(
-            ab.status.success(),
-            "ab failed: {}",
-            String::from_utf8_lossy(&ab.stderr)
-        );
-        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ab = ab_report(&ab_args);
         let db = db();
         let mut ws_args = vec!["bench", "--db", db.as_str()];
         ws_args.extend(&ab_args);
         let ws = run_with_timeout(&ws_args, Duration::from_secs(60));
         assert!(ws.status.success(), "{}", stderr(&ws));
         let ws = stdout(&ws);
-        for name in [
+        let mut names = vec![
             "Server Software:",
             "Document Length:",
             "Complete requests:",
@@ -744,15 +735,11 @@ fn nginx_counts_equal_abs() {
             "HTML transferred:",
             "Concurrency Level:",
             "Document Path:",
-        ] {
-            assert_eq!(field(&ws, name), field(&ab, name), "{name} with {extra:?}");
-        }
+        ];
         if !extra.is_empty() {
-            assert_eq!(
-                field(&ws, "Keep-Alive requests:"),
-                field(&ab, "Keep-Alive requests:")
-            );
+            names.push("Keep-Alive requests:");
         }
+        assert_fields_equal(&ws, &ab, &names, &format!("with {extra:?}"));
         for line in [
             "Connection Times (ms)",
             "Percentage of the requests served within a certain time (ms)",
@@ -768,20 +755,10 @@ fn keep_alive_at_64_connections_counts_equal_abs() {
     // 64 connections on one load thread make the plaintext queue `halfway.rs` waits on (32 or
     // more waiting on responses): every response is still read, counted and followed by the
     // connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
-    let ab_path = require("ab");
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
     let args = ["-q", "-k", "-n", "3000", "-c", "64", &u];
-    let ab = std::process::Command::new(&ab_path)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        ab.status.success(),
-        "ab: {}",
-        String::from_utf8_lossy(&ab.stderr)
-    );
-    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    let ab = ab_report(&args);
     for wait in ["auto", "off"] {
         let db = db();
         let mut all = vec!["bench", "--db", &db, "--threads", "1", "--spin", wait];
@@ -789,19 +766,14 @@ fn keep_alive_at_64_connections_counts_equal_abs() {
         let ws = run_with_timeout(&all, Duration::from_secs(60));
         assert!(ws.status.success(), "{wait}: {}", stderr(&ws));
         let ws = stdout(&ws);
-        for name in [
+        let names = [
             "Complete requests:",
             "Failed requests:",
             "Keep-Alive requests:",
             "Total transferred:",
             "HTML transferred:",
-        ] {
-            assert_eq!(
-                field(&ws, name),
-                field(&ab, name),
-                "{name} with --spin {wait}"
-            );
-        }
+        ];
+        assert_fields_equal(&ws, &ab, &names, &format!("--spin {wait}"));
     }
 }
 
@@ -1157,16 +1129,7 @@ fn http10_counts_equal_abs_on_a_cgi_page() {
 /// Runs ab and `webstand bench` (with `--http1.0`, then without), `n` requests each, on `u`: the
 /// `fields` of the first and HTML transferred of the second must equal ab's.
 fn ab_parity_on(u: &str, n: &str, fields: &[&str]) {
-    let ab = std::process::Command::new(require("ab"))
-        .args(["-q", "-n", n, "-c", "4", u])
-        .output()
-        .unwrap();
-    assert!(
-        ab.status.success(),
-        "{}",
-        String::from_utf8_lossy(&ab.stderr)
-    );
-    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    let ab = ab_report(&["-q", "-n", n, "-c", "4", u]);
     let report = |extra: &[&str]| {
         let db = db();
         let mut args = vec!["bench", "--db", db.as_str(), "-q", "-n", n, "-c", "4"];
@@ -1178,13 +1141,7 @@ fn ab_parity_on(u: &str, n: &str, fields: &[&str]) {
     };
     let ws = report(&["--http1.0"]);
     assert_eq!(field(&ws, "Failed requests:"), "0", "{u}: {ws}");
-    for name in fields {
-        assert_eq!(
-            field(&ws, name),
-            field(&ab, name),
-            "{u}: {name}\n{ws}\n{ab}"
-        );
-    }
+    assert_fields_equal(&ws, &ab, fields, &format!("{u} --http1.0"));
     let ws11 = report(&[]);
     assert_eq!(
         field(&ws11, "HTML transferred:"),

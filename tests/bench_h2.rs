@@ -10,11 +10,11 @@
 mod common;
 
 use common::h2::{h2load, h2o, nginx};
-use common::h2_frames::{frame, read_frame, Frame};
+use common::h2_frames::{frame, h2_server, Frame};
 use common::*;
 use serde_json::Value;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -235,71 +235,52 @@ fn answer(w: &mut TcpStream, stream: u32, body: &[u8]) {
     let _ = w.write_all(&out);
 }
 
-/// One connection of the rogue server: the preface, then frames until the client goes away.
-fn rogue_conn(mut s: TcpStream, mode: Rogue) {
-    let mut preface = [0u8; 24];
-    if s.read_exact(&mut preface).is_err() {
-        return;
-    }
-    let _ = s.write_all(&frame(4, 0, 0, &[]));
-    let mut answered = 0;
-    loop {
-        let Some(Frame {
-            kind,
-            flags,
-            stream,
-            payload,
-        }) = read_frame(&mut s)
-        else {
-            return;
-        };
-        match (kind, mode) {
-            (4, _) if flags & 1 == 0 => {
-                let _ = s.write_all(&frame(4, 1, 0, &[]));
-            }
-            (6, Rogue::Ping) if flags & 1 == 1 && payload == b"webstand" => {
-                answer(&mut s, 1, b"pong!")
-            }
-            (1, Rogue::Reset) => {
-                let _ = s.write_all(&frame(3, 0, stream, &2u32.to_be_bytes()));
-            }
-            (1, Rogue::BadFrame) => {
-                let _ = s.write_all(&frame(6, 0, 0, &[0; 7]));
-            }
-            (1, Rogue::GoAway) if answered == 0 => {
-                answered += 1;
-                answer(&mut s, stream, b"hello");
-                let mut goaway = 1u32.to_be_bytes().to_vec();
-                goaway.extend(0u32.to_be_bytes());
-                let _ = s.write_all(&frame(7, 0, 0, &goaway));
-            }
-            (1, Rogue::Ping) => {
-                let _ = s.write_all(&frame(6, 0, 0, b"webstand"));
-            }
-            (1, Rogue::Continuation) => {
-                // :status 200, then "x-a: 1" as a literal without indexing, split in three.
-                let block = [STATUS_200, 0x00, 0x03, b'x', b'-', b'a', 0x01, b'1'];
-                let mut out = frame(1, 0, stream, &block[..2]);
-                out.extend(frame(9, 0, stream, &block[2..5]));
-                out.extend(frame(9, 0x4, stream, &block[5..]));
-                out.extend(frame(0, 0x1, stream, b"joined"));
-                let _ = s.write_all(&out);
-            }
-            (1, Rogue::Overflow) => answer(&mut s, stream, &[b'x'; 2000]),
-            _ => {}
+/// A frame to the rogue server's connection, which has `answered` streams so far.
+fn rogue_frame(s: &mut TcpStream, f: Frame, mode: Rogue, answered: &mut u32) {
+    let Frame {
+        kind,
+        flags,
+        stream,
+        payload,
+    } = f;
+    match (kind, mode) {
+        (6, Rogue::Ping) if flags & 1 == 1 && payload == b"webstand" => answer(s, 1, b"pong!"),
+        (1, Rogue::Reset) => {
+            let _ = s.write_all(&frame(3, 0, stream, &2u32.to_be_bytes()));
         }
+        (1, Rogue::BadFrame) => {
+            let _ = s.write_all(&frame(6, 0, 0, &[0; 7]));
+        }
+        (1, Rogue::GoAway) if *answered == 0 => {
+            *answered += 1;
+            answer(s, stream, b"hello");
+            let mut goaway = 1u32.to_be_bytes().to_vec();
+            goaway.extend(0u32.to_be_bytes());
+            let _ = s.write_all(&frame(7, 0, 0, &goaway));
+        }
+        (1, Rogue::Ping) => {
+            let _ = s.write_all(&frame(6, 0, 0, b"webstand"));
+        }
+        (1, Rogue::Continuation) => {
+            // :status 200, then "x-a: 1" as a literal without indexing, split in three.
+            let block = [STATUS_200, 0x00, 0x03, b'x', b'-', b'a', 0x01, b'1'];
+            let mut out = frame(1, 0, stream, &block[..2]);
+            out.extend(frame(9, 0, stream, &block[2..5]));
+            out.extend(frame(9, 0x4, stream, &block[5..]));
+            out.extend(frame(0, 0x1, stream, b"joined"));
+            let _ = s.write_all(&out);
+        }
+        (1, Rogue::Overflow) => answer(s, stream, &[b'x'; 2000]),
+        _ => {}
     }
 }
 
+/// The rogue server's port: each connection misbehaves as `mode` says.
 fn rogue(mode: Rogue) -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            std::thread::spawn(move || rogue_conn(s, mode));
-        }
-    });
-    port
+    let mut answered = 0;
+    h2_server(Vec::new(), move |s, f| {
+        rogue_frame(s, f, mode, &mut answered)
+    })
 }
 
 #[test]

@@ -7,10 +7,10 @@
 
 mod common;
 
-use common::h2_frames::{frame, read_frame, Frame};
+use common::h2_frames::{frame, h2_server, Frame};
 use common::*;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -32,68 +32,41 @@ enum Table {
     ShrinksAfterTwo,
 }
 
-/// Serves one connection: every HEADERS block kept in `blocks`, each answered 200 with a body.
-fn serve(mut s: TcpStream, table: Table, blocks: Arc<Mutex<Vec<Vec<u8>>>>) {
-    let mut preface = [0u8; 24];
-    if s.read_exact(&mut preface).is_err() {
+/// A frame to one connection of the server: every HEADERS block kept in `blocks`, each answered 200
+/// with a body.
+fn on_frame(s: &mut TcpStream, f: Frame, table: Table, blocks: &Mutex<Vec<Vec<u8>>>) {
+    if f.kind != 1 {
         return;
     }
-    let settings = match table {
-        Table::Zero => table_size(0),
-        _ => Vec::new(),
+    assert_eq!(
+        f.flags & 0x4,
+        0x4,
+        "one HEADERS frame per block (END_HEADERS)"
+    );
+    let n = {
+        let mut b = blocks.lock().unwrap();
+        b.push(f.payload);
+        b.len()
     };
-    let _ = s.write_all(&frame(4, 0, 0, &settings));
-    loop {
-        let Some(Frame {
-            kind,
-            flags,
-            stream,
-            payload,
-        }) = read_frame(&mut s)
-        else {
-            return;
-        };
-        match kind {
-            4 if flags & 1 == 0 => {
-                let _ = s.write_all(&frame(4, 1, 0, &[]));
-            }
-            1 => {
-                assert_eq!(
-                    flags & 0x4,
-                    0x4,
-                    "one HEADERS frame per block (END_HEADERS)"
-                );
-                let n = {
-                    let mut b = blocks.lock().unwrap();
-                    b.push(payload);
-                    b.len()
-                };
-                let mut out = Vec::new();
-                if n == 2 && matches!(table, Table::ShrinksAfterTwo) {
-                    out.extend(frame(4, 0, 0, &table_size(0)));
-                }
-                out.extend(frame(1, 0x4, stream, &[0x88])); // :status 200 (static index 8)
-                out.extend(frame(0, 0x1, stream, b"hello"));
-                let _ = s.write_all(&out);
-            }
-            _ => {}
-        }
+    let mut out = Vec::new();
+    if n == 2 && matches!(table, Table::ShrinksAfterTwo) {
+        out.extend(frame(4, 0, 0, &table_size(0)));
     }
+    out.extend(frame(1, 0x4, f.stream, &[0x88])); // :status 200 (static index 8)
+    out.extend(frame(0, 0x1, f.stream, b"hello"));
+    let _ = s.write_all(&out);
 }
 
 /// Runs 6 requests, one at a time on one connection, against a server with `table`; returns the
 /// blocks it received and the port.
 fn blocks_of_a_run(table: Table) -> (Vec<Vec<u8>>, u16) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
     let blocks = Arc::new(Mutex::new(Vec::new()));
     let kept = blocks.clone();
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let kept = kept.clone();
-            std::thread::spawn(move || serve(s, table, kept));
-        }
-    });
+    let settings = match table {
+        Table::Zero => table_size(0),
+        _ => Vec::new(),
+    };
+    let port = h2_server(settings, move |s, f| on_frame(s, f, table, &kept));
     let url = format!("http://127.0.0.1:{port}{PATH}");
     let args = [
         "bench",

@@ -81,26 +81,16 @@ fn bench(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn https_counts_and_tls_lines_equal_abs() {
-    let ab_path = require("ab");
     let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
     let u = format!("https://localhost:{}/page.html", ngx.port);
     for extra in [&[][..], &["-k"][..]] {
         let mut args: Vec<&str> = extra.to_vec();
         args.extend(["-q", "-n", "300", "-c", "5", &u]);
-        let ab = std::process::Command::new(&ab_path)
-            .args(&args)
-            .output()
-            .unwrap();
-        assert!(
-            ab.status.success(),
-            "ab: {}",
-            String::from_utf8_lossy(&ab.stderr)
-        );
-        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ab = ab_report(&args);
         let ws = bench(&args);
         assert!(ws.status.success(), "{}", stderr(&ws));
         let ws = stdout(&ws);
-        for name in [
+        let names = [
             "Server Software:",
             "Server Port:",
             "Document Length:",
@@ -110,9 +100,8 @@ fn https_counts_and_tls_lines_equal_abs() {
             "HTML transferred:",
             "Server Temp Key:",
             "TLS Server Name:",
-        ] {
-            assert_eq!(field(&ws, name), field(&ab, name), "{name} with {extra:?}");
-        }
+        ];
+        assert_fields_equal(&ws, &ab, &names, &format!("with {extra:?}"));
         // ab's "TLSv1.x,CIPHER,server key bits,cipher bits": the version and the server key's
         // size are the same whichever suite each client prefers.
         let nth = |r: &str, n: usize| {
@@ -218,11 +207,7 @@ fn client_certificate_is_sent_with_e() {
         "ECDHE-ECDSA-AES128-GCM-SHA256",
         &u,
     ];
-    let ab = std::process::Command::new(require("ab"))
-        .args(args)
-        .output()
-        .unwrap();
-    let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+    let ab = ab_report(&args);
     assert!(!ab.contains("Non-2xx"), "{ab}");
     let ws = bench(&args);
     assert!(ws.status.success(), "{}", stderr(&ws));
@@ -274,7 +259,6 @@ fn a_server_without_x25519_gets_the_other_groups_offered() {
     // The generator offers X25519, P-256 and P-384 (aws-lc-rs's post-quantum hybrid left out):
     // a server that takes only P-256 or P-384 gets it over TLS 1.3 (after a HelloRetryRequest,
     // since the ClientHello's key share is X25519) and over TLS 1.2, named in the report as ab does.
-    let ab_path = require("ab");
     for (curve, temp_key) in [
         ("prime256v1", "ECDH prime256v1 256 bits"),
         ("secp384r1", "ECDH secp384r1 384 bits"),
@@ -293,11 +277,7 @@ fn a_server_without_x25519_gets_the_other_groups_offered() {
             );
             assert_eq!(field(&stdout(&o), "Complete requests:"), "20");
         }
-        let ab = std::process::Command::new(&ab_path)
-            .args(["-q", "-n", "5", &u])
-            .output()
-            .unwrap();
-        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ab = ab_report(&["-q", "-n", "5", &u]);
         assert_eq!(field(&ab, "Server Temp Key:"), temp_key, "ab: {ab}");
     }
 }
@@ -307,40 +287,25 @@ fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
     // 32 connections on one load thread make the queue `halfway.rs` waits on (32 or more
     // connections waiting on responses): every response is still read, counted and followed by
     // the connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
-    let ab_path = require("ab");
     let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
     let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
     for version in ["TLS1.2", "TLS1.3"] {
         let args = ["-q", "-k", "-f", version, "-n", "3000", "-c", "32", &u];
-        let ab = std::process::Command::new(&ab_path)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            ab.status.success(),
-            "ab: {}",
-            String::from_utf8_lossy(&ab.stderr)
-        );
-        let ab = String::from_utf8_lossy(&ab.stdout).into_owned();
+        let ab = ab_report(&args);
         for wait in ["auto", "off"] {
             let mut all = vec!["--threads", "1", "--spin", wait];
             all.extend(args);
             let ws = bench(&all);
             assert!(ws.status.success(), "{version} {wait}: {}", stderr(&ws));
             let ws = stdout(&ws);
-            for name in [
+            let names = [
                 "Complete requests:",
                 "Failed requests:",
                 "Keep-Alive requests:",
                 "Total transferred:",
                 "HTML transferred:",
-            ] {
-                assert_eq!(
-                    field(&ws, name),
-                    field(&ab, name),
-                    "{name} {version} {wait}"
-                );
-            }
+            ];
+            assert_fields_equal(&ws, &ab, &names, &format!("{version} --spin {wait}"));
             assert_eq!(field(&ws, "Complete requests:"), "3000");
         }
     }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{free_port, run, run_with_timeout, stderr, stdout, webstand};
+use common::{closed_port, free_port, run, run_with_timeout, stderr, stdout, webstand};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::process::Stdio;
@@ -149,7 +149,8 @@ fn bench_takes_its_target_from_a_url_file_of_full_urls() {
 
 #[test]
 fn unknown_ab_options_and_wrks_t_get_one_line_of_our_own() {
-    let url = format!("http://127.0.0.1:{}/", free_port());
+    let closed = closed_port();
+    let url = format!("http://127.0.0.1:{}/", closed.port);
     let out = run(&["bench", "-G", &url]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(2), "{err}");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{free_port, run, run_with_timeout, serve, stderr, stdout, webstand, Running};
+use common::{closed_port, run, run_with_timeout, serve, stderr, stdout, webstand, Running};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -50,7 +50,8 @@ fn url(s: &Running, path: &str) -> String {
 fn a_dead_port_fails_fast_with_status_4_and_is_saved_as_failed() {
     let dir = tempfile::tempdir().unwrap();
     let h = db(&dir, "h.db");
-    let dead = format!("http://127.0.0.1:{}/", free_port());
+    let closed = closed_port();
+    let dead = format!("http://127.0.0.1:{}/", closed.port);
     let t = Instant::now();
     let out = run(&["sweep", &dead, "-c", "1,2", "-d", "1s", "--db", &h, "-q"]);
     assert!(

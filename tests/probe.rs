@@ -452,8 +452,8 @@ fn one_line_error(out: &std::process::Output, says: &str) {
 fn bad_input_is_one_line_and_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("h.db");
-    let port = common::free_port();
-    let unreachable = format!("http://127.0.0.1:{port}/");
+    let closed = common::closed_port();
+    let unreachable = format!("http://127.0.0.1:{}/", closed.port);
     one_line_error(
         &probe(&db, &[&unreachable], Duration::from_secs(30)),
         "cannot probe",

@@ -523,8 +523,8 @@ fn a_backend_that_is_down_is_502_at_once() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert_static_still_served(&s);
     // A TCP port nobody listens on.
-    let port = common::free_port();
-    let rule = format!("*.php=127.0.0.1:{port}");
+    let closed = common::closed_port();
+    let rule = format!("*.php=127.0.0.1:{}", closed.port);
     let t = common::serve(d.path(), &["--threads", "1", "--fastcgi", &rule]);
     let (h, _) = curl(&[&format!("http://{}/app.php", t.addr)]);
     assert!(h.starts_with("HTTP/1.1 502"), "{h}");

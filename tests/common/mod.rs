@@ -121,6 +121,27 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A loopback port nothing listens on while this lives: a socket holds it bound without listen(), so
+/// Linux refuses every connect there, and neither another test's bind (the socket does not set
+/// SO_REUSEADDR) nor an outgoing connection's source port can take it. For "nothing listens here"
+/// cases: [`free_port`]'s port is only free when asked, and another test may start a server on it.
+pub struct ClosedPort {
+    _held: socket2::Socket,
+    pub port: u16,
+}
+
+pub fn closed_port() -> ClosedPort {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
+    let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    socket.bind(&any.into()).expect("bind 127.0.0.1:0");
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    ClosedPort {
+        _held: socket,
+        port,
+    }
+}
+
 /// Waits until something accepts connections on `addr`.
 pub fn wait_listening(addr: SocketAddr, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
@@ -440,11 +461,60 @@ pub fn sweep_table(text: &str) -> Vec<Vec<&str>> {
     lines.collect()
 }
 
+/// Runs ab (apache2-utils) with `args`, bounded by their `-n` and by 120 s here; it must exit 0.
+pub fn ab(args: &[&str]) -> Output {
+    let out = output_within(
+        Command::new(require("ab")).args(args),
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "ab {args:?}: {}", stderr(&out));
+    out
+}
+
+/// The report [`ab`] printed.
+pub fn ab_report(args: &[&str]) -> String {
+    stdout(&ab(args))
+}
+
 /// The value of the ab report line that starts with `name`.
 pub fn field<'a>(report: &'a str, name: &str) -> &'a str {
+    field_in(report, name).unwrap_or_else(|| panic!("no {name} in\n{report}"))
+}
+
+/// [`field`], or None where the report has no such line.
+fn field_in<'a>(report: &'a str, name: &str) -> Option<&'a str> {
     report
         .lines()
         .find_map(|l| l.strip_prefix(name))
-        .unwrap_or_else(|| panic!("no {name} in\n{report}"))
-        .trim()
+        .map(str::trim)
+}
+
+/// Each of the report lines `names` has the same value in our report as in ab's (`label` says which
+/// run failed: the options, the server). The first difference fails the test naming the line and
+/// both values, then both reports; a line missing from either report fails it too.
+pub fn assert_fields_equal(ours: &str, abs: &str, names: &[&str], label: &str) {
+    assert_fields_match(("our", ours), ("ab's", abs), names, label);
+}
+
+/// [`assert_fields_equal`] between any two reports in ab's layout, each with a possessive name
+/// that fits "NAME report" (`("the 4 ranks'", text)`).
+pub fn assert_fields_match(a: (&str, &str), b: (&str, &str), names: &[&str], label: &str) {
+    let value = |(whose, report): (&str, &str), name: &str| {
+        field_in(report, name)
+            .unwrap_or_else(|| panic!("{label}: no {name:?} in {whose} report\n{report}"))
+            .to_string()
+    };
+    for name in names {
+        let (va, vb) = (value(a, name), value(b, name));
+        assert!(
+            va == vb,
+            "{label}: {name:?} differs: {} {va:?}, {} {vb:?}\n--- {} report\n{}\n--- {} report\n{}",
+            a.0,
+            b.0,
+            a.0,
+            a.1,
+            b.0,
+            b.1
+        );
+    }
 }
