@@ -36,10 +36,6 @@ pub(crate) const MIN_QUEUE: usize = 16;
 /// (docs/BENCHMARKS.md, issue 18, session 9).
 pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 
-/// The queue from which a plaintext HTTP/1 thread waits a quarter of the way down it instead of
-/// halfway (docs/BENCHMARKS.md, issue 18, session 10b).
-pub(crate) const QUARTER_FROM_PLAIN: usize = 128;
-
 /// The shortest a halfway wait may block before the thread looks at every socket again.
 const MIN_BOUND: Duration = Duration::from_micros(200);
 
@@ -51,14 +47,12 @@ pub(crate) fn pick(
     waiting: &mut [(Instant, RawFd)],
     most: Duration,
     min: usize,
-    quarter_from: usize,
 ) -> Option<(RawFd, Duration)> {
-    let n = waiting.len();
-    if n < min.max(2) {
+    if waiting.len() < min.max(2) {
         return None;
     }
-    let at = if n >= quarter_from { n / 4 } else { n / 2 } - 1;
-    let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(at);
+    let half = waiting.len() / 2 - 1;
+    let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
     Some((fd, bound(sent - oldest, most)))
 }
@@ -69,16 +63,6 @@ pub(crate) fn pick(
 pub(crate) fn min_queue(tls: bool, keep_alive: bool, spin: crate::SpinRule) -> Option<usize> {
     let auto = keep_alive && spin == crate::SpinRule::Auto;
     auto.then_some(if tls { MIN_QUEUE } else { MIN_QUEUE_PLAIN })
-}
-
-/// The queue from which a load thread waits a quarter of the way down it: [`QUARTER_FROM_PLAIN`]
-/// over plaintext HTTP/1, never over TLS (`h2_worker.rs` says never too).
-pub(crate) fn quarter_from(tls: bool) -> usize {
-    // TEMPORARY (w18q A/B): the quarter wake point only under WS_HW_QUARTER.
-    if tls || std::env::var_os("WS_HW_QUARTER").is_none() {
-        return usize::MAX;
-    }
-    QUARTER_FROM_PLAIN
 }
 
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
@@ -137,10 +121,7 @@ impl Worker<'_> {
         let all_receiving = list(self, &mut waiting);
         let most = self.poll_wait(now, next_check, None);
         let picked = all_receiving
-            .then(|| {
-                let min = self.halfway.unwrap_or(MIN_QUEUE);
-                pick(&mut waiting, most, min, self.quarter_from)
-            })
+            .then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE)))
             .flatten();
         self.waiting = waiting;
         picked
@@ -211,11 +192,11 @@ mod tests {
     fn picks_the_request_sent_halfway_down_the_queue() {
         let step = Duration::from_micros(12);
         let (_, mut w) = queue(32, step);
-        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE, usize::MAX).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15, "the 16th oldest of 32");
         assert_eq!(bound, (step * 15 * 2).max(MIN_BOUND));
         let (_, mut w) = queue(33, Duration::from_micros(100));
-        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE, usize::MAX).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15);
         assert_eq!(bound, Duration::from_micros(3000));
     }
@@ -223,10 +204,10 @@ mod tests {
     #[test]
     fn a_short_queue_is_not_waited_on_halfway() {
         let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST, MIN_QUEUE, usize::MAX), None);
+        assert_eq!(pick(&mut w, MOST, MIN_QUEUE), None);
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
         assert_eq!(
-            pick(&mut w, MOST, MIN_QUEUE, usize::MAX).map(|p| p.0),
+            pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
             Some(MIN_QUEUE as RawFd / 2 - 1)
         );
     }

@@ -84,8 +84,6 @@ pub(crate) struct Worker<'a> {
     spin: Spin,
     /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
-    /// The queue from which that wait is a quarter of the way down it instead (`halfway.rs`).
-    pub quarter_from: usize,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
@@ -148,7 +146,6 @@ impl<'a> Worker<'a> {
             pacer,
             spin: Spin::new(sh.spin),
             halfway: crate::halfway::min_queue(sh.tls.is_some(), sh.keep_alive, sh.plan.spin),
-            quarter_from: crate::halfway::quarter_from(sh.tls.is_some()),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
