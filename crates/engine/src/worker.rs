@@ -84,8 +84,6 @@ pub(crate) struct Worker<'a> {
     spin: Spin,
     /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
-    /// TEMPORARY (WS_TLS_NAP=1): HTTP/1 over TLS naps instead of the halfway block (`halfway.rs`).
-    pub nap: Option<crate::halfway::Nap>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
@@ -153,8 +151,6 @@ impl<'a> Worker<'a> {
                 sh.keep_alive,
                 sh.plan.spin,
             ),
-            nap: (sh.tls.is_some() && std::env::var_os("WS_TLS_NAP").is_some())
-                .then(crate::halfway::Nap::default),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
