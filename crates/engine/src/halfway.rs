@@ -18,7 +18,10 @@
 //! waits from 32 requests in flight, over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS
 //! ([`MIN_QUEUE_TLS`]): below that the server pays for the wake-ups more than the spin costs us;
 //! `--h2` over TLS from 16 connections ([`MIN_QUEUE`]), each many streams deep. A response that
-//! does not come (a slow request) holds the others' no longer than [`bound`] allows.
+//! does not come (a slow request) holds the others' no longer than [`bound`] allows. A timed nap
+//! of half the backlog instead of the block (a timer on our CPU, no wake-up for the server) beat
+//! it over TLS by 1–10 % at 32 connections but wrk by only 1–2 % at 64, so the block stays
+//! (docs/BENCHMARKS.md, issue 10, session 10b).
 
 use crate::conn::Phase;
 use crate::worker::Worker;
