@@ -9,7 +9,8 @@ pub struct SpinArgs {
     /// How a load thread waits once every request it has is at the server: auto spins (polls without
     /// blocking) up to 10 µs before it blocks when it has a CPU of its own (taskset), so a fast server
     /// is not charged a wake-up per response (keep-alive with 32 or more connections waiting, HTTP
-    /// or HTTPS: blocks on the socket halfway down that queue instead; --h2: auto never spins,
+    /// or HTTPS: blocks on the socket halfway down that queue instead, or over HTTPS sleeps half
+    /// the measured backlog; --h2: auto never spins,
     /// its requests go in batches, and with as many connections with streams in flight (16 over
     /// HTTPS) it blocks on the one whose oldest batch went halfway down them); off always blocks,
     /// as wrk does;

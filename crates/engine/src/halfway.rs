@@ -18,10 +18,15 @@
 //! waits from 32 requests in flight, over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS
 //! ([`MIN_QUEUE_TLS`]): below that the server pays for the wake-ups more than the spin costs us;
 //! `--h2` over TLS from 16 connections ([`MIN_QUEUE`]), each many streams deep. A response that
-//! does not come (a slow request) holds the others' no longer than [`bound`] allows. A timed nap
-//! of half the backlog instead of the block (a timer on our CPU, no wake-up for the server) beat
-//! it over TLS by 1–10 % at 32 connections but wrk by only 1–2 % at 64, so the block stays
-//! (docs/BENCHMARKS.md, issue 10, session 10b).
+//! does not come (a slow request) holds the others' no longer than [`bound`] allows.
+//!
+//! HTTP/1 over TLS naps instead of blocking once it knows the server's pace ([`Nap`]): a sleeping
+//! thread is on no socket's wait queue at all, so its wake-up is a timer on our own CPU and the
+//! server pays none (each of ours cost nginx ~7 µs). Sized to half the backlog less the measured
+//! oversleep, it leaves half the queue to keep the server busy; it got 1.07× wrk's requests/s at
+//! 32 connections and 1.01–1.02× at 64, against the block's 0.97–1.03×, never under the block in
+//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext a response is too
+//! short for a nap to be worth the timer's oversleep (issue 18, sessions 5 and 6).
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -83,6 +88,62 @@ pub(crate) fn min_queue(
     auto.then_some(if tls { tls_min } else { MIN_QUEUE_PLAIN })
 }
 
+/// The shortest time a nap measures the server's time per response over.
+const NAP_WINDOW: Duration = Duration::from_millis(1);
+
+/// The shortest nap worth a sleep: below it, the halfway block.
+const MIN_NAP: Duration = Duration::from_micros(20);
+
+/// Over HTTP/1 over TLS, a timed nap instead of the halfway block (the module's last paragraph):
+/// half the backlog at the server (requests in flight × its measured time per response) less the
+/// measured oversleep, so half the queue keeps the server busy through our late wake-up.
+#[derive(Debug, Default)]
+pub(crate) struct Nap {
+    /// Where the measuring window started: the arrival of the latest response then, and the count.
+    window: Option<(Instant, u64)>,
+    /// The server's time per response over the last full window (arrival stamps ÷ responses).
+    per_response: Option<Duration>,
+    /// Moving average (¼ weight) of how much longer than asked the naps slept.
+    oversleep: Duration,
+    /// Whether this thread's timer slack is down to 1 ns (the default 50 µs would be oversleep).
+    slack_set: bool,
+}
+
+impl Nap {
+    /// Counts `done` responses, the latest arrived at `last`: a new time per response each window.
+    fn measure(&mut self, last: Instant, done: u64) {
+        match self.window {
+            Some((t0, n0)) if done > n0 && last.saturating_duration_since(t0) >= NAP_WINDOW => {
+                let n = u32::try_from(done - n0).unwrap_or(u32::MAX);
+                self.per_response = Some(last.duration_since(t0) / n);
+                self.window = Some((last, done));
+            }
+            Some(_) => {}
+            None => self.window = Some((last, done)),
+        }
+    }
+
+    /// How long to sleep with `queue` requests at the server, at most `most`; None (block halfway)
+    /// before the first window or when the nap left after the oversleep is under [`MIN_NAP`], which
+    /// also lets a past oversleep fade (no nap measures it again).
+    fn length(&mut self, queue: usize, most: Duration) -> Option<Duration> {
+        let half = self.per_response? * u32::try_from(queue).unwrap_or(u32::MAX) / 2;
+        match half.checked_sub(self.oversleep).filter(|n| *n >= MIN_NAP) {
+            Some(nap) => Some(nap.min(most)),
+            None => {
+                self.oversleep = self.oversleep * 7 / 8;
+                None
+            }
+        }
+    }
+
+    /// A nap asked for `asked` took `took`: the oversleep, each counted at most the nap's length.
+    fn slept(&mut self, asked: Duration, took: Duration) {
+        let over = took.saturating_sub(asked).min(asked);
+        self.oversleep = (self.oversleep * 3 + over) / 4;
+    }
+}
+
 /// How long a halfway wait may block when the request waited on was sent `spread` after the oldest.
 fn bound(spread: Duration, most: Duration) -> Duration {
     (spread * 2).max(MIN_BOUND).min(most)
@@ -118,12 +179,39 @@ impl Worker<'_> {
         let Some((fd, bound)) = self.halfway_socket(now, next_check, list) else {
             return self.wait_for_events(events, now, next_check, None);
         };
+        if let Some(nap) = self.nap_length(bound) {
+            self.nap_for(nap);
+            return self.poll_now(events);
+        }
         match block_on(fd, bound) {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}
         }
         self.poll_now(events)
+    }
+
+    /// How long to nap instead of blocking on the halfway socket (at most `bound`), if at all.
+    fn nap_length(&mut self, bound: Duration) -> Option<Duration> {
+        let (last, done, queue) = (self.last_done, self.r.complete, self.outstanding as usize);
+        let nap = self.nap.as_mut()?;
+        nap.measure(last, done);
+        nap.length(queue, bound)
+    }
+
+    /// Sleeps `nap` with 1 ns timer slack, and counts the oversleep.
+    fn nap_for(&mut self, nap: Duration) {
+        let Some(state) = self.nap.as_mut() else {
+            return;
+        };
+        if !state.slack_set {
+            // SAFETY: PR_SET_TIMERSLACK takes a plain integer and changes only this thread's slack.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+            state.slack_set = true;
+        }
+        let t0 = Instant::now();
+        std::thread::sleep(nap);
+        state.slept(nap, t0.elapsed());
     }
 
     /// The socket to block on and for how long; None if `list` says some connection's readiness
@@ -238,6 +326,46 @@ mod tests {
         assert_eq!(min_queue(false, false, true, Auto), Some(MIN_QUEUE_PLAIN));
         assert_eq!(min_queue(true, false, false, Auto), None);
         assert_eq!(min_queue(true, true, true, Off), None);
+    }
+
+    #[test]
+    fn a_nap_is_half_the_backlog_less_the_oversleep_once_measured() {
+        let t0 = Instant::now();
+        let mut nap = Nap::default();
+        nap.measure(t0, 100);
+        assert_eq!(nap.length(32, MOST), None, "no time per response yet");
+        nap.measure(t0 + Duration::from_micros(500), 150);
+        assert_eq!(nap.length(32, MOST), None, "the window is not over");
+        nap.measure(t0 + Duration::from_millis(2), 350);
+        // 2 ms over 250 responses: 8 µs each; 32 in flight, half of them 128 µs.
+        assert_eq!(nap.length(32, MOST), Some(Duration::from_micros(128)));
+        assert_eq!(
+            nap.length(64, Duration::from_micros(200)),
+            Some(Duration::from_micros(200))
+        );
+        nap.slept(Duration::from_micros(128), Duration::from_micros(168));
+        assert_eq!(nap.length(32, MOST), Some(Duration::from_micros(118)));
+    }
+
+    #[test]
+    fn a_long_oversleep_counts_at_most_the_nap_and_fades_while_no_nap_is_taken() {
+        let t0 = Instant::now();
+        let mut nap = Nap::default();
+        nap.measure(t0, 0);
+        nap.measure(t0 + Duration::from_millis(1), 125);
+        let asked = Duration::from_micros(128);
+        for _ in 0..8 {
+            nap.slept(asked, Duration::from_millis(5));
+        }
+        assert!(nap.oversleep <= asked, "{:?}", nap.oversleep);
+        assert_eq!(nap.length(32, MOST), None, "the oversleep eats the nap");
+        for _ in 0..40 {
+            if nap.length(32, MOST).is_some() {
+                break;
+            }
+        }
+        let back = nap.length(32, MOST).expect("the oversleep fades");
+        assert!(back >= MIN_NAP && back < asked, "{back:?}");
     }
 
     #[test]

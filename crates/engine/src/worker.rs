@@ -84,6 +84,9 @@ pub(crate) struct Worker<'a> {
     spin: Spin,
     /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
+    /// HTTP/1 over TLS with a halfway wait: naps instead of the block once the pace is known
+    /// (`halfway.rs`).
+    pub nap: Option<crate::halfway::Nap>,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
@@ -151,6 +154,7 @@ impl<'a> Worker<'a> {
                 sh.keep_alive,
                 sh.plan.spin,
             ),
+            nap: sh.tls.is_some().then(crate::halfway::Nap::default),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
