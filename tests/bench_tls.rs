@@ -310,3 +310,31 @@ fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
         }
     }
 }
+
+#[test]
+fn the_json_says_how_each_thread_waited_halfway() {
+    // 64 connections on one load thread keep 32 or more requests waiting at every wait, so under
+    // `--spin auto` the thread waits halfway (`halfway.rs`: blocked on one socket, or napped once
+    // it knows nginx's pace); `--spin off` never does. The JSON's `load_threads` counts both.
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
+    let u = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    for wait in ["auto", "off"] {
+        let args = ["--json", "-k", "--threads", "1", "-c", "64", "-n", "20000"];
+        let ws = bench(&[&args[..], &["--spin", wait, &u]].concat());
+        assert!(ws.status.success(), "--spin {wait}: {}", stderr(&ws));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&ws)).unwrap();
+        assert_eq!(v["complete"], 20000, "--spin {wait}");
+        let thread = &v["load_threads"][0];
+        let count = |k: &str| {
+            thread[k]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{k}: {thread}"))
+        };
+        let (blocks, naps) = (count("halfway_blocks"), count("halfway_naps"));
+        match wait {
+            // Seen here: 2-3 blocks (before the pace is known) and 230-780 naps, quiet or loaded.
+            "auto" => assert!(naps > 0, "--spin auto never napped over TLS: {thread}"),
+            _ => assert_eq!(blocks + naps, 0, "--spin off waited halfway: {thread}"),
+        }
+    }
+}

@@ -65,6 +65,9 @@ pub struct WireResult {
     /// Each load thread's time spent spinning for a response (part of its CPU time).
     #[serde(default)]
     thread_spin_ns: Vec<u64>,
+    /// Each load thread's halfway waits: [blocks, naps].
+    #[serde(default)]
+    thread_waits: Vec<[u64; 2]>,
     late_sends: u64,
     per_request: Vec<u64>,
     /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
@@ -127,6 +130,7 @@ impl From<&RunResult> for WireResult {
             cpu,
             thread_cpu,
             thread_spin,
+            thread_waits,
             late_sends,
             per_request,
             samples,
@@ -164,6 +168,7 @@ impl From<&RunResult> for WireResult {
                 .map(|c| [nanos(c.user), nanos(c.sys)])
                 .collect(),
             thread_spin_ns: thread_spin.iter().map(|&d| nanos(d)).collect(),
+            thread_waits: thread_waits.iter().map(|w| [w.blocks, w.naps]).collect(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
             samples: samples
@@ -225,6 +230,11 @@ impl WireResult {
                 .thread_spin_ns
                 .iter()
                 .map(|&n| Duration::from_nanos(n))
+                .collect(),
+            thread_waits: self
+                .thread_waits
+                .iter()
+                .map(|&[blocks, naps]| webstand_engine::HalfwayWaits { blocks, naps })
                 .collect(),
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),

@@ -180,9 +180,11 @@ impl Worker<'_> {
             return self.wait_for_events(events, now, next_check, None);
         };
         if let Some(nap) = self.nap_length(bound) {
+            self.halfway_waits.naps += 1;
             self.nap_for(nap);
             return self.poll_now(events);
         }
+        self.halfway_waits.blocks += 1;
         match block_on(fd, bound) {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),

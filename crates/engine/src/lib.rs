@@ -46,7 +46,9 @@ pub use plan::{
 };
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
-pub use result::{CpuTime, Ended, Failures, H2Summary, Histograms, RunResult, Sample, TlsSummary};
+pub use result::{
+    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
+};
 pub use run::raise_fd_limit;
 pub use run::{run, run_at, Live};
 pub use spin::SpinRule;

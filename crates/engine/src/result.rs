@@ -126,6 +126,15 @@ impl CpuTime {
     }
 }
 
+/// How often a load thread waited halfway down its queue instead of spinning (`halfway.rs`): blocked
+/// on one socket, or napped (HTTP/1 over TLS). The JSON's `load_threads` shows them, so a user (and
+/// a test) can see which wait a run took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HalfwayWaits {
+    pub blocks: u64,
+    pub naps: u64,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     /// Wall-clock start, seconds since the Unix epoch.
@@ -163,6 +172,9 @@ pub struct RunResult {
     /// Of that, the time each load thread spun waiting for a response (`spin.rs`): CPU time, but not
     /// work. One entry per thread, or none (results that do not carry it).
     pub thread_spin: Vec<Duration>,
+    /// How each load thread waited halfway down its queue (`halfway.rs`), one entry per thread, or
+    /// none (results that do not carry it).
+    pub thread_waits: Vec<HalfwayWaits>,
     /// Open loop only: sends that left later than their intended time.
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
@@ -339,6 +351,7 @@ impl RunResult {
         self.cpu.sys += r.cpu.sys;
         self.thread_cpu.extend_from_slice(&r.thread_cpu);
         self.thread_spin.extend_from_slice(&r.thread_spin);
+        self.thread_waits.extend_from_slice(&r.thread_waits);
         if self.per_request.len() < r.per_request.len() {
             self.per_request.resize(r.per_request.len(), 0);
         }

@@ -87,6 +87,8 @@ pub(crate) struct Worker<'a> {
     /// HTTP/1 over TLS with a halfway wait: naps instead of the block once the pace is known
     /// (`halfway.rs`).
     pub nap: Option<crate::halfway::Nap>,
+    /// How often this thread waited halfway (`halfway.rs`), for the result.
+    pub halfway_waits: crate::HalfwayWaits,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
@@ -155,6 +157,7 @@ impl<'a> Worker<'a> {
                 sh.plan.spin,
             ),
             nap: sh.tls.is_some().then(crate::halfway::Nap::default),
+            halfway_waits: crate::HalfwayWaits::default(),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
@@ -277,6 +280,7 @@ impl<'a> Worker<'a> {
         };
         self.r.thread_cpu = vec![self.r.cpu];
         self.r.thread_spin = vec![self.spin.spun()];
+        self.r.thread_waits = vec![self.halfway_waits];
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;

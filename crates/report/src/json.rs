@@ -97,11 +97,16 @@ pub fn result_json(r: &RunResult) -> Value {
             "user_secs": r.cpu.user.as_secs_f64(),
             "sys_secs": r.cpu.sys.as_secs_f64(),
         },
-        "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).map(|(c, busy)| json!({
-            "user_secs": c.user.as_secs_f64(),
-            "sys_secs": c.sys.as_secs_f64(),
-            "busy_fraction": busy,
-        })).collect::<Vec<_>>(),
+        "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).enumerate().map(|(i, (c, busy))| {
+            let waits = r.thread_waits.get(i).copied().unwrap_or_default();
+            json!({
+                "user_secs": c.user.as_secs_f64(),
+                "sys_secs": c.sys.as_secs_f64(),
+                "busy_fraction": busy,
+                "halfway_blocks": waits.blocks,
+                "halfway_naps": waits.naps,
+            })
+        }).collect::<Vec<_>>(),
         "figures": {
             "hits_per_sec": r.hits_per_sec(),
             "conns_per_sec": r.conns_per_sec(),
