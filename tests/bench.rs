@@ -775,6 +775,23 @@ fn keep_alive_at_64_connections_counts_equal_abs() {
         ];
         assert_fields_equal(&ws, &ab, &names, &format!("--spin {wait}"));
     }
+    // And the JSON says the thread took that wait: blocked on one socket, never a nap (naps are
+    // for HTTPS, `halfway.rs`).
+    let (v, _) = bench_json(
+        &["-k", "--threads", "1", "-c", "64", "-n", "20000", &u],
+        Duration::from_secs(60),
+    );
+    let thread = &v["load_threads"][0];
+    let count = |k: &str| {
+        thread[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{k}: {thread}"))
+    };
+    assert!(
+        count("halfway_blocks") > 0,
+        "never waited halfway: {thread}"
+    );
+    assert_eq!(count("halfway_naps"), 0, "napped over plaintext: {thread}");
 }
 
 #[test]
