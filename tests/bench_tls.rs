@@ -298,14 +298,8 @@ fn keep_alive_at_32_connections_counts_equal_abs_over_both_versions() {
             let ws = bench(&all);
             assert!(ws.status.success(), "{version} {wait}: {}", stderr(&ws));
             let ws = stdout(&ws);
-            let names = [
-                "Complete requests:",
-                "Failed requests:",
-                "Keep-Alive requests:",
-                "Total transferred:",
-                "HTML transferred:",
-            ];
-            assert_fields_equal(&ws, &ab, &names, &format!("{version} --spin {wait}"));
+            let label = format!("{version} --spin {wait}");
+            assert_fields_equal(&ws, &ab, &KEEP_ALIVE_COUNTS, &label);
             assert_eq!(field(&ws, "Complete requests:"), "3000");
         }
     }
@@ -322,15 +316,10 @@ fn the_json_says_how_each_thread_waited_halfway() {
         let args = ["--json", "-k", "--threads", "1", "-c", "64", "-n", "20000"];
         let ws = bench(&[&args[..], &["--spin", wait, &u]].concat());
         assert!(ws.status.success(), "--spin {wait}: {}", stderr(&ws));
-        let v: serde_json::Value = serde_json::from_str(&stdout(&ws)).unwrap();
+        let v = json_stdout(&ws);
         assert_eq!(v["complete"], 20000, "--spin {wait}");
+        let (blocks, naps) = halfway_waits(&v);
         let thread = &v["load_threads"][0];
-        let count = |k: &str| {
-            thread[k]
-                .as_u64()
-                .unwrap_or_else(|| panic!("{k}: {thread}"))
-        };
-        let (blocks, naps) = (count("halfway_blocks"), count("halfway_naps"));
         match wait {
             // Seen here: 2-3 blocks (before the pace is known) and 230-780 naps, quiet or loaded.
             "auto" => assert!(naps > 0, "--spin auto never napped over TLS: {thread}"),

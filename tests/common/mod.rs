@@ -489,6 +489,27 @@ fn field_in<'a>(report: &'a str, name: &str) -> Option<&'a str> {
         .map(str::trim)
 }
 
+/// The report lines of a keep-alive run whose values must equal ab's: its counts (issue 10).
+pub const KEEP_ALIVE_COUNTS: [&str; 5] = [
+    "Complete requests:",
+    "Failed requests:",
+    "Keep-Alive requests:",
+    "Total transferred:",
+    "HTML transferred:",
+];
+
+/// How the first load thread of a `--json` run waited halfway down its queue (`halfway.rs`):
+/// (blocks on one socket, naps); the test fails naming the thread if the JSON lacks either.
+pub fn halfway_waits(run: &serde_json::Value) -> (u64, u64) {
+    let thread = &run["load_threads"][0];
+    let count = |k: &str| {
+        thread[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {k} in load thread {thread}"))
+    };
+    (count("halfway_blocks"), count("halfway_naps"))
+}
+
 /// Each of the report lines `names` has the same value in our report as in ab's (`label` says which
 /// run failed: the options, the server). The first difference fails the test naming the line and
 /// both values, then both reports; a line missing from either report fails it too.
