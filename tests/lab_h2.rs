@@ -137,25 +137,9 @@ fn each_h2_config_answers_curl_over_http2_with_the_docroot_bytes() {
 /// Whether `webstand serve` over TLS agrees on HTTP/2 with curl: what the lab's builtin row must
 /// say (the server side of HTTP/2 lands on its own branch).
 fn serve_speaks_h2(cert: &LabCert, doc: &Path) -> bool {
-    let port = common::free_port().to_string();
-    let s = common::serve(
-        doc,
-        &[
-            "--listen-tls",
-            &format!("127.0.0.1:{port}"),
-            "--tls-cert",
-            cert.cert_file().to_str().unwrap(),
-            "--tls-key",
-            cert.key_file().to_str().unwrap(),
-        ],
-    );
-    let ready = format!("127.0.0.1:{port}").parse().unwrap();
-    assert!(common::wait_listening(
-        ready,
-        std::time::Duration::from_secs(10)
-    ));
+    let (s, tls) = common::serve_tls(doc, &cert.cert_file(), &cert.key_file(), &[]);
     let out = doc.parent().unwrap().join("serve-got");
-    let url = format!("https://127.0.0.1:{port}/2k.html");
+    let url = format!("https://{tls}/2k.html");
     let version = curl(&url, Some(&cert.ca_file()), true, &out);
     drop(s);
     version == "2"

@@ -511,23 +511,7 @@ fn an_https_run_over_two_ranks_reports_every_ranks_handshakes() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let cert = webstand_lab::tls::LabCert::generate(Default::default()).unwrap();
     let root = docroot();
-    let tls_addr = format!("127.0.0.1:{}", free_port());
-    let (cert_file, key_file) = (cert.cert_file(), cert.key_file());
-    let _server = serve(
-        root.path(),
-        &[
-            "--listen-tls",
-            &tls_addr,
-            "--tls-cert",
-            cert_file.to_str().unwrap(),
-            "--tls-key",
-            key_file.to_str().unwrap(),
-        ],
-    );
-    assert!(wait_listening(
-        tls_addr.parse().unwrap(),
-        Duration::from_secs(10)
-    ));
+    let (_server, tls_addr) = serve_tls(root.path(), &cert.cert_file(), &cert.key_file(), &[]);
     let dir = tempfile::tempdir().unwrap();
     let db = db(&dir);
     let ca = cert.ca_file();

@@ -429,12 +429,17 @@ fn param_names(mut b: &[u8]) -> Vec<String> {
 }
 
 fn serve_fake_backend(dir: &Path, socket: &Path, extra: &[&str]) -> common::Running {
-    std::fs::write(dir.join("static.txt"), "static file\n").unwrap();
-    std::fs::write(dir.join("app.php"), "not run here").unwrap();
-    let rule = format!("*.php=unix:{}", socket.display());
+    let rule = fake_backend_rule(dir, socket);
     let mut args = vec!["--threads", "1", "--fastcgi", &rule];
     args.extend_from_slice(extra);
     common::serve(dir, &args)
+}
+
+/// The `--fastcgi` rule that routes `*.php` to the fake backend at `socket`; writes the files.
+fn fake_backend_rule(dir: &Path, socket: &Path) -> String {
+    std::fs::write(dir.join("static.txt"), "static file\n").unwrap();
+    std::fs::write(dir.join("app.php"), "not run here").unwrap();
+    format!("*.php=unix:{}", socket.display())
 }
 
 /// The server's stderr once it is stopped.
@@ -602,27 +607,9 @@ fn https_on_only_over_tls() {
         .expect("run openssl");
     assert!(out.status.success(), "{out:?}");
     let fake = fake_backend(d.path(), Fake::Answer);
-    let tls: SocketAddr = format!("127.0.0.1:{}", common::free_port())
-        .parse()
-        .unwrap();
-    let (tls_s, cert_s, key_s) = (
-        tls.to_string(),
-        cert.display().to_string(),
-        key.display().to_string(),
-    );
-    let s = serve_fake_backend(
-        d.path(),
-        &fake.socket,
-        &[
-            "--listen-tls",
-            &tls_s,
-            "--tls-cert",
-            &cert_s,
-            "--tls-key",
-            &key_s,
-        ],
-    );
-    assert!(common::wait_listening(tls, Duration::from_secs(10)));
+    let rule = fake_backend_rule(d.path(), &fake.socket);
+    let args = ["--threads", "1", "--fastcgi", &rule];
+    let (s, tls) = common::serve_tls(d.path(), &cert, &key, &args);
     let (h, _) = curl(&[&format!("http://{}/app.php", s.addr)]);
     assert!(h.starts_with("HTTP/1.1 200"), "{h}");
     assert!(!fake.params.lock().unwrap().iter().any(|n| n == "HTTPS"));

@@ -220,15 +220,38 @@ impl Drop for Running {
 
 /// Starts `webstand serve DIR --listen 127.0.0.1:PORT EXTRA…` and waits for it to listen.
 pub fn serve(dir: &Path, extra: &[&str]) -> Running {
+    start_serve(dir, None, extra).0
+}
+
+/// [`serve`] also listening for HTTPS with `cert` and `key` (`--listen-tls` on a port of its own,
+/// chosen again with the plain one when either was taken); returns the HTTPS address, listening.
+pub fn serve_tls(dir: &Path, cert: &Path, key: &Path, extra: &[&str]) -> (Running, SocketAddr) {
+    let (running, tls) = start_serve(dir, Some((cert, key)), extra);
+    (running, tls.expect("a TLS address"))
+}
+
+fn start_serve(
+    dir: &Path,
+    tls: Option<(&Path, &Path)>,
+    extra: &[&str],
+) -> (Running, Option<SocketAddr>) {
     // A port from `free_port` can be taken by another test before the server binds it: then the
-    // server exits with "cannot listen" and is started again on another port.
+    // server exits with "cannot listen" and is started again on other ports.
     for _ in 0..5 {
         let port = free_port();
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let child = webstand()
-            .arg("serve")
+        let tls_addr = tls.map(|_| SocketAddr::from(([127, 0, 0, 1], free_port())));
+        let mut cmd = webstand();
+        cmd.arg("serve")
             .arg(dir)
-            .args(["--listen", &addr.to_string()])
+            .args(["--listen", &addr.to_string()]);
+        if let (Some((cert, key)), Some(t)) = (tls, tls_addr) {
+            cmd.args(["--listen-tls", &t.to_string(), "--tls-cert"])
+                .arg(cert)
+                .arg("--tls-key")
+                .arg(key);
+        }
+        let child = cmd
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -237,8 +260,11 @@ pub fn serve(dir: &Path, extra: &[&str]) -> Running {
             .expect("spawn webstand serve");
         let mut running = Running { child, addr };
         let limit = Duration::from_secs(10);
-        if listen::listens_itself(&mut running.child, port, limit, "webstand serve") {
-            return running;
+        let listens = |r: &mut Running, port: u16| {
+            listen::listens_itself(&mut r.child, port, limit, "webstand serve")
+        };
+        if listens(&mut running, port) && tls_addr.is_none_or(|t| listens(&mut running, t.port())) {
+            return (running, tls_addr);
         }
         let mut err = String::new();
         if let Some(mut e) = running.child.stderr.take() {
@@ -249,7 +275,7 @@ pub fn serve(dir: &Path, extra: &[&str]) -> Running {
             "webstand serve exited: {err}"
         );
     }
-    panic!("webstand serve exited before listening, on five free ports in a row");
+    panic!("webstand serve exited before listening, on five pairs of free ports in a row");
 }
 
 /// Sends raw bytes, then reads until the peer closes or `limit` passes; returns what came back.
