@@ -53,29 +53,6 @@ pub(crate) const MIN_QUEUE_TLS: usize = 32;
 /// wake-up (at 8 clients every wake found the whole queue answered); 24 cost h2o 4 % (session 10).
 pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 
-/// The queue from which a plaintext HTTP/1 thread waits a quarter of the way down it instead of
-/// halfway (docs/BENCHMARKS.md, issue 18, session 10b).
-pub(crate) const QUARTER_FROM_PLAIN: usize = 128;
-
-/// The queue from which a load thread waits a quarter of the way down it: [`QUARTER_FROM_PLAIN`]
-/// over plaintext HTTP/1, never over TLS.
-pub(crate) fn quarter_from(tls: bool) -> usize {
-    // TEMPORARY (w18b A/B): the quarter wake point only under WS_HW_QUARTER.
-    if tls || std::env::var_os("WS_HW_QUARTER").is_none() {
-        return usize::MAX;
-    }
-    QUARTER_FROM_PLAIN
-}
-
-/// TEMPORARY (w18b A/B): over plaintext, the queue from which a thread naps (`WS_PLAIN_NAP=N`):
-/// below [`MIN_QUEUE_PLAIN`] a nap too short falls back to the spin, from it to the block.
-pub(crate) fn plain_nap_from(tls: bool) -> Option<usize> {
-    if tls {
-        return None;
-    }
-    std::env::var("WS_PLAIN_NAP").ok()?.parse().ok()
-}
-
 /// The shortest a halfway wait may block before the thread looks at every socket again.
 const MIN_BOUND: Duration = Duration::from_micros(200);
 
@@ -87,14 +64,12 @@ pub(crate) fn pick(
     waiting: &mut [(Instant, RawFd)],
     most: Duration,
     min: usize,
-    quarter_from: usize,
 ) -> Option<(RawFd, Duration)> {
-    let n = waiting.len();
-    if n < min.max(2) {
+    if waiting.len() < min.max(2) {
         return None;
     }
-    let at = if n >= quarter_from { n / 4 } else { n / 2 } - 1;
-    let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(at);
+    let half = waiting.len() / 2 - 1;
+    let (older, &mut (sent, fd), _) = waiting.select_nth_unstable(half);
     let oldest = older.iter().map(|w| w.0).min().unwrap_or(sent);
     Some((fd, bound(sent - oldest, most)))
 }
@@ -179,8 +154,7 @@ impl Worker<'_> {
     /// above, but for the queue's readiness, which [`Worker::wait_halfway`] checks). Counted before
     /// the poll that checks costs anything.
     pub(crate) fn may_wait_halfway(&self, queue: usize) -> bool {
-        self.halfway
-            .is_some_and(|min| queue >= min.min(self.nap_from))
+        self.halfway.is_some_and(|min| queue >= min)
             && self.ready.is_empty()
             && self.pacer.is_none()
     }
@@ -210,10 +184,6 @@ impl Worker<'_> {
             self.nap_for(nap);
             return self.poll_now(events);
         }
-        if self.halfway.is_some_and(|min| self.outstanding < min as u64) {
-            // TEMPORARY (w18b): below the block's queue a nap too short spins as before.
-            return self.wait_for_events(events, now, next_check, None);
-        }
         self.halfway_waits.blocks += 1;
         match block_on(fd, bound) {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
@@ -226,8 +196,6 @@ impl Worker<'_> {
     /// How long to nap instead of blocking on the halfway socket (at most `bound`), if at all.
     fn nap_length(&mut self, bound: Duration) -> Option<Duration> {
         let (last, done, queue) = (self.last_done, self.r.complete, self.outstanding as usize);
-        // TEMPORARY (w18b): the quarter wake point naps a quarter of the backlog.
-        let queue = if queue >= self.quarter_from { queue / 2 } else { queue };
         let nap = self.nap.as_mut()?;
         nap.measure(last, done);
         nap.length(queue, bound)
@@ -261,10 +229,7 @@ impl Worker<'_> {
         let all_receiving = list(self, &mut waiting);
         let most = self.poll_wait(now, next_check, None);
         let picked = all_receiving
-            .then(|| {
-                let min = self.halfway.unwrap_or(MIN_QUEUE).min(self.nap_from);
-                pick(&mut waiting, most, min, self.quarter_from)
-            })
+            .then(|| pick(&mut waiting, most, self.halfway.unwrap_or(MIN_QUEUE)))
             .flatten();
         self.waiting = waiting;
         picked
@@ -335,11 +300,11 @@ mod tests {
     fn picks_the_request_sent_halfway_down_the_queue() {
         let step = Duration::from_micros(12);
         let (_, mut w) = queue(32, step);
-        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE, usize::MAX).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15, "the 16th oldest of 32");
         assert_eq!(bound, (step * 15 * 2).max(MIN_BOUND));
         let (_, mut w) = queue(33, Duration::from_micros(100));
-        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE, usize::MAX).unwrap();
+        let (slot, bound) = pick(&mut w, MOST, MIN_QUEUE).unwrap();
         assert_eq!(slot, 15);
         assert_eq!(bound, Duration::from_micros(3000));
     }
@@ -347,10 +312,10 @@ mod tests {
     #[test]
     fn a_short_queue_is_not_waited_on_halfway() {
         let (_, mut w) = queue(MIN_QUEUE - 1, Duration::from_micros(10));
-        assert_eq!(pick(&mut w, MOST, MIN_QUEUE, usize::MAX), None);
+        assert_eq!(pick(&mut w, MOST, MIN_QUEUE), None);
         let (_, mut w) = queue(MIN_QUEUE, Duration::from_micros(10));
         assert_eq!(
-            pick(&mut w, MOST, MIN_QUEUE, usize::MAX).map(|p| p.0),
+            pick(&mut w, MOST, MIN_QUEUE).map(|p| p.0),
             Some(MIN_QUEUE as RawFd / 2 - 1)
         );
     }

@@ -87,10 +87,6 @@ pub(crate) struct Worker<'a> {
     /// HTTP/1 over TLS with a halfway wait: naps instead of the block once the pace is known
     /// (`halfway.rs`).
     pub nap: Option<crate::halfway::Nap>,
-    /// TEMPORARY (w18b A/B): the queue from which the wait naps over plaintext (or never).
-    pub nap_from: usize,
-    /// TEMPORARY (w18b A/B): the queue from which the wait is a quarter of the way down it.
-    pub quarter_from: usize,
     /// How often this thread waited halfway (`halfway.rs`), for the result.
     pub halfway_waits: crate::HalfwayWaits,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
@@ -160,10 +156,7 @@ impl<'a> Worker<'a> {
                 sh.keep_alive,
                 sh.plan.spin,
             ),
-            nap: (sh.tls.is_some() || crate::halfway::plain_nap_from(false).is_some())
-                .then(crate::halfway::Nap::default),
-            nap_from: crate::halfway::plain_nap_from(sh.tls.is_some()).unwrap_or(usize::MAX),
-            quarter_from: crate::halfway::quarter_from(sh.tls.is_some()),
+            nap: sh.tls.is_some().then(crate::halfway::Nap::default),
             halfway_waits: crate::HalfwayWaits::default(),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
