@@ -104,8 +104,9 @@ const NAP_WINDOW: Duration = Duration::from_millis(1);
 const MIN_NAP: Duration = Duration::from_micros(20);
 
 /// Over HTTP/1 (over plaintext with 32–47 in flight), a timed nap instead of the halfway block
-/// (the module's last paragraph): half the backlog at the server (requests in flight × its measured time per response) less the
-/// measured oversleep, so half the queue keeps the server busy through our late wake-up.
+/// (the module's last paragraph): half the backlog at the server (requests in flight × its
+/// measured time per response) less the measured oversleep, so half the queue keeps the server
+/// busy through our late wake-up.
 #[derive(Debug)]
 pub(crate) struct Nap {
     /// The queue from which this thread blocks instead ([`NAP_BELOW_PLAIN`]; never over TLS).
