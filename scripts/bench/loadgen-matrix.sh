@@ -18,7 +18,8 @@
 # Output: one TSV row per point in $BENCH_DIR/matrix-SERVER.tsv
 #   (server mode clients generator round requests req/s cpu-µs/req errors server-busy-fraction
 #   generator-voluntary-context-switches-per-request),
-#   then the medians as a Markdown table (scripts/bench/matrix-table.py).
+#   then the medians as a Markdown table (scripts/bench/matrix-table.py); with EXTRA, scripts/bench/matrix-paired.py
+#   pairs each extra build with webstand by round (A/B ratios).
 set -u
 SERVER=${1:?usage: loadgen-matrix.sh SERVER [ROUNDS]}
 ROUNDS=${2:-3}

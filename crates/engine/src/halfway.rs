@@ -25,8 +25,10 @@
 //! server pays none (each of ours cost nginx ~7 µs). Sized to half the backlog less the measured
 //! oversleep, it leaves half the queue to keep the server busy; it got 1.07× wrk's requests/s at
 //! 32 connections and 1.01–1.02× at 64, against the block's 0.97–1.03×, never under the block in
-//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext a response is too
-//! short for a nap to be worth the timer's oversleep (issue 18, sessions 5 and 6).
+//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it stays the block:
+//! there the nap lost in some rounds at 64–256 requests in flight and, instead of the spin, lost
+//! a third of the requests/s at 16; at 32 it gained 5–7 % on lighttpd, h2o and nginx but had a
+//! round at 0.97 on builtin in both runs (issue 18, session 11; its candidate: commit a93c5c7).
 
 use crate::conn::Phase;
 use crate::worker::Worker;
