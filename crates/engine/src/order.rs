@@ -45,11 +45,13 @@ const SETTLED: u32 = 50;
 /// The first trial's blocks at most, each paired, split, split, paired (drift cancels within one).
 const TRIAL_BLOCKS: u32 = 4;
 const BLOCK: [Order; 4] = [Order::Paired, Order::Split, Order::Split, Order::Paired];
+/// Windows of the kept order summed to watch it against the order it beat: an order whose cost
+/// builds up only after a while (split against nginx at 256 connections: cheap for its first 60 ms,
+/// then 30 % dearer) is re-checked as soon as it is seen, not a second later.
+const WATCH: u32 = 3;
 /// A gap of this share of the dearer order's figure is clear: enough to decide before the trial's
 /// end, or to switch at a re-check (one window of the other order is noisier than a trial).
 const CLEAR: f64 = 0.05;
-/// Completions per second within this share of the other order's are "not lower".
-const SAME_RATE: f64 = 0.02;
 
 /// What the windows of one order added up to.
 #[derive(Clone, Copy, Debug, Default)]
@@ -91,6 +93,10 @@ pub(crate) struct Chooser {
     /// The order kept after the last decision (paired until the first one).
     kept: Order,
     sums: [Sums; 2],
+    /// What the order not kept measured when it lost.
+    rival: Sums,
+    /// Windows of the kept order in `sums` since the last watch.
+    watched: u32,
     /// Windows run in each order, for the result.
     ran: [u64; 2],
 }
@@ -102,6 +108,8 @@ impl Default for Chooser {
             current: Order::Paired,
             kept: Order::Paired,
             sums: [Sums::default(); 2],
+            rival: Sums::default(),
+            watched: 0,
             ran: [0; 2],
         }
     }
@@ -142,12 +150,21 @@ impl Chooser {
                     }
                 }
             }
-            Stage::Settled { left } if left > 1 => self.stage = Stage::Settled { left: left - 1 },
-            Stage::Settled { .. } => {
-                self.sums = [Sums::default(); 2];
+            Stage::Settled { left } => {
                 self.add(ran, measured);
-                self.stage = Stage::Probe { step: 0 };
-                self.current = self.kept.other();
+                self.watched += 1;
+                if left > 1 && !self.drifted() {
+                    self.stage = Stage::Settled { left: left - 1 };
+                    if self.watched == WATCH {
+                        (self.sums, self.watched) = ([Sums::default(); 2], 0);
+                    }
+                } else {
+                    // The kept order's last window is the re-check's first.
+                    self.sums = [Sums::default(); 2];
+                    self.add(ran, measured);
+                    self.stage = Stage::Probe { step: 0 };
+                    self.current = self.kept.other();
+                }
             }
             Stage::Probe { step: 0 } => {
                 self.add(ran, measured);
@@ -171,9 +188,20 @@ impl Chooser {
     }
 
     fn keep(&mut self, order: Order) {
+        self.rival = self.sums[order.other().index()];
+        (self.sums, self.watched) = ([Sums::default(); 2], 0);
         self.kept = order;
         self.current = order;
         self.stage = Stage::Settled { left: SETTLED };
+    }
+
+    /// Whether the kept order's last [`WATCH`] windows cost clearly more per completion than the
+    /// order it beat did.
+    fn drifted(&self) -> bool {
+        let kept = &self.sums[self.kept.index()];
+        self.watched == WATCH
+            && self.rival.completions > 0
+            && self.rival.cpu_per_completion() < kept.cpu_per_completion() * (1.0 - CLEAR)
     }
 
     fn add(&mut self, order: Order, w: Sums) {
@@ -186,7 +214,9 @@ impl Chooser {
 
 /// The order the measurements favour: the one with the lower CPU per completion, unless it
 /// completes clearly fewer per second (requests/s must not drop for CPU), then the faster one. None
-/// when the gap is not clear and `last` does not force a decision.
+/// when the gap is not clear and `last` does not force a decision. Completions per window are the
+/// noisier figure (a window holds a few rounds of the connections, cut anywhere), so a lower rate
+/// never decides before the trial's end, and a gap within [`CLEAR`] counts as not lower.
 fn verdict(sums: &[Sums; 2], last: bool) -> Option<Order> {
     let [paired, split] = sums;
     let (cheap, dear) = if split.cpu_per_completion() < paired.cpu_per_completion() {
@@ -195,16 +225,21 @@ fn verdict(sums: &[Sums; 2], last: bool) -> Option<Order> {
         (Order::Paired, Order::Split)
     };
     let (c, d) = (&sums[cheap.index()], &sums[dear.index()]);
-    if c.rate() < d.rate() * (1.0 - SAME_RATE) {
-        return (last || c.rate() < d.rate() * (1.0 - CLEAR)).then_some(dear);
+    if c.rate() < d.rate() * (1.0 - CLEAR) {
+        return last.then_some(dear);
     }
     (last || c.cpu_per_completion() < d.cpu_per_completion() * (1.0 - CLEAR)).then_some(cheap)
 }
 
 /// A load thread's run cut into [`WINDOW`]s for its [`Chooser`]: each measured by the thread's own
-/// CPU clock and completion count when it ends.
+/// CPU clock and completion count when it ends. After the run's start and after each change of
+/// order, a round of the connections (one completion each, or a window's time if they stall) runs
+/// unmeasured first: requests sent in the old order complete in it, and its CPU is the change's.
 pub(crate) struct Windows {
     chooser: Chooser,
+    clients: u64,
+    /// Unmeasured until the thread's completions reach this count (or `end` passes).
+    settling: Option<u64>,
     started: Instant,
     end: Instant,
     cpu0: Duration,
@@ -212,14 +247,21 @@ pub(crate) struct Windows {
 }
 
 impl Windows {
-    pub(crate) fn new(now: Instant) -> Windows {
+    pub(crate) fn new(now: Instant, clients: usize) -> Windows {
         Windows {
             chooser: Chooser::default(),
+            clients: clients as u64,
+            settling: Some(clients as u64),
             started: now,
             end: now + WINDOW,
-            cpu0: crate::clock::thread_cpu_now(),
+            cpu0: Duration::ZERO,
             completions0: 0,
         }
+    }
+
+    fn measure_from(&mut self, now: Instant, cpu: Duration, completions: u64) {
+        (self.started, self.end, self.cpu0) = (now, now + WINDOW, cpu);
+        self.completions0 = completions;
     }
 
     /// The order this pass opens its connections in.
@@ -230,6 +272,13 @@ impl Windows {
     /// At a pass's start (`now`), with `completions` the thread's count so far: ends the window if
     /// its time is up and starts the next.
     pub(crate) fn tick(&mut self, now: Instant, completions: u64) {
+        if let Some(until) = self.settling {
+            if completions >= until || now >= self.end {
+                self.settling = None;
+                self.measure_from(now, crate::clock::thread_cpu_now(), completions);
+            }
+            return;
+        }
         if now < self.end {
             return;
         }
@@ -237,20 +286,33 @@ impl Windows {
         if std::env::var_os("WS_ORDER_TRACE").is_some() {
             let n = completions - self.completions0;
             let c = cpu.saturating_sub(self.cpu0);
-            eprintln!("{:?} {} {:.2} {:.0}", self.chooser.order(), n, c.as_secs_f64() * 1e6 / n.max(1) as f64, n as f64 / (now - self.started).as_secs_f64());
+            eprintln!(
+                "{:?} {} {:.2} {:.0}",
+                self.chooser.order(),
+                n,
+                c.as_secs_f64() * 1e6 / n.max(1) as f64,
+                n as f64 / (now - self.started).as_secs_f64()
+            );
         }
         if let Some(o) = std::env::var_os("WS_ORDER") {
-            let o = if o == "split" { Order::Split } else { Order::Paired };
+            let o = if o == "split" {
+                Order::Split
+            } else {
+                Order::Paired
+            };
             self.chooser.current = o;
             self.chooser.stage = Stage::Settled { left: u32::MAX };
         }
-        self.chooser.window(
+        let was = self.chooser.order();
+        let next = self.chooser.window(
             cpu.saturating_sub(self.cpu0),
             completions - self.completions0,
             now - self.started,
         );
-        (self.started, self.end, self.cpu0) = (now, now + WINDOW, cpu);
-        self.completions0 = completions;
+        self.measure_from(now, cpu, completions);
+        if next != was {
+            self.settling = Some(completions + self.clients);
+        }
     }
 
     /// Windows run in each order, for the result.
@@ -308,10 +370,18 @@ mod tests {
 
     #[test]
     fn a_cheaper_order_that_completes_fewer_is_not_kept() {
-        // Split costs less per request but completes 20 % fewer per second: paired stays.
+        // Split costs less per request but completes 20 % fewer per second: paired stays, decided
+        // at the trial's end (a window's completions are too noisy to decide on sooner).
         let mut c = Chooser::default();
-        drive(&mut c, 5, (20, 1000), (18, 800));
+        let trial = 1 + BLOCK.len() * TRIAL_BLOCKS as usize;
+        drive(&mut c, trial - 1, (20, 1000), (18, 800));
+        assert_eq!(settles_on(&c), None);
+        drive(&mut c, 1, (20, 1000), (18, 800));
         assert_eq!(settles_on(&c), Some(Order::Paired));
+        // Within 5 % is not lower: the cheaper order is kept after one block.
+        let mut c = Chooser::default();
+        drive(&mut c, 5, (20, 1000), (18, 970));
+        assert_eq!(settles_on(&c), Some(Order::Split));
     }
 
     #[test]
@@ -350,10 +420,30 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_order_that_grows_dear_is_rechecked_at_once() {
+        // Split wins the first block, then costs 30 % more (nginx at 256 connections): the watch
+        // sees it after WATCH windows, one paired window re-checks, and paired is kept.
+        let mut c = Chooser::default();
+        drive(&mut c, 5, (20, 1000), (18, 1000));
+        assert_eq!(settles_on(&c), Some(Order::Split));
+        let ran = drive(&mut c, WATCH as usize + 2, (20, 1000), (26, 1000));
+        assert_eq!(ran[WATCH as usize], Order::Paired, "{ran:?}");
+        assert_eq!(settles_on(&c), Some(Order::Paired));
+        // A kept order as cheap as it was is not re-checked before its second.
+        let ran = drive(&mut c, SETTLED as usize - 1, (20, 1000), (26, 1000));
+        assert!(ran.iter().all(|&o| o == Order::Paired), "{ran:?}");
+    }
+
+    #[test]
     fn a_window_without_completions_is_dear_not_a_fault() {
         // A server that stalls while split is tried: nothing completes, so paired is kept.
         let mut c = Chooser::default();
-        drive(&mut c, 5, (20, 1000), (0, 0));
+        drive(
+            &mut c,
+            1 + BLOCK.len() * TRIAL_BLOCKS as usize,
+            (20, 1000),
+            (0, 0),
+        );
         assert_eq!(settles_on(&c), Some(Order::Paired));
         // Nothing completes at all: no panic, an order is still chosen by the trial's end.
         let mut c = Chooser::default();

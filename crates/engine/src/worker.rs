@@ -155,7 +155,7 @@ impl<'a> Worker<'a> {
             ready_batch: Vec::with_capacity(share.clients),
             retired: Vec::with_capacity(4),
             order: (!sh.keep_alive && pacer.is_none() && sh.plan.h2.is_none())
-                .then(|| crate::order::Windows::new(now)),
+                .then(|| crate::order::Windows::new(now, share.clients)),
             deferring: false,
             opening: Vec::with_capacity(share.clients),
             idle: Vec::with_capacity(share.clients),
