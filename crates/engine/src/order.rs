@@ -283,26 +283,6 @@ impl Windows {
             return;
         }
         let cpu = crate::clock::thread_cpu_now();
-        if std::env::var_os("WS_ORDER_TRACE").is_some() {
-            let n = completions - self.completions0;
-            let c = cpu.saturating_sub(self.cpu0);
-            eprintln!(
-                "{:?} {} {:.2} {:.0}",
-                self.chooser.order(),
-                n,
-                c.as_secs_f64() * 1e6 / n.max(1) as f64,
-                n as f64 / (now - self.started).as_secs_f64()
-            );
-        }
-        if let Some(o) = std::env::var_os("WS_ORDER") {
-            let o = if o == "split" {
-                Order::Split
-            } else {
-                Order::Paired
-            };
-            self.chooser.current = o;
-            self.chooser.stage = Stage::Settled { left: u32::MAX };
-        }
         let was = self.chooser.order();
         let next = self.chooser.window(
             cpu.saturating_sub(self.cpu0),
