@@ -780,6 +780,80 @@ fn keep_alive_at_64_connections_counts_equal_abs() {
     assert_eq!(naps, 0, "napped over plaintext: {thread}");
 }
 
+/// One load thread's windows of each connect/request order (`order.rs`): (paired, split).
+fn order_windows(v: &Value) -> (u64, u64) {
+    let thread = &v["load_threads"][0];
+    let count = |k: &str| {
+        thread[k]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {k} in load thread {thread}"))
+    };
+    (count("paired_windows"), count("split_windows"))
+}
+
+#[test]
+fn new_connection_per_request_chooses_its_order_by_measuring_both() {
+    // Against a server that wakes on a request's arrival (ours, TCP_DEFER_ACCEPT) and one that
+    // accepts at the handshake (nginx), a new connection per request measures both orders of a
+    // pass's connects and requests (`order.rs`): the counts stay ab's whichever order runs, and the
+    // JSON shows the windows of each. Which order wins is timing, so it is not asserted.
+    let dir = tempfile::tempdir().unwrap();
+    let www = www_with_page(dir.path());
+    let builtin = serve(&www, &["--threads", "1"]);
+    let ngx = start_nginx();
+    let names = [
+        "Document Length:",
+        "Complete requests:",
+        "Failed requests:",
+        "Total transferred:",
+        "HTML transferred:",
+    ];
+    for (server, addr) in [("builtin", builtin.addr), ("nginx", ngx.process.addr)] {
+        let u = url(addr, "/page.html");
+        let args = ["-q", "-n", "3000", "-c", "16", &u];
+        let ab = ab_report(&args);
+        let db = db();
+        let mut all = vec!["bench", "--db", &db, "--threads", "1"];
+        all.extend(args);
+        let ws = run_with_timeout(&all, Duration::from_secs(60));
+        assert!(ws.status.success(), "{server}: {}", stderr(&ws));
+        assert_fields_equal(&stdout(&ws), &ab, &names, server);
+        // 20,000 connections take at least the warm-up window and a trial's first (20 ms each)
+        // on this machine's fastest server; a loaded machine only makes more windows.
+        let (v, _) = bench_json(
+            &["--threads", "1", "-c", "16", "-n", "20000", &u],
+            Duration::from_secs(120),
+        );
+        assert_eq!(
+            (v["complete"].as_u64(), v["connections"].as_u64()),
+            (Some(20000), Some(20000))
+        );
+        let (paired, split) = order_windows(&v);
+        let thread = &v["load_threads"][0];
+        assert!(
+            paired >= 1 && split >= 1,
+            "{server}: both orders not tried: {thread}"
+        );
+        // Each window lasts 20 ms or more, so no more of them than the run's elapsed time holds.
+        let elapsed_ms = v["elapsed_secs"].as_f64().unwrap() * 1000.0;
+        assert!(
+            (paired + split) as f64 <= elapsed_ms / 20.0 + 1.0,
+            "{server}: {paired} + {split} windows in {elapsed_ms} ms"
+        );
+        // Keep-alive has no connect per request: nothing to choose.
+        let (v, _) = bench_json(
+            &["-k", "--threads", "1", "-c", "16", "-n", "3000", &u],
+            Duration::from_secs(60),
+        );
+        assert_eq!(
+            order_windows(&v),
+            (0, 0),
+            "{server} -k: {}",
+            v["load_threads"]
+        );
+    }
+}
+
 #[test]
 fn checksum_catches_a_changed_body_of_the_same_length() {
     // The 4th response of each connection has the same length but other bytes.

@@ -20,6 +20,7 @@ mod h2_refused;
 mod h2_stream;
 mod h2_worker;
 mod halfway;
+mod order;
 pub mod outcome;
 mod pacer;
 pub mod plan;
@@ -47,7 +48,8 @@ pub use plan::{
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{
-    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
+    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, OrderWindows, RunResult, Sample,
+    TlsSummary,
 };
 pub use run::raise_fd_limit;
 pub use run::{run, run_at, Live};
