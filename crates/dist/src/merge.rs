@@ -68,9 +68,6 @@ pub struct WireResult {
     /// Each load thread's halfway waits: [blocks, naps].
     #[serde(default)]
     thread_waits: Vec<[u64; 2]>,
-    /// Each load thread's windows of each connect/request order: [paired, split].
-    #[serde(default)]
-    thread_orders: Vec<[u64; 2]>,
     late_sends: u64,
     per_request: Vec<u64>,
     /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
@@ -134,7 +131,6 @@ impl From<&RunResult> for WireResult {
             thread_cpu,
             thread_spin,
             thread_waits,
-            thread_orders,
             late_sends,
             per_request,
             samples,
@@ -173,7 +169,6 @@ impl From<&RunResult> for WireResult {
                 .collect(),
             thread_spin_ns: thread_spin.iter().map(|&d| nanos(d)).collect(),
             thread_waits: thread_waits.iter().map(|w| [w.blocks, w.naps]).collect(),
-            thread_orders: thread_orders.iter().map(|o| [o.paired, o.split]).collect(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
             samples: samples
@@ -240,11 +235,6 @@ impl WireResult {
                 .thread_waits
                 .iter()
                 .map(|&[blocks, naps]| webstand_engine::HalfwayWaits { blocks, naps })
-                .collect(),
-            thread_orders: self
-                .thread_orders
-                .iter()
-                .map(|&[paired, split]| webstand_engine::OrderWindows { paired, split })
                 .collect(),
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),

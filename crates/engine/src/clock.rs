@@ -24,16 +24,6 @@ pub(crate) fn thread_cpu() -> crate::CpuTime {
     }
 }
 
-/// The calling thread's CPU time (user + system) to the nanosecond, including its current slice:
-/// what `order.rs` compares over windows of a few milliseconds, finer than `getrusage`'s split.
-pub(crate) fn thread_cpu_now() -> Duration {
-    // SAFETY: clock_gettime only writes into the timespec we pass; the clock id is valid on Linux.
-    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
-}
-
 pub(crate) fn micros(d: Duration) -> u64 {
     d.as_micros().min(u64::MAX as u128) as u64
 }

@@ -64,16 +64,6 @@ impl Worker<'_> {
         c.stream = Some(s);
         c.registered = false;
         c.want_write = false;
-        if self.deferring {
-            self.opening.push(slot);
-            return;
-        }
-        self.first_write(slot);
-    }
-
-    /// A new connection's first write (its request, or over TLS its ClientHello), then its
-    /// registration with the poller.
-    pub(crate) fn first_write(&mut self, slot: usize) {
         // On loopback the handshake usually completes inside connect(): write right away, and ask
         // for writability only if that write could not finish.
         self.write(slot);

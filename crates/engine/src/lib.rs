@@ -20,7 +20,6 @@ mod h2_refused;
 mod h2_stream;
 mod h2_worker;
 mod halfway;
-mod order;
 pub mod outcome;
 mod pacer;
 pub mod plan;
@@ -48,8 +47,7 @@ pub use plan::{
 pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{
-    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, OrderWindows, RunResult, Sample,
-    TlsSummary,
+    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
 };
 pub use run::raise_fd_limit;
 pub use run::{run, run_at, Live};

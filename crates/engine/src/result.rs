@@ -135,17 +135,6 @@ pub struct HalfwayWaits {
     pub naps: u64,
 }
 
-/// With a new connection per request, how many windows of each connect/request order a load
-/// thread ran (`order.rs`): both counts 0 when it did not choose (keep-alive, the open loop, `--h2`).
-/// The JSON's `load_threads` shows them, so a user (and a test) can see that the choice ran.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct OrderWindows {
-    /// Windows in which each request was written right after its connect.
-    pub paired: u64,
-    /// Windows in which a pass's connects came first, then its requests.
-    pub split: u64,
-}
-
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     /// Wall-clock start, seconds since the Unix epoch.
@@ -186,8 +175,6 @@ pub struct RunResult {
     /// How each load thread waited halfway down its queue (`halfway.rs`), one entry per thread, or
     /// none (results that do not carry it).
     pub thread_waits: Vec<HalfwayWaits>,
-    /// The connect/request orders each load thread ran (`order.rs`), one entry per thread, or none.
-    pub thread_orders: Vec<OrderWindows>,
     /// Open loop only: sends that left later than their intended time.
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
@@ -365,7 +352,6 @@ impl RunResult {
         self.thread_cpu.extend_from_slice(&r.thread_cpu);
         self.thread_spin.extend_from_slice(&r.thread_spin);
         self.thread_waits.extend_from_slice(&r.thread_waits);
-        self.thread_orders.extend_from_slice(&r.thread_orders);
         if self.per_request.len() < r.per_request.len() {
             self.per_request.resize(r.per_request.len(), 0);
         }

@@ -77,13 +77,6 @@ pub(crate) struct Worker<'a> {
     ready_batch: Vec<usize>,
     /// Finished connections, closed once their slots' next requests are on their way.
     pub retired: Vec<crate::transport::Transport>,
-    /// A new connection per request in the closed loop: the connect/request order, chosen by
-    /// measuring both (`order.rs`).
-    order: Option<crate::order::Windows>,
-    /// Set while a pass opens its connections in the split order: the new connections whose first
-    /// write waits for the pass's last connect.
-    pub deferring: bool,
-    pub opening: Vec<usize>,
     /// Open loop: slots with nothing to do.
     pub idle: Vec<usize>,
     pub pacer: Option<Pacer>,
@@ -154,10 +147,6 @@ impl<'a> Worker<'a> {
             ready: Vec::with_capacity(share.clients),
             ready_batch: Vec::with_capacity(share.clients),
             retired: Vec::with_capacity(4),
-            order: (!sh.keep_alive && pacer.is_none() && sh.plan.h2.is_none())
-                .then(|| crate::order::Windows::new(now, share.clients)),
-            deferring: false,
-            opening: Vec::with_capacity(share.clients),
             idle: Vec::with_capacity(share.clients),
             pacer,
             spin: Spin::new(sh.spin),
@@ -197,9 +186,6 @@ impl<'a> Worker<'a> {
             let now = Instant::now();
             if sweep.due(now) {
                 self.check_timeouts(now, sweep.timeout);
-            }
-            if let Some(order) = &mut self.order {
-                order.tick(now, self.r.complete);
             }
             // Every slot this poll's events completed starts its next request now, before the next
             // poll (batching only what is already ready; nothing waits). Closing the finished
@@ -295,7 +281,6 @@ impl<'a> Worker<'a> {
         self.r.thread_cpu = vec![self.r.cpu];
         self.r.thread_spin = vec![self.spin.spun()];
         self.r.thread_waits = vec![self.halfway_waits];
-        self.r.thread_orders = vec![self.order.as_ref().map(|o| o.ran()).unwrap_or_default()];
         // Whatever is still in flight is abandoned: the result covers what finished.
         for c in &mut self.conns {
             c.stream = None;
@@ -355,10 +340,6 @@ impl<'a> Worker<'a> {
         }
         // Only the slots ready now: one that fails at once (refused) waits for the next round.
         let mut batch = std::mem::replace(&mut self.ready, std::mem::take(&mut self.ready_batch));
-        self.deferring = self
-            .order
-            .as_ref()
-            .is_some_and(|o| o.order() == crate::order::Order::Split);
         for slot in batch.drain(..) {
             if !self.conns[slot].inflight.is_empty() {
                 self.send(slot, Instant::now()); // retry what a closed keep-alive connection left unanswered
@@ -379,14 +360,6 @@ impl<'a> Worker<'a> {
             }
         }
         self.ready_batch = batch;
-        if self.deferring {
-            self.deferring = false;
-            let mut opening = std::mem::take(&mut self.opening);
-            for slot in opening.drain(..) {
-                self.first_write(slot);
-            }
-            self.opening = opening;
-        }
     }
 
     fn check_timeouts(&mut self, now: Instant, timeout: Duration) {

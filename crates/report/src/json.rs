@@ -99,15 +99,12 @@ pub fn result_json(r: &RunResult) -> Value {
         },
         "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).enumerate().map(|(i, (c, busy))| {
             let waits = r.thread_waits.get(i).copied().unwrap_or_default();
-            let orders = r.thread_orders.get(i).copied().unwrap_or_default();
             json!({
                 "user_secs": c.user.as_secs_f64(),
                 "sys_secs": c.sys.as_secs_f64(),
                 "busy_fraction": busy,
                 "halfway_blocks": waits.blocks,
                 "halfway_naps": waits.naps,
-                "paired_windows": orders.paired,
-                "split_windows": orders.split,
             })
         }).collect::<Vec<_>>(),
         "figures": {
