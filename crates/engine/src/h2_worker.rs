@@ -58,7 +58,7 @@ impl<'a> H2Worker<'a> {
         let mut w = w;
         // Every HTTP/2 connection is kept alive, whatever -k says (`halfway.rs`).
         w.halfway = crate::halfway::min_queue(sh.tls.is_some(), true, true, sh.plan.spin);
-        w.nap = None; // the nap was measured for HTTP/1 over TLS only (`halfway.rs`)
+        w.nap = None; // the nap was measured for HTTP/1 only (`halfway.rs`)
         let now = sh.start;
         Ok(H2Worker {
             p: Prepared::new(sh.plan),

@@ -25,10 +25,10 @@
 //! server pays none (each of ours cost nginx ~7 µs). Sized to half the backlog less the measured
 //! oversleep, it leaves half the queue to keep the server busy; it got 1.07× wrk's requests/s at
 //! 32 connections and 1.01–1.02× at 64, against the block's 0.97–1.03×, never under the block in
-//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it stays the block:
-//! there the nap lost in some rounds at 64–256 requests in flight and, instead of the spin, lost
-//! a third of the requests/s at 16; at 32 it gained 5–7 % on lighttpd, h2o and nginx but had a
-//! round at 0.97 on builtin in both runs (issue 18, session 11; its candidate: commit a93c5c7).
+//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it naps only with
+//! 32–47 requests in flight ([`NAP_BELOW_PLAIN`]), the 32-connection level, where half the queue
+//! is the least the server needs behind our wake-up and the block's wake-up cost it most; deeper
+//! queues block, shallower ones spin (issue 18, session 11).
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -90,17 +90,27 @@ pub(crate) fn min_queue(
     auto.then_some(if tls { tls_min } else { MIN_QUEUE_PLAIN })
 }
 
+/// Over plaintext, the queue from which the thread blocks halfway instead of napping: at 32
+/// connections the nap got 1.05× (lighttpd) and 1.07× (h2o) the block's requests/s in every round,
+/// the server's CPU per request 5 % lower (no wake-up to pay); at 64–256 it lost up to 5 % in some
+/// rounds on builtin, lighttpd and h2o, and at 16–24 (napping instead of spinning) it lost 3–37 %
+/// (docs/BENCHMARKS.md, issue 18, session 11). Halfway between the 32 and 64 levels.
+pub(crate) const NAP_BELOW_PLAIN: usize = 48;
+
 /// The shortest time a nap measures the server's time per response over.
 const NAP_WINDOW: Duration = Duration::from_millis(1);
 
 /// The shortest nap worth a sleep: below it, the halfway block.
 const MIN_NAP: Duration = Duration::from_micros(20);
 
-/// Over HTTP/1 over TLS, a timed nap instead of the halfway block (the module's last paragraph):
-/// half the backlog at the server (requests in flight × its measured time per response) less the
-/// measured oversleep, so half the queue keeps the server busy through our late wake-up.
-#[derive(Debug, Default)]
+/// Over HTTP/1 (over plaintext with 32–47 in flight), a timed nap instead of the halfway block
+/// (the module's last paragraph): half the backlog at the server (requests in flight × its
+/// measured time per response) less the measured oversleep, so half the queue keeps the server
+/// busy through our late wake-up.
+#[derive(Debug)]
 pub(crate) struct Nap {
+    /// The queue from which this thread blocks instead ([`NAP_BELOW_PLAIN`]; never over TLS).
+    below: usize,
     /// Where the measuring window started: the arrival of the latest response then, and the count.
     window: Option<(Instant, u64)>,
     /// The server's time per response over the last full window (arrival stamps ÷ responses).
@@ -112,6 +122,17 @@ pub(crate) struct Nap {
 }
 
 impl Nap {
+    /// The nap of an HTTP/1 thread, over TLS or plaintext (the module's last paragraph).
+    pub(crate) fn new(tls: bool) -> Nap {
+        Nap {
+            below: if tls { usize::MAX } else { NAP_BELOW_PLAIN },
+            window: None,
+            per_response: None,
+            oversleep: Duration::ZERO,
+            slack_set: false,
+        }
+    }
+
     /// Counts `done` responses, the latest arrived at `last`: a new time per response each window.
     fn measure(&mut self, last: Instant, done: u64) {
         match self.window {
@@ -125,10 +146,14 @@ impl Nap {
         }
     }
 
-    /// How long to sleep with `queue` requests at the server, at most `most`; None (block halfway)
-    /// before the first window or when the nap left after the oversleep is under [`MIN_NAP`], which
-    /// also lets a past oversleep fade (no nap measures it again).
+    /// How long to sleep with `queue` requests at the server, at most `most`; None (block halfway,
+    /// or below the block's queue spin) from the queue it blocks at, before the first window, or
+    /// when the nap left after the oversleep is under [`MIN_NAP`], which also lets a past
+    /// oversleep fade (no nap measures it again).
     fn length(&mut self, queue: usize, most: Duration) -> Option<Duration> {
+        if queue >= self.below {
+            return None;
+        }
         let half = self.per_response? * u32::try_from(queue).unwrap_or(u32::MAX) / 2;
         match half.checked_sub(self.oversleep).filter(|n| *n >= MIN_NAP) {
             Some(nap) => Some(nap.min(most)),
@@ -335,7 +360,7 @@ mod tests {
     #[test]
     fn a_nap_is_half_the_backlog_less_the_oversleep_once_measured() {
         let t0 = Instant::now();
-        let mut nap = Nap::default();
+        let mut nap = Nap::new(true);
         nap.measure(t0, 100);
         assert_eq!(nap.length(32, MOST), None, "no time per response yet");
         nap.measure(t0 + Duration::from_micros(500), 150);
@@ -354,7 +379,7 @@ mod tests {
     #[test]
     fn a_long_oversleep_counts_at_most_the_nap_and_fades_while_no_nap_is_taken() {
         let t0 = Instant::now();
-        let mut nap = Nap::default();
+        let mut nap = Nap::new(true);
         nap.measure(t0, 0);
         nap.measure(t0 + Duration::from_millis(1), 125);
         let asked = Duration::from_micros(128);
@@ -370,6 +395,22 @@ mod tests {
         }
         let back = nap.length(32, MOST).expect("the oversleep fades");
         assert!(back >= MIN_NAP && back < asked, "{back:?}");
+    }
+
+    #[test]
+    fn over_plaintext_only_a_queue_under_48_naps_over_tls_any() {
+        let t0 = Instant::now();
+        let (mut plain, mut tls) = (Nap::new(false), Nap::new(true));
+        for nap in [&mut plain, &mut tls] {
+            nap.measure(t0, 0);
+            nap.measure(t0 + Duration::from_millis(1), 125);
+        }
+        // 8 µs per response: half of 32 in flight is 128 µs, of 47 is 188 µs.
+        assert_eq!(plain.length(32, MOST), Some(Duration::from_micros(128)));
+        assert_eq!(plain.length(47, MOST), Some(Duration::from_micros(188)));
+        assert_eq!(plain.length(NAP_BELOW_PLAIN, MOST), None, "48 blocks");
+        assert_eq!(plain.length(256, MOST), None);
+        assert_eq!(tls.length(256, MOST), Some(Duration::from_micros(1024)));
     }
 
     #[test]

@@ -84,8 +84,8 @@ pub(crate) struct Worker<'a> {
     spin: Spin,
     /// Keep-alive under `--spin auto`: the queue at which to wait halfway down it (`halfway.rs`).
     pub halfway: Option<usize>,
-    /// HTTP/1 over TLS with a halfway wait: naps instead of the block once the pace is known
-    /// (`halfway.rs`).
+    /// HTTP/1 with a halfway wait: naps instead of the block once the pace is known, over
+    /// plaintext only below `halfway::NAP_BELOW_PLAIN` in flight (`halfway.rs`).
     pub nap: Option<crate::halfway::Nap>,
     /// How often this thread waited halfway (`halfway.rs`), for the result.
     pub halfway_waits: crate::HalfwayWaits,
@@ -156,7 +156,7 @@ impl<'a> Worker<'a> {
                 sh.keep_alive,
                 sh.plan.spin,
             ),
-            nap: sh.tls.is_some().then(crate::halfway::Nap::default),
+            nap: Some(crate::halfway::Nap::new(sh.tls.is_some())),
             halfway_waits: crate::HalfwayWaits::default(),
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
