@@ -156,4 +156,5 @@ for r in $(seq "$ROUNDS"); do
 done
 echo "# done $(date -u '+%F %T UTC'); load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 python3 "$HERE/matrix-table.py" "$OUT"
-[ -n "$SERVER_PERF" ] && python3 "$HERE/matrix-table.py" --perf "$PERF_TSV"
+# An `if`, not `&&`: the script's status is the tables', not whether SERVER_PERF was set.
+if [ -n "$SERVER_PERF" ]; then python3 "$HERE/matrix-table.py" --perf "$PERF_TSV"; fi
