@@ -130,6 +130,27 @@ impl Store {
         Ok(Some(version))
     }
 
+    /// Switches a new file to WAL. SQLite answers this pragma "database is locked" at once, without
+    /// the busy handler, while another process holds the file (several opening a new history at
+    /// once), so it is tried again for as long as the busy timeout would have waited.
+    fn enable_wal(&self) -> rusqlite::Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
+            {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                other => return other,
+            }
+        }
+    }
+
     /// Creates the schema in a new file, or brings an older one up to this version. Several
     /// processes may open a new history at once (parallel tests, two benches): the check is repeated
     /// under an immediate (write-locked) transaction, so exactly one of them creates or upgrades.
@@ -138,9 +159,7 @@ impl Store {
         if self.check_schema()?.is_none() {
             // WAL (persistent, and not allowed inside a transaction): readers never block the
             // writer, and a crash mid-write leaves earlier commits intact.
-            self.conn
-                .query_row("PRAGMA journal_mode=WAL", [], |_| Ok(()))
-                .context("enabling WAL")?;
+            self.enable_wal().context("enabling WAL")?;
         }
         self.conn
             .execute_batch("BEGIN IMMEDIATE")
