@@ -8,6 +8,7 @@ use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -552,6 +553,55 @@ fn busy_fraction_tells_a_paused_server_from_a_fast_one() {
     assert!(
         fast_busy > 0.05 && fast_busy > 10.0 * paused_busy,
         "a thread driving a fast server was busy {fast_busy} (paused: {paused_busy})"
+    );
+}
+
+#[test]
+fn a_pinned_threads_busy_fraction_counts_its_sends_as_work() {
+    // Pinned to a CPU of its own, a keep-alive thread spins a few microseconds before it blocks
+    // (`--spin auto`): that time is CPU but not work, and the busy fraction leaves it out. Its
+    // sends are work (TCP's, most of a keep-alive request's CPU on loopback). The spin's time once
+    // counted from the top of the loop's pass, sends included, so against this fast server the
+    // fraction read about 0.4 of the work; `--spin off` never spins, so all its CPU is work (and
+    // wake-ups): per request, the two must agree.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), [b'a'; 2048]).unwrap();
+    let server = serve(dir.path(), &["--threads", "1"]);
+    let u = url(server.addr, "/2k.html");
+    let cpu = last_cpu().to_string();
+    let per_request = |spin: &str| {
+        let db = db();
+        let out = output_within(
+            Command::new(require("taskset"))
+                .args(["-c", &cpu, env!("CARGO_BIN_EXE_webstand"), "bench"])
+                .args(["--db", &db, "--json", "-q", "-k", "--threads", "1"])
+                .args(["-c", "8", "-d", "1s", "--spin", spin, &u]),
+            Duration::from_secs(30),
+        );
+        assert!(out.status.success(), "--spin {spin}: {}", stderr(&out));
+        let v = json_stdout(&out);
+        let t = &v["load_threads"][0];
+        let n = v["complete"].as_f64().unwrap();
+        assert!(n > 1000.0, "--spin {spin}: {v}");
+        let cpu = t["user_secs"].as_f64().unwrap() + t["sys_secs"].as_f64().unwrap();
+        let work = t["busy_fraction"].as_f64().unwrap() * v["elapsed_secs"].as_f64().unwrap();
+        assert!(
+            work <= cpu + 1e-6,
+            "--spin {spin}: work {work} s over CPU {cpu} s"
+        );
+        (work / n, cpu / n)
+    };
+    let (spinning_work, _) = per_request("auto");
+    let (blocking_work, blocking_cpu) = per_request("off");
+    assert!(
+        (blocking_work - blocking_cpu).abs() < 1e-9,
+        "a thread that never spins works all its CPU"
+    );
+    // Measured 1.0 (0.38 before the fix); a blocking thread also pays its wake-ups.
+    let ratio = spinning_work / blocking_work;
+    assert!(
+        (0.7..1.3).contains(&ratio),
+        "work per request while spinning is {ratio:.2}x that of a thread that never spins"
     );
 }
 

@@ -212,23 +212,9 @@ fn pinned() -> bool {
     n(&[]) < n(&["--all"])
 }
 
-/// The last CPU, for a generator pinned to a CPU of its own.
-fn last_cpu() -> usize {
-    let out = Command::new("nproc")
-        .arg("--all")
-        .output()
-        .expect("run nproc");
-    let cpus: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
-    assert!(
-        cpus >= 2,
-        "pinning the generator to a CPU of its own needs 2 CPUs, found {cpus}"
-    );
-    cpus - 1
-}
-
 #[test]
 fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
-    let (calls, report) = load_thread_calls_on(true, Some(last_cpu()), &[]);
+    let (calls, report) = load_thread_calls_on(true, Some(common::last_cpu()), &[]);
     assert_complete(&report);
     // The same work per request as unpinned.
     let sends = count(&calls, &["sendto", "write", "writev", "sendmsg"]);
@@ -247,7 +233,7 @@ fn a_pinned_generator_spins_before_it_blocks_and_never_sleeps() {
 #[test]
 fn spin_off_never_polls_without_blocking_and_a_window_spins_unpinned() {
     // Pinned, `--spin off` takes the spin away: every poll may block, as wrk's do.
-    let (calls, report) = load_thread_calls_on(true, Some(last_cpu()), &["--spin", "off"]);
+    let (calls, report) = load_thread_calls_on(true, Some(common::last_cpu()), &["--spin", "off"]);
     assert_complete(&report);
     assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
     assert_eq!(
@@ -266,7 +252,7 @@ fn spin_off_never_polls_without_blocking_and_a_window_spins_unpinned() {
 #[test]
 fn h2_pinned_never_spins_unless_told_and_writes_requests_in_batches() {
     let h2 = ["--h2", "-m", "4"];
-    let (calls, report) = load_thread_calls_on(false, Some(last_cpu()), &h2);
+    let (calls, report) = load_thread_calls_on(false, Some(common::last_cpu()), &h2);
     assert_complete(&report);
     assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
     assert!(
@@ -279,7 +265,7 @@ fn h2_pinned_never_spins_unless_told_and_writes_requests_in_batches() {
     assert!(writes <= REQUESTS / 2 + 4 * CLIENTS, "{writes}: {calls:?}");
     assert_never_sleeps(&calls);
     let spin = [&h2[..], &["--spin", "50"]].concat();
-    let (calls, report) = load_thread_calls_on(false, Some(last_cpu()), &spin);
+    let (calls, report) = load_thread_calls_on(false, Some(common::last_cpu()), &spin);
     assert_complete(&report);
     assert!(count(&calls, &["epoll_wait:0"]) >= 1, "{calls:?}");
     assert_never_sleeps(&calls);
@@ -338,7 +324,7 @@ fn sweep_waits_as_its_spin_flag_says() {
         ];
         trace_load_thread(cpu, &args).0
     };
-    let calls = sweep(Some(last_cpu()), "off");
+    let calls = sweep(Some(common::last_cpu()), "off");
     assert_eq!(count(&calls, &["epoll_wait:0"]), 0, "{calls:?}");
     assert_eq!(
         count(&calls, &["sendto", "write", "writev", "sendmsg"]),

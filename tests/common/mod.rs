@@ -329,6 +329,21 @@ pub fn require(program: &str) -> std::path::PathBuf {
     })
 }
 
+/// The last CPU, for a generator pinned to a CPU of its own (as the lab and the bench scripts run
+/// it: `taskset -c CPU`).
+pub fn last_cpu() -> usize {
+    let out = Command::new("nproc")
+        .arg("--all")
+        .output()
+        .expect("run nproc");
+    let cpus: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(
+        cpus >= 2,
+        "pinning the generator to a CPU of its own needs 2 CPUs, found {cpus}"
+    );
+    cpus - 1
+}
+
 /// A test that needs root (chroot, switching users) FAILS without it: CI runs as root.
 pub fn require_root(why: &str) {
     // SAFETY: geteuid has no preconditions.
