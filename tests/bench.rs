@@ -801,40 +801,53 @@ fn nginx_counts_equal_abs() {
 }
 
 #[test]
-fn keep_alive_at_64_connections_counts_equal_abs() {
-    // 64 connections on one load thread make the plaintext queue `halfway.rs` waits on (32 or
-    // more waiting on responses): every response is still read, counted and followed by the
-    // connection's next request, as with wrk's way of waiting (`--spin off`) and as ab counts.
+fn keep_alive_at_16_and_64_connections_counts_equal_abs() {
+    // 64 connections on one load thread make the plaintext queue `halfway.rs` blocks on (32 or
+    // more waiting on responses), 16 one it naps on (16-47): every response is still read, counted
+    // and followed by the connection's next request, as with wrk's way of waiting (`--spin off`)
+    // and as ab counts.
     let ngx = start_nginx();
     let u = format!("http://127.0.0.1:{}/page.html", ngx.port);
-    let args = ["-q", "-k", "-n", "3000", "-c", "64", &u];
-    let ab = ab_report(&args);
-    for wait in ["auto", "off"] {
-        let db = db();
-        let mut all = vec!["bench", "--db", &db, "--threads", "1", "--spin", wait];
-        all.extend(args);
-        let ws = run_with_timeout(&all, Duration::from_secs(60));
-        assert!(ws.status.success(), "{wait}: {}", stderr(&ws));
-        let ws = stdout(&ws);
-        assert_fields_equal(&ws, &ab, &KEEP_ALIVE_COUNTS, &format!("--spin {wait}"));
+    for c in ["64", "16"] {
+        let args = ["-q", "-k", "-n", "3000", "-c", c, &u];
+        let ab = ab_report(&args);
+        for wait in ["auto", "off"] {
+            let db = db();
+            let mut all = vec!["bench", "--db", &db, "--threads", "1", "--spin", wait];
+            all.extend(args);
+            let ws = run_with_timeout(&all, Duration::from_secs(60));
+            assert!(ws.status.success(), "-c {c} {wait}: {}", stderr(&ws));
+            let ws = stdout(&ws);
+            assert_fields_equal(
+                &ws,
+                &ab,
+                &KEEP_ALIVE_COUNTS,
+                &format!("-c {c} --spin {wait}"),
+            );
+        }
     }
     // And the JSON says the thread took that wait: at 64 it blocks on one socket (a plaintext
-    // nap is for 32-47 in flight, `halfway.rs`, so only the last passes, as the queue drains,
-    // may nap); at 32 it naps once it has measured the server's pace.
-    let (v, _) = bench_json(
-        &["-k", "--threads", "1", "-c", "64", "-n", "20000", &u],
-        Duration::from_secs(60),
-    );
-    let (blocks, naps) = halfway_waits(&v);
-    let thread = &v["load_threads"][0];
+    // nap is for 16-47 in flight, `halfway.rs`, so only the last passes, as the queue drains,
+    // may nap); at 32 and 16 it naps once it has measured the server's pace, and below 32 it
+    // never blocks halfway (it spins until it can nap); at 8 it does neither.
+    let waits = |c: &str| {
+        let (v, _) = bench_json(
+            &["-k", "--threads", "1", "-c", c, "-n", "20000", &u],
+            Duration::from_secs(60),
+        );
+        let (blocks, naps) = halfway_waits(&v);
+        (blocks, naps, v["load_threads"][0].to_string())
+    };
+    let (blocks, naps, thread) = waits("64");
     assert!(blocks > 0, "never waited halfway: {thread}");
     assert!(naps < blocks, "napped at 64 in flight: {thread}");
-    let (v, _) = bench_json(
-        &["-k", "--threads", "1", "-c", "32", "-n", "20000", &u],
-        Duration::from_secs(60),
-    );
-    let (_, naps) = halfway_waits(&v);
-    assert!(naps > 0, "never napped at 32: {}", v["load_threads"][0]);
+    let (_, naps, thread) = waits("32");
+    assert!(naps > 0, "never napped at 32: {thread}");
+    let (blocks, naps, thread) = waits("16");
+    assert!(naps > 0, "never napped at 16: {thread}");
+    assert_eq!(blocks, 0, "blocked halfway at 16: {thread}");
+    let (blocks, naps, thread) = waits("8");
+    assert_eq!((blocks, naps), (0, 0), "waited halfway at 8: {thread}");
 }
 
 #[test]

@@ -25,10 +25,12 @@
 //! server pays none (each of ours cost nginx ~7 µs). Sized to half the backlog less the measured
 //! oversleep, it leaves half the queue to keep the server busy; it got 1.07× wrk's requests/s at
 //! 32 connections and 1.01–1.02× at 64, against the block's 0.97–1.03×, never under the block in
-//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it naps only with
-//! 32–47 requests in flight ([`NAP_BELOW_PLAIN`]), the 32-connection level, where half the queue
-//! is the least the server needs behind our wake-up and the block's wake-up cost it most; deeper
-//! queues block, shallower ones spin (issue 18, session 11).
+//! a round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it naps with
+//! 16–47 requests in flight ([`NAP_FROM_PLAIN`], [`NAP_BELOW_PLAIN`]): at 32 half the queue is the
+//! least the server needs behind our wake-up and the block's wake-up cost it most (issue 18,
+//! session 11); at 16–31 the nap takes the place of the spin, whose polling was a quarter of the
+//! generator's CPU against a server slower per request than it (session 12), and when it cannot
+//! nap it spins rather than block. Deeper queues block, shallower ones spin.
 
 use crate::conn::Phase;
 use crate::worker::Worker;
@@ -77,8 +79,9 @@ pub(crate) fn pick(
 }
 
 /// The queue a load thread needs before it waits halfway: [`MIN_QUEUE_TLS`] over TLS
-/// ([`MIN_QUEUE`] for `--h2`), [`MIN_QUEUE_PLAIN`] over plaintext; None (never) without keep-alive
-/// or under a `--spin` other than `auto`.
+/// ([`MIN_QUEUE`] for `--h2`), [`NAP_FROM_PLAIN`] over plaintext (where it naps, and blocks only
+/// from [`MIN_QUEUE_PLAIN`]); None (never) without keep-alive or under a `--spin` other than
+/// `auto`.
 pub(crate) fn min_queue(
     tls: bool,
     h2: bool,
@@ -87,7 +90,7 @@ pub(crate) fn min_queue(
 ) -> Option<usize> {
     let auto = keep_alive && spin == crate::SpinRule::Auto;
     let tls_min = if h2 { MIN_QUEUE } else { MIN_QUEUE_TLS };
-    auto.then_some(if tls { tls_min } else { MIN_QUEUE_PLAIN })
+    auto.then_some(if tls { tls_min } else { NAP_FROM_PLAIN })
 }
 
 /// Over plaintext, the queue from which the thread blocks halfway instead of napping: at 32
@@ -97,13 +100,26 @@ pub(crate) fn min_queue(
 /// (docs/BENCHMARKS.md, issue 18, session 11). Halfway between the 32 and 64 levels.
 pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 
+/// Over plaintext, the queue from which the thread naps instead of spinning. With 16–31 requests
+/// in flight against lighttpd, h2o and nginx (8–11 µs per response here, slower than our 6–7 µs
+/// of work), the nap took the place of the spin's polling, a quarter of the generator's CPU: 0.74–0.92×
+/// its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds spread ±20 %
+/// on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and builtin in
+/// two runs: half of 12 responses (50–60 µs) leaves too little room for our oversleep (14–22 µs,
+/// 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes nothing
+/// (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap to
+/// take (the pace not yet measured, or half the backlog too short for the oversleep) spins, as
+/// below this queue: the halfway block costs a short queue's server the wake-up.
+pub(crate) const NAP_FROM_PLAIN: usize = 16;
+const _: () = assert!(NAP_FROM_PLAIN < MIN_QUEUE_PLAIN && MIN_QUEUE_PLAIN < NAP_BELOW_PLAIN);
+
 /// The shortest time a nap measures the server's time per response over.
 const NAP_WINDOW: Duration = Duration::from_millis(1);
 
 /// The shortest nap worth a sleep: below it, the halfway block.
 const MIN_NAP: Duration = Duration::from_micros(20);
 
-/// Over HTTP/1 (over plaintext with 32–47 in flight), a timed nap instead of the halfway block
+/// Over HTTP/1 (over plaintext with 16–47 in flight), a timed nap instead of the halfway block
 /// (the module's last paragraph): half the backlog at the server (requests in flight × its
 /// measured time per response) less the measured oversleep, so half the queue keeps the server
 /// busy through our late wake-up.
@@ -111,6 +127,9 @@ const MIN_NAP: Duration = Duration::from_micros(20);
 pub(crate) struct Nap {
     /// The queue from which this thread blocks instead ([`NAP_BELOW_PLAIN`]; never over TLS).
     below: usize,
+    /// The shortest queue it blocks on when it cannot nap; shorter ones spin instead
+    /// ([`MIN_QUEUE_PLAIN`] over plaintext; over TLS the halfway wait's own minimum).
+    block_from: usize,
     /// Where the measuring window started: the arrival of the latest response then, and the count.
     window: Option<(Instant, u64)>,
     /// The server's time per response over the last full window (arrival stamps ÷ responses).
@@ -126,6 +145,7 @@ impl Nap {
     pub(crate) fn new(tls: bool) -> Nap {
         Nap {
             below: if tls { usize::MAX } else { NAP_BELOW_PLAIN },
+            block_from: if tls { 0 } else { MIN_QUEUE_PLAIN },
             window: None,
             per_response: None,
             oversleep: Duration::ZERO,
@@ -210,6 +230,10 @@ impl Worker<'_> {
             self.halfway_waits.naps += 1;
             self.nap_for(nap);
             return self.poll_now(events);
+        }
+        let queue = self.outstanding as usize;
+        if self.nap.as_ref().is_some_and(|n| queue < n.block_from) {
+            return self.wait_for_events(events, now, next_check, None);
         }
         self.halfway_waits.blocks += 1;
         match block_on(fd, bound) {
@@ -352,7 +376,7 @@ mod tests {
         use crate::SpinRule::{Auto, Off};
         assert_eq!(min_queue(true, false, true, Auto), Some(32));
         assert_eq!(min_queue(true, true, true, Auto), Some(16));
-        assert_eq!(min_queue(false, false, true, Auto), Some(MIN_QUEUE_PLAIN));
+        assert_eq!(min_queue(false, false, true, Auto), Some(NAP_FROM_PLAIN));
         assert_eq!(min_queue(true, false, false, Auto), None);
         assert_eq!(min_queue(true, true, true, Off), None);
     }
@@ -411,6 +435,19 @@ mod tests {
         assert_eq!(plain.length(NAP_BELOW_PLAIN, MOST), None, "48 blocks");
         assert_eq!(plain.length(256, MOST), None);
         assert_eq!(tls.length(256, MOST), Some(Duration::from_micros(1024)));
+    }
+
+    #[test]
+    fn over_plaintext_only_a_queue_of_32_or_more_blocks_when_it_cannot_nap() {
+        use crate::SpinRule::Auto;
+        // The halfway wait starts where the nap does; a shorter queue than the block's spins.
+        assert_eq!(min_queue(false, false, true, Auto), Some(NAP_FROM_PLAIN));
+        assert_eq!(Nap::new(false).block_from, MIN_QUEUE_PLAIN);
+        assert_eq!(
+            Nap::new(true).block_from,
+            0,
+            "over TLS the wait's own minimum"
+        );
     }
 
     #[test]
