@@ -221,16 +221,23 @@ fn established_on(port: u16) -> usize {
 
 /// Whether `server` defers accept: connections that have sent nothing stay half-open on its side
 /// while a connection that sent a request (opened after them, so behind them in any accept queue) is
-/// answered.
+/// answered. The kernel defers a bare ACK only until its first SYN-ACK retransmission (1 s: nginx
+/// and lighttpd ask for 1 s), so a look that took longer, on a loaded machine, is taken again.
 fn defers_accept(server: &Server) -> bool {
-    let silent: Vec<TcpStream> = (0..4)
-        .map(|_| TcpStream::connect(server.addr).unwrap())
-        .collect();
-    let got = servers::fetch(server.addr, "/2k.html", None, Duration::from_secs(10)).unwrap();
-    assert_eq!(got.status, 200);
-    let n = established_on(server.addr.port());
-    drop(silent);
-    n == 0
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let silent: Vec<TcpStream> = (0..4)
+            .map(|_| TcpStream::connect(server.addr).unwrap())
+            .collect();
+        let got = servers::fetch(server.addr, "/2k.html", None, Duration::from_secs(10)).unwrap();
+        assert_eq!(got.status, 200);
+        let n = established_on(server.addr.port());
+        drop(silent);
+        if t0.elapsed() < Duration::from_millis(800) {
+            return n == 0;
+        }
+    }
+    panic!("five looks at the accept queue each took 800 ms or more: the machine is too busy")
 }
 
 #[test]
