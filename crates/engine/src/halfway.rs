@@ -102,9 +102,9 @@ pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 
 /// Over plaintext, the queue from which the thread naps instead of spinning. With 16–31 requests
 /// in flight against lighttpd, h2o and nginx (8–11 µs per response here, slower than our 6–7 µs
-/// of work), the nap took the place of the spin's polling, a quarter of the generator's CPU: 0.74–0.92×
-/// its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds spread ±20 %
-/// on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and builtin in
+/// of work), the nap took the place of the spin's polling, a quarter of the generator's CPU:
+/// 0.74–0.92× its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds
+/// spread ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and builtin in
 /// two runs: half of 12 responses (50–60 µs) leaves too little room for our oversleep (14–22 µs,
 /// 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes nothing
 /// (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap to
@@ -116,7 +116,8 @@ const _: () = assert!(NAP_FROM_PLAIN < MIN_QUEUE_PLAIN && MIN_QUEUE_PLAIN < NAP_
 /// The shortest time a nap measures the server's time per response over.
 const NAP_WINDOW: Duration = Duration::from_millis(1);
 
-/// The shortest nap worth a sleep: below it, the halfway block.
+/// The shortest nap worth a sleep: below it, the halfway block (or, below [`MIN_QUEUE_PLAIN`]
+/// over plaintext, the spin).
 const MIN_NAP: Duration = Duration::from_micros(20);
 
 /// Over HTTP/1 (over plaintext with 16–47 in flight), a timed nap instead of the halfway block
