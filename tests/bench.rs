@@ -514,16 +514,23 @@ fn json_carries_each_load_threads_busy_fraction() {
     assert!((sys - cpu["sys_secs"].as_f64().unwrap()).abs() < 1e-9);
 }
 
+/// `webstand serve --threads 1` on a docroot of one 2 KiB file (kept while the TempDir lives), and
+/// that file's URL: a real server fast enough to keep one load thread at work.
+fn serve_2k_one_thread() -> (tempfile::TempDir, Running, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("2k.html"), [b'a'; 2048]).unwrap();
+    let server = serve(dir.path(), &["--threads", "1"]);
+    let u = url(server.addr, "/2k.html");
+    (dir, server, u)
+}
+
 #[test]
 fn busy_fraction_tells_a_paused_server_from_a_fast_one() {
     // One load thread against a real server (webstand serve, one thread): answering at full speed,
     // the generator works nearly all the time; the same server stopped (SIGSTOP: the kernel still
     // completes handshakes and takes the requests, nothing answers) leaves it asleep in the poller.
     // The JSON says which: that is how "the generator offered less than asked" is told apart.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("2k.html"), [b'a'; 2048]).unwrap();
-    let server = serve(dir.path(), &["--threads", "1"]);
-    let u = url(server.addr, "/2k.html");
+    let (_dir, server, u) = serve_2k_one_thread();
     let args = |c| ["-k", "--threads", "1", "-c", c, "-d", "1s", &u].map(String::from);
     let busy = |v: &Value| {
         let threads = v["load_threads"].as_array().expect("load_threads");
@@ -564,10 +571,7 @@ fn a_pinned_threads_busy_fraction_counts_its_sends_as_work() {
     // counted from the top of the loop's pass, sends included, so against this fast server the
     // fraction read about 0.4 of the work; `--spin off` never spins, so all its CPU is work (and
     // wake-ups): per request, the two must agree.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("2k.html"), [b'a'; 2048]).unwrap();
-    let server = serve(dir.path(), &["--threads", "1"]);
-    let u = url(server.addr, "/2k.html");
+    let (_dir, _server, u) = serve_2k_one_thread();
     let cpu = last_cpu().to_string();
     let per_request = |spin: &str| {
         let db = db();

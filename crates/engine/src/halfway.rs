@@ -104,9 +104,9 @@ pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 /// in flight against lighttpd, h2o and nginx (8–11 µs per response here, slower than our 6–7 µs
 /// of work), the nap took the place of the spin's polling, a quarter of the generator's CPU:
 /// 0.74–0.92× its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds
-/// spread ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and builtin in
-/// two runs: half of 12 responses (50–60 µs) leaves too little room for our oversleep (14–22 µs,
-/// 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes nothing
+/// spread ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx
+/// and builtin in two runs: half of 12 responses (50–60 µs) leaves too little room for our
+/// oversleep (14–22 µs, 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes nothing
 /// (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap to
 /// take (the pace not yet measured, or half the backlog too short for the oversleep) spins, as
 /// below this queue: the halfway block costs a short queue's server the wake-up.

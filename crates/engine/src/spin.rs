@@ -137,6 +137,12 @@ impl Spin {
         }
     }
 
+    /// Whether this thread ever spins (not with a zero limit: `--spin off`, `--rate`, or `auto`
+    /// unpinned or for `--h2`).
+    pub(crate) fn enabled(&self) -> bool {
+        !self.limit.is_zero()
+    }
+
     /// Time spent spinning so far (part of the thread's CPU time, but waiting, not work).
     pub(crate) fn spun(&self) -> Duration {
         self.spun

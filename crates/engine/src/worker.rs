@@ -238,8 +238,9 @@ impl<'a> Worker<'a> {
     ) -> io::Result<bool> {
         let wait = self.poll_wait(now, next_check, pace_wait);
         let may_spin = self.pacer.is_none() && self.outstanding > 0;
-        // `now` was read at the top of the pass, before its sends: the wait itself begins here.
-        let waiting_since = if may_spin { Instant::now() } else { now };
+        // `now` was read at the top of the pass, before its sends: a spin's wait begins here.
+        let spins = may_spin && self.spin.enabled();
+        let waiting_since = if spins { Instant::now() } else { now };
         let wait = self.spin.timeout(now, waiting_since, wait, may_spin);
         match self.poll.poll(events, Some(wait)) {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
