@@ -5,7 +5,9 @@
 # generator to CPU $LOAD_CPU; every point runs $DUR seconds; rounds repeat the whole grid so drift
 # hits every generator alike.
 #
-# Usage: scripts/bench/loadgen-matrix.sh SERVER [ROUNDS]      SERVER: builtin | lighttpd | h2o | nginx
+# Usage: scripts/bench/loadgen-matrix.sh SERVER [ROUNDS]
+#   SERVER: builtin | lighttpd | h2o | nginx | apache | caddy | mini_httpd (no keep-alive: a new
+#   connection per request in both modes)
 # Env:   CLIENTS="1 2 4 8 12 16 24 32 64 128 256"  MODES="ka close"  DUR=2
 #        WEBSTAND=target/release/webstand (the generator measured)   SERVE_BIN=$WEBSTAND (builtin server)
 #        EXTRA="name=/path/to/webstand ..." more webstand binaries measured beside it (e.g. an old build)
@@ -76,7 +78,19 @@ num-threads: 1
 hosts: {default: {paths: {/: {file.dir: $DOC}}}}
 CONF
     taskset -c "$SERVER_CPU" h2o -c "$BENCH_DIR/h2o.conf" 2>"$BENCH_DIR/h2o.log" & SRV=$! ;;
-  *) echo "unknown server $SERVER (builtin, lighttpd, h2o, nginx)" >&2; exit 2 ;;
+  apache)
+    apache_conf "$BENCH_DIR/apache2.conf" "$DOC" $PORT
+    taskset -c "$SERVER_CPU" apache2 -f "$BENCH_DIR/apache2.conf" -DFOREGROUND & SRV=$! ;;
+  caddy)
+    caddy_conf "$BENCH_DIR/Caddyfile" "$DOC" $PORT
+    HOME=$BENCH_DIR XDG_DATA_HOME=$BENCH_DIR/caddy-data XDG_CONFIG_HOME=$BENCH_DIR/caddy-config GOMAXPROCS=1 \
+      taskset -c "$SERVER_CPU" caddy run --config "$BENCH_DIR/Caddyfile" --adapter caddyfile \
+      2>"$BENCH_DIR/caddy.log" & SRV=$! ;;
+  mini_httpd)
+    local user=(); [ "$(id -u)" = 0 ] && user=(-u nobody)
+    taskset -c "$SERVER_CPU" mini_httpd -D -h 127.0.0.1 -p $PORT -d "$DOC" -i "$BENCH_DIR/mini_httpd.pid" \
+      "${user[@]}" & SRV=$! ;;
+  *) echo "unknown server $SERVER (builtin, lighttpd, h2o, nginx, apache, caddy, mini_httpd)" >&2; exit 2 ;;
   esac
   wait_port $PORT && return 0
   echo "$SERVER never opened port $PORT" >&2; exit 1

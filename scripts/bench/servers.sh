@@ -28,3 +28,56 @@ http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_req
     ssl_certificate $5; ssl_certificate_key $6; ssl_session_cache shared:S:10m; } }
 CONF
 }
+
+apache_conf() { # file docroot port: the event MPM, one child whose 300 threads cover 256 clients
+  local dir user=""
+  dir=$(cd "$(dirname "$1")" && pwd) # apache takes its paths relative to ServerRoot
+  [ "$(id -u)" = 0 ] && user="User nobody
+Group nogroup"
+  cat > "$1" <<CONF
+ServerRoot $dir
+ServerName 127.0.0.1
+Listen 127.0.0.1:$3
+ListenBacklog 4096
+PidFile $dir/apache2.pid
+ErrorLog $dir/apache2-error.log
+DefaultRuntimeDir $dir
+LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
+StartServers 1
+ServerLimit 1
+ThreadLimit 300
+ThreadsPerChild 300
+MaxRequestWorkers 300
+MinSpareThreads 1
+MaxSpareThreads 300
+MaxConnectionsPerChild 0
+$user
+KeepAlive On
+MaxKeepAliveRequests 0
+EnableSendfile On
+TypesConfig /dev/null
+AddType text/html .html
+DocumentRoot $2
+<Directory />
+  Require all granted
+  AllowOverride None
+</Directory>
+CONF
+}
+
+caddy_conf() { # file docroot port: no admin endpoint, no automatic HTTPS (run it with GOMAXPROCS=1)
+  cat > "$1" <<CONF
+{
+  admin off
+  auto_https off
+  storage file_system $(dirname "$1")/caddy-data
+}
+http://:$3 {
+  bind 127.0.0.1
+  root * $2
+  file_server
+}
+CONF
+}

@@ -11,7 +11,7 @@
 //! takes the next response without a wake-up; it never delays a send, since a poll that finds
 //! events ends the spin and the loop sends at once.
 //!
-//! The window adapts, so a slow server (or one client, where every response is a full round trip)
+//! The window adapts, so a slow server (or one client whose round trip outlasts the window)
 //! costs no spinning: a spin that runs out unanswered turns spinning off, and it comes back on when
 //! a block ends sooner than a spin would have lasted. A thread spins only on a CPU of its own (the
 //! generator pinned to fewer CPUs than the machine has, no more load threads than those CPUs, as the
@@ -23,10 +23,19 @@ use crate::Shape;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-/// The longest spin: about one response of a fast server on loopback (lighttpd, h2o: 8–9 µs of
-/// server CPU each), so the next response is usually caught. Measured against 25 µs, which caught
-/// every one for no more requests/s and more of the generator's CPU (docs/BENCHMARKS.md, issue 18).
-pub(crate) const LIMIT: Duration = Duration::from_micros(10);
+/// The longest spin: about one round trip of a fast server on loopback at one client (lighttpd,
+/// h2o: 25–35 µs here), four or more of its responses under load (8–10 µs of server CPU each),
+/// so the next response is caught even from a server that answers in bursts (h2o reads a batch of
+/// requests before it writes their responses) and a short round trip is not slept through. 10 µs,
+/// the first choice, left h2o waking us once per 15–40 requests at 8–12 connections (3 % of its
+/// requests/s) and slept through every round trip at 1–2 clients: 40 µs got 1.45–2.1× the
+/// requests/s at one client and 1.5–2.6× at two (lighttpd, h2o, nginx, builtin, HTTPS too), and
+/// the same (0.97–1.03×) from 4 to 64. Against a round trip that short, a block costs both
+/// sides: the server's write that wakes our halted CPU takes ~7 µs instead of 0.5, we spend 5–7 µs
+/// of CPU on the wake-up, and the wake-up's latency is the round trip's
+/// (`scripts/bench/sleep-cost.py`; docs/BENCHMARKS.md, issue 18, session 13). A server slower than
+/// this turns the spin off.
+pub(crate) const LIMIT: Duration = Duration::from_micros(40);
 
 /// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is
 /// [`LIMIT`] on a CPU of the thread's own and no spin otherwise, and never a spin for `--h2` (its
