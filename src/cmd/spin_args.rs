@@ -7,7 +7,7 @@ use webstand_engine::SpinRule;
 #[derive(clap::Args, Clone, Default)]
 pub struct SpinArgs {
     /// How a load thread waits once every request it has is at the server: auto spins (polls without
-    /// blocking) up to 40 µs before it blocks when it has a CPU of its own (taskset), so a fast server
+    /// blocking) up to 20 µs before it blocks when it has a CPU of its own (taskset), so a fast server
     /// is not charged a wake-up per response; over keep-alive with a deep queue at the server it
     /// sleeps half the measured backlog instead (HTTP from 16 requests in flight, HTTPS from 32),
     /// and where it cannot sleep, or from 48 over HTTP, it blocks on the socket halfway down that

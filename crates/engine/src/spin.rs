@@ -23,19 +23,20 @@ use crate::Shape;
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
-/// The longest spin: about one round trip of a fast server on loopback at one client (lighttpd,
-/// h2o: 25–35 µs here), four or more of its responses under load (8–10 µs of server CPU each),
-/// so the next response is caught even from a server that answers in bursts (h2o reads a batch of
-/// requests before it writes their responses) and a short round trip is not slept through. 10 µs,
-/// the first choice, left h2o waking us once per 15–40 requests at 8–12 connections (3 % of its
-/// requests/s) and slept through every round trip at 1–2 clients: 40 µs got 1.45–2.1× the
-/// requests/s at one client and 1.5–2.6× at two (lighttpd, h2o, nginx, builtin, HTTPS too), and
-/// the same (0.97–1.03×) from 4 to 64. Against a round trip that short, a block costs both
-/// sides: the server's write that wakes our halted CPU takes ~7 µs instead of 0.5, we spend 5–7 µs
-/// of CPU on the wake-up, and the wake-up's latency is the round trip's
+/// The longest spin: two or more responses of a fast server on loopback (lighttpd, h2o, nginx:
+/// 8–10 µs of server CPU each here), so the next response is caught even from a server that answers
+/// in bursts (h2o reads a batch of requests before it writes their responses), and a fast server's
+/// round trip at two clients is not slept through. 10 µs, the first choice, left h2o waking us once
+/// per 15–40 requests at 8–12 connections (3 % of its requests/s) and slept through every round
+/// trip at 1–2 clients: 20 µs got 1.37–1.78× the requests/s at two clients (lighttpd, h2o, nginx,
+/// builtin; HTTPS too) for 0.73–0.95× the CPU per request, the same from 4 to 64. 40 µs caught
+/// one client's round trip as well (1.3–2.1×), but also every response of a server 25–40 µs per
+/// request (apache, caddy at 2–8 clients): a saturated server's whole gap spun, 1.6–2.1× wrk's CPU
+/// per request. Against a gap that short a block costs both sides: the server's write that wakes
+/// our halted CPU takes ~7 µs instead of 0.5, and we spend 5–7 µs of CPU on the wake-up
 /// (`scripts/bench/sleep-cost.py`; docs/BENCHMARKS.md, issue 18, session 13). A server slower than
-/// this turns the spin off.
-pub(crate) const LIMIT: Duration = Duration::from_micros(40);
+/// the window turns the spin off.
+pub(crate) const LIMIT: Duration = Duration::from_micros(20);
 
 /// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is
 /// [`LIMIT`] on a CPU of the thread's own and no spin otherwise, and never a spin for `--h2` (its
