@@ -1226,3 +1226,39 @@ fn ab_parity_on(u: &str, n: &str, fields: &[&str]) {
         "{u}: {ws11}"
     );
 }
+
+#[test]
+fn a_server_that_closes_every_connection_is_not_waited_on_halfway() {
+    // mini_httpd's way: a close after every response, keep-alive asked or not, said in the
+    // response or not (then the next request finds the connection closed and is sent again). The
+    // queue is then new connections, which a napping or blocked thread would not open
+    // (`halfway::KEPT_OPEN`); the same server keeping its connections open is waited on halfway.
+    const CLOSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+    // Each answer takes 200 µs, so every request waits at the server and the thread has a queue
+    // to wait on.
+    let bench = |response: &'static [u8], keep: bool| {
+        let addr = test_server(move |s, _, _| {
+            std::thread::sleep(Duration::from_micros(200));
+            let _ = s.write_all(response);
+            keep
+        });
+        let u = url(addr, "/");
+        let args = ["-k", "--threads", "1", "-c", "32", "-n", "4000", &u];
+        let (v, _) = bench_json(&args, Duration::from_secs(60));
+        assert_eq!(counts(&v), (4000, 0, 0, 0, 0), "keep {keep}: {v}");
+        (halfway_waits(&v), v["load_threads"][0].to_string())
+    };
+    let (waits, thread) = bench(CLOSE, false);
+    assert_eq!(
+        waits,
+        (0, 0),
+        "waited halfway on closes it was told of: {thread}"
+    );
+    let (waits, thread) = bench(CL, false);
+    assert_eq!(waits, (0, 0), "waited halfway on silent closes: {thread}");
+    let ((blocks, naps), thread) = bench(CL, true);
+    assert!(
+        blocks + naps > 0,
+        "never waited halfway on kept connections: {thread}"
+    );
+}

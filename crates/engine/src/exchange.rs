@@ -287,6 +287,7 @@ impl Worker<'_> {
         }
         c.served += 1;
         if !reusable {
+            self.server_closes += u64::from(sh.keep_alive);
             // Closed once the slot's next connection is opened and its request sent (the worker's
             // next pass), so the server gets that request a close() sooner.
             if let Some(done) = c.stream.take() {
@@ -399,6 +400,7 @@ impl Worker<'_> {
     fn eof(&mut self, slot: usize) {
         let c = &mut self.conns[slot];
         if c.phase != Phase::Receiving {
+            self.server_closes += u64::from(c.phase == Phase::Idle);
             c.close();
             return;
         }
@@ -417,6 +419,7 @@ impl Worker<'_> {
 
     /// A reused keep-alive connection was closed before answering: resend on a new connection.
     fn retry(&mut self, slot: usize) {
+        self.server_closes += 1;
         self.conns[slot].close();
         self.ready.push(slot);
     }

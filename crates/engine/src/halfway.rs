@@ -13,8 +13,8 @@
 //! wake-up's latency; the thread then takes every ready response from the poller at once.
 //!
 //! Only where that holds: a closed keep-alive loop (HTTP/1, or `--h2`, whose connections wait on
-//! their oldest batch of streams: `h2_worker.rs`), with a deep enough queue and none waiting to
-//! write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). HTTP/1
+//! their oldest batch of streams: `h2_worker.rs`) on a server that keeps its connections open
+//! ([`KEPT_OPEN`]), with a deep enough queue and none waiting to write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). HTTP/1
 //! waits from 32 requests in flight, over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS
 //! ([`MIN_QUEUE_TLS`]): below that the server pays for the wake-ups more than the spin costs us;
 //! `--h2` over TLS from 16 connections ([`MIN_QUEUE`]), each many streams deep. A response that
@@ -113,6 +113,14 @@ pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 pub(crate) const NAP_FROM_PLAIN: usize = 16;
 const _: () = assert!(NAP_FROM_PLAIN < MIN_QUEUE_PLAIN && MIN_QUEUE_PLAIN < NAP_BELOW_PLAIN);
 
+/// A server that closes a keep-alive connection after more than one response in this many is
+/// not waited on halfway (nor napped on), nor is any before its first response: its queue is new
+/// connections, which a sleeping or blocked thread does not open. Against mini_httpd (a close after every response) the wait got
+/// 0.89–0.96× the requests/s of wrk and ab at 16–256 clients, the server idle 3–8 % more
+/// (docs/BENCHMARKS.md, issue 18, session 13). apache's default of 100 requests per connection
+/// still waits.
+const KEPT_OPEN: u64 = 8;
+
 /// The shortest time a nap measures the server's time per response over.
 const NAP_WINDOW: Duration = Duration::from_millis(1);
 
@@ -205,6 +213,8 @@ impl Worker<'_> {
         self.halfway.is_some_and(|min| queue >= min)
             && self.ready.is_empty()
             && self.pacer.is_none()
+            && self.r.complete > 0
+            && self.server_closes * KEPT_OPEN <= self.r.complete
     }
 
     /// Waits for events as the module says: first takes what is ready without blocking, then blocks

@@ -89,6 +89,9 @@ pub(crate) struct Worker<'a> {
     pub nap: Option<crate::halfway::Nap>,
     /// How often this thread waited halfway (`halfway.rs`), for the result.
     pub halfway_waits: crate::HalfwayWaits,
+    /// Keep-alive connections the server closed, after a response that said so or before the
+    /// next one (`halfway.rs` waits only on a server that keeps them open).
+    pub server_closes: u64,
     /// `halfway.rs`'s scratch list of the connections waiting on responses.
     pub waiting: Vec<(Instant, std::os::fd::RawFd)>,
     pub rng: SmallRng,
@@ -158,6 +161,7 @@ impl<'a> Worker<'a> {
             ),
             nap: Some(crate::halfway::Nap::new(sh.tls.is_some())),
             halfway_waits: crate::HalfwayWaits::default(),
+            server_closes: 0,
             waiting: Vec::new(),
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             weighted,
