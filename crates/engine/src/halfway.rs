@@ -14,11 +14,12 @@
 //!
 //! Only where that holds: a closed keep-alive loop (HTTP/1, or `--h2`, whose connections wait on
 //! their oldest batch of streams: `h2_worker.rs`) on a server that keeps its connections open
-//! ([`KEPT_OPEN`]), with a deep enough queue and none waiting to write, and `--spin auto` (`off` keeps wrk's way of waiting, a window keeps the spin). HTTP/1
-//! waits from 32 requests in flight, over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS
-//! ([`MIN_QUEUE_TLS`]): below that the server pays for the wake-ups more than the spin costs us;
-//! `--h2` over TLS from 16 connections ([`MIN_QUEUE`]), each many streams deep. A response that
-//! does not come (a slow request) holds the others' no longer than [`bound`] allows.
+//! ([`KEPT_OPEN`]), with a deep enough queue and none waiting to write, and `--spin auto` (`off`
+//! keeps wrk's way of waiting, a window keeps the spin). HTTP/1 waits from 32 requests in flight,
+//! over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS ([`MIN_QUEUE_TLS`]): below that the server
+//! pays for the wake-ups more than the spin costs us; `--h2` over TLS from 16 connections
+//! ([`MIN_QUEUE`]), each many streams deep. A response that does not come (a slow request) holds
+//! the others' no longer than [`bound`] allows.
 //!
 //! HTTP/1 over TLS naps instead of blocking once it knows the server's pace ([`Nap`]): a sleeping
 //! thread is on no socket's wait queue at all, so its wake-up is a timer on our own CPU and the
@@ -100,25 +101,25 @@ pub(crate) fn min_queue(
 /// (docs/BENCHMARKS.md, issue 18, session 11). Halfway between the 32 and 64 levels.
 pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 
-/// Over plaintext, the queue from which the thread naps instead of spinning. With 16–31 requests
-/// in flight against lighttpd, h2o and nginx (8–11 µs per response here, slower than our 6–7 µs
-/// of work), the nap took the place of the spin's polling, a quarter of the generator's CPU:
-/// 0.74–0.92× its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds
-/// spread ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx
-/// and builtin in two runs: half of 12 responses (50–60 µs) leaves too little room for our
-/// oversleep (14–22 µs, 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes nothing
-/// (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap to
-/// take (the pace not yet measured, or half the backlog too short for the oversleep) spins, as
+/// Over plaintext, the queue from which the thread naps instead of spinning. With 16–31 requests in
+/// flight against lighttpd, h2o and nginx (8–11 µs per response here, slower than our 6–7 µs of
+/// work), the nap took the place of the spin's polling, a quarter of the generator's CPU:
+/// 0.74–0.92× its CPU per request at 0.99–1.05× its requests/s (medians of 5 rounds; rounds spread
+/// ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and
+/// builtin in two runs: half of 12 responses (50–60 µs) leaves too little room for our oversleep
+/// (14–22 µs, 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes
+/// nothing (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap
+/// to take (the pace not yet measured, or half the backlog too short for the oversleep) spins, as
 /// below this queue: the halfway block costs a short queue's server the wake-up.
 pub(crate) const NAP_FROM_PLAIN: usize = 16;
 const _: () = assert!(NAP_FROM_PLAIN < MIN_QUEUE_PLAIN && MIN_QUEUE_PLAIN < NAP_BELOW_PLAIN);
 
-/// A server that closes a keep-alive connection after more than one response in this many is
-/// not waited on halfway (nor napped on), nor is any before its first response: its queue is new
-/// connections, which a sleeping or blocked thread does not open. Against mini_httpd (a close after every response) the wait got
-/// 0.89–0.96× the requests/s of wrk and ab at 16–256 clients, the server idle 3–8 % more
-/// (docs/BENCHMARKS.md, issue 18, session 13). apache's default of 100 requests per connection
-/// still waits.
+/// A server that closes a keep-alive connection after more than one response in this many is not
+/// waited on halfway (nor napped on), nor is any before its first response: its queue is new
+/// connections, which a sleeping or blocked thread does not open. Against mini_httpd (a close after
+/// every response) the wait got 0.89–0.96× the requests/s of wrk and ab at 16–256 clients, the
+/// server idle 3–8 % more (docs/BENCHMARKS.md, issue 18, session 13). apache's default of 100
+/// requests per connection still waits.
 const KEPT_OPEN: u64 = 8;
 
 /// The shortest time a nap measures the server's time per response over.
