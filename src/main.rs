@@ -64,9 +64,11 @@ pub struct Global {
 /// A panic is a bug, but the user still gets one line, not a backtrace. The one panic that is not a
 /// bug is `println!` into a pipe whose reader left (`webstand history | head`): that ends quietly,
 /// with the shell's usual status for SIGPIPE. (SIGPIPE itself stays ignored: the engine and the
-/// server write to sockets whose peers may vanish.)
+/// server write to sockets whose peers may vanish.) Either way the process ends at once, so
+/// everything the lab started is stopped first.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
+        webstand_lab::owner::stop_everything();
         let msg = info
             .payload()
             .downcast_ref::<&str>()
@@ -95,6 +97,25 @@ fn main() {
         std::process::exit(code)
     });
     let global = Global { db: cli.db };
+    // The measuring commands stop in order on SIGINT, SIGTERM and SIGHUP (`serve` drains on its
+    // own); those that start processes first clean up after a webstand that was killed outright.
+    if !matches!(
+        cli.cmd,
+        Some(
+            Cmd::Serve(_)
+                | Cmd::Fixtures(_)
+                | Cmd::History(_)
+                | Cmd::Show(_)
+                | Cmd::Diff(_)
+                | Cmd::Export(_)
+                | Cmd::Report(_)
+        )
+    ) {
+        webstand_lab::interrupt::install();
+    }
+    if matches!(cli.cmd, None | Some(Cmd::Sweep(_) | Cmd::Compare(_))) {
+        webstand_lab::owner::clean_up_after_the_dead();
+    }
     if cli.cmd.is_some() && cli.main_job.full {
         // Not a clap conflict rule: that would also refuse the global --db before a subcommand.
         eprintln!("webstand: error: --full belongs to the main job (`webstand --full`), not to a subcommand");

@@ -22,7 +22,7 @@ const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 #[command(
     after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
 webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html\n  \
-webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json\n\nExit status: 0 complete, 3 errors above --max-error-pct, 4 nothing succeeded, 5 target lost,\n130 Ctrl-C (docs/EXIT-STATUS.md)"
+webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json\n\nExit status: 0 complete, 3 errors above --max-error-pct, 4 nothing succeeded, 5 target lost,\n130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md)"
 )]
 pub struct Args {
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]
@@ -528,10 +528,13 @@ fn print_report(
         print!("{}", spread.table());
     }
     print!("{}", render::section(shown.diagnosis));
-    // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a Ctrl-C.
+    // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a signal.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {
-        println!("\n(interrupted: the figures cover what completed before Ctrl-C)");
+        println!(
+            "\n(interrupted: the figures cover what completed before {})",
+            webstand_engine::interrupting_signal()
+        );
     }
     Ok(())
 }

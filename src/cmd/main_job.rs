@@ -164,10 +164,14 @@ fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_engine:
     webstand_engine::judge(&judged, MAX_ERRORS, interrupted)
 }
 
-/// Fixtures in a temporary directory served by `webstand serve` on a free loopback port; the server
-/// is stopped and the directory removed on drop.
+/// Fixtures in a temporary directory served by `webstand serve` on a free loopback port (as the
+/// servers' worker user when started as root, like the lab's servers); the server is stopped and the
+/// directory removed on drop.
 pub struct Embedded {
+    /// The docroot, inside the scratch directory.
     pub dir: PathBuf,
+    /// Holds the docroot and the record of the server's group; removed when dropped.
+    _scratch: tempfile::TempDir,
     pub addr: SocketAddr,
     pub manifest: Manifest,
     /// How the server and generator were placed on CPUs, for the log line.
@@ -184,7 +188,9 @@ impl Embedded {
     /// Starts `webstand serve` on the fixtures; `h2c`: it also takes HTTP/2 by prior knowledge
     /// (`sweep --h2` without a URL).
     pub fn start(h2c: bool) -> Result<Embedded> {
-        let dir = std::env::temp_dir().join(format!("webstand-main-{}", std::process::id()));
+        let scratch = webstand_lab::owner::scratch_dir("main")?;
+        webstand_lab::users::share(scratch.path(), 0o750)?;
+        let dir = scratch.path().join("docroot");
         let manifest =
             fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -204,6 +210,9 @@ impl Embedded {
         if h2c {
             cmd.arg("--h2c");
         }
+        if let Some(w) = webstand_lab::users::worker() {
+            cmd.args(["--user", &w.name]);
+        }
         // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
         // And it dies with us even if we are killed outright, so no server is left behind.
@@ -220,6 +229,7 @@ impl Embedded {
             .stderr(Stdio::inherit())
             .spawn()
             .context("cannot start webstand serve")?;
+        webstand_lab::owner::record_group(child.id() as i32, scratch.path());
         let pinning = if pin {
             "server on CPU 0"
         } else {
@@ -228,6 +238,7 @@ impl Embedded {
         .to_string();
         let mut e = Embedded {
             dir,
+            _scratch: scratch,
             addr,
             manifest,
             pinning,
@@ -268,7 +279,8 @@ impl Drop for Embedded {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let pgid = self.child.id() as i32;
+        webstand_lab::owner::forget_group(pgid);
     }
 }
 

@@ -203,8 +203,8 @@ fn status(report: &Report, fail_on: Option<&str>, interrupted: bool) -> (i32, &'
         None => None,
     };
     match report.ended {
-        _ if interrupted => (130, "interrupted"),
-        Ended::Interrupted => (130, "interrupted"),
+        _ if interrupted => (webstand_lab::interrupt::exit_status(), "interrupted"),
+        Ended::Interrupted => (webstand_lab::interrupt::exit_status(), "interrupted"),
         Ended::TargetLost => (5, "target lost"),
         // Exit 3 and the history's status agree (docs/EXIT-STATUS.md): cases past --fail-on.
         _ if bar.is_some() && worst >= bar => (3, "errors"),

@@ -18,8 +18,8 @@ pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Se
 
 /// What `--help` says of exit statuses (docs/EXIT-STATUS.md has the whole story).
 pub const EXIT_HELP: &str = "Exit status: 0 complete, 1 could not run, 2 bad command line, 3 errors above \
---max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 130 Ctrl-C \
-(docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
+--max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 130 Ctrl-C, \
+143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
 
 /// What the history shows as the target of runs against the embedded server: its port is a
 /// temporary one, which says nothing about what was measured.

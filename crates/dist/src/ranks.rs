@@ -52,20 +52,12 @@ const SYNC_ROUNDS: usize = 8;
 
 static TERMINATED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_terminate(_: libc::c_int) {
-    TERMINATED.store(true, Ordering::SeqCst);
-}
-
-/// Turns `signals` into a flag the polling loops read (an atomic store is async-signal-safe).
+/// Turns `signals` into a flag the polling loops read, by signal-hook (the program's one signal
+/// mechanism: on rank 0 the lab's own stop takes the same signals beside it).
 fn catch(signals: &[libc::c_int]) {
     for &sig in signals {
-        // SAFETY: the handler only stores an atomic; the struct is fully initialised before use.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_terminate as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+        // Failing to register only loses the graceful stop: the signal keeps its default action.
+        let _ = signal_hook::flag::register(sig, &TERMINATED);
     }
 }
 

@@ -38,7 +38,7 @@ mod verbose;
 mod worker;
 
 pub use h1::request_bytes;
-pub use outcome::{judge, Judged, Outcome, Verdict};
+pub use outcome::{interrupted_by, interrupting_signal, judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
     BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,

@@ -3,7 +3,8 @@
 //! `webstand history` can never disagree. docs/EXIT-STATUS.md lists the statuses.
 //!
 //! The rules, in order of precedence:
-//! 1. Ctrl-C → `interrupted` (exit 130); what completed is still reported and saved.
+//! 1. Ctrl-C, SIGTERM or SIGHUP → `interrupted` (exit 128 + the signal's number: 130, 143, 129);
+//!    what completed is still reported and saved.
 //! 2. A result whose target was lost, or became unreachable after an earlier success →
 //!    `target lost` (exit 5).
 //! 3. No successful request (complete with a 2xx status) in any result → `failed` (exit 4).
@@ -12,6 +13,26 @@
 //! 5. Otherwise `complete` (exit 0).
 
 use crate::{Ended, RunResult, LOST_AFTER_REFUSALS};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The signal that stopped this process's runs: whoever catches it says which
+/// ([`interrupted_by`]); Ctrl-C until then (the history's `interrupted` runs read back later).
+static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
+
+/// Records the signal that interrupted the command: its exit status is 128 + its number, as a shell
+/// reports a command a signal ended, and the verdict names it.
+pub fn interrupted_by(signal: i32) {
+    STOPPED_BY.store(signal, Ordering::SeqCst);
+}
+
+/// How the reports name the signal that stopped the runs ("Ctrl-C", "SIGTERM", "SIGHUP").
+pub fn interrupting_signal() -> &'static str {
+    match STOPPED_BY.load(Ordering::SeqCst) {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "Ctrl-C",
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -23,7 +44,7 @@ pub enum Outcome {
     Failed,
     /// The target stopped accepting connections during the run.
     TargetLost,
-    /// Stopped by Ctrl-C.
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
 }
 
@@ -35,7 +56,7 @@ impl Outcome {
             Outcome::Errors => 3,
             Outcome::Failed => 4,
             Outcome::TargetLost => 5,
-            Outcome::Interrupted => 130,
+            Outcome::Interrupted => 128 + STOPPED_BY.load(Ordering::SeqCst),
         }
     }
     /// The history's status.
@@ -80,7 +101,10 @@ fn at(label: &str) -> String {
 pub fn judge(results: &[Judged], max_error_pct: f64, interrupted: bool) -> Verdict {
     let verdict = |outcome, reason: String| Verdict { outcome, reason };
     if interrupted || results.iter().any(|j| j.result.interrupted) {
-        let reason = "stopped by Ctrl-C: the figures cover what completed".to_string();
+        let reason = format!(
+            "stopped by {}: the figures cover what completed",
+            interrupting_signal()
+        );
         return verdict(Outcome::Interrupted, reason);
     }
     let mut succeeded_before = false;

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use webstand_engine::CpuTime;
 
+use crate::owner::{self, Owner};
 use crate::procstat;
 
 /// Where a server's CPU time comes from.
@@ -80,7 +81,6 @@ pub struct CpuCgroup {
 }
 
 static MADE: AtomicUsize = AtomicUsize::new(0);
-const PREFIX: &str = "webstand-lab-";
 
 impl CpuCgroup {
     /// A new cgroup named after `label`, v1 cpuacct first, then v2. The error says why neither works.
@@ -91,13 +91,13 @@ impl CpuCgroup {
         })
     }
 
-    /// A new cgroup of the given kind (`CgroupV1` or `CgroupV2`) under this process's own.
+    /// A new cgroup of the given kind (`CgroupV1` or `CgroupV2`) under this process's own, named
+    /// after this process (`owner`: whose it is, if the lab is killed before it removes it).
     pub fn create_as(source: CpuSource, label: &str) -> Result<CpuCgroup, String> {
         let parent = own_cgroup_dir(source)?;
-        remove_stale(&parent);
         let name = format!(
-            "{PREFIX}{}-{label}-{}",
-            std::process::id(),
+            "{}{label}-{}",
+            Owner::me().prefix(),
             MADE.fetch_add(1, Ordering::Relaxed)
         );
         let dir = parent.join(name);
@@ -106,7 +106,10 @@ impl CpuCgroup {
             .write(true)
             .open(dir.join("cgroup.procs"));
         match procs {
-            Ok(procs) => Ok(CpuCgroup { dir, source, procs }),
+            Ok(procs) => {
+                owner::record_cgroup(&dir);
+                Ok(CpuCgroup { dir, source, procs })
+            }
             Err(e) => {
                 let _ = std::fs::remove_dir(&dir);
                 Err(format!("cannot write {}/cgroup.procs: {e}", dir.display()))
@@ -177,34 +180,68 @@ impl CpuCgroup {
 
     /// SIGKILLs everything in the cgroup until it is empty (up to `limit`); the pids still there.
     pub fn kill_all(&self, limit: Duration) -> Vec<i32> {
-        let deadline = Instant::now() + limit;
-        loop {
-            let left: Vec<i32> = self
-                .pids()
-                .into_iter()
-                .filter(|&p| procstat::stat(p).is_some_and(|s| s.state != 'Z'))
-                .collect();
-            if left.is_empty() || Instant::now() > deadline {
-                return left;
-            }
-            for p in &left {
-                // SAFETY: plain kill(2) of a process the lab started (it is in the server's cgroup).
-                unsafe { libc::kill(*p, libc::SIGKILL) };
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        kill_all_in(&self.dir, limit).1
     }
 }
 
 impl Drop for CpuCgroup {
     fn drop(&mut self) {
-        self.kill_all(Duration::from_secs(2));
-        // A process just killed leaves the cgroup when it is reaped: retry for a moment.
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while std::fs::remove_dir(&self.dir).is_err() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
+        empty_and_remove(&self.dir);
+        owner::forget_cgroup(&self.dir);
+    }
+}
+
+/// SIGKILLs everything in the cgroup at `dir` until it is empty (up to `limit`): how many processes
+/// were killed, and the pids still there.
+fn kill_all_in(dir: &Path, limit: Duration) -> (usize, Vec<i32>) {
+    let deadline = Instant::now() + limit;
+    let mut killed = Vec::new();
+    loop {
+        let left: Vec<i32> = pids_in(dir)
+            .into_iter()
+            .filter(|&p| procstat::stat(p).is_some_and(|s| s.state != 'Z'))
+            .collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return (killed.len(), left);
+        }
+        for p in &left {
+            // SAFETY: plain kill(2) of a process in a cgroup the lab made for what it started.
+            unsafe { libc::kill(*p, libc::SIGKILL) };
+            if !killed.contains(p) {
+                killed.push(*p);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Kills everything in the cgroup at `dir` and removes it; how many processes were killed.
+pub(crate) fn empty_and_remove(dir: &Path) -> usize {
+    let (killed, _) = kill_all_in(dir, Duration::from_secs(2));
+    // A process just killed leaves the cgroup when it is reaped: retry for a moment.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while std::fs::remove_dir(dir).is_err() && dir.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    killed
+}
+
+/// Every cgroup a lab made beside this process's own (v1 cpuacct and v2), and whose it is.
+pub(crate) fn ours_everywhere() -> Vec<(Owner, PathBuf)> {
+    let mut out = Vec::new();
+    for source in [CpuSource::CgroupV1, CpuSource::CgroupV2] {
+        let Ok(entries) = own_cgroup_dir(source).and_then(|d| {
+            std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))
+        }) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            if let Some(owner) = e.file_name().to_str().and_then(Owner::of) {
+                out.push((owner, e.path()));
+            }
         }
     }
+    out
 }
 
 /// The numeric value after `key ` on a line of a `key value` file.
@@ -275,27 +312,6 @@ fn own_path(line: &str, source: CpuSource) -> Option<String> {
         _ => id == "0" && controllers.is_empty(),
     };
     wanted.then(|| path.to_string())
-}
-
-/// Removes cgroups an earlier webstand left behind (killed before it could clean up): those whose
-/// process is gone and which are empty (rmdir refuses the others).
-fn remove_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name
-            .strip_prefix(PREFIX)
-            .and_then(|r| r.split('-').next())
-            .and_then(|p| p.parse::<i32>().ok())
-        else {
-            continue;
-        };
-        if procstat::stat(pid).is_none() {
-            let _ = std::fs::remove_dir(e.path());
-        }
-    }
 }
 
 #[cfg(test)]

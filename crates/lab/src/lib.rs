@@ -7,10 +7,11 @@ pub mod cgroup; // a cgroup per server: CPU time of everything it starts (issue 
 pub mod compare; // `webstand compare`: servers × workloads (issue 5)
 pub mod disclosure; // what each row must say about how its server ran (issue 19)
 pub mod h2; // the lab over HTTP/2: which servers speak it, equal settings, the h2 check (issue 11)
-pub mod interrupt; // Ctrl-C: stops the current run and every later one of the command
+pub mod interrupt; // SIGINT, SIGTERM, SIGHUP: stop the runs in order; a second one stops everything
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
 mod memory; // resident memory per idle keep-alive connection of a lab server (issue 15)
+pub mod owner; // whose the lab's directories and cgroups are; what a killed webstand left
 pub mod php; // PHP-FPM, a private MariaDB, the php page and WordPress (issue 12)
 pub mod procstat; // CPU time and resident memory of a process tree from /proc (issue 5)
 pub mod progress; // a bar (or periodic lines) with a run's live counters
@@ -22,4 +23,5 @@ mod slowhttp; // slowhttptest's slowloris and slow-read attacks, availability fr
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup (issue 19)
 pub mod sweep; // a workload at rising concurrency (issue 4)
 pub mod tls; // the lab over HTTPS: its certificate, equal TLS settings, the TLS check (issue 10)
+pub mod users; // who what the lab starts runs as; the modes of what they share
 pub mod verify; // compare --verify: the same targets through wrk and ab

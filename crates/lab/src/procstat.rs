@@ -28,6 +28,9 @@ pub struct Stat {
     pub stime: u64,
     pub cutime: u64,
     pub cstime: u64,
+    /// When the process started, in clock ticks since boot: with the pid, names one process for good
+    /// (a pid is reused, the pair never is).
+    pub start: u64,
 }
 
 /// Parses one `/proc/PID/stat` line. The command name sits in parentheses and may itself hold spaces
@@ -48,6 +51,7 @@ pub fn parse_stat(line: &str) -> Option<Stat> {
         stime: field(15)?.max(0) as u64,
         cutime: field(16)?.max(0) as u64,
         cstime: field(17)?.max(0) as u64,
+        start: field(22)?.max(0) as u64,
     })
 }
 
@@ -255,10 +259,11 @@ mod tests {
     #[test]
     fn parses_a_stat_line_whose_name_has_spaces_and_parens() {
         let line =
-            "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 12 3 20 0 1 0 1 0 0";
+            "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 12 3 20 0 1 0 8123 0 0";
         let s = parse_stat(line).unwrap();
         assert_eq!((s.pid, s.ppid, s.pgrp, s.state), (4242, 1, 4242, 'S'));
         assert_eq!((s.utime, s.stime, s.cutime, s.cstime), (250, 75, 12, 3));
+        assert_eq!(s.start, 8123);
         assert!(parse_stat("garbage").is_none());
     }
 

@@ -1,4 +1,4 @@
-//! [`Session`]: the wiring of Ctrl-C, progress and the history around a command's runs (bench,
+//! [`Session`]: the wiring of the stop signals (`interrupt`), progress and the history around a command's runs (bench,
 //! sweep, the main job, compare), and [`Session::conclude`], which ends every such command the same
 //! way: the history's status and the exit status both from one `webstand_engine::Verdict`, and that
 //! verdict on the command's last line when it is not `complete`. Where a run executes (this
@@ -62,6 +62,7 @@ impl Session {
             command_line: command_line(),
             target: target.to_string(),
         };
+        crate::interrupt::install();
         let store = match Store::open(db).and_then(|s| s.begin_run(&meta).map(|id| (s, id))) {
             Ok(s) => Some(s),
             Err(e) => {
@@ -69,6 +70,11 @@ impl Session {
                 None
             }
         };
+        crate::interrupt::saving_into(
+            store
+                .as_ref()
+                .map(|(s, id)| (s.path().to_path_buf(), *id)),
+        );
         Ok(Session {
             store,
             quiet,
@@ -147,6 +153,7 @@ impl Session {
 
     /// Marks the run finished with `status` (an `Outcome`'s); returns where it was saved, to print.
     pub fn finish_as(&mut self, status: &str) -> Option<String> {
+        crate::interrupt::saving_into(None);
         let (store, id) = self.store.take()?;
         match store.finish_run(id, status) {
             Ok(()) => Some(format!(

@@ -1,14 +1,18 @@
 //! Starting one process of a lab server (the server itself, or the fcgiwrap bridge beside it): in the
 //! server's directory with its output captured there, pinned to the server's CPUs, in the server's
-//! process group and cgroup, with the same open-file limit as every other server, and killed with the
-//! lab if the lab dies first. Also the exact command line, as saved with the run.
+//! process group and cgroup (a new group is written down there: `owner`), with the same open-file
+//! limit as every other server, as an unprivileged user where it cannot drop root itself
+//! (`users`), and killed with the lab if the lab dies first. Also the exact command line, as saved
+//! with the run.
 
+use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use crate::cgroup::CpuCgroup;
 use crate::servers::pin_current;
+use crate::users::{self, Account};
 
 /// How to start one process.
 pub struct Spawn<'a> {
@@ -22,6 +26,10 @@ pub struct Spawn<'a> {
     /// The process group to join; 0 makes the process the leader of a new one.
     pub group: i32,
     pub cgroup: Option<&'a CpuCgroup>,
+    /// The user to run as (None: the lab's own).
+    pub user: Option<&'a Account>,
+    /// A listening socket the lab bound, as the process's stdin (FastCGI's convention: fcgiwrap).
+    pub listener: Option<&'a UnixListener>,
 }
 
 impl Spawn<'_> {
@@ -30,10 +38,14 @@ impl Spawn<'_> {
             .create(true)
             .append(true)
             .open(self.log)?;
+        let stdin = match self.listener {
+            Some(l) => Stdio::from(std::os::fd::OwnedFd::from(l.try_clone()?)),
+            None => Stdio::null(),
+        };
         let mut cmd = Command::new(self.program);
         cmd.args(self.args)
             .current_dir(self.dir)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(log.try_clone()?)
             .stderr(log)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
@@ -43,11 +55,10 @@ impl Spawn<'_> {
             unsafe { cmd.pre_exec(join) };
         }
         let cpus = self.cpus.map(<[usize]>::to_vec);
+        let user = self.user.cloned();
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
-                // If the lab dies without stopping it, the server goes too.
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // Every server gets the same file-descriptor limit: the hard one (as root, nginx's
                 // and lighttpd's own settings may raise it further).
                 // (getrlimit and setrlimit only: nothing allocates between fork and exec.)
@@ -55,10 +66,20 @@ impl Spawn<'_> {
                 if let Some(cpus) = &cpus {
                     pin_current(cpus);
                 }
+                if let Some(user) = &user {
+                    users::become_user(user)?;
+                }
+                // If the lab dies without stopping it, the process goes too (set after the change
+                // of user, which clears it).
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
         }
-        cmd.spawn()
+        let child = cmd.spawn()?;
+        if self.group == 0 {
+            crate::owner::record_group(child.id() as i32, self.dir);
+        }
+        Ok(child)
     }
 
     /// The command as a shell line: the environment the lab sets, the program and its arguments.
@@ -101,6 +122,8 @@ mod tests {
             cpus: None,
             group: 0,
             cgroup: None,
+            user: None,
+            listener: None,
         };
         assert_eq!(
             s.shown(),

@@ -88,8 +88,8 @@ pub fn openssl_suites() -> String {
 pub const SESSION_TIMEOUT_SECS: u64 = 3600;
 
 /// The lab's certificate and key, written as PEM files in a directory of their own (removed when
-/// dropped). The files are world-readable: servers started as root read them after dropping to
-/// www-data or nobody, and the key protects nothing but this run.
+/// dropped), readable by the servers' workers' group only (`users::share`): a server that runs as
+/// the worker user (caddy, as root) reads them there.
 pub struct LabCert {
     pub key_type: KeyType,
     dir: tempfile::TempDir,
@@ -130,10 +130,9 @@ impl LabCert {
         }
         let key = server_key(key_type)?;
         let cert = params.signed_by(&key, &ca, &ca_key)?;
-        let dir = tempfile::Builder::new()
-            .prefix("webstand-lab-tls-")
-            .tempdir()
+        let dir = crate::owner::scratch_dir("tls")
             .context("cannot create a directory for the lab's certificate")?;
+        crate::users::share(dir.path(), 0o750)?;
         let lab = LabCert {
             key_type,
             dir,
@@ -148,10 +147,8 @@ impl LabCert {
     }
 
     fn write(&self, file: &Path, text: &str) -> Result<()> {
-        use std::os::unix::fs::PermissionsExt;
         std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
-        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o644))?;
-        std::fs::set_permissions(self.dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        crate::users::share(file, 0o640)?;
         Ok(())
     }
 

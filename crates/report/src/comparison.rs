@@ -314,7 +314,10 @@ pub fn render_comparison(c: &Comparison) -> String {
         out.push_str(&verify_table(&c.verify));
     }
     if c.interrupted {
-        out.push_str("\nInterrupted: the tables hold what was measured before Ctrl-C.\n");
+        out.push_str(&format!(
+            "\nInterrupted: the tables hold what was measured before {}.\n",
+            webstand_engine::interrupting_signal()
+        ));
     }
     out
 }

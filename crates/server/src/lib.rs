@@ -189,8 +189,8 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
         threads,
     });
 
-    // Signals are taken synchronously by this thread (sigtimedwait); the loops inherit the mask.
-    let signals = block_stop_signals();
+    // Signals reach this thread through a socket (signal-hook); the loops retry what they interrupt.
+    let signals = StopSignals::catch()?;
     let mut wakers = Vec::new();
     let mut handles = Vec::new();
     for (i, listeners) in loops.into_iter().enumerate() {
@@ -213,7 +213,7 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
 /// after the drain timeout or at a second signal.
 fn wait_for_stop(
     shared: &Shared,
-    signals: &libc::sigset_t,
+    signals: &StopSignals,
     wakers: &[Waker],
     handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
 ) -> Result<()> {
@@ -225,7 +225,7 @@ fn wait_for_stop(
         if stop_deadline.is_some_and(|d| Instant::now() >= d) {
             break;
         }
-        if wait_signal(signals, Duration::from_millis(200)) {
+        if signals.wait(Duration::from_millis(200)) {
             if stop_deadline.is_some() {
                 break; // a second signal: stop waiting
             }
@@ -340,24 +340,23 @@ fn raise_fd_limit() {
     let _ = rlimit::increase_nofile_limit(u64::MAX);
 }
 
-fn block_stop_signals() -> libc::sigset_t {
-    // SAFETY: sigset manipulation on a local set; pthread_sigmask on the calling thread.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    }
-}
+/// SIGTERM and SIGINT: signal-hook (the program's one signal mechanism) writes a byte per signal
+/// into a socket this thread reads.
+struct StopSignals(std::os::unix::net::UnixStream);
 
-/// Waits up to `limit` for one of the blocked stop signals; true if one came.
-fn wait_signal(set: &libc::sigset_t, limit: Duration) -> bool {
-    let ts = libc::timespec {
-        tv_sec: limit.as_secs() as libc::time_t,
-        tv_nsec: limit.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: valid set and timespec; a null siginfo is allowed.
-    unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) > 0 }
+impl StopSignals {
+    fn catch() -> Result<StopSignals> {
+        let (read, write) = std::os::unix::net::UnixStream::pair()?;
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            signal_hook::low_level::pipe::register(sig, write.try_clone()?)?;
+        }
+        Ok(StopSignals(read))
+    }
+
+    /// Waits up to `limit` for a signal; true if one came.
+    fn wait(&self, limit: Duration) -> bool {
+        use std::io::Read;
+        let _ = self.0.set_read_timeout(Some(limit));
+        matches!((&self.0).read(&mut [0u8; 1]), Ok(1))
+    }
 }

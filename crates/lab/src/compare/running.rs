@@ -16,10 +16,7 @@ use std::sync::Arc;
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
 pub fn scratch_dir() -> Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("webstand-compare-")
-        .tempdir()
-        .context("cannot create a temporary directory")
+    crate::owner::scratch_dir("compare").context("cannot create a temporary directory")
 }
 
 /// Writes the docroot: the fixtures and the lab's own files. A docroot that cannot be written is an

@@ -68,6 +68,9 @@ impl Daemon {
             cpus,
             group: 0,
             cgroup: cgroup.as_ref(),
+            // Each drops root itself after its start (PHP-FPM's pool, mariadbd's --user).
+            user: None,
+            listener: None,
         };
         let shown = spawn.shown();
         let child = spawn
@@ -153,6 +156,7 @@ impl Daemon {
             }
             let done = matches!(child.try_wait(), Ok(Some(_)));
             if left.is_empty() && done {
+                crate::owner::forget_group(self.pgid);
                 return Ok(());
             }
             if Instant::now() > deadline {

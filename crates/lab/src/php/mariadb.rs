@@ -1,6 +1,8 @@
-//! A private MariaDB for the WordPress workload: `mariadb-install-db` into the lab's directory, then
-//! `mariadbd` in the foreground on a Unix socket there, with no TCP port (`skip-networking`) and no
-//! option file of the system's (`--no-defaults`); an init file creates WordPress's database and user.
+//! A private MariaDB for the WordPress workload: `mariadb-install-db` into a directory of its own,
+//! then `mariadbd` in the foreground on a Unix socket there, with no TCP port (`skip-networking`) and
+//! no option file of the system's (`--no-defaults`); an init file creates WordPress's database and
+//! user. As root it runs as its own user (`mysql`), in a directory that user owns and only the
+//! servers' workers' group may enter (PHP's workers reach the socket there).
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -8,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::daemon::{require, Daemon};
-use crate::servers::running_as_root;
+use crate::users;
 
 pub const PACKAGE: &str = "mariadb-server";
 /// WordPress's database, user and password (a private server on a socket only the lab uses).
@@ -19,18 +21,26 @@ pub const PASSWORD: &str = "webstand-lab";
 /// A running MariaDB.
 #[derive(Debug)]
 pub struct MariaDb {
+    /// Dropped before its directory (fields drop in order).
     pub daemon: Daemon,
     pub socket: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl MariaDb {
-    /// Creates a data directory under `dir` and starts the server on `dir/mariadb.sock`, pinned to
-    /// `cpus`. Without the binaries, the error is one line naming the package.
-    pub fn start(dir: &Path, cpus: Option<&[usize]>) -> Result<MariaDb> {
+    /// Creates a directory of its own with the data in it and starts the server on a socket there,
+    /// pinned to `cpus`. Without the binaries, the error is one line naming the package.
+    pub fn start(cpus: Option<&[usize]>) -> Result<MariaDb> {
         let install = require("mariadb-install-db", PACKAGE)?;
         let server = require("mariadbd", PACKAGE)?;
+        let own = crate::owner::scratch_dir("mariadb")?;
+        let dir = own.path();
+        let account = users::database();
+        if let Some(a) = &account {
+            users::give(dir, a)?;
+        }
         let data = dir.join("mariadb-data");
-        let user = user();
+        let user = account.map_or_else(own_user, |a| a.name);
         let out = Command::new(&install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
@@ -80,15 +90,21 @@ impl MariaDb {
             &socket,
             Duration::from_secs(60),
         )?;
-        Ok(MariaDb { daemon, socket })
+        Ok(MariaDb {
+            daemon,
+            socket,
+            dir: own,
+        })
+    }
+
+    /// Its directory: data, socket, logs.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 }
 
-/// The user mariadbd runs as: the lab's own (it refuses root unless told so).
-fn user() -> String {
-    if running_as_root() {
-        return "root".into();
-    }
+/// The lab's own user, which mariadbd runs as when the lab is not root.
+fn own_user() -> String {
     std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
         .unwrap_or_else(|_| "nobody".into())

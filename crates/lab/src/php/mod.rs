@@ -42,6 +42,8 @@ pub struct Backends {
     pub mariadb: Option<mariadb::MariaDb>,
     /// The installed site, with the wordpress workload.
     pub site: Option<wordpress::Site>,
+    /// PHP-FPM's config, log and socket, and WordPress's install script: root's, reachable by the
+    /// workers' group only (`users::share`).
     dir: tempfile::TempDir,
 }
 
@@ -51,15 +53,13 @@ impl Backends {
     /// started so far is stopped when a later step fails.
     pub fn start(docroot: &Path, setup: &Setup) -> Result<Backends> {
         let cpus = setup.cpus.as_deref();
-        let dir = tempfile::Builder::new()
-            .prefix("webstand-lab-php-")
-            .tempdir()?;
-        make_traversable(dir.path());
+        let dir = crate::owner::scratch_dir("php")?;
+        crate::users::share(dir.path(), 0o750)?;
         page::write(docroot)?;
         // PHP-FPM's binary is looked for first: without it nothing else is worth starting.
         fpm::require_program(&setup.fpm)?;
         let (mariadb, site) = if setup.wordpress {
-            let db = mariadb::MariaDb::start(dir.path(), cpus)?;
+            let db = mariadb::MariaDb::start(cpus)?;
             wordpress::lay_out(docroot, &db.socket)?;
             let site = wordpress::install(docroot, dir.path(), wordpress::TARGET_BYTES)?;
             (Some(db), Some(site))
@@ -114,10 +114,4 @@ impl Backends {
         let db = self.mariadb.as_mut().map_or(Ok(()), |m| m.daemon.stop());
         fpm.and(db)
     }
-}
-
-/// Servers and PHP workers running as another user (apache's www-data) must reach the sockets.
-fn make_traversable(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755));
 }

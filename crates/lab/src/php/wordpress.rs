@@ -103,7 +103,8 @@ pub fn lay_out(docroot: &Path, db_socket: &Path) -> Result<()> {
     Ok(())
 }
 
-/// php-cli running the lab's script on the site.
+/// php-cli running the lab's script on the site, as the servers' worker user when the lab is root
+/// (WordPress's code needs no more than its pages get).
 struct Cli {
     php: PathBuf,
     script: PathBuf,
@@ -112,7 +113,12 @@ struct Cli {
 
 impl Cli {
     fn run(&self, args: &[&str]) -> Result<Vec<u8>> {
-        let out = Command::new(&self.php)
+        let mut cmd = Command::new(&self.php);
+        if let Some(w) = crate::users::worker() {
+            std::os::unix::process::CommandExt::uid(&mut cmd, w.uid);
+            std::os::unix::process::CommandExt::gid(&mut cmd, w.gid);
+        }
+        let out = cmd
             .arg(&self.script)
             .arg(&self.site)
             .args(args)

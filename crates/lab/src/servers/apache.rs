@@ -3,7 +3,7 @@
 //! mod_proxy_fcgi. `apache-modphp` is the same config on the prefork MPM with mod_php (seed 004's
 //! Apache): a child per client of the largest level, PHP run inside them.
 
-use super::config::{mime_types, worker_user, Ctx, Launch};
+use super::config::{mime_types, Ctx, Launch};
 use super::Profile;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::servers::THROTTLE_KIB_PER_SEC;
@@ -104,13 +104,10 @@ fn config(
     let types: String = mime_types()
         .map(|(e, t)| format!("AddType {t} .{e}\n"))
         .collect();
-    let user = if c.root {
-        let u = worker_user();
-        let g = if u == "nobody" { "nogroup" } else { "www-data" };
-        format!("User {u}\nGroup {g}\n")
-    } else {
-        String::new()
-    };
+    let user = c
+        .worker
+        .map(|w| format!("User {}\nGroup {}\n", w.name, w.group))
+        .unwrap_or_default();
     let (docroot, chrootline, cgi_dir) = if c.chroot {
         (
             "/".to_string(),

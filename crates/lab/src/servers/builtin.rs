@@ -66,6 +66,10 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
     );
     let cache = if cached { CACHE_FILE_MAX } else { 0 };
     conf.push_str(&format!("cache_file_max = {cache}\n"));
+    // As root it binds, reads its files, then runs as the worker user, its CGI programs too.
+    if let Some(w) = c.worker {
+        conf.push_str(&format!("user = \"{}\"\n", q(&w.name)));
+    }
     if let Some(p) = &c.php {
         conf.push_str(&p.builtin());
     }

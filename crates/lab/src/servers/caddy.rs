@@ -75,6 +75,9 @@ fn launch(c: &Ctx) -> Launch {
             "caddyfile".into(),
         ],
         env,
+        // Caddy cannot drop root itself: as root the lab starts it as the worker user (its port is
+        // no privileged one).
+        as_worker: c.worker.is_some(),
         ..Default::default()
     }
 }

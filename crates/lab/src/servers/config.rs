@@ -9,6 +9,7 @@ use crate::limits::Limits;
 use crate::php::pass::Pass;
 use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Binary, AUTH_USER};
 use crate::tls::LabCert;
+use crate::users::{self, Account};
 
 /// What a start needs to write and run.
 #[derive(Clone, Debug, Default)]
@@ -19,9 +20,14 @@ pub struct Launch {
     pub env: Vec<(String, String)>,
     /// A FastCGI-to-CGI bridge to start beside the server, for servers without CGI of their own.
     pub bridge: Option<Bridge>,
+    /// Started as the worker user (`users::worker`, when the lab is root): for a server that cannot
+    /// drop root itself (caddy). The others are told the user in their config.
+    pub as_worker: bool,
 }
 
-/// fcgiwrap, listening on a Unix socket in the server's directory.
+/// fcgiwrap on a Unix socket in the server's directory. The lab binds the socket (0660, the
+/// workers' group) and hands it over as fcgiwrap's stdin, FastCGI's listening descriptor, so
+/// fcgiwrap and its CGI programs run as the worker user from the start.
 #[derive(Clone, Debug)]
 pub struct Bridge {
     pub program: PathBuf,
@@ -32,12 +38,7 @@ pub struct Bridge {
 
 impl Bridge {
     pub fn args(&self) -> Vec<String> {
-        vec![
-            "-c".into(),
-            self.workers.to_string(),
-            "-s".into(),
-            format!("unix:{}", self.socket),
-        ]
+        vec!["-c".into(), self.workers.to_string()]
     }
 }
 
@@ -67,6 +68,8 @@ pub(crate) struct Ctx<'a> {
     pub(super) chroot: bool,
     /// Running as root: servers that switch users are told which one.
     pub(super) root: bool,
+    /// The user the server's workers run as when it starts as root (None: the lab's own user).
+    pub(super) worker: Option<&'static Account>,
     pub(super) limits: Limits,
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
@@ -139,6 +142,7 @@ pub fn launch(
         port,
         chroot,
         root: running_as_root(),
+        worker: users::worker(),
         limits,
         bridge,
         tls: protocols.tls,
@@ -153,18 +157,6 @@ pub fn launch(
 /// fcgiwrap's binary, when installed.
 pub fn fcgiwrap() -> Option<PathBuf> {
     super::find_program("fcgiwrap")
-}
-
-/// The user an unprivileged worker runs as when the server starts as root.
-pub(super) fn worker_user() -> &'static str {
-    if std::fs::read_to_string("/etc/passwd")
-        .map(|t| t.lines().any(|l| l.starts_with("www-data:")))
-        .unwrap_or(false)
-    {
-        "www-data"
-    } else {
-        "nobody"
-    }
 }
 
 /// Names of the executable files in `doc/cgi-bin`.

@@ -147,9 +147,7 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
 /// A small directory to chroot a server into: the marker file, and the one library a threaded server
 /// loads lazily after chroot (glibc's pthread_exit needs libgcc_s).
 fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
-    let jail = tempfile::Builder::new()
-        .prefix("webstand-lab-chroot-")
-        .tempdir()?;
+    let jail = crate::owner::scratch_dir("chroot")?;
     let marker = jail.path().join(&CHROOT_PATH[1..]);
     std::fs::create_dir_all(marker.parent().unwrap())?;
     std::fs::write(&marker, lab_file_bytes(CHROOT_PATH))?;

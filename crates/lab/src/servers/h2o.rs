@@ -21,7 +21,11 @@ pub(super) const PROFILE: Profile = Profile {
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
-    let user = if c.root { "user: root\n" } else { "" };
+    // As root h2o binds, then runs as the worker user.
+    let user = c
+        .worker
+        .map(|w| format!("user: {}\n", w.name))
+        .unwrap_or_default();
     // h2o 2.2 maps FastCGI by path or extension; the docroot's programs have no extension, so each
     // gets its own path, with the file to run in SCRIPT_FILENAME (what fcgiwrap executes).
     let cgi: String = match &c.bridge {

@@ -3,6 +3,8 @@
 //! that drops to an unprivileged user needs to read the docroot.
 
 use anyhow::Context;
+
+use crate::users::running_as_root;
 use std::path::Path;
 
 /// Basic-auth credentials of the lab's protected path.
@@ -106,9 +108,4 @@ pub(crate) fn sha_hash() -> String {
         base64::engine::general_purpose::STANDARD
             .encode(sha1::Sha1::digest(AUTH_PASSWORD.as_bytes()))
     )
-}
-
-pub(crate) fn running_as_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }

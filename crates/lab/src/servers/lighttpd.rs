@@ -57,8 +57,18 @@ fn launch(c: &Ctx) -> Launch {
             "index-file.names = (\"index.html\")\n".to_string(),
         ),
     };
+    // As root lighttpd binds and opens its logs, then runs as the worker user, its CGI programs too.
+    let user = c
+        .worker
+        .map(|w| {
+            format!(
+                "server.username = \"{}\"\nserver.groupname = \"{}\"\n",
+                w.name, w.group
+            )
+        })
+        .unwrap_or_default();
     let conf = format!(
-        "{docline}{modules_dir}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
+        "{docline}{user}{modules_dir}server.bind = \"127.0.0.1\"\nserver.port = {port}\n\
          server.max-worker = 0\nserver.max-fds = {files}\nserver.max-connections = {conns}\n\
          server.listen-backlog = {backlog}\nserver.defer-accept = 1\n\
          server.max-keep-alive-requests = {MAX_KEEP_ALIVE_REQUESTS}\nserver.max-keep-alive-idle = {KEEPALIVE_TIMEOUT_SECS}\n\

@@ -1,7 +1,7 @@
 //! mini_httpd in the foreground (`-D`), configured by flags. No `-l`: without it mini_httpd logs
 //! nothing, while `-l /dev/null` would format and write a log line per request.
 
-use super::config::{worker_user, Ctx, Launch};
+use super::config::{Ctx, Launch};
 use super::Profile;
 use crate::tls;
 
@@ -32,8 +32,8 @@ fn launch(c: &Ctx) -> Launch {
         "-i".into(),
         format!("{}/mini_httpd.pid", c.wd),
     ]);
-    if c.root {
-        args.extend(["-u".into(), worker_user().into()]);
+    if let Some(w) = c.worker {
+        args.extend(["-u".into(), w.name.clone()]);
     }
     if c.chroot {
         args.push("-r".into());

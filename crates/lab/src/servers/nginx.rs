@@ -43,7 +43,11 @@ fn launch(c: &Ctx) -> Launch {
          server {{\n    listen 127.0.0.1:{port}{ssl}{http2} backlog={backlog} deferred;\n{tls}{h2}    root {d};\n    \
          location /lab/private/ {{ auth_basic lab; auth_basic_user_file {wd}/htpasswd; }}\n    \
          location /lab/throttled/ {{ limit_rate {THROTTLE_KIB_PER_SEC}k; }}\n{cgi}{php}  }}\n}}\n",
-        user = if c.root { "user root;\n" } else { "" },
+        // As root the master binds, then its worker drops to the worker user.
+        user = c
+            .worker
+            .map(|w| format!("user {} {};\n", w.name, w.group))
+            .unwrap_or_default(),
         files = c.files(),
         conns = l.connections(),
         port = c.port,

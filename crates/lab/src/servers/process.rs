@@ -1,11 +1,12 @@
-//! A server the lab started: its config written into a temporary directory of its own, started in the
-//! foreground pinned to CPUs as the leader of its own process group and in its own cgroup (`cgroup`:
-//! its CPU time, orphans included), with fcgiwrap beside it for servers without CGI of their own,
-//! stdout and stderr captured in that directory; ready once its port answers; stopped with nothing
-//! left behind.
+//! A server the lab started: its config written into a temporary directory of its own (the worker
+//! user's when the lab is root, `users`), started in the foreground pinned to CPUs as the leader of its
+//! own process group and in its own cgroup (`cgroup`: its CPU time, orphans included), with fcgiwrap
+//! beside it for servers without CGI of their own, stdout and stderr captured in that directory;
+//! ready once its port answers; stopped with nothing left behind.
 
 use anyhow::{anyhow, bail, Context};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use crate::limits::Limits;
 use crate::procstat;
 use crate::spawn::Spawn;
 use crate::tls::LabCert;
+use crate::users;
 use rustls::ClientConfig;
 use std::sync::Arc;
 
@@ -124,10 +126,12 @@ impl Server {
     ) -> Result<Server, (anyhow::Error, bool)> {
         let fail = |e: anyhow::Error| (e, false);
         let kind = binary.kind;
-        let workdir = tempfile::Builder::new()
-            .prefix(&format!("webstand-lab-{}-", kind.name()))
-            .tempdir()
-            .map_err(|e| fail(e.into()))?;
+        let workdir = crate::owner::scratch_dir(kind.name()).map_err(|e| fail(e.into()))?;
+        if let Some(w) = users::worker() {
+            // The server's own: it opens its logs and pid file there after dropping root (lighttpd,
+            // h2o), caddy keeps its state there.
+            users::give(workdir.path(), w).map_err(|e| fail(e.into()))?;
+        }
         let port = free_port(port).map_err(|e| fail(e.into()))?;
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let docroot = setup
@@ -181,7 +185,8 @@ impl Server {
         server.wait_ready(setup.start_timeout, launch.bridge.as_ref())
     }
 
-    /// Starts the server (leader of a new process group) and its bridge (in that group).
+    /// Starts the server (leader of a new process group) and its bridge (in that group, as the
+    /// worker user, on a socket the lab bound).
     fn spawn_processes(&mut self, launch: &Launch, cpus: Option<&[usize]>) -> anyhow::Result<()> {
         let w = self.workdir.path().to_path_buf();
         let log = w.join("server.log");
@@ -194,6 +199,8 @@ impl Server {
             cpus,
             group: 0,
             cgroup: self.cgroup.as_ref(),
+            user: users::worker().filter(|_| launch.as_worker),
+            listener: None,
         };
         let mut shown = main.shown();
         let child = main
@@ -204,6 +211,9 @@ impl Server {
         self.child = Some(child);
         if let Some(b) = &launch.bridge {
             let args = b.args();
+            let listener = UnixListener::bind(&b.socket)
+                .with_context(|| format!("cannot listen on {}", b.socket))?;
+            users::share(Path::new(&b.socket), 0o660)?;
             let bridge = Spawn {
                 program: &b.program,
                 args: &args,
@@ -213,8 +223,14 @@ impl Server {
                 cpus,
                 group: self.pgid,
                 cgroup: self.cgroup.as_ref(),
+                user: users::worker(),
+                listener: Some(&listener),
             };
-            shown = format!("{shown}\n{}", bridge.shown());
+            shown = format!(
+                "{shown}\n{}  # stdin: unix:{}, bound by the lab",
+                bridge.shown(),
+                b.socket
+            );
             let child = bridge
                 .start()
                 .with_context(|| format!("cannot run {}", b.program.display()))?;
@@ -458,6 +474,7 @@ impl Server {
         if let Ok(Some(st)) = child.try_wait() {
             self.exit.get_or_insert(st);
         }
+        crate::owner::forget_group(self.pgid);
         Ok(())
     }
 }

@@ -1,0 +1,141 @@
+//! Who what the lab starts runs as. Run as root, the lab gives root to nothing that does not need it:
+//! the servers drop to the worker user (www-data where it exists, else nobody) once they have bound
+//! their port, as each does on its own; what runs a request's code (PHP-FPM's pool, fcgiwrap and its
+//! CGI programs, php-cli) runs as that user too; MariaDB as its own (`mysql`). The sockets and
+//! directories between them belong to root and the worker's group (0660, 0750): the servers that
+//! need them reach them, other local users do not. Run as another user, everything is that user's
+//! already, and these modes are its own (0600, 0700).
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+/// A user and its primary group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    pub uid: libc::uid_t,
+    pub gid: libc::gid_t,
+    /// The primary group's name.
+    pub group: String,
+}
+
+/// Whether the lab runs as root.
+pub fn running_as_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The servers' unprivileged worker when the lab runs as root (None otherwise: nothing to drop).
+pub fn worker() -> Option<&'static Account> {
+    static WORKER: OnceLock<Option<Account>> = OnceLock::new();
+    WORKER
+        .get_or_init(|| {
+            running_as_root()
+                .then(|| lookup("www-data").or_else(|| lookup("nobody")))
+                .flatten()
+        })
+        .as_ref()
+}
+
+/// The user MariaDB runs as when the lab runs as root: its own (`mysql`, which Debian's package
+/// makes), else the worker.
+pub fn database() -> Option<Account> {
+    running_as_root()
+        .then(|| lookup("mysql").or_else(|| worker().cloned()))
+        .flatten()
+}
+
+/// The user `name` and its primary group, from the passwd and group databases.
+pub fn lookup(name: &str) -> Option<Account> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: libc::passwd is integers and raw pointers, for which all-zero bytes (null) are valid.
+    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16 << 10];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call; `found` points into `pwd` when the user exists.
+    let rc = unsafe { libc::getpwnam_r(c.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() {
+        return None;
+    }
+    // SAFETY: as above, for the group database.
+    let mut grp: libc::group = unsafe { std::mem::zeroed() };
+    let mut gfound: *mut libc::group = std::ptr::null_mut();
+    let mut gbuf = vec![0 as libc::c_char; 16 << 10];
+    let rc = unsafe {
+        libc::getgrgid_r(pwd.pw_gid, &mut grp, gbuf.as_mut_ptr(), gbuf.len(), &mut gfound)
+    };
+    let group = if rc == 0 && !gfound.is_null() {
+        // SAFETY: gr_name is a C string inside `gbuf`, which outlives this read.
+        unsafe { std::ffi::CStr::from_ptr(grp.gr_name) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        pwd.pw_gid.to_string()
+    };
+    Some(Account {
+        name: name.to_string(),
+        uid: pwd.pw_uid,
+        gid: pwd.pw_gid,
+        group,
+    })
+}
+
+/// Makes `path` reachable by the worker's group only: root-owned with the worker's group and `mode`
+/// (0750 for a directory, 0640 for a file, 0660 for a socket) as root; the lab user's alone (the
+/// group bits cleared) otherwise.
+pub fn share(path: &Path, mode: u32) -> io::Result<()> {
+    let mode = match worker() {
+        Some(w) => {
+            chown(path, 0, w.gid)?;
+            mode
+        }
+        None => mode & 0o700,
+    };
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+}
+
+/// Gives the directory `dir` to `account` (and the worker's group, 0750): where a process that runs
+/// as that user writes.
+pub fn give(dir: &Path, account: &Account) -> io::Result<()> {
+    let gid = worker().map_or(account.gid, |w| w.gid);
+    chown(dir, account.uid, gid)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o750))
+}
+
+fn chown(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), Some(gid))
+}
+
+/// For `Command::pre_exec`, after everything that needs root: become `account` (its group alone as
+/// the supplementary groups). Only setgroups, setgid and setuid: async-signal-safe.
+pub fn become_user(account: &Account) -> io::Result<()> {
+    // SAFETY: plain syscalls; groups and gid while still root, uid last.
+    unsafe {
+        if libc::setgroups(1, &account.gid) != 0
+            || libc::setgid(account.gid) != 0
+            || libc::setuid(account.uid) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_has_uid_zero_and_a_missing_user_is_none() {
+        let root = lookup("root").expect("root is in every passwd");
+        assert_eq!((root.uid, root.gid, root.group.as_str()), (0, 0, "root"));
+        assert_eq!(lookup("no-such-user-webstand"), None);
+        assert_eq!(worker().is_some(), running_as_root());
+        if let Some(w) = worker() {
+            assert_ne!(w.uid, 0, "{w:?}");
+        }
+    }
+}
