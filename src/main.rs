@@ -146,5 +146,5 @@ fn main() {
         }
     };
     ranks::finish();
-    std::process::exit(code);
+    webstand_lab::interrupt::exit(code);
 }

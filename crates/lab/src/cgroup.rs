@@ -227,7 +227,7 @@ pub(crate) fn empty_and_remove(dir: &Path) -> usize {
 }
 
 /// Every cgroup a lab made beside this process's own (v1 cpuacct and v2), and whose it is.
-pub(crate) fn ours_everywhere() -> Vec<(Owner, PathBuf)> {
+pub fn ours_everywhere() -> Vec<(Owner, PathBuf)> {
     let mut out = Vec::new();
     for source in [CpuSource::CgroupV1, CpuSource::CgroupV2] {
         let Ok(entries) = own_cgroup_dir(source).and_then(|d| {

@@ -29,6 +29,9 @@ static CURRENT: Mutex<Option<Arc<Live>>> = Mutex::new(None);
 /// The history run the command is saving into, to mark interrupted if it must end at once.
 static RUN: Mutex<Option<(PathBuf, RunId)>> = Mutex::new(None);
 static INSTALL: Once = Once::new();
+/// Held by whoever ends the process: a stop at once, or the command's own end ([`exit`]), so that
+/// neither cuts the other short.
+static ENDING: Mutex<()> = Mutex::new(());
 
 /// Takes SIGINT, SIGTERM and SIGHUP for the rest of the process (once; later calls do nothing).
 /// Call it before the command starts anything, so no signal finds a child without its stop.
@@ -71,6 +74,7 @@ fn caught(signal: i32) {
 /// Ends the process at once: everything the lab started killed, its directories removed, the
 /// history run marked interrupted.
 fn stop_now(why: &str) -> ! {
+    let _ending = ENDING.lock().unwrap_or_else(|e| e.into_inner());
     let killed = crate::owner::stop_everything();
     eprintln!("webstand: {why}: stopped at once ({killed} processes of the lab killed)");
     let run = RUN.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -80,6 +84,13 @@ fn stop_now(why: &str) -> ! {
         }
     }
     std::process::exit(exit_status());
+}
+
+/// Ends the process with `code`, or, when a second signal is stopping everything at once, lets that
+/// finish and end it.
+pub fn exit(code: i32) -> ! {
+    let _ending = ENDING.lock().unwrap_or_else(|e| e.into_inner());
+    std::process::exit(code)
 }
 
 /// A fresh `Live` for the next run, stopped by the signals (already stopped after one).

@@ -90,6 +90,8 @@ impl MariaDb {
             &socket,
             Duration::from_secs(60),
         )?;
+        // mariadbd opens its socket to everyone (0777): only the workers' group may connect.
+        users::share(&socket, 0o660)?;
         Ok(MariaDb {
             daemon,
             socket,
