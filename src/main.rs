@@ -68,7 +68,7 @@ pub struct Global {
 /// everything the lab started is stopped first.
 fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
-        webstand_lab::owner::stop_everything();
+        webstand_lab::leftovers::stop_everything();
         let msg = info
             .payload()
             .downcast_ref::<&str>()
@@ -114,7 +114,7 @@ fn main() {
         webstand_lab::interrupt::install();
     }
     if matches!(cli.cmd, None | Some(Cmd::Sweep(_) | Cmd::Compare(_))) {
-        webstand_lab::owner::clean_up_after_the_dead();
+        webstand_lab::leftovers::clean_up_after_the_dead();
     }
     if cli.cmd.is_some() && cli.main_job.full {
         // Not a clap conflict rule: that would also refuse the global --db before a subcommand.

@@ -75,7 +75,7 @@ fn caught(signal: i32) {
 /// history run marked interrupted.
 fn stop_now(why: &str) -> ! {
     let _ending = ENDING.lock().unwrap_or_else(|e| e.into_inner());
-    let killed = crate::owner::stop_everything();
+    let killed = crate::leftovers::stop_everything();
     eprintln!("webstand: {why}: stopped at once ({killed} processes of the lab killed)");
     let run = RUN.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some((db, id)) = run {

@@ -8,10 +8,11 @@ pub mod compare; // `webstand compare`: servers × workloads (issue 5)
 pub mod disclosure; // what each row must say about how its server ran (issue 19)
 pub mod h2; // the lab over HTTP/2: which servers speak it, equal settings, the h2 check (issue 11)
 pub mod interrupt; // SIGINT, SIGTERM, SIGHUP: stop the runs in order; a second one stops everything
+pub mod leftovers; // what a lab that must end at once, or a killed one, leaves: stopped and removed
 pub mod limits; // backlog, keep-alive and caps every server gets alike (issue 19)
 pub mod maxusers; // raise clients until a bound breaks, then bisect (issue 4)
 mod memory; // resident memory per idle keep-alive connection of a lab server (issue 15)
-pub mod owner; // whose the lab's directories and cgroups are; what a killed webstand left
+pub mod owner; // whose the lab's directories, cgroups and process groups are
 pub mod php; // PHP-FPM, a private MariaDB, the php page and WordPress (issue 12)
 pub mod procstat; // CPU time and resident memory of a process tree from /proc (issue 5)
 pub mod progress; // a bar (or periodic lines) with a run's live counters

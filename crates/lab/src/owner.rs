@@ -1,26 +1,19 @@
-//! Whose the lab's leftovers are. Every scratch directory and cgroup the lab makes is named after its
-//! owner, this process: `webstand-lab-PID-START-…`, START being the process's start time from
-//! /proc/PID/stat, so a pid reused by another process is never taken for a live owner. Every process
-//! group the lab starts is also written down in the scratch directory it runs in (a file
-//! `.webstand-group-PGID` holding the leader's start time). Two duties follow from that:
-//! - [`stop_everything`]: when the lab cannot end in order (a second signal, a stop that takes too
-//!   long, a panic), SIGKILL every group and cgroup this process started and remove its directories.
-//! - [`clean_up_after_the_dead`]: at the start of a lab command, what a webstand killed outright
-//!   (SIGKILL) left behind: the cgroups and directories of owners no longer alive. Their processes
-//!   are killed, they are removed, and one line on stderr says so. A live webstand's are never
-//!   touched: two lab commands may run at once.
+//! Whose the lab's directories, cgroups and process groups are. Every scratch directory and cgroup
+//! the lab makes is named after its owner, this process: `webstand-lab-PID-START-…`, START being the
+//! process's start time from /proc/PID/stat, so a pid reused by another process is never taken for a
+//! live owner. Every process group the lab starts is also written down in the scratch directory it
+//! runs in (a file `.webstand-group-PGID` holding the leader's start time). This process keeps a list
+//! of all three for as long as they exist; `leftovers` acts on them.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::Duration;
 
-use crate::cgroup;
 use crate::procstat;
 
 /// What every name the lab gives its directories and cgroups starts with.
 pub const PREFIX: &str = "webstand-lab-";
 /// The file in a scratch directory recording a process group started there.
-const GROUP_FILE: &str = ".webstand-group-";
+pub(crate) const GROUP_FILE: &str = ".webstand-group-";
 
 /// A process for good: its pid and start time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,8 +71,17 @@ fn made() -> MutexGuard<'static, Made> {
 }
 
 /// A scratch directory of this process's under the temporary directory (`TMPDIR`), named after it:
-/// `webstand-lab-PID-START-WHAT-XXXXXX`; removed when dropped, or by [`stop_everything`].
+/// `webstand-lab-PID-START-WHAT-XXXXXX`; removed when dropped (or by `leftovers`).
 pub fn scratch_dir(what: &str) -> std::io::Result<tempfile::TempDir> {
+    let tmp = std::env::temp_dir();
+    if let Some((barred, mode)) = crate::users::barred(&tmp) {
+        let user = crate::users::worker().map_or("", |w| w.name.as_str());
+        return Err(std::io::Error::other(format!(
+            "{user}, which the lab's servers run as, cannot enter {} (mode {mode:o}): make it \
+             searchable (chmod o+x) or set TMPDIR to a directory that is",
+            barred.display()
+        )));
+    }
     let dir = tempfile::Builder::new()
         .prefix(&format!("{}{what}-", Owner::me().prefix()))
         .tempdir()?;
@@ -110,109 +112,10 @@ pub(crate) fn forget_cgroup(dir: &Path) {
     made().cgroups.retain(|d| d != dir);
 }
 
-/// SIGKILLs every process group and everything in every cgroup this process started, removes the
-/// cgroups and its scratch directories. Returns how many processes were killed.
-pub fn stop_everything() -> usize {
-    let (groups, cgroups, dirs) = {
-        let m = made();
-        (m.groups.clone(), m.cgroups.clone(), m.dirs.clone())
-    };
-    let mut killed = 0;
-    for g in groups {
-        killed += kill_group(g);
-    }
-    for c in &cgroups {
-        killed += cgroup::empty_and_remove(c);
-    }
-    for d in &dirs {
-        let _ = std::fs::remove_dir_all(d);
-    }
-    killed
-}
-
-/// SIGKILLs the live members of process group `pgid`; how many there were.
-fn kill_group(pgid: i32) -> usize {
-    let members = procstat::group_members(pgid);
-    if !members.is_empty() {
-        // SAFETY: kill(2) of a process group the lab started (or, after a killed lab, one its
-        // scratch directory records and whose leader is not another process: see `recorded_groups`).
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
-    }
-    members.len()
-}
-
-/// Finds what webstands that are no longer alive left (cgroups, and scratch directories under the
-/// temporary directory), kills their processes, removes them, and says so in one line on stderr.
-pub fn clean_up_after_the_dead() {
-    let mut owners: Vec<i32> = Vec::new();
-    let (mut killed, mut cgroups, mut dirs) = (0, 0, 0);
-    let mut dead = |owner: Owner| {
-        let gone = !owner.alive();
-        if gone && !owners.contains(&owner.pid) {
-            owners.push(owner.pid);
-        }
-        gone
-    };
-    for (owner, dir) in cgroup::ours_everywhere() {
-        if dead(owner) {
-            killed += cgroup::empty_and_remove(&dir);
-            cgroups += 1;
-        }
-    }
-    for (owner, dir) in scratch_dirs() {
-        if dead(owner) {
-            for pgid in recorded_groups(&dir) {
-                killed += kill_group(pgid);
-            }
-            if std::fs::remove_dir_all(&dir).is_ok() {
-                dirs += 1;
-            }
-        }
-    }
-    if owners.is_empty() {
-        return;
-    }
-    // Processes just killed leave their cgroups when reaped by init: a moment later nothing is left.
-    std::thread::sleep(Duration::from_millis(if killed > 0 { 50 } else { 0 }));
-    let pids: Vec<String> = owners.iter().map(i32::to_string).collect();
-    eprintln!(
-        "webstand: cleaned up after a webstand that was killed (pid {}): {killed} processes stopped, \
-         {cgroups} cgroups and {dirs} directories removed",
-        pids.join(", ")
-    );
-}
-
-/// The scratch directories under the temporary directory and whose they are.
-fn scratch_dirs() -> Vec<(Owner, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let owner = Owner::of(e.file_name().to_str()?)?;
-            e.file_type().ok()?.is_dir().then(|| (owner, e.path()))
-        })
-        .collect()
-}
-
-/// The process groups a dead owner's directory records, those that are still its: a group whose
-/// leader's pid now names a process with another start time was reused, so its own group is gone
-/// (a pid is not handed out while a group of that id has members).
-fn recorded_groups(dir: &Path) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name();
-            let pgid: i32 = name.to_str()?.strip_prefix(GROUP_FILE)?.parse().ok()?;
-            let start: u64 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
-            let reused = procstat::stat(pgid).is_some_and(|s| s.start != start);
-            (pgid > 1 && !reused).then_some(pgid)
-        })
-        .collect()
+/// What this process has started and made so far: (process groups, cgroups, scratch directories).
+pub(crate) fn made_so_far() -> (Vec<i32>, Vec<PathBuf>, Vec<PathBuf>) {
+    let m = made();
+    (m.groups.clone(), m.cgroups.clone(), m.dirs.clone())
 }
 
 #[cfg(test)]

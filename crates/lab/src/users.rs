@@ -9,7 +9,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// A user and its primary group.
@@ -103,6 +103,23 @@ pub fn give(dir: &Path, account: &Account) -> io::Result<()> {
     let gid = worker().map_or(account.gid, |w| w.gid);
     chown(dir, account.uid, gid)?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o750))
+}
+
+/// As root, the first directory from `/` down to `dir` that the worker user cannot enter, with its
+/// mode: the servers, once they dropped root, could not reach anything under it.
+pub fn barred(dir: &Path) -> Option<(PathBuf, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    let w = worker()?;
+    let mut ancestors: Vec<&Path> = dir.ancestors().collect();
+    ancestors.reverse();
+    ancestors.into_iter().find_map(|d| {
+        let m = std::fs::metadata(d).ok()?;
+        let mode = m.mode() & 0o7777;
+        let enters = (m.uid() == w.uid && mode & 0o100 != 0)
+            || (m.gid() == w.gid && mode & 0o010 != 0)
+            || mode & 0o001 != 0;
+        (!enters).then(|| (d.to_path_buf(), mode))
+    })
 }
 
 fn chown(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {

@@ -41,22 +41,26 @@ impl MariaDb {
         }
         let data = dir.join("mariadb-data");
         let user = account.map_or_else(own_user, |a| a.name);
+        // Its temporary files go in its own directory: TMPDIR may not be writable by its user.
+        let tmpdir = format!("--tmpdir={}", dir.display());
         let out = Command::new(&install)
             .arg("--no-defaults")
             .arg(format!("--datadir={}", data.display()))
             .arg(format!("--user={user}"))
+            .arg(&tmpdir)
             .args(["--auth-root-authentication-method=socket", "--skip-test-db"])
             .stdin(Stdio::null())
             .output()
             .with_context(|| format!("cannot run {}", install.display()))?;
         if !out.status.success() {
+            // Its first error says why; the last is only "Aborting".
             let text = String::from_utf8_lossy(&out.stderr);
-            let last = text
+            let why = text
                 .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
+                .find(|l| l.contains("[ERROR]"))
+                .or_else(|| text.lines().rev().find(|l| !l.trim().is_empty()))
                 .unwrap_or("");
-            bail!("mariadb-install-db failed ({}): {last}", out.status);
+            bail!("mariadb-install-db failed ({}): {why}", out.status);
         }
         let init = dir.join("mariadb-init.sql");
         std::fs::write(
@@ -76,6 +80,7 @@ impl MariaDb {
             d("pid-file", &dir.join("mariadb.pid")),
             d("init-file", &init),
             format!("--user={user}"),
+            tmpdir,
             "--skip-networking".into(),
             "--skip-log-bin".into(),
             "--innodb-buffer-pool-size=64M".into(),
