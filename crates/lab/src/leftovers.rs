@@ -8,7 +8,6 @@
 //!   touched: two lab commands may run at once.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::cgroup;
 use crate::owner::{self, Owner, GROUP_FILE};
@@ -73,8 +72,6 @@ pub fn clean_up_after_the_dead() {
     if owners.is_empty() {
         return;
     }
-    // Processes just killed leave their cgroups when reaped by init: a moment later nothing is left.
-    std::thread::sleep(Duration::from_millis(if killed > 0 { 50 } else { 0 }));
     let pids: Vec<String> = owners.iter().map(i32::to_string).collect();
     eprintln!(
         "webstand: cleaned up after a webstand that was killed (pid {}): {killed} processes stopped, \
