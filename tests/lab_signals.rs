@@ -193,7 +193,10 @@ impl Finished {
             })
             .map(|s| s.pid)
             .collect();
-        assert!(in_cgroups.is_empty(), "still in its cgroups: {in_cgroups:?}");
+        assert!(
+            in_cgroups.is_empty(),
+            "still in its cgroups: {in_cgroups:?}"
+        );
         assert_eq!(
             common::lab::processes_under(self.tmp.path()),
             Vec::<String>::new()

@@ -230,9 +230,9 @@ pub(crate) fn empty_and_remove(dir: &Path) -> usize {
 pub fn ours_everywhere() -> Vec<(Owner, PathBuf)> {
     let mut out = Vec::new();
     for source in [CpuSource::CgroupV1, CpuSource::CgroupV2] {
-        let Ok(entries) = own_cgroup_dir(source).and_then(|d| {
-            std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display()))
-        }) else {
+        let Ok(entries) = own_cgroup_dir(source)
+            .and_then(|d| std::fs::read_dir(&d).map_err(|e| format!("{}: {e}", d.display())))
+        else {
             continue;
         };
         for e in entries.flatten() {

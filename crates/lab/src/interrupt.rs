@@ -67,7 +67,10 @@ fn caught(signal: i32) {
     }
     std::thread::spawn(|| {
         std::thread::sleep(GRACE);
-        stop_now(&format!("still running {} s after the signal", GRACE.as_secs()));
+        stop_now(&format!(
+            "still running {} s after the signal",
+            GRACE.as_secs()
+        ));
     });
 }
 

@@ -106,7 +106,11 @@ fn recorded_groups(dir: &Path) -> Vec<i32> {
         .filter_map(|e| {
             let name = e.file_name();
             let pgid: i32 = name.to_str()?.strip_prefix(GROUP_FILE)?.parse().ok()?;
-            let start: u64 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
+            let start: u64 = std::fs::read_to_string(e.path())
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
             let reused = procstat::stat(pgid).is_some_and(|s| s.start != start);
             (pgid > 1 && !reused).then_some(pgid)
         })

@@ -134,6 +134,9 @@ mod tests {
             pid: me.pid,
             start: me.start + 1,
         };
-        assert!(!reused.alive(), "a pid with another start time is another process");
+        assert!(
+            !reused.alive(),
+            "a pid with another start time is another process"
+        );
     }
 }

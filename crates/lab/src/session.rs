@@ -70,11 +70,7 @@ impl Session {
                 None
             }
         };
-        crate::interrupt::saving_into(
-            store
-                .as_ref()
-                .map(|(s, id)| (s.path().to_path_buf(), *id)),
-        );
+        crate::interrupt::saving_into(store.as_ref().map(|(s, id)| (s.path().to_path_buf(), *id)));
         Ok(Session {
             store,
             quiet,

@@ -56,7 +56,15 @@ pub fn lookup(name: &str) -> Option<Account> {
     let mut buf = vec![0 as libc::c_char; 16 << 10];
     let mut found: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: every pointer is valid for the call; `found` points into `pwd` when the user exists.
-    let rc = unsafe { libc::getpwnam_r(c.as_ptr(), &mut pwd, buf.as_mut_ptr(), buf.len(), &mut found) };
+    let rc = unsafe {
+        libc::getpwnam_r(
+            c.as_ptr(),
+            &mut pwd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut found,
+        )
+    };
     if rc != 0 || found.is_null() {
         return None;
     }
@@ -65,7 +73,13 @@ pub fn lookup(name: &str) -> Option<Account> {
     let mut gfound: *mut libc::group = std::ptr::null_mut();
     let mut gbuf = vec![0 as libc::c_char; 16 << 10];
     let rc = unsafe {
-        libc::getgrgid_r(pwd.pw_gid, &mut grp, gbuf.as_mut_ptr(), gbuf.len(), &mut gfound)
+        libc::getgrgid_r(
+            pwd.pw_gid,
+            &mut grp,
+            gbuf.as_mut_ptr(),
+            gbuf.len(),
+            &mut gfound,
+        )
     };
     let group = if rc == 0 && !gfound.is_null() {
         // SAFETY: gr_name is a C string inside `gbuf`, which outlives this read.

@@ -102,7 +102,10 @@ mod tests {
         assert!(c.contains("listen = /tmp/lab/php-fpm.sock\n"), "{c}");
         assert!(c.contains("pm = static\npm.max_children = 4\n"), "{c}");
         assert!(c.contains("daemonize = no"), "{c}");
-        assert!(c.contains("listen.mode = 0600\n") && !c.contains("user ="), "{c}");
+        assert!(
+            c.contains("listen.mode = 0600\n") && !c.contains("user ="),
+            "{c}"
+        );
         let www = Account {
             name: "www-data".into(),
             uid: 33,
@@ -111,6 +114,9 @@ mod tests {
         };
         let c = config(Path::new("/tmp/lab"), 4, 511, Some(&www));
         assert!(c.contains("user = www-data\ngroup = www-data\n"), "{c}");
-        assert!(c.contains("listen.group = www-data\nlisten.mode = 0660\n"), "{c}");
+        assert!(
+            c.contains("listen.group = www-data\nlisten.mode = 0660\n"),
+            "{c}"
+        );
     }
 }

@@ -32,13 +32,13 @@ mod process;
 
 use anyhow::bail;
 
+pub(crate) use crate::users::running_as_root;
 pub use affinity::{allowed_cpus, pin_current};
 pub use binary::{find_program, locate, version_in, Binary};
 pub use features::{
     check_basic_auth, check_chroot, check_features, check_throttling, configures, Features, Support,
 };
 pub use fetch::{fetch, fetch_over, Fetched};
-pub(crate) use crate::users::running_as_root;
 pub(crate) use lab_files::{bcrypt_hash, sha_hash};
 pub use lab_files::{
     write_lab_files, AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES,
