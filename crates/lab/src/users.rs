@@ -6,7 +6,7 @@
 //! need them reach them, other local users do not. Run as another user, everything is that user's
 //! already, and these modes are its own (0600, 0700).
 
-use std::ffi::CString;
+use nix::unistd::{self, Gid, Group, Uid, User};
 use std::io;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -50,49 +50,15 @@ pub fn database() -> Option<Account> {
 
 /// The user `name` and its primary group, from the passwd and group databases.
 pub fn lookup(name: &str) -> Option<Account> {
-    let c = CString::new(name).ok()?;
-    // SAFETY: libc::passwd is integers and raw pointers, for which all-zero bytes (null) are valid.
-    let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut buf = vec![0 as libc::c_char; 16 << 10];
-    let mut found: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: every pointer is valid for the call; `found` points into `pwd` when the user exists.
-    let rc = unsafe {
-        libc::getpwnam_r(
-            c.as_ptr(),
-            &mut pwd,
-            buf.as_mut_ptr(),
-            buf.len(),
-            &mut found,
-        )
-    };
-    if rc != 0 || found.is_null() {
-        return None;
-    }
-    // SAFETY: as above, for the group database.
-    let mut grp: libc::group = unsafe { std::mem::zeroed() };
-    let mut gfound: *mut libc::group = std::ptr::null_mut();
-    let mut gbuf = vec![0 as libc::c_char; 16 << 10];
-    let rc = unsafe {
-        libc::getgrgid_r(
-            pwd.pw_gid,
-            &mut grp,
-            gbuf.as_mut_ptr(),
-            gbuf.len(),
-            &mut gfound,
-        )
-    };
-    let group = if rc == 0 && !gfound.is_null() {
-        // SAFETY: gr_name is a C string inside `gbuf`, which outlives this read.
-        unsafe { std::ffi::CStr::from_ptr(grp.gr_name) }
-            .to_string_lossy()
-            .into_owned()
-    } else {
-        pwd.pw_gid.to_string()
-    };
+    let user = User::from_name(name).ok().flatten()?;
+    let group = Group::from_gid(user.gid)
+        .ok()
+        .flatten()
+        .map_or_else(|| user.gid.to_string(), |g| g.name);
     Some(Account {
-        name: name.to_string(),
-        uid: pwd.pw_uid,
-        gid: pwd.pw_gid,
+        name: user.name,
+        uid: user.uid.as_raw(),
+        gid: user.gid.as_raw(),
         group,
     })
 }
@@ -143,15 +109,11 @@ fn chown(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> io::Result<()> {
 /// For `Command::pre_exec`, after everything that needs root: become `account` (its group alone as
 /// the supplementary groups). Only setgroups, setgid and setuid: async-signal-safe.
 pub fn become_user(account: &Account) -> io::Result<()> {
-    // SAFETY: plain syscalls; groups and gid while still root, uid last.
-    unsafe {
-        if libc::setgroups(1, &account.gid) != 0
-            || libc::setgid(account.gid) != 0
-            || libc::setuid(account.uid) != 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-    }
+    let gid = Gid::from_raw(account.gid);
+    // Groups and gid while still root, uid last.
+    unistd::setgroups(&[gid])?;
+    unistd::setgid(gid)?;
+    unistd::setuid(Uid::from_raw(account.uid))?;
     Ok(())
 }
 
