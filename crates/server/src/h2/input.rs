@@ -6,7 +6,7 @@
 
 use super::defence::{BLOCK_MAX, CONTINUATIONS_MAX, MAX_STREAMS};
 use super::{request, State, Stream};
-use crate::fastcgi::STREAM_OVER;
+use crate::service::STREAM_OVER;
 use std::collections::VecDeque;
 use std::time::Instant;
 use webstand_h2::frame::{write, Head, HEADER_LEN};
