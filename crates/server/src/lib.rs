@@ -108,7 +108,7 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
         None => None,
     };
     let own_files = own_files::OwnFiles::collect(&config);
-    let fastcgi = config.fastcgi.iter().map(|s| fastcgi::parse_rule(s));
+    let fastcgi = config.fastcgi.iter().map(|s| config::parse_fastcgi_rule(s));
     let fastcgi = fastcgi.collect::<Result<Vec<_>>>()?;
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let (loops, bound) = listen_all(&config, threads)?;

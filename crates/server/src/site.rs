@@ -3,13 +3,13 @@
 //! throttles, FastCGI backends), the access log's file, the server's own files, and the flag that
 //! tells the loops to stop. Built once by `run` before the privileges are dropped.
 
-use crate::config::Config;
+use crate::config::{Config, FastCgiRule};
 use crate::docroot::Docroot;
 use crate::own_files::OwnFiles;
 use crate::path::split_target;
 use crate::request::{Head, RequestBody};
 use crate::service::STREAM_OVER;
-use crate::{accesslog, auth, fastcgi, pattern, throttle};
+use crate::{accesslog, auth, pattern, throttle};
 use std::sync::atomic::AtomicBool;
 
 pub struct Site {
@@ -26,7 +26,7 @@ pub struct Site {
     pub boundary: String,
     pub stopping: AtomicBool,
     /// The `--fastcgi` rules, in order.
-    pub fastcgi: Vec<fastcgi::Rule>,
+    pub fastcgi: Vec<FastCgiRule>,
     /// Event loops running (each opens its share of `fastcgi_connections`).
     pub threads: usize,
 }

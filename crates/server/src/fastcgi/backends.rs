@@ -3,7 +3,8 @@
 //! the token of the job that holds it, the client connections whose turn for a backend connection
 //! came (`woken`: the loop drives them), the settings a job goes by, and one read buffer.
 
-use super::backend::{self, Acquired, Pool, Rule};
+use super::backend::{self, Acquired, Pool};
+use crate::config::FastCgiRule as Rule;
 use mio::{Interest, Registry, Token};
 use std::collections::HashMap;
 use std::time::Duration;

@@ -6,9 +6,9 @@
 //! that turns out closed before it answered anything is retried once on a new one.
 
 use super::backends::{Attached, Backends};
+use super::body::{self, Upload};
 use super::record::{self, Record};
 use super::response::{self, Done, Reply};
-use super::body::{self, Upload};
 use super::{backend, gzip, params};
 use crate::job::{Client, Job, Progress};
 use crate::request::{Head, Method};
@@ -351,7 +351,10 @@ impl Job for FcgiJob {
             Ok(Step::More) => Progress::More,
             Ok(Step::Ended(reusable)) => self.complete(sink, reusable),
             Err(Trouble::Lost(_))
-                if self.kept && !self.reply.started() && !self.retried && !self.upload.streamed() =>
+                if self.kept
+                    && !self.reply.started()
+                    && !self.retried
+                    && !self.upload.streamed() =>
             {
                 // A kept connection the backend had closed: once more on a new one (the trouble
                 // is logged only if the retry fails too).

@@ -27,6 +27,5 @@ mod params;
 mod record;
 mod response;
 
-pub use backend::{parse_rule, Rule};
 pub use backends::{Backends, Settings};
 pub use job::{FcgiJob, Start};

@@ -20,6 +20,9 @@ mod defence;
 mod input;
 mod request;
 mod send;
+mod state;
+
+pub use state::State;
 
 use crate::config::Config;
 use crate::output::Out;
@@ -27,157 +30,13 @@ use crate::protocol::Protocol;
 use crate::response::{self, Sink};
 use crate::service::{Asked, Moment, Served, Service};
 use defence::MAX_JOBS;
-use send::{FileRange, Piece, Writer};
-use std::collections::{HashMap, VecDeque};
+use send::Writer;
+use state::Stream;
 use std::time::Instant;
-use webstand_h2::frame::write;
-use webstand_h2::hpack::{Decoder, Encoder};
-use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
-use webstand_h2::{block, ErrorCode, Settings, Window};
+use webstand_h2::ErrorCode;
 
 /// Request text buffers kept for reuse: a batch of streams answered in one round.
 const SPARE_TEXTS: usize = 32;
-
-/// One stream the client opened.
-pub struct Stream {
-    /// The request in HTTP/1 text form (request.rs), until it is answered.
-    text: Vec<u8>,
-    /// Body bytes received and not yet taken: the whole body when it is collected, what its
-    /// FastCGI job has not taken yet when it is streamed.
-    body: Vec<u8>,
-    /// The body goes to a FastCGI job as it arrives (a declared length over `STREAM_OVER`, until
-    /// the request turns out to go elsewhere): its window is given back only as the job takes it.
-    streaming: bool,
-    /// Body bytes a streamed body's job has taken.
-    taken: u64,
-    /// The request's END_STREAM has arrived.
-    received: bool,
-    content_length: Option<u64>,
-    head_only: bool,
-    recv_window: Window,
-    send_window: Window,
-    /// The body is (or is declared) larger than `--max-body`: answered 413, the rest discarded.
-    over_limit: bool,
-    /// The throttle rule its answer is paced by, until the answer ends.
-    throttle: Option<usize>,
-    /// Body bytes still owed after HEADERS (None: a streamed body, until `finished`).
-    remaining: Option<u64>,
-    finished: bool,
-    pieces: VecDeque<Piece>,
-}
-
-/// What HTTP/2 keeps about a connection between reads.
-pub struct State {
-    inbuf: Vec<u8>,
-    preface_seen: bool,
-    decoder: Decoder,
-    encoder: Encoder,
-    peer: Settings,
-    send_window: Window,
-    recv_window: Window,
-    streams: HashMap<u32, Stream>,
-    /// Streams whose requests are complete (or refused with 413), to answer in order.
-    ready: VecDeque<u32>,
-    /// Streams that wait for a CGI/FastCGI job (the connection runs `MAX_JOBS`), in order.
-    deferred: VecDeque<u32>,
-    /// Streams we reset lately: frames the peer had already sent on them are ignored (§5.4.2).
-    reset_lately: VecDeque<u32>,
-    last_stream: u32,
-    pending: Option<(block::Pending, u32)>,
-    /// Frames to write before (and with) the answers.
-    wire: Vec<u8>,
-    block: Vec<u8>,
-    lower: Vec<u8>,
-    /// The streams `pump` goes through, kept between rounds (no allocation per pump).
-    answering: Vec<u32>,
-    /// A header block's fields as they are decoded, and answered requests' text buffers for
-    /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
-    collect: request::Collect,
-    spare_texts: Vec<Vec<u8>>,
-    /// The memory of the header block being gathered, handed from block to block.
-    block_in: Vec<u8>,
-    /// Streams a job answers (their jobs end when they close first).
-    with_jobs: Vec<u32>,
-    /// File ranges the answers staged this round (send.rs).
-    staged: Vec<FileRange>,
-    /// A stream's answer was paced by a throttle rule.
-    paced: bool,
-    /// GOAWAY was sent: no new streams; close once the open ones are answered.
-    goaway: bool,
-    answered: u64,
-    counters: defence::Counters,
-    /// When the peer last gave us bytes or window (the slow-read bound counts from it).
-    progress: Instant,
-    /// `--max-body`: the largest request body taken.
-    max_body: u64,
-}
-
-impl State {
-    /// A new connection: our SETTINGS go out first.
-    pub fn new(now: Instant, max_body: u64) -> State {
-        let mut wire = Vec::with_capacity(64);
-        let ours = [
-            (SettingId::MaxConcurrentStreams, defence::MAX_STREAMS),
-            (SettingId::MaxHeaderListSize, defence::MAX_HEADER_LIST),
-            (SettingId::EnablePush, 0),
-        ];
-        write::settings(&mut wire, &ours);
-        State {
-            inbuf: Vec::new(),
-            preface_seen: false,
-            decoder: Decoder::new(4096, defence::MAX_HEADER_LIST),
-            encoder: Encoder::new(),
-            peer: Settings::default(),
-            send_window: Window::new(DEFAULT_WINDOW),
-            recv_window: Window::new(DEFAULT_WINDOW),
-            streams: HashMap::new(),
-            ready: VecDeque::new(),
-            deferred: VecDeque::new(),
-            reset_lately: VecDeque::new(),
-            last_stream: 0,
-            pending: None,
-            wire,
-            block: Vec::new(),
-            lower: Vec::new(),
-            answering: Vec::new(),
-            collect: request::Collect::default(),
-            spare_texts: Vec::new(),
-            block_in: Vec::new(),
-            goaway: false,
-            answered: 0,
-            counters: defence::Counters::default(),
-            progress: now,
-            max_body,
-            with_jobs: Vec::new(),
-            staged: Vec::new(),
-            paced: false,
-        }
-    }
-
-    /// Streams wait for a CGI/FastCGI job (routed again once one of the running ones ends).
-    fn waits_for_job(&self) -> bool {
-        !self.deferred.is_empty()
-    }
-
-    /// Queues a graceful GOAWAY (NO_ERROR, the last stream taken) unless one side already said
-    /// goodbye: shutdown and the idle close both end this way.
-    fn say_goodbye(&mut self) {
-        if !self.goaway {
-            self.goaway = true;
-            write::goaway(&mut self.wire, self.last_stream, ErrorCode::NoError, b"");
-        }
-    }
-
-    /// A connection error: GOAWAY with `code`; nothing more is read.
-    fn fail(&mut self, code: ErrorCode, why: &str) {
-        self.inbuf.clear();
-        self.ready.clear();
-        self.deferred.clear();
-        self.streams.clear();
-        self.goaway = true;
-        write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());
-    }
-}
 
 impl State {
     /// Answers the ready streams in order; those that need a CGI/FastCGI job while the

@@ -11,7 +11,7 @@
 //! windows and the peer's SETTINGS_MAX_FRAME_SIZE, all streams' frames gathered into one buffer
 //! (one write, and over TLS as few records as that write makes: h2o's batching).
 
-use super::{State, Stream};
+use super::state::{FileRange, Piece, State, Stream};
 use crate::response::{digits, Head as Answer, Length, Prepared, Sink};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -29,15 +29,6 @@ const RECORD: usize = 9;
 const PUMP_BUDGET: usize = 256 << 10;
 /// HTTP/2's slot among a `Prepared` head's forms.
 const FORM: usize = 1;
-
-/// A file range [start, end) staged for a stream.
-pub type FileRange = (Arc<File>, u64, u64);
-
-/// A piece of a stream's body waiting for its window.
-pub enum Piece {
-    Mem(Vec<u8>, usize),
-    File(Arc<File>, u64, u64),
-}
 
 fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
     out.push(tag);
