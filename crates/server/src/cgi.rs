@@ -9,8 +9,8 @@
 //! Content-Length, so the connection stays keep-alive.
 
 use crate::gateway::{find, header_vars, read_cgi_head, CgiHead};
-use crate::job::{Client, Job, Progress};
-use crate::request::{Head, Method, RequestBody};
+use crate::job::{Job, Progress, Start};
+use crate::request::{Method, RequestBody};
 #[cfg(test)]
 use crate::response::Length;
 use crate::response::{self, Sink};
@@ -21,22 +21,14 @@ use std::io::{self, Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// What a program is started with.
-pub struct Start<'a> {
-    pub head: &'a Head<'a>,
-    pub body: &'a [u8],
-    pub query: &'a [u8],
+/// The program a request runs.
+pub struct Program<'a> {
     /// Path of the program relative to the root, and the decoded rest of the URL path after it.
     pub rel: &'a str,
     pub path_info: &'a str,
-    pub user: Option<&'a str>,
-    /// The root as the process sees it (after chroot).
-    pub root: &'a Path,
-    pub client: &'a Client,
     pub timeout: Duration,
     pub max_output: u64,
 }
@@ -57,11 +49,12 @@ impl CgiJob {
     /// Starts the program, its output watched under `token`.
     pub fn start(
         req: &Start,
+        program: &Program,
         now: Instant,
         registry: &Registry,
         token: Token,
     ) -> io::Result<CgiJob> {
-        let mut child = spawn(req)?;
+        let mut child = spawn(req, program)?;
         let stdout = child
             .stdout
             .take()
@@ -81,11 +74,11 @@ impl CgiJob {
             }
         };
         Ok(CgiJob {
-            deadline: now + req.timeout,
+            deadline: now + program.timeout,
             child,
             stdout: Some(stdout),
             output: Vec::new(),
-            max_output: req.max_output,
+            max_output: program.max_output,
             head_only: req.head.method == Method::Head,
         })
     }
@@ -167,9 +160,9 @@ impl Job for CgiJob {
 }
 
 /// Starts the program in its own process group with the CGI environment, the body on its stdin.
-fn spawn(req: &Start) -> io::Result<Child> {
+fn spawn(req: &Start, script: &Program) -> io::Result<Child> {
     let head = req.head;
-    let program = req.root.join(req.rel);
+    let program = req.root.join(script.rel);
     let dir = program
         .parent()
         .map(|p| p.to_path_buf())
@@ -194,12 +187,12 @@ fn spawn(req: &Start) -> io::Result<Child> {
     }
     env("REQUEST_METHOD", head.method_name.as_bytes());
     env("REQUEST_URI", head.target);
-    env("SCRIPT_NAME", format!("/{}", req.rel).as_bytes());
+    env("SCRIPT_NAME", format!("/{}", script.rel).as_bytes());
     env("SCRIPT_FILENAME", program.as_os_str().as_encoded_bytes());
     env("DOCUMENT_ROOT", req.root.as_os_str().as_encoded_bytes());
-    if !req.path_info.is_empty() {
-        env("PATH_INFO", req.path_info.as_bytes());
-        let translated = req.root.join(req.path_info.trim_start_matches('/'));
+    if !script.path_info.is_empty() {
+        env("PATH_INFO", script.path_info.as_bytes());
+        let translated = req.root.join(script.path_info.trim_start_matches('/'));
         env("PATH_TRANSLATED", translated.as_os_str().as_encoded_bytes());
     }
     env("QUERY_STRING", req.query);

@@ -6,7 +6,7 @@
 
 use crate::accesslog;
 use crate::handler::{Handler, Routed};
-use crate::job::Client;
+use crate::job::{Client, Start};
 use crate::jobs::{Jobs, Owner};
 use crate::path::split_target;
 use crate::request::Head;
@@ -88,8 +88,6 @@ impl Dispatch<'_> {
 impl Service for Dispatch<'_> {
     fn serve(&mut self, asked: &Asked, sink: &mut dyn Sink) -> Served {
         let head = asked.head;
-        let (_, query) = split_target(head.target);
-        let query = query.unwrap_or(b"");
         match self.handler.route(head, self.secs, sink) {
             Routed::Answered(a) => {
                 let line = self.redirect.map_or(head.request_line(), |r| r.0);
@@ -102,20 +100,15 @@ impl Service for Dispatch<'_> {
             _ if self.mine.len() >= asked.max_jobs => Served::Busy,
             Routed::Cgi(script) => {
                 let client = self.client();
-                let start = cgi::Start {
-                    head,
-                    body: asked.body,
-                    query,
+                let start = job_start(self.site, asked, &client, script.user.as_deref());
+                let program = cgi::Program {
                     rel: &script.rel,
                     path_info: &script.path_info,
-                    user: script.user.as_deref(),
-                    root: &self.site.root_path,
-                    client: &client,
                     timeout: self.site.config.cgi_timeout,
                     max_output: self.site.config.cgi_max_output,
                 };
                 let owner = self.owner(asked, script.user.clone());
-                match self.jobs.start_cgi(&start, owner, self.now) {
+                match self.jobs.start_cgi(&start, &program, owner, self.now) {
                     Ok(id) => {
                         self.mine.push(id);
                         Served::Started
@@ -133,20 +126,15 @@ impl Service for Dispatch<'_> {
             }
             Routed::FastCgi(script) => {
                 let client = self.client();
-                let start = fastcgi::Start {
-                    head,
-                    body: asked.body,
-                    query,
+                let start = job_start(self.site, asked, &client, script.user.as_deref());
+                let target = fastcgi::Script {
                     rule: script.rule,
-                    script_name: &script.script_name,
+                    name: &script.script_name,
                     path_info: &script.path_info,
-                    user: script.user.as_deref(),
-                    root: &self.site.root_path,
-                    client: &client,
                     redirects: self.redirect.map_or(0, |r| r.1),
                 };
                 let owner = self.owner(asked, script.user.clone());
-                let id = self.jobs.start_fastcgi(&start, owner, self.now);
+                let id = self.jobs.start_fastcgi(&start, &target, owner, self.now);
                 self.mine.push(id);
                 Served::Started
             }
@@ -186,5 +174,22 @@ impl Service for Dispatch<'_> {
 
     fn log(&mut self, request_line: &[u8], status: u16, bytes: u64) {
         self.log_line(request_line, status, bytes, None);
+    }
+}
+
+/// What a job for `asked` starts with.
+fn job_start<'s>(
+    site: &'s Site,
+    asked: &Asked<'s>,
+    client: &'s Client,
+    user: Option<&'s str>,
+) -> Start<'s> {
+    Start {
+        head: asked.head,
+        body: asked.body,
+        query: split_target(asked.head.target).1.unwrap_or(b""),
+        user,
+        root: &site.root_path,
+        client,
     }
 }

@@ -6,9 +6,24 @@
 //! protocol or the connection. cgi.rs and fastcgi/ implement it; the loop's table of jobs is
 //! jobs.rs.
 
+use crate::request::Head;
 use crate::response::Sink;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::time::Instant;
+
+/// What every job is started with: the request, and whom and where it comes from.
+pub struct Start<'a> {
+    pub head: &'a Head<'a>,
+    /// The body received (all of it, or the first part of one that streams).
+    pub body: &'a [u8],
+    pub query: &'a [u8],
+    /// The user basic auth let in.
+    pub user: Option<&'a str>,
+    /// The document root as the process sees it (after chroot).
+    pub root: &'a Path,
+    pub client: &'a Client,
+}
 
 /// The client connection a request came on, as a job tells its program.
 #[derive(Debug, Clone, Copy)]

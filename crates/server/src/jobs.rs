@@ -6,7 +6,7 @@
 
 use crate::cgi::{self, CgiJob};
 use crate::fastcgi::{self, Backends, FcgiJob};
-use crate::job::Job;
+use crate::job::{Job, Start};
 use crate::request::Version;
 use crate::site::Site;
 use mio::{Registry, Token};
@@ -94,17 +94,29 @@ impl Jobs {
     }
 
     /// Starts a CGI program for `owner`.
-    pub fn start_cgi(&mut self, req: &cgi::Start, owner: Owner, now: Instant) -> io::Result<usize> {
+    pub fn start_cgi(
+        &mut self,
+        req: &Start,
+        program: &cgi::Program,
+        owner: Owner,
+        now: Instant,
+    ) -> io::Result<usize> {
         let token = Token(JOB_BASE + self.next_place());
-        let job = CgiJob::start(req, now, &self.registry, token)?;
+        let job = CgiJob::start(req, program, now, &self.registry, token)?;
         let job = Box::new(job);
         Ok(self.insert(Running { owner, job }))
     }
 
     /// Starts a FastCGI request for `owner`; the loop's next step of its connection sends it.
-    pub fn start_fastcgi(&mut self, req: &fastcgi::Start, owner: Owner, now: Instant) -> usize {
+    pub fn start_fastcgi(
+        &mut self,
+        req: &Start,
+        script: &fastcgi::Script,
+        owner: Owner,
+        now: Instant,
+    ) -> usize {
         let token = Token(JOB_BASE + self.next_place());
-        let job = FcgiJob::start(&self.backends, req, now, owner.conn, token);
+        let job = FcgiJob::start(&self.backends, req, script, now, owner.conn, token);
         let job = Box::new(job);
         self.insert(Running { owner, job })
     }

@@ -8,6 +8,13 @@
 //! the kernel spreads connections; no thread per connection and nothing shared on the hot path. The
 //! main thread binds, drops privileges, starts the loops and then only waits for SIGTERM / SIGINT, on
 //! which the loops stop accepting, finish what is in flight and exit.
+//!
+//! Inside a loop data flows one way (docs/ARCHITECTURE.md draws it): the loop (worker/) owns the
+//! sockets and the registry; a connection's protocol (h1/, h2/, behind protocol.rs) turns bytes into
+//! requests and answers into bytes; the handler (handler/) turns a request into an answer written
+//! into a protocol-neutral sink (response.rs), or names a script; a script runs as a job (cgi.rs,
+//! fastcgi/, behind job.rs) whose answer comes back through the same sink. Files import downwards
+//! only.
 
 pub mod config;
 pub mod date;

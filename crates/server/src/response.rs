@@ -100,7 +100,7 @@ pub fn digits(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[i..]
 }
 
-/// Protocols that may keep a form of a `Prepared` head (each names its slot: h1.rs, h2/).
+/// Protocols that may keep a form of a `Prepared` head (each names its slot: h1/write.rs, h2/send.rs).
 pub const PREPARED_FORMS: usize = 4;
 
 /// A fixed head made once (a cached file's 200), which each protocol spells in its own bytes the

@@ -2,7 +2,7 @@
 //! answer this request through this sink (`Service::serve`: answered now, a job started that
 //! answers later, or no job slot free yet), take these bytes of a request body a job is taking as
 //! they come, forget a request the client gave up on, log an answer the protocol made itself (a
-//! 400 for bytes it could not frame). The protocols (h1.rs, h2/) see nothing behind it: no files,
+//! 400 for bytes it could not frame). The protocols (h1/, h2/) see nothing behind it: no files,
 //! no CGI, no FastCGI. The loop's implementation is dispatch.rs.
 
 use crate::request::Head;

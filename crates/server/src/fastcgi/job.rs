@@ -10,13 +10,12 @@ use super::body::{self, Upload};
 use super::record::{self, Record};
 use super::response::{self, Done, Reply};
 use super::{backend, gzip, params};
-use crate::job::{Client, Job, Progress};
-use crate::request::{Head, Method};
+use crate::job::{Job, Progress, Start};
+use crate::request::Method;
 use crate::response::Sink;
 use mio::Token;
 use std::cell::RefCell;
 use std::io;
-use std::path::Path;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -27,20 +26,12 @@ const READ_SIZE: usize = 32 << 10;
 /// Local redirects followed for one request.
 const MAX_REDIRECTS: u8 = 5;
 
-/// What a request is started with.
-pub struct Start<'a> {
-    pub head: &'a Head<'a>,
-    /// The body received (all of it, or the first part of one that streams).
-    pub body: &'a [u8],
-    pub query: &'a [u8],
+/// The script a request goes to.
+pub struct Script<'a> {
     /// The `--fastcgi` rule, the script's URL path and the rest ("" or "/…").
     pub rule: usize,
-    pub script_name: &'a str,
+    pub name: &'a str,
     pub path_info: &'a str,
-    pub user: Option<&'a str>,
-    /// The root as the process sees it (after chroot).
-    pub root: &'a Path,
-    pub client: &'a Client,
     /// Local redirects already followed to get here.
     pub redirects: u8,
 }
@@ -95,6 +86,7 @@ impl FcgiJob {
     pub fn start(
         backends: &Rc<RefCell<Backends>>,
         req: &Start,
+        script: &Script,
         now: Instant,
         owner: usize,
         token: Token,
@@ -110,8 +102,8 @@ impl FcgiJob {
                 head,
                 body_len,
                 query: req.query,
-                script_name: req.script_name,
-                path_info: req.path_info,
+                script_name: script.name,
+                path_info: script.path_info,
                 root: req.root,
                 addrs: req.client.addrs(),
                 https: req.client.tls,
@@ -131,7 +123,7 @@ impl FcgiJob {
         let gzip = settings.gzip && gzip::accepted(head.fields());
         FcgiJob {
             backends: backends.clone(),
-            rule: req.rule,
+            rule: script.rule,
             owner,
             token,
             backend: None,
@@ -145,7 +137,7 @@ impl FcgiJob {
             input: Vec::new(),
             reply: Reply::new(head.method == Method::Head, gzip),
             deadline: now + settings.timeout,
-            redirects: req.redirects,
+            redirects: script.redirects,
         }
     }
 

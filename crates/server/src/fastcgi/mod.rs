@@ -28,4 +28,4 @@ mod record;
 mod response;
 
 pub use backends::{Backends, Settings};
-pub use job::{FcgiJob, Start};
+pub use job::{FcgiJob, Script};

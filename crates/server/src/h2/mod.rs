@@ -1,20 +1,20 @@
 //! HTTP/2 on the server (RFC 9113), by ALPN `h2` on TLS listeners and by prior knowledge (h2c,
-//! `--h2c`) on plain ones, over the wire syntax of `webstand-h2`. A connection's `State` holds
-//! what HTTP/2 keeps between reads: unparsed input, the HPACK contexts, both sides' SETTINGS, the
-//! connection's flow-control windows and its open streams. `input.rs` reads frames, `request.rs`
-//! turns a header block into the handlers' request, `send.rs` turns their answers into frames,
-//! `defence.rs` bounds what a peer may cost. Requests are answered after the whole read is parsed
-//! (a stream reset in the same read is never worked on). Each stream that needs a CGI program or
-//! FastCGI request gets its own job, up to `MAX_JOBS` at once per connection (streams past that
-//! wait, in order, in `deferred`); while jobs run, the loop goes on reading this connection and
-//! answering its other streams, and each job's answer is framed on its stream within that
-//! stream's window. A stream the client resets (or a connection that closes) ends its job: the
-//! program is killed, the backend connection closed. A request body is collected within `--max-body`: past it (or
-//! declared past it) the stream is answered 413 at once and then reset with NO_ERROR (RFC 9113
-//! §8.1), so the client stops sending while the connection goes on. A body declared larger than
-//! `fastcgi::STREAM_OVER` for a FastCGI script is streamed instead: its job starts on the head,
-//! takes the body as it arrives (`feed_bodies`), and the stream's window is given back only as
-//! the job takes it, so a slow backend holds the client back, each stream by its own window.
+//! `--h2c`) on plain ones, over the wire syntax of `webstand-h2`: a connection's `State`
+//! (state.rs) implements the loop's `Protocol`. input.rs reads frames, request.rs turns a header
+//! block into the neutral request, this file answers the complete ones through the `Service`,
+//! send.rs turns answers into frames, defence.rs bounds what a peer may cost. Requests are
+//! answered after the whole read is parsed (a stream reset in the same read is never worked on).
+//! Each stream that needs a job (a CGI program, a FastCGI request) gets its own, up to `MAX_JOBS`
+//! at once per connection (streams past that wait, in order, in `deferred`); while jobs run, the
+//! loop goes on reading this connection and answering its other streams, and each job's answer is
+//! framed on its stream within that stream's window. A stream the client resets (or a connection
+//! that closes) ends its job (`Service::cancel`). A request body is collected within
+//! `--max-body`: past it (or declared past it) the stream is answered 413 at once and then reset
+//! with NO_ERROR (RFC 9113 §8.1), so the client stops sending while the connection goes on. A body
+//! declared larger than `service::STREAM_OVER` that the server takes as it comes (a FastCGI
+//! script's) is streamed instead: its job starts on the head, takes the body as it arrives
+//! (`feed_bodies`), and the stream's window is given back only as the job takes it, so a slow
+//! backend holds the client back, each stream by its own window.
 
 mod defence;
 mod input;

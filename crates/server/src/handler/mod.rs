@@ -79,20 +79,21 @@ impl Handler {
     /// Answers one request into `sink`, or routes it to a script. `now` is the Unix second
     /// (the cache's re-checks and new entries go by it).
     pub fn route(&mut self, head: &Head, now: i64, sink: &mut dyn Sink) -> Routed {
-        let site = self.site.clone();
         let (raw_path, query) = split_target(head.target);
-        let cgi = !site.config.cgi.is_empty() && site.cgi_matches(raw_path);
-        let fcgi = !site.fastcgi.is_empty() && site.fastcgi_candidate(raw_path);
+        let cgi = !self.site.config.cgi.is_empty() && self.site.cgi_matches(raw_path);
+        let fcgi = !self.site.fastcgi.is_empty() && self.site.fastcgi_candidate(raw_path);
         if let Some(allow) = not_allowed(head.method, cgi).filter(|_| !fcgi) {
             let n = response::simple(sink, 405, allow, false);
             return Routed::Answered(Answered::new(405, n, None));
         }
         // The hot path: a cached file, looked up by the raw path (no decoding, no system calls).
         if !cgi && !fcgi {
-            if let Some(e) = self.cache.get(raw_path, &site.root, now) {
+            if let Some(e) = self.cache.get(raw_path, &self.site.root, now) {
                 return Routed::Answered(self.send_entry(&e, head, sink));
             }
         }
+        // Off the hot path: the site is held apart from the handler's own state.
+        let site = self.site.clone();
         let simple = |sink: &mut dyn Sink, status, extra: &[u8]| {
             Routed::Answered(simple_answer(sink, head, status, extra))
         };

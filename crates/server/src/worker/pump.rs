@@ -95,10 +95,10 @@ impl Worker {
     /// redirect) the path it names is served for the request instead.
     fn job_ended(&mut self, idx: usize, id: usize, progress: Progress) {
         let body_owed = self.jobs.get(id).is_some_and(|r| r.job.body_owed());
+        self.slot(idx).jobs.retain(|&j| j != id);
         let Some(owner) = self.jobs.end(id) else {
             return;
         };
-        self.slot(idx).jobs.retain(|&j| j != id);
         match progress {
             Progress::Redirect(path) => self.serve_redirect(idx, &owner, &path),
             Progress::Done { status, bytes } => {
