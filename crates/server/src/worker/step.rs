@@ -41,7 +41,6 @@ impl Worker {
     /// requests until the socket has nothing more, output blocks, or the connection is to close.
     /// Ok(false) = close it now.
     pub(super) fn step(&mut self, idx: usize, readable: bool, hup: bool) -> io::Result<bool> {
-        let io_timeout = self.site.config.io_timeout;
         {
             let conn = &mut self.slot(idx).conn;
             conn.hup |= hup;
@@ -50,21 +49,10 @@ impl Worker {
         }
         loop {
             let now = self.now;
-            let conn = &mut self.slots[idx].as_mut().expect("a live slot").conn;
-            if conn.has_output() || !self.wbuf.is_empty() {
-                match conn.flush(&mut self.wbuf, &self.site.throttles, now)? {
-                    Written::Done => {}
-                    Written::Blocked => {
-                        conn.deadline = now + io_timeout;
-                        return Ok(true);
-                    }
-                    Written::Throttled(until) => {
-                        conn.throttled_until = Some(until);
-                        conn.deadline = now + io_timeout;
-                        return Ok(true);
-                    }
-                }
+            if !self.write_out(idx)? {
+                return Ok(true);
             }
+            let conn = &mut self.slots[idx].as_mut().expect("a live slot").conn;
             if conn.lingering {
                 return swallow_input(conn, &mut self.rbuf);
             }
@@ -123,6 +111,25 @@ impl Worker {
             self.with_protocol(idx, |p, at, out, svc| p.receive(&input[..n], at, out, svc));
             self.rbuf = input;
         }
+    }
+
+    /// Writes the round's answers and what the connection has queued: true when all is out,
+    /// false when the socket is full or a throttle holds the rest (the I/O timeout runs then).
+    fn write_out(&mut self, idx: usize) -> io::Result<bool> {
+        let (now, io_timeout) = (self.now, self.site.config.io_timeout);
+        let conn = &mut self.slots[idx].as_mut().expect("a live slot").conn;
+        if !conn.has_output() && self.wbuf.is_empty() {
+            return Ok(true);
+        }
+        let written = conn.flush(&mut self.wbuf, &self.site.throttles, now)?;
+        if let Written::Throttled(until) = written {
+            conn.throttled_until = Some(until);
+        }
+        if matches!(written, Written::Done) {
+            return Ok(true);
+        }
+        conn.deadline = now + io_timeout;
+        Ok(false)
     }
 
     /// Calls `f` with the connection's protocol and what it works with: the round's clock, the
