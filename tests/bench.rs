@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::offline::{self, Offline};
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -629,8 +630,13 @@ fn engine_counts_refused_connections() {
 
 fn assert_one_line_error(args: &[&str], expect: &str) {
     let out = run_with_timeout(args, Duration::from_secs(30));
+    assert_one_line(&out, args, expect);
+}
+
+/// `out`, of `webstand ARGS`, failed with one line of stderr that contains `expect`.
+fn assert_one_line(out: &std::process::Output, args: &[&str], expect: &str) {
     assert!(!out.status.success(), "{args:?} should fail");
-    let err = stderr(&out);
+    let err = stderr(out);
     assert!(
         err.contains(expect),
         "{args:?}: stderr {err:?} lacks {expect:?}"
@@ -640,7 +646,7 @@ fn assert_one_line_error(args: &[&str], expect: &str) {
         1,
         "{args:?}: more than one line: {err}"
     );
-    assert!(stdout(&out).is_empty() || !stdout(&out).contains("Complete requests"));
+    assert!(stdout(out).is_empty() || !stdout(out).contains("Complete requests"));
 }
 
 #[test]
@@ -673,7 +679,6 @@ fn bad_input_gets_one_clear_line() {
             with(&[], "ftp://127.0.0.1/"),
             "unsupported URL scheme 'ftp'",
         ),
-        (with(&[], "http://no-such-host.invalid/"), "unknown host"),
         (with(&[], "not a url"), "invalid URL"),
         (with(&["-n", "3"], &refused), "Connection refused"),
         (with(&["-k", "-d", "60s"], &refused), "could not connect"),
@@ -700,6 +705,137 @@ fn bad_input_gets_one_clear_line() {
     for (args, expect) in cases {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
         assert_one_line_error(&args, expect);
+    }
+    // A name that does not resolve, asked where no query can leave the machine.
+    let args = with(&[], "http://no-such-host.invalid/");
+    let out = output_within(
+        Offline::new().enter(webstand().args(&args)),
+        Duration::from_secs(30),
+    );
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    assert_one_line(&out, &args, "unknown host 'no-such-host.invalid'");
+}
+
+/// The system calls by which `cmd` (run under strace, `offline` or not) connected or sent
+/// anywhere, one per line; its output is returned with them.
+fn traced_sends(
+    cmd: &Command,
+    offline: Option<&Offline>,
+    limit: Duration,
+) -> (std::process::Output, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let mut traced = Command::new(require("strace"));
+    traced
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect,sendto,sendmsg,sendmmsg",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => traced.env(k, v),
+            None => traced.env_remove(k),
+        };
+    }
+    if let Some(offline) = offline {
+        offline.enter(&mut traced);
+    }
+    let out = output_within(&mut traced, limit);
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    (out, lines.lines().map(str::to_string).collect())
+}
+
+/// The Internet addresses (IPv4 or IPv6, with the port) the traced calls went to.
+fn inet_destinations(calls: &[String]) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|l| l.contains("sa_family=AF_INET"))
+        .map(|l| {
+            let field = |k: &str| l.split(k).nth(1).and_then(|r| r.split(')').next());
+            let port = field("sin6_port=htons(")
+                .or(field("sin_port=htons("))
+                .unwrap_or("?");
+            let addr = field("inet_addr(\"")
+                .or(field("inet_pton(AF_INET6, \""))
+                .unwrap_or("?")
+                .trim_end_matches('"')
+                .to_string();
+            format!("{addr}:{port}")
+        })
+        .collect()
+}
+
+/// The guard of the tests that resolve names which do not exist: run offline, the resolver asks
+/// only the test's nameserver on loopback (a query is made: resolution is what fails) and nothing
+/// is connected to or sent anywhere else; the namespace has no link but loopback. A name behind a
+/// proxy (-X) is not resolved at all, by ab or by us.
+#[test]
+fn unknown_names_are_asked_of_no_one_off_the_machine() {
+    let offline = Offline::new();
+    let links = offline
+        .enter(Command::new(require("ip")).args(["-o", "link"]))
+        .output()
+        .unwrap();
+    let links = String::from_utf8_lossy(&links.stdout).into_owned();
+    assert_eq!(links.lines().count(), 1, "{links}");
+    assert!(links.starts_with("1: lo: "), "{links}");
+    let db = db();
+    for (target, expect) in [
+        (
+            &["http://no-such-host.invalid/"][..],
+            "unknown host 'no-such-host.invalid'",
+        ),
+        (
+            &["-X", "no-such-proxy.invalid:3128", "http://127.0.0.1:1/"],
+            "unknown proxy host 'no-such-proxy.invalid'",
+        ),
+    ] {
+        let mut cmd = webstand();
+        cmd.args(["bench", "--db", &db, "-q"]).args(target);
+        let (out, calls) = traced_sends(&cmd, Some(&offline), Duration::from_secs(30));
+        assert!(
+            stderr(&out).contains(expect),
+            "{target:?}: {}",
+            stderr(&out)
+        );
+        let asked = inet_destinations(&calls);
+        let nameserver = format!("{}:53", offline::NAMESERVER);
+        assert!(
+            asked.contains(&nameserver),
+            "{target:?}: the resolver never asked {nameserver}: {calls:#?}"
+        );
+        assert!(
+            asked.iter().all(|a| *a == nameserver),
+            "{target:?}: sent elsewhere than {nameserver}: {asked:?}"
+        );
+    }
+    let proxy = fixed_server(CL, false);
+    let through = [
+        "-q",
+        "-n",
+        "2",
+        "-X",
+        &proxy.to_string(),
+        "http://origin.invalid/",
+    ];
+    let mut ab = Command::new(require("ab"));
+    ab.args(through);
+    let mut ours = webstand();
+    ours.args(["bench", "--db", &db]).args(through);
+    for cmd in [&ab, &ours] {
+        let (out, calls) = traced_sends(cmd, None, Duration::from_secs(30));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let sent_to = inet_destinations(&calls);
+        assert!(
+            sent_to.iter().all(|a| *a == proxy.to_string()),
+            "{cmd:?}: connected elsewhere than the proxy {proxy}: {sent_to:?}"
+        );
     }
 }
 

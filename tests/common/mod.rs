@@ -9,6 +9,7 @@ pub mod lab;
 pub mod listen;
 pub mod netns;
 pub mod nginx;
+pub mod offline;
 pub mod test_server;
 
 #[allow(unused_imports)] // each test file uses some of them
