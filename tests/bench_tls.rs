@@ -10,7 +10,6 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedKey, DistinguishedName, DnType,
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose,
 };
-use std::path::Path;
 use std::time::Duration;
 
 /// A CA and its key, to sign the server's and the client's certificates. Every certificate gets
@@ -73,7 +72,7 @@ fn start_tls_nginx(ssl: &str) -> Daemon {
 }
 
 fn bench(args: &[&str]) -> std::process::Output {
-    let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_tls.db");
+    let db = scratch().join("bench_tls.db");
     let mut all = vec!["bench", "--db", db.to_str().unwrap()];
     all.extend(args);
     run_with_timeout(&all, Duration::from_secs(60))

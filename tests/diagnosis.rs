@@ -405,10 +405,7 @@ fn compare_flags_a_peak_the_generator_bound() {
 
 /// A fresh history file for one test.
 fn db_path(name: &str) -> String {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnosis-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = scratch().join(name);
     let _ = std::fs::remove_file(&path);
     path.to_string_lossy().into_owned()
 }

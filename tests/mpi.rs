@@ -25,10 +25,7 @@ fn mpirun(ranks: usize) -> Command {
     c.args(["-q", "--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(ranks.to_string())
         .arg(env!("CARGO_BIN_EXE_webstand"))
-        .env(
-            "XDG_DATA_HOME",
-            std::env::temp_dir().join("webstand-mpi-xdg"),
-        )
+        .env("XDG_DATA_HOME", xdg_data_home())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
