@@ -16,7 +16,12 @@ use std::time::Duration;
 
 const MARKER: &str = "WEBSTAND-SECRET-5c1e77";
 
-/// A docroot under a directory that also holds a secret file beside it (outside the root).
+/// The root line of the site's own etc/passwd, which the unsafe server's `../` climbs reach in its
+/// jail instead of the machine's.
+const FAKE_ROOT_LINE: &str = "root:x:0:0:the probe tests' jail:/nonexistent:/usr/sbin/nologin";
+
+/// A docroot under a directory that also holds a secret file beside it (outside the root) and an
+/// etc/passwd of its own (see [`unsafe_server`]).
 fn site() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
@@ -27,6 +32,8 @@ fn site() -> (tempfile::TempDir, PathBuf) {
     )
     .unwrap();
     std::fs::write(dir.path().join("secret.txt"), format!("{MARKER}\n")).unwrap();
+    std::fs::create_dir(dir.path().join("etc")).unwrap();
+    std::fs::write(dir.path().join("etc/passwd"), format!("{FAKE_ROOT_LINE}\n")).unwrap();
     (dir, www)
 }
 
@@ -210,7 +217,9 @@ struct Flaws {
 
 /// A server written to be unsafe: it frames a body by Transfer-Encoding when the word "chunked"
 /// appears in it (else by the last Content-Length), never closes a connection, and serves the
-/// percent-decoded target joined to its root as it is, `../` included.
+/// percent-decoded target joined to its root as it is, `../` included — but inside a jail, the
+/// site's directory (the root's parent), as if chrooted there ([`jailed`]): any local user can
+/// connect to it while it runs, and must find none of the machine's files through it.
 fn unsafe_server(root: PathBuf, flaws: Flaws) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -283,7 +292,7 @@ fn naive_connection(
             r.read_exact(&mut skip)?;
         }
         let path = percent_decode(target.split('?').next().unwrap_or("/"));
-        let (status, body) = match std::fs::read(root.join(path.trim_start_matches('/'))) {
+        let (status, body) = match std::fs::read(jailed(root, &path)) {
             Ok(b) => ("200 OK", b),
             Err(_) => ("404 Not Found", b"not found\n".to_vec()),
         };
@@ -294,6 +303,24 @@ fn naive_connection(
         )?;
         out.write_all(&body)?;
     }
+}
+
+/// `target` joined to `root`, each `..` climbing a level, but never above the jail (`root`'s
+/// parent): there `..` stays where it is, as at a chroot's top. The site holds no symbolic links.
+fn jailed(root: &Path, target: &str) -> PathBuf {
+    let jail = root.parent().unwrap();
+    let mut path = root.to_path_buf();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if path == jail => {}
+            ".." => {
+                path.pop();
+            }
+            name => path.push(name),
+        }
+    }
+    path
 }
 
 fn percent_decode(s: &str) -> String {
@@ -365,6 +392,14 @@ fn a_desync_and_a_leak_are_unsafe() {
         assert_eq!(verdict, "unsafe", "{name}: {notes}");
         assert!(notes.contains("leak"), "{name}: {notes}");
     }
+    // The passwd leak is the jail's own file: twelve levels up from the root end at the jail's top.
+    let climb = format!(
+        "GET /{}etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n",
+        "../".repeat(12)
+    );
+    let answer = common::raw_exchange(addr, climb.as_bytes(), Duration::from_secs(2));
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains(FAKE_ROOT_LINE), "{answer}");
     // Accepting two Host fields is lenient: wrong, but no harm seen.
     let (_, verdict, notes) = find("host-twice");
     assert_eq!(verdict, "lenient", "{notes}");
