@@ -351,15 +351,104 @@ fn varying_lengths_are_length_failures_unless_l() {
     assert_eq!(counts(&v), (20, 0, 0, 0, 0));
 }
 
+/// What [`pipeline_server`] saw: per batch (the requests it had read before answering any), their
+/// number; and the body bytes it sent.
+#[derive(Default)]
+struct PipelineLog {
+    batches: Vec<usize>,
+    body_bytes: u64,
+}
+
+/// The body the pipeline server answers `/pK` with: K's own text and length, so that a response
+/// given to the wrong request fails the generator's --checksum.
+fn pipeline_body(path: &str) -> Vec<u8> {
+    let k: usize = path.trim_start_matches("/p").parse().unwrap_or(0);
+    format!("{path}:").repeat(k + 1).into_bytes()
+}
+
+/// A server that reads requests until `depth` have arrived (or none follows for 2 s) before it
+/// answers any, records how many that was, then answers them in order, each with its own body.
+fn pipeline_server(depth: usize) -> (SocketAddr, Arc<std::sync::Mutex<PipelineLog>>) {
+    let log = Arc::new(std::sync::Mutex::new(PipelineLog::default()));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = log.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let log = seen.clone();
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                let mut pending = Vec::new();
+                loop {
+                    let mut batch = Vec::new();
+                    while batch.len() < depth {
+                        let Some(head) = read_request(&mut s, &mut pending) else {
+                            break;
+                        };
+                        batch.push(head.split(' ').nth(1).unwrap_or("").to_string());
+                    }
+                    if batch.is_empty() {
+                        return;
+                    }
+                    let mut answers = Vec::new();
+                    for path in &batch {
+                        let body = pipeline_body(path);
+                        write!(
+                            answers,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                            body.len()
+                        )
+                        .unwrap();
+                        answers.extend_from_slice(&body);
+                        log.lock().unwrap().body_bytes += body.len() as u64;
+                    }
+                    log.lock().unwrap().batches.push(batch.len());
+                    if s.write_all(&answers).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, log)
+}
+
+/// `--pipeline 8` on the wire: the server reads all 8 requests of a batch before it answers any
+/// (they were in flight together), and answers them in order, each with a body of its own; the
+/// generator checks each body against its URL's (--checksum), so an answer taken for another
+/// request is a failure, and its counts equal the server's.
 #[test]
 fn pipelined_requests_are_answered_in_order() {
-    let addr = fixed_server(CL, true);
+    let (addr, log) = pipeline_server(8);
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    let paths: Vec<String> = (0..8).map(|k| format!("/p{k}\n")).collect();
+    std::fs::write(&urls, paths.concat()).unwrap();
     let (v, _) = bench_json(
-        &["--pipeline", "8", "-n", "400", "-c", "2", &url(addr, "/")],
+        &[
+            "--pipeline",
+            "8",
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "--checksum",
+            "--url-file",
+            urls.to_str().unwrap(),
+            &url(addr, "/"),
+        ],
         Duration::from_secs(30),
     );
     assert_eq!(counts(&v), (400, 0, 0, 0, 0));
     assert_eq!(v["connections"], 2);
+    let log = log.lock().unwrap();
+    assert_eq!(
+        log.batches,
+        vec![8; 50],
+        "requests read before answering any"
+    );
+    assert_eq!(v["body_bytes"], log.body_bytes, "{v}");
 }
 
 #[test]
