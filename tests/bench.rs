@@ -929,7 +929,7 @@ fn unknown_names_are_asked_of_no_one_off_the_machine() {
 }
 
 #[test]
-fn ctrl_c_prints_the_report_of_what_completed() {
+fn ctrl_c_prints_the_report_of_what_completed_and_exits_130() {
     // The server counts the requests it receives. Once it has received 10 over the two keep-alive
     // connections, at least 8 responses were read by the client (each connection's next request
     // follows its previous response), so the run has begun and has something to report.
@@ -971,6 +971,8 @@ fn ctrl_c_prints_the_report_of_what_completed() {
     // Ctrl-C stops a 30 s run within a poll interval (50 ms); 5 s is the margin.
     assert!(t.elapsed() < Duration::from_secs(5));
     let text = stdout(&out);
+    // 130: interrupted (128 + SIGINT), as a shell reports a command Ctrl-C ended.
+    assert_eq!(out.status.code(), Some(130), "{text}\n{}", stderr(&out));
     assert!(
         text.contains("Complete requests:") && text.contains("interrupted"),
         "{text}"
