@@ -67,13 +67,12 @@ fn fixed_server(response: &'static [u8], keep: bool) -> SocketAddr {
     })
 }
 
-/// A history database of its own for each run, in one temporary directory per test process.
+/// A history database of its own for each run, in the test process's scratch directory (removed
+/// when it exits).
 fn db() -> String {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    dir.path()
+    scratch()
         .join(format!("history-{n}.db"))
         .to_string_lossy()
         .into_owned()

@@ -228,8 +228,9 @@ fn big_page() -> Vec<u8> {
 
 fn php_requests_through(address: &str) {
     let d = php_root();
-    let fpm = start_php_fpm_pools(d.path(), 2, address.contains("PORT"));
-    assert_pool_unprivileged(&fpm);
+    let tcp = address.contains("PORT");
+    let fpm = start_php_fpm_pools(d.path(), 2, tcp);
+    assert_pool_unprivileged(&fpm, if tcp { 4 } else { 2 });
     let address = address
         .replace("SOCK", &fpm.socket.display().to_string())
         .replace("PORT", &fpm.port.unwrap_or(0).to_string());
@@ -370,9 +371,10 @@ fn read_answer(r: &mut BufReader<TcpStream>) -> (u16, Vec<u8>) {
     (status, body)
 }
 
-/// The pools' PHP processes run as [`POOL_USER`] when the tests run as root, and the socket's
-/// directory is the test user's alone.
-fn assert_pool_unprivileged(fpm: &PhpFpm) {
+/// The pools' PHP processes (`children` in all) run as [`POOL_USER`] when the tests run as root,
+/// and the socket's directory is the test user's alone. php-fpm listens before its children have
+/// all started and dropped root, so their uids are awaited (10 s at most).
+fn assert_pool_unprivileged(fpm: &PhpFpm, children: usize) {
     use std::os::unix::fs::MetadataExt;
     let dir = std::fs::metadata(fpm.socket.parent().unwrap()).unwrap();
     assert_eq!(
@@ -380,14 +382,23 @@ fn assert_pool_unprivileged(fpm: &PhpFpm) {
         0o700,
         "the socket's directory is private"
     );
-    let uids = children_uids(fpm.child.id());
-    assert!(!uids.is_empty(), "php-fpm has no pool processes");
-    if as_root() {
-        let want = pool_ids().0;
+    // SAFETY: geteuid has no preconditions.
+    let want = if as_root() {
+        pool_ids().0
+    } else {
+        unsafe { libc::geteuid() }
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let uids = children_uids(fpm.child.id());
+        if uids.len() == children && uids.iter().all(|&u| u == want) {
+            return;
+        }
         assert!(
-            uids.iter().all(|&u| u == want),
-            "pool uids {uids:?}, want {want}"
+            Instant::now() < deadline,
+            "pool uids {uids:?}, want {children} of {want}"
         );
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
