@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what webstand's tests, lab and benchmarks use, from Debian's packages (needs root or sudo).
-# Idempotent: packages already present are skipped quickly. The distribution's own services are
-# stopped and disabled, since the lab starts its own instances on loopback ports.
+# Idempotent: packages already present are skipped quickly, and a run that installs nothing changes
+# nothing. It touches only what it installs: the lab starts its own server instances on loopback ports,
+# so a service this run installs is kept from starting (a policy-rc.d of its own, made only where none
+# exists) and stopped if it started anyway; services that were already there are left as they are.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 # fcgiwrap: the CGI bridge the lab puts behind nginx, caddy and h2o; iproute2 (ss) and perl: the lab's
@@ -28,16 +30,36 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       wordpress-theme-twentytwentyone lighttpd-mod-deflate
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev)
+# The services the packages above install, as package:service.
+SERVICES=(nginx-light:nginx lighttpd:lighttpd apache2:apache2 h2o:h2o caddy:caddy mini-httpd:mini-httpd
+          fcgiwrap:fcgiwrap php8.2-fpm:php8.2-fpm mariadb-server:mariadb)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=()
-for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# Installed means installed: a package removed with its configuration kept is missing too.
+installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${PKGS[@]}" 2>/dev/null || true) "
+for p in "${PKGS[@]}"; do [[ $installed == *" $p:installed "* ]] || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
-  # Services must not start on install: a policy-rc.d that says no keeps ports 80/443 free.
-  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null; $SUDO chmod +x /usr/sbin/policy-rc.d
+  # Services must not start on install: a policy-rc.d that says no keeps their ports free. One that is
+  # already there is the machine's own and is kept; ours is removed however this script ends.
+  policy=/usr/sbin/policy-rc.d
+  deny_starts=$'#!/bin/sh\n# install-deps.sh: no service starts while it installs packages\nexit 101'
+  if [ ! -e "$policy" ] && [ ! -L "$policy" ]; then
+    trap '[ "$($SUDO cat "$policy" 2>/dev/null)" != "$deny_starts" ] || $SUDO rm -f "$policy"' EXIT
+    trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM
+    printf '%s\n' "$deny_starts" | $SUDO tee "$policy" >/dev/null; $SUDO chmod +x "$policy"
+  fi
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  $SUDO rm -f /usr/sbin/policy-rc.d
+  # A service of a package installed just now may still have started (the machine's own policy-rc.d
+  # allowed it): stop it, so that it holds no port the lab or the tests pick.
+  installed_services=()
+  for entry in "${SERVICES[@]}"; do
+    if [[ " ${missing[*]} " == *" ${entry%%:*} "* ]]; then installed_services+=("${entry#*:}"); fi
+  done
+  if [ ${#installed_services[@]} -gt 0 ]; then
+    echo "install-deps: stopping the services installed just now: ${installed_services[*]}"
+    for s in "${installed_services[@]}"; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
+  fi
 fi
-for s in nginx lighttpd apache2 h2o caddy mini-httpd fcgiwrap php8.2-fpm mariadb; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
 echo "install-deps: ready ($(nginx -v 2>&1 | tr -d '\n'); $(wrk -v 2>&1 | head -1 | cut -c1-20))"

@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::offline::Offline;
 use common::*;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -579,7 +580,7 @@ fn bad_ab_options_get_one_clear_line() {
         (&["-X", "127.0.0.1:0"], "is not PROXY:PORT"),
         (
             &["-X", "no-such-proxy.invalid:3128"],
-            "-X: unknown proxy host",
+            "-X: unknown proxy host 'no-such-proxy.invalid'",
         ),
         (&["-B", "10.255.255.1"], "-B: cannot bind to 10.255.255.1"),
         (&["-B", "::1"], "-B: '::1' has no IPv4 address"),
@@ -592,11 +593,19 @@ fn bad_ab_options_get_one_clear_line() {
             "-g: cannot write /no/such/dir/g.tsv",
         ),
     ];
+    // The unknown proxy's name is asked where no query can leave the machine; the other cases
+    // resolve no name.
+    let offline = Offline::new();
     for (extra, expect) in cases {
         let mut args = vec!["bench", "--db", db.to_str().unwrap(), "-q"];
         args.extend_from_slice(extra);
         args.push(u);
-        let out = run_with_timeout(&args, Duration::from_secs(30));
+        let mut cmd = webstand();
+        cmd.args(&args);
+        if extra.contains(&"no-such-proxy.invalid:3128") {
+            offline.enter(&mut cmd);
+        }
+        let out = output_within(&mut cmd, Duration::from_secs(30));
         assert!(!out.status.success(), "{args:?} should fail");
         let err = stderr(&out);
         assert!(err.contains(expect), "{args:?}: {err:?} lacks {expect:?}");

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::offline::{self, Offline};
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -66,13 +67,12 @@ fn fixed_server(response: &'static [u8], keep: bool) -> SocketAddr {
     })
 }
 
-/// A history database of its own for each run, in one temporary directory per test process.
+/// A history database of its own for each run, in the test process's scratch directory (removed
+/// when it exits).
 fn db() -> String {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
     let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    dir.path()
+    scratch()
         .join(format!("history-{n}.db"))
         .to_string_lossy()
         .into_owned()
@@ -350,15 +350,104 @@ fn varying_lengths_are_length_failures_unless_l() {
     assert_eq!(counts(&v), (20, 0, 0, 0, 0));
 }
 
+/// What [`pipeline_server`] saw: per batch (the requests it had read before answering any), their
+/// number; and the body bytes it sent.
+#[derive(Default)]
+struct PipelineLog {
+    batches: Vec<usize>,
+    body_bytes: u64,
+}
+
+/// The body the pipeline server answers `/pK` with: K's own text and length, so that a response
+/// given to the wrong request fails the generator's --checksum.
+fn pipeline_body(path: &str) -> Vec<u8> {
+    let k: usize = path.trim_start_matches("/p").parse().unwrap_or(0);
+    format!("{path}:").repeat(k + 1).into_bytes()
+}
+
+/// A server that reads requests until `depth` have arrived (or none follows for 2 s) before it
+/// answers any, records how many that was, then answers them in order, each with its own body.
+fn pipeline_server(depth: usize) -> (SocketAddr, Arc<std::sync::Mutex<PipelineLog>>) {
+    let log = Arc::new(std::sync::Mutex::new(PipelineLog::default()));
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = log.clone();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let log = seen.clone();
+            std::thread::spawn(move || {
+                s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                let mut pending = Vec::new();
+                loop {
+                    let mut batch = Vec::new();
+                    while batch.len() < depth {
+                        let Some(head) = read_request(&mut s, &mut pending) else {
+                            break;
+                        };
+                        batch.push(head.split(' ').nth(1).unwrap_or("").to_string());
+                    }
+                    if batch.is_empty() {
+                        return;
+                    }
+                    let mut answers = Vec::new();
+                    for path in &batch {
+                        let body = pipeline_body(path);
+                        write!(
+                            answers,
+                            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n",
+                            body.len()
+                        )
+                        .unwrap();
+                        answers.extend_from_slice(&body);
+                        log.lock().unwrap().body_bytes += body.len() as u64;
+                    }
+                    log.lock().unwrap().batches.push(batch.len());
+                    if s.write_all(&answers).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, log)
+}
+
+/// `--pipeline 8` on the wire: the server reads all 8 requests of a batch before it answers any
+/// (they were in flight together), and answers them in order, each with a body of its own; the
+/// generator checks each body against its URL's (--checksum), so an answer taken for another
+/// request is a failure, and its counts equal the server's.
 #[test]
 fn pipelined_requests_are_answered_in_order() {
-    let addr = fixed_server(CL, true);
+    let (addr, log) = pipeline_server(8);
+    let dir = tempfile::tempdir().unwrap();
+    let urls = dir.path().join("urls.txt");
+    let paths: Vec<String> = (0..8).map(|k| format!("/p{k}\n")).collect();
+    std::fs::write(&urls, paths.concat()).unwrap();
     let (v, _) = bench_json(
-        &["--pipeline", "8", "-n", "400", "-c", "2", &url(addr, "/")],
+        &[
+            "--pipeline",
+            "8",
+            "-n",
+            "400",
+            "-c",
+            "2",
+            "--checksum",
+            "--url-file",
+            urls.to_str().unwrap(),
+            &url(addr, "/"),
+        ],
         Duration::from_secs(30),
     );
     assert_eq!(counts(&v), (400, 0, 0, 0, 0));
     assert_eq!(v["connections"], 2);
+    let log = log.lock().unwrap();
+    assert_eq!(
+        log.batches,
+        vec![8; 50],
+        "requests read before answering any"
+    );
+    assert_eq!(v["body_bytes"], log.body_bytes, "{v}");
 }
 
 #[test]
@@ -629,8 +718,13 @@ fn engine_counts_refused_connections() {
 
 fn assert_one_line_error(args: &[&str], expect: &str) {
     let out = run_with_timeout(args, Duration::from_secs(30));
+    assert_one_line(&out, args, expect);
+}
+
+/// `out`, of `webstand ARGS`, failed with one line of stderr that contains `expect`.
+fn assert_one_line(out: &std::process::Output, args: &[&str], expect: &str) {
     assert!(!out.status.success(), "{args:?} should fail");
-    let err = stderr(&out);
+    let err = stderr(out);
     assert!(
         err.contains(expect),
         "{args:?}: stderr {err:?} lacks {expect:?}"
@@ -640,7 +734,7 @@ fn assert_one_line_error(args: &[&str], expect: &str) {
         1,
         "{args:?}: more than one line: {err}"
     );
-    assert!(stdout(&out).is_empty() || !stdout(&out).contains("Complete requests"));
+    assert!(stdout(out).is_empty() || !stdout(out).contains("Complete requests"));
 }
 
 #[test]
@@ -673,7 +767,6 @@ fn bad_input_gets_one_clear_line() {
             with(&[], "ftp://127.0.0.1/"),
             "unsupported URL scheme 'ftp'",
         ),
-        (with(&[], "http://no-such-host.invalid/"), "unknown host"),
         (with(&[], "not a url"), "invalid URL"),
         (with(&["-n", "3"], &refused), "Connection refused"),
         (with(&["-k", "-d", "60s"], &refused), "could not connect"),
@@ -701,10 +794,141 @@ fn bad_input_gets_one_clear_line() {
         let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
         assert_one_line_error(&args, expect);
     }
+    // A name that does not resolve, asked where no query can leave the machine.
+    let args = with(&[], "http://no-such-host.invalid/");
+    let out = output_within(
+        Offline::new().enter(webstand().args(&args)),
+        Duration::from_secs(30),
+    );
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    assert_one_line(&out, &args, "unknown host 'no-such-host.invalid'");
+}
+
+/// The system calls by which `cmd` (run under strace, `offline` or not) connected or sent
+/// anywhere, one per line; its output is returned with them.
+fn traced_sends(
+    cmd: &Command,
+    offline: Option<&Offline>,
+    limit: Duration,
+) -> (std::process::Output, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let mut traced = Command::new(require("strace"));
+    traced
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect,sendto,sendmsg,sendmmsg",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => traced.env(k, v),
+            None => traced.env_remove(k),
+        };
+    }
+    if let Some(offline) = offline {
+        offline.enter(&mut traced);
+    }
+    let out = output_within(&mut traced, limit);
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    (out, lines.lines().map(str::to_string).collect())
+}
+
+/// The Internet addresses (IPv4 or IPv6, with the port) the traced calls went to.
+fn inet_destinations(calls: &[String]) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|l| l.contains("sa_family=AF_INET"))
+        .map(|l| {
+            let field = |k: &str| l.split(k).nth(1).and_then(|r| r.split(')').next());
+            let port = field("sin6_port=htons(")
+                .or(field("sin_port=htons("))
+                .unwrap_or("?");
+            let addr = field("inet_addr(\"")
+                .or(field("inet_pton(AF_INET6, \""))
+                .unwrap_or("?")
+                .trim_end_matches('"')
+                .to_string();
+            format!("{addr}:{port}")
+        })
+        .collect()
+}
+
+/// The guard of the tests that resolve names which do not exist: run offline, the resolver asks
+/// only the test's nameserver on loopback (a query is made: resolution is what fails) and nothing
+/// is connected to or sent anywhere else; the namespace has no link but loopback. A name behind a
+/// proxy (-X) is not resolved at all, by ab or by us.
+#[test]
+fn unknown_names_are_asked_of_no_one_off_the_machine() {
+    let offline = Offline::new();
+    let links = offline
+        .enter(Command::new(require("ip")).args(["-o", "link"]))
+        .output()
+        .unwrap();
+    let links = String::from_utf8_lossy(&links.stdout).into_owned();
+    assert_eq!(links.lines().count(), 1, "{links}");
+    assert!(links.starts_with("1: lo: "), "{links}");
+    let db = db();
+    for (target, expect) in [
+        (
+            &["http://no-such-host.invalid/"][..],
+            "unknown host 'no-such-host.invalid'",
+        ),
+        (
+            &["-X", "no-such-proxy.invalid:3128", "http://127.0.0.1:1/"],
+            "unknown proxy host 'no-such-proxy.invalid'",
+        ),
+    ] {
+        let mut cmd = webstand();
+        cmd.args(["bench", "--db", &db, "-q"]).args(target);
+        let (out, calls) = traced_sends(&cmd, Some(&offline), Duration::from_secs(30));
+        assert!(
+            stderr(&out).contains(expect),
+            "{target:?}: {}",
+            stderr(&out)
+        );
+        let asked = inet_destinations(&calls);
+        let nameserver = format!("{}:53", offline::NAMESERVER);
+        assert!(
+            asked.contains(&nameserver),
+            "{target:?}: the resolver never asked {nameserver}: {calls:#?}"
+        );
+        assert!(
+            asked.iter().all(|a| *a == nameserver),
+            "{target:?}: sent elsewhere than {nameserver}: {asked:?}"
+        );
+    }
+    let proxy = fixed_server(CL, false);
+    let through = [
+        "-q",
+        "-n",
+        "2",
+        "-X",
+        &proxy.to_string(),
+        "http://origin.invalid/",
+    ];
+    let mut ab = Command::new(require("ab"));
+    ab.args(through);
+    let mut ours = webstand();
+    ours.args(["bench", "--db", &db]).args(through);
+    for cmd in [&ab, &ours] {
+        let (out, calls) = traced_sends(cmd, None, Duration::from_secs(30));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let sent_to = inet_destinations(&calls);
+        assert!(
+            sent_to.iter().all(|a| *a == proxy.to_string()),
+            "{cmd:?}: connected elsewhere than the proxy {proxy}: {sent_to:?}"
+        );
+    }
 }
 
 #[test]
-fn ctrl_c_prints_the_report_of_what_completed() {
+fn ctrl_c_prints_the_report_of_what_completed_and_exits_130() {
     // The server counts the requests it receives. Once it has received 10 over the two keep-alive
     // connections, at least 8 responses were read by the client (each connection's next request
     // follows its previous response), so the run has begun and has something to report.
@@ -746,6 +970,8 @@ fn ctrl_c_prints_the_report_of_what_completed() {
     // Ctrl-C stops a 30 s run within a poll interval (50 ms); 5 s is the margin.
     assert!(t.elapsed() < Duration::from_secs(5));
     let text = stdout(&out);
+    // 130: interrupted (128 + SIGINT), as a shell reports a command Ctrl-C ended.
+    assert_eq!(out.status.code(), Some(130), "{text}\n{}", stderr(&out));
     assert!(
         text.contains("Complete requests:") && text.contains("interrupted"),
         "{text}"

@@ -15,12 +15,11 @@ use common::*;
 use serde_json::Value;
 use std::io::Write;
 use std::net::TcpStream;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 fn bench(args: &[&str]) -> std::process::Output {
-    let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_h2.db");
+    let db = scratch().join("bench_h2.db");
     let mut all = vec!["bench", "--db", db.to_str().unwrap(), "-q"];
     all.extend(args);
     run_with_timeout(&all, Duration::from_secs(60))

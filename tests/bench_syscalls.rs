@@ -16,7 +16,6 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 
 const REQUESTS: u64 = 2000;
@@ -74,10 +73,7 @@ fn trace_load_thread(cpu: Option<usize>, args: &[&str]) -> (HashMap<String, u64>
         .arg(&prefix)
         .arg(env!("CARGO_BIN_EXE_webstand"))
         .args(&args)
-        .env(
-            "XDG_DATA_HOME",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
-        )
+        .env("XDG_DATA_HOME", common::xdg_data_home())
         .output()
         .expect("run strace");
     let report = String::from_utf8_lossy(&out.stdout).into_owned();

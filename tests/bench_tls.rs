@@ -47,7 +47,7 @@ fn signed(ca: &CertifiedKey, names: &[&str], usage: ExtendedKeyUsagePurpose) -> 
 }
 
 /// nginx over https on loopback with `ssl` directives added to its server block (its errors logged
-/// from level info, for the failure messages); the CA's certificate is at DIR/ca.pem, another CA's
+/// from level info, for the failure messages; each request in DIR/access.log, [`served`]); the CA's certificate is at DIR/ca.pem, another CA's
 /// at DIR/other-ca.pem, a client certificate and key at DIR/client.pem.
 fn start_tls_nginx(ssl: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
@@ -66,14 +66,22 @@ fn start_tls_nginx(ssl: &str) -> Daemon {
     w("client.pem", &format!("{ccert}{ckey}"));
     w("other-ca.pem", &self::ca().cert.pem());
     let server = format!(
-        "error_log {d}/error.log info; ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
+        "error_log {d}/error.log info; access_log {d}/access.log tests; \
+         ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem; \
          ssl_session_cache shared:S:1m; {ssl}"
     );
     start_nginx_in(dir, "ssl", &server)
 }
 
+/// The `n` requests `ngx` served next after the `from` first, as its access log has them.
+fn served(ngx: &Daemon, from: usize, n: usize) -> Vec<nginx::AccessLine> {
+    let lines = nginx::access_lines(Path::new(&ngx.path("access.log")), from, n);
+    assert_eq!(lines.len(), n, "{lines:#?}");
+    lines
+}
+
 fn bench(args: &[&str]) -> std::process::Output {
-    let db = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_tls.db");
+    let db = scratch().join("bench_tls.db");
     let mut all = vec!["bench", "--db", db.to_str().unwrap()];
     all.extend(args);
     run_with_timeout(&all, Duration::from_secs(60))
@@ -180,6 +188,29 @@ fn protocol_cipher_sni_and_ca_options() {
     );
 }
 
+/// From nginx's side: -I sends no server name (SNI) where a run without it sends the URL's host,
+/// and -i's requests are HEAD.
+#[test]
+fn sni_and_head_as_the_server_saw_them() {
+    let ngx = start_tls_nginx("ssl_protocols TLSv1.2 TLSv1.3;");
+    let u = format!("https://localhost:{}/page.html", ngx.port);
+    let mut logged = 0;
+    for (flag, method, server_name) in [
+        ("-i", "HEAD", "localhost"),
+        ("-I", "GET", "-"),
+        ("-k", "GET", "localhost"),
+    ] {
+        let out = bench(&["-q", "-n", "5", flag, &u]);
+        assert!(out.status.success(), "{flag}: {}", stderr(&out));
+        for line in served(&ngx, logged, 5) {
+            assert_eq!(line.method, method, "{flag}: {line:?}");
+            assert_eq!(line.uri, "/page.html", "{flag}: {line:?}");
+            assert_eq!(line.server_name, server_name, "{flag}: {line:?}");
+        }
+        logged += 5;
+    }
+}
+
 #[test]
 fn client_certificate_is_sent_with_e() {
     // nginx requires a client certificate signed by the test CA (and answers 400 without one);
@@ -232,6 +263,11 @@ fn tls_resume_resumes_sessions_and_json_splits_handshakes() {
     let full = tls_of(&["--json", "-n", "40", "-c", "2", &u]);
     assert_eq!(full["full_handshakes"], 40, "{full}");
     assert_eq!(full["resumed_handshakes"], 0, "{full}");
+    // nginx's side: a connection per request, each a new session ("." in $ssl_session_reused).
+    let reused = |lines: &[nginx::AccessLine]| {
+        lines.iter().filter(|l| l.session_reused == "r").count() as u64
+    };
+    assert_eq!(reused(&served(&ngx, 0, 40)), 0);
     assert!(full["tcp_connect_mean_ms"].as_f64().unwrap() >= 0.0);
     assert!(full["full_handshake_mean_ms"].as_f64().unwrap() > 0.0);
     let resumed = tls_of(&["--json", "--tls-resume", "-n", "40", "-c", "2", &u]);
@@ -239,6 +275,11 @@ fn tls_resume_resumes_sessions_and_json_splits_handshakes() {
     assert!(
         resumed["resumed_handshakes"].as_u64().unwrap() >= 30,
         "{resumed}"
+    );
+    // The sessions nginx resumed ("r") are the ones we counted as resumed.
+    assert_eq!(
+        reused(&served(&ngx, 40, 40)),
+        resumed["resumed_handshakes"].as_u64().unwrap()
     );
     assert!(resumed["resumed_handshake_mean_ms"].as_f64().unwrap() > 0.0);
 }

@@ -1,7 +1,7 @@
 //! The Diagnosis section, each finding provoked by a real server over loopback: a listen backlog of
 //! 1 with slow accepts, headers and body in two writes with Nagle on, a generator sharing its core
 //! with a busy loop, a server answering 503, a concurrency beyond the open-files limit — and a
-//! healthy run against `webstand serve` that reports no problem.
+//! healthy run against `webstand serve` that reports no problem and no finding at all.
 
 mod common;
 
@@ -262,48 +262,53 @@ fn held_back_by_another_program(finding: &str) -> bool {
     finding.contains(" load threads ran ") && finding.contains("which another program was using")
 }
 
+/// A healthy run is one with no finding at all. On a shared machine (CI's) a run may rightly be
+/// told that its load threads were held back by another program: such a run shows nothing about
+/// the server either way, so it is made again, up to five times; only a run that reports no
+/// problem and no finding passes, and any other finding fails at once.
 #[test]
 fn a_healthy_run_against_webstand_serve_reports_no_problem() {
     let _serial = one_at_a_time();
     let (_dir, serve, url) = serve_hello(&[]);
     let pid = serve.child.id().to_string();
-    let out = run_with_timeout(
-        &[
-            "bench",
-            "-q",
-            "-c",
-            "4",
-            "--rate",
-            "200",
-            "-d",
-            "1s",
-            "--server-pid",
-            &pid,
-            &url,
-        ],
-        Duration::from_secs(60),
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let text = stdout(&out);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("Diagnosis:"))
-        .unwrap_or_else(|| panic!("no Diagnosis line: {text}"));
-    let findings: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
-    // Anything about the server, the network or errors, or another finding beside a starved
-    // generator's, still fails the test.
-    if line.starts_with("Diagnosis: generator-bound (the server used") {
-        assert!(
-            findings.len() == 1 && held_back_by_another_program(findings[0]),
-            "only a generator held back by another program: {text}"
+    for _ in 0..5 {
+        let out = run_with_timeout(
+            &[
+                "bench",
+                "-q",
+                "-c",
+                "4",
+                "--rate",
+                "200",
+                "-d",
+                "1s",
+                "--server-pid",
+                &pid,
+                &url,
+            ],
+            Duration::from_secs(60),
         );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Diagnosis:"))
+            .unwrap_or_else(|| panic!("no Diagnosis line: {text}"));
+        let findings: Vec<&str> = text.lines().filter(|l| l.starts_with("  - ")).collect();
+        let held_back = line.starts_with("Diagnosis: generator-bound (the server used")
+            && findings.len() == 1
+            && held_back_by_another_program(findings[0]);
+        if held_back {
+            continue;
+        }
+        assert!(
+            line.starts_with("Diagnosis: no problem found (the server used"),
+            "{text}"
+        );
+        assert!(findings.is_empty(), "no finding lines: {text}");
         return;
     }
-    assert!(
-        line.starts_with("Diagnosis: no problem found (the server used"),
-        "{line}"
-    );
-    assert!(findings.is_empty(), "no finding lines: {text}");
+    panic!("five runs in a row were held back by another program: no healthy run to judge");
 }
 
 #[test]
@@ -344,7 +349,7 @@ fn a_sweep_names_what_bound_each_level() {
             assert!(floor(&findings[1]), "{text}");
         } else {
             assert!(verdict.ends_with("limited by a latency floor"), "{text}");
-            assert!(findings.iter().any(floor), "{text}");
+            assert!(findings.len() == 1 && floor(&findings[0]), "{text}");
         }
     }
     let out = run_with_timeout(
@@ -405,10 +410,7 @@ fn compare_flags_a_peak_the_generator_bound() {
 
 /// A fresh history file for one test.
 fn db_path(name: &str) -> String {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("diagnosis-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = scratch().join(name);
     let _ = std::fs::remove_file(&path);
     path.to_string_lossy().into_owned()
 }

@@ -10,7 +10,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 /// The bench's run, in seconds: about 100 passes, so that enough remain after the first STARTING
@@ -42,10 +41,7 @@ fn sampler_calls() -> (Vec<String>, serde_json::Value) {
         .arg(env!("CARGO_BIN_EXE_webstand"))
         .args(args)
         .args(["-d", &seconds, &url])
-        .env(
-            "XDG_DATA_HOME",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
-        )
+        .env("XDG_DATA_HOME", common::xdg_data_home())
         .output()
         .expect("run strace");
     assert!(

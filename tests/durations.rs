@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{run_with_timeout, serve, stderr};
+use common::{json_stdout, run_with_timeout, serve, stderr};
 use std::time::Duration;
 
 const NOWHERE: &str = "http://127.0.0.1:9/";
@@ -86,7 +86,8 @@ fn a_bad_duration_in_serves_config_file_is_one_line() {
 }
 
 /// `5h` and `1h 30m` read the same in every command: each accepts them (the run itself is bounded
-/// by its request count).
+/// by its request count), and bench's run is limited to five hours (its JSON's time limit: 18000 s),
+/// ended early by its -n.
 #[test]
 fn hours_are_accepted_by_every_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -124,4 +125,21 @@ fn hours_are_accepted_by_every_command() {
         let out = run_with_timeout(&args, Duration::from_secs(60));
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     }
+    let args = [
+        "bench", "-n", "20", "-d", "5h", "--json", "-q", "--db", db, &url,
+    ];
+    let out = run_with_timeout(&args, Duration::from_secs(60));
+    let run = json_stdout(&out);
+    assert_eq!(run["time_limit_secs"], 18000.0, "{run}");
+    assert_eq!(run["complete"], 20, "{run}");
+    assert!(run["elapsed_secs"].as_f64().unwrap() < 60.0, "{run}");
+    // Without -d, no time limit.
+    let out = run_with_timeout(
+        &["bench", "-n", "1", "--json", "-q", "--db", db, &url],
+        Duration::from_secs(60),
+    );
+    assert_eq!(
+        json_stdout(&out)["time_limit_secs"],
+        serde_json::Value::Null
+    );
 }

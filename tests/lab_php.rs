@@ -1,7 +1,8 @@
 //! The lab's dynamic workloads end to end, on Debian's real PHP-FPM, MariaDB and WordPress: the `php`
 //! page through every server that passes PHP on (its bytes checked on every response, CPU per
 //! request of the server alone and with PHP-FPM), seed 004's experiment as `sweep --preset
-//! wordpress`, nothing the lab started left running afterwards, and a missing php-fpm said in one
+//! wordpress`, the lab's WordPress index page fetched with curl through nginx and recognised,
+//! nothing the lab started left running afterwards, and a missing php-fpm said in one
 //! line. Each command runs with a TMPDIR of the test's own, so the processes it leaves (if any) are
 //! told apart from other tests' by their command lines.
 
@@ -201,6 +202,86 @@ fn the_wordpress_preset_reproduces_seed_004s_table() {
         "{html}"
     );
     assert!(text.contains("Workload: wordpress"), "{text}");
+}
+
+/// The lab's WordPress as a browser gets it: the site installed into a docroot (MariaDB, PHP-FPM,
+/// generated posts), nginx passing PHP on as the lab configures it, and the index page fetched
+/// with curl: a real WordPress page (its generator tag, the twentytwentyone theme's stylesheet,
+/// one article per generated post, about the size the lab measured).
+#[test]
+fn the_lab_wordpress_index_page_is_a_real_wordpress_page() {
+    use webstand_lab::php::{fpm, pass::Pass, wordpress, Backends, Setup as PhpSetup};
+    use webstand_lab::servers::{locate, Kind, Server, Setup};
+    let dir = tempfile::tempdir().unwrap();
+    // Servers started as root drop to www-data: the docroot must be reachable.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let doc = dir.path().join("docroot");
+    webstand_lab::compare::prepare_docroot(&doc, 1 << 20).unwrap();
+    let php = PhpSetup {
+        fpm: fpm::PROGRAM.into(),
+        children: 2,
+        backlog: 64,
+        cpus: None,
+        wordpress: true,
+    };
+    let mut backends = Backends::start(&doc, &php).unwrap_or_else(|e| panic!("{e:#}"));
+    let site = backends.site.clone().expect("the WordPress site");
+    let mut setup = Setup::new(&doc);
+    setup.php = Some(Pass {
+        socket: backends.socket().display().to_string(),
+        children: php.children,
+    });
+    let nginx = locate(Kind::Nginx, None).unwrap_or_else(|e| panic!("{e}"));
+    let mut server = Server::start(&nginx, &setup).unwrap_or_else(|e| panic!("{e:#}"));
+    let get = |path: &str| {
+        let got = common::output_within(
+            std::process::Command::new(common::require("curl"))
+                .args(["-s", "-S", "--max-time", "30", "-D", "-"])
+                .arg(format!("http://{}{path}", server.addr)),
+            Duration::from_secs(40),
+        );
+        assert!(got.status.success(), "{path}: {}", common::stderr(&got));
+        let text = common::stdout(&got);
+        let (head, body) = text.split_once("\r\n\r\n").expect("a response head");
+        assert!(head.starts_with("HTTP/1.1 200"), "{path}: {head}");
+        body.to_string()
+    };
+    let page = get("/");
+    assert!(
+        page.contains("<meta name=\"generator\" content=\"WordPress "),
+        "no generator tag: {page}"
+    );
+    assert_eq!(
+        page.matches("<article id=\"post-").count(),
+        site.posts,
+        "{page}"
+    );
+    // The theme's stylesheet, linked as WordPress enqueues it, is the theme's own file.
+    let link = page
+        .lines()
+        .find(|l| l.contains("<link rel='stylesheet' id='twenty-twenty-one-style-css'"))
+        .unwrap_or_else(|| panic!("no theme stylesheet link in {page}"));
+    let theme_css = format!("/wp-content/themes/{}/style.css?ver=", wordpress::THEME);
+    let at = link
+        .find(&theme_css)
+        .unwrap_or_else(|| panic!("{link} is not {theme_css}"));
+    let path = link[at..].split('\'').next().unwrap();
+    let css = get(path);
+    server.stop().unwrap();
+    backends.stop().unwrap();
+    assert!(
+        css.contains("Theme Name: Twenty Twenty-One"),
+        "{path}: {css}"
+    );
+    // About the size the lab measured when it rendered the page (with another Host).
+    let (bytes, measured) = (page.len() as f64, site.page_bytes as f64);
+    assert!(
+        (bytes - measured).abs() < measured * 0.05,
+        "{bytes} bytes, the lab measured {measured}"
+    );
 }
 
 #[test]

@@ -78,13 +78,19 @@ fn compare_probe_gives_each_server_a_robustness_row() {
         assert!(row["probe_note"].is_null(), "{server}: {row}");
         let mut seen = BTreeMap::new();
         for c in row["categories"].as_array().unwrap() {
+            let category = c["category"].as_str().unwrap();
             let total = count(c, "safe") + count(c, "lenient") + count(c, "unsafe");
-            seen.insert(c["category"].as_str().unwrap().to_string(), total);
-            // Nothing here leaks a file or desyncs: nginx is at worst lenient, ours strict.
+            seen.insert(category.to_string(), total);
+            // Nothing here leaks a file or desyncs; ours is strict, and nginx lenient exactly
+            // where tests/probe.rs writes its verdicts down case by case (three chunk cases, the
+            // suffix ranges).
             assert_eq!(count(c, "unsafe"), 0, "{server}: {c}");
-            if server == "builtin" {
-                assert_eq!(count(c, "lenient"), 0, "{server}: {c}");
-            }
+            let lenient = match (server, category) {
+                ("nginx", "smuggling") => 3,
+                ("nginx", "ranges") => 1,
+                _ => 0,
+            };
+            assert_eq!(count(c, "lenient"), lenient, "{server}: {c}");
         }
         assert_eq!(seen, listed, "{server}: every listed case judged once");
         for attack in ["slowloris", "slow_read"] {

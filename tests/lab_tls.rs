@@ -2,7 +2,8 @@
 //! certificate the lab generates, its TLS column is checked with real handshakes (TLS 1.3 and 1.2,
 //! full and resumed, verifying the lab's CA), the TLS workloads complete over HTTPS without errors
 //! and tls-new makes one full handshake per request; a lighttpd without its TLS module says "no TLS";
-//! a bad key type is one line; nothing the lab started is left running.
+//! the certificate the servers present has the key asked for (RSA 2048, ECDSA P-256, as OpenSSL
+//! reads it); a bad key type is one line; nothing the lab started is left running.
 
 mod common;
 
@@ -173,4 +174,95 @@ fn bad_tls_input_is_one_line_and_a_non_zero_exit() {
     ] {
         common::lab::compare_refused(&[&["--servers", "builtin"][..], args].concat(), want);
     }
+}
+
+/// The certificate the lab's servers present, read by OpenSSL from a handshake with nginx and with
+/// the builtin server (what `compare --tls --tls-key-type` gives them): its key's algorithm, size
+/// and curve as `openssl x509 -text` prints them.
+#[test]
+fn the_lab_certificate_has_the_key_type_asked_for() {
+    use std::sync::Arc;
+    use webstand_lab::servers::{locate, Server, Setup};
+    use webstand_lab::tls::{KeyType, LabCert};
+    installed(&[Kind::Builtin, Kind::Nginx]);
+    let openssl = common::require("openssl");
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("docroot");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    webstand_lab::compare::prepare_docroot(&doc, 1 << 20).unwrap();
+    for (key_type, algorithm, size) in [
+        (KeyType::Rsa2048, "rsaEncryption", "Public-Key: (2048 bit)"),
+        (
+            KeyType::EcdsaP256,
+            "id-ecPublicKey",
+            "Public-Key: (256 bit)",
+        ),
+    ] {
+        let cert = Arc::new(LabCert::generate(key_type).unwrap());
+        for kind in [Kind::Builtin, Kind::Nginx] {
+            let what = format!("{} with {}", kind.name(), key_type.name());
+            let mut setup = Setup::new(&doc);
+            setup.tls = Some(Arc::clone(&cert));
+            let webstand = std::path::Path::new(env!("CARGO_BIN_EXE_webstand"));
+            let binary = locate(kind, Some(webstand)).unwrap();
+            let mut server =
+                Server::start(&binary, &setup).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            let shown = common::output_within(
+                std::process::Command::new(&openssl)
+                    .args(["s_client", "-connect", &server.addr.to_string()])
+                    .args(["-servername", "localhost", "-CAfile"])
+                    .arg(cert.ca_file()),
+                std::time::Duration::from_secs(20),
+            );
+            server.stop().unwrap();
+            let shown = common::stdout(&shown);
+            assert!(
+                shown.contains("Verify return code: 0 (ok)"),
+                "{what}: {shown}"
+            );
+            let pem = shown
+                .split_once("-----BEGIN CERTIFICATE-----")
+                .and_then(|(_, rest)| rest.split_once("-----END CERTIFICATE-----"))
+                .map(|(body, _)| {
+                    format!("-----BEGIN CERTIFICATE-----{body}-----END CERTIFICATE-----\n")
+                })
+                .unwrap_or_else(|| panic!("{what}: no certificate in {shown}"));
+            let text = x509_text(&openssl, &pem);
+            assert!(
+                text.contains(&format!("Public Key Algorithm: {algorithm}")),
+                "{what}: {text}"
+            );
+            assert!(text.contains(size), "{what}: {text}");
+            if key_type == KeyType::EcdsaP256 {
+                assert!(text.contains("ASN1 OID: prime256v1"), "{what}: {text}");
+            }
+            assert!(
+                text.contains("Subject: CN = webstand lab"),
+                "{what}: {text}"
+            );
+        }
+    }
+}
+
+/// `openssl x509 -noout -text` of the PEM certificate `pem`.
+fn x509_text(openssl: &std::path::Path, pem: &str) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new(openssl)
+        .args(["x509", "-noout", "-text"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(pem.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "openssl x509 failed on {pem}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }

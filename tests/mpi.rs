@@ -1,5 +1,6 @@
 //! `mpirun -np 4 webstand bench|sweep …` (built with `--features mpi`; scripts/test.sh builds it so):
-//! four ranks on loopback against `webstand serve` and nginx. The merged counts equal one process's,
+//! four ranks on loopback against `webstand serve`, nginx and an in-test server that counts what it
+//! answered (a sweep's merged counts per level equal its own). The merged counts equal one process's,
 //! the connection split is exact, the start skew is reported (under 1 ms with a core per rank), a
 //! max-users search finds what one process finds, the progress line counts every rank, an https
 //! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), and the
@@ -25,10 +26,7 @@ fn mpirun(ranks: usize) -> Command {
     c.args(["-q", "--allow-run-as-root", "--oversubscribe", "-np"])
         .arg(ranks.to_string())
         .arg(env!("CARGO_BIN_EXE_webstand"))
-        .env(
-            "XDG_DATA_HOME",
-            std::env::temp_dir().join("webstand-mpi-xdg"),
-        )
+        .env("XDG_DATA_HOME", xdg_data_home())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -260,19 +258,112 @@ fn ten_connections_split_exactly_over_four_ranks_and_the_start_skew_is_reported(
     assert_one_saved_run(&db, "bench");
 }
 
+/// What one connection to a [`CountingServer`] carried: requests answered and bytes sent (all, and
+/// the bodies').
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct ConnCounts {
+    requests: u64,
+    bytes: u64,
+    body_bytes: u64,
+}
+
+/// A keep-alive HTTP/1.1 server that answers every request with the same 2 KiB page and counts,
+/// per connection in the order it accepted them, what it answered.
+struct CountingServer {
+    addr: std::net::SocketAddr,
+    conns: std::sync::Arc<Mutex<Vec<ConnCounts>>>,
+}
+
+impl CountingServer {
+    fn start() -> CountingServer {
+        use std::io::Write;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let conns = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let all = conns.clone();
+        std::thread::spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { continue };
+                let all = all.clone();
+                let me = {
+                    let mut all = all.lock().unwrap();
+                    all.push(ConnCounts::default());
+                    all.len() - 1
+                };
+                std::thread::spawn(move || {
+                    let body = [b'x'; 2048];
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len());
+                    let answer = [head.as_bytes(), &body].concat();
+                    let mut r = BufReader::new(s.try_clone().unwrap());
+                    loop {
+                        // One request: its head, up to the empty line (the generator sends no body).
+                        let mut line = String::new();
+                        loop {
+                            line.clear();
+                            match r.read_line(&mut line) {
+                                Ok(0) | Err(_) => return,
+                                Ok(_) if line.trim_end().is_empty() => break,
+                                Ok(_) => {}
+                            }
+                        }
+                        if s.write_all(&answer).is_err() {
+                            return;
+                        }
+                        let c = &mut all.lock().unwrap()[me];
+                        c.requests += 1;
+                        c.bytes += answer.len() as u64;
+                        c.body_bytes += body.len() as u64;
+                    }
+                });
+            }
+        });
+        CountingServer { addr, conns }
+    }
+}
+
+/// A keep-alive sweep over four ranks, at 4 then 8 clients of 2000 requests each, saves one run;
+/// each level's merged counts equal what the server answered on that level's connections (levels
+/// do not overlap: the first 4 connections it accepted are the first level's, the next 8 the
+/// second's).
 #[test]
 fn sweep_over_four_ranks_saves_one_run() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let bed = Bed::new();
-    let (db, url) = (bed.db.clone(), bed.url.clone());
+    let server = CountingServer::start();
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let url = format!("http://{}/2k.html", server.addr);
     let args = [
-        "--db", &db, "sweep", "-q", "-c", "4,8", "-n", "2000", "--warmup", "0", "--json", &url,
+        "--db", &db, "sweep", "-q", "-k", "-c", "4,8", "-n", "2000", "--warmup", "0", "--json",
+        &url,
     ];
     let out = mpi_run(4, &args, Duration::from_secs(90));
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
-    let text = v.to_string();
-    assert!(text.contains("2000"), "{text}");
+    let levels = v["levels"].as_array().expect("levels");
+    let conns = server.conns.lock().unwrap().clone();
+    assert_eq!(conns.len(), 4 + 8, "connections accepted: {conns:?}");
+    let mut first = 0;
+    for (level, clients) in levels.iter().zip([4usize, 8]) {
+        assert_eq!(level["clients"], clients, "{level}");
+        let seen = conns[first..first + clients]
+            .iter()
+            .fold(ConnCounts::default(), |a, c| ConnCounts {
+                requests: a.requests + c.requests,
+                bytes: a.bytes + c.bytes,
+                body_bytes: a.body_bytes + c.body_bytes,
+            });
+        first += clients;
+        let r = &level["result"];
+        let merged = ConnCounts {
+            requests: r["complete"].as_u64().unwrap(),
+            bytes: r["total_bytes"].as_u64().unwrap(),
+            body_bytes: r["body_bytes"].as_u64().unwrap(),
+        };
+        assert_eq!(merged, seen, "{clients} clients: merged vs the server's");
+        assert_eq!(seen.requests, 2000, "{clients} clients");
+        assert_eq!(r["connections"], clients, "{r}");
+    }
+    assert_eq!(levels.len(), 2, "{v}");
     assert_one_saved_run(&db, "sweep");
 }
 

@@ -456,6 +456,8 @@ fn print_json(
         o.insert("threads".into(), plan.threads.into());
         o.insert("spin".into(), plan.spin.to_string().into());
         o.insert("pipeline".into(), plan.pipeline.into());
+        let time_limit = plan.stop.duration.map(|d| d.as_secs_f64());
+        o.insert("time_limit_secs".into(), time_limit.into());
         if let Shape::Open { rate, jitter, .. } = plan.shape {
             o.insert("rate".into(), rate.into());
             o.insert("jitter".into(), jitter.into());

@@ -9,6 +9,7 @@ pub mod lab;
 pub mod listen;
 pub mod netns;
 pub mod nginx;
+pub mod offline;
 pub mod test_server;
 
 #[allow(unused_imports)] // each test file uses some of them
@@ -16,20 +17,47 @@ pub use nginx::{start_nginx, start_nginx_in, www_with_page, Daemon};
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The binary under test. Its default history lives under the build's own temporary directory
+/// The binary under test. Its default history lives in the test process's [`scratch`] directory
 /// (XDG_DATA_HOME), so a test without `--db` neither reads nor writes the user's history (one
 /// written by a newer webstand would add a warning line to every run).
 pub fn webstand() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_webstand"));
-    c.env(
-        "XDG_DATA_HOME",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("xdg-data"),
-    );
+    c.env("XDG_DATA_HOME", xdg_data_home());
     c
+}
+
+/// The XDG_DATA_HOME of the binary under test (its default history): in [`scratch`].
+pub fn xdg_data_home() -> PathBuf {
+    scratch().join("xdg-data")
+}
+
+/// This test process's own directory for what outlives one test (histories kept across runs,
+/// the binary's default history), under the build's temporary directory: made on first use and
+/// removed when the process exits, so a test run leaves nothing behind for the next one.
+pub fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    extern "C" fn remove() {
+        if let Some(dir) = DIR.get() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    DIR.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("webstand-test-")
+            .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+            .expect("a scratch directory in the build's temporary directory")
+            .keep();
+        // SAFETY: `remove` is an extern "C" fn without arguments, as atexit requires; it runs once,
+        // when the harness exits (after every test, passed or failed).
+        let registered = unsafe { libc::atexit(remove) };
+        assert_eq!(registered, 0, "atexit");
+        dir
+    })
 }
 
 /// Runs `webstand ARGS…` to completion with a bound on its running time.

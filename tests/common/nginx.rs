@@ -65,10 +65,62 @@ pub fn start_nginx() -> Daemon {
     start_nginx_in(tempfile::tempdir().unwrap(), "", "")
 }
 
+/// The access log format [`start_nginx_in`] defines, for a test that turns the log on in its
+/// server block (`access_log DIR/access.log tests;`) to see requests from the server's side: one
+/// line per request, fields split by `|` ([`AccessLine`]).
+pub const ACCESS_LOG_FORMAT: &str =
+    "$request_method|$request_uri|$ssl_server_name|$ssl_session_reused";
+
+/// One line of the [`ACCESS_LOG_FORMAT`] log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccessLine {
+    pub method: String,
+    pub uri: String,
+    /// The name the client sent in SNI; "-" for none.
+    pub server_name: String,
+    /// "r" for a resumed TLS session, "." for a full handshake.
+    pub session_reused: String,
+}
+
+/// The lines of the access log at `path` from line `from` on, once there are `n` of them (nginx
+/// writes a request's line as it ends it, which may come just after the client read the answer);
+/// the test fails if they do not come within 10 s.
+pub fn access_lines(path: &Path, from: usize, n: usize) -> Vec<AccessLine> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<AccessLine> = text
+            .lines()
+            .skip(from)
+            .map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                assert_eq!(f.len(), 4, "not a line of the tests' format: {l}");
+                AccessLine {
+                    method: f[0].into(),
+                    uri: f[1].into(),
+                    server_name: f[2].into(),
+                    session_reused: f[3].into(),
+                }
+            })
+            .collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {n} lines in {}:\n{text}",
+            lines.len(),
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// nginx from Debian's package in `dir` (which may already hold what `server` names, such as
 /// certificates) serving DIR/www ([`www_with_page`]) on a free port: `listen` is what follows the
 /// address ("", "ssl", "ssl http2"), `server` goes into the server block. One process
-/// (`master_process off`), so the kill on drop leaves no orphaned worker holding the port.
+/// (`master_process off`), so the kill on drop leaves no orphaned worker holding the port. Its
+/// access log is off unless `server` turns it on (in the [`ACCESS_LOG_FORMAT`], named `tests`).
 pub fn start_nginx_in(dir: tempfile::TempDir, listen: &str, server: &str) -> Daemon {
     let nginx = require("nginx");
     let root = www_with_page(dir.path());
@@ -76,7 +128,8 @@ pub fn start_nginx_in(dir: tempfile::TempDir, listen: &str, server: &str) -> Dae
     let conf = |port: u16| {
         format!(
         "master_process off;\nworker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {d}/tmp;\n  \
+         events {{ worker_connections 512; }}\nhttp {{\n  access_log off;\n  \
+         log_format tests '{ACCESS_LOG_FORMAT}';\n  client_body_temp_path {d}/tmp;\n  \
          proxy_temp_path {d}/tmp;\n  fastcgi_temp_path {d}/tmp;\n  uwsgi_temp_path {d}/tmp;\n  scgi_temp_path {d}/tmp;\n  \
          server {{ listen 127.0.0.1:{port} {listen}; root {}; {server} }}\n}}\n",
         root.display()

@@ -103,14 +103,16 @@ impl Buffer {
     }
 }
 
-/// "[10/Oct/2000:13:55:36 +0000]" from an HTTP date's fields.
+/// "[10/Oct/2000:13:55:36 +0000]": the Unix second in UTC, as Common Log Format writes it.
 fn clf_time(secs: i64) -> [u8; 28] {
-    let d = crate::date::format(secs); // "Tue, 10 Oct 2000 13:55:36 GMT"
-    let mut out = *b"[10/Oct/2000:13:55:36 +0000]";
-    out[1..3].copy_from_slice(&d[5..7]);
-    out[4..7].copy_from_slice(&d[8..11]);
-    out[8..12].copy_from_slice(&d[12..16]);
-    out[13..21].copy_from_slice(&d[17..25]);
+    let mut out = *b"[01/Jan/1970:00:00:00 +0000]";
+    let Ok(t) = jiff::Timestamp::from_second(secs) else {
+        return out;
+    };
+    let text = t.strftime("[%d/%b/%Y:%H:%M:%S +0000]").to_string();
+    if text.len() == out.len() {
+        out.copy_from_slice(text.as_bytes());
+    }
     out
 }
 

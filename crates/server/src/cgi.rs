@@ -8,215 +8,91 @@
 //! output limit (502) bound each run. The output is collected whole and answered with a
 //! Content-Length, so the connection stays keep-alive.
 
-use crate::conn::Conn;
-use crate::handler::Ctx;
-use crate::protocol::Channel;
-use crate::request::Head;
-use crate::respond;
-use crate::worker::CGI_BASE;
+use crate::gateway::{find, header_vars, read_cgi_head, CgiHead};
+use crate::job::{Job, Progress, Start};
+use crate::request::{Method, RequestBody};
+#[cfg(test)]
+use crate::response::Length;
+use crate::response::{self, Sink};
 use mio::unix::SourceFd;
-use mio::{Interest, Token};
+use mio::{Interest, Registry, Token};
 use std::ffi::OsString;
 use std::io::{self, Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-/// A CGI program running for one connection.
+/// The program a request runs.
+pub struct Program<'a> {
+    /// Path of the program relative to the root, and the decoded rest of the URL path after it.
+    pub rel: &'a str,
+    pub path_info: &'a str,
+    pub timeout: Duration,
+    pub max_output: u64,
+}
+
+/// A CGI program running for one request.
 pub struct CgiJob {
-    pub deadline: Instant,
+    deadline: Instant,
     child: Child,
-    stdout: ChildStdout,
+    /// The program's output, watched by the loop (None once the job ended: closing it takes it
+    /// out of the loop's watch).
+    stdout: Option<ChildStdout>,
     output: Vec<u8>,
+    max_output: u64,
     head_only: bool,
-    /// Where the answer goes (and whether the connection stays open after it).
-    ch: Channel,
-    /// For the access log once the answer is known.
-    pub request_line: Vec<u8>,
-    pub user: Option<Arc<str>>,
 }
 
 impl CgiJob {
-    /// The HTTP/2 stream it answers (None for HTTP/1).
-    pub fn stream(&self) -> Option<u32> {
-        self.ch.stream_id()
-    }
-
-    fn new(child: Child, stdout: ChildStdout, req: &Request, deadline: Instant) -> CgiJob {
-        let head = req.head;
-        CgiJob {
-            deadline,
-            child,
-            stdout,
-            output: Vec::new(),
-            head_only: head.method == crate::request::Method::Head,
-            ch: req.ch,
-            request_line: head.request_line().to_vec(),
-            user: req.user.clone(),
-        }
-    }
-}
-
-/// What the handler found for a CGI URL.
-pub struct Script<'a> {
-    /// Path of the program relative to the root.
-    pub rel: &'a str,
-    /// The decoded rest of the URL path after the program ("" or "/…").
-    pub path_info: &'a str,
-}
-
-/// Everything the environment needs besides the head.
-pub struct Request<'a> {
-    pub head: &'a Head<'a>,
-    pub body: &'a [u8],
-    pub query: &'a [u8],
-    pub script: Script<'a>,
-    pub user: Option<Arc<str>>,
-    pub ch: Channel,
-}
-
-impl Ctx {
-    /// Starts the program; on failure answers 500 right away. Returns the status when answered now.
-    pub fn start_cgi(
-        &mut self,
-        conn: &mut Conn,
-        req: Request,
-        out: &mut Vec<u8>,
-        idx: usize,
-        registry: &mio::Registry,
-    ) -> Option<u16> {
-        match self.spawn(conn, &req) {
-            Ok(mut job) => {
-                let fd = job.stdout.as_raw_fd();
-                if registry
-                    .register(
-                        &mut SourceFd(&fd),
-                        Token(CGI_BASE + idx),
-                        Interest::READABLE,
-                    )
-                    .is_err()
-                {
-                    kill_group(&mut job.child);
-                    self.zombies.push(job.child);
-                    respond::simple(out, self.date.line(), req.ch, 500, b"", false);
-                    return Some(500);
-                }
-                conn.cgi.push(Box::new(job));
-                None
-            }
-            Err(_) => {
-                respond::simple(out, self.date.line(), req.ch, 500, b"", false);
-                Some(500)
-            }
-        }
-    }
-
-    fn spawn(&self, conn: &Conn, req: &Request) -> io::Result<CgiJob> {
-        let head = req.head;
-        let shared = &self.shared;
-        let program = shared.root_path.join(req.script.rel);
-        let dir = program
-            .parent()
-            .map(|p| p.to_path_buf())
-            .unwrap_or_else(|| shared.root_path.clone());
-        let mut cmd = Command::new(&program);
-        cmd.env_clear().current_dir(dir).process_group(0);
-        let mut env = |k: &str, v: &[u8]| {
-            cmd.env(k, OsString::from_vec(v.to_vec()));
-        };
-        env("GATEWAY_INTERFACE", b"CGI/1.1");
-        env("SERVER_SOFTWARE", b"webstand");
-        env("SERVER_PROTOCOL", head.version.name());
-        let (name, port) = conn
-            .transport
-            .local_addr()
-            .ok()
-            .map(|a| (a.ip().to_string(), a.port().to_string()))
-            .unwrap_or_default();
-        env("SERVER_NAME", name.as_bytes());
-        env("SERVER_PORT", port.as_bytes());
-        if conn.transport.is_tls() {
-            env("HTTPS", b"on");
-        }
-        env("REQUEST_METHOD", head.method_name.as_bytes());
-        env("REQUEST_URI", head.target);
-        env("SCRIPT_NAME", format!("/{}", req.script.rel).as_bytes());
-        env("SCRIPT_FILENAME", program.as_os_str().as_encoded_bytes());
-        env(
-            "DOCUMENT_ROOT",
-            shared.root_path.as_os_str().as_encoded_bytes(),
-        );
-        if !req.script.path_info.is_empty() {
-            env("PATH_INFO", req.script.path_info.as_bytes());
-            let translated = shared
-                .root_path
-                .join(req.script.path_info.trim_start_matches('/'));
-            env("PATH_TRANSLATED", translated.as_os_str().as_encoded_bytes());
-        }
-        env("QUERY_STRING", req.query);
-        env("REMOTE_ADDR", conn.peer.to_string().as_bytes());
-        env("REMOTE_HOST", conn.peer.to_string().as_bytes());
-        env("PATH", b"/usr/local/bin:/usr/bin:/bin");
-        if let Some(user) = &req.user {
-            env("AUTH_TYPE", b"Basic");
-            env("REMOTE_USER", user.as_bytes());
-        }
-        if head.body != crate::request::RequestBody::None
-            || head.method == crate::request::Method::Post
-        {
-            env("CONTENT_LENGTH", req.body.len().to_string().as_bytes());
-        }
-        for (name, value) in header_vars(head.fields()) {
-            env(&name, &value);
-        }
-        cmd.stdin(body_file(req.body)?)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn()?;
+    /// Starts the program, its output watched under `token`.
+    pub fn start(
+        req: &Start,
+        program: &Program,
+        now: Instant,
+        registry: &Registry,
+        token: Token,
+    ) -> io::Result<CgiJob> {
+        let mut child = spawn(req, program)?;
         let stdout = child
             .stdout
             .take()
-            .ok_or_else(|| io::Error::other("no stdout"))?;
-        set_nonblocking(stdout.as_raw_fd())?;
-        let deadline = self.now + shared.config.cgi_timeout;
-        Ok(CgiJob::new(child, stdout, req, deadline))
-    }
-
-    /// Reads what the connection's programs wrote; writes the answer of each one that is done (or
-    /// over the limit) into `out`. Returns true when one was answered.
-    pub fn cgi_progress(
-        &mut self,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-        registry: &mio::Registry,
-    ) -> bool {
-        let mut answered = false;
-        let mut i = 0;
-        while i < conn.cgi.len() {
-            match self.read_program(&mut conn.cgi[i]) {
-                None => i += 1,
-                Some(forced) => {
-                    self.finish_cgi(conn, i, out, registry, forced);
-                    answered = true;
-                }
+            .ok_or_else(|| io::Error::other("no stdout"));
+        let watched = stdout.and_then(|out| {
+            set_nonblocking(out.as_raw_fd())?;
+            let fd = out.as_raw_fd();
+            registry.register(&mut SourceFd(&fd), token, Interest::READABLE)?;
+            Ok(out)
+        });
+        let stdout = match watched {
+            Ok(out) => out,
+            Err(e) => {
+                kill_group(&mut child);
+                let _ = child.try_wait();
+                return Err(e);
             }
-        }
-        answered
+        };
+        Ok(CgiJob {
+            deadline: now + program.timeout,
+            child,
+            stdout: Some(stdout),
+            output: Vec::new(),
+            max_output: program.max_output,
+            head_only: req.head.method == Method::Head,
+        })
     }
 
-    /// Reads what one program wrote: None while it runs, Some(forced status) once it is done.
-    fn read_program(&self, job: &mut CgiJob) -> Option<Option<u16>> {
-        let max = self.shared.config.cgi_max_output;
+    /// Reads what the program wrote: None while it runs, Some(forced status) once it is done.
+    fn read_program(&mut self) -> Option<Option<u16>> {
+        let stdout = self.stdout.as_mut()?;
         let mut buf = [0u8; 16 << 10];
         loop {
-            match job.stdout.read(&mut buf) {
+            match stdout.read(&mut buf) {
                 Ok(0) => return Some(None),
                 Ok(n) => {
-                    job.output.extend_from_slice(&buf[..n]);
-                    if job.output.len() as u64 > max {
+                    self.output.extend_from_slice(&buf[..n]);
+                    if self.output.len() as u64 > self.max_output {
                         return Some(Some(502));
                     }
                 }
@@ -227,99 +103,127 @@ impl Ctx {
         }
     }
 
-    /// The time limit passed for some of the connection's programs: kill them and answer 504.
-    pub fn cgi_timed_out(&mut self, conn: &mut Conn, out: &mut Vec<u8>, registry: &mio::Registry) {
-        let mut i = 0;
-        while i < conn.cgi.len() {
-            if self.now >= conn.cgi[i].deadline {
-                self.finish_cgi(conn, i, out, registry, Some(504));
-            } else {
-                i += 1;
-            }
-        }
-    }
-
-    /// Ends job `i` (killing the program if it still runs) and answers: `forced` status, or the
-    /// program's own answer.
-    fn finish_cgi(
-        &mut self,
-        conn: &mut Conn,
-        i: usize,
-        out: &mut Vec<u8>,
-        registry: &mio::Registry,
-        forced: Option<u16>,
-    ) {
-        let mut job = conn.cgi.remove(i);
-        let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
-        if self.draining {
-            job.ch.close();
-        }
+    /// Ends the job (killing the program if it still runs when `forced`) and answers: `forced`
+    /// status, or the program's own answer.
+    fn finish(&mut self, sink: &mut dyn Sink, forced: Option<u16>) -> Progress {
+        self.stdout = None;
         if forced.is_some() {
-            kill_group(&mut job.child);
+            kill_group(&mut self.child);
         }
         let (status, bytes) = match forced {
-            Some(s) => (
-                s,
-                respond::simple(out, self.date.line(), job.ch, s, b"", job.head_only),
-            ),
-            None => answer(&job, out, self.date.line()),
+            Some(s) => (s, response::simple(sink, s, b"", self.head_only)),
+            None => answer(&self.output, sink, self.head_only),
         };
-        if job.ch.ends_connection(status) {
-            conn.closing = true;
-        }
-        self.log(
-            conn.peer,
-            job.user.as_deref(),
-            &job.request_line,
-            status,
-            bytes,
-        );
-        self.reap_or_keep(job.child);
-    }
-
-    /// The connection went away (`stream` None) or the client reset that HTTP/2 stream: stop
-    /// the programs answering it.
-    pub fn end_cgi(&mut self, conn: &mut Conn, stream: Option<u32>, registry: &mio::Registry) {
-        let mut i = 0;
-        while i < conn.cgi.len() {
-            if stream.is_some_and(|id| conn.cgi[i].ch.stream_id() != Some(id)) {
-                i += 1;
-                continue;
-            }
-            let mut job = conn.cgi.remove(i);
-            let _ = registry.deregister(&mut SourceFd(&job.stdout.as_raw_fd()));
-            kill_group(&mut job.child);
-            self.reap_or_keep(job.child);
-        }
-    }
-
-    fn reap_or_keep(&mut self, mut child: Child) {
-        if !matches!(child.try_wait(), Ok(Some(_))) {
-            self.zombies.push(child);
-        }
-    }
-
-    /// Collects exited programs (called on the loop's tick).
-    pub fn reap(&mut self) {
-        self.zombies
-            .retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
+        Progress::Done { status, bytes }
     }
 }
 
-/// Turns the program's output (CGI header fields, blank line, body) into an HTTP answer.
-fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
-    let bad = |out: &mut Vec<u8>| {
-        (
-            502,
-            respond::simple(out, date_line, job.ch, 502, b"", job.head_only),
-        )
+impl Job for CgiJob {
+    fn advance(&mut self, _: Instant, sink: &mut dyn Sink) -> Progress {
+        match self.read_program() {
+            None => Progress::Wait,
+            Some(forced) => self.finish(sink, forced),
+        }
+    }
+
+    fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
+    /// The time limit passed: kill the program and answer 504.
+    fn expire(&mut self, _: Instant, sink: &mut dyn Sink) -> Progress {
+        self.finish(sink, Some(504))
+    }
+
+    fn cancel(&mut self) {
+        self.stdout = None;
+        kill_group(&mut self.child);
+    }
+
+    /// The body went to the program whole, on its stdin.
+    fn take_body(&mut self, _: Instant, _: &[u8]) -> usize {
+        0
+    }
+
+    fn body_owed(&self) -> bool {
+        false
+    }
+
+    fn wants_body(&self) -> bool {
+        false
+    }
+
+    /// The program has exited and been reaped.
+    fn settled(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)) | Err(_))
+    }
+}
+
+/// Starts the program in its own process group with the CGI environment, the body on its stdin.
+fn spawn(req: &Start, script: &Program) -> io::Result<Child> {
+    let head = req.head;
+    let program = req.root.join(script.rel);
+    let dir = program
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| req.root.to_path_buf());
+    let mut cmd = Command::new(&program);
+    cmd.env_clear().current_dir(dir).process_group(0);
+    let mut env = |k: &str, v: &[u8]| {
+        cmd.env(k, OsString::from_vec(v.to_vec()));
     };
-    let o = &job.output;
+    env("GATEWAY_INTERFACE", b"CGI/1.1");
+    env("SERVER_SOFTWARE", b"webstand");
+    env("SERVER_PROTOCOL", head.version.name());
+    let (name, port) = req
+        .client
+        .local
+        .map(|a| (a.ip().to_string(), a.port().to_string()))
+        .unwrap_or_default();
+    env("SERVER_NAME", name.as_bytes());
+    env("SERVER_PORT", port.as_bytes());
+    if req.client.tls {
+        env("HTTPS", b"on");
+    }
+    env("REQUEST_METHOD", head.method_name.as_bytes());
+    env("REQUEST_URI", head.target);
+    env("SCRIPT_NAME", format!("/{}", script.rel).as_bytes());
+    env("SCRIPT_FILENAME", program.as_os_str().as_encoded_bytes());
+    env("DOCUMENT_ROOT", req.root.as_os_str().as_encoded_bytes());
+    if !script.path_info.is_empty() {
+        env("PATH_INFO", script.path_info.as_bytes());
+        let translated = req.root.join(script.path_info.trim_start_matches('/'));
+        env("PATH_TRANSLATED", translated.as_os_str().as_encoded_bytes());
+    }
+    env("QUERY_STRING", req.query);
+    let peer = req.client.peer.to_string();
+    env("REMOTE_ADDR", peer.as_bytes());
+    env("REMOTE_HOST", peer.as_bytes());
+    env("PATH", b"/usr/local/bin:/usr/bin:/bin");
+    if let Some(user) = req.user {
+        env("AUTH_TYPE", b"Basic");
+        env("REMOTE_USER", user.as_bytes());
+    }
+    if head.body != RequestBody::None || head.method == Method::Post {
+        env("CONTENT_LENGTH", req.body.len().to_string().as_bytes());
+    }
+    for (name, value) in header_vars(head.fields()) {
+        env(&name, &value);
+    }
+    cmd.stdin(body_file(req.body)?)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    cmd.spawn()
+}
+
+/// Turns the program's output (CGI header fields, blank line, body) into an HTTP answer.
+fn answer(o: &[u8], sink: &mut dyn Sink, head_only: bool) -> (u16, u64) {
+    let bad = |sink: &mut dyn Sink| (502, response::simple(sink, 502, b"", head_only));
     let (head_end, body_start) = match (find(o, b"\r\n\r\n"), find(o, b"\n\n")) {
         (Some(a), Some(b)) if b < a => (b, b + 2),
         (Some(a), _) => (a, a + 4),
         (None, Some(b)) => (b, b + 2),
-        (None, None) => return bad(out),
+        (None, None) => return bad(sink),
     };
     let body = &o[body_start..];
     let Some(CgiHead {
@@ -329,133 +233,14 @@ fn answer(job: &CgiJob, out: &mut Vec<u8>, date_line: &[u8]) -> (u16, u64) {
         has_location,
     }) = read_cgi_head(&o[..head_end])
     else {
-        return bad(out);
+        return bad(sink);
     };
     let status = status.unwrap_or(if has_location { 302 } else { 200 });
     if !has_type && !has_location && status == 200 {
-        return bad(out);
+        return bad(sink);
     }
-    let mut ch = job.ch;
-    let sent = respond::whole(
-        out,
-        date_line,
-        &mut ch,
-        (status, &fields),
-        body,
-        job.head_only,
-    );
+    let sent = response::whole(sink, (status, &fields), body, head_only);
     (status, sent)
-}
-
-/// The request's header fields as CGI variables: `HTTP_*` (repeated fields joined with ", "), and
-/// CONTENT_TYPE; never Proxy (httpoxy), Authorization or Content-Length. The head is parsed again
-/// here, a cold path, to see every field.
-pub(crate) fn header_vars(fields: &[u8]) -> Vec<(String, Vec<u8>)> {
-    let mut storage = [httparse::EMPTY_HEADER; crate::config::HEADERS_HARD_MAX];
-    let mut vars: Vec<(String, Vec<u8>)> = Vec::new();
-    let Ok(httparse::Status::Complete((_, parsed))) = httparse::parse_headers(fields, &mut storage)
-    else {
-        return vars;
-    };
-    for h in parsed.iter() {
-        let name: String = h
-            .name
-            .chars()
-            .map(|c| {
-                if c == '-' {
-                    '_'
-                } else {
-                    c.to_ascii_uppercase()
-                }
-            })
-            .collect();
-        if matches!(name.as_str(), "PROXY" | "AUTHORIZATION" | "CONTENT_LENGTH") {
-            continue;
-        }
-        let key = if name == "CONTENT_TYPE" {
-            name
-        } else {
-            format!("HTTP_{name}")
-        };
-        match vars.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, v)) if key != "CONTENT_TYPE" => {
-                v.extend_from_slice(b", ");
-                v.extend_from_slice(h.value);
-            }
-            Some((_, v)) => *v = h.value.to_vec(),
-            None => vars.push((key, h.value.to_vec())),
-        }
-    }
-    vars
-}
-
-/// The CGI header fields a program wrote, read into what the answer needs.
-pub(crate) struct CgiHead {
-    pub status: Option<u16>,
-    /// The fields passed on, CRLF-terminated (framing and identity are the server's to set).
-    pub fields: Vec<u8>,
-    pub has_type: bool,
-    pub has_location: bool,
-}
-
-/// Reads the program's header lines (LF or CRLF); None when one is malformed.
-pub(crate) fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
-    let mut status = None;
-    let mut fields = Vec::new();
-    let (mut has_type, mut has_location) = (false, false);
-    for line in head.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let colon = line.iter().position(|&b| b == b':')?;
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        let token = !name.is_empty()
-            && name
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(b));
-        if !token || value.iter().any(|&b| b < 0x20 && b != b'\t') {
-            return None;
-        }
-        if name.eq_ignore_ascii_case(b"status") {
-            let code = value
-                .get(..3)
-                .and_then(|c| std::str::from_utf8(c).ok())
-                .and_then(|c| c.parse::<u16>().ok());
-            match code {
-                Some(c) if (200..600).contains(&c) => status = Some(c),
-                _ => return None,
-            }
-            continue;
-        }
-        has_type |= name.eq_ignore_ascii_case(b"content-type");
-        has_location |= name.eq_ignore_ascii_case(b"location");
-        // Framing and identity are the server's to set.
-        if [
-            &b"connection"[..],
-            b"content-length",
-            b"transfer-encoding",
-            b"date",
-            b"server",
-            b"keep-alive",
-        ]
-        .iter()
-        .any(|n| name.eq_ignore_ascii_case(n))
-        {
-            continue;
-        }
-        fields.extend_from_slice(name);
-        fields.extend_from_slice(b": ");
-        fields.extend_from_slice(value);
-        fields.extend_from_slice(b"\r\n");
-    }
-    Some(CgiHead {
-        status,
-        fields,
-        has_type,
-        has_location,
-    })
-}
-
-pub(crate) fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(h, needle)
 }
 
 /// The request body as an anonymous in-memory file, rewound, for the program's stdin.
@@ -495,46 +280,28 @@ fn kill_group(child: &mut Child) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::response::Recorder;
 
-    fn job_with(output: &[u8]) -> CgiJob {
-        let mut child = Command::new("true").stdout(Stdio::piped()).spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let _ = child.wait();
-        CgiJob {
-            deadline: Instant::now(),
-            child,
-            stdout,
-            output: output.to_vec(),
-            head_only: false,
-            ch: Channel::http1(1, true),
-            request_line: Vec::new(),
-            user: None,
-        }
-    }
-
-    fn run(output: &[u8]) -> (u16, String) {
-        let mut out = Vec::new();
-        let (s, _) = answer(&job_with(output), &mut out, b"Date: d\r\n");
-        (s, String::from_utf8_lossy(&out).into_owned())
+    fn run(output: &[u8]) -> (u16, Recorder) {
+        let mut sink = Recorder::default();
+        let (s, _) = answer(output, &mut sink, false);
+        (s, sink)
     }
 
     #[test]
     fn cgi_output_becomes_a_framed_answer() {
         let (s, r) = run(b"Content-Type: text/plain\nX-A: 1\n\nhello");
         assert_eq!(s, 200);
-        assert!(
-            r.contains("X-A: 1\r\n")
-                && r.contains("Content-Length: 5\r\n")
-                && r.ends_with("\r\n\r\nhello"),
-            "{r}"
-        );
+        assert!(r.fields().contains("X-A: 1\r\n"), "{r:?}");
+        assert_eq!(r.length, Some(Length::Known(5)));
+        assert_eq!(r.body, b"hello");
         let (s, r) =
             run(b"Status: 404 Nope\r\nContent-Type: text/plain\r\nContent-Length: 999\r\n\r\nx");
         assert_eq!(s, 404);
-        assert!(!r.contains("999"), "{r}");
+        assert!(!r.fields().contains("999"), "{r:?}");
         let (s, r) = run(b"Location: /elsewhere\n\n");
         assert_eq!(s, 302);
-        assert!(r.contains("Location: /elsewhere\r\n"));
+        assert!(r.fields().contains("Location: /elsewhere\r\n"));
     }
 
     #[test]

@@ -241,7 +241,7 @@ impl Config {
             }
         }
         for f in &self.fastcgi {
-            crate::fastcgi::parse_rule(f)?;
+            parse_fastcgi_rule(f)?;
         }
         if self.fastcgi_connections == 0 {
             bail!("fastcgi_connections must be at least 1");
@@ -268,7 +268,53 @@ impl Config {
 
 /// Checks a `PATTERN=ADDRESS` FastCGI rule (the error names the accepted forms).
 pub fn check_fastcgi_rule(spec: &str) -> Result<()> {
-    crate::fastcgi::parse_rule(spec).map(|_| ())
+    parse_fastcgi_rule(spec).map(|_| ())
+}
+
+/// Where a FastCGI backend listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BackendAddress {
+    Unix(PathBuf),
+    Tcp(SocketAddr),
+}
+
+impl std::fmt::Display for BackendAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BackendAddress::Unix(p) => write!(f, "unix:{}", p.display()),
+            BackendAddress::Tcp(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// One `--fastcgi PATTERN=ADDRESS` rule.
+#[derive(Debug, Clone)]
+pub struct FastCgiRule {
+    pub pattern: String,
+    pub address: BackendAddress,
+}
+
+/// Parses `PATTERN=ADDRESS`, ADDRESS being `unix:/path/to.sock` or `HOST:PORT` (a bare PORT is on
+/// 127.0.0.1).
+pub fn parse_fastcgi_rule(spec: &str) -> Result<FastCgiRule> {
+    let form = "expected PATTERN=ADDRESS, e.g. '**.php=unix:/run/php/php8.2-fpm.sock' or '**.php=127.0.0.1:9000'";
+    let Some((pattern, address)) = spec.split_once('=') else {
+        bail!("fastcgi rule {spec:?}: {form}");
+    };
+    if pattern.is_empty() {
+        bail!("fastcgi rule {spec:?}: empty pattern ({form})");
+    }
+    let address = match address.strip_prefix("unix:") {
+        Some(path) if path.starts_with('/') => BackendAddress::Unix(PathBuf::from(path)),
+        Some(_) => bail!("fastcgi rule {spec:?}: a unix socket needs an absolute path ({form})"),
+        None => BackendAddress::Tcp(
+            parse_listen(address).map_err(|e| anyhow::anyhow!("fastcgi rule {spec:?}: {e:#}"))?,
+        ),
+    };
+    Ok(FastCgiRule {
+        pattern: pattern.to_string(),
+        address,
+    })
 }
 
 /// Reads a timeout in webstand's one duration grammar (`webstand_duration`: "10", "1.5", "250ms",

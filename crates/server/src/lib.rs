@@ -8,6 +8,13 @@
 //! the kernel spreads connections; no thread per connection and nothing shared on the hot path. The
 //! main thread binds, drops privileges, starts the loops and then only waits for SIGTERM / SIGINT, on
 //! which the loops stop accepting, finish what is in flight and exit.
+//!
+//! Inside a loop data flows one way (docs/ARCHITECTURE.md draws it): the loop (worker/) owns the
+//! sockets and the registry; a connection's protocol (h1/, h2/, behind protocol.rs) turns bytes into
+//! requests and answers into bytes; the handler (handler/) turns a request into an answer written
+//! into a protocol-neutral sink (response.rs), or names a script; a script runs as a job (cgi.rs,
+//! fastcgi/, behind job.rs) whose answer comes back through the same sink. Files import downwards
+//! only.
 
 pub mod config;
 pub mod date;
@@ -20,18 +27,23 @@ mod accesslog;
 mod auth;
 mod cgi;
 mod conn;
+mod dispatch;
+mod docroot;
 mod fastcgi;
-mod files;
+mod gateway;
 mod h1;
 mod h2;
 mod handler;
-mod listing;
+mod job;
+mod jobs;
+mod output;
 mod own_files;
 mod privs;
 mod protocol;
 mod request;
-mod respond;
-mod static_file;
+mod response;
+mod service;
+mod site;
 mod throttle;
 mod tls;
 mod transport;
@@ -40,20 +52,14 @@ mod worker;
 pub use config::Config;
 
 use anyhow::{bail, Context, Result};
-use files::Docroot;
+use docroot::Docroot;
 use mio::{Poll, Waker};
+use site::Site;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A listening socket of one loop, and the TLS settings of the connections it accepts (none for
-/// plain HTTP).
-pub(crate) struct Listener {
-    pub socket: mio::net::TcpListener,
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-}
 
 /// An address the server accepts connections on, as `run` reports it once ready.
 #[derive(Debug, Clone, Copy)]
@@ -67,65 +73,6 @@ impl Bound {
     pub fn url(&self) -> String {
         let scheme = if self.tls { "https" } else { "http" };
         format!("{scheme}://{}", self.addr)
-    }
-}
-
-/// What every loop reads and nothing writes on the hot path.
-pub(crate) struct Shared {
-    pub config: Config,
-    pub root: Docroot,
-    /// The root's path as the process sees it after chroot (CGI programs run from it).
-    pub root_path: std::path::PathBuf,
-    pub limits: webstand_http1::request::Limits,
-    pub auth: Vec<auth::Rule>,
-    pub throttles: Vec<throttle::Rule>,
-    pub log: Option<accesslog::Sink>,
-    /// Files the server uses itself: never served, listed or run.
-    pub own_files: own_files::OwnFiles,
-    /// The multipart/byteranges boundary of this process.
-    pub boundary: String,
-    pub stopping: AtomicBool,
-    /// The `--fastcgi` rules, in order.
-    pub fastcgi: Vec<fastcgi::Rule>,
-    /// Event loops running (each opens its share of `fastcgi_connections`).
-    pub threads: usize,
-}
-
-impl Shared {
-    /// Whether a URL path names a CGI program: thttpd matches the pattern against the program's
-    /// path, which is the URL path or a prefix of it ending before a '/' (the rest is PATH_INFO).
-    pub fn cgi_matches(&self, raw_path: &[u8]) -> bool {
-        pattern::script_paths(raw_path)
-            .any(|script| self.config.cgi.iter().any(|p| pattern::matches(p, script)))
-    }
-
-    /// The first `--fastcgi` rule matching a decoded URL path ("/dir/x.php").
-    pub fn fastcgi_rule(&self, path: &str) -> Option<usize> {
-        self.fastcgi
-            .iter()
-            .position(|r| pattern::matches_script(&r.pattern, path.as_bytes()))
-    }
-
-    /// Whether a raw URL path may lead to a FastCGI script: the path or a prefix of it ending
-    /// before a '/' matches a rule (PATH_INFO follows), or it names a directory whose index file
-    /// does.
-    pub fn fastcgi_candidate(&self, raw_path: &[u8]) -> bool {
-        if raw_path.ends_with(b"/") {
-            let mut index = raw_path.to_vec();
-            index.extend_from_slice(self.config.index.as_bytes());
-            if self
-                .fastcgi
-                .iter()
-                .any(|r| pattern::matches_script(&r.pattern, &index))
-            {
-                return true;
-            }
-        }
-        pattern::script_paths(raw_path).any(|script| {
-            self.fastcgi
-                .iter()
-                .any(|r| pattern::matches_script(&r.pattern, script))
-        })
     }
 }
 
@@ -168,17 +115,15 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
         None => None,
     };
     let own_files = own_files::OwnFiles::collect(&config);
-    let fastcgi = config.fastcgi.iter().map(|s| fastcgi::parse_rule(s));
+    let fastcgi = config.fastcgi.iter().map(|s| config::parse_fastcgi_rule(s));
     let fastcgi = fastcgi.collect::<Result<Vec<_>>>()?;
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let (loops, bound) = listen_all(&config, threads)?;
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
-    let limits = config.limits();
-    let shared = Arc::new(Shared {
+    let site = Arc::new(Site {
         config,
         root,
         root_path,
-        limits,
         auth,
         throttles,
         log,
@@ -196,23 +141,23 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
     for (i, listeners) in loops.into_iter().enumerate() {
         let poll = Poll::new()?;
         wakers.push(Waker::new(poll.registry(), worker::WAKER)?);
-        let w = worker::Worker::new(poll, listeners, shared.clone())?;
+        let site = site.clone();
         handles.push(
             std::thread::Builder::new()
                 .name(format!("serve-{i}"))
-                .spawn(move || w.run())
+                .spawn(move || worker::Worker::new(poll, listeners, site)?.run())
                 .context("cannot start an event loop thread")?,
         );
     }
     ready(&bound);
 
-    wait_for_stop(&shared, &signals, &wakers, handles)
+    wait_for_stop(&site, &signals, &wakers, handles)
 }
 
 /// Waits for the loops to finish; on SIGTERM / SIGINT tells them to drain, and gives up waiting
 /// after the drain timeout or at a second signal.
 fn wait_for_stop(
-    shared: &Shared,
+    site: &Site,
     signals: &StopSignals,
     wakers: &[Waker],
     handles: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
@@ -229,12 +174,12 @@ fn wait_for_stop(
             if stop_deadline.is_some() {
                 break; // a second signal: stop waiting
             }
-            shared.stopping.store(true, Ordering::SeqCst);
+            site.stopping.store(true, Ordering::SeqCst);
             for w in wakers {
                 let _ = w.wake();
             }
             stop_deadline =
-                Some(Instant::now() + shared.config.drain_timeout + Duration::from_secs(1));
+                Some(Instant::now() + site.config.drain_timeout + Duration::from_secs(1));
         }
     }
     for h in handles {
@@ -263,8 +208,8 @@ fn boundary() -> String {
 
 /// The listeners of each loop (plain HTTP, then TLS, as configured) and the addresses they bound.
 /// The certificate and key are read here, before chroot.
-fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<Listener>>, Vec<Bound>)> {
-    let mut loops: Vec<Vec<Listener>> = (0..threads).map(|_| Vec::new()).collect();
+fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<worker::Listener>>, Vec<Bound>)> {
+    let mut loops: Vec<Vec<worker::Listener>> = (0..threads).map(|_| Vec::new()).collect();
     let mut bound = Vec::new();
     let tls = match (&config.listen_tls, &config.tls_cert, &config.tls_key) {
         (Some(addr), Some(cert), Some(key)) => {
@@ -281,7 +226,7 @@ fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<Listener>>, Ve
         });
         for (socket, listeners) in sockets.into_iter().zip(&mut loops) {
             let tls = settings.clone();
-            listeners.push(Listener { socket, tls });
+            listeners.push(worker::Listener { socket, tls });
         }
     }
     Ok((loops, bound))

@@ -10,7 +10,7 @@
 //! is resolved afresh (a cache miss, a CGI lookup, a listing): never on the cached hot path, whose
 //! entries were all admitted by this check and are re-resolved when their file changes.
 
-use crate::Config;
+use crate::config::Config;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 

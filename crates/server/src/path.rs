@@ -3,7 +3,7 @@
 //! Decoding happens exactly once; anything that could climb out of the root or means two things to
 //! two parsers is refused rather than repaired: `..` segments, a `%` left after decoding (double
 //! encoding), backslashes, NUL and other control bytes, and invalid or overlong UTF-8. Symlinks are
-//! the file opener's job (openat2 with RESOLVE_BENEATH, see files.rs). The escapes themselves are
+//! the file opener's job (openat2 with RESOLVE_BENEATH, see docroot.rs). The escapes themselves are
 //! percent-encoding's.
 
 use percent_encoding::{percent_decode, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};

@@ -1,5 +1,5 @@
-//! FastCGI backends: where one listens (`unix:/path` or `HOST:PORT`), a non-blocking connection to
-//! it, and each event loop's bounded pool of connections kept open between requests
+//! FastCGI backends: a non-blocking connection to one (where it listens is configuration:
+//! config.rs's `FastCgiRule`), and each event loop's bounded pool of connections kept open between requests
 //! (FCGI_KEEP_CONN).
 //!
 //! Why the bound counts every open connection, idle or busy, and not only the idle ones: a
@@ -14,60 +14,11 @@
 //! requests wait, goes to the back. So a connection with many PHP streams takes turns with the
 //! others instead of taking every backend connection that comes back.
 
-use anyhow::{bail, Result};
+use crate::config::BackendAddress as Address;
 use mio::net::{TcpStream, UnixStream};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
-
-/// Where a backend listens.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Address {
-    Unix(PathBuf),
-    Tcp(SocketAddr),
-}
-
-impl std::fmt::Display for Address {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Address::Unix(p) => write!(f, "unix:{}", p.display()),
-            Address::Tcp(a) => write!(f, "{a}"),
-        }
-    }
-}
-
-/// One `--fastcgi PATTERN=ADDRESS` rule.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub pattern: String,
-    pub address: Address,
-}
-
-/// Parses `PATTERN=ADDRESS`, ADDRESS being `unix:/path/to.sock` or `HOST:PORT` (a bare PORT is on
-/// 127.0.0.1).
-pub fn parse_rule(spec: &str) -> Result<Rule> {
-    let form = "expected PATTERN=ADDRESS, e.g. '**.php=unix:/run/php/php8.2-fpm.sock' or '**.php=127.0.0.1:9000'";
-    let Some((pattern, address)) = spec.split_once('=') else {
-        bail!("fastcgi rule {spec:?}: {form}");
-    };
-    if pattern.is_empty() {
-        bail!("fastcgi rule {spec:?}: empty pattern ({form})");
-    }
-    let address = match address.strip_prefix("unix:") {
-        Some(path) if path.starts_with('/') => Address::Unix(PathBuf::from(path)),
-        Some(_) => bail!("fastcgi rule {spec:?}: a unix socket needs an absolute path ({form})"),
-        None => Address::Tcp(
-            crate::config::parse_listen(address)
-                .map_err(|e| anyhow::anyhow!("fastcgi rule {spec:?}: {e:#}"))?,
-        ),
-    };
-    Ok(Rule {
-        pattern: pattern.to_string(),
-        address,
-    })
-}
 
 /// A connection to a backend (connecting, busy or idle in the pool).
 pub enum Conn {
@@ -226,6 +177,7 @@ impl Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn waiting_client_connections_take_turns() {

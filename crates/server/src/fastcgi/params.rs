@@ -51,7 +51,7 @@ pub fn encode(i: &Inputs, out: &mut Vec<u8>) {
     }
     p("QUERY_STRING", i.query);
     let (local, peer) = i.addrs;
-    let vars = crate::cgi::header_vars(head.fields());
+    let vars = crate::gateway::header_vars(head.fields());
     let host = vars.iter().find(|(k, _)| k == "HTTP_HOST");
     let server_name = host_name(host.map(|(_, v)| v.as_slice())).unwrap_or_default();
     let local_ip = local.ip().to_string();

@@ -7,9 +7,8 @@
 //! HTTP/1.1 chunked so the connection stays keep-alive, HTTP/1.0 delimited by the close). A `Location: /local/path` with no status and
 //! no other fields is a local redirect (RFC 3875 §6.2.2): the caller serves that path instead.
 
-use crate::cgi::{find, read_cgi_head, CgiHead};
-use crate::protocol::Channel;
-use crate::respond::{self, Head, Length};
+use crate::gateway::{find, read_cgi_head, CgiHead};
+use crate::response::{self, Head, Length, Sink};
 
 /// Largest header block accepted from a backend.
 pub const HEAD_MAX: usize = 64 << 10;
@@ -45,21 +44,18 @@ pub struct Reply {
     body_total: u64,
     pub status: u16,
     pub head_only: bool,
-    /// Where the answer goes (and whether the client connection stays open after it).
-    pub channel: Channel,
     /// A body held whole may be gzipped (`--fastcgi-gzip` and the client accepts it).
     pub gzip: bool,
 }
 
 impl Reply {
-    pub fn new(head_only: bool, channel: Channel) -> Reply {
+    pub fn new(head_only: bool, gzip: bool) -> Reply {
         Reply {
             phase: Phase::Head(Vec::new()),
             body_total: 0,
             status: 0,
             head_only,
-            channel,
-            gzip: false,
+            gzip,
         }
     }
 
@@ -77,12 +73,11 @@ impl Reply {
     pub fn stdout(
         &mut self,
         data: &[u8],
-        out: &mut Vec<u8>,
-        date: &[u8],
+        sink: &mut dyn Sink,
         max_body: u64,
     ) -> Result<(), &'static str> {
         let Phase::Head(held) = &mut self.phase else {
-            return self.body(data, out, date, max_body);
+            return self.body(data, sink, max_body);
         };
         // The usual first record holds the whole block: read it in place, copying nothing.
         let (whole, head_end, body_start) = match held.is_empty().then(|| block_end(data, 0)) {
@@ -126,14 +121,13 @@ impl Reply {
             fields,
             body: Vec::new(),
         };
-        self.body(&head[body_start..], out, date, max_body)
+        self.body(&head[body_start..], sink, max_body)
     }
 
     fn body(
         &mut self,
         data: &[u8],
-        out: &mut Vec<u8>,
-        date: &[u8],
+        sink: &mut dyn Sink,
         max_body: u64,
     ) -> Result<(), &'static str> {
         self.body_total += data.len() as u64;
@@ -148,7 +142,7 @@ impl Reply {
             }
             Phase::Streaming => {
                 if !no_body {
-                    self.channel.stream(out, data);
+                    sink.stream(data);
                 }
                 return Ok(());
             }
@@ -167,17 +161,17 @@ impl Reply {
                 fields: &fields,
                 length: Length::Streamed,
             };
-            self.channel.write_head(out, date, &head);
+            sink.head(&head);
             if !no_body {
-                self.channel.stream(out, &body);
-                self.channel.stream(out, data);
+                sink.stream(&body);
+                sink.stream(data);
             }
         }
         Ok(())
     }
 
     /// The backend ended the request: write what is still owed.
-    pub fn finish(&mut self, out: &mut Vec<u8>, date: &[u8]) -> Result<Done, &'static str> {
+    pub fn finish(&mut self, sink: &mut dyn Sink) -> Result<Done, &'static str> {
         let no_body = self.head_only || matches!(self.status, 204 | 304);
         let sent = if no_body { 0 } else { self.body_total };
         match std::mem::replace(&mut self.phase, Phase::Head(Vec::new())) {
@@ -193,13 +187,12 @@ impl Reply {
                     fields
                         .extend_from_slice(b"Content-Encoding: gzip\r\nVary: Accept-Encoding\r\n");
                 }
-                let (ch, head_only) = (&mut self.channel, self.head_only);
-                let sent = respond::whole(out, date, ch, (status, &fields), &body, head_only);
+                let sent = response::whole(sink, (status, &fields), &body, self.head_only);
                 Ok(Done::Answered(status, sent))
             }
             Phase::Streaming => {
                 if !no_body {
-                    self.channel.end_stream(out);
+                    sink.end_stream();
                 }
                 Ok(Done::Answered(self.status, sent))
             }
@@ -233,60 +226,55 @@ fn local_location(fields: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A 502 or 504 before anything was sent (the caller logs why).
-pub fn failed(out: &mut Vec<u8>, date: &[u8], status: u16, reply: &Reply) -> u64 {
-    respond::simple(out, date, reply.channel, status, b"", reply.head_only)
+pub fn failed(sink: &mut dyn Sink, status: u16, reply: &Reply) -> u64 {
+    response::simple(sink, status, b"", reply.head_only)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::response::Recorder;
 
-    fn run(minor: u8, pieces: &[&[u8]]) -> (Result<Done, &'static str>, String, bool) {
-        let mut r = Reply::new(false, Channel::http1(minor, true));
-        let mut out = Vec::new();
+    fn run(pieces: &[&[u8]]) -> (Result<Done, &'static str>, Recorder) {
+        let mut r = Reply::new(false, false);
+        let mut sink = Recorder::default();
         for p in pieces {
-            if let Err(e) = r.stdout(p, &mut out, b"Date: x\r\n", 1 << 30) {
-                let keep = r.channel.keeps_open();
-                return (Err(e), String::from_utf8_lossy(&out).into(), keep);
+            if let Err(e) = r.stdout(p, &mut sink, 1 << 30) {
+                return (Err(e), sink);
             }
         }
-        let done = r.finish(&mut out, b"Date: x\r\n");
-        (
-            done,
-            String::from_utf8_lossy(&out).into(),
-            r.channel.keeps_open(),
-        )
+        let done = r.finish(&mut sink);
+        (done, sink)
     }
 
     #[test]
-    fn small_answers_get_a_length_large_ones_chunks() {
-        let (d, out, keep) = run(1, &[b"Content-Type: text/plain\r\n", b"\r\nhello"]);
+    fn small_answers_get_a_length_large_ones_are_streamed() {
+        let (d, out) = run(&[b"Content-Type: text/plain\r\n", b"\r\nhello"]);
         assert!(matches!(d, Ok(Done::Answered(200, 5))));
-        assert!(out.contains("Content-Length: 5\r\n") && out.ends_with("\r\n\r\nhello") && keep);
+        assert_eq!(out.length, Some(Length::Known(5)));
+        assert_eq!(out.body, b"hello");
         let big = vec![b'a'; STREAM_AFTER + 10];
-        let (d, out, keep) = run(1, &[b"Status: 404 Nope\nContent-Type: a\n\n", &big]);
+        let (d, out) = run(&[b"Status: 404 Nope\nContent-Type: a\n\n", &big]);
         assert!(matches!(d, Ok(Done::Answered(404, n)) if n == big.len() as u64));
-        assert!(out.starts_with("HTTP/1.1 404 Not Found\r\n"));
-        assert!(out.contains("Transfer-Encoding: chunked\r\n") && out.ends_with("\r\n0\r\n\r\n"));
-        assert!(keep);
-        let (_, out, keep) = run(0, &[b"Content-Type: a\n\n", &big]);
-        assert!(!out.contains("chunked") && !keep);
+        assert_eq!(out.status, Some(404));
+        assert_eq!(out.length, Some(Length::Streamed));
+        assert!(out.streamed && out.ended && out.body == big);
     }
 
     #[test]
     fn locations_redirect_locally_or_to_the_client() {
-        let (d, _, _) = run(1, &[b"Location: /other.txt\r\n\r\n"]);
+        let (d, _) = run(&[b"Location: /other.txt\r\n\r\n"]);
         assert!(matches!(d, Ok(Done::Redirect(p)) if p == b"/other.txt"));
-        let (d, out, _) = run(1, &[b"Location: http://x/\r\n\r\n"]);
+        let (d, out) = run(&[b"Location: http://x/\r\n\r\n"]);
         assert!(matches!(d, Ok(Done::Answered(302, 0))));
-        assert!(out.contains("Location: http://x/\r\n"));
+        assert!(out.fields().contains("Location: http://x/\r\n"));
     }
 
     #[test]
     fn broken_heads_are_refused() {
-        assert!(run(1, &[b"no colon here\r\n\r\n"]).0.is_err());
-        assert!(run(1, &[b"X-A: b\r\n\r\nbody"]).0.is_err());
-        assert!(run(1, &[b"Content-Type: a"]).0.is_err());
-        assert!(run(1, &[&vec![b'x'; HEAD_MAX + 1]]).0.is_err());
+        assert!(run(&[b"no colon here\r\n\r\n"]).0.is_err());
+        assert!(run(&[b"X-A: b\r\n\r\nbody"]).0.is_err());
+        assert!(run(&[b"Content-Type: a"]).0.is_err());
+        assert!(run(&[&vec![b'x'; HEAD_MAX + 1]]).0.is_err());
     }
 }

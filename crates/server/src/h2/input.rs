@@ -5,8 +5,9 @@
 //! and stops reading; a stream error writes RST_STREAM and the connection goes on.
 
 use super::defence::{BLOCK_MAX, CONTINUATIONS_MAX, MAX_STREAMS};
-use super::{request, State, Stream};
-use crate::fastcgi::STREAM_OVER;
+use super::request;
+use super::state::{State, Stream};
+use crate::service::STREAM_OVER;
 use std::collections::VecDeque;
 use std::time::Instant;
 use webstand_h2::frame::{write, Head, HEADER_LEN};

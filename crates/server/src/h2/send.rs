@@ -1,17 +1,18 @@
-//! The way out of an HTTP/2 connection. A handler's answer reaches the `Channel` of its stream,
-//! which cannot see the connection (it is a copy, and CGI and FastCGI answer later from the loop),
-//! so the channel writes *staged records* into the output buffer: a head (status, length, field
-//! lines), body bytes, a file range (an index into `Conn::staged_files`: sendfile cannot frame
-//! HTTP/2, so file bodies are read in pieces), the end of a streamed body, or its abort (a
-//! FastCGI answer cut short: RST_STREAM INTERNAL_ERROR, the other streams go on). Before the connection
-//! writes, `State::frame_output` turns them into frames: the head into HEADERS through the
+//! The way out of an HTTP/2 connection. An answer reaches the `Writer` of its stream (the `Sink`
+//! a request's answer goes to, now or later from a job), which writes *staged records* into the
+//! round's output: a head (status, length, field lines), body bytes, a file range (an index into
+//! the connection's staged files: sendfile cannot frame HTTP/2, so file bodies are read in
+//! pieces), the end of a streamed body, or its abort (a FastCGI answer cut short: RST_STREAM
+//! INTERNAL_ERROR, the other streams go on). Staging lets answers be written while the
+//! connection's state is busy reading (the handlers answer from inside `answer_ready`). Before the
+//! connection writes, `State::frame_staged` turns them into frames: the head into HEADERS through the
 //! connection's HPACK encoder (field names lower-cased, connection-specific fields dropped), the
 //! body into the stream's queue, which `pump` sends as DATA frames within both flow-control
 //! windows and the peer's SETTINGS_MAX_FRAME_SIZE, all streams' frames gathered into one buffer
 //! (one write, and over TLS as few records as that write makes: h2o's batching).
 
-use super::{State, Stream};
-use crate::respond::{digits, Head as Answer, Length};
+use super::state::{FileRange, Piece, State, Stream};
+use crate::response::{digits, Head as Answer, Length, Prepared, Sink};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
@@ -26,21 +27,8 @@ const ABORT: u8 = 5;
 const RECORD: usize = 9;
 /// Frames gathered per pump before the connection writes them.
 const PUMP_BUDGET: usize = 256 << 10;
-
-/// A file range [start, end) staged for a stream.
-pub type FileRange = (Arc<File>, u64, u64);
-
-/// A piece of a stream's body waiting for its window.
-pub enum Piece {
-    Mem(Vec<u8>, usize),
-    File(Arc<File>, u64, u64),
-}
-
-/// The channel of one stream (`protocol::Channel::Http2`).
-#[derive(Clone, Copy, Debug)]
-pub struct Channel {
-    pub stream: u32,
-}
+/// HTTP/2's slot among a `Prepared` head's forms.
+const FORM: usize = 1;
 
 fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
     out.push(tag);
@@ -49,7 +37,7 @@ fn record(out: &mut Vec<u8>, tag: u8, stream: u32, len: usize) {
 }
 
 /// A head's payload before its date line: status, length kind and value, field lines.
-pub fn prepare(head: &Answer) -> Box<[u8]> {
+fn prepare(head: &Answer) -> Box<[u8]> {
     let mut out = Vec::with_capacity(11 + head.fields.len());
     prepare_into(head, &mut out);
     out.into_boxed_slice()
@@ -68,42 +56,63 @@ fn prepare_into(head: &Answer, out: &mut Vec<u8>) {
     out.extend_from_slice(head.fields);
 }
 
-impl Channel {
-    pub fn write_head(&self, out: &mut Vec<u8>, date_line: &[u8], head: &Answer) {
+/// The sink of one stream's answer.
+pub struct Writer<'a> {
+    pub stream: u32,
+    pub date_line: &'a [u8],
+    pub bytes: &'a mut Vec<u8>,
+    pub staged: &'a mut Vec<FileRange>,
+}
+
+impl Sink for Writer<'_> {
+    fn head(&mut self, head: &Answer) {
+        let out = &mut *self.bytes;
         let at = out.len();
         record(out, HEAD, self.stream, 0);
         prepare_into(head, out);
-        out.extend_from_slice(date_line);
+        out.extend_from_slice(self.date_line);
         let len = (out.len() - at - RECORD) as u32;
         out[at + 5..at + RECORD].copy_from_slice(&len.to_be_bytes());
     }
 
-    pub fn write_prepared(&self, out: &mut Vec<u8>, date_line: &[u8], prepared: &[u8]) {
-        record(out, HEAD, self.stream, prepared.len() + date_line.len());
-        out.extend_from_slice(prepared);
-        out.extend_from_slice(date_line);
+    fn prepared(&mut self, head: &Prepared) {
+        let prepared = head.form(FORM, prepare);
+        let len = prepared.len() + self.date_line.len();
+        record(self.bytes, HEAD, self.stream, len);
+        self.bytes.extend_from_slice(prepared);
+        self.bytes.extend_from_slice(self.date_line);
     }
 
-    pub fn body(&self, out: &mut Vec<u8>, data: &[u8]) {
+    fn body(&mut self, data: &[u8]) {
         if !data.is_empty() {
-            record(out, DATA, self.stream, data.len());
-            out.extend_from_slice(data);
+            record(self.bytes, DATA, self.stream, data.len());
+            self.bytes.extend_from_slice(data);
         }
     }
 
-    pub fn body_file(&self, staged: &mut Vec<FileRange>, out: &mut Vec<u8>, file: FileRange) {
-        record(out, FILE, self.stream, 4);
-        out.extend_from_slice(&(staged.len() as u32).to_be_bytes());
-        staged.push(file);
+    fn file(&mut self, file: &Arc<File>, start: u64, end: u64) {
+        record(self.bytes, FILE, self.stream, 4);
+        let index = self.staged.len() as u32;
+        self.bytes.extend_from_slice(&index.to_be_bytes());
+        self.staged.push((file.clone(), start, end));
     }
 
-    pub fn end_stream(&self, out: &mut Vec<u8>) {
-        record(out, END, self.stream, 0);
+    fn stream(&mut self, data: &[u8]) {
+        self.body(data);
     }
 
-    /// The answer cannot be finished (its source failed after the head went out).
-    pub fn abort(&self, out: &mut Vec<u8>) {
-        record(out, ABORT, self.stream, 0);
+    fn end_stream(&mut self) {
+        record(self.bytes, END, self.stream, 0);
+    }
+
+    /// The stream is reset; the connection's other streams go on.
+    fn abort(&mut self) -> bool {
+        record(self.bytes, ABORT, self.stream, 0);
+        true
+    }
+
+    fn gathered(&self) -> usize {
+        self.bytes.len()
     }
 }
 
@@ -139,17 +148,19 @@ fn lower_names(fields: &[u8], lower: &mut Vec<u8>) {
 impl State {
     /// Turns staged records in `out` into frames (queued bodies pumped as windows allow) and
     /// leaves in `out` the bytes to write.
-    pub fn frame_output(&mut self, out: &mut Vec<u8>, files: &mut Vec<FileRange>) {
+    pub fn frame_staged(&mut self, out: &mut Vec<u8>) {
+        let mut files = std::mem::take(&mut self.staged);
         let mut pos = 0;
         while pos + RECORD <= out.len() {
             let tag = out[pos];
             let stream = u32::from_be_bytes(out[pos + 1..pos + 5].try_into().unwrap_or_default());
             let len = u32::from_be_bytes(out[pos + 5..pos + 9].try_into().unwrap_or_default());
             let payload = &out[pos + RECORD..pos + RECORD + len as usize];
-            self.absorb(tag, stream, payload, files);
+            self.absorb(tag, stream, payload, &files);
             pos += RECORD + len as usize;
         }
         files.clear();
+        self.staged = files;
         out.clear();
         self.pump();
         out.append(&mut self.wire);

@@ -1,116 +1,95 @@
 //! Answering from a cached file: basic auth, conditional GET (304), the whole file (200) or the
 //! requested ranges (206, multipart/byteranges, 416), paced when a throttle rule covers it. Small
-//! files are copied from memory, larger ones queued for sendfile.
+//! files are copied from memory, larger ones go as file ranges (sendfile where the protocol can).
 
-use crate::conn::Conn;
-use crate::files::Entry;
-use crate::handler::{Ctx, Logged};
-use crate::protocol::Channel;
+use super::files::Entry;
+use super::{Answered, Handler};
 use crate::range::{self, Plan};
 use crate::request::{Head, Method};
-use crate::respond::{self, push_num, Head as Answer, Length};
+use crate::response::{self, push_num, Head as Answer, Length, Sink};
 use std::sync::Arc;
 
-impl Ctx {
+impl Handler {
     /// Answers from a cache entry: auth, then 304 when the client's copy is current, else the whole
     /// file (200) or the requested ranges (206 / 416), paced when a throttle rule covers it.
-    pub(crate) fn send_entry(
-        &mut self,
-        e: &Entry,
-        head: &Head,
-        mut ch: Channel,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-    ) -> Logged {
-        let user = match self.entry_user(e, head, ch, out) {
+    pub(super) fn send_entry(&mut self, e: &Entry, head: &Head, sink: &mut dyn Sink) -> Answered {
+        let user = match self.entry_user(e, head, sink) {
             Ok(user) => user,
             Err(answered) => return answered,
         };
-        let Ctx {
-            shared,
-            date,
-            ranges,
-            ..
-        } = self;
+        let answered = |status, bytes, user| Answered::new(status, bytes, user);
+        let Handler { site, ranges, .. } = self;
         if not_modified(e, head) {
-            let answer = Answer {
+            sink.head(&Answer {
                 status: 304,
                 fields: &e.fields,
                 length: Length::None,
-            };
-            ch.write_head(out, date.line(), &answer);
-            return (304, 0, user);
+            });
+            return answered(304, 0, user);
         }
         let get = head.method == Method::Get;
         let plan = match head.range {
             Some(r) if get && if_range_holds(e, head.if_range) => {
-                range::plan(r, e.size, shared.config.max_ranges, ranges)
+                range::plan(r, e.size, site.config.max_ranges, ranges)
             }
             _ => Plan::Whole,
         };
         if plan == Plan::Unsatisfiable {
             let extra = unsatisfiable_range(e.size);
-            let n = respond::simple(out, date.line(), ch, 416, &extra, false);
-            return (416, n, user);
+            let n = response::simple(sink, 416, &extra, false);
+            return answered(416, n, user);
         }
         let body_len = match plan {
             Plan::Parts if ranges.len() == 1 => ranges[0].1 - ranges[0].0 + 1,
-            Plan::Parts => multipart_len(e, ranges, &shared.boundary),
+            Plan::Parts => multipart_len(e, ranges, &site.boundary),
             _ => e.size,
         };
+        let mut throttle = None;
         if let (Some(rule), true) = (e.throttle, get) {
-            if !shared.throttles[rule].admit(body_len) {
+            if !site.throttles[rule].admit(body_len) {
                 let retry = b"Retry-After: 5\r\n";
-                let n = respond::simple(out, date.line(), ch, 503, retry, false);
-                return (503, n, user);
+                let n = response::simple(sink, 503, retry, false);
+                return answered(503, n, user);
             }
-            conn.throttle = Some(rule);
+            throttle = Some(rule);
         }
-        match plan {
+        let mut answer = match plan {
             Plan::Parts => {
-                self.send_parts(e, ch, body_len, conn, out);
-                (206, body_len, user)
+                self.send_parts(e, body_len, sink);
+                answered(206, body_len, user)
             }
             _ => {
-                ch.write_prepared(out, date.line(), &e.head_200);
+                sink.prepared(&e.head_200);
                 if !get {
-                    return (200, 0, user);
+                    return answered(200, 0, user);
                 }
-                body_part(e, ch, conn, out, (0, e.size.saturating_sub(1)));
-                (200, e.size, user)
+                body_part(e, sink, (0, e.size.saturating_sub(1)));
+                answered(200, e.size, user)
             }
-        }
+        };
+        answer.throttle = throttle;
+        answer
     }
 
-    /// Basic auth when a rule covers the entry: the user, or the 401 answer written into `out`.
+    /// Basic auth when a rule covers the entry: the user, or the 401 answer written.
     fn entry_user(
         &mut self,
         e: &Entry,
         head: &Head,
-        ch: Channel,
-        out: &mut Vec<u8>,
-    ) -> Result<Option<Arc<str>>, Logged> {
+        sink: &mut dyn Sink,
+    ) -> Result<Option<Arc<str>>, Answered> {
         let rule = match self.authorize(e.auth, head) {
             Ok(user) => return Ok(user),
             Err(rule) => rule,
         };
-        let challenge = &self.shared.auth[rule].challenge;
-        let head_only = head.method == Method::Head;
-        let n = respond::simple(out, self.date.line(), ch, 401, challenge, head_only);
-        Err((401, n, None))
+        let challenge = &self.site.auth[rule].challenge;
+        Err(super::simple_answer(sink, head, 401, challenge))
     }
 
     /// A 206 answer for the ranges in `self.ranges`: one as it is, several as
     /// multipart/byteranges.
-    fn send_parts(
-        &self,
-        e: &Entry,
-        mut ch: Channel,
-        body_len: u64,
-        conn: &mut Conn,
-        out: &mut Vec<u8>,
-    ) {
-        let (ranges, boundary) = (&self.ranges, &self.shared.boundary);
+    fn send_parts(&self, e: &Entry, body_len: u64, sink: &mut dyn Sink) {
+        let (ranges, boundary) = (&self.ranges, &self.site.boundary);
         // Not the hot path: the fields are gathered in a buffer of their own.
         let mut fields = b"Accept-Ranges: bytes\r\nLast-Modified: ".to_vec();
         fields.extend_from_slice(&e.last_modified);
@@ -126,24 +105,23 @@ impl Ctx {
             fields.extend_from_slice(boundary.as_bytes());
             fields.extend_from_slice(b"\r\n");
         }
-        let answer = Answer {
+        sink.head(&Answer {
             status: 206,
             fields: &fields,
             length: Length::Known(body_len),
-        };
-        ch.write_head(out, self.date.line(), &answer);
+        });
         if ranges.len() == 1 {
-            body_part(e, ch, conn, out, ranges[0]);
+            body_part(e, sink, ranges[0]);
         } else {
             for &r in ranges.iter() {
                 fields.clear();
                 part_head(&mut fields, e, r, boundary);
-                ch.body(out, &fields);
-                body_part(e, ch, conn, out, r);
+                sink.body(&fields);
+                body_part(e, sink, r);
             }
             fields.clear();
             part_end(&mut fields, boundary);
-            ch.body(out, &fields);
+            sink.body(&fields);
         }
     }
 }
@@ -156,14 +134,14 @@ fn unsatisfiable_range(size: u64) -> Vec<u8> {
     line
 }
 
-/// The inclusive range `r` of the entry's bytes: copied when cached, else queued for sendfile.
-fn body_part(e: &Entry, ch: Channel, conn: &mut Conn, out: &mut Vec<u8>, r: (u64, u64)) {
+/// The inclusive range `r` of the entry's bytes: copied when cached, else as a file range.
+fn body_part(e: &Entry, sink: &mut dyn Sink, r: (u64, u64)) {
     if e.size == 0 {
         return;
     }
     match (&e.body, &e.file) {
-        (Some(bytes), _) => ch.body(out, &bytes[r.0 as usize..=r.1 as usize]),
-        (None, Some(file)) => ch.body_file(conn, out, file.clone(), (r.0, r.1 + 1)),
+        (Some(bytes), _) => sink.body(&bytes[r.0 as usize..=r.1 as usize]),
+        (None, Some(file)) => sink.file(file, r.0, r.1 + 1),
         (None, None) => {}
     }
 }

@@ -99,7 +99,7 @@ mod tests {
         std::fs::write(dir.path().join("a&b \"q\".html"), "xy").unwrap();
         std::fs::write(dir.path().join(".secret"), "s").unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
-        let none = OwnFiles::collect(&crate::Config::default());
+        let none = OwnFiles::collect(&crate::config::Config::default());
         let html = render(&File::open(dir.path()).unwrap(), "/d<ir>/", &none).unwrap();
         assert!(!html.contains("<img"), "{html}");
         assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;.txt"));

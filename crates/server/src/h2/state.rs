@@ -1,0 +1,166 @@
+//! What HTTP/2 keeps about a connection between reads (`State`): unparsed input, the HPACK
+//! contexts, both sides' SETTINGS, the connection's flow-control windows, its open streams
+//! (`Stream`) and the queues of requests to answer; and the connection's life cycle: our SETTINGS
+//! first, a graceful GOAWAY, a connection error. Reading frames into it is input.rs's, framing
+//! answers out of it send.rs's, answering its requests mod.rs's.
+
+use super::defence;
+use super::request;
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::sync::Arc;
+use std::time::Instant;
+use webstand_h2::frame::write;
+use webstand_h2::hpack::{Decoder, Encoder};
+use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
+use webstand_h2::{block, ErrorCode, Settings, Window};
+
+/// A file range [start, end) staged for a stream.
+pub type FileRange = (Arc<File>, u64, u64);
+
+/// A piece of a stream's body waiting for its window.
+pub enum Piece {
+    Mem(Vec<u8>, usize),
+    File(Arc<File>, u64, u64),
+}
+
+/// One stream the client opened.
+pub struct Stream {
+    /// The request in HTTP/1 text form (request.rs), until it is answered.
+    pub(super) text: Vec<u8>,
+    /// Body bytes received and not yet taken: the whole body when it is collected, what its
+    /// FastCGI job has not taken yet when it is streamed.
+    pub(super) body: Vec<u8>,
+    /// The body goes to a FastCGI job as it arrives (a declared length over `STREAM_OVER`, until
+    /// the request turns out to go elsewhere): its window is given back only as the job takes it.
+    pub(super) streaming: bool,
+    /// Body bytes a streamed body's job has taken.
+    pub(super) taken: u64,
+    /// The request's END_STREAM has arrived.
+    pub(super) received: bool,
+    pub(super) content_length: Option<u64>,
+    pub(super) head_only: bool,
+    pub(super) recv_window: Window,
+    pub(super) send_window: Window,
+    /// The body is (or is declared) larger than `--max-body`: answered 413, the rest discarded.
+    pub(super) over_limit: bool,
+    /// The throttle rule its answer is paced by, until the answer ends.
+    pub(super) throttle: Option<usize>,
+    /// Body bytes still owed after HEADERS (None: a streamed body, until `finished`).
+    pub(super) remaining: Option<u64>,
+    pub(super) finished: bool,
+    pub(super) pieces: VecDeque<Piece>,
+}
+
+/// What HTTP/2 keeps about a connection between reads.
+pub struct State {
+    pub(super) inbuf: Vec<u8>,
+    pub(super) preface_seen: bool,
+    pub(super) decoder: Decoder,
+    pub(super) encoder: Encoder,
+    pub(super) peer: Settings,
+    pub(super) send_window: Window,
+    pub(super) recv_window: Window,
+    pub(super) streams: HashMap<u32, Stream>,
+    /// Streams whose requests are complete (or refused with 413), to answer in order.
+    pub(super) ready: VecDeque<u32>,
+    /// Streams that wait for a CGI/FastCGI job (the connection runs `MAX_JOBS`), in order.
+    pub(super) deferred: VecDeque<u32>,
+    /// Streams we reset lately: frames the peer had already sent on them are ignored (§5.4.2).
+    pub(super) reset_lately: VecDeque<u32>,
+    pub(super) last_stream: u32,
+    pub(super) pending: Option<(block::Pending, u32)>,
+    /// Frames to write before (and with) the answers.
+    pub(super) wire: Vec<u8>,
+    pub(super) block: Vec<u8>,
+    pub(super) lower: Vec<u8>,
+    /// The streams `pump` goes through, kept between rounds (no allocation per pump).
+    pub(super) answering: Vec<u32>,
+    /// A header block's fields as they are decoded, and answered requests' text buffers for
+    /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
+    pub(super) collect: request::Collect,
+    pub(super) spare_texts: Vec<Vec<u8>>,
+    /// The memory of the header block being gathered, handed from block to block.
+    pub(super) block_in: Vec<u8>,
+    /// Streams a job answers (their jobs end when they close first).
+    pub(super) with_jobs: Vec<u32>,
+    /// File ranges the answers staged this round (send.rs).
+    pub(super) staged: Vec<FileRange>,
+    /// A stream's answer was paced by a throttle rule.
+    pub(super) paced: bool,
+    /// GOAWAY was sent: no new streams; close once the open ones are answered.
+    pub(super) goaway: bool,
+    pub(super) answered: u64,
+    pub(super) counters: defence::Counters,
+    /// When the peer last gave us bytes or window (the slow-read bound counts from it).
+    pub(super) progress: Instant,
+    /// `--max-body`: the largest request body taken.
+    pub(super) max_body: u64,
+}
+
+impl State {
+    /// A new connection: our SETTINGS go out first.
+    pub fn new(now: Instant, max_body: u64) -> State {
+        let mut wire = Vec::with_capacity(64);
+        let ours = [
+            (SettingId::MaxConcurrentStreams, defence::MAX_STREAMS),
+            (SettingId::MaxHeaderListSize, defence::MAX_HEADER_LIST),
+            (SettingId::EnablePush, 0),
+        ];
+        write::settings(&mut wire, &ours);
+        State {
+            inbuf: Vec::new(),
+            preface_seen: false,
+            decoder: Decoder::new(4096, defence::MAX_HEADER_LIST),
+            encoder: Encoder::new(),
+            peer: Settings::default(),
+            send_window: Window::new(DEFAULT_WINDOW),
+            recv_window: Window::new(DEFAULT_WINDOW),
+            streams: HashMap::new(),
+            ready: VecDeque::new(),
+            deferred: VecDeque::new(),
+            reset_lately: VecDeque::new(),
+            last_stream: 0,
+            pending: None,
+            wire,
+            block: Vec::new(),
+            lower: Vec::new(),
+            answering: Vec::new(),
+            collect: request::Collect::default(),
+            spare_texts: Vec::new(),
+            block_in: Vec::new(),
+            goaway: false,
+            answered: 0,
+            counters: defence::Counters::default(),
+            progress: now,
+            max_body,
+            with_jobs: Vec::new(),
+            staged: Vec::new(),
+            paced: false,
+        }
+    }
+
+    /// Streams wait for a CGI/FastCGI job (routed again once one of the running ones ends).
+    pub(super) fn waits_for_job(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// Queues a graceful GOAWAY (NO_ERROR, the last stream taken) unless one side already said
+    /// goodbye: shutdown and the idle close both end this way.
+    pub(super) fn say_goodbye(&mut self) {
+        if !self.goaway {
+            self.goaway = true;
+            write::goaway(&mut self.wire, self.last_stream, ErrorCode::NoError, b"");
+        }
+    }
+
+    /// A connection error: GOAWAY with `code`; nothing more is read.
+    pub(super) fn fail(&mut self, code: ErrorCode, why: &str) {
+        self.inbuf.clear();
+        self.ready.clear();
+        self.deferred.clear();
+        self.streams.clear();
+        self.goaway = true;
+        write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());
+    }
+}
