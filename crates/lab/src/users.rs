@@ -131,4 +131,23 @@ mod tests {
             assert_ne!(w.uid, 0, "{w:?}");
         }
     }
+
+    /// As root, a directory of root's that others may not enter bars the worker, and so does
+    /// everything under it; once searchable it does not. Without root nothing is barred.
+    #[test]
+    fn a_private_directory_bars_the_worker() {
+        let top = tempfile::tempdir().unwrap();
+        let inner = top.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let barred_at = barred(&inner).map(|(d, mode)| (d, mode & 0o777));
+        if worker().is_none() {
+            assert_eq!(barred_at, None);
+            return;
+        }
+        assert_eq!(barred_at, Some((top.path().to_path_buf(), 0o700)));
+        std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(barred(&inner), None);
+    }
 }
