@@ -411,7 +411,14 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         print_report(&args, &plan, &path, &url, result, &shown)?;
     }
     files.write(result)?;
-    Ok(session.conclude(&verdict, SavedLine::Silent))
+    // Where the run was saved, after ab's report as compare says it; off stdout when that is JSON
+    // or HTML.
+    let saved = if args.json || args.ab.html {
+        SavedLine::Stderr
+    } else {
+        SavedLine::Stdout
+    };
+    Ok(session.conclude(&verdict, saved))
 }
 
 /// ab's `-v 2`: the request head, once, before the run.

@@ -11,6 +11,7 @@ pub mod history;
 pub mod main_job;
 pub mod presets;
 pub mod probe;
+pub mod run_settings;
 pub mod serve;
 pub mod session;
 pub mod spin_args;

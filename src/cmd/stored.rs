@@ -224,12 +224,12 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
 }
 
 /// Whether the run's command line has the flag `f` as a word of its own.
-fn option_given(run: &StoredRun, f: &str) -> bool {
+pub fn option_given(run: &StoredRun, f: &str) -> bool {
     run.meta.command_line.split_whitespace().any(|w| w == f)
 }
 
 /// The protocols a run's levels spoke, each once, in first-seen order ("HTTP/1.1 over TLS, h2").
-fn protocols_spoken(run: &StoredRun) -> Vec<String> {
+pub fn protocols_spoken(run: &StoredRun) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for p in level_protocols(run) {
         if !out.contains(&p) {
@@ -485,7 +485,8 @@ fn compare_tables(run: &StoredRun) -> String {
 }
 
 /// One sweep table per group, and per round where a comparison ran several (each with its own
-/// peak line: a table over every round's levels would name the best round's peak).
+/// peak line: a table over every round's levels would name the best round's peak), each level
+/// numbered as `export --level` takes it.
 fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]) -> String {
     let (all, n) = (levels(run), round_count(run));
     let mut out = String::new();
@@ -494,12 +495,14 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
         // all in its round 1).
         let split = all.iter().any(|l| l.group == group && l.round > 1);
         for round in 1..=n {
-            let (lv, bound): (Vec<Level>, Vec<&str>) = all
-                .iter()
-                .zip(diagnoses)
-                .filter(|(l, _)| l.group == group && l.round == round)
-                .map(|(l, d)| (*l, d.as_ref().map_or("?", render::bound_cell)))
-                .unzip();
+            let (mut lv, mut bound, mut numbers) = (Vec::new(), Vec::new(), Vec::new());
+            let mine = (all.iter().zip(diagnoses).enumerate())
+                .filter(|(_, (l, _))| l.group == group && l.round == round);
+            for (i, (l, d)) in mine {
+                lv.push(*l);
+                bound.push(d.as_ref().map_or("?", render::bound_cell));
+                numbers.push(i + 1);
+            }
             if lv.is_empty() {
                 continue;
             }
@@ -514,7 +517,8 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
             } else {
                 &bound[..]
             };
-            out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
+            let table = tables::render(layout, &lv, max_error_pct(run), bound);
+            out.push_str(&tables::numbered(&table, &numbers));
             out.push('\n');
             let h2 = webstand_report::h2_table::table(&lv);
             if !h2.is_empty() {
