@@ -4,8 +4,9 @@
 use super::run_settings;
 use super::session::EMBEDDED_TARGET;
 use super::stored::{
-    backends_cpu_us, compare_rows, describe, details, level_protocols, levels, max_error_pct,
-    round_count, rounds_inferred, server_cpu_us, shown_status, tables, when,
+    backends_cpu_us, compare_rows, describe, details, diagnosis, level_protocols, levels,
+    max_error_pct, measured_tables, round_count, rounds_inferred, server_cpu_us, shown_status,
+    tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
@@ -546,7 +547,8 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: tables(r, None),
+            tables: measured_tables(r, None),
+            diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),
             server_cpu_us: server_cpu_us(r),

@@ -530,22 +530,32 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
     out
 }
 
-/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
-/// per-workload comparison for a compare run, then one sweep table per group (with a "Bound by"
-/// column where the levels were diagnosed); then the Diagnosis the run printed, from the history.
+/// A run's tables, in the layout of the command that measured it, then the Diagnosis it printed
+/// ([`measured_tables`], [`diagnosis`]).
 pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
-    let diagnoses: Vec<Option<Diagnosis>> = run
-        .levels
+    let text = measured_tables(run, layout);
+    match run.meta.kind.as_str() {
+        // ab's report is followed by its Diagnosis as bench printed it.
+        "bench" if !run.levels.is_empty() => text + &diagnosis(run),
+        _ => text + diagnosis(run).trim_start_matches('\n'),
+    }
+}
+
+/// Each level's diagnosis as saved (None for a level saved without one).
+fn diagnoses(run: &StoredRun) -> Vec<Option<Diagnosis>> {
+    run.levels
         .iter()
         .map(|l| l.diagnosis.as_ref().and_then(render::from_json))
-        .collect();
+        .collect()
+}
+
+/// A run's measured tables: ab's report for a bench run, the per-workload comparison for a
+/// compare run, then one sweep table per group (with a "Bound by" column where the levels were
+/// diagnosed).
+pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
-            let section = diagnoses
-                .first()
-                .and_then(Option::as_ref)
-                .map(render::section);
-            return text.trim_start_matches('\n').to_string() + &section.unwrap_or_default();
+            return text.trim_start_matches('\n').to_string();
         }
     }
     let mut out = String::new();
@@ -553,20 +563,37 @@ pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
         out.push_str(&compare_tables(run));
     }
     let layout = layout.unwrap_or_else(|| layout_of(run));
-    out.push_str(&sweep_tables(run, layout, &diagnoses));
+    out.push_str(&sweep_tables(run, layout, &diagnoses(run)));
     if run.levels.is_empty() {
         out.push_str("(no level completed)\n");
     }
-    let diagnosed = run.levels.iter().zip(&diagnoses).filter_map(|(l, d)| {
-        let label = match l.group.as_str() {
-            "" => format!("{} clients", l.clients),
-            g => format!("{g} at {} clients", l.clients),
-        };
-        Some((label, d.as_ref()?))
-    });
-    let diagnosed: Vec<_> = diagnosed.collect();
-    if !diagnosed.is_empty() {
-        out.push_str(render::levels_section(diagnosed).trim_start_matches('\n'));
-    }
     out
+}
+
+/// The Diagnosis the run printed, from the history: a bench's section, or a line per diagnosed
+/// level with its findings; empty when no level was diagnosed.
+pub fn diagnosis(run: &StoredRun) -> String {
+    let diagnoses = diagnoses(run);
+    if run.meta.kind == "bench" && run.levels.len() == 1 {
+        return diagnoses[0]
+            .as_ref()
+            .map(render::section)
+            .unwrap_or_default();
+    }
+    let diagnosed: Vec<_> = run
+        .levels
+        .iter()
+        .zip(&diagnoses)
+        .filter_map(|(l, d)| {
+            let label = match l.group.as_str() {
+                "" => format!("{} clients", l.clients),
+                g => format!("{g} at {} clients", l.clients),
+            };
+            Some((label, d.as_ref()?))
+        })
+        .collect();
+    if diagnosed.is_empty() {
+        return String::new();
+    }
+    render::levels_section(diagnosed)
 }
