@@ -19,6 +19,7 @@ use webstand_report::tables::Layout;
 use webstand_store::{RunId, RunSummary, Store, StoredRun};
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct HistoryArgs {
     /// Show only the newest N runs (0 = all)
     #[arg(short = 'n', long, default_value_t = 30, value_name = "N")]
@@ -29,6 +30,7 @@ pub struct HistoryArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ShowArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
@@ -42,6 +44,7 @@ pub struct ShowArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct DiffArgs {
     /// Run A (the baseline): an id, `last`, or several repeats of it as `3,4,5` or `3-5`
     run_a: String,
@@ -72,6 +75,7 @@ enum Which {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ExportArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
@@ -90,6 +94,7 @@ pub struct ExportArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ReportArgs {
     /// Run ids (or `last`); the charts draw one line per run and group
     #[arg(required = true, value_name = "RUN")]

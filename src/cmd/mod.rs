@@ -7,6 +7,7 @@ pub mod compare;
 pub mod diagnose;
 pub mod fixtures;
 pub mod h2_args;
+pub mod help;
 pub mod history;
 pub mod main_job;
 pub mod presets;
