@@ -9,6 +9,7 @@
 //! results add up to (complete, errors, failed, target lost, interrupted), which drives every exit
 //! status and history status, is defined once in [`outcome`].
 
+pub mod affinity;
 mod clock;
 mod conn;
 mod exchange;
@@ -20,6 +21,7 @@ mod h2_refused;
 mod h2_stream;
 mod h2_worker;
 mod halfway;
+mod live;
 pub mod outcome;
 mod pacer;
 pub mod plan;
@@ -30,6 +32,7 @@ pub mod result;
 mod run;
 mod socket_setup;
 mod spin;
+mod spin_rule;
 mod target;
 mod tls;
 mod tls_config;
@@ -38,18 +41,19 @@ mod verbose;
 mod worker;
 
 pub use h1::request_bytes;
+pub use live::Live;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
     BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,
     TlsPlan, TlsVersions,
 };
-pub use reach::LOST_AFTER_REFUSALS;
 pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{
     CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
+    LOST_AFTER_REFUSALS,
 };
 pub use run::raise_fd_limit;
-pub use run::{run, run_at, Live};
-pub use spin::SpinRule;
+pub use run::{run, run_at};
+pub use spin_rule::SpinRule;
 pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

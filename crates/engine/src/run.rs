@@ -10,24 +10,12 @@ use crate::reach::Reach;
 use crate::socket_setup::SocketSetup;
 use crate::spin;
 use crate::tls_config::TlsSetup;
+use crate::Live;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Counters a run publishes while it goes, for progress displays and for stopping it early.
-/// Threads add to them once per event batch, never per request.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub complete: AtomicU64,
-    pub failed: AtomicU64,
-    /// Complete answers whose status was not 2xx (with `failed`, the errors a diagnosis dates).
-    pub non_2xx: AtomicU64,
-    pub bytes: AtomicU64,
-    /// Set by anyone (Ctrl-C handler) to end the run; the result then covers what completed.
-    pub stop: AtomicBool,
-}
 
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
