@@ -1,7 +1,7 @@
 //! One connection slot's state: its transport, where it is in an exchange, the requests in flight on
 //! it, write progress and its response parser.
 
-use crate::response::ResponseParser;
+use crate::h1::response::ResponseParser;
 use crate::transport::Transport;
 use std::collections::VecDeque;
 use std::net::SocketAddr;

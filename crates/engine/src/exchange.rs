@@ -4,7 +4,7 @@
 
 use crate::clock::{micros, StampClock};
 use crate::conn::{Class, Phase};
-use crate::response::Feed;
+use crate::h1::response::Feed;
 use crate::tls::count_handshake;
 use crate::transport::Transport;
 use crate::worker::Worker;

@@ -13,7 +13,7 @@
 //! independent of what the connection sent before, for a server whose table is below the 4,096
 //! bytes the indexed blocks were encoded against, or that shrinks it during the connection.
 
-use crate::target::Scheme;
+use crate::target::{authority, scheme_of};
 use crate::tls_config::TlsSetup;
 use crate::Plan;
 use std::borrow::Cow;
@@ -199,34 +199,19 @@ fn indexed_blocks(plan: &Plan) -> Option<Indexed> {
 /// The request's header fields (RFC 9113 §8.3.1: pseudo-headers first, names lower case, no
 /// connection-specific fields), the same ones HTTP/1's request carries.
 fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
-    let user_has = |name: &str| {
-        plan.headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-    };
-    let t = &plan.target;
-    let scheme = if plan.tls.is_some() {
-        Scheme::Https
-    } else {
-        Scheme::Http
-    };
-    let authority = plan
+    let host = plan
         .headers
         .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| match t.port == scheme.default_port() {
-            true => t.host.clone(),
-            false => format!("{}:{}", t.host, t.port),
-        });
+        .find(|(n, _)| n.eq_ignore_ascii_case("host"));
+    let authority = host.map_or_else(|| authority(plan), |(_, v)| v.clone());
     let mut fields = vec![
         (":method".to_string(), plan.method.clone()),
-        (":scheme".to_string(), scheme.name().to_string()),
+        (":scheme".to_string(), scheme_of(plan).name().to_string()),
         (":authority".to_string(), authority),
         (":path".to_string(), path.to_string()),
     ];
     let mut add = |name: &str, value: String| {
-        if !user_has(name) {
+        if !plan.has_header(name) {
             fields.push((name.to_string(), value));
         }
     };

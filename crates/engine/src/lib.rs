@@ -27,7 +27,6 @@ mod pacer;
 pub mod plan;
 mod protocol;
 mod reach;
-mod response;
 pub mod result;
 mod run;
 mod socket_setup;
@@ -37,10 +36,10 @@ mod target;
 mod tls;
 mod tls_config;
 mod transport;
-mod verbose;
 mod worker;
 
-pub use h1::request_bytes;
+pub use h1::request::request_bytes;
+pub use h1::response::{Feed, FrameError, ResponseParser};
 pub use live::Live;
 pub use outcome::{judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
@@ -48,7 +47,6 @@ pub use plan::{
     BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,
     TlsPlan, TlsVersions,
 };
-pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{
     CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
     LOST_AFTER_REFUSALS,

@@ -207,6 +207,13 @@ pub struct TlsPlan {
 }
 
 impl Plan {
+    /// Whether the user gave a header of this name (in any case): it replaces the default one.
+    pub fn has_header(&self, name: &str) -> bool {
+        self.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    }
+
     /// A plan for one URL path with ab's defaults: one client, one request, a new connection each time.
     pub fn new(target: Target, path: &str) -> Plan {
         Plan {

@@ -6,8 +6,8 @@
 //! streams in its own loop (h2_worker.rs, h2_conn.rs), which shares the worker's bookkeeping.
 
 use crate::h1;
+use crate::h1::response::ResponseParser;
 use crate::h2_worker::H2Worker;
-use crate::response::ResponseParser;
 use crate::run::{Share, Shared};
 use crate::worker::Worker;
 use crate::{Plan, RunResult};
@@ -32,7 +32,7 @@ impl Protocol {
     /// The bytes that ask for `path` under `plan`.
     pub(crate) fn request_bytes(self, plan: &Plan, path: &str) -> Vec<u8> {
         match self {
-            Protocol::Http1 => h1::request_bytes(plan, path),
+            Protocol::Http1 => h1::request::request_bytes(plan, path),
             Protocol::Http2 => crate::h2::request_block(plan, path),
         }
     }
