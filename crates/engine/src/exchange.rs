@@ -5,7 +5,7 @@
 use crate::clock::{micros, StampClock};
 use crate::conn::{Class, Phase};
 use crate::h1::response::Feed;
-use crate::tls::count_handshake;
+use crate::transport::tls::count_handshake;
 use crate::transport::Transport;
 use crate::worker::Worker;
 use crate::BodyCheck;

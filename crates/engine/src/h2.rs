@@ -14,7 +14,7 @@
 //! bytes the indexed blocks were encoded against, or that shrinks it during the connection.
 
 use crate::target::{authority, scheme_of};
-use crate::tls_config::TlsSetup;
+use crate::transport::tls_config::TlsSetup;
 use crate::Plan;
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -310,7 +310,13 @@ impl<'a> H2Worker<'a> {
             .connect
             .saturating_record(c.connect_us.max(1));
         if let (Some(Transport::Tls(t)), Some(tls)) = (&c.transport, &sh.tls) {
-            crate::tls::count_handshake(&mut self.w.r, t, c.conn_start, now, tls.sni.as_deref());
+            crate::transport::tls::count_handshake(
+                &mut self.w.r,
+                t,
+                c.conn_start,
+                now,
+                tls.sni.as_deref(),
+            );
             if t.alpn() != Some(&b"h2"[..]) {
                 let why = h2_refused::alpn(c.to, t.alpn());
                 self.refused(i, why);

@@ -29,12 +29,9 @@ mod protocol;
 mod reach;
 pub mod result;
 mod run;
-mod socket_setup;
 mod spin;
 mod spin_rule;
 mod target;
-mod tls;
-mod tls_config;
 mod transport;
 mod worker;
 

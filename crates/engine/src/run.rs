@@ -7,9 +7,9 @@
 
 use crate::protocol::Protocol;
 use crate::reach::Reach;
-use crate::socket_setup::SocketSetup;
 use crate::spin;
-use crate::tls_config::TlsSetup;
+use crate::transport::socket_setup::SocketSetup;
+use crate::transport::tls_config::TlsSetup;
 use crate::Live;
 use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;

@@ -10,7 +10,7 @@
 //! records until the buffer is full or the socket says it has nothing more.
 
 use crate::clock::recv_stamped;
-use crate::tls_config::{suite_facts, TlsSetup};
+use crate::transport::tls_config::{suite_facts, TlsSetup};
 use crate::TlsSummary;
 use mio::net::TcpStream;
 use rustls::{ClientConnection, HandshakeKind, NamedGroup};

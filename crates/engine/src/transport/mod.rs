@@ -9,10 +9,14 @@
 //! Dispatch is static (an enum, one `match` per call) so plain TCP costs what it did before: the same
 //! system calls, no extra copy, no allocation.
 
+pub(crate) mod socket_setup;
+pub(crate) mod tls;
+pub(crate) mod tls_config;
+
 use crate::clock::{kernel_arrival_times, recv_stamped};
-use crate::socket_setup::SocketSetup;
-use crate::tls::TlsStream;
-use crate::tls_config::TlsSetup;
+use crate::transport::socket_setup::SocketSetup;
+use crate::transport::tls::TlsStream;
+use crate::transport::tls_config::TlsSetup;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
