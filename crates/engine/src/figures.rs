@@ -4,7 +4,7 @@
 //! classes: connect, receive, length, exceptions) + complete responses that were not 2xx**. A level's
 //! error rate, the peak, max users, exit statuses and the history's statuses all count that way.
 
-use crate::{CpuTime, RunResult};
+use crate::result::{CpuTime, RunResult};
 
 /// The error rate (% of attempted requests) above which a result is not clean, unless a command's
 /// `--max-error-pct` says otherwise: the peak skips such levels and a run with one exits `errors`.
@@ -170,11 +170,11 @@ mod tests {
         assert_eq!(r.littles_load(), 2.0);
         assert_eq!(r.mean_latency_secs(), 0.004);
         r.thread_cpu = vec![
-            crate::CpuTime {
+            CpuTime {
                 user: Duration::from_millis(500),
                 sys: Duration::from_millis(1000),
             },
-            crate::CpuTime::default(),
+            CpuTime::default(),
         ];
         assert_eq!(r.thread_busy(), vec![0.75, 0.0]);
         // Time spun waiting for responses is CPU time but not work: not busy.

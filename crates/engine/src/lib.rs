@@ -1,7 +1,10 @@
 //! The engine: webstand's load generator.
 //!
-//! It owns sockets, the protocol a connection speaks (`protocol.rs`: HTTP/1.x in `h1.rs`), pacing (closed loop and open-loop rate) and timing.
-//! Input is a [`Plan`], output a [`RunResult`]. It knows nothing of sweeps, servers, tables, files on
+//! Input is a [`Plan`], output a [`RunResult`]. `run.rs` picks the protocol and starts one load
+//! thread per share of the connections; each thread is one loop (`driver.rs`) that owns its
+//! sockets, the clock, the pacing (closed loop, open-loop rate) and the wait (`wait.rs`), and
+//! drives the protocol's connection state machines (`h1/conn.rs`, `h2/conn.rs`) behind one trait
+//! (`connection.rs`); what they travel over is `transport/`'s. It knows nothing of sweeps, servers, tables, files on
 //! disk or the history database: those belong to `webstand-lab`, `webstand-report` and `webstand-store`.
 //!
 //! Every figure derived from a result (hits/s, KB/s, errors, the peak, Little's load factor, CPU-µs
@@ -9,31 +12,42 @@
 //! results add up to (complete, errors, failed, target lost, interrupted), which drives every exit
 //! status and history status, is defined once in [`outcome`].
 
-pub mod affinity;
-mod clock;
-mod conn;
-mod exchange;
+// What a run is given and what it returns: data only, no sockets (a crate of results can take
+// them as they are).
 pub mod figures;
-mod h1;
-mod h2;
-mod h2_conn;
-mod h2_refused;
-mod h2_stream;
-mod h2_worker;
-mod halfway;
 mod live;
 pub mod outcome;
-mod pacer;
 pub mod plan;
-mod protocol;
-mod reach;
 pub mod result;
-mod run;
-mod spin;
 mod spin_rule;
 mod target;
+
+// Carrying out a plan: the protocol picked, the load threads, what they share.
+mod reach;
+mod run;
+mod share;
+mod shared;
+
+// One load thread: its loop and what the loop lends its connections.
+mod clock;
+mod connection;
+mod driver;
+mod io;
+mod pacer;
+mod record;
+mod requests;
+
+// How a load thread waits.
+pub mod affinity;
+mod halfway;
+mod nap;
+mod spin;
+mod wait;
+
+// What connections speak and what they travel over.
+mod h1;
+mod h2;
 mod transport;
-mod worker;
 
 pub use h1::request::request_bytes;
 pub use h1::response::{Feed, FrameError, ResponseParser};
@@ -48,7 +62,6 @@ pub use result::{
     CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
     LOST_AFTER_REFUSALS,
 };
-pub use run::raise_fd_limit;
-pub use run::{run, run_at};
+pub use run::{raise_fd_limit, run, run_at};
 pub use spin_rule::SpinRule;
 pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

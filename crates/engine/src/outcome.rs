@@ -11,7 +11,7 @@
 //!    `errors` (exit 3).
 //! 5. Otherwise `complete` (exit 0).
 
-use crate::{Ended, RunResult, LOST_AFTER_REFUSALS};
+use crate::result::{Ended, RunResult, LOST_AFTER_REFUSALS};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

@@ -1,21 +1,28 @@
-//! Carrying out a plan: one load thread per share of the connections (each an event loop of its
-//! own, see [`crate::worker`]), their results merged into one.
+//! Carrying out a plan: the protocol picked (the one place it is), then one load thread per share
+//! of the connections (each a loop of its own, `driver.rs`, over the protocol's connections), their
+//! results merged into one.
 //!
 //! Nothing is shared between threads per request: each thread owns its connections outright, and the
 //! only cross-thread state is the plan, the expectations set by the first responses, and the `Live`
-//! counters a thread adds to once per event batch.
+//! counters a thread adds to once per pass (`shared.rs`).
 
-use crate::protocol::Protocol;
+use crate::connection::Connection;
+use crate::driver::Driver;
+use crate::h1::conn::H1Conn;
+use crate::h2::conn::H2Conn;
+use crate::live::Live;
+use crate::plan::{Pick, Plan, Shape};
 use crate::reach::Reach;
+use crate::result::RunResult;
+use crate::share::Share;
+use crate::shared::Shared;
 use crate::spin;
 use crate::transport::socket_setup::SocketSetup;
 use crate::transport::tls_config::TlsSetup;
-use crate::Live;
-use crate::{Pick, Plan, RunResult, Shape};
 use anyhow::bail;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
@@ -34,17 +41,29 @@ pub fn run_at(
     wait_for_start: impl FnOnce(),
 ) -> anyhow::Result<RunResult> {
     check(plan)?;
+    // The protocol every connection of the run speaks: HTTP/2 with `--h2`, else HTTP/1.x.
+    match plan.h2 {
+        Some(_) => carry_out::<H2Conn>(plan, &live, wait_for_start),
+        None => carry_out::<H1Conn>(plan, &live, wait_for_start),
+    }
+}
+
+/// [`run_at`] in protocol `C`.
+fn carry_out<C: Connection>(
+    plan: &Plan,
+    live: &Live,
+    wait_for_start: impl FnOnce(),
+) -> anyhow::Result<RunResult> {
     let clients = plan.shape.clients();
     raise_fd_limit(clients as u64 + 64);
     let threads = load_threads(plan.threads, clients);
     let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
-        protocol: Protocol::of(plan),
         reqs: plan
             .requests
             .iter()
-            .map(|r| Protocol::of(plan).request_bytes(plan, &r.path))
+            .map(|r| C::request(plan, &r.path))
             .collect(),
         head_request: plan.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: plan.keep_alive || plan.pipeline > 1,
@@ -52,12 +71,12 @@ pub fn run_at(
         doc_len: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         server: OnceLock::new(),
-        live: &live,
+        live,
         setup: SocketSetup::of(plan),
         start: Instant::now(),
         deadline: None,
-        tls: tls_setup(plan)?,
-        spin: spin::limit_for(plan.spin, threads, &plan.shape, plan.h2.is_some()),
+        tls: tls_setup(plan)?.map(C::tls),
+        spin: spin::limit_for(plan.spin, threads, &plan.shape, C::MULTIPLEXED),
     };
     // The threads wait at `go` for the shared state, which holds the start instant: it is set only
     // once `wait_for_start` has returned.
@@ -73,7 +92,7 @@ pub fn run_at(
                     let shared = armed
                         .get()
                         .expect("the shared state is set before the barrier");
-                    shared.protocol.run_thread(shared, i, share)
+                    Driver::<C>::new(shared, i, share)?.run()
                 })
             })
             .collect();
@@ -146,11 +165,7 @@ fn unix_now() -> f64 {
 /// The run's TLS configuration, with its files read (an error names the bad one).
 fn tls_setup(plan: &Plan) -> anyhow::Result<Option<TlsSetup>> {
     let setup = |t| TlsSetup::new(t, &plan.target.host);
-    let tls = plan.tls.as_ref().map(setup).transpose()?;
-    Ok(tls.map(|t| match plan.h2 {
-        Some(_) => crate::h2::alpn_h2(t),
-        None => t,
-    }))
+    plan.tls.as_ref().map(setup).transpose()
 }
 
 /// Refuses a plan that cannot run, with the reason.
@@ -191,62 +206,6 @@ fn merge(into: &mut RunResult, r: &RunResult) {
     into.add_counts(r);
     if into.first_error.is_none() {
         into.first_error = r.first_error.clone();
-    }
-}
-
-/// What every thread reads: the plan and the per-request expectations set by the first responses.
-pub(crate) struct Shared<'a> {
-    pub plan: &'a Plan,
-    /// Which address to connect to, and whether the target was lost (no probe connection).
-    pub reach: Reach<'a>,
-    /// What every connection speaks, and each request's bytes in it (built once).
-    pub protocol: Protocol,
-    pub reqs: Vec<Vec<u8>>,
-    pub head_request: bool,
-    pub keep_alive: bool,
-    pub pipeline: usize,
-    /// Body length of the first complete response per request (ab's Document Length baseline).
-    pub doc_len: Vec<OnceLock<u64>>,
-    /// Digest of the first complete response per request, for `BodyCheck::FirstFetch`.
-    pub first_digest: Vec<OnceLock<[u8; 32]>>,
-    pub server: OnceLock<String>,
-    pub live: &'a Live,
-    /// ab's `-b` and `-B` for every new socket.
-    pub setup: SocketSetup,
-    pub start: Instant,
-    pub deadline: Option<Instant>,
-    /// `https://`: what every connection's TLS is made with.
-    pub tls: Option<TlsSetup>,
-    /// How long a load thread may spin before it blocks (`spin.rs`; zero: never).
-    pub spin: Duration,
-}
-
-/// A thread's part of the load.
-pub(crate) struct Share {
-    pub clients: usize,
-    pub requests: Option<u64>,
-    pub rate: f64,
-}
-
-impl Share {
-    /// Thread `i`'s clients, and its requests and rate in proportion to them, so threads finish together.
-    pub(crate) fn of(i: usize, threads: usize, clients: usize, plan: &Plan) -> Share {
-        let (t, c) = (threads as u64, clients as u64);
-        let first_client = |i: u64| i * (c / t) + i.min(c % t);
-        let (lo, hi) = (first_client(i as u64), first_client(i as u64 + 1));
-        let my_clients = (hi - lo) as usize;
-        let rate = match plan.shape {
-            Shape::Open { rate, .. } => rate * my_clients as f64 / clients as f64,
-            Shape::Closed { .. } => 0.0,
-        };
-        let portion = |n: u64| {
-            ((n as u128 * hi as u128) / c as u128 - (n as u128 * lo as u128) / c as u128) as u64
-        };
-        Share {
-            clients: my_clients,
-            requests: plan.stop.requests.map(portion),
-            rate,
-        }
     }
 }
 
@@ -294,7 +253,7 @@ mod tests {
     }
 
     fn plan(addr: SocketAddr, n: u64, c: usize, keep_alive: bool) -> Plan {
-        let t = crate::Target {
+        let t = crate::plan::Target {
             host: "127.0.0.1".into(),
             port: addr.port(),
             addrs: vec![addr],
@@ -330,7 +289,7 @@ mod tests {
         let mut p = plan(addr, 4000, 4, true);
         p.requests = ["/a", "/b"]
             .iter()
-            .map(|s| crate::RequestSpec {
+            .map(|s| crate::plan::RequestSpec {
                 path: s.to_string(),
                 expect: None,
             })
@@ -392,36 +351,5 @@ mod tests {
         p.pipeline = 8;
         let r = run(&p, Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections), (500, 0, 2));
-    }
-}
-
-#[cfg(test)]
-mod share_tests {
-    use super::*;
-
-    #[test]
-    fn shares_add_up_and_follow_clients() {
-        let t = crate::Target {
-            host: "h".into(),
-            port: 1,
-            addrs: vec![],
-        };
-        let mut p = Plan::new(t, "/");
-        for (n, c, threads) in [
-            (1000u64, 3usize, 2usize),
-            (7, 7, 3),
-            (10, 1, 1),
-            (100_000, 32, 2),
-            (5, 5, 5),
-        ] {
-            p.stop.requests = Some(n);
-            p.shape = Shape::Closed { clients: c };
-            let shares: Vec<Share> = (0..threads).map(|i| Share::of(i, threads, c, &p)).collect();
-            assert_eq!(shares.iter().map(|s| s.clients).sum::<usize>(), c);
-            assert_eq!(shares.iter().map(|s| s.requests.unwrap()).sum::<u64>(), n);
-            assert!(shares
-                .iter()
-                .all(|s| s.requests.unwrap() >= s.clients as u64));
-        }
     }
 }

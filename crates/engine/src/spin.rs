@@ -20,7 +20,8 @@
 //! ways of waiting or to spin where the rule would not.
 
 use crate::affinity::{allowed_cpus, online_cpus};
-use crate::{Shape, SpinRule};
+use crate::plan::Shape;
+use crate::spin_rule::SpinRule;
 use std::time::{Duration, Instant};
 
 /// The longest spin: two or more responses of a fast server on loopback (lighttpd, h2o, nginx:

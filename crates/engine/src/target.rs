@@ -1,7 +1,7 @@
 //! From a URL to a [`Target`], and back to the authority a request names (HTTP/1's Host, HTTP/2's
 //! `:authority`); the request bytes themselves are the protocol's (`protocol.rs`).
 
-use crate::{Plan, Target};
+use crate::plan::{Plan, Target};
 use anyhow::{bail, Context};
 use std::net::{SocketAddr, ToSocketAddrs};
 

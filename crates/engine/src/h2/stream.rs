@@ -1,10 +1,10 @@
-//! A stream of the generator's HTTP/2 connections (`h2_conn.rs`): what a request in flight
+//! A stream of the generator's HTTP/2 connections (`h2/session.rs`): what a request in flight
 //! carries (its times, its status, its body's length and hash, its windows), how it ended, what a
 //! response head's fields say, what a connection's frames add to the thread's figures, and how
 //! many new streams a closed loop opens at once ([`batch_room`]).
 
-use crate::conn::Class;
-use crate::H2Summary;
+use crate::record::Class;
+use crate::result::H2Summary;
 use sha2::Sha256;
 use std::time::Instant;
 use webstand_h2::Window;
