@@ -5,6 +5,9 @@
 //! records through the thread's [`Io`]; the driver knows nothing of the protocol, and the protocol
 //! nothing of the loop, the pacing or the wait.
 //!
+//! A connection with timers of its own (QUIC's) says so ([`Connection::TIMERS`]): the driver then
+//! wakes it at its [`Connection::timer`], and never blocks past the earliest.
+//!
 //! The driver calls [`Connection::start`] for a slot the slot itself put on the ready list (it
 //! finished, failed, or was freed) and, in an open loop, for a slot that
 //! [`Connection::takes_more`] when a send is due. A connection takes its requests from
@@ -38,6 +41,11 @@ pub(crate) trait Connection: Sized {
     /// Connections carry many requests at once (HTTP/2's streams): they are always kept alive, and
     /// the wait counts its queue in connections (`wait.rs`).
     const MULTIPLEXED: bool;
+
+    /// Connections keep timers of their own (QUIC's loss recovery and idle timers): the driver wakes
+    /// each at its [`Connection::timer`]. HTTP/1 and HTTP/2 keep none (their timeouts are the
+    /// driver's sweep), and their loop then never asks.
+    const TIMERS: bool = false;
 
     /// The bytes that ask for `path` under `plan` in this protocol, built once per URL.
     fn request(plan: &Plan, path: &str) -> Vec<u8>;
@@ -80,6 +88,14 @@ pub(crate) trait Connection: Sized {
         now: Instant,
         timeout: Duration,
     );
+
+    /// With [`Connection::TIMERS`]: the instant it must next be woken at, if any.
+    fn timer(&self) -> Option<Instant> {
+        None
+    }
+
+    /// With [`Connection::TIMERS`]: its timer is due at `now`.
+    fn on_timer(&mut self, _io: &mut Io, _th: &mut Self::Thread, _slot: usize, _now: Instant) {}
 
     /// Its part in the halfway wait.
     fn waiting(&self) -> Waiting;

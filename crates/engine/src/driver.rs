@@ -3,7 +3,8 @@
 //! closed loop (each connection starts its next request as soon as the last one finished) or,
 //! with a pacer, the open loop.
 //!
-//! A pass: look for timeouts (a few times per `--timeout`); start every slot that asked to be
+//! A pass: look for timeouts (a few times per `--timeout`), and wake the connections whose own
+//! timers are due (a protocol that keeps timers: QUIC's); start every slot that asked to be
 //! started (its response complete, its connection failed or freed) before the next poll, batching
 //! only what is already ready, so the server is never left waiting on the generator; then close the
 //! finished connections, whose successors' requests are now out; place the open loop's due sends on
@@ -93,6 +94,9 @@ impl<'a, C: Connection> Driver<'a, C> {
             let now = Instant::now();
             if sweep.due(now) {
                 self.check_timeouts(now, sweep.timeout);
+            }
+            if C::TIMERS {
+                self.wake_timers(now);
             }
             self.start_ready(now);
             self.io.retired.clear();
@@ -192,6 +196,15 @@ impl<'a, C: Connection> Driver<'a, C> {
         }
     }
 
+    /// Wakes every connection whose own timer is due (`Connection::TIMERS`).
+    fn wake_timers(&mut self, now: Instant) {
+        for slot in 0..self.conns.len() {
+            if self.conns[slot].timer().is_some_and(|t| t <= now) {
+                self.conns[slot].on_timer(&mut self.io, &mut self.th, slot, now);
+            }
+        }
+    }
+
     /// When this thread's part of the run is over: the moment it ended.
     fn finished(&self, now: Instant) -> Option<Instant> {
         let sh = self.io.sh;
@@ -206,7 +219,8 @@ impl<'a, C: Connection> Driver<'a, C> {
     }
 
     /// What the wait needs to know of this pass; its bound is not past a timeout check, the
-    /// deadline or a paced send, and zero while a slot waits to be started.
+    /// deadline, a paced send or a connection's own timer, and zero while a slot waits to be
+    /// started.
     fn pass(&self, now: Instant, next_check: Instant, pace_wait: Option<Duration>) -> Pass {
         let ready = !self.io.ready.is_empty();
         let bound = if ready {
@@ -215,6 +229,11 @@ impl<'a, C: Connection> Driver<'a, C> {
             let mut wait = MAX_POLL.min(next_check.saturating_duration_since(now));
             if let Some(d) = self.io.sh.deadline {
                 wait = wait.min(d.saturating_duration_since(now));
+            }
+            if C::TIMERS {
+                if let Some(t) = self.conns.iter().filter_map(C::timer).min() {
+                    wait = wait.min(t.saturating_duration_since(now));
+                }
             }
             pace_wait.map_or(wait, |p| wait.min(p))
         };

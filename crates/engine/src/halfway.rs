@@ -13,7 +13,7 @@
 //! wake-up's latency; the thread then takes every ready response from the poller at once.
 //!
 //! Only where that holds: a closed keep-alive loop (HTTP/1, or `--h2`, whose connections wait on
-//! their oldest batch of streams: `h2_worker.rs`) on a server that keeps its connections open
+//! their oldest batch of streams: `h2/conn.rs`) on a server that keeps its connections open
 //! ([`KEPT_OPEN`]), with a deep enough queue and none waiting to write, and `--spin auto` (`off`
 //! keeps wrk's way of waiting, a window keeps the spin). HTTP/1 waits from 32 requests in flight,
 //! over plaintext ([`MIN_QUEUE_PLAIN`]) and over TLS ([`MIN_QUEUE_TLS`]): below that the server

@@ -212,6 +212,7 @@ fn merge(into: &mut RunResult, r: &RunResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::Io;
     use std::io::{BufRead, BufReader, Write};
     use std::net::SocketAddr;
     use std::time::Duration;
@@ -351,5 +352,121 @@ mod tests {
         p.pipeline = 8;
         let r = run(&p, Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections), (500, 0, 2));
+    }
+
+    /// A connection with a timer of its own, as QUIC's will have, over UDP: each request waits
+    /// [`Timed::DELAY`] after it is taken before its datagram goes, and completes when the echo
+    /// comes back. The driver must wake it at its timer, not at its next timeout sweep or poll
+    /// bound (50 ms at least here).
+    struct Timed {
+        sock: Option<mio::net::UdpSocket>,
+        /// The request taken, when it was, and when its datagram is due.
+        taken: Option<(usize, Instant)>,
+        due: Option<Instant>,
+        sent: Option<Instant>,
+    }
+
+    impl Timed {
+        const DELAY: Duration = Duration::from_millis(5);
+    }
+
+    impl Connection for Timed {
+        type Thread = ();
+        const MULTIPLEXED: bool = false;
+        const TIMERS: bool = true;
+
+        fn request(_: &Plan, path: &str) -> Vec<u8> {
+            path.as_bytes().to_vec()
+        }
+        fn thread(_: &Shared) {}
+        fn new(_: &Shared, _: &(), _: Instant) -> Timed {
+            Timed {
+                sock: None,
+                taken: None,
+                due: None,
+                sent: None,
+            }
+        }
+        fn start(&mut self, io: &mut Io, _: &mut (), slot: usize, now: Instant) {
+            if self.sock.is_none() {
+                let mut s = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+                s.connect(io.sh.reach.addr()).unwrap();
+                let r = io.poll.registry();
+                r.register(&mut s, mio::Token(slot), mio::Interest::READABLE)
+                    .unwrap();
+                self.sock = Some(s);
+            }
+            if self.taken.is_none() {
+                self.taken = io.requests.next(now);
+                self.due = self.taken.map(|_| Instant::now() + Timed::DELAY);
+            }
+        }
+        fn takes_more(&self, _: &()) -> bool {
+            self.taken.is_none()
+        }
+        fn timer(&self) -> Option<Instant> {
+            self.due
+        }
+        fn on_timer(&mut self, io: &mut Io, _: &mut (), _: usize, now: Instant) {
+            let (Some((req, _)), Some(s)) = (self.taken, self.sock.as_ref()) else {
+                return;
+            };
+            s.send(&io.sh.reqs[req]).unwrap();
+            (self.due, self.sent) = (None, Some(now));
+        }
+        fn on_event(&mut self, io: &mut Io, _: &mut (), slot: usize, _: bool, _: bool) {
+            let mut b = [0u8; 64];
+            while let Some(Ok(n)) = self.sock.as_ref().map(|s| s.recv(&mut b)) {
+                let (Some((req, start)), Some(sent)) = (self.taken.take(), self.sent) else {
+                    continue;
+                };
+                let end = Instant::now();
+                io.requests.done(end);
+                io.record.received(n);
+                let response = crate::record::Response {
+                    req,
+                    start,
+                    end,
+                    connect_us: 0,
+                    written: sent,
+                    first_byte: Some(end),
+                    status: 200,
+                    body_len: n as u64,
+                    digest: None,
+                };
+                io.record.response(io.sh, &response);
+                io.ready.push(slot);
+            }
+        }
+        fn check_timeout(&mut self, _: &mut Io, _: &mut (), _: usize, _: Instant, _: Duration) {}
+        fn waiting(&self) -> crate::connection::Waiting {
+            crate::connection::Waiting::Idle
+        }
+        fn queue(_: &[Timed], outstanding: u64) -> usize {
+            outstanding as usize
+        }
+        fn finish(_: &mut [Timed], _: (), _: &mut RunResult) {}
+    }
+
+    #[test]
+    fn a_connection_is_woken_at_its_own_timer() {
+        let echo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = echo.local_addr().unwrap();
+        echo.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        // Echoes every datagram; ends 2 s after the last one.
+        std::thread::spawn(move || {
+            let mut b = [0u8; 64];
+            while let Ok((n, from)) = echo.recv_from(&mut b) {
+                let _ = echo.send_to(&b[..n], from);
+            }
+        });
+        let mut p = plan(addr, 40, 2, true);
+        p.threads = 1;
+        p.stop.duration = Some(Duration::from_secs(10));
+        let r = carry_out::<Timed>(&p, &Live::default(), || {}).unwrap();
+        assert_eq!((r.complete, r.failed.total()), (40, 0));
+        // Each request waited its 5 ms and little more: not a 50 ms poll bound nor a 100 ms sweep.
+        let mean = r.mean_latency_ms();
+        assert!((5.0..25.0).contains(&mean), "mean latency {mean} ms");
     }
 }

@@ -1,5 +1,5 @@
 //! `--spin`, as a plan carries it: the rule a closed-loop load thread's wait follows. The wait
-//! itself is the load thread's (`spin.rs`, `halfway.rs`).
+//! itself is the load thread's (`wait.rs`, over `spin.rs`, `halfway.rs` and `nap.rs`).
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;

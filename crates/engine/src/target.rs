@@ -1,5 +1,5 @@
 //! From a URL to a [`Target`], and back to the authority a request names (HTTP/1's Host, HTTP/2's
-//! `:authority`); the request bytes themselves are the protocol's (`protocol.rs`).
+//! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`, `h2/prepared.rs`).
 
 use crate::plan::{Plan, Target};
 use anyhow::{bail, Context};

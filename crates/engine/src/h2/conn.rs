@@ -14,12 +14,12 @@
 use super::prepared::{alpn_h2, request_block, Prepared, NOT_H2};
 use super::refused;
 use super::session::Session;
-use super::stream::{batch_room, End, Ended, Tally};
+use super::stream::{batch_room, End, Tally};
 use crate::clock::micros;
 use crate::connection::{Connection, Waiting};
 use crate::io::Io;
 use crate::plan::Plan;
-use crate::record::{Class, Response};
+use crate::record::Class;
 use crate::result::{H2Summary, RunResult};
 use crate::shared::Shared;
 use crate::transport::tls::count_handshake;
@@ -533,55 +533,10 @@ impl H2Conn {
         // The list is handed back empty, not dropped: its capacity serves every later call.
         let mut ended = std::mem::take(&mut th.tally.ended);
         for e in ended.drain(..) {
-            count(io, th, e);
+            e.count(io, &mut th.tally.sum);
         }
         th.tally.ended = ended;
     }
-}
-
-/// One stream that ended: recorded as HTTP/1's complete request is, failed by its class, or (above
-/// a GOAWAY's last stream) sent again.
-fn count(io: &mut Io, th: &mut H2Thread, e: Ended) {
-    let mut s = e.stream;
-    if e.end == End::Retry {
-        io.requests.again(s.req, s.start);
-        return;
-    }
-    io.requests.done(e.at);
-    let sum = &mut th.tally.sum;
-    sum.done += 1;
-    let class = match e.end {
-        End::Complete => {
-            sum.succeeded += u64::from((200..400).contains(&s.status));
-            let response = Response {
-                req: s.req,
-                start: s.start,
-                end: e.at,
-                connect_us: s.connect_us,
-                written: s.sent_at,
-                first_byte: s.first_byte,
-                status: s.status,
-                body_len: s.body_len,
-                digest: s.hasher.take().map(|h| sha2::Digest::finalize(h).into()),
-            };
-            if io.record.response(io.sh, &response) {
-                io.record.r.keep_alive_requests += 1;
-            }
-            return;
-        }
-        End::Failed(class, why) => {
-            sum.errored += 1;
-            io.record.error(None, || why.to_string());
-            class
-        }
-        End::TimedOut => {
-            sum.errored += 1;
-            sum.timeout += 1;
-            Class::Exceptions
-        }
-        End::Retry => unreachable!("handled above"),
-    };
-    io.record.failure(class);
 }
 
 /// A connection failed before any stream was on it: as an HTTP/1 request would have, one request

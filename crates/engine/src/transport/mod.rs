@@ -1,10 +1,9 @@
 //! What a connection's bytes travel over: plain TCP now, TLS next, each one variant of [`Transport`].
 //!
-//! A connection is bytes over a transport carrying a protocol: the transport (this file) opens the
-//! socket and moves plaintext in and out of it; the protocol (`protocol.rs`; HTTP/1: `h1/request.rs`
-//! writes it, `h1/response.rs` frames it, `exchange.rs` runs one request/response on it) never sees
-//! which transport it rides on. A new transport is a new variant and its own file, not cases threaded
-//! through the exchange.
+//! A connection is bytes over a transport carrying a protocol: the transport (this folder) opens the
+//! socket and moves plaintext in and out of it; the protocol's connection (`h1/conn.rs`,
+//! `h2/conn.rs`) never sees which transport it rides on. A new transport is a new variant and its
+//! own file, not cases threaded through the connections.
 //!
 //! Dispatch is static (an enum, one `match` per call) so plain TCP costs what it did before: the same
 //! system calls, no extra copy, no allocation.
