@@ -32,7 +32,8 @@ pub fn online_cpus() -> usize {
 /// Pins the calling thread (a process's only thread: the process) to `cpus`; CPUs the set cannot
 /// name are left out. False when the kernel refused (none of them allowed or online).
 pub fn pin_current(cpus: &[usize]) -> bool {
-    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays within its bounds for ids below CPU_SETSIZE.
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays within its bounds for ids below
+    // CPU_SETSIZE.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {

@@ -42,8 +42,8 @@ pub(crate) trait Connection: Sized {
     /// the wait counts its queue in connections (`wait.rs`).
     const MULTIPLEXED: bool;
 
-    /// Connections keep timers of their own (QUIC's loss recovery and idle timers): the driver wakes
-    /// each at its [`Connection::timer`]. HTTP/1 and HTTP/2 keep none (their timeouts are the
+    /// Connections keep timers of their own (QUIC's loss recovery and idle timers): the driver
+    /// wakes each at its [`Connection::timer`]. HTTP/1 and HTTP/2 keep none (their timeouts are the
     /// driver's sweep), and their loop then never asks.
     const TIMERS: bool = false;
 

@@ -4,8 +4,9 @@
 //! thread per share of the connections; each thread is one loop (`driver.rs`) that owns its
 //! sockets, the clock, the pacing (closed loop, open-loop rate) and the wait (`wait.rs`), and
 //! drives the protocol's connection state machines (`h1/conn.rs`, `h2/conn.rs`) behind one trait
-//! (`connection.rs`); what they travel over is `transport/`'s. It knows nothing of sweeps, servers, tables, files on
-//! disk or the history database: those belong to `webstand-lab`, `webstand-report` and `webstand-store`.
+//! (`connection.rs`); what they travel over is `transport/`'s. It knows nothing of sweeps, servers,
+//! tables, files on disk or the history database: those belong to `webstand-lab`, `webstand-report`
+//! and `webstand-store`.
 //!
 //! Every figure derived from a result (hits/s, KB/s, errors, the peak, Little's load factor, CPU-µs
 //! per request …) is defined once, in [`figures`], and used by every report and test; what a run's

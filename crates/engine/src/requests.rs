@@ -1,8 +1,8 @@
 //! Which request a load thread sends next, and how many it may still send: its share of the run's
-//! budget (`-n`), the pick among the plan's URLs (always the first, uniform or weighted, from a seed
-//! so runs repeat), the open loop's [`Pacer`], and the requests taken but waiting for a connection
-//! to carry them again (HTTP/2's streams above a GOAWAY's last one). The one place a request is
-//! chosen: a scripted request (wrk's `request()`) would be chosen and built here.
+//! budget (`-n`), the pick among the plan's URLs (always the first, uniform or weighted, from a
+//! seed so runs repeat), the open loop's [`Pacer`], and the requests taken but waiting for a
+//! connection to carry them again (HTTP/2's streams above a GOAWAY's last one). The one place a
+//! request is chosen: a scripted request (wrk's `request()`) would be chosen and built here.
 //!
 //! A request is outstanding from the moment it is taken until [`Requests::done`]: the thread's part
 //! of the run is over when the budget is spent and none is outstanding.

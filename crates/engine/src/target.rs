@@ -1,5 +1,6 @@
 //! From a URL to a [`Target`], and back to the authority a request names (HTTP/1's Host, HTTP/2's
-//! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`, `h2/prepared.rs`).
+//! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`,
+//! `h2/prepared.rs`).
 
 use crate::plan::{Plan, Target};
 use anyhow::{bail, Context};
@@ -38,7 +39,8 @@ pub(crate) fn scheme_of(plan: &Plan) -> Scheme {
     }
 }
 
-/// The target as a request names it: its host, with `:port` unless the port is the scheme's default.
+/// The target as a request names it: its host, with `:port` unless the port is the scheme's
+/// default.
 pub(crate) fn authority(plan: &Plan) -> String {
     let t = &plan.target;
     match t.port == scheme_of(plan).default_port() {

@@ -104,9 +104,6 @@ impl Connection for H2Conn {
     }
 
     fn start(&mut self, io: &mut Io, th: &mut H2Thread, slot: usize, now: Instant) {
-        if self.session.spent() {
-            self.release();
-        }
         if self.phase == Phase::Free && io.requests.due(now) {
             self.connect(io, th, slot, now);
         }
@@ -118,7 +115,7 @@ impl Connection for H2Conn {
     }
 
     fn takes_more(&self, th: &H2Thread) -> bool {
-        self.phase == Phase::Free || self.session.spent() || self.room(&th.p) > 0
+        self.phase == Phase::Free || self.room(&th.p) > 0
     }
 
     fn on_event(
@@ -465,7 +462,7 @@ impl H2Conn {
             self.flush(io, th, slot);
         }
         if self.phase == Phase::Open && self.session.spent() {
-            io.ready.push(slot); // replaced at the next pass
+            self.close(io, slot); // refused new streams and has none left: replaced
         }
     }
 

@@ -102,7 +102,8 @@ impl Session {
         self.settled
     }
 
-    /// What the server sent that is not a whole frame yet (after an error before SETTINGS: all of it).
+    /// What the server sent that is not a whole frame yet (after an error before SETTINGS: all of
+    /// it).
     pub(crate) fn unread(&self) -> &[u8] {
         &self.inbuf
     }

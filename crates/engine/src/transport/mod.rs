@@ -1,7 +1,7 @@
-//! What a connection's bytes travel over: plain TCP now, TLS next, each one variant of [`Transport`].
+//! What a connection's bytes travel over: plain TCP or TLS, each one variant of [`Transport`].
 //!
-//! A connection is bytes over a transport carrying a protocol: the transport (this folder) opens the
-//! socket and moves plaintext in and out of it; the protocol's connection (`h1/conn.rs`,
+//! A connection is bytes over a transport carrying a protocol: the transport (this folder) opens
+//! the socket and moves plaintext in and out of it; the protocol's connection (`h1/conn.rs`,
 //! `h2/conn.rs`) never sees which transport it rides on. A new transport is a new variant and its
 //! own file, not cases threaded through the connections.
 //!
