@@ -1,17 +1,17 @@
 //! The TLS transport: a rustls client connection over the TCP socket, driven without blocking.
 //!
-//! The handshake happens inside the first `write`: until it is done, `write` sends what the handshake
-//! needs, reads what the server sent, and answers `WouldBlock`; the exchange's Connecting phase (and
-//! so ab's Connect time) therefore covers TCP connect and handshake, as ab's does. The moment TCP
-//! connected (the ClientHello could be written) splits the two for the JSON.
+//! The handshake happens inside the first `write`: until it is done, `write` sends what the
+//! handshake needs, reads what the server sent, and answers `WouldBlock`; a connection's
+//! Connecting phase (and so ab's Connect time) therefore covers TCP connect and handshake, as ab's
+//! does. The moment TCP connected (the ClientHello could be written) splits the two for the JSON.
 //!
-//! Reads keep the plain transport's promise to the exchange: a read shorter than the buffer means the
-//! socket was drained (edge-triggered polling will report later data), so a read goes on taking
-//! records until the buffer is full or the socket says it has nothing more.
+//! Reads keep the plain transport's promise to the connections: a read shorter than the buffer
+//! means the socket was drained (edge-triggered polling will report later data), so a read goes on
+//! taking records until the buffer is full or the socket says it has nothing more.
 
 use crate::clock::recv_stamped;
-use crate::tls_config::{suite_facts, TlsSetup};
-use crate::TlsSummary;
+use crate::result::TlsSummary;
+use crate::transport::tls_config::{suite_facts, TlsSetup};
 use mio::net::TcpStream;
 use rustls::{ClientConnection, HandshakeKind, NamedGroup};
 use std::io::{self, ErrorKind, Read, Write};
@@ -263,7 +263,7 @@ fn closed_during_handshake(connected: bool) -> io::Error {
 /// Counts a connection's finished handshake into the thread's result: TCP connect and handshake
 /// time, full or resumed, and (first time) what was negotiated.
 pub(crate) fn count_handshake(
-    r: &mut crate::RunResult,
+    r: &mut crate::result::RunResult,
     t: &TlsStream,
     start: Instant,
     now: Instant,

@@ -1,8 +1,6 @@
-//! HTTP/2 for the load generator (`protocol::Protocol::Http2`, `bench --h2`): what is built once per
-//! run (each request's header block, the bytes that open a connection, ALPN `h2`) before the load
-//! threads start. A connection's frames and streams are `h2_conn.rs`'s; the event loop that
-//! multiplexes streams over connections is `h2_worker.rs`'s. The wire syntax is `webstand-h2`'s,
-//! shared with the server.
+//! What HTTP/2 builds once per run, before the load threads start: each request's header blocks,
+//! the bytes that open a connection, ALPN `h2`. The wire syntax is `webstand-h2`'s, shared with
+//! the server.
 //!
 //! Header blocks are encoded once per URL, before the run, in two forms, so a request costs a copy,
 //! not an HPACK encoding. Indexed: a connection's first block adds the request's repeated fields
@@ -13,9 +11,9 @@
 //! independent of what the connection sent before, for a server whose table is below the 4,096
 //! bytes the indexed blocks were encoded against, or that shrinks it during the connection.
 
-use crate::target::Scheme;
-use crate::tls_config::TlsSetup;
-use crate::Plan;
+use crate::plan::Plan;
+use crate::target::{authority, scheme_of};
+use crate::transport::tls_config::TlsSetup;
 use std::borrow::Cow;
 use std::sync::Arc;
 use webstand_h2::frame::{write, PREFACE};
@@ -199,34 +197,19 @@ fn indexed_blocks(plan: &Plan) -> Option<Indexed> {
 /// The request's header fields (RFC 9113 §8.3.1: pseudo-headers first, names lower case, no
 /// connection-specific fields), the same ones HTTP/1's request carries.
 fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
-    let user_has = |name: &str| {
-        plan.headers
-            .iter()
-            .any(|(n, _)| n.eq_ignore_ascii_case(name))
-    };
-    let t = &plan.target;
-    let scheme = if plan.tls.is_some() {
-        Scheme::Https
-    } else {
-        Scheme::Http
-    };
-    let authority = plan
+    let host = plan
         .headers
         .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| match t.port == scheme.default_port() {
-            true => t.host.clone(),
-            false => format!("{}:{}", t.host, t.port),
-        });
+        .find(|(n, _)| n.eq_ignore_ascii_case("host"));
+    let authority = host.map_or_else(|| authority(plan), |(_, v)| v.clone());
     let mut fields = vec![
         (":method".to_string(), plan.method.clone()),
-        (":scheme".to_string(), scheme.name().to_string()),
+        (":scheme".to_string(), scheme_of(plan).name().to_string()),
         (":authority".to_string(), authority),
         (":path".to_string(), path.to_string()),
     ];
     let mut add = |name: &str, value: String| {
-        if !user_has(name) {
+        if !plan.has_header(name) {
             fields.push((name.to_string(), value));
         }
     };
@@ -275,7 +258,7 @@ pub(crate) fn request_block(plan: &Plan, path: &str) -> Vec<u8> {
 /// The run's TLS set up to offer `h2` by ALPN, and `http/1.1` after it (as h2load does) so that
 /// a server without HTTP/2 names what it speaks rather than refusing the handshake (nginx) or
 /// choosing a protocol not offered (Apache): a connection that does not get h2 says so and ends
-/// the run (`h2_refused.rs`), never falling back.
+/// the run (`h2/refused.rs`), never falling back.
 pub(crate) fn alpn_h2(mut setup: TlsSetup) -> TlsSetup {
     Arc::make_mut(&mut setup.config).alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     setup
@@ -288,7 +271,7 @@ mod tests {
 
     #[test]
     fn a_request_block_decodes_to_the_request_and_leaves_the_table_empty() {
-        let t = crate::Target {
+        let t = crate::plan::Target {
             host: "example.test".into(),
             port: 8443,
             addrs: vec![],
@@ -334,7 +317,7 @@ mod tests {
 
     #[test]
     fn fields_that_do_not_fit_the_table_together_are_sent_standalone() {
-        let t = crate::Target {
+        let t = crate::plan::Target {
             host: "example.test".into(),
             port: 80,
             addrs: vec![],

@@ -1,20 +1,19 @@
-//! One HTTP/2 connection of the generator and the streams in flight on it: bytes read are cut
-//! into frames (`webstand-h2`), each frame is acted on as RFC 9113 says a client must (SETTINGS
-//! acknowledged, PING answered, flow-control windows kept both ways with WINDOW_UPDATE as data is
-//! consumed, GOAWAY honoured, CONTINUATION joined, push refused), and each stream that ends is
-//! handed to the worker as an [`Ended`] with how it ended. Nothing here touches a socket: the
-//! worker (`h2_worker.rs`) moves `out` to the transport and feeds what it reads.
+//! One HTTP/2 connection's protocol state, without its socket: bytes read are cut into frames
+//! (`webstand-h2`), each frame is acted on as RFC 9113 says a client must (SETTINGS acknowledged,
+//! PING answered, flow-control windows kept both ways with WINDOW_UPDATE as data is consumed,
+//! GOAWAY honoured, CONTINUATION joined, push refused), and each stream that ends is handed out as
+//! an [`Ended`] with how it ended. The slot (`h2/conn.rs`) moves [`Session::output`] to the
+//! transport and feeds what it reads; the session is kept across the slot's connections
+//! ([`Session::begin`]) for the slot's span (h2load's per-client figures).
 //!
 //! A server's mistake never hangs a stream and never passes for a success: a stream error resets
 //! that stream and fails it (Exceptions), a connection error fails every stream on the connection.
 
-use crate::conn::Class;
-use crate::h2::{protocol, Blocks, Prepared};
-use crate::h2::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
-use crate::h2_stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
-use crate::transport::Transport;
+use super::prepared::{protocol, Blocks, Prepared};
+use super::prepared::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
+use super::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
+use crate::record::Class;
 use sha2::{Digest, Sha256};
-use std::net::SocketAddr;
 use std::time::Instant;
 use webstand_h2::block::Pending;
 use webstand_h2::frame::{write, Frame, Head, Kind, HEADER_LEN};
@@ -22,56 +21,35 @@ use webstand_h2::hpack::{Decoder, HpackRefusal};
 use webstand_h2::settings::{Sender, Settings, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
 use webstand_h2::{Error, ErrorCode, Window};
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Phase {
-    Free,
-    Connecting,
-    Open,
-}
-
-pub(crate) struct H2Conn {
-    pub transport: Option<Transport>,
-    pub to: SocketAddr,
-    pub phase: Phase,
-    pub registered: bool,
-    pub want_write: bool,
-    /// Frames to write, and how much of them is written.
-    pub out: Vec<u8>,
-    pub written: usize,
+pub(crate) struct Session {
+    /// Frames to write.
+    out: Vec<u8>,
     /// A partial frame carried between reads; after an error before SETTINGS, all the server sent.
-    pub inbuf: Vec<u8>,
-    pub streams: Vec<Stream>,
+    inbuf: Vec<u8>,
+    streams: Vec<Stream>,
     next_id: u32,
     peer: Settings,
     /// The server's first SETTINGS frame arrived: its limits are known.
-    pub settled: bool,
+    settled: bool,
     send_window: Window,
     recv_window: Window,
     decoder: Decoder,
     blocks: Blocks,
     pending: Option<Pending>,
     /// A GOAWAY's last stream: no new streams, the connection ends when its streams have.
-    pub goaway: Option<u32>,
-    pub conn_start: Instant,
-    pub connect_us: u64,
-    pub first_byte: Option<Instant>,
-    pub last_progress: Instant,
+    goaway: Option<u32>,
     /// Our receive windows' sizes: the connection's and each stream's.
     targets: (u32, u32),
+    /// The connection's set-up time, which its first stream carries (as ab's first request).
+    connect_us: u64,
     /// The slot's span across its connections (h2load's per-client req/s).
-    pub span: ClientSpan,
+    span: ClientSpan,
 }
 
-impl H2Conn {
-    pub(crate) fn new(now: Instant, to: SocketAddr) -> H2Conn {
-        H2Conn {
-            transport: None,
-            to,
-            phase: Phase::Free,
-            registered: false,
-            want_write: false,
+impl Session {
+    pub(crate) fn new() -> Session {
+        Session {
             out: Vec::new(),
-            written: 0,
             inbuf: Vec::new(),
             streams: Vec::new(),
             next_id: 1,
@@ -83,30 +61,19 @@ impl H2Conn {
             blocks: Blocks::Fresh,
             pending: None,
             goaway: None,
-            conn_start: now,
-            connect_us: 0,
-            first_byte: None,
-            last_progress: now,
             targets: (0, 0),
+            connect_us: 0,
             span: ClientSpan::default(),
         }
     }
 
-    /// Fresh protocol state for a new connection over `transport`, with the preface queued.
-    pub(crate) fn begin(
-        &mut self,
-        p: &Prepared,
-        transport: Transport,
-        to: SocketAddr,
-        now: Instant,
-    ) {
+    /// Fresh protocol state for the slot's new connection at `now`, with the preface queued.
+    pub(crate) fn begin(&mut self, p: &Prepared, now: Instant) {
         let streams = std::mem::take(&mut self.streams);
         let span = self.span;
-        *self = H2Conn::new(now, to);
+        *self = Session::new();
         self.streams = streams; // empty: a connection is only replaced once its streams ended
         self.span = span.started(now);
-        self.transport = Some(transport);
-        self.phase = Phase::Connecting;
         self.out.extend_from_slice(&p.opening);
         self.send_window = Window::new(DEFAULT_WINDOW);
         // A connection window below the initial 65,535 cannot be announced: it is kept by sending
@@ -115,13 +82,45 @@ impl H2Conn {
         self.targets = (p.connection_window, p.stream_window);
     }
 
-    /// Drops the socket; the slot is free for a new connection.
-    pub(crate) fn close(&mut self) {
-        self.span.closed(self.phase != Phase::Free);
-        self.transport = None;
-        self.phase = Phase::Free;
-        self.registered = false;
-        self.want_write = false;
+    /// The connection is up after `connect_us` (TCP, and TLS if any).
+    pub(crate) fn connected(&mut self, connect_us: u64) {
+        self.connect_us = connect_us;
+    }
+
+    /// The slot's connection closed (`open`: it had one).
+    pub(crate) fn closed(&mut self, open: bool) {
+        self.span.closed(open);
+    }
+
+    /// The streams in flight.
+    pub(crate) fn streams(&self) -> &[Stream] {
+        &self.streams
+    }
+
+    /// Whether the server's first SETTINGS arrived.
+    pub(crate) fn settled(&self) -> bool {
+        self.settled
+    }
+
+    /// What the server sent that is not a whole frame yet (after an error before SETTINGS: all of
+    /// it).
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.inbuf
+    }
+
+    /// The frames to write.
+    pub(crate) fn output(&self) -> &[u8] {
+        &self.out
+    }
+
+    /// Every frame of [`Session::output`] is written.
+    pub(crate) fn written(&mut self) {
+        self.out.clear();
+    }
+
+    /// h2load's per-client "req/s" of the slot, if it had any time.
+    pub(crate) fn rate(&self) -> Option<f64> {
+        self.span.rate()
     }
 
     /// Streams the server lets us have open at once: -m, or its lower limit.
@@ -130,12 +129,9 @@ impl H2Conn {
             .min(self.peer.max_concurrent_streams.unwrap_or(u32::MAX))
     }
 
-    /// How many more streams may be opened now.
+    /// How many more streams may be opened now (on an open connection).
     pub(crate) fn capacity(&self, p: &Prepared) -> usize {
-        let usable = self.phase == Phase::Open
-            && self.settled
-            && self.goaway.is_none()
-            && self.next_id < LAST_STREAM_ID;
+        let usable = self.settled && self.goaway.is_none() && self.next_id < LAST_STREAM_ID;
         match usable {
             true => (self.limit(p) as usize).saturating_sub(self.streams.len()),
             false => 0,
@@ -158,9 +154,6 @@ impl H2Conn {
         body: Option<&[u8]>,
         check: bool,
     ) {
-        if self.streams.is_empty() {
-            self.last_progress = Instant::now(); // the timeout counts from this stream's start
-        }
         let id = self.next_id;
         self.next_id += 2;
         let max = self.peer.max_frame_size;
@@ -217,8 +210,8 @@ impl H2Conn {
         }
     }
 
-    /// Feeds bytes read from the connection. An error is the connection's: the worker fails every
-    /// stream with it, and the GOAWAY for it is already in `out`.
+    /// Feeds bytes read from the connection. An error is the connection's: the slot fails every
+    /// stream with it, and the GOAWAY for it is already in the output.
     pub(crate) fn feed(
         &mut self,
         data: &[u8],
@@ -226,10 +219,6 @@ impl H2Conn {
         body: Option<&[u8]>,
         t: &mut Tally,
     ) -> Result<(), Error> {
-        self.last_progress = now;
-        if self.first_byte.is_none() {
-            self.first_byte = Some(now);
-        }
         // Bytes an error left unused stay: before SETTINGS, the answer that names what it speaks.
         let result = if self.inbuf.is_empty() {
             let used = self.frames(data, now, body, t);

@@ -1,6 +1,6 @@
 //! The one line that ends an `--h2` run against a server that does not speak HTTP/2, naming what
 //! it did instead: the protocol it chose by ALPN over TLS, or its answer to the h2c preface (an
-//! HTTP/1 server's status line, a close). The worker ends the run with it
+//! HTTP/1 server's status line, a close). The connection ends the run with it
 //! (`Ended::NoHttp2`): retrying would only meet the same answer.
 
 use std::net::SocketAddr;

@@ -1,18 +1,21 @@
-//! What a connection's bytes travel over: plain TCP now, TLS next, each one variant of [`Transport`].
+//! What a connection's bytes travel over: plain TCP or TLS, each one variant of [`Transport`].
 //!
-//! A connection is bytes over a transport carrying a protocol: the transport (this file) opens the
-//! socket and moves plaintext in and out of it; the protocol (`protocol.rs`; HTTP/1: `h1::request_bytes` writes
-//! it, [`crate::response`] frames it, [`crate::exchange`] runs one request/response on it) never sees
-//! which transport it rides on. A new transport is a new variant and its own file, not cases threaded
-//! through the exchange.
+//! A connection is bytes over a transport carrying a protocol: the transport (this folder) opens
+//! the socket and moves plaintext in and out of it; the protocol's connection (`h1/conn.rs`,
+//! `h2/conn.rs`) never sees which transport it rides on. A new transport is a new variant and its
+//! own file, not cases threaded through the connections.
 //!
 //! Dispatch is static (an enum, one `match` per call) so plain TCP costs what it did before: the same
 //! system calls, no extra copy, no allocation.
 
+pub(crate) mod socket_setup;
+pub(crate) mod tls;
+pub(crate) mod tls_config;
+
 use crate::clock::{kernel_arrival_times, recv_stamped};
-use crate::socket_setup::SocketSetup;
-use crate::tls::TlsStream;
-use crate::tls_config::TlsSetup;
+use crate::transport::socket_setup::SocketSetup;
+use crate::transport::tls::TlsStream;
+use crate::transport::tls_config::TlsSetup;
 use mio::net::TcpStream;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;

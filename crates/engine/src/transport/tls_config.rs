@@ -6,7 +6,7 @@
 //! The crypto provider is aws-lc-rs (it builds with cargo and a C compiler alone): a new connection's
 //! X25519 key and agreement cost the generator well under ring's (docs/BENCHMARKS.md, issue 10).
 
-use crate::{TlsPlan, TlsVersions};
+use crate::plan::{TlsPlan, TlsVersions};
 use anyhow::{bail, Context};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;

@@ -1,12 +1,18 @@
-//! A connection's response reader, one response at a time, fed incrementally from socket reads:
-//! what every protocol's reader gives the exchange (the final status, whether the connection stays
-//! open, the body's length, the Server value, the body's hash) beside the protocol's own framing
-//! state (`Wire`). HTTP/1's framing is h1.rs's; a protocol with one response at a time adds a
-//! `Wire` variant and its file, and exchange.rs, which only calls `begin`, `feed`, `eof` and reads
-//! these fields, does not change. HTTP/2 multiplexes streams, so it reads in h2_conn.rs instead.
+//! HTTP/1's response reader, one response at a time, fed incrementally from socket reads: the
+//! final status, whether the connection stays open, the body's length, the Server value and the
+//! body's hash, for the connection (`h1/conn.rs`) and for the probe.
+//!
+//! The codec is `webstand-http1`'s (the server uses the same one): the header block is scanned by
+//! `response::parse_head` only once it is complete (a partial block is carried in a small
+//! per-connection buffer), the body framing is `framing::response_body`'s decision, and the body is
+//! then counted without copying: Content-Length, chunked (the lenient decoder), close-delimited, or
+//! no body at all (HEAD, 1xx, 204, 304). Interim 1xx responses are skipped. Body bytes are
+//! optionally hashed for checksum checks.
 
-use crate::h1;
 use sha2::{Digest, Sha256};
+use webstand_http1::chunked::{self, Decoder, Progress};
+use webstand_http1::framing::{self, ResponseBody};
+use webstand_http1::response::parse_head;
 
 /// A framing violation; counted under ab's "Exceptions".
 pub type FrameError = &'static str;
@@ -19,16 +25,25 @@ pub enum Feed {
     Done(usize),
 }
 
-/// The framing state of the protocol a connection speaks (`protocol::Protocol`).
-pub(crate) enum Wire {
-    Http1(h1::Framing),
+/// Largest header block accepted; a bigger one is garbage, not a response.
+pub(crate) const MAX_HEAD: usize = 64 * 1024;
+
+/// Where in the response the reader is.
+#[derive(Debug, Clone)]
+enum State {
+    Head,
+    Fixed { left: u64 },
+    Chunked(Decoder),
+    UntilClose,
 }
 
 /// Parses one response at a time; `begin` resets it for the next one on the same connection.
 pub struct ResponseParser {
-    pub(crate) wire: Wire,
-    pub(crate) head_request: bool,
-    pub(crate) started: bool,
+    /// A partial header block carried between reads.
+    head: Vec<u8>,
+    state: State,
+    head_request: bool,
+    started: bool,
     /// Final status code of the current response.
     pub status: u16,
     /// Whether the server lets the connection stay open after this response.
@@ -40,15 +55,15 @@ pub struct ResponseParser {
     pub server: Option<String>,
     /// When set, body bytes are hashed into it.
     pub hasher: Option<Sha256>,
-    /// ab's `-v` level: 2 and up print each final head as it arrives (`crate::verbose`).
+    /// ab's `-v` level: 2 and up print each final head as it arrives (`h1/verbose.rs`).
     pub verbosity: u8,
 }
 
-/// An HTTP/1 reader (the one protocol so far).
 impl Default for ResponseParser {
     fn default() -> Self {
         ResponseParser {
-            wire: Wire::Http1(h1::Framing::default()),
+            head: Vec::new(),
+            state: State::Head,
             head_request: false,
             started: false,
             status: 0,
@@ -63,7 +78,7 @@ impl Default for ResponseParser {
 }
 
 /// Counts (and hashes, when asked) body bytes.
-pub(crate) fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, bytes: &[u8]) {
+fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, bytes: &[u8]) {
     *body_len += bytes.len() as u64;
     if let Some(h) = hasher.as_mut() {
         h.update(bytes);
@@ -72,7 +87,7 @@ pub(crate) fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, bytes: &[u8
 
 /// ab's "Server Software": the value up to its first space or control byte ("Apache/2.4.71
 /// (Debian)" → "Apache/2.4.71"); scripts compare the two.
-pub(crate) fn server_software(value: &[u8]) -> String {
+fn server_software(value: &[u8]) -> String {
     let end = value.iter().position(|&b| b <= b' ').unwrap_or(value.len());
     String::from_utf8_lossy(&value[..end]).into_owned()
 }
@@ -80,9 +95,8 @@ pub(crate) fn server_software(value: &[u8]) -> String {
 impl ResponseParser {
     /// Prepares for the next response; `head_request` when it answers a HEAD (never has a body).
     pub fn begin(&mut self, head_request: bool) {
-        match &mut self.wire {
-            Wire::Http1(f) => f.begin(),
-        }
+        self.head.clear();
+        self.state = State::Head;
         self.head_request = head_request;
         self.started = false;
         self.status = 0;
@@ -95,28 +109,118 @@ impl ResponseParser {
         self.started
     }
 
+    /// The server closed the connection: completes a close-delimited body, anything else is cut short.
+    pub fn eof(&mut self) -> bool {
+        matches!(self.state, State::UntilClose)
+    }
+
     /// Feeds bytes read from the socket.
     pub fn feed(&mut self, data: &[u8]) -> Result<Feed, FrameError> {
         if !data.is_empty() {
             self.started = true;
         }
-        match self.wire {
-            Wire::Http1(_) => self.feed_http1(data),
+        let mut pos = 0;
+        loop {
+            match &mut self.state {
+                State::Head => {
+                    if pos == data.len() {
+                        return Ok(Feed::More);
+                    }
+                    match self.feed_head(&data[pos..])? {
+                        Some(used) => pos += used,
+                        None => return Ok(Feed::More),
+                    }
+                    if matches!(self.state, State::Head) {
+                        // Interim response skipped, or a final one without a body.
+                        if self.status != 0 {
+                            return Ok(Feed::Done(pos));
+                        }
+                    }
+                }
+                State::Fixed { left } => {
+                    let take = (*left).min((data.len() - pos) as u64) as usize;
+                    *left -= take as u64;
+                    let done = *left == 0;
+                    count(&mut self.body_len, &mut self.hasher, &data[pos..pos + take]);
+                    pos += take;
+                    return Ok(if done { Feed::Done(pos) } else { Feed::More });
+                }
+                State::UntilClose => {
+                    count(&mut self.body_len, &mut self.hasher, &data[pos..]);
+                    return Ok(Feed::More);
+                }
+                State::Chunked(decoder) => {
+                    let (body_len, hasher) = (&mut self.body_len, &mut self.hasher);
+                    let progress = decoder
+                        .feed(&data[pos..], |bytes| count(body_len, hasher, bytes))
+                        .map_err(chunked::ChunkError::message)?;
+                    return Ok(match progress {
+                        Progress::More => Feed::More,
+                        Progress::Done(n) => Feed::Done(pos + n),
+                    });
+                }
+            }
         }
     }
 
-    /// The server closed the connection: completes a close-delimited body, anything else is cut short.
-    pub fn eof(&mut self) -> bool {
-        match &self.wire {
-            Wire::Http1(f) => f.ends_at_close(),
+    /// Reads header bytes; `Some(n)` when a head ended after `n` of them (then `status` is set and
+    /// the state is the body's, or still `Head` after an interim response, with `status` 0).
+    fn feed_head(&mut self, data: &[u8]) -> Result<Option<usize>, FrameError> {
+        let carried = self.head.len();
+        if carried > 0 {
+            self.head.extend_from_slice(data);
         }
+        let buf = if carried == 0 { data } else { &self.head[..] };
+        let Some(head) = parse_head(buf, self.capture_server)? else {
+            if carried == 0 {
+                self.head.extend_from_slice(data);
+            }
+            if self.head.len() > MAX_HEAD {
+                return Err("response head too large");
+            }
+            return Ok(None);
+        };
+        // The same limit whether the head came in one read or several.
+        if head.len > MAX_HEAD {
+            return Err("response head too large");
+        }
+        let used = head.len - carried;
+        if head.status < 100 || head.status > 999 {
+            return Err("bad status code");
+        }
+        if head.status == 101 {
+            return Err("unexpected 101 Switching Protocols");
+        }
+        if framing::is_interim(head.status) {
+            self.head.clear();
+            return Ok(Some(used)); // the final response follows
+        }
+        if let Some(server) = head.server {
+            self.server = Some(server_software(server));
+            self.capture_server = false;
+        }
+        if self.verbosity >= 2 {
+            super::verbose::head(self.verbosity, &buf[..head.len], head.status);
+        }
+        self.status = head.status;
+        self.keep_alive = head.keep_alive;
+        self.state = match framing::response_body(self.head_request, head.status, head.body) {
+            ResponseBody::None => State::Head,
+            ResponseBody::Length(n) => State::Fixed { left: n },
+            ResponseBody::Chunked => State::Chunked(Decoder::new(chunked::Policy::LENIENT)),
+            ResponseBody::UntilClose => {
+                self.keep_alive = false;
+                State::UntilClose
+            }
+        };
+        self.head.clear();
+        Ok(Some(used))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::h1::MAX_HEAD;
 
     /// Feeds `data` in pieces of `step` bytes; returns (bytes consumed when complete, parser).
     fn feed_in_steps(

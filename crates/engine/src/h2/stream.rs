@@ -1,11 +1,12 @@
-//! A stream of the generator's HTTP/2 connections (`h2_conn.rs`): what a request in flight
-//! carries (its times, its status, its body's length and hash, its windows), how it ended, what a
-//! response head's fields say, what a connection's frames add to the thread's figures, and how
-//! many new streams a closed loop opens at once ([`batch_room`]).
+//! A stream of the generator's HTTP/2 connections (`h2/session.rs`): what a request in flight
+//! carries (its times, its status, its body's length and hash, its windows), how it ended and what
+//! that counts, what a response head's fields say, what a connection's frames add to the thread's
+//! figures, and how many new streams a closed loop opens at once ([`batch_room`]).
 
-use crate::conn::Class;
-use crate::H2Summary;
-use sha2::Sha256;
+use crate::io::Io;
+use crate::record::{Class, Response};
+use crate::result::H2Summary;
+use sha2::{Digest, Sha256};
 use std::time::Instant;
 use webstand_h2::Window;
 
@@ -46,6 +47,50 @@ pub(crate) struct Ended {
     pub stream: Stream,
     pub end: End,
     pub at: Instant,
+}
+
+impl Ended {
+    /// What the stream's end counts: a complete response recorded as HTTP/1's is, a failed request
+    /// of its class, or (above a GOAWAY's last stream) the request sent again.
+    pub(crate) fn count(self, io: &mut Io, sum: &mut H2Summary) {
+        let mut s = self.stream;
+        let class = match self.end {
+            End::Retry => return io.requests.again(s.req, s.start),
+            End::Complete => {
+                io.requests.done(self.at);
+                sum.done += 1;
+                sum.succeeded += u64::from((200..400).contains(&s.status));
+                let response = Response {
+                    req: s.req,
+                    start: s.start,
+                    end: self.at,
+                    connect_us: s.connect_us,
+                    written: s.sent_at,
+                    first_byte: s.first_byte,
+                    status: s.status,
+                    body_len: s.body_len,
+                    digest: s.hasher.take().map(|h| h.finalize().into()),
+                };
+                if io.record.response(io.sh, &response) {
+                    io.record.r.keep_alive_requests += 1;
+                }
+                return;
+            }
+            End::Failed(class, why) => {
+                sum.errored += 1;
+                io.record.error(None, || why.to_string());
+                class
+            }
+            End::TimedOut => {
+                sum.errored += 1;
+                sum.timeout += 1;
+                Class::Exceptions
+            }
+        };
+        io.requests.done(self.at);
+        sum.done += 1;
+        io.record.failure(class);
+    }
 }
 
 /// One connection slot's life as h2load counts a client's: from its first connect to its last
