@@ -1,9 +1,10 @@
 """An HTTP/3 client for tests/serve_h3*.rs, on aioquic (PyPI; scripts/install-deps.sh installs it):
 one QUIC connection to 127.0.0.1:PORT, verifying the server's certificate against CAFILE, sends
 the requests of a JSON list at once, each {"method", "path", "headers": [[name, value]...],
-"body": text}, and prints one JSON object: "responses", in the order asked, each {"status",
+"body": text, or "body_size": N for N bytes of "x"}, and prints one JSON object: "responses", in the order asked, each {"status",
 "headers" (lower-case names), "length" (body bytes), "md5", "body" (text, when under 4 KiB)};
-"alpn" (what the handshake chose); "goaway" (the stream ID of a GOAWAY, or null).
+"alpn" (what the handshake chose); "goaway" (the stream ID a GOAWAY named, or null); an answer
+cut short says "reset" (the stream's error code) or "closed" (the connection's).
 Usage: client.py PORT CAFILE REQUESTS-JSON"""
 import asyncio
 import hashlib
@@ -15,7 +16,22 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ConnectionTerminated, StreamReset
+from aioquic.quic.events import ConnectionTerminated, StreamDataReceived, StreamReset
+
+GOAWAY = 0x7
+
+
+def varint(data, at):
+    """A QUIC variable-length integer at `at`: (value, next position), or None if cut short."""
+    if at >= len(data):
+        return None
+    n = 1 << (data[at] >> 6)
+    if at + n > len(data):
+        return None
+    value = data[at] & 0x3F
+    for b in data[at + 1:at + n]:
+        value = (value << 8) | b
+    return value, at + n
 
 
 class Client(QuicConnectionProtocol):
@@ -30,6 +46,8 @@ class Client(QuicConnectionProtocol):
         self.waiting = {}
         self.answers = {}
         self.goaway = None
+        # The server's control stream as it came (aioquic skips GOAWAY's payload: read it here).
+        self.control = b""
 
     def request(self, method, path, headers, body):
         stream = self._quic.get_next_available_stream_id()
@@ -48,7 +66,22 @@ class Client(QuicConnectionProtocol):
         self.answers[stream] = {"status": None, "headers": {}, "data": b""}
         return stream, done
 
+    def control_frames(self):
+        """The frames of the server's control stream (stream 3) so far: notes a GOAWAY's ID."""
+        at = 1  # the stream type
+        while True:
+            head = varint(self.control, at)
+            length = head and varint(self.control, head[1])
+            if not length or length[1] + length[0] > len(self.control):
+                return
+            if head[0] == GOAWAY:
+                self.goaway = varint(self.control, length[1])[0]
+            at = length[1] + length[0]
+
     def quic_event_received(self, event):
+        if isinstance(event, StreamDataReceived) and event.stream_id == 3:
+            self.control += event.data
+            self.control_frames()
         if isinstance(event, StreamReset) and event.stream_id in self.waiting:
             self.answers[event.stream_id]["reset"] = event.error_code
             self.finish(event.stream_id)
@@ -70,8 +103,6 @@ class Client(QuicConnectionProtocol):
                 self.answers[e.stream_id]["data"] += e.data
                 if e.stream_ended:
                     self.finish(e.stream_id)
-        if getattr(self.h3, "_goaway_id", None) is not None:
-            self.goaway = self.h3._goaway_id
 
     def finish(self, stream):
         done = self.waiting.pop(stream, None)
@@ -87,7 +118,8 @@ async def main(port, cafile, requests):
                        wait_connected=True) as client:
         out["alpn"] = client._quic.tls.alpn_negotiated
         asked = [client.request(r.get("method", "GET"), r["path"], r.get("headers", []),
-                                r.get("body", "").encode()) for r in requests]
+                                r.get("body", "").encode() or b"x" * r.get("body_size", 0))
+                 for r in requests]
         client.transmit()
         await asyncio.wait_for(asyncio.gather(*(d for _, d in asked)), 20)
         for stream, _ in asked:
