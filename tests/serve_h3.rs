@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// A docroot with a 2 KiB page, a 3 MB file and CGI programs, in a directory of the test's own.
+/// The test's directory and its docroot (common::h3::docroot).
 struct Site {
     dir: tempfile::TempDir,
 }
@@ -24,28 +24,7 @@ struct Site {
 impl Site {
     fn new() -> Site {
         let dir = tempfile::tempdir().unwrap();
-        let doc = dir.path().join("doc");
-        std::fs::create_dir_all(doc.join("cgi-bin")).unwrap();
-        std::fs::write(doc.join("2k.html"), "a".repeat(2048)).unwrap();
-        std::fs::write(doc.join("big.bin"), big()).unwrap();
-        for (name, script) in [
-            (
-                "env",
-                "printf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"$SERVER_PROTOCOL $REQUEST_METHOD $QUERY_STRING $HTTPS\"\n",
-            ),
-            // The length of the body it was given, as stdin had it.
-            ("len", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nwc -c | tr -d ' '\n"),
-            // Marks that it runs, then answers a second later.
-            (
-                "slow",
-                "touch \"$DOCUMENT_ROOT/../slow.flag\"\nsleep 1\nprintf 'Content-Type: text/plain\\r\\n\\r\\nslow\\n'\n",
-            ),
-        ] {
-            let path = doc.join("cgi-bin").join(name);
-            std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
+        common::h3::docroot(dir.path());
         Site { dir }
     }
 
@@ -61,7 +40,7 @@ impl Site {
 }
 
 fn big() -> Vec<u8> {
-    (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
+    common::h3::big()
 }
 
 fn md5(bytes: &[u8]) -> String {

@@ -35,6 +35,38 @@ pub fn aioquic_python() -> PathBuf {
     python
 }
 
+/// DIR/doc: a 2 KiB page, a 3 MB file (`big`) and CGI programs (`/cgi-bin/*`): env (the
+/// protocol, method, query and HTTPS it was run with), len (the length of the body it was given),
+/// slow (marks DIR/slow.flag that it runs, then answers a second later). Returns DIR/doc.
+pub fn docroot(dir: &Path) -> PathBuf {
+    let doc = dir.join("doc");
+    std::fs::create_dir_all(doc.join("cgi-bin")).unwrap();
+    std::fs::write(doc.join("2k.html"), "a".repeat(2048)).unwrap();
+    std::fs::write(doc.join("big.bin"), big()).unwrap();
+    for (name, script) in [
+        (
+            "env",
+            "printf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"$SERVER_PROTOCOL $REQUEST_METHOD $QUERY_STRING $HTTPS\"\n",
+        ),
+        ("len", "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nwc -c | tr -d ' '\n"),
+        (
+            "slow",
+            "touch \"$DOCUMENT_ROOT/../slow.flag\"\nsleep 1\nprintf 'Content-Type: text/plain\\r\\n\\r\\nslow\\n'\n",
+        ),
+    ] {
+        let path = doc.join("cgi-bin").join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{script}")).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    doc
+}
+
+/// The 3 MB file of `docroot`.
+pub fn big() -> Vec<u8> {
+    (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
+}
+
 /// A self-signed certificate for localhost and 127.0.0.1 in DIR/cert.pem and DIR/key.pem.
 pub fn certificate(dir: &Path) {
     super::h2::certificate(dir);

@@ -3,7 +3,7 @@ one QUIC connection to 127.0.0.1:PORT, verifying the server's certificate agains
 the requests of a JSON list at once, each {"method", "path", "headers": [[name, value]...],
 "body": text, or "body_size": N for N bytes of "x"}, and prints one JSON object: "responses", in the order asked, each {"status",
 "headers" (lower-case names), "length" (body bytes), "md5", "body" (text, when under 4 KiB)};
-"alpn" (what the handshake chose); "goaway" (the stream ID a GOAWAY named, or null); an answer
+"alpn" (what the handshake chose), or "error" alone when no connection came up; "goaway" (the stream ID a GOAWAY named, or null); an answer
 cut short says "reset" (the stream's error code) or "closed" (the connection's).
 Usage: client.py PORT CAFILE REQUESTS-JSON"""
 import asyncio
@@ -135,4 +135,8 @@ async def main(port, cafile, requests):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])))
+    try:
+        asyncio.run(main(int(sys.argv[1]), sys.argv[2], json.loads(sys.argv[3])))
+    except ConnectionError as e:
+        # The server refused or closed the connection before it was up.
+        print(json.dumps({"error": repr(e)}))

@@ -149,10 +149,13 @@ impl Protocol for State {
     }
 
     /// Body pieces go out once the last ones are written; streams that waited for a job slot go
-    /// once one is free.
+    /// once one is free; a server that began draining says GOAWAY at once.
     fn resume(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) -> bool {
         let slot_free = svc.jobs() < MAX_JOBS;
-        let held = self.stalled() || self.has_pieces() || (self.waits_for_job() && slot_free);
+        let held = self.stalled()
+            || self.has_pieces()
+            || (self.waits_for_job() && slot_free)
+            || (at.draining && !self.goaway);
         if held {
             self.receive(&[], at, out, svc);
         }

@@ -219,13 +219,13 @@ impl Worker {
             }
             self.draining = true;
             self.drain_deadline = Some(self.now + self.site.config.drain_timeout);
-            // Idle connections close now; busy ones answer with Connection: close and then close.
+            // Idle connections close now; busy ones answer with Connection: close and then close,
+            // and are stepped once so that a protocol that can say so at once does (GOAWAY).
             for i in 0..self.slots.len() {
-                if self.slots[i]
-                    .as_ref()
-                    .is_some_and(|s| s.conn.is_idle(s.jobs.len()))
-                {
-                    self.close(i);
+                match self.slots[i].as_ref() {
+                    Some(s) if s.conn.is_idle(s.jobs.len()) => self.close(i),
+                    Some(_) => self.drive(i, false, false),
+                    None => {}
                 }
             }
         }
