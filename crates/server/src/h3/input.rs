@@ -20,8 +20,15 @@ impl State {
     /// Takes the records of a read.
     pub(super) fn read(&mut self, new: &[u8], now: Instant) {
         self.progress = now;
-        let mut bytes = std::mem::take(&mut self.inbuf);
-        bytes.extend_from_slice(new);
+        // Records come whole in each read; a part kept from before (never seen yet) goes first.
+        let mut held = std::mem::take(&mut self.inbuf);
+        let bytes = match held.is_empty() {
+            true => new,
+            false => {
+                held.extend_from_slice(new);
+                &held[..]
+            }
+        };
         let mut at = 0;
         while let Some((record, used)) = records::next(&bytes[at..]) {
             at += used;
@@ -51,8 +58,8 @@ impl State {
                 Ok(()) => {}
             }
         }
-        bytes.drain(..at);
-        self.inbuf = bytes;
+        let rest = bytes[at..].to_vec();
+        self.inbuf = rest;
     }
 
     fn is_critical(&self, sid: u64) -> bool {
@@ -76,14 +83,12 @@ impl State {
             }
             self.streams.insert(sid, s);
         }
-        if let Some(s) = self.streams.get_mut(&sid) {
-            s.buf.extend_from_slice(bytes);
-        }
-        self.request_frames(sid)
+        self.request_frames(sid, bytes)
     }
 
-    /// Takes the whole frames a request stream's buffer holds.
-    fn request_frames(&mut self, sid: u64) -> Result<(), Error> {
+    /// Takes the whole frames of a request stream's new bytes (after what it kept of the last),
+    /// keeping a frame that is not whole yet.
+    fn request_frames(&mut self, sid: u64, new: &[u8]) -> Result<(), Error> {
         let State {
             streams,
             decoder,
@@ -96,14 +101,18 @@ impl State {
         let Some(s) = streams.get_mut(&sid) else {
             return Ok(());
         };
-        // The buffer is taken out so that its bytes can go into the stream's other fields.
-        let mut buf = std::mem::take(&mut s.buf);
-        let result = frames_of(s, &buf, decoder, collect, *max_body, sid, ready, wire);
-        if let Ok(at) = result {
-            buf.drain(..at);
-            s.buf = buf;
+        // The kept bytes are taken out so that they can go into the stream's other fields.
+        let mut kept = std::mem::take(&mut s.buf);
+        if kept.is_empty() {
+            let at = frames_of(s, new, decoder, collect, *max_body, sid, ready, wire)?;
+            s.buf.extend_from_slice(&new[at..]);
+        } else {
+            kept.extend_from_slice(new);
+            let at = frames_of(s, &kept, decoder, collect, *max_body, sid, ready, wire)?;
+            kept.drain(..at);
+            s.buf = kept;
         }
-        result.map(|_| ())
+        Ok(())
     }
 
     /// The client ended a request stream: the request is whole (or incomplete, a stream error).

@@ -28,6 +28,8 @@ use std::time::Instant;
 const HELD_MAX: usize = 512 << 10;
 /// H3_NO_ERROR: a close that is not an error.
 const NO_ERROR: u32 = 0x100;
+/// Emptied stream queues kept for the next streams (no allocation per request for them).
+const SPARE_QUEUES: usize = 32;
 
 /// What one stream still has to send.
 #[derive(Default)]
@@ -58,8 +60,10 @@ pub struct QuicConn {
     released: bool,
     /// When the loop's timer for this connection is set.
     pub armed: Option<Instant>,
-    /// Scratch for one transmit's datagrams.
+    /// Scratch for one transmit's datagrams, and for the IDs `flush` goes through.
     tx: Vec<u8>,
+    ids: Vec<u64>,
+    spare: Vec<VecDeque<u8>>,
 }
 
 impl QuicConn {
@@ -84,6 +88,8 @@ impl QuicConn {
             released: false,
             armed: None,
             tx: Vec::new(),
+            ids: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -245,19 +251,36 @@ impl QuicConn {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
         }
-        let mut bytes = std::mem::take(&mut self.partial);
-        bytes.extend_from_slice(buf);
+        // Records come whole in each write but for a queued rest's; a part kept goes first.
+        let mut kept = std::mem::take(&mut self.partial);
+        let bytes = match kept.is_empty() {
+            true => buf,
+            false => {
+                kept.extend_from_slice(buf);
+                &kept[..]
+            }
+        };
         let mut at = 0;
         while let Some((record, used)) = records::next(&bytes[at..]) {
             at += used;
             let id = record.stream;
             match record.kind {
                 Kind::Data => {
-                    let out = self.outgoing.entry(id).or_default();
+                    let spare = &mut self.spare;
+                    let out = self
+                        .outgoing
+                        .entry(id)
+                        .or_insert_with(|| spare_queue(spare));
                     out.bytes.extend(record.payload);
                     self.held += record.payload.len();
                 }
-                Kind::Fin => self.outgoing.entry(id).or_default().fin = true,
+                Kind::Fin => {
+                    let spare = &mut self.spare;
+                    self.outgoing
+                        .entry(id)
+                        .or_insert_with(|| spare_queue(spare))
+                        .fin = true
+                }
                 Kind::Reset => {
                     if let Some(gone) = self.outgoing.remove(&id) {
                         self.held -= gone.bytes.len();
@@ -276,8 +299,7 @@ impl QuicConn {
                 Kind::Close => self.close(record.code()),
             }
         }
-        bytes.drain(..at);
-        self.partial = bytes;
+        self.partial = bytes[at..].to_vec();
         self.flush()?;
         Ok(buf.len())
     }
@@ -286,8 +308,10 @@ impl QuicConn {
     /// cannot take all of its bytes yet.
     pub fn flush(&mut self) -> io::Result<bool> {
         let mut blocked = false;
-        let ids: Vec<u64> = self.outgoing.keys().copied().collect();
-        for id in ids {
+        let mut ids = std::mem::take(&mut self.ids);
+        ids.clear();
+        ids.extend(self.outgoing.keys());
+        for &id in &ids {
             if !self.open_up_to(id) {
                 blocked = true;
                 continue;
@@ -316,11 +340,16 @@ impl QuicConn {
                 if out.fin {
                     let _ = stream.finish();
                 }
-                self.outgoing.remove(&id);
+                if let Some(done) = self.outgoing.remove(&id) {
+                    if self.spare.len() < SPARE_QUEUES {
+                        self.spare.push(done.bytes);
+                    }
+                }
             } else {
                 blocked = true;
             }
         }
+        self.ids = ids;
         self.transmit(Instant::now());
         Ok(!blocked)
     }
@@ -376,6 +405,14 @@ fn put(buf: &mut [u8], kind: Kind, id: StreamId, payload: &[u8]) -> usize {
     buf[..records::HEAD].copy_from_slice(&head);
     buf[records::HEAD..records::HEAD + payload.len()].copy_from_slice(payload);
     records::HEAD + payload.len()
+}
+
+/// A stream's queue, from the spare ones when there is one.
+fn spare_queue(spare: &mut Vec<VecDeque<u8>>) -> Outgoing {
+    Outgoing {
+        bytes: spare.pop().unwrap_or_default(),
+        fin: false,
+    }
 }
 
 fn varint(value: u64) -> VarInt {
