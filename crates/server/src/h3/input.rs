@@ -187,7 +187,7 @@ impl State {
             return Ok(());
         };
         let used = match uni.kind {
-            Some(UniKind::Control) => control_frames(uni, &mut self.peer)?,
+            Some(UniKind::Control) => control_frames(uni, &mut self.peer, &mut self.peer_goaway)?,
             Some(UniKind::QpackEncoder) => qpack::read_encoder_stream(&uni.buf)?,
             Some(UniKind::QpackDecoder) => qpack::read_decoder_stream(&uni.buf)?,
             _ => uni.buf.len(),
@@ -366,10 +366,14 @@ fn refuse_early(
     }
 }
 
-/// The frames of the peer's control stream: SETTINGS first and once, then GOAWAY, MAX_PUSH_ID,
-/// CANCEL_PUSH (none of which asks anything of a server that never pushes) and unknown frames.
-/// Returns the bytes taken.
-fn control_frames(uni: &mut Uni, peer: &mut Option<webstand_h3::Settings>) -> Result<usize, Error> {
+/// The frames of the peer's control stream: SETTINGS first and once, then GOAWAY (the client is
+/// done: `goaway`), MAX_PUSH_ID and CANCEL_PUSH (which ask nothing of a server that never pushes)
+/// and unknown frames. Returns the bytes taken.
+fn control_frames(
+    uni: &mut Uni,
+    peer: &mut Option<webstand_h3::Settings>,
+    goaway: &mut bool,
+) -> Result<usize, Error> {
     let mut at = 0;
     while let Some(head) = frame::read_head(&uni.buf[at..]) {
         frame::check(head.kind, Place::Control, Sender::Client)?;
@@ -401,6 +405,7 @@ fn control_frames(uni: &mut Uni, peer: &mut Option<webstand_h3::Settings>) -> Re
                     "the control stream did not open with SETTINGS",
                 ))
             }
+            Frame::GoAway(_) => *goaway = true,
             _ => {}
         }
         at = end;

@@ -143,7 +143,10 @@ impl Protocol for State {
         if out.outbox.throttle.is_none() && self.paced {
             out.outbox.throttle = self.streams.values().find_map(|s| s.throttle);
         }
-        if self.failed || (self.goaway && self.streams.is_empty()) {
+        // Either side's GOAWAY ends the connection once its requests are answered (RFC 9114
+        // §5.2; a client that is done says so, and oha waits for the close).
+        let done = self.goaway || self.peer_goaway;
+        if self.failed || (done && self.streams.is_empty() && self.ready.is_empty()) {
             out.outbox.closing = true;
         }
     }

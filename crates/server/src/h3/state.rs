@@ -104,6 +104,8 @@ pub struct State {
     pub(super) next_request: u64,
     /// GOAWAY was sent: later request streams are refused; close once the rest are answered.
     pub(super) goaway: bool,
+    /// The client sent GOAWAY (it is done): close once its requests are answered.
+    pub(super) peer_goaway: bool,
     /// A connection error was sent: nothing more is read.
     pub(super) failed: bool,
     /// When the peer last gave us bytes (the I/O timeout counts from it).
@@ -144,6 +146,7 @@ impl State {
             paced: false,
             next_request: 0,
             goaway: false,
+            peer_goaway: false,
             failed: false,
             progress: now,
             max_body,
