@@ -121,7 +121,7 @@ async def main(port, cafile, requests):
                                 r.get("body", "").encode() or b"x" * r.get("body_size", 0))
                  for r in requests]
         client.transmit()
-        await asyncio.wait_for(asyncio.gather(*(d for _, d in asked)), 20)
+        await asyncio.wait_for(asyncio.gather(*(d for _, d in asked)), 60)
         for stream, _ in asked:
             a = client.answers[stream]
             data = a.pop("data")

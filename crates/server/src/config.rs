@@ -470,6 +470,22 @@ mod tests {
     }
 
     #[test]
+    fn quic_needs_the_certificate_and_replaces_the_default_listener() {
+        let quic: Config = toml::from_str("listen_quic = \"127.0.0.1:8443\"\n").unwrap();
+        assert_eq!(quic.plain_listen(), None);
+        let mut quic = quic;
+        quic.root = std::env::temp_dir();
+        let e = quic.validate().unwrap_err().to_string();
+        assert_eq!(e, "listen_quic needs both tls_cert and tls_key");
+        quic.tls_cert = Some("c.pem".into());
+        quic.tls_key = Some("k.pem".into());
+        assert!(quic.validate().is_ok());
+        quic.listen_quic = None;
+        let e = quic.validate().unwrap_err().to_string();
+        assert!(e.contains("need listen_tls or listen_quic"), "{e}");
+    }
+
+    #[test]
     fn the_readme_example_parses() {
         let readme = include_str!("../../../README.md");
         let start = readme
@@ -481,6 +497,7 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.auth.len(), 1);
         assert_eq!(c.listen_tls.unwrap().port(), 9443);
+        assert_eq!(c.listen_quic.unwrap().port(), 9443);
         assert_eq!(c.throttle, vec!["/big/* 100000".to_string()]);
     }
 }
