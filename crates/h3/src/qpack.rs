@@ -18,6 +18,7 @@
 
 use crate::error::{Error, ErrorCode};
 use crate::qpack_table;
+use webstand_h2::hpack::HpackError;
 use webstand_h2::huffman::{HuffmanError, Recent};
 
 /// Why a field section was not (wholly) decoded.
@@ -169,31 +170,12 @@ fn static_entry(index: usize) -> Result<(&'static [u8], &'static [u8]), QpackErr
 }
 
 /// An integer with an N-bit prefix (RFC 7541 §5.1, which QPACK uses: RFC 9204 §4.1.1), at most
-/// `u32::MAX`.
+/// `u32::MAX`: HPACK's reader, its errors said in QPACK's terms.
 pub fn read_integer(bytes: &[u8], at: &mut usize, prefix_bits: u32) -> Result<usize, QpackError> {
-    let mask = ((1u16 << prefix_bits) - 1) as u8;
-    let first = *bytes.get(*at).ok_or(QpackError::Truncated)? & mask;
-    *at += 1;
-    if first < mask {
-        return Ok(first as usize);
-    }
-    let mut value = u64::from(mask);
-    let mut shift = 0;
-    loop {
-        let byte = *bytes.get(*at).ok_or(QpackError::Truncated)?;
-        *at += 1;
-        value += u64::from(byte & 0x7f) << shift;
-        if value > u64::from(u32::MAX) {
-            return Err(QpackError::IntegerOverflow);
-        }
-        if byte & 0x80 == 0 {
-            return Ok(value as usize);
-        }
-        shift += 7;
-        if shift > 28 {
-            return Err(QpackError::IntegerOverflow);
-        }
-    }
+    webstand_h2::hpack::read_integer(bytes, at, prefix_bits).map_err(|e| match e {
+        HpackError::IntegerOverflow => QpackError::IntegerOverflow,
+        _ => QpackError::Truncated,
+    })
 }
 
 /// A string literal (RFC 9204 §4.1.2) whose length has an N-bit prefix, the Huffman flag the bit
