@@ -115,13 +115,13 @@ fn garbage_datagrams_are_ignored() {
 fn a_handshake_that_never_completes_holds_its_slot_until_the_header_timeout() {
     let dir = tempfile::tempdir().unwrap();
     // One connection at most: while the stalled handshake holds it, others are refused.
-    let mut server = serve(&dir, &["--max-connections", "1", "--header-timeout", "2s"]);
+    let mut server = serve(&dir, &["--max-connections", "1", "--header-timeout", "4s"]);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h3/hostile.py");
     let mut stalled = Command::new(common::h3::aioquic_python())
         .arg(script)
         .arg(server.quic.port().to_string())
         .arg(&server.cert)
-        .args(["never-completes", "6"])
+        .args(["never-completes", "9"])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -133,7 +133,8 @@ fn a_handshake_that_never_completes_holds_its_slot_until_the_header_timeout() {
         refused["error"].is_string(),
         "a second connection while the slot is held: {refused}"
     );
-    // The slot frees once the header timeout (2 s) drops the stalled handshake, not before.
+    // The slot frees once the header timeout (4 s, checked every 250 ms) drops the stalled
+    // handshake, not before.
     let served_at = loop {
         let got = server.fetch(&json!([{"path": "/2k.html"}]));
         if got["responses"][0]["status"] == 200 {
