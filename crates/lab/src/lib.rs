@@ -30,5 +30,6 @@ mod slowhttp; // slowhttptest's slowloris and slow-read attacks, availability fr
 pub mod spawn; // one process of a lab server: pinned, grouped, in its cgroup
 pub mod sweep; // a workload at rising concurrency
 pub mod tls; // the lab over HTTPS: its certificate, equal TLS settings, the TLS check
+pub mod up; // `webstand lab up`: one lab server on the lab's config until a signal
 pub mod users; // who what the lab starts runs as; the modes of what they share
 pub mod verify; // compare --verify: the same targets through wrk and ab

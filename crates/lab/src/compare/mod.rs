@@ -11,7 +11,7 @@
 pub mod observer;
 pub mod options;
 pub mod outcome;
-mod running;
+pub mod running;
 pub mod workloads;
 
 pub use observer::{CompareObserver, ServerFigures};
