@@ -7,6 +7,7 @@ pub mod h2_client;
 pub mod h2_frames;
 pub mod h3;
 pub mod lab;
+pub mod lab_up;
 pub mod listen;
 pub mod netns;
 pub mod nginx;

@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::fetch::fetch_over;
-use super::lab_files::{lab_file_bytes, make_world_readable};
-use super::THROTTLE_KIB_PER_SEC;
-use super::{running_as_root, Kind, Server, Setup};
-use super::{AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES, THROTTLED_PATH};
+use crate::client::fetch_over;
 use crate::procstat;
+use crate::servers::lab_files::{lab_file_bytes, make_world_readable, THROTTLE_KIB_PER_SEC};
+use crate::servers::lab_files::{
+    AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES, THROTTLED_PATH,
+};
+use crate::servers::process::{Server, Setup};
+use crate::users::running_as_root;
 use rustls::ClientConfig;
 use std::sync::Arc;
 
@@ -51,11 +53,6 @@ pub struct Features {
     pub basic_auth: Support,
     pub chroot: Support,
     pub throttling: Support,
-}
-
-/// What the lab configures for each server (the others are `No`).
-pub fn configures(kind: Kind) -> (bool, bool, bool) {
-    kind.profile().configures
 }
 
 /// Basic auth: the protected page is refused without credentials (401), refused with a wrong
@@ -122,7 +119,7 @@ pub fn check_chroot(server: &mut Server, docroot: &Path) -> Support {
     // a few seconds.
     let deadline = Instant::now() + Duration::from_secs(5);
     let rooted = loop {
-        server.note_tree();
+        server.note_members();
         let rooted = procstat::tree(server.pid()).iter().any(|s| {
             std::fs::read_link(format!("/proc/{}/root", s.pid))
                 .map(|r| r == want)
@@ -170,18 +167,18 @@ fn chroot_jail() -> anyhow::Result<tempfile::TempDir> {
 /// Checks auth and throttling on a running server (started without chroot), and chroot by starting a
 /// second instance chrooted into the docroot. Takes a few seconds (the throttled fetch).
 pub fn check_features(server: &mut Server, setup: &Setup) -> Features {
-    let (auth, chroot, throttle) = configures(server.kind());
-    let basic_auth = if auth {
+    let configured = server.kind().configures();
+    let basic_auth = if configured.basic_auth {
         check_basic_auth(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
-    let throttling = if throttle {
+    let throttling = if configured.throttling {
         check_throttling(server.addr, server.tls.as_ref())
     } else {
         Support::No
     };
-    let chroot = if !chroot {
+    let chroot = if !configured.chroot {
         Support::No
     } else if !running_as_root() {
         Support::Unverified("chroot needs root".into())

@@ -1,4 +1,4 @@
-//! CPU pinning: the lab pins each server to the server CPUs and the generator to its own.
+//! CPU pinning: the lab pins each server (and its backends) to the server CPUs and the generator to its own.
 
 /// Pins the calling process (or thread) to `cpus`; CPUs that do not exist are ignored.
 pub fn pin_current(cpus: &[usize]) -> bool {
