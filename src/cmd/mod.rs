@@ -9,6 +9,7 @@ pub mod fixtures;
 pub mod h2_args;
 pub mod help;
 pub mod history;
+pub mod lab;
 pub mod main_job;
 pub mod presets;
 pub mod probe;
