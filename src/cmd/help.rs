@@ -21,8 +21,13 @@ after finishing the requests in flight, 1 could not start (an address in use, a 
 config that cannot be used), 2 bad command line";
 
 /// `fixtures`.
-pub const FIXTURES: &str =
-    "Exit status: 0 written, 1 could not write (a file in the way, no space), 2 bad command line";
+pub const FIXTURES: &str = "Guide: docs/SWEEP.md\n\nExit status: 0 written, 1 could not write (a \
+file in the way, no space), 2 bad command line";
+
+/// `lab up`: it runs until it is stopped.
+pub const LAB_UP: &str = "Guide: docs/COMPARE.md\n\nExit status: 0 stopped by Ctrl-C, SIGTERM or \
+SIGHUP (everything it started stopped), 1 could not start (a server not installed, a port in use) \
+or the server died, 2 bad command line";
 
 /// `webstand --help`: where the guides are, then [`EXIT`].
 pub fn main() -> String {
