@@ -95,7 +95,10 @@ fn h2_runs_are_saved_shown_diffed_exported_and_reported_as_h2() {
     // history: the h2 runs name their protocol and -m in the Protocol column; the HTTP/1 one its.
     let list = ok(&["history", "--db", &db]);
     let rows: Vec<&str> = list.lines().skip(1).collect();
-    for (row, protocol) in rows.iter().zip(["  h2c -m 4  ", "  h2c -m 8  ", "  HTTP/1.1  "]) {
+    for (row, protocol) in rows
+        .iter()
+        .zip(["  h2c -m 4  ", "  h2c -m 8  ", "  HTTP/1.1  "])
+    {
         assert!(row.contains(protocol) && row.ends_with(&url), "{list}");
     }
 
