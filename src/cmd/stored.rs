@@ -394,6 +394,11 @@ fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) ->
     let cpu: Vec<Option<f64>> = idx.iter().map(|&i| cpu[i]).collect();
     let (server, workload) = split_group(group);
     let (mut row, peak) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
+    // What bound the peak, where the level was diagnosed.
+    row.bound_at_peak = peak
+        .and_then(|p| run.levels[idx[p]].diagnosis.as_ref())
+        .and_then(render::from_json)
+        .map(|d| render::bound_cell(&d).to_string());
     // srv+php: the server's and its PHP backends' CPU at the peak, where the lab saved both.
     row.with_backends_cpu_us = peak.and_then(|p| backends_cpu_us(run)[idx[p]]);
     row.peak_rss_kib = idx

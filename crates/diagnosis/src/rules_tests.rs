@@ -293,7 +293,7 @@ fn most_errors_in_half_a_second_are_a_burst_and_evenly_spread_ones_are_not() {
     let mut counts = vec![1; 30];
     counts[12..17].copy_from_slice(&[80, 120, 110, 90, 12]);
     let timeline = |counts: Vec<u64>| Watched {
-        errors: crate::timeline::ErrorTimeline {
+        errors: crate::timeline::Timeline {
             interval: Duration::from_millis(100),
             counts,
         },

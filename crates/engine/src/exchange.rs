@@ -385,6 +385,7 @@ impl Worker<'_> {
         if !(200..300).contains(&status) {
             self.r.non_2xx += 1;
             self.live_non_2xx += 1;
+            *self.r.non_2xx_statuses.entry(status).or_default() += 1;
         }
         if self.sh.plan.keep_samples {
             self.r.samples.push(crate::Sample {

@@ -248,7 +248,10 @@ impl Worker<'_> {
             return self.wait_for_events(events, now, next_check, None);
         }
         self.halfway_waits.blocks += 1;
-        match block_on(fd, bound) {
+        let t0 = Instant::now();
+        let blocked = block_on(fd, bound);
+        self.halfway_waits.blocked += t0.elapsed();
+        match blocked {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}
@@ -276,7 +279,9 @@ impl Worker<'_> {
         }
         let t0 = Instant::now();
         std::thread::sleep(nap);
-        state.slept(nap, t0.elapsed());
+        let took = t0.elapsed();
+        state.slept(nap, took);
+        self.halfway_waits.napped += took;
     }
 
     /// The socket to block on and for how long; None if `list` says some connection's readiness

@@ -144,6 +144,8 @@ fn gather(
     result.ended = shared.reach.ended();
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
+    result.spin_window = shared.spin;
+    (result.load_cpus, result.online_cpus) = (spin::allowed_cpu_list(), spin::online_cpus());
     Ok(result)
 }
 

@@ -100,9 +100,7 @@ pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape, h2: bool)
         SpinRule::Auto => {}
     }
     let allowed = allowed_cpus();
-    // SAFETY: sysconf has no preconditions.
-    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    if allowed > 0 && (allowed as i64) < online as i64 && threads <= allowed {
+    if allowed > 0 && allowed < online_cpus() && threads <= allowed {
         LIMIT
     } else {
         Duration::ZERO
@@ -111,14 +109,28 @@ pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape, h2: bool)
 
 /// How many CPUs this process may run on (0 if unknown).
 fn allowed_cpus() -> usize {
+    allowed_cpu_list().len()
+}
+
+/// The CPUs this process may run on (empty if unknown): the result says where the load ran.
+pub(crate) fn allowed_cpu_list() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return 0;
+            return Vec::new();
         }
-        libc::CPU_COUNT(&set) as usize
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
     }
+}
+
+/// CPUs online on the machine (0 if the kernel will not say).
+pub(crate) fn online_cpus() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n).unwrap_or(0)
 }
 
 pub(crate) struct Spin {

@@ -246,7 +246,13 @@ impl<'a> Worker<'a> {
         let spins = may_spin && self.spin.enabled();
         let waiting_since = if spins { Instant::now() } else { now };
         let wait = self.spin.timeout(now, waiting_since, wait, may_spin);
-        match self.poll.poll(events, Some(wait)) {
+        // A poll that may block is waiting off the CPU: timed (a spin's polls are the spin's).
+        let blocking = (!wait.is_zero()).then(Instant::now);
+        let polled = self.poll.poll(events, Some(wait));
+        if let Some(t0) = blocking {
+            self.halfway_waits.blocked += t0.elapsed();
+        }
+        match polled {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}
