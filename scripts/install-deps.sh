@@ -29,7 +29,9 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       php8.2-fpm php8.2-cli php8.2-mysql libapache2-mod-php8.2 mariadb-server wordpress
       wordpress-theme-twentytwentyone lighttpd-mod-deflate
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
-      openmpi-bin libopenmpi-dev libclang-dev)
+      openmpi-bin libopenmpi-dev libclang-dev
+      # HTTP/3: the venv aioquic is installed into (below).
+      python3-venv)
 # The services the packages above install, as package:service.
 SERVICES=(nginx-light:nginx lighttpd:lighttpd apache2:apache2 h2o:h2o caddy:caddy mini-httpd:mini-httpd
           fcgiwrap:fcgiwrap php8.2-fpm:php8.2-fpm mariadb-server:mariadb)
@@ -61,5 +63,29 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "install-deps: stopping the services installed just now: ${installed_services[*]}"
     for s in "${installed_services[@]}"; do ($SUDO service "$s" stop || true) >/dev/null 2>&1; done
   fi
+fi
+# HTTP/3's independent references (curl here has no HTTP/3; h2load is built without QUIC):
+# - aioquic from PyPI, pinned, in a venv of its own under the user's data directory (outside any
+#   checkout: every worktree shares it and `cargo clean` keeps it); tests/common/h3.rs finds it there
+#   (or at $WEBSTAND_AIOQUIC_VENV). Its client and lower layers drive tests/serve_h3*.rs.
+AIOQUIC_VERSION=1.7.2
+AIOQUIC_VENV="${WEBSTAND_AIOQUIC_VENV:-${XDG_DATA_HOME:-$HOME/.local/share}/webstand/aioquic-$AIOQUIC_VERSION}"
+if ! "$AIOQUIC_VENV/bin/python" -c "import aioquic, sys; sys.exit(aioquic.__version__ != '$AIOQUIC_VERSION')" 2>/dev/null; then
+  echo "install-deps: installing aioquic $AIOQUIC_VERSION into $AIOQUIC_VENV"
+  /usr/bin/python3 -m venv "$AIOQUIC_VENV"
+  "$AIOQUIC_VENV/bin/pip" install -q --disable-pip-version-check "aioquic==$AIOQUIC_VERSION"
+fi
+# - oha with its `http3` feature (crates.io; built here, which takes several minutes, so only when
+#   the pinned version with that feature is missing): the second client of tests/serve_h3_oha.rs.
+OHA_VERSION=1.16.0
+if ! python3 - "$OHA_VERSION" <<'PY' 2>/dev/null
+import json, os, sys
+installed = json.load(open(os.path.expanduser("~/.cargo/.crates2.json")))["installs"]
+sys.exit(not any(k.startswith(f"oha {sys.argv[1]} ") and "http3" in v["features"]
+                 for k, v in installed.items()))
+PY
+then
+  echo "install-deps: building oha $OHA_VERSION with HTTP/3 (cargo install; several minutes)"
+  cargo install --quiet --locked --version "$OHA_VERSION" --features http3 oha
 fi
 echo "install-deps: ready ($(nginx -v 2>&1 | tr -d '\n'); $(wrk -v 2>&1 | head -1 | cut -c1-20))"

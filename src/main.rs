@@ -54,6 +54,8 @@ enum Cmd {
     Report(cmd::history::ReportArgs),
     /// Send hostile and edge-case requests to a server and judge each answer: safe, lenient, unsafe
     Probe(cmd::probe::Args),
+    /// The lab's servers one at a time: `lab up SERVER` starts one on the lab's own config
+    Lab(cmd::lab::Args),
 }
 
 /// Options every subcommand sees.
@@ -113,7 +115,10 @@ fn main() {
     ) {
         webstand_lab::interrupt::install();
     }
-    if matches!(cli.cmd, None | Some(Cmd::Sweep(_) | Cmd::Compare(_))) {
+    if matches!(
+        cli.cmd,
+        None | Some(Cmd::Sweep(_) | Cmd::Compare(_) | Cmd::Lab(_))
+    ) {
         webstand_lab::leftovers::clean_up_after_the_dead();
     }
     if cli.cmd.is_some() && cli.main_job.full {
@@ -136,6 +141,7 @@ fn main() {
         Some(Cmd::Export(a)) => cmd::history::export(a, &global),
         Some(Cmd::Report(a)) => cmd::history::report(a, &global),
         Some(Cmd::Probe(a)) => cmd::probe::run(a, &global),
+        Some(Cmd::Lab(a)) => cmd::lab::run(a),
     };
     let code = match outcome {
         Ok(code) => code,

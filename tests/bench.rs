@@ -1415,7 +1415,7 @@ fn http10_counts_equal_abs_on_a_cgi_page() {
     let builtin = serve(&www, &["--cgi", "/cgi-bin/*"]);
     ab_parity_on(&url(builtin.addr, "/cgi-bin/hello"), "200", &every_count);
 
-    let apache_binary = servers::locate(Kind::Apache, None)
+    let apache_binary = servers::locate(Kind::parse("apache").unwrap(), None)
         .unwrap_or_else(|e| panic!("{e}: CI installs every server the lab knows"));
     let apache = Server::start(&apache_binary, &Setup::new(&www)).unwrap();
     let mut c = TcpStream::connect(apache.addr).unwrap();

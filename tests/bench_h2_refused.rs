@@ -163,7 +163,7 @@ fn lab_server_without_http2(kind: Kind, over_tls: &'static str, plain: &'static 
 fn mini_httpd_over_tls_and_plain() {
     // Plain, it answers in the version the request line named.
     lab_server_without_http2(
-        Kind::MiniHttpd,
+        Kind::parse("mini_httpd").unwrap(),
         "it chose none (no ALPN)",
         "it answered the preface with \"HTTP/2.0 501 Not Implemented\"",
     );
@@ -172,7 +172,7 @@ fn mini_httpd_over_tls_and_plain() {
 #[test]
 fn lighttpd_without_h2_over_tls_and_plain() {
     lab_server_without_http2(
-        Kind::Lighttpd,
+        Kind::parse("lighttpd").unwrap(),
         "it chose http/1.1",
         "it answered the preface with \"HTTP/1.0 505 HTTP Version Not Supported\"",
     );
@@ -181,7 +181,7 @@ fn lighttpd_without_h2_over_tls_and_plain() {
 #[test]
 fn apache_without_mod_http2_over_tls_and_plain() {
     lab_server_without_http2(
-        Kind::Apache,
+        Kind::parse("apache").unwrap(),
         "it chose http/1.1",
         "it answered the preface with \"HTTP/1.1 400 Bad Request\"",
     );

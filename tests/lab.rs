@@ -124,11 +124,11 @@ fn serve_every_file(kind: Kind) {
     // reported absent; "configured but unverified" fails, saying why it could not be checked.
     common::require_root("the chroot feature check starts a second, chrooted instance");
     let features = servers::check_features(&mut server, &setup);
-    let (auth, chroot, throttle) = servers::configures(kind);
+    let configured = kind.configures();
     for (name, configured, got) in [
-        ("basic auth", auth, &features.basic_auth),
-        ("chroot", chroot, &features.chroot),
-        ("throttling", throttle, &features.throttling),
+        ("basic auth", configured.basic_auth, &features.basic_auth),
+        ("chroot", configured.chroot, &features.chroot),
+        ("throttling", configured.throttling, &features.throttling),
     ] {
         let want = if configured {
             Support::Verified
@@ -159,35 +159,35 @@ fn serve_every_file(kind: Kind) {
 
 #[test]
 fn builtin_serves_every_file() {
-    serve_every_file(Kind::Builtin);
+    serve_every_file(Kind::parse("builtin").unwrap());
 }
 #[test]
 fn builtin_nocache_serves_every_file() {
-    serve_every_file(Kind::BuiltinNoCache);
+    serve_every_file(Kind::parse("builtin-nocache").unwrap());
 }
 #[test]
 fn nginx_serves_every_file() {
-    serve_every_file(Kind::Nginx);
+    serve_every_file(Kind::parse("nginx").unwrap());
 }
 #[test]
 fn lighttpd_serves_every_file() {
-    serve_every_file(Kind::Lighttpd);
+    serve_every_file(Kind::parse("lighttpd").unwrap());
 }
 #[test]
 fn apache_serves_every_file() {
-    serve_every_file(Kind::Apache);
+    serve_every_file(Kind::parse("apache").unwrap());
 }
 #[test]
 fn h2o_serves_every_file() {
-    serve_every_file(Kind::H2o);
+    serve_every_file(Kind::parse("h2o").unwrap());
 }
 #[test]
 fn caddy_serves_every_file() {
-    serve_every_file(Kind::Caddy);
+    serve_every_file(Kind::parse("caddy").unwrap());
 }
 #[test]
 fn mini_httpd_serves_every_file() {
-    serve_every_file(Kind::MiniHttpd);
+    serve_every_file(Kind::parse("mini_httpd").unwrap());
 }
 
 /// A port that is already taken makes the lab start the server on another one.
@@ -196,7 +196,7 @@ fn a_taken_port_is_replaced_by_a_free_one() {
     let doc = docroot();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    for kind in Kind::ALL {
+    for &kind in Kind::ALL {
         let binary = locate(kind);
         let mut setup = Setup::new(doc.path());
         setup.port = Some(port);
@@ -213,7 +213,7 @@ fn a_taken_port_is_replaced_by_a_free_one() {
 #[test]
 fn a_failed_start_shows_the_end_of_the_servers_log() {
     let not_a_dir = tempfile::NamedTempFile::new().unwrap();
-    let binary = servers::locate(Kind::Builtin, Some(&builtin_exe())).unwrap();
+    let binary = servers::locate(Kind::parse("builtin").unwrap(), Some(&builtin_exe())).unwrap();
     let e = Server::start(&binary, &Setup::new(not_a_dir.path())).unwrap_err();
     let text = format!("{e:#}");
     assert!(
@@ -230,7 +230,11 @@ fn a_failed_start_shows_the_end_of_the_servers_log() {
 
 #[test]
 fn compare_prints_a_row_per_server_and_saves_every_level() {
-    let kinds = installed(&[Kind::Builtin, Kind::Nginx, Kind::Lighttpd]);
+    let kinds = installed(&[
+        Kind::parse("builtin").unwrap(),
+        Kind::parse("nginx").unwrap(),
+        Kind::parse("lighttpd").unwrap(),
+    ]);
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
     // Levels of 500 ms: server CPU comes from /proc in 10 ms clock ticks.
@@ -409,7 +413,7 @@ fn compare_while(
 
 #[test]
 fn a_server_that_dies_mid_run_is_reported_in_its_row() {
-    installed(&[Kind::Lighttpd]);
+    installed(&[Kind::parse("lighttpd").unwrap()]);
     let args = [
         &["compare", "-q"][..],
         &short_compare("lighttpd,builtin", "2k", "1,2,4,8,16", "1s", &[]),
@@ -452,7 +456,10 @@ fn a_server_that_dies_mid_run_is_reported_in_its_row() {
 
 #[test]
 fn ctrl_c_prints_what_was_measured_and_stops_the_server() {
-    installed(&[Kind::Nginx, Kind::Lighttpd]);
+    installed(&[
+        Kind::parse("nginx").unwrap(),
+        Kind::parse("lighttpd").unwrap(),
+    ]);
     let args = [
         &["compare", "-q"][..],
         &short_compare("nginx,lighttpd", "2k", "1,2,4,8,16,32", "1s", &[]),
@@ -635,7 +642,10 @@ fn watch_server_cpu(
 /// higher than the whole life plus two ticks. nginx checks the process tree: master and worker.
 #[test]
 fn server_cpu_per_request_agrees_with_proc_read_by_the_test() {
-    installed(&[Kind::Builtin, Kind::Nginx]);
+    installed(&[
+        Kind::parse("builtin").unwrap(),
+        Kind::parse("nginx").unwrap(),
+    ]);
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
     let child = common::webstand()
@@ -780,7 +790,7 @@ fn compare_max_users_searches_with_the_given_bounds() {
 /// CPU-µs per request is the median of the rounds' figures at their peaks, errors are summed.
 #[test]
 fn compare_rounds_report_medians_of_the_rounds() {
-    installed(&[Kind::Nginx]);
+    installed(&[Kind::parse("nginx").unwrap()]);
     let (doc, run) = compare_json(&short_compare(
         "builtin,nginx",
         "2k",

@@ -210,7 +210,8 @@ fn the_wordpress_preset_reproduces_seed_004s_table() {
 /// one article per generated post, about the size the lab measured).
 #[test]
 fn the_lab_wordpress_index_page_is_a_real_wordpress_page() {
-    use webstand_lab::php::{fpm, pass::Pass, wordpress, Backends, Setup as PhpSetup};
+    use webstand_lab::php::{fpm, wordpress, Backends, Setup as PhpSetup};
+    use webstand_lab::servers::config::Pass;
     use webstand_lab::servers::{locate, Kind, Server, Setup};
     let dir = tempfile::tempdir().unwrap();
     // Servers started as root drop to www-data: the docroot must be reachable.
@@ -234,7 +235,7 @@ fn the_lab_wordpress_index_page_is_a_real_wordpress_page() {
         socket: backends.socket().display().to_string(),
         children: php.children,
     });
-    let nginx = locate(Kind::Nginx, None).unwrap_or_else(|e| panic!("{e}"));
+    let nginx = locate(Kind::parse("nginx").unwrap(), None).unwrap_or_else(|e| panic!("{e}"));
     let mut server = Server::start(&nginx, &setup).unwrap_or_else(|e| panic!("{e:#}"));
     let get = |path: &str| {
         let got = common::output_within(

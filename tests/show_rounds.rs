@@ -38,7 +38,7 @@ fn summary_rows(html: &str) -> Vec<Vec<String>> {
 /// round): every reader of the history gives what compare printed.
 #[test]
 fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
-    installed(&[Kind::Nginx]);
+    installed(&[Kind::parse("nginx").unwrap()]);
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");
     let args = common::short_compare("builtin,nginx", "2k", "2,1", "300ms", &["--rounds", "3"]);

@@ -8,6 +8,7 @@ pub mod diagnose;
 pub mod fixtures;
 pub mod h2_args;
 pub mod history;
+pub mod lab;
 pub mod main_job;
 pub mod presets;
 pub mod probe;

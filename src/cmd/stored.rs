@@ -437,7 +437,8 @@ fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
         .max()
         .unwrap_or(1);
     let workers = webstand_lab::limits::Limits::new(1, cgi_level).cgi_workers();
-    webstand_lab::disclosure::notes(kind, wk, keep_alive, workers)
+    let notes = webstand_lab::disclosure::notes(kind, wk, keep_alive, workers);
+    notes.iter().map(ToString::to_string).collect()
 }
 
 /// How many rounds a compare run's sweeps were saved in (1 for any other run).

@@ -41,20 +41,29 @@ pub fn allocations() -> usize {
 /// `webstand serve` on one thread in this process, on a free loopback port, serving a 2 KiB
 /// `2k.html` from a new temporary directory (returned: it must outlive the test); its address.
 pub fn serve_2k(h2c: bool) -> (tempfile::TempDir, SocketAddr) {
+    let (dir, bound) = serve_2k_with(|c, _| c.h2c = h2c);
+    (dir, bound[0].addr)
+}
+
+/// `serve_2k` with its config adjusted by `adjust` (given the temporary directory) first; every
+/// address it bound.
+pub fn serve_2k_with(
+    adjust: impl FnOnce(&mut webstand_server::Config, &std::path::Path),
+) -> (tempfile::TempDir, Vec<webstand_server::Bound>) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("2k.html"), "a".repeat(2048)).unwrap();
-    let config = webstand_server::Config {
+    let mut config = webstand_server::Config {
         root: dir.path().to_path_buf(),
         listen: Some("127.0.0.1:0".parse().unwrap()),
         threads: 1,
-        h2c,
         ..Default::default()
     };
-    let (tx, rx) = mpsc::channel::<SocketAddr>();
+    adjust(&mut config, dir.path());
+    let (tx, rx) = mpsc::channel::<Vec<webstand_server::Bound>>();
     // The server thread lives until the test process exits.
     std::thread::spawn(move || {
         webstand_server::run(config, move |a: &[webstand_server::Bound]| {
-            tx.send(a[0].addr).unwrap()
+            tx.send(a.to_vec()).unwrap()
         })
     });
     (dir, rx.recv_timeout(Duration::from_secs(10)).unwrap())

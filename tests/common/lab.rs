@@ -21,6 +21,11 @@ pub fn installed(kinds: &[Kind]) -> Vec<Kind> {
     kinds.to_vec()
 }
 
+/// The lab's kinds of these names.
+pub fn kinds(names: &[&str]) -> Vec<Kind> {
+    names.iter().map(|n| Kind::parse(n).unwrap()).collect()
+}
+
 /// `kinds` as `--servers` lists them.
 pub fn names(kinds: &[Kind]) -> String {
     kinds.iter().map(|k| k.name()).collect::<Vec<_>>().join(",")

@@ -5,11 +5,14 @@
 pub mod h2;
 pub mod h2_client;
 pub mod h2_frames;
+pub mod h3;
 pub mod lab;
+pub mod lab_up;
 pub mod listen;
 pub mod netns;
 pub mod nginx;
 pub mod offline;
+pub mod php_fpm;
 pub mod test_server;
 
 #[allow(unused_imports)] // each test file uses some of them

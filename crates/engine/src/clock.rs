@@ -1,6 +1,7 @@
 //! Timing: the load threads' own CPU time, and the kernel's arrival stamps of received data
-//! (`SO_TIMESTAMPNS`) turned into `Instant`s, so a response's end time is when it arrived, not when
-//! the event loop got round to reading it.
+//! (`SO_TIMESTAMPNS`) turned into `Instant`s with one clock snapshot per pass of the loop
+//! ([`PassClock`]), so a response's end time is when it arrived, not when the loop got round to
+//! reading it.
 
 use mio::net::TcpStream;
 use std::io;
@@ -12,13 +13,13 @@ const TRUSTED: Duration = Duration::from_secs(1);
 
 /// CPU time of the calling thread: the load threads measure themselves, so a server running in the
 /// same process (the lab can start one in-process) or a progress display is not charged to the generator.
-pub(crate) fn thread_cpu() -> crate::CpuTime {
+pub(crate) fn thread_cpu() -> crate::result::CpuTime {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above; RUSAGE_THREAD is valid on Linux.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    crate::CpuTime {
+    crate::result::CpuTime {
         user: d(ru.ru_utime),
         sys: d(ru.ru_stime),
     }
@@ -112,6 +113,31 @@ impl StampClock {
                 .filter(|ahead| *ahead < TRUSTED)
                 .map(|ahead| self.mono + ahead)
         }
+    }
+}
+
+/// A pass's clock for arrival stamps: the snapshot is taken at the first stamp the pass converts
+/// (HTTP/1's responses and HTTP/2's reads), and dropped when the driver starts its next pass.
+#[derive(Default)]
+pub(crate) struct PassClock {
+    snapshot: Option<StampClock>,
+}
+
+impl PassClock {
+    /// When data arrived: the kernel's stamp `at` on this pass's time line, or now without one
+    /// (or with one too far from the snapshot to trust).
+    pub(crate) fn arrival(&mut self, at: Option<Duration>) -> Instant {
+        at.and_then(|at| {
+            self.snapshot
+                .get_or_insert_with(StampClock::now)
+                .instant(at)
+        })
+        .unwrap_or_else(Instant::now)
+    }
+
+    /// A new pass: the next stamp takes a fresh snapshot.
+    pub(crate) fn next_pass(&mut self) {
+        self.snapshot = None;
     }
 }
 

@@ -4,7 +4,7 @@
 //! classes: connect, receive, length, exceptions) + complete responses that were not 2xx**. A level's
 //! error rate, the peak, max users, exit statuses and the history's statuses all count that way.
 
-use crate::{CpuTime, RunResult};
+use crate::result::{CpuTime, RunResult};
 use std::time::Duration;
 
 /// The error rate (% of attempted requests) above which a result is not clean, unless a command's
@@ -37,9 +37,21 @@ impl RunResult {
     pub fn attempted(&self) -> u64 {
         self.complete + self.failed.total()
     }
-    /// Hits/s = complete ÷ elapsed.
+    /// Hits/s = complete ÷ elapsed (ab's "Requests per second").
     pub fn hits_per_sec(&self) -> f64 {
         self.complete as f64 / self.secs()
+    }
+    /// ab's first "Time per request" in ms = concurrency × elapsed ÷ complete: the mean latency by
+    /// Little's law when each of `concurrency` connections always has one request in flight. None
+    /// without a complete request.
+    pub fn time_per_request_ms(&self, concurrency: usize) -> Option<f64> {
+        self.time_per_request_across_ms()
+            .map(|across| across * concurrency as f64)
+    }
+    /// ab's second "Time per request" in ms = elapsed ÷ complete ("across all concurrent
+    /// requests"): the time the run took per complete request. None without a complete request.
+    pub fn time_per_request_across_ms(&self) -> Option<f64> {
+        (self.complete > 0).then(|| self.secs() * 1000.0 / self.complete as f64)
     }
     /// Connections/s = connections opened ÷ elapsed (equals hits/s without keep-alive).
     pub fn conns_per_sec(&self) -> f64 {
@@ -216,6 +228,8 @@ mod tests {
         r.failed.connect = 10;
         r.latency_sum_us = 4_000_000;
         assert_eq!(r.hits_per_sec(), 500.0);
+        assert_eq!(r.time_per_request_across_ms(), Some(2.0));
+        assert_eq!(r.time_per_request_ms(8), Some(16.0));
         assert_eq!(r.kbytes_per_sec(), 1000.0);
         assert!((r.mbits_per_sec() - 8.192).abs() < 1e-9);
         assert_eq!(r.errors_per_sec(), 5.0);
@@ -223,11 +237,11 @@ mod tests {
         assert_eq!(r.littles_load(), 2.0);
         assert_eq!(r.mean_latency_secs(), 0.004);
         r.thread_cpu = vec![
-            crate::CpuTime {
+            CpuTime {
                 user: Duration::from_millis(500),
                 sys: Duration::from_millis(1000),
             },
-            crate::CpuTime::default(),
+            CpuTime::default(),
         ];
         assert_eq!(r.thread_busy(), vec![0.75, 0.0]);
         // Time spun waiting for responses is CPU time but not work: not busy.
@@ -265,6 +279,10 @@ mod tests {
         assert!(!r.is_clean(DEFAULT_MAX_ERROR_PCT) && r.is_clean(5.0) && !r.mostly_errors());
         r.non_2xx = 1000; // every answer a 404: nothing succeeded
         assert!(r.mostly_errors() && !r.is_clean(100.0));
+        // No complete request: no time per request, and rates of zero over no time at all.
+        let none = RunResult::default();
+        assert_eq!(none.time_per_request_ms(8), None);
+        assert_eq!((none.hits_per_sec(), none.error_pct()), (0.0, 0.0));
     }
 
     #[test]

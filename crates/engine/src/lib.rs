@@ -1,55 +1,68 @@
 //! The engine: webstand's load generator.
 //!
-//! It owns sockets, the protocol a connection speaks (`protocol.rs`: HTTP/1.x in `h1.rs`), pacing (closed loop and open-loop rate) and timing.
-//! Input is a [`Plan`], output a [`RunResult`]. It knows nothing of sweeps, servers, tables, files on
-//! disk or the history database: those belong to `webstand-lab`, `webstand-report` and `webstand-store`.
+//! Input is a [`Plan`], output a [`RunResult`]. `run.rs` picks the protocol and starts one load
+//! thread per share of the connections; each thread is one loop (`driver.rs`) that owns its
+//! sockets, the clock, the pacing (closed loop, open-loop rate) and the wait (`wait.rs`), and
+//! drives the protocol's connection state machines (`h1/conn.rs`, `h2/conn.rs`) behind one trait
+//! (`connection.rs`); what they travel over is `transport/`'s. It knows nothing of sweeps, servers,
+//! tables, files on disk or the history database: those belong to `webstand-lab`, `webstand-report`
+//! and `webstand-store`.
 //!
 //! Every figure derived from a result (hits/s, KB/s, errors, the peak, Little's load factor, CPU-µs
 //! per request …) is defined once, in [`figures`], and used by every report and test; what a run's
 //! results add up to (complete, errors, failed, target lost, interrupted), which drives every exit
 //! status and history status, is defined once in [`outcome`].
 
-mod clock;
-mod conn;
-mod exchange;
+// What a run is given and what it returns: data only, no sockets (a crate of results can take
+// them as they are).
 pub mod figures;
+mod live;
+pub mod outcome;
+pub mod plan;
+pub mod result;
+mod spin_rule;
+mod target;
+
+// Carrying out a plan: the protocol picked, the load threads, what they share.
+mod reach;
+mod run;
+mod share;
+mod shared;
+
+// One load thread: its loop and what the loop lends its connections.
+mod clock;
+mod connection;
+mod driver;
+mod io;
+mod pacer;
+mod record;
+mod requests;
+
+// How a load thread waits.
+pub mod affinity;
+mod halfway;
+mod nap;
+mod spin;
+mod wait;
+
+// What connections speak and what they travel over.
 mod h1;
 mod h2;
-mod h2_conn;
-mod h2_refused;
-mod h2_stream;
-mod h2_worker;
-mod halfway;
-pub mod outcome;
-mod pacer;
-pub mod plan;
-mod protocol;
-mod reach;
-mod response;
-pub mod result;
-mod run;
-mod socket_setup;
-mod spin;
-mod target;
-mod tls;
-mod tls_config;
 mod transport;
-mod verbose;
-mod worker;
 
-pub use h1::request_bytes;
+pub use h1::request::request_bytes;
+pub use h1::response::{Feed, FrameError, ResponseParser};
+pub use live::Live;
 pub use outcome::{interrupted_by, interrupting_signal, judge, Judged, Outcome, Verdict};
 pub use pacer::LATE as LATE_SEND;
 pub use plan::{
     BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,
     TlsPlan, TlsVersions,
 };
-pub use reach::LOST_AFTER_REFUSALS;
-pub use response::{Feed, FrameError, ResponseParser};
 pub use result::{
     CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
+    LOST_AFTER_REFUSALS,
 };
-pub use run::raise_fd_limit;
-pub use run::{run, run_at, Live};
-pub use spin::SpinRule;
+pub use run::{raise_fd_limit, run, run_at};
+pub use spin_rule::SpinRule;
 pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};

@@ -12,7 +12,7 @@
 //!    `errors` (exit 3).
 //! 5. Otherwise `complete` (exit 0).
 
-use crate::{Ended, RunResult, LOST_AFTER_REFUSALS};
+use crate::result::{Ended, RunResult, LOST_AFTER_REFUSALS};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The signal that stopped this process's runs: whoever catches it says which

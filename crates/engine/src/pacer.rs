@@ -1,8 +1,8 @@
-//! The open loop (`--rate`): sends at intended times, evenly spaced or Poisson, whatever the response
-//! times; each request's latency counts from its intended send time (coordinated omission corrected).
+//! The open loop's clock (`--rate`): each send's intended time, evenly spaced or Poisson, whatever
+//! the response times; a request's latency counts from its intended send time (coordinated
+//! omission corrected). Which request goes, and on which connection, is `requests.rs`'s and the
+//! driver's.
 
-use crate::conn::InFlight;
-use crate::worker::Worker;
 use rand::Rng;
 use std::time::{Duration, Instant};
 
@@ -39,10 +39,6 @@ impl Pacer {
 
     /// Moves to the send after the next one.
     pub(crate) fn advance(&mut self, rng: &mut impl Rng) {
-        self.next += self.step(rng);
-    }
-
-    fn step(&self, rng: &mut impl Rng) -> Duration {
         let step = if self.jitter {
             // Poisson arrivals: exponential gaps with the same mean.
             let u: f64 = rng.gen_range(f64::EPSILON..1.0);
@@ -50,39 +46,6 @@ impl Pacer {
         } else {
             self.interval
         };
-        Duration::from_secs_f64(step)
-    }
-}
-
-impl Worker<'_> {
-    /// Open loop: issues every send that is due on an idle slot; returns how long until the next one.
-    pub(crate) fn pace(&mut self, now: Instant) -> Option<Duration> {
-        let pacer = self.pacer.as_ref()?;
-        let mut next = pacer.next;
-        while next <= now && self.budget != Some(0) {
-            let Some(slot) = self.idle.pop() else { break };
-            if self.take_budget(1) == 0 {
-                break;
-            }
-            let req = self.pick();
-            if now.saturating_duration_since(next) > LATE {
-                self.r.late_sends += 1;
-            }
-            self.conns[slot]
-                .inflight
-                .push_back(InFlight { req, start: next });
-            self.send(slot, Instant::now());
-            if let Some(p) = self.pacer.as_ref() {
-                next += p.step(&mut self.rng);
-            }
-        }
-        if let Some(p) = self.pacer.as_mut() {
-            p.next = next;
-        }
-        if self.idle.is_empty() || self.budget == Some(0) {
-            None // waiting for a connection to free up (or for the last responses)
-        } else {
-            Some(next.saturating_duration_since(now))
-        }
+        self.next += Duration::from_secs_f64(step);
     }
 }

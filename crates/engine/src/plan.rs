@@ -1,6 +1,7 @@
 //! What to run: the target, the requests, the load shape and when to stop. A plan serialises (serde),
 //! so that webstand-dist can send it to the other ranks of a distributed run.
 
+use crate::spin_rule::SpinRule;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -124,7 +125,7 @@ pub struct Plan {
     pub h2: Option<H2Plan>,
     /// `--spin`: how a closed-loop thread (HTTP/1 or h2) waits once every request it has is at the server.
     #[serde(default)]
-    pub spin: crate::SpinRule,
+    pub spin: SpinRule,
 }
 
 /// HTTP/2's settings for a run (h2load's `-m`, `-w`, `-W`).
@@ -207,6 +208,13 @@ pub struct TlsPlan {
 }
 
 impl Plan {
+    /// Whether the user gave a header of this name (in any case): it replaces the default one.
+    pub fn has_header(&self, name: &str) -> bool {
+        self.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    }
+
     /// A plan for one URL path with ab's defaults: one client, one request, a new connection each time.
     pub fn new(target: Target, path: &str) -> Plan {
         Plan {
@@ -236,7 +244,7 @@ impl Plan {
             bind: None,
             tls: None,
             h2: None,
-            spin: crate::SpinRule::Auto,
+            spin: SpinRule::Auto,
         }
     }
 }

@@ -29,6 +29,10 @@ impl Failures {
     }
 }
 
+/// Refused connects in a row that end a run whose target answered before (ab gives up after ten
+/// connect failures, too).
+pub const LOST_AFTER_REFUSALS: u64 = 10;
+
 /// Why the engine ended a run before its stop condition (a Ctrl-C is `RunResult::interrupted`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ended {

@@ -1,33 +1,29 @@
-//! Carrying out a plan: one load thread per share of the connections (each an event loop of its
-//! own, see [`crate::worker`]), their results merged into one.
+//! Carrying out a plan: the protocol picked (the one place it is), then one load thread per share
+//! of the connections (each a loop of its own, `driver.rs`, over the protocol's connections), their
+//! results merged into one.
 //!
 //! Nothing is shared between threads per request: each thread owns its connections outright, and the
 //! only cross-thread state is the plan, the expectations set by the first responses, and the `Live`
-//! counters a thread adds to once per event batch.
+//! counters a thread adds to once per pass (`shared.rs`).
 
-use crate::protocol::Protocol;
+use crate::affinity;
+use crate::connection::Connection;
+use crate::driver::Driver;
+use crate::h1::conn::H1Conn;
+use crate::h2::conn::H2Conn;
+use crate::live::Live;
+use crate::plan::{Pick, Plan, Shape};
 use crate::reach::Reach;
-use crate::socket_setup::SocketSetup;
+use crate::result::RunResult;
+use crate::share::Share;
+use crate::shared::Shared;
 use crate::spin;
-use crate::tls_config::TlsSetup;
-use crate::{Pick, Plan, RunResult, Shape};
+use crate::transport::socket_setup::SocketSetup;
+use crate::transport::tls_config::TlsSetup;
 use anyhow::bail;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier, OnceLock};
-use std::time::{Duration, Instant};
-
-/// Counters a run publishes while it goes, for progress displays and for stopping it early.
-/// Threads add to them once per event batch, never per request.
-#[derive(Debug, Default)]
-pub struct Live {
-    pub complete: AtomicU64,
-    pub failed: AtomicU64,
-    /// Complete answers whose status was not 2xx (with `failed`, the errors a diagnosis dates).
-    pub non_2xx: AtomicU64,
-    pub bytes: AtomicU64,
-    /// Set by anyone (Ctrl-C handler) to end the run; the result then covers what completed.
-    pub stop: AtomicBool,
-}
+use std::time::Instant;
 
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
@@ -46,17 +42,29 @@ pub fn run_at(
     wait_for_start: impl FnOnce(),
 ) -> anyhow::Result<RunResult> {
     check(plan)?;
+    // The protocol every connection of the run speaks: HTTP/2 with `--h2`, else HTTP/1.x.
+    match plan.h2 {
+        Some(_) => carry_out::<H2Conn>(plan, &live, wait_for_start),
+        None => carry_out::<H1Conn>(plan, &live, wait_for_start),
+    }
+}
+
+/// [`run_at`] in protocol `C`.
+fn carry_out<C: Connection>(
+    plan: &Plan,
+    live: &Live,
+    wait_for_start: impl FnOnce(),
+) -> anyhow::Result<RunResult> {
     let clients = plan.shape.clients();
     raise_fd_limit(clients as u64 + 64);
     let threads = load_threads(plan.threads, clients);
     let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
-        protocol: Protocol::of(plan),
         reqs: plan
             .requests
             .iter()
-            .map(|r| Protocol::of(plan).request_bytes(plan, &r.path))
+            .map(|r| C::request(plan, &r.path))
             .collect(),
         head_request: plan.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: plan.keep_alive || plan.pipeline > 1,
@@ -64,12 +72,12 @@ pub fn run_at(
         doc_len: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         server: OnceLock::new(),
-        live: &live,
+        live,
         setup: SocketSetup::of(plan),
         start: Instant::now(),
         deadline: None,
-        tls: tls_setup(plan)?,
-        spin: spin::limit_for(plan.spin, threads, &plan.shape, plan.h2.is_some()),
+        tls: tls_setup(plan)?.map(C::tls),
+        spin: spin::limit_for(plan.spin, threads, &plan.shape, C::MULTIPLEXED),
     };
     // The threads wait at `go` for the shared state, which holds the start instant: it is set only
     // once `wait_for_start` has returned.
@@ -85,7 +93,7 @@ pub fn run_at(
                     let shared = armed
                         .get()
                         .expect("the shared state is set before the barrier");
-                    shared.protocol.run_thread(shared, i, share)
+                    Driver::<C>::new(shared, i, share)?.run()
                 })
             })
             .collect();
@@ -145,7 +153,7 @@ fn gather(
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     result.spin_window = shared.spin;
-    (result.load_cpus, result.online_cpus) = (spin::allowed_cpu_list(), spin::online_cpus());
+    (result.load_cpus, result.online_cpus) = (affinity::allowed_cpus(), affinity::online_cpus());
     Ok(result)
 }
 
@@ -160,11 +168,7 @@ fn unix_now() -> f64 {
 /// The run's TLS configuration, with its files read (an error names the bad one).
 fn tls_setup(plan: &Plan) -> anyhow::Result<Option<TlsSetup>> {
     let setup = |t| TlsSetup::new(t, &plan.target.host);
-    let tls = plan.tls.as_ref().map(setup).transpose()?;
-    Ok(tls.map(|t| match plan.h2 {
-        Some(_) => crate::h2::alpn_h2(t),
-        None => t,
-    }))
+    plan.tls.as_ref().map(setup).transpose()
 }
 
 /// Refuses a plan that cannot run, with the reason.
@@ -208,65 +212,10 @@ fn merge(into: &mut RunResult, r: &RunResult) {
     }
 }
 
-/// What every thread reads: the plan and the per-request expectations set by the first responses.
-pub(crate) struct Shared<'a> {
-    pub plan: &'a Plan,
-    /// Which address to connect to, and whether the target was lost (no probe connection).
-    pub reach: Reach<'a>,
-    /// What every connection speaks, and each request's bytes in it (built once).
-    pub protocol: Protocol,
-    pub reqs: Vec<Vec<u8>>,
-    pub head_request: bool,
-    pub keep_alive: bool,
-    pub pipeline: usize,
-    /// Body length of the first complete response per request (ab's Document Length baseline).
-    pub doc_len: Vec<OnceLock<u64>>,
-    /// Digest of the first complete response per request, for `BodyCheck::FirstFetch`.
-    pub first_digest: Vec<OnceLock<[u8; 32]>>,
-    pub server: OnceLock<String>,
-    pub live: &'a Live,
-    /// ab's `-b` and `-B` for every new socket.
-    pub setup: SocketSetup,
-    pub start: Instant,
-    pub deadline: Option<Instant>,
-    /// `https://`: what every connection's TLS is made with.
-    pub tls: Option<TlsSetup>,
-    /// How long a load thread may spin before it blocks (`spin.rs`; zero: never).
-    pub spin: Duration,
-}
-
-/// A thread's part of the load.
-pub(crate) struct Share {
-    pub clients: usize,
-    pub requests: Option<u64>,
-    pub rate: f64,
-}
-
-impl Share {
-    /// Thread `i`'s clients, and its requests and rate in proportion to them, so threads finish together.
-    pub(crate) fn of(i: usize, threads: usize, clients: usize, plan: &Plan) -> Share {
-        let (t, c) = (threads as u64, clients as u64);
-        let first_client = |i: u64| i * (c / t) + i.min(c % t);
-        let (lo, hi) = (first_client(i as u64), first_client(i as u64 + 1));
-        let my_clients = (hi - lo) as usize;
-        let rate = match plan.shape {
-            Shape::Open { rate, .. } => rate * my_clients as f64 / clients as f64,
-            Shape::Closed { .. } => 0.0,
-        };
-        let portion = |n: u64| {
-            ((n as u128 * hi as u128) / c as u128 - (n as u128 * lo as u128) / c as u128) as u64
-        };
-        Share {
-            clients: my_clients,
-            requests: plan.stop.requests.map(portion),
-            rate,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::Io;
     use std::io::{BufRead, BufReader, Write};
     use std::net::SocketAddr;
     use std::time::Duration;
@@ -308,7 +257,7 @@ mod tests {
     }
 
     fn plan(addr: SocketAddr, n: u64, c: usize, keep_alive: bool) -> Plan {
-        let t = crate::Target {
+        let t = crate::plan::Target {
             host: "127.0.0.1".into(),
             port: addr.port(),
             addrs: vec![addr],
@@ -344,7 +293,7 @@ mod tests {
         let mut p = plan(addr, 4000, 4, true);
         p.requests = ["/a", "/b"]
             .iter()
-            .map(|s| crate::RequestSpec {
+            .map(|s| crate::plan::RequestSpec {
                 path: s.to_string(),
                 expect: None,
             })
@@ -407,35 +356,120 @@ mod tests {
         let r = run(&p, Arc::default()).unwrap();
         assert_eq!((r.complete, r.failed.total(), r.connections), (500, 0, 2));
     }
-}
 
-#[cfg(test)]
-mod share_tests {
-    use super::*;
+    /// A connection with a timer of its own, as QUIC's will have, over UDP: each request waits
+    /// [`Timed::DELAY`] after it is taken before its datagram goes, and completes when the echo
+    /// comes back. The driver must wake it at its timer, not at its next timeout sweep or poll
+    /// bound (50 ms at least here).
+    struct Timed {
+        sock: Option<mio::net::UdpSocket>,
+        /// The request taken, when it was, and when its datagram is due.
+        taken: Option<(usize, Instant)>,
+        due: Option<Instant>,
+        sent: Option<Instant>,
+    }
+
+    impl Timed {
+        const DELAY: Duration = Duration::from_millis(5);
+    }
+
+    impl Connection for Timed {
+        type Thread = ();
+        const MULTIPLEXED: bool = false;
+        const TIMERS: bool = true;
+
+        fn request(_: &Plan, path: &str) -> Vec<u8> {
+            path.as_bytes().to_vec()
+        }
+        fn thread(_: &Shared) {}
+        fn new(_: &Shared, _: &(), _: Instant) -> Timed {
+            Timed {
+                sock: None,
+                taken: None,
+                due: None,
+                sent: None,
+            }
+        }
+        fn start(&mut self, io: &mut Io, _: &mut (), slot: usize, now: Instant) {
+            if self.sock.is_none() {
+                let mut s = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+                s.connect(io.sh.reach.addr()).unwrap();
+                let r = io.poll.registry();
+                r.register(&mut s, mio::Token(slot), mio::Interest::READABLE)
+                    .unwrap();
+                self.sock = Some(s);
+            }
+            if self.taken.is_none() {
+                self.taken = io.requests.next(now);
+                self.due = self.taken.map(|_| Instant::now() + Timed::DELAY);
+            }
+        }
+        fn takes_more(&self, _: &()) -> bool {
+            self.taken.is_none()
+        }
+        fn timer(&self) -> Option<Instant> {
+            self.due
+        }
+        fn on_timer(&mut self, io: &mut Io, _: &mut (), _: usize, now: Instant) {
+            let (Some((req, _)), Some(s)) = (self.taken, self.sock.as_ref()) else {
+                return;
+            };
+            s.send(&io.sh.reqs[req]).unwrap();
+            (self.due, self.sent) = (None, Some(now));
+        }
+        fn on_event(&mut self, io: &mut Io, _: &mut (), slot: usize, _: bool, _: bool) {
+            let mut b = [0u8; 64];
+            while let Some(Ok(n)) = self.sock.as_ref().map(|s| s.recv(&mut b)) {
+                let (Some((req, start)), Some(sent)) = (self.taken.take(), self.sent) else {
+                    continue;
+                };
+                let end = Instant::now();
+                io.requests.done(end);
+                io.record.received(n);
+                let response = crate::record::Response {
+                    req,
+                    start,
+                    end,
+                    connect_us: 0,
+                    written: sent,
+                    first_byte: Some(end),
+                    status: 200,
+                    body_len: n as u64,
+                    digest: None,
+                };
+                io.record.response(io.sh, &response);
+                io.ready.push(slot);
+            }
+        }
+        fn check_timeout(&mut self, _: &mut Io, _: &mut (), _: usize, _: Instant, _: Duration) {}
+        fn waiting(&self) -> crate::connection::Waiting {
+            crate::connection::Waiting::Idle
+        }
+        fn queue(_: &[Timed], outstanding: u64) -> usize {
+            outstanding as usize
+        }
+        fn finish(_: &mut [Timed], _: (), _: &mut RunResult) {}
+    }
 
     #[test]
-    fn shares_add_up_and_follow_clients() {
-        let t = crate::Target {
-            host: "h".into(),
-            port: 1,
-            addrs: vec![],
-        };
-        let mut p = Plan::new(t, "/");
-        for (n, c, threads) in [
-            (1000u64, 3usize, 2usize),
-            (7, 7, 3),
-            (10, 1, 1),
-            (100_000, 32, 2),
-            (5, 5, 5),
-        ] {
-            p.stop.requests = Some(n);
-            p.shape = Shape::Closed { clients: c };
-            let shares: Vec<Share> = (0..threads).map(|i| Share::of(i, threads, c, &p)).collect();
-            assert_eq!(shares.iter().map(|s| s.clients).sum::<usize>(), c);
-            assert_eq!(shares.iter().map(|s| s.requests.unwrap()).sum::<u64>(), n);
-            assert!(shares
-                .iter()
-                .all(|s| s.requests.unwrap() >= s.clients as u64));
-        }
+    fn a_connection_is_woken_at_its_own_timer() {
+        let echo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = echo.local_addr().unwrap();
+        echo.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        // Echoes every datagram; ends 2 s after the last one.
+        std::thread::spawn(move || {
+            let mut b = [0u8; 64];
+            while let Ok((n, from)) = echo.recv_from(&mut b) {
+                let _ = echo.send_to(&b[..n], from);
+            }
+        });
+        let mut p = plan(addr, 40, 2, true);
+        p.threads = 1;
+        p.stop.duration = Some(Duration::from_secs(10));
+        let r = carry_out::<Timed>(&p, &Live::default(), || {}).unwrap();
+        assert_eq!((r.complete, r.failed.total()), (40, 0));
+        // Each request waited its 5 ms and little more: not a 50 ms poll bound nor a 100 ms sweep.
+        let mean = r.mean_latency_ms();
+        assert!((5.0..25.0).contains(&mean), "mean latency {mean} ms");
     }
 }

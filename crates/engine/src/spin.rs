@@ -19,8 +19,9 @@
 //! needs. `webstand bench --spin off|MICROS` overrides the rule ([`SpinRule`]), to compare the two
 //! ways of waiting or to spin where the rule would not.
 
-use crate::Shape;
-use serde::{Deserialize, Serialize};
+use crate::affinity::{allowed_cpus, online_cpus};
+use crate::plan::Shape;
+use crate::spin_rule::SpinRule;
 use std::time::{Duration, Instant};
 
 /// The longest spin: two or more responses of a fast server on loopback (lighttpd, h2o, nginx:
@@ -38,54 +39,6 @@ use std::time::{Duration, Instant};
 /// the window turns the spin off.
 pub(crate) const LIMIT: Duration = Duration::from_micros(20);
 
-/// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is
-/// `LIMIT` (20 µs) on a CPU of the thread's own and no spin otherwise, and never a spin for
-/// `--h2` (its new requests leave in batches; there the spin bought 2–10 % more requests/s for
-/// 35–70 % more of the generator's CPU, docs/BENCHMARKS.md issue 11 session 9); `Off` never spins
-/// (every wait blocks in the poller, as wrk's does); `Window` spins up to that long whatever the
-/// pinning (the user says the CPU is free). An open loop (`--rate`) never spins.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SpinRule {
-    #[default]
-    Auto,
-    Off,
-    Window(Duration),
-}
-
-/// The longest window `--spin MICROS` takes: a spin of a millisecond already outlasts any fast
-/// server's answer on loopback; beyond that it only burns the CPU.
-const MAX_WINDOW_US: u64 = 1000;
-
-impl std::str::FromStr for SpinRule {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<SpinRule, String> {
-        let bad = || {
-            format!(
-                "expected auto, off or a window in microseconds (1 to {MAX_WINDOW_US}), got '{s}'"
-            )
-        };
-        match s {
-            "auto" => Ok(SpinRule::Auto),
-            "off" | "0" => Ok(SpinRule::Off),
-            _ => match s.parse::<u64>() {
-                Ok(us @ 1..=MAX_WINDOW_US) => Ok(SpinRule::Window(Duration::from_micros(us))),
-                _ => Err(bad()),
-            },
-        }
-    }
-}
-
-impl std::fmt::Display for SpinRule {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            SpinRule::Auto => f.write_str("auto"),
-            SpinRule::Off => f.write_str("off"),
-            SpinRule::Window(d) => write!(f, "{}", d.as_micros()),
-        }
-    }
-}
-
 /// The spin limit for a run of `threads` load threads under `rule`: zero (never spin) for an open
 /// loop or `Off`; with `Auto`, [`LIMIT`] for a closed loop whose threads each have a CPU of their
 /// own, unless it is HTTP/2 (`h2`).
@@ -99,38 +52,12 @@ pub(crate) fn limit_for(rule: SpinRule, threads: usize, shape: &Shape, h2: bool)
         SpinRule::Auto if h2 => return Duration::ZERO,
         SpinRule::Auto => {}
     }
-    let allowed = allowed_cpus();
+    let allowed = allowed_cpus().len();
     if allowed > 0 && allowed < online_cpus() && threads <= allowed {
         LIMIT
     } else {
         Duration::ZERO
     }
-}
-
-/// How many CPUs this process may run on (0 if unknown).
-fn allowed_cpus() -> usize {
-    allowed_cpu_list().len()
-}
-
-/// The CPUs this process may run on (empty if unknown): the result says where the load ran.
-pub(crate) fn allowed_cpu_list() -> Vec<usize> {
-    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
-}
-
-/// CPUs online on the machine (0 if the kernel will not say).
-pub(crate) fn online_cpus() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    usize::try_from(n).unwrap_or(0)
 }
 
 pub(crate) struct Spin {
@@ -234,6 +161,7 @@ impl Spin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::affinity::pin_current;
 
     const CLOSED: Shape = Shape::Closed { clients: 1 };
     const WAIT: Duration = Duration::from_millis(50);
@@ -269,31 +197,11 @@ mod tests {
         assert_eq!(off.timeout(now, now, WAIT, true), WAIT);
     }
 
-    /// Pins the calling thread to its first allowed CPU; returns that CPU.
-    fn pin_this_thread() -> usize {
-        // SAFETY: zeroed cpu_set_t values are valid; the calls write at most their size.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
-            let cpu = (0..libc::CPU_SETSIZE as usize)
-                .find(|&c| libc::CPU_ISSET(c, &set))
-                .unwrap();
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut one);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one),
-                0
-            );
-            cpu
-        }
-    }
-
     #[test]
     fn spins_only_on_a_cpu_of_its_own() {
-        // SAFETY: sysconf has no preconditions.
-        let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) } as usize;
+        let online = online_cpus();
         assert!(online >= 2, "a CPU of its own needs 2 CPUs, found {online}");
-        if allowed_cpus() == online {
+        if allowed_cpus().len() == online {
             assert_eq!(
                 limit_for(SpinRule::Auto, 1, &CLOSED, false),
                 Duration::ZERO,
@@ -302,8 +210,9 @@ mod tests {
         }
         // Affinity is per thread: pin a fresh one.
         std::thread::spawn(|| {
-            pin_this_thread();
-            assert_eq!(allowed_cpus(), 1);
+            let first = allowed_cpus()[0];
+            assert!(pin_current(&[first]));
+            assert_eq!(allowed_cpus(), vec![first]);
             assert_eq!(limit_for(SpinRule::Auto, 1, &CLOSED, false), LIMIT);
             assert_eq!(
                 limit_for(SpinRule::Auto, 1, &CLOSED, true),
@@ -386,20 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn the_rule_spells_and_reads_back_and_a_window_ignores_pinning() {
-        for (text, rule) in [
-            ("auto", SpinRule::Auto),
-            ("off", SpinRule::Off),
-            ("25", SpinRule::Window(Duration::from_micros(25))),
-        ] {
-            assert_eq!(text.parse::<SpinRule>(), Ok(rule));
-            assert_eq!(rule.to_string(), text);
-        }
-        assert_eq!("0".parse::<SpinRule>(), Ok(SpinRule::Off));
-        for bad in ["", "on", "-5", "1001", "10us", "1.5"] {
-            let err = bad.parse::<SpinRule>().unwrap_err();
-            assert!(err.contains(&format!("'{bad}'")), "{err}");
-        }
+    fn a_window_spins_whatever_the_pinning_but_never_in_an_open_loop() {
         let window = SpinRule::Window(Duration::from_micros(40));
         assert_eq!(
             limit_for(window, 64, &CLOSED, false),

@@ -1,6 +1,8 @@
-//! From a URL to a [`Target`] (the request bytes a plan sends are the protocol's: `protocol.rs`).
+//! From a URL to a [`Target`], and back to the authority a request names (HTTP/1's Host, HTTP/2's
+//! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`,
+//! `h2/prepared.rs`).
 
-use crate::Target;
+use crate::plan::{Plan, Target};
 use anyhow::{bail, Context};
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -26,6 +28,24 @@ impl Scheme {
             Scheme::Http => "http",
             Scheme::Https => "https",
         }
+    }
+}
+
+/// The scheme a plan's connections speak: `https` with TLS.
+pub(crate) fn scheme_of(plan: &Plan) -> Scheme {
+    match plan.tls {
+        Some(_) => Scheme::Https,
+        None => Scheme::Http,
+    }
+}
+
+/// The target as a request names it: its host, with `:port` unless the port is the scheme's
+/// default.
+pub(crate) fn authority(plan: &Plan) -> String {
+    let t = &plan.target;
+    match t.port == scheme_of(plan).default_port() {
+        true => t.host.clone(),
+        false => format!("{}:{}", t.host, t.port),
     }
 }
 

@@ -198,7 +198,7 @@ impl Decoder {
 
 /// An integer with an N-bit prefix (RFC 7541 §5.1), at most `u32::MAX`: no size, index or length
 /// we accept is larger, and the bound keeps a run of continuation bytes from overflowing.
-fn read_integer(block: &[u8], at: &mut usize, prefix_bits: u32) -> Result<usize, HpackError> {
+pub fn read_integer(block: &[u8], at: &mut usize, prefix_bits: u32) -> Result<usize, HpackError> {
     let mask = ((1u16 << prefix_bits) - 1) as u8;
     let first = *block.get(*at).ok_or(HpackError::Truncated)? & mask;
     *at += 1;

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use webstand_engine::{CpuTime, Live, Plan};
 
-use crate::compare::{CompareObserver, ServerFigures};
+use crate::compare::observer::{CompareObserver, ServerFigures};
 use crate::php::Backends;
 use crate::procstat::{self, RssSampler};
-use crate::servers::Server;
+use crate::servers::process::Server;
 use crate::sweep::{Level, Observer};
 
 pub(crate) struct Accounting<'a> {

@@ -13,8 +13,10 @@ use std::time::Duration;
 use webstand_engine::{Live, Plan, Shape, Stop, Target};
 use webstand_probe::table::Counts;
 
-use crate::compare::CompareObserver;
-use crate::servers::Server;
+use crate::compare::observer::CompareObserver;
+use crate::servers::process::Server;
+pub use crate::slowhttp::Attacked;
+use crate::slowhttp::Strength;
 
 /// What `--probe` runs against each server.
 #[derive(Clone, Debug)]
@@ -50,31 +52,6 @@ pub struct Robustness {
     /// Resident memory per idle keep-alive connection, measured first (before the attacks and the
     /// search raise the server's high-water mark).
     pub memory: crate::memory::PerConnection,
-}
-
-/// Service availability during one slowhttptest attack, from its per-second CSV.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Attacked {
-    pub connections: usize,
-    pub seconds: u64,
-    /// Seconds sampled, and those in which slowhttptest's own fresh request was answered in time.
-    pub samples: usize,
-    pub available: usize,
-    /// Most attack connections open at once, as slowhttptest counted them.
-    pub most_connected: usize,
-    /// Why there is no figure (the tool missing or failing).
-    pub note: Option<String>,
-}
-
-impl Attacked {
-    /// The table's cell: `yes` when every second was served, else the share of seconds.
-    pub fn cell(&self) -> String {
-        match &self.note {
-            Some(_) => "FAILED".into(),
-            None if self.samples > 0 && self.available == self.samples => "yes".into(),
-            None => format!("no ({}/{} s)", self.available, self.samples),
-        }
-    }
 }
 
 /// The keep-alive search: each level opens that many connections at once and makes two requests on
@@ -131,7 +108,11 @@ pub fn measure(
         } else {
             "/2k.html"
         };
-        let a = crate::slowhttp::attack(server.addr, path, slow_read, spec, server.workdir());
+        let strength = Strength {
+            connections: spec.attack_connections,
+            time: spec.attack_time,
+        };
+        let a = crate::slowhttp::attack(server.addr, path, slow_read, strength, server.workdir());
         *(if slow_read {
             &mut out.slow_read
         } else {

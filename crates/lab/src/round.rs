@@ -2,21 +2,27 @@
 //! the observer, check its features (first round), run each workload's sweep and max-users search with
 //! its CPU and memory accounted, note what its rows must disclose, and stop it.
 
-use std::net::SocketAddr;
-use webstand_engine::{H2Plan, Plan, Target, TlsPlan};
+use webstand_engine::{H2Plan, Plan};
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
-use crate::compare::{CompareObserver, Options, ServerOutcome, WorkloadKind, WorkloadOutcome};
+use crate::checks::features::{check_features, Support};
+use crate::compare::observer::CompareObserver;
+use crate::compare::options::Options;
+use crate::compare::outcome::{ServerOutcome, WorkloadOutcome};
+use crate::compare::workloads::WorkloadKind;
 use crate::disclosure;
 use crate::h2;
 use crate::maxusers;
-use crate::php::{pass::Pass, Backends};
+use crate::notes::Note;
+use crate::php::Backends;
 use crate::procstat;
 use crate::robustness;
-use crate::servers::{self, Binary, Kind, Server, Setup, Support};
+use crate::servers::binary::{locate, Binary};
+use crate::servers::config::Pass;
+use crate::servers::process::{Server, Setup};
 use crate::sweep::{self, SweepResult, SweepSpec};
-use crate::tls::{self, LabCert};
+use crate::tls::cert::LabCert;
 use crate::verify::{self, VerifyRow};
 use std::sync::Arc;
 
@@ -54,7 +60,7 @@ impl Run<'_> {
         // Feature checks speak HTTP/1.1, which an h2c port may refuse (nginx's).
         let h2c = self.opts.h2 && self.cert.is_none();
         if self.opts.features && self.round == 0 && !h2c {
-            let f = servers::check_features(&mut server, &setup);
+            let f = check_features(&mut server, &setup);
             obs.note(&format!(
                 "{} features: basic auth {}, chroot {}, throttling {}",
                 kind.name(),
@@ -97,7 +103,7 @@ impl Run<'_> {
         obs: &mut dyn CompareObserver,
     ) -> Option<(Binary, Setup, Server)> {
         let kind = outcome.kind;
-        let binary = match servers::locate(kind, self.opts.builtin.as_deref()) {
+        let binary = match locate(kind, self.opts.builtin.as_deref()) {
             Ok(b) => b,
             Err(hint) => {
                 obs.note(&format!("skipping {hint}"));
@@ -153,13 +159,15 @@ impl Run<'_> {
     /// every workload needs it. A server without HTTP/2 that has HTTP/1.1 workloads runs them, its
     /// outcome saying why its h2 ones are not run.
     fn unsupported(&self, outcome: &mut ServerOutcome, binary: &Binary) -> Option<String> {
-        if let Some(Err(why)) = self.cert.map(|_| tls::support(binary)) {
+        let kind = binary.kind;
+        if let Some(Err(why)) = self.cert.map(|_| kind.tls(&binary.path)) {
             return Some(why);
         }
         if !self.opts.h2 {
             return None;
         }
-        let Err(why) = h2::support(binary, h2::Mode::of(self.cert.is_some())) else {
+        let mode = h2::Mode::of(self.cert.is_some());
+        let Err(why) = kind.h2_here(&binary.path, mode) else {
             return None;
         };
         outcome.h2 = Some(Support::No);
@@ -196,26 +204,18 @@ impl Run<'_> {
         }
         let limits = opts.limits();
         let keep_alive = opts.keep_alive && !wk.new_connection_per_request();
-        w.disclosures = disclosure::notes(kind, wk, keep_alive, limits.cgi_workers());
-        if self.cert.is_some() {
-            w.disclosures
-                .extend(tls::differences(kind).map(String::from));
-        }
-        if wk.h2_streams().is_some() {
-            let mode = h2::Mode::of(self.cert.is_some());
-            w.disclosures
-                .extend(h2::differences(kind, mode).into_iter().map(String::from));
-        }
+        let mut notes = disclosure::notes(kind, wk, keep_alive, limits.cgi_workers());
+        let h2 = wk.h2_streams().map(|_| h2::Mode::of(self.cert.is_some()));
+        notes.extend(disclosure::protocol_notes(kind, self.cert.is_some(), h2));
         if wk.dynamic() {
-            w.disclosures
-                .extend(disclosure::php_notes(kind, wk, opts.php_children));
+            notes.extend(disclosure::php_notes(kind, wk, opts.php_children));
         }
         if let Some(why) = server.cgroup_error() {
-            w.disclosures
-                .push(format!("server CPU from the /proc process tree: {why}"));
+            notes.push(Note::CpuFromProcTree(why.to_string()));
         }
+        w.disclosures = notes.iter().map(Note::to_string).collect();
         obs.series(kind.name(), &binary.version, wk.name(), self.round);
-        let mut plan = base_plan(server.addr, kind, workload, opts);
+        let mut plan = opts.base_plan(server.addr, kind, workload);
         if wk.new_connection_per_request() {
             plan.keep_alive = false;
         }
@@ -302,12 +302,12 @@ fn check_protocols(
     obs: &mut dyn CompareObserver,
 ) {
     let name = outcome.kind.name();
-    if let Some(s) = tls::check_feature(server, setup) {
+    if let Some(s) = crate::checks::tls::check_feature(server, setup) {
         obs.note(&format!("{name} TLS: {}", s.cell()));
         outcome.tls = Some(s);
     }
     if setup.h2 {
-        let (s, no_h2) = h2::check_feature(server, setup);
+        let (s, no_h2) = crate::checks::h2::check_feature(server, setup);
         let why = no_h2.as_deref().or(s.note());
         let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
         obs.note(&format!("{name} h2: {}{why}", s.cell()));
@@ -335,26 +335,4 @@ fn check_outcome(w: &mut WorkloadOutcome, server: &mut Server, keep_alive: bool)
             .unwrap_or_default();
         (w.note, w.died) = (Some(format!("{dead}{at}")), true);
     }
-}
-
-/// The plan every level of a workload starts from: keep-alive where the server does it, one generator
-/// thread per generator CPU, HTTPS with `--tls` (unverified, like ab: the lab's TLS column is where
-/// its certificate is verified; a full handshake per connection unless the workload resumes).
-pub(crate) fn base_plan(addr: SocketAddr, kind: Kind, workload: &Workload, opts: &Options) -> Plan {
-    let target = Target {
-        host: addr.ip().to_string(),
-        port: addr.port(),
-        addrs: vec![addr],
-    };
-    let mut plan = Plan::new(target, "/");
-    workload.apply(&mut plan);
-    plan.keep_alive = opts.keep_alive && kind.keeps_alive();
-    plan.threads = opts.generator_cpus.len().max(1);
-    plan.spin = opts.spin;
-    plan.timeout = opts.timeout;
-    plan.tls = opts.tls.map(|_| TlsPlan {
-        sni: true,
-        ..TlsPlan::default()
-    });
-    plan
 }

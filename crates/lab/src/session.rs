@@ -4,7 +4,7 @@
 //! verdict on the command's last line when it is not `complete`. Where a run executes (this
 //! process, or MPI ranks) is the caller's [`Runner`]: the lab knows nothing of MPI.
 
-use crate::compare::CompareObserver;
+use crate::compare::observer::CompareObserver;
 use crate::maxusers::{MaxUsers, MaxUsersSpec};
 use crate::progress::{self, Progress};
 use crate::sweep::{Level, Observer, SweepResult, SweepSpec};

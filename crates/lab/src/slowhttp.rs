@@ -3,11 +3,45 @@
 //! service stayed available each second, read from the tool's own per-second CSV. slowhttptest
 //! judges availability itself: a fresh connection of its own must be answered within 3 s.
 
+use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
-use crate::robustness::{Attacked, ProbeSpec};
+use crate::programs::run_bounded;
+
+/// Service availability during one slowhttptest attack, from its per-second CSV.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Attacked {
+    pub connections: usize,
+    pub seconds: u64,
+    /// Seconds sampled, and those in which slowhttptest's own fresh request was answered in time.
+    pub samples: usize,
+    pub available: usize,
+    /// Most attack connections open at once, as slowhttptest counted them.
+    pub most_connected: usize,
+    /// Why there is no figure (the tool missing or failing).
+    pub note: Option<String>,
+}
+
+impl Attacked {
+    /// The table's cell: `yes` when every second was served, else the share of seconds.
+    pub fn cell(&self) -> String {
+        match &self.note {
+            Some(_) => "FAILED".into(),
+            None if self.samples > 0 && self.available == self.samples => "yes".into(),
+            None => format!("no ({}/{} s)", self.available, self.samples),
+        }
+    }
+}
+
+/// How hard an attack is: connections held, for how long.
+#[derive(Clone, Copy, Debug)]
+pub struct Strength {
+    pub connections: usize,
+    pub time: Duration,
+}
 
 /// How long slowhttptest's probe connection may wait for an answer before the second counts as
 /// unavailable (its `-p`).
@@ -18,11 +52,11 @@ pub fn command(
     addr: SocketAddr,
     path: &str,
     slow_read: bool,
-    spec: &ProbeSpec,
+    strength: Strength,
     prefix: &Path,
 ) -> Command {
-    let secs = spec.attack_time.as_secs().max(1);
-    let connections = spec.attack_connections.max(1);
+    let secs = strength.time.as_secs().max(1);
+    let connections = strength.connections.max(1);
     // Every connection opened within the first third of the attack, so most of it runs at full count.
     let rate = (connections as u64 * 3 / secs).max(50);
     let mut cmd = Command::new("slowhttptest");
@@ -48,19 +82,19 @@ pub fn attack(
     addr: SocketAddr,
     path: &str,
     slow_read: bool,
-    spec: &ProbeSpec,
+    strength: Strength,
     dir: &Path,
 ) -> Attacked {
     let name = if slow_read { "slow-read" } else { "slowloris" };
     let prefix = dir.join(name);
     let mut out = Attacked {
-        connections: spec.attack_connections,
-        seconds: spec.attack_time.as_secs(),
+        connections: strength.connections,
+        seconds: strength.time.as_secs(),
         ..Default::default()
     };
-    let cmd = command(addr, path, slow_read, spec, &prefix);
-    let limit = spec.attack_time.as_secs() + 30;
-    if let Err(e) = crate::verify::output(cmd, limit) {
+    let cmd = command(addr, path, slow_read, strength, &prefix);
+    let limit = strength.time.as_secs() + 30;
+    if let Err(e) = run_bounded(cmd, limit) {
         out.note = Some(e);
         return out;
     }

@@ -10,8 +10,8 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+use crate::affinity::pin_current;
 use crate::cgroup::CpuCgroup;
-use crate::servers::pin_current;
 use crate::users::{self, Account};
 
 /// How to start one process.
@@ -84,16 +84,9 @@ impl Spawn<'_> {
 
     /// The command as a shell line: the environment the lab sets, the program and its arguments.
     pub fn shown(&self) -> String {
-        let quote = |s: &str| {
-            if !s.is_empty()
-                && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@+%".contains(&b))
-            {
-                s.to_string()
-            } else {
-                format!("'{}'", s.replace('\'', "'\\''"))
-            }
-        };
+        // A word shlex cannot quote (one holding a NUL byte) cannot be in a command line anyway.
+        let quote =
+            |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
         let mut words: Vec<String> = self
             .env
             .iter()

@@ -4,16 +4,19 @@
 
 use serde::Serialize;
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use webstand_engine::Stop;
 use webstand_workload::fixtures;
 use webstand_workload::Workload;
 
-use crate::compare::{CompareObserver, Options, WorkloadKind};
+use crate::compare::observer::CompareObserver;
+use crate::compare::options::Options;
+use crate::compare::workloads::WorkloadKind;
 use crate::disclosure;
-use crate::round::base_plan;
-use crate::servers::{Kind, Server};
+use crate::programs::run_bounded;
+use crate::servers::process::Server;
+use crate::servers::Kind;
 
 /// One tool's run on one target in `--verify`.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -86,7 +89,7 @@ fn webstand_row(
     server: &str,
 ) -> VerifyRow {
     let mut r = row(server, path, "webstand");
-    let mut plan = base_plan(addr, kind, &Workload::single(path), opts);
+    let mut plan = opts.base_plan(addr, kind, &Workload::single(path));
     plan.shape = webstand_engine::Shape::Closed { clients: CLIENTS };
     plan.stop = Stop {
         requests: Some(1_000_000),
@@ -132,7 +135,7 @@ fn wrk_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRo
     if !keep_alive {
         cmd.args(["-H", "Connection: close"]);
     }
-    match output(cmd, SECONDS + 20) {
+    match run_bounded(cmd, SECONDS + 20) {
         Err(e) => r.note = Some(e),
         Ok(text) => match text.lines().find_map(|l| l.strip_prefix("WEBSTAND ")) {
             Some(nums) => {
@@ -175,7 +178,7 @@ fn ab_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRow
         cmd.arg("-k");
     }
     cmd.arg(format!("{origin}{path}"));
-    match output(cmd, SECONDS + 30) {
+    match run_bounded(cmd, SECONDS + 30) {
         Err(e) => r.note = Some(e),
         Ok(text) => {
             let field = |name: &str| {
@@ -207,45 +210,4 @@ fn ab_row(origin: &str, path: &str, keep_alive: bool, server: &str) -> VerifyRow
         }
     }
     r
-}
-
-/// Runs a tool to completion within `limit_secs`, returning stdout (stderr on failure).
-pub(crate) fn output(mut cmd: Command, limit_secs: u64) -> std::result::Result<String, String> {
-    let prog = cmd.get_program().to_string_lossy().into_owned();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| {
-            format!(
-                "{prog} not runnable ({e}): apt-get install {}",
-                if prog == "ab" { "apache2-utils" } else { &prog }
-            )
-        })?;
-    let deadline = std::time::Instant::now() + Duration::from_secs(limit_secs);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if std::time::Instant::now() > deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{prog} did not finish within {limit_secs}s"));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    if !out.status.success() && text.trim().is_empty() {
-        return Err(format!(
-            "{prog}: {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("failed")
-        ));
-    }
-    Ok(text)
 }

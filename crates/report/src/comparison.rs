@@ -378,7 +378,7 @@ mod tests {
         let s = ServerOutcome {
             version: "1.22.1".into(),
             workloads: vec![w],
-            ..ServerOutcome::new(Kind::Nginx)
+            ..ServerOutcome::new(Kind::parse("nginx").unwrap())
         };
         let row = workload_row(&s, WorkloadKind::TwoK);
         assert!(row.measured);
@@ -459,7 +459,7 @@ mod tests {
         };
         let s = ServerOutcome {
             workloads: vec![round(0, false), round(1, true), round(2, true)],
-            ..ServerOutcome::new(Kind::Builtin)
+            ..ServerOutcome::new(Kind::parse("builtin").unwrap())
         };
         let note = workload_row(&s, WorkloadKind::TlsResume).note.unwrap();
         for one in [cached, rustls, bound] {

@@ -14,12 +14,18 @@ pub struct Config {
     /// The directory served.
     pub root: PathBuf,
     /// Address and port to listen on for plain HTTP (written as `PORT`, `HOST:PORT` or
-    /// `[IPv6]:PORT`); unset = 127.0.0.1:8080, unless only `listen_tls` is given.
+    /// `[IPv6]:PORT`); unset = 127.0.0.1:8080, unless `listen_tls` or `listen_quic` is given.
     #[serde(deserialize_with = "some_listen")]
     pub listen: Option<SocketAddr>,
     /// Address and port to listen on for HTTPS (needs `tls_cert` and `tls_key`).
     #[serde(deserialize_with = "some_listen")]
     pub listen_tls: Option<SocketAddr>,
+    /// Address and port to listen on for HTTP/3 over QUIC (UDP; needs `tls_cert` and `tls_key`).
+    #[serde(deserialize_with = "some_listen")]
+    pub listen_quic: Option<SocketAddr>,
+    /// Answer every new QUIC connection with a Retry (address validation before any state is
+    /// kept); without it Retry engages only under load.
+    pub quic_retry: bool,
     /// PEM certificate chain for HTTPS: the server's certificate first, then intermediates.
     pub tls_cert: Option<PathBuf>,
     /// PEM private key of `tls_cert` (RSA, ECDSA or Ed25519; PKCS#8, PKCS#1 or SEC1).
@@ -122,6 +128,8 @@ impl Default for Config {
             root: PathBuf::from("."),
             listen: None,
             listen_tls: None,
+            listen_quic: None,
+            quic_retry: false,
             tls_cert: None,
             tls_key: None,
             tls_protocols: "TLSv1.2 TLSv1.3".into(),
@@ -171,7 +179,7 @@ pub const DEFAULT_LISTEN: SocketAddr =
 impl Config {
     /// The plain HTTP address: `listen`, or the default when no listener at all is named.
     pub fn plain_listen(&self) -> Option<SocketAddr> {
-        match (self.listen, self.listen_tls) {
+        match (self.listen, self.listen_tls.or(self.listen_quic)) {
             (Some(a), _) => Some(a),
             (None, Some(_)) => None,
             (None, None) => Some(DEFAULT_LISTEN),
@@ -215,10 +223,16 @@ impl Config {
         if !self.root.is_dir() {
             bail!("document root {} is not a directory", self.root.display());
         }
-        match (&self.listen_tls, &self.tls_cert, &self.tls_key) {
-            (Some(_), Some(_), Some(_)) | (None, None, None) => {}
-            (Some(_), _, _) => bail!("listen_tls needs both tls_cert and tls_key"),
-            (None, _, _) => bail!("tls_cert and tls_key need listen_tls (where to serve HTTPS)"),
+        let encrypted = self.listen_tls.is_some() || self.listen_quic.is_some();
+        match (encrypted, &self.tls_cert, &self.tls_key) {
+            (true, Some(_), Some(_)) | (false, None, None) => {}
+            (true, _, _) if self.listen_tls.is_none() => {
+                bail!("listen_quic needs both tls_cert and tls_key")
+            }
+            (true, _, _) => bail!("listen_tls needs both tls_cert and tls_key"),
+            (false, _, _) => {
+                bail!("tls_cert and tls_key need listen_tls or listen_quic (where to serve HTTPS)")
+            }
         }
         if self.threads > 1024 {
             bail!("threads must be at most 1024");
@@ -456,6 +470,22 @@ mod tests {
     }
 
     #[test]
+    fn quic_needs_the_certificate_and_replaces_the_default_listener() {
+        let quic: Config = toml::from_str("listen_quic = \"127.0.0.1:8443\"\n").unwrap();
+        assert_eq!(quic.plain_listen(), None);
+        let mut quic = quic;
+        quic.root = std::env::temp_dir();
+        let e = quic.validate().unwrap_err().to_string();
+        assert_eq!(e, "listen_quic needs both tls_cert and tls_key");
+        quic.tls_cert = Some("c.pem".into());
+        quic.tls_key = Some("k.pem".into());
+        assert!(quic.validate().is_ok());
+        quic.listen_quic = None;
+        let e = quic.validate().unwrap_err().to_string();
+        assert!(e.contains("need listen_tls or listen_quic"), "{e}");
+    }
+
+    #[test]
     fn the_readme_example_parses() {
         let readme = include_str!("../../../README.md");
         let start = readme
@@ -467,6 +497,7 @@ mod tests {
         assert_eq!(c.threads, 2);
         assert_eq!(c.auth.len(), 1);
         assert_eq!(c.listen_tls.unwrap().port(), 9443);
+        assert_eq!(c.listen_quic.unwrap().port(), 9443);
         assert_eq!(c.throttle, vec!["/big/* 100000".to_string()]);
     }
 }

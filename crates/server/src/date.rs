@@ -1,6 +1,8 @@
 //! HTTP dates (IMF-fixdate, RFC 9110 §5.6.7): formatting and parsing by httpdate, and the per-loop
 //! cached `Date:` header line that is rebuilt only when the second changes (so formatting, which
-//! allocates a String, happens once a second, off the per-request path).
+//! allocates a String, happens once a second, off the per-request path). The line has a second
+//! form with the lines that follow it on every answer of some connections (`with_extra`: HTTPS
+//! answers advertise HTTP/3 by Alt-Svc), so no protocol needs to know of them.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -32,13 +34,22 @@ pub fn parse(s: &[u8]) -> Option<i64> {
 pub struct DateLine {
     secs: i64,
     line: [u8; 6 + HTTP_DATE_LEN + 2],
+    /// The line followed by the extra lines.
+    extended: Vec<u8>,
 }
 
 impl DateLine {
     pub fn new() -> DateLine {
+        DateLine::with_extra(b"")
+    }
+
+    /// A line whose `extended` form carries `extra` (whole header lines) after it.
+    pub fn with_extra(extra: &[u8]) -> DateLine {
+        let line = *b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n";
         let mut d = DateLine {
             secs: i64::MIN,
-            line: *b"Date: Thu, 01 Jan 1970 00:00:00 GMT\r\n",
+            line,
+            extended: [&line[..], extra].concat(),
         };
         d.refresh();
         d
@@ -53,12 +64,18 @@ impl DateLine {
         if now != self.secs {
             self.secs = now;
             self.line[6..6 + HTTP_DATE_LEN].copy_from_slice(&format(now));
+            self.extended[..self.line.len()].copy_from_slice(&self.line);
         }
     }
 
     /// The whole header line, CRLF included.
     pub fn line(&self) -> &[u8] {
         &self.line
+    }
+
+    /// The line and the extra lines after it.
+    pub fn extended(&self) -> &[u8] {
+        &self.extended
     }
 
     /// The Unix second the line shows (the access log uses it).
@@ -82,6 +99,14 @@ mod tests {
         assert_eq!(&format(0), b"Thu, 01 Jan 1970 00:00:00 GMT");
         assert_eq!(&format(784_111_777), b"Sun, 06 Nov 1994 08:49:37 GMT");
         assert_eq!(&format(951_782_400), b"Tue, 29 Feb 2000 00:00:00 GMT");
+    }
+
+    #[test]
+    fn the_extended_line_follows_the_date() {
+        let d = DateLine::with_extra(b"Alt-Svc: h3=\":443\"\r\n");
+        assert!(d.extended().starts_with(d.line()));
+        assert!(d.extended().ends_with(b"Alt-Svc: h3=\":443\"\r\n"));
+        assert_ne!(&d.line()[6..16], b"Thu, 01 Ja");
     }
 
     #[test]

@@ -24,15 +24,18 @@ pub mod pattern;
 pub mod range;
 
 mod accesslog;
+mod answer_fields;
 mod auth;
 mod cgi;
 mod conn;
 mod dispatch;
 mod docroot;
 mod fastcgi;
+mod field_list;
 mod gateway;
 mod h1;
 mod h2;
+mod h3;
 mod handler;
 mod job;
 mod jobs;
@@ -40,6 +43,7 @@ mod output;
 mod own_files;
 mod privs;
 mod protocol;
+mod quic;
 mod request;
 mod response;
 mod service;
@@ -66,6 +70,8 @@ use std::time::{Duration, Instant};
 pub struct Bound {
     pub addr: SocketAddr,
     pub tls: bool,
+    /// HTTP/3 over QUIC (a UDP port; `tls` too).
+    pub quic: bool,
 }
 
 impl Bound {
@@ -119,6 +125,10 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
     let fastcgi = fastcgi.collect::<Result<Vec<_>>>()?;
     let ids = config.user.as_deref().map(privs::lookup_user).transpose()?;
     let (loops, bound) = listen_all(&config, threads)?;
+    let alt_svc = bound
+        .iter()
+        .find(|b| b.quic)
+        .map(|b| format!("Alt-Svc: h3=\":{}\"; ma=86400\r\n", b.addr.port()).into_bytes());
     privs::drop(config.chroot.as_deref(), ids.as_ref())?;
     let site = Arc::new(Site {
         config,
@@ -132,6 +142,7 @@ pub fn run(config: Config, ready: impl FnOnce(&[Bound])) -> Result<()> {
         stopping: AtomicBool::new(false),
         fastcgi,
         threads,
+        alt_svc,
     });
 
     // Signals reach this thread through a socket (signal-hook); the loops retry what they interrupt.
@@ -206,10 +217,10 @@ fn boundary() -> String {
     )
 }
 
-/// The listeners of each loop (plain HTTP, then TLS, as configured) and the addresses they bound.
-/// The certificate and key are read here, before chroot.
-fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<worker::Listener>>, Vec<Bound>)> {
-    let mut loops: Vec<Vec<worker::Listener>> = (0..threads).map(|_| Vec::new()).collect();
+/// The listeners of each loop (plain HTTP, then TLS, then QUIC, as configured) and the addresses
+/// they bound. The certificate and key are read here, before chroot.
+fn listen_all(config: &Config, threads: usize) -> Result<(Vec<worker::Listeners>, Vec<Bound>)> {
+    let mut loops: Vec<worker::Listeners> = (0..threads).map(|_| Default::default()).collect();
     let mut bound = Vec::new();
     let tls = match (&config.listen_tls, &config.tls_cert, &config.tls_key) {
         (Some(addr), Some(cert), Some(key)) => {
@@ -223,13 +234,54 @@ fn listen_all(config: &Config, threads: usize) -> Result<(Vec<Vec<worker::Listen
         bound.push(Bound {
             addr: sockets[0].local_addr()?,
             tls: settings.is_some(),
+            quic: false,
         });
         for (socket, listeners) in sockets.into_iter().zip(&mut loops) {
             let tls = settings.clone();
-            listeners.push(worker::Listener { socket, tls });
+            listeners.tcp.push(worker::Listener { socket, tls });
+        }
+    }
+    if let (Some(addr), Some(cert), Some(key)) =
+        (config.listen_quic, &config.tls_cert, &config.tls_key)
+    {
+        let settings = quic::settings(tls::load_quic(cert, key)?, config)?;
+        let sockets = bind_udp(addr, threads)?;
+        bound.push(Bound {
+            addr: sockets[0].local_addr()?,
+            tls: true,
+            quic: true,
+        });
+        for (socket, listeners) in sockets.into_iter().zip(&mut loops) {
+            let settings = settings.clone();
+            listeners.quic = Some(worker::QuicListener { socket, settings });
         }
     }
     Ok((loops, bound))
+}
+
+/// One UDP socket per loop for QUIC, all bound to the same address with SO_REUSEPORT (the kernel
+/// keeps a client's datagrams on one of them); port 0 as `bind` does.
+fn bind_udp(addr: SocketAddr, n: usize) -> Result<Vec<std::net::UdpSocket>> {
+    if addr.port() != 0 {
+        // As for TCP: a plain bind first turns a port in use into a clear error.
+        let probe = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        probe
+            .bind(&addr.into())
+            .with_context(|| format!("cannot listen on {addr} (UDP)"))?;
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut addr = addr;
+    for _ in 0..n {
+        let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        sock.set_reuse_port(true)?;
+        sock.bind(&addr.into())
+            .with_context(|| format!("cannot listen on {addr} (UDP)"))?;
+        sock.set_nonblocking(true)?;
+        let socket: std::net::UdpSocket = sock.into();
+        addr = socket.local_addr()?;
+        out.push(socket);
+    }
+    Ok(out)
 }
 
 /// One listening socket per loop, all bound to the same address with SO_REUSEPORT. Port 0 picks a

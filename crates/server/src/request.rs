@@ -3,8 +3,8 @@
 //! request line, then field lines) for the access log and for what reads every field (CGI's and
 //! FastCGI's `HTTP_*` variables, gzip's Accept-Encoding). HTTP/1 builds it from `http1`'s parsed
 //! head by copying borrowed slices (`from_http1`: no allocation, no scan beyond the request line's
-//! length); HTTP/2 builds it from its decoded header list (h2/request.rs), spelling the text form
-//! into a buffer of the connection's ("GET /a HTTP/2.0", then `name: value` lines).
+//! length); HTTP/2 and HTTP/3 build it from their decoded field lists (field_list.rs), spelling the
+//! text form into a buffer of the connection's ("GET /a HTTP/2.0", then `name: value` lines).
 
 pub use webstand_http1::framing::RequestBody;
 pub use webstand_http1::request::Method;
@@ -15,6 +15,7 @@ pub enum Version {
     /// HTTP/1.0 or HTTP/1.1 (the minor version).
     Http1(u8),
     Http2,
+    Http3,
 }
 
 impl Version {
@@ -24,6 +25,7 @@ impl Version {
             Version::Http1(0) => b"HTTP/1.0",
             Version::Http1(_) => b"HTTP/1.1",
             Version::Http2 => b"HTTP/2.0",
+            Version::Http3 => b"HTTP/3.0",
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Site {
     pub fastcgi: Vec<FastCgiRule>,
     /// Event loops running (each opens its share of `fastcgi_connections`).
     pub threads: usize,
+    /// The Alt-Svc line TLS answers carry when HTTP/3 listens (`Alt-Svc: h3=":PORT"…`).
+    pub alt_svc: Option<Vec<u8>>,
 }
 
 impl Site {

@@ -41,8 +41,46 @@ This port speaks HTTPS: use an https:// URL.\r\n\r\n";
 /// (`tls_protocols`). Errors name the file or the setting at fault.
 pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<ServerConfig>> {
     let versions = protocol_versions(protocols)?;
-    let certs = read_certs(cert_path)?;
     let provider = Arc::new(aes128_first(rustls::crypto::ring::default_provider()));
+    let certified = certified_key(cert_path, key_path, &provider)?;
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&versions)
+        .map_err(|e| anyhow!("TLS settings: {e}"))?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
+    config.ignore_client_order = true;
+    // h2 first: the server's preference decides (ignore_client_order covers ALPN in rustls).
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    config.ticketer =
+        rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
+    Ok(Arc::new(config))
+}
+
+/// The TLS settings of QUIC connections (`--listen-quic`): the same certificate and provider,
+/// TLS 1.3 alone (QUIC has no other, RFC 9001 §4.2), ALPN `h3`, resumption by tickets; no 0-RTT
+/// (a replayed request is the server's risk, and nothing here needs it).
+pub fn load_quic(cert_path: &Path, key_path: &Path) -> Result<ServerConfig> {
+    let provider = Arc::new(aes128_first(rustls::crypto::ring::default_provider()));
+    let certified = certified_key(cert_path, key_path, &provider)?;
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| anyhow!("TLS settings: {e}"))?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
+    config.alpn_protocols = vec![b"h3".to_vec()];
+    config.ticketer =
+        rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
+    Ok(config)
+}
+
+/// The certificate chain and its key, checked to belong together.
+fn certified_key(
+    cert_path: &Path,
+    key_path: &Path,
+    provider: &rustls::crypto::CryptoProvider,
+) -> Result<CertifiedKey> {
+    let certs = read_certs(cert_path)?;
     let key = provider
         .key_provider
         .load_private_key(read_key(key_path)?)
@@ -57,18 +95,7 @@ pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<Se
         ),
         Err(e) => bail!("TLS certificate {}: {e}", cert_path.display()),
     }
-    let mut config = ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&versions)
-        .map_err(|e| anyhow!("TLS settings: {e}"))?
-        .with_no_client_auth()
-        .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
-    config.ignore_client_order = true;
-    // h2 first: the server's preference decides (ignore_client_order covers ALPN in rustls).
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    config.ticketer =
-        rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
-    Ok(Arc::new(config))
+    Ok(certified)
 }
 
 /// The provider's suites with TLS13_AES_128_GCM_SHA256 first, which the server then prefers over

@@ -1,7 +1,10 @@
-//! The byte stream under a connection: a plain TCP socket, or TLS over one (tls.rs). A connection
-//! reads, writes, sends file ranges and shuts down only through these methods, so nothing above
-//! knows which it has; the one difference it may ask about is a TLS handshake still under way.
+//! The byte stream under a connection: a plain TCP socket, TLS over one (tls.rs), or a QUIC
+//! connection's streams as records (quic/conn.rs; its protocol, HTTP/3, reads and writes them).
+//! A connection reads, writes, sends file ranges and shuts down only through these methods, so
+//! nothing above knows which it has; the differences it may ask about are a handshake still under
+//! way and whether the loop wakes it through a socket of its own (QUIC's share the loop's).
 
+use crate::quic::conn::QuicConn;
 use crate::tls::TlsStream;
 use mio::net::TcpStream;
 use std::fs::File;
@@ -12,6 +15,7 @@ use std::os::fd::AsRawFd;
 pub enum Transport {
     Tcp(TcpStream),
     Tls(Box<TlsStream>),
+    Quic(Box<QuicConn>),
 }
 
 impl Transport {
@@ -20,6 +24,7 @@ impl Transport {
         match self {
             Transport::Tcp(s) => s.read(buf),
             Transport::Tls(t) => t.read(buf),
+            Transport::Quic(q) => q.read(buf),
         }
     }
 
@@ -29,6 +34,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => n == cap,
             Transport::Tls(t) => t.may_have_more(),
+            Transport::Quic(q) => q.may_have_more(),
         }
     }
 
@@ -36,6 +42,7 @@ impl Transport {
         match self {
             Transport::Tcp(s) => s.write(buf),
             Transport::Tls(t) => t.write(buf),
+            Transport::Quic(q) => q.write(buf),
         }
     }
 
@@ -55,6 +62,7 @@ impl Transport {
                 Ok(r as usize)
             }
             Transport::Tls(t) => t.write(buf),
+            Transport::Quic(q) => q.write(buf),
         }
     }
 
@@ -74,6 +82,8 @@ impl Transport {
                 Ok(r as usize)
             }
             Transport::Tls(t) => t.send_file(file, offset, len),
+            // HTTP/3 reads its file ranges itself (h3/send.rs): records are not file bytes.
+            Transport::Quic(_) => Err(io::ErrorKind::Unsupported.into()),
         }
     }
 
@@ -83,6 +93,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => Ok(true),
             Transport::Tls(t) => t.flush(),
+            Transport::Quic(q) => q.flush(),
         }
     }
 
@@ -91,6 +102,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => false,
             Transport::Tls(t) => t.pending(),
+            Transport::Quic(q) => q.pending(),
         }
     }
 
@@ -99,6 +111,7 @@ impl Transport {
         match self {
             Transport::Tcp(_) => false,
             Transport::Tls(t) => t.handshaking(),
+            Transport::Quic(q) => q.handshaking(),
         }
     }
 
@@ -109,6 +122,7 @@ impl Transport {
                 let _ = s.shutdown(std::net::Shutdown::Write);
             }
             Transport::Tls(t) => t.shutdown_write(),
+            Transport::Quic(q) => q.close(webstand_h3::ErrorCode::NoError.to_u64()),
         }
     }
 
@@ -116,6 +130,7 @@ impl Transport {
         match self {
             Transport::Tcp(s) => s.peer_addr(),
             Transport::Tls(t) => t.socket().peer_addr(),
+            Transport::Quic(q) => Ok(q.peer_addr()),
         }
     }
 
@@ -124,26 +139,38 @@ impl Transport {
     pub fn alpn_h2(&self) -> bool {
         match self {
             Transport::Tls(t) => t.alpn_h2(),
-            Transport::Tcp(_) => false,
+            Transport::Tcp(_) | Transport::Quic(_) => false,
         }
     }
 
+    /// QUIC is TLS 1.3 too.
     pub fn is_tls(&self) -> bool {
-        matches!(self, Transport::Tls(_))
+        matches!(self, Transport::Tls(_) | Transport::Quic(_))
+    }
+
+    /// A QUIC connection's streams (its protocol is HTTP/3).
+    pub fn quic(&mut self) -> Option<&mut QuicConn> {
+        match self {
+            Transport::Quic(q) => Some(q),
+            _ => None,
+        }
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         match self {
             Transport::Tcp(s) => s.local_addr(),
             Transport::Tls(t) => t.socket().local_addr(),
+            Transport::Quic(q) => Ok(q.local_addr()),
         }
     }
 
-    /// What the event loop registers for readiness.
-    pub fn source(&mut self) -> &mut dyn mio::event::Source {
+    /// What the event loop registers for readiness (none for QUIC: the loop's socket carries
+    /// every QUIC connection's datagrams).
+    pub fn source(&mut self) -> Option<&mut dyn mio::event::Source> {
         match self {
-            Transport::Tcp(s) => s,
-            Transport::Tls(t) => t.socket_mut(),
+            Transport::Tcp(s) => Some(s),
+            Transport::Tls(t) => Some(t.socket_mut()),
+            Transport::Quic(_) => None,
         }
     }
 }

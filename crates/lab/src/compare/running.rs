@@ -6,12 +6,16 @@ use std::path::Path;
 use webstand_workload::fixtures::{self, Manifest};
 use webstand_workload::Workload;
 
-use super::{CompareObserver, Comparison, Options, ServerOutcome, WorkloadKind};
-use crate::disclosure;
+use super::observer::CompareObserver;
+use super::options::Options;
+use super::outcome::{Comparison, ServerOutcome};
+use super::workloads::WorkloadKind;
+use crate::affinity::{allowed_cpus, pin_current};
+use crate::cgroup::CpuSource;
 use crate::php::Backends;
 use crate::round::Run;
-use crate::servers;
-use crate::tls::LabCert;
+use crate::servers::lab_files::write_lab_files;
+use crate::tls::cert::LabCert;
 use std::sync::Arc;
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
@@ -28,8 +32,7 @@ pub fn prepare_docroot(dir: &Path, large_size: u64) -> Result<Manifest> {
     };
     let manifest = fixtures::write(dir, &opts)
         .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
-    servers::write_lab_files(dir)
-        .with_context(|| format!("cannot write the docroot {}", dir.display()))?;
+    write_lab_files(dir).with_context(|| format!("cannot write the docroot {}", dir.display()))?;
     Ok(manifest)
 }
 
@@ -100,7 +103,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
             server.run(outcome, obs, &mut out.verify);
         }
     }
-    out.cpu_accounting = disclosure::cpu_accounting(&out.servers);
+    out.cpu_accounting = cpu_accounting(&out.servers);
     out.interrupted |= obs.stop_requested();
     if let Some(Err(e)) = backends.as_mut().map(Backends::stop) {
         obs.note(&format!("{e:#}"));
@@ -150,7 +153,7 @@ pub fn round_order(servers: usize, round: usize) -> Vec<usize> {
 
 /// Whether the CPUs asked for are allowed and disjoint.
 fn pin_allowed(opts: &Options) -> bool {
-    let allowed = servers::allowed_cpus();
+    let allowed = allowed_cpus();
     let wanted = || opts.server_cpus.iter().chain(&opts.generator_cpus);
     wanted().all(|c| allowed.contains(c))
         && opts
@@ -161,14 +164,14 @@ fn pin_allowed(opts: &Options) -> bool {
 
 /// Pins this process (the generator) when the CPUs asked for are allowed and disjoint; the header line.
 fn pin(opts: &Options) -> (bool, String) {
-    let allowed = servers::allowed_cpus();
+    let allowed = allowed_cpus();
     if !pin_allowed(opts) {
         return (false, format!(
             "not pinned: this process may use CPU {} only, and the server and generator need disjoint ones",
             list(&allowed)
         ));
     }
-    servers::pin_current(&opts.generator_cpus);
+    pin_current(&opts.generator_cpus);
     let text = format!(
         "servers pinned to CPU {}, generator to CPU {}",
         list(&opts.server_cpus),
@@ -182,6 +185,17 @@ fn list(v: &[usize]) -> String {
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// The line under the comparison's heading saying where server CPU time came from.
+fn cpu_accounting(servers: &[ServerOutcome]) -> String {
+    let mut sources: Vec<CpuSource> = servers.iter().filter_map(|s| s.cpu_source).collect();
+    sources.dedup();
+    match sources.as_slice() {
+        [] => "server CPU: not measured".into(),
+        [one] => format!("server CPU from {}", one.describe()),
+        _ => "server CPU from different sources (see each row's note)".into(),
+    }
 }
 
 /// One line on what every level ran.
@@ -239,4 +253,16 @@ fn describe(opts: &Options) -> String {
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_rotate_the_order() {
+        assert_eq!(round_order(3, 0), [0, 1, 2]);
+        assert_eq!(round_order(3, 1), [1, 2, 0]);
+        assert_eq!(round_order(3, 5), [2, 0, 1]);
+    }
 }

@@ -8,7 +8,8 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::daemon::{require, Daemon};
+use super::daemon::Daemon;
+use crate::programs::require;
 use crate::users::{self, Account};
 
 /// The binary's name in Debian's package (the default of `--php-fpm`), and the package.

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::daemon::{require, Daemon};
+use super::daemon::Daemon;
+use crate::programs::require;
 use crate::users;
 
 pub const PACKAGE: &str = "mariadb-server";

@@ -1,14 +1,13 @@
 //! PHP behind the lab's servers: PHP-FPM (`fpm`) and, for WordPress, a private MariaDB (`mariadb`),
 //! each a backend process of the lab (`daemon`), plus the two dynamic workloads' content: the
-//! generated page (`page`), the WordPress site (`wordpress`, set up by `wp.php`) and each server's
-//! lines passing PHP on (`pass`). `Backends` is what a comparison runs beside its servers, and
-//! what its CPU per request adds to theirs.
+//! generated page (`page`) and the WordPress site (`wordpress`, set up by `wp.php`). Each server
+//! kind's file spells how it passes PHP on (`crate::servers`). `Backends` is what a comparison runs
+//! beside its servers, and what its CPU per request adds to theirs.
 
 pub mod daemon;
 pub mod fpm;
 pub mod mariadb;
 pub mod page;
-pub mod pass;
 pub mod wordpress;
 
 use anyhow::Result;

@@ -8,8 +8,8 @@ use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::daemon::require;
 use super::mariadb::{DATABASE, PASSWORD, USER};
+use crate::programs::require;
 
 /// Where Debian's package puts WordPress, and the theme the lab uses (a classic PHP theme, as the
 /// seed's WordPress 2.7 default was).

@@ -3,11 +3,14 @@
 //! mod_proxy_fcgi. `apache-modphp` is the same config on the prefork MPM with mod_php (seed 004's
 //! Apache): a child per client of the largest level, PHP run inside them.
 
+use std::path::{Path, PathBuf};
+
 use super::config::{mime_types, Ctx, Launch};
-use super::Profile;
+use super::kind::{Cgi, Configures, Php, ServerKind};
+use super::lab_files::THROTTLE_KIB_PER_SEC;
+use crate::h2;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::{h2, tls};
+use crate::tls::{ciphers, NO_TLS};
 
 const MODULES: &[(&str, &str)] = &[
     ("authz_core", "mod_authz_core"),
@@ -23,40 +26,121 @@ const MODULES: &[(&str, &str)] = &[
     ("ratelimit", "mod_ratelimit"),
 ];
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "apache",
-    aliases: &["apache2", "httpd"],
-    package: "apache2",
-    binaries: &["apache2", "httpd"],
-    version_flag: "-v",
-    model: "event MPM, 1 child × threads",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: false,
-    configures: (true, true, true),
-    launch,
-};
-
 /// mod_ssl and the shared-memory session cache it keeps sessions in.
 const TLS_MODULES: &[(&str, &str)] = &[("ssl", "mod_ssl"), ("socache_shmcb", "mod_socache_shmcb")];
 
 /// mod_http2, for `compare --h2` (the event MPM's threads serve its streams).
 const H2_MODULES: &[(&str, &str)] = &[("http2", "mod_http2")];
 
+/// mod_proxy_fcgi, as the Apache documentation's PHP-FPM example sets it up, and mod_deflate for
+/// HTML.
+const FPM_MODULES: &[(&str, &str)] = &[
+    ("proxy", "mod_proxy"),
+    ("proxy_fcgi", "mod_proxy_fcgi"),
+    ("filter", "mod_filter"),
+    ("deflate", "mod_deflate"),
+];
+
+/// mod_php (from `libapache2-mod-php8.2`) and mod_deflate for HTML.
+const MOD_PHP_MODULES: &[(&str, &str)] = &[
+    ("php", "libphp8.2"),
+    ("filter", "mod_filter"),
+    ("deflate", "mod_deflate"),
+];
+
+/// Where Debian puts apache2's modules.
+const MODULE_DIR: &str = "/usr/lib/apache2/modules";
+
 /// mod_php's module, from `libapache2-mod-php8.2`.
 pub const MOD_PHP: &str = "/usr/lib/apache2/modules/libphp8.2.so";
 
-pub(super) const PROFILE_MOD_PHP: Profile = Profile {
-    name: "apache-modphp",
-    aliases: &["apache-mod-php", "mod_php"],
-    package: "libapache2-mod-php8.2",
-    binaries: &["apache2", "httpd"],
-    version_flag: "-v",
-    model: "prefork MPM + mod_php, a child per client",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: false,
-    configures: (true, true, true),
-    launch: launch_mod_php,
-};
+/// apache2 with the event MPM (`mod_php: false`: the `apache` row) or the prefork MPM and mod_php
+/// (the `apache-modphp` row).
+pub struct Apache {
+    pub mod_php: bool,
+}
+
+impl ServerKind for Apache {
+    fn name(&self) -> &'static str {
+        if self.mod_php {
+            "apache-modphp"
+        } else {
+            "apache"
+        }
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        if self.mod_php {
+            &["apache-mod-php", "mod_php"]
+        } else {
+            &["apache2", "httpd"]
+        }
+    }
+    fn package(&self) -> &'static str {
+        if self.mod_php {
+            "libapache2-mod-php8.2"
+        } else {
+            "apache2"
+        }
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["apache2", "httpd"]
+    }
+    /// apache-modphp needs mod_php's module as well as apache2.
+    fn program(&self, _webstand: Option<&Path>) -> Option<PathBuf> {
+        if self.mod_php && !Path::new(MOD_PHP).is_file() {
+            return None;
+        }
+        self.binaries()
+            .iter()
+            .find_map(|b| crate::programs::find_program(b))
+    }
+    fn model(&self) -> &'static str {
+        if self.mod_php {
+            "prefork MPM + mod_php, a child per client"
+        } else {
+            "event MPM, 1 child × threads"
+        }
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Own
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: true,
+            throttling: true,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        if self.mod_php {
+            launch_mod_php(c)
+        } else {
+            launch(c)
+        }
+    }
+    fn tls(&self, _program: &Path) -> Result<(), String> {
+        let ssl = Path::new(MODULE_DIR).join("mod_ssl.so");
+        if ssl.is_file() {
+            Ok(())
+        } else {
+            Err(format!("{NO_TLS}: {MODULE_DIR} has no mod_ssl.so"))
+        }
+    }
+    /// mod_http2 under both MPMs; under prefork (apache-modphp) it answers ALPN h2 with http/1.1
+    /// (h2c it takes), which the h2 check finds.
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn php(&self) -> Php {
+        if self.mod_php {
+            Php::InProcess {
+                inside: "apache's prefork children (mod_php)",
+            }
+        } else {
+            Php::Fpm
+        }
+    }
+}
 
 fn launch(c: &Ctx) -> Launch {
     // One child: ThreadsPerChild is every thread it has, and with the event MPM a child takes
@@ -68,7 +152,16 @@ fn launch(c: &Ctx) -> Launch {
          StartServers 1\nServerLimit 1\nThreadLimit {threads}\nThreadsPerChild {threads}\n\
          MaxRequestWorkers {threads}\nMinSpareThreads 1\nMaxSpareThreads {threads}\n"
     );
-    let php = c.php.as_ref().map(|p| p.apache_fcgi());
+    // `.php` files to PHP-FPM: the handler set on them, as the Apache documentation's example does.
+    let php = c.php.as_ref().map(|p| {
+        let lines = format!(
+            "DirectoryIndex index.php index.html\n\
+             <FilesMatch \"\\.php$\">\n  SetHandler \"proxy:unix:{sock}|fcgi://localhost\"\n</FilesMatch>\n\
+             AddOutputFilterByType DEFLATE text/html\n",
+            sock = p.socket
+        );
+        (FPM_MODULES, lines)
+    });
     config(c, &mpm, php)
 }
 
@@ -81,10 +174,11 @@ fn launch_mod_php(c: &Ctx) -> Launch {
          StartServers {n}\nServerLimit {n}\nMaxRequestWorkers {n}\n\
          MinSpareServers {n}\nMaxSpareServers {n}\n"
     );
-    config(c, &mpm, Some(crate::php::pass::apache_mod_php()))
+    let php = "DirectoryIndex index.php index.html\n\
+               <FilesMatch \"\\.php$\">\n  SetHandler application/x-httpd-php\n</FilesMatch>\n\
+               AddOutputFilterByType DEFLATE text/html\n";
+    config(c, &mpm, Some((MOD_PHP_MODULES, php.to_string())))
 }
-
-const MODULE_DIR: &str = "/usr/lib/apache2/modules";
 
 /// The config shared by both rows: `mpm` loads and sizes the MPM; `php` adds modules and lines.
 fn config(
@@ -180,9 +274,9 @@ fn tls_settings(c: &Ctx) -> String {
          SSLSessionCache shmcb:{wd}/ssl_scache(1048576)\nSSLSessionCacheTimeout {t}\nSSLSessionTickets on\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
-        ciphers = tls::openssl_ciphers(),
-        suites = tls::openssl_suites(),
+        ciphers = ciphers::openssl_ciphers(),
+        suites = ciphers::openssl_suites(),
         wd = c.wd,
-        t = tls::SESSION_TIMEOUT_SECS,
+        t = ciphers::SESSION_TIMEOUT_SECS,
     )
 }

@@ -1,9 +1,8 @@
-//! Finding a server's binary on this machine (PATH, then the sbin directories a non-root PATH lacks)
-//! and the version it reports.
+//! Finding a server kind's binary on this machine and the version it reports.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use super::kind::output_of;
 use super::Kind;
 
 /// A server's binary and version, found on this machine.
@@ -15,43 +14,13 @@ pub struct Binary {
     pub version: String,
 }
 
-/// Finds `kind`'s binary (PATH, then the sbin directories a non-root PATH lacks) and its version.
-/// `builtin` is the `webstand` binary to run as the builtin server. The error is one line saying how
-/// to install the server.
+/// Finds `kind`'s binary (`ServerKind::program`) and its version. `builtin` is the `webstand` binary
+/// to run as the builtin server. The error is one line saying how to install the server.
 pub fn locate(kind: Kind, builtin: Option<&Path>) -> Result<Binary, String> {
-    let path = match kind {
-        Kind::Builtin | Kind::BuiltinNoCache => {
-            builtin.map(Path::to_path_buf).filter(|p| p.is_file())
-        }
-        // apache-modphp needs mod_php's module as well as apache2.
-        Kind::ApacheModPhp if !Path::new(super::apache::MOD_PHP).is_file() => None,
-        _ => kind.profile().binaries.iter().find_map(|b| find_program(b)),
+    let Some(path) = kind.program(builtin) else {
+        return Err(kind.not_found());
     };
-    let Some(path) = path else {
-        return Err(match kind {
-            Kind::Builtin | Kind::BuiltinNoCache => {
-                format!("{}: the webstand binary was not found", kind.name())
-            }
-            _ => format!(
-                "{}: not installed (apt-get install {}, or scripts/install-deps.sh)",
-                kind.name(),
-                kind.package()
-            ),
-        });
-    };
-    let out = Command::new(&path)
-        .arg(kind.profile().version_flag)
-        .stdin(Stdio::null())
-        .output();
-    let text = out
-        .map(|o| {
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            )
-        })
-        .unwrap_or_default();
+    let text = output_of(&path, &[kind.version_flag()]);
     Ok(Binary {
         kind,
         path,
@@ -81,20 +50,10 @@ pub fn version_in(text: &str) -> Option<String> {
     None
 }
 
-/// Finds a program the way the lab runs one: on PATH, then in the sbin directories a non-root PATH
-/// lacks (nginx, apache2 and mini_httpd live in /usr/sbin).
-pub fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/local/sbin", "/usr/local/bin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::servers::Kind;
+    use crate::programs::find_program;
 
     #[test]
     fn versions_come_out_of_banners() {
@@ -125,10 +84,11 @@ mod tests {
 
     #[test]
     fn a_missing_binary_says_how_to_install() {
-        let e = locate(Kind::Builtin, Some(Path::new("/nonexistent/webstand"))).unwrap_err();
+        let builtin = Kind::parse("builtin").unwrap();
+        let e = locate(builtin, Some(Path::new("/nonexistent/webstand"))).unwrap_err();
         assert!(e.contains("builtin"), "{e}");
         if find_program("caddy").is_none() {
-            assert!(locate(Kind::Caddy, None)
+            assert!(locate(Kind::parse("caddy").unwrap(), None)
                 .unwrap_err()
                 .contains("apt-get install caddy"));
         }

@@ -2,47 +2,111 @@
 //! `builtin-nocache` row: no file bytes in memory, every file sent from a cached descriptor with
 //! sendfile (the path nginx takes with `open_file_cache`).
 
+use std::path::{Path, PathBuf};
+
 use super::config::{Ctx, Launch};
-use super::Profile;
+use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::lab_files::THROTTLE_KIB_PER_SEC;
+use crate::h2::{Mode, NO_H2};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::servers::THROTTLE_KIB_PER_SEC;
+use crate::notes::{Note, TlsNote};
+use crate::tls::NO_TLS;
 
 /// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
 /// default, written out so the saved config shows it).
 pub const CACHE_FILE_MAX: u64 = 64 << 10;
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "builtin",
-    aliases: &["webstand"],
-    package: "webstand",
-    binaries: &["webstand"],
-    version_flag: "--version",
-    model: "epoll, 1 thread",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: false,
-    configures: (true, true, true),
-    launch: launch_cached,
-};
-
-pub(super) const PROFILE_NOCACHE: Profile = Profile {
-    name: "builtin-nocache",
-    aliases: &[],
-    package: "webstand",
-    binaries: &["webstand"],
-    version_flag: "--version",
-    model: "epoll, 1 thread, no file cache",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: false,
-    configures: (true, true, true),
-    launch: launch_uncached,
-};
-
-fn launch_cached(c: &Ctx) -> Launch {
-    launch(c, true)
+/// The webstand binary the lab was given, as `serve` with its file cache (`builtin`) or without
+/// (`builtin-nocache`).
+pub struct Builtin {
+    pub cached: bool,
 }
 
-fn launch_uncached(c: &Ctx) -> Launch {
-    launch(c, false)
+impl ServerKind for Builtin {
+    fn name(&self) -> &'static str {
+        if self.cached {
+            "builtin"
+        } else {
+            "builtin-nocache"
+        }
+    }
+    fn aliases(&self) -> &'static [&'static str] {
+        if self.cached {
+            &["webstand"]
+        } else {
+            &[]
+        }
+    }
+    fn package(&self) -> &'static str {
+        "webstand"
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["webstand"]
+    }
+    fn program(&self, webstand: Option<&Path>) -> Option<PathBuf> {
+        webstand.map(Path::to_path_buf).filter(|p| p.is_file())
+    }
+    fn not_found(&self) -> String {
+        format!("{}: the webstand binary was not found", self.name())
+    }
+    fn version_flag(&self) -> &'static str {
+        "--version"
+    }
+    fn model(&self) -> &'static str {
+        if self.cached {
+            "epoll, 1 thread"
+        } else {
+            "epoll, 1 thread, no file cache"
+        }
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Own
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: true,
+            throttling: true,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        launch(c, self.cached)
+    }
+    fn tls(&self, program: &Path) -> Result<(), String> {
+        if output_of(program, &["serve", "--help"]).contains("--listen-tls") {
+            Ok(())
+        } else {
+            Err(format!(
+                "{NO_TLS}: {}'s build has no --listen-tls",
+                self.name()
+            ))
+        }
+    }
+    fn tls_notes(&self) -> &'static [TlsNote] {
+        &[TlsNote::RustlsOrder]
+    }
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Over TLS `serve` negotiates h2 by ALPN itself; h2c by prior knowledge needs `--h2c`.
+    fn h2_here(&self, program: &Path, mode: Mode) -> Result<(), String> {
+        if mode == Mode::Cleartext && !output_of(program, &["serve", "--help"]).contains("--h2c") {
+            return Err(format!("{NO_H2}: this webstand's serve has no --h2c"));
+        }
+        Ok(())
+    }
+    fn php(&self) -> Php {
+        Php::Fpm
+    }
+    fn file_notes(&self) -> Vec<Note> {
+        vec![if self.cached {
+            Note::FilesFromMemory {
+                up_to_kib: CACHE_FILE_MAX / 1024,
+            }
+        } else {
+            Note::NoFileCache
+        }]
+    }
 }
 
 fn launch(c: &Ctx, cached: bool) -> Launch {
@@ -70,8 +134,13 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
     if let Some(w) = c.worker {
         conf.push_str(&format!("user = \"{}\"\n", q(&w.name)));
     }
+    // PHP: its `fastcgi` rule, index file, a connection per PHP-FPM worker, gzip for the pages.
     if let Some(p) = &c.php {
-        conf.push_str(&p.builtin());
+        conf.push_str(&format!(
+            "index = \"index.php\"\nfastcgi = [\"*.php=unix:{sock}\"]\nfastcgi_connections = {n}\nfastcgi_gzip = true\n",
+            sock = p.socket,
+            n = p.children
+        ));
     }
     if c.chroot {
         conf.push_str(&format!("chroot = \"{}\"\n", q(&c.d)));

@@ -1,24 +1,72 @@
 //! caddy with a Caddyfile: no admin endpoint, no automatic HTTPS, its state in its own directory,
-//! GOMAXPROCS=1 for its one CPU; CGI through fcgiwrap with its FastCGI transport.
+//! GOMAXPROCS=1 for its one CPU; CGI through fcgiwrap with its FastCGI transport, PHP by its
+//! `php_fastcgi`.
+
+use std::path::Path;
 
 use super::config::{cgi_programs, Ctx, Launch};
-use super::Profile;
+use super::kind::{Cgi, Configures, Php, ServerKind};
+use super::lab_files::{bcrypt_hash, AUTH_USER};
+use crate::h2::Mode;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::servers::{bcrypt_hash, AUTH_USER};
-use crate::tls;
+use crate::notes::{H2Note, TlsNote};
+use crate::tls::ciphers;
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "caddy",
-    aliases: &[],
-    package: "caddy",
-    binaries: &["caddy"],
-    version_flag: "version",
-    model: "goroutines, GOMAXPROCS=1",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: true,
-    configures: (true, false, false),
-    launch,
-};
+pub struct Caddy;
+
+impl ServerKind for Caddy {
+    fn name(&self) -> &'static str {
+        "caddy"
+    }
+    fn package(&self) -> &'static str {
+        "caddy"
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["caddy"]
+    }
+    fn version_flag(&self) -> &'static str {
+        "version"
+    }
+    fn model(&self) -> &'static str {
+        "goroutines, GOMAXPROCS=1"
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Fcgiwrap
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: false,
+            throttling: false,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        launch(c)
+    }
+    /// Go's TLS is always there.
+    fn tls(&self, _program: &Path) -> Result<(), String> {
+        Ok(())
+    }
+    fn tls_notes(&self) -> &'static [TlsNote] {
+        &[
+            TlsNote::GoTls13Order,
+            TlsNote::TicketsOnly { cacheless: None },
+        ]
+    }
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
+        vec![H2Note::LibraryStreams {
+            library: "Go's HTTP/2",
+            server: "caddy",
+            streams: 250,
+        }]
+    }
+    fn php(&self) -> Php {
+        Php::Fpm
+    }
+}
 
 fn launch(c: &Ctx) -> Launch {
     // The site answers every Host (`:port`, bound to loopback): a site named 127.0.0.1 answers any
@@ -57,7 +105,12 @@ fn launch(c: &Ctx) -> Launch {
             (true, false) => "    protocols h1 h2 h2c\n",
         },
         tls = tls_settings(c),
-        php = c.php.as_ref().map(|p| p.caddy()).unwrap_or_default(),
+        // `php_fastcgi` (index.php and the try_files it implies) and `encode gzip`.
+        php = c
+            .php
+            .as_ref()
+            .map(|p| format!("  encode gzip\n  php_fastcgi unix/{}\n", p.socket))
+            .unwrap_or_default(),
     );
     let env = vec![
         ("HOME".into(), wd.clone()),
@@ -93,6 +146,6 @@ fn tls_settings(c: &Ctx) -> String {
         "  tls {crt} {key} {{\n    protocols tls1.2 tls1.3\n    ciphers {ciphers}\n  }}\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
-        ciphers = tls::GO_TLS12_CIPHERS.join(" "),
+        ciphers = ciphers::go_ciphers(),
     )
 }

@@ -1,15 +1,14 @@
-//! What the lab writes to start each server: its config files, command line and environment, with
-//! the shared limits (`crate::limits`) spelled in each server's own terms by the server's own file
-//! (`Profile::launch`). docs/LAB-CONFIGS.md explains every choice and the upstream documentation it
-//! follows.
+//! What a server kind's config is written from (`Ctx`: the docroot, the port, the shared limits, the
+//! protocols, PHP-FPM's socket, the CGI bridge) and what it hands back to start it (`Launch`: files,
+//! command line, environment). Each kind spells the shared limits (`crate::limits`) in its own terms
+//! in its own file (`ServerKind::launch`); docs/LAB-CONFIGS.md explains every choice and the upstream
+//! documentation it follows.
 
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
-use crate::php::pass::Pass;
-use crate::servers::{bcrypt_hash, running_as_root, sha_hash, Binary, AUTH_USER};
 use crate::tls::LabCert;
-use crate::users::{self, Account};
+use crate::users::Account;
 
 /// What a start needs to write and run.
 #[derive(Clone, Debug, Default)]
@@ -47,7 +46,7 @@ const FIXTURE_EXTENSIONS: &[&str] = &["html", "txt", "css", "js", "gif", "jpg", 
 
 /// (extension, type) for each fixture extension, the types from mime_guess: the project's one MIME
 /// table, the one `webstand serve` answers with too.
-pub(super) fn mime_types() -> impl Iterator<Item = (&'static str, &'static str)> {
+pub fn mime_types() -> impl Iterator<Item = (&'static str, &'static str)> {
     FIXTURE_EXTENSIONS.iter().map(|&e| {
         let t = mime_guess::from_ext(e)
             .first_raw()
@@ -56,38 +55,50 @@ pub(super) fn mime_types() -> impl Iterator<Item = (&'static str, &'static str)>
     })
 }
 
+/// PHP-FPM, as a server's config passes `.php` to it. Every server that can gets the same:
+/// `index.php` before `index.html` as the directory index, `*.php` that exist as files to FastCGI on
+/// PHP-FPM's Unix socket with SCRIPT_FILENAME under the docroot and the request's Host (port
+/// included) as HTTP_HOST, and gzip for `text/html` to clients that accept it (the seed's
+/// "compression was enabled"); each kind's file spells it.
+#[derive(Clone, Debug)]
+pub struct Pass {
+    /// PHP-FPM's socket (absolute path).
+    pub socket: String,
+    /// PHP-FPM's workers: the most connections worth opening to it.
+    pub children: usize,
+}
+
 /// What every config template needs.
-pub(crate) struct Ctx<'a> {
+pub struct Ctx<'a> {
     /// The server's binary (lighttpd loads the modules installed beside it).
-    pub(super) program: &'a Path,
-    pub(super) doc: &'a Path,
+    pub program: &'a Path,
+    pub doc: &'a Path,
     /// The docroot and the server's own directory, as text.
-    pub(super) d: String,
-    pub(super) wd: String,
-    pub(super) port: u16,
-    pub(super) chroot: bool,
+    pub d: String,
+    pub wd: String,
+    pub port: u16,
+    pub chroot: bool,
     /// Running as root: servers that switch users are told which one.
-    pub(super) root: bool,
+    pub root: bool,
     /// The user the server's workers run as when it starts as root (None: the lab's own user).
-    pub(super) worker: Option<&'static Account>,
-    pub(super) limits: Limits,
+    pub worker: Option<&'static Account>,
+    pub limits: Limits,
     /// fcgiwrap's socket, for servers that run CGI through it (None: fcgiwrap is not installed, or
     /// the server is started chrooted, without CGI).
-    pub(super) bridge: Option<Bridge>,
+    pub bridge: Option<Bridge>,
     /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
-    pub(super) tls: Option<&'a LabCert>,
+    pub tls: Option<&'a LabCert>,
     /// HTTP/2 on `port` too: by ALPN with `tls`, by prior knowledge (h2c) without
     /// (`crate::h2`: the settings every server gets).
-    pub(super) h2: bool,
-    /// PHP-FPM's socket, when the run has PHP workloads (`crate::php::pass` spells each server's
-    /// lines).
-    pub(super) php: Option<Pass>,
+    pub h2: bool,
+    /// PHP-FPM's socket, when the run has PHP workloads.
+    pub php: Option<Pass>,
 }
 
 impl Ctx<'_> {
     /// Open files the server may use: the shared limit, or the hard limit an unprivileged server
     /// cannot raise.
-    pub(super) fn files(&self) -> usize {
+    pub fn files(&self) -> usize {
         let want = self.limits.files();
         if self.root {
             return want;
@@ -99,68 +110,8 @@ impl Ctx<'_> {
     }
 }
 
-/// How a server's one port speaks: HTTPS with the lab's certificate (`tls`) or plain HTTP, and
-/// HTTP/2 beside HTTP/1.1 when `h2` (by ALPN over TLS, by prior knowledge on a plain port).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Protocols<'a> {
-    pub tls: Option<&'a LabCert>,
-    pub h2: bool,
-}
-
-/// The files, arguments and environment that start `binary` on `doc` at `port` speaking
-/// `protocols`, writing the password files the templates name into `w`; with `php`, `.php` goes to
-/// PHP-FPM.
-pub fn launch(
-    binary: &Binary,
-    doc: &Path,
-    w: &Path,
-    (port, chroot): (u16, bool),
-    limits: Limits,
-    protocols: Protocols,
-    php: Option<&Pass>,
-) -> anyhow::Result<Launch> {
-    let kind = binary.kind;
-    std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
-    std::fs::write(
-        w.join("htpasswd.bcrypt"),
-        format!("{AUTH_USER}:{}\n", bcrypt_hash()),
-    )?;
-    let wd = w.display().to_string();
-    let bridge = (kind.cgi_by_fcgiwrap() && !chroot)
-        .then(fcgiwrap)
-        .flatten()
-        .map(|program| Bridge {
-            program,
-            socket: format!("{wd}/fcgiwrap.sock"),
-            workers: limits.cgi_workers(),
-        });
-    let c = Ctx {
-        program: &binary.path,
-        doc,
-        d: doc.display().to_string(),
-        wd,
-        port,
-        chroot,
-        root: running_as_root(),
-        worker: users::worker(),
-        limits,
-        bridge,
-        tls: protocols.tls,
-        h2: protocols.h2,
-        php: php.filter(|_| !chroot).cloned(),
-    };
-    let mut l = (kind.profile().launch)(&c);
-    l.bridge = c.bridge.clone();
-    Ok(l)
-}
-
-/// fcgiwrap's binary, when installed.
-pub fn fcgiwrap() -> Option<PathBuf> {
-    super::find_program("fcgiwrap")
-}
-
 /// Names of the executable files in `doc/cgi-bin`.
-pub(super) fn cgi_programs(doc: &Path) -> Vec<String> {
+pub fn cgi_programs(doc: &Path) -> Vec<String> {
     use std::os::unix::fs::PermissionsExt;
     let Ok(rd) = std::fs::read_dir(doc.join("cgi-bin")) else {
         return Vec::new();

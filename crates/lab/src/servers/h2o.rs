@@ -1,23 +1,67 @@
-//! h2o in worker mode (the foreground), one thread; CGI through fcgiwrap like nginx and caddy.
+//! h2o in worker mode (the foreground), one thread; CGI through fcgiwrap like nginx and caddy, PHP
+//! through its FastCGI handler.
+
+use std::path::Path;
 
 use super::config::{cgi_programs, Ctx, Launch};
-use super::Profile;
+use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::lab_files::THROTTLE_KIB_PER_SEC;
+use crate::h2::{self, Mode};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::{h2, tls};
+use crate::notes::{H2Note, TlsNote};
+use crate::tls::{ciphers, NO_TLS};
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "h2o",
-    aliases: &[],
-    package: "h2o",
-    binaries: &["h2o"],
-    version_flag: "-v",
-    model: "epoll, 1 thread",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: true,
-    configures: (true, false, true),
-    launch,
-};
+pub struct H2o;
+
+impl ServerKind for H2o {
+    fn name(&self) -> &'static str {
+        "h2o"
+    }
+    fn package(&self) -> &'static str {
+        "h2o"
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["h2o"]
+    }
+    fn model(&self) -> &'static str {
+        "epoll, 1 thread"
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Fcgiwrap
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: false,
+            throttling: true,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        launch(c)
+    }
+    fn tls(&self, program: &Path) -> Result<(), String> {
+        if output_of(program, &["-v"]).contains("OpenSSL") {
+            Ok(())
+        } else {
+            Err(format!("{NO_TLS}: h2o's build links no OpenSSL"))
+        }
+    }
+    fn tls_notes(&self) -> &'static [TlsNote] {
+        &[TlsNote::OpenSslTls13Order { server: "h2o 2.2" }]
+    }
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
+        vec![H2Note::Announces {
+            server: "h2o 2.2",
+            streams: 100,
+        }]
+    }
+    fn php(&self) -> Php {
+        Php::Fpm
+    }
+}
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
@@ -63,7 +107,18 @@ fn launch(c: &Ctx) -> Launch {
         } else {
             String::new()
         },
-        php = c.php.as_ref().map(|p| p.h2o()).unwrap_or_default(),
+        // `.php` to PHP-FPM by a custom handler over `fastcgi.connect`, and `compress` (lines under
+        // the default host's `/` path, indented for it).
+        php = c
+            .php
+            .as_ref()
+            .map(|p| format!(
+                "        file.index: ['index.php', 'index.html']\n        compress: ON\n        \
+                 file.custom-handler:\n          extension: .php\n          fastcgi.connect:\n            \
+                 port: {sock}\n            type: unix\n",
+                sock = p.socket
+            ))
+            .unwrap_or_default(),
     );
     Launch {
         files: vec![("h2o.conf".into(), conf)],
@@ -85,7 +140,7 @@ fn tls_settings(c: &Ctx) -> String {
          ssl-session-resumption:\n  mode: all\n  cache-store: internal\n  lifetime: {t}\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
-        ciphers = tls::openssl_ciphers(),
-        t = tls::SESSION_TIMEOUT_SECS,
+        ciphers = ciphers::openssl_ciphers(),
+        t = ciphers::SESSION_TIMEOUT_SECS,
     )
 }

@@ -18,7 +18,7 @@ pub const CHROOT_PATH: &str = "/lab/chroot.txt";
 pub const THROTTLED_BYTES: usize = 96 * 1024;
 pub const THROTTLE_KIB_PER_SEC: u64 = 48;
 
-pub(super) fn lab_file_bytes(path: &str) -> Vec<u8> {
+pub fn lab_file_bytes(path: &str) -> Vec<u8> {
     match path {
         THROTTLED_PATH => (0..THROTTLED_BYTES)
             .map(|i| b'a' + (i % 26) as u8)
@@ -50,7 +50,7 @@ pub fn write_lab_files(docroot: &Path) -> anyhow::Result<()> {
 
 /// Servers started as root drop to `nobody`/`www-data`: they must be able to reach and read the
 /// docroot (a temporary directory is 0700 by default). Failures are left to show up as 403s.
-pub(super) fn make_world_readable(docroot: &Path) {
+pub fn make_world_readable(docroot: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let mut dir = Some(docroot);
     while let Some(d) = dir {
@@ -95,12 +95,12 @@ fn walk(dir: &Path, f: &mut dyn FnMut(&Path, bool)) {
     }
 }
 
-pub(crate) fn bcrypt_hash() -> String {
+pub fn bcrypt_hash() -> String {
     // Cost 5: the check is made a handful of times, never under load.
     bcrypt::hash(AUTH_PASSWORD, 5).expect("bcrypt of a fixed password")
 }
 
-pub(crate) fn sha_hash() -> String {
+pub fn sha_hash() -> String {
     use base64::Engine;
     use sha1::Digest;
     format!(

@@ -1,26 +1,83 @@
-//! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi.
+//! lighttpd in the foreground (`-D`), one process, CGI by its own mod_cgi, PHP through mod_fastcgi.
+
+use std::path::{Path, PathBuf};
 
 use super::config::{mime_types, Ctx, Launch};
-use super::Profile;
+use super::kind::{Cgi, Configures, Php, ServerKind};
+use super::lab_files::THROTTLE_KIB_PER_SEC;
+use crate::h2::Mode;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::tls;
+use crate::notes::{H2Note, TlsNote};
+use crate::tls::{ciphers, NO_TLS};
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "lighttpd",
-    aliases: &[],
-    package: "lighttpd",
-    binaries: &["lighttpd"],
-    version_flag: "-v",
-    model: "epoll, 1 process",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: false,
-    configures: (true, true, true),
-    launch,
-};
+pub struct Lighttpd;
+
+impl ServerKind for Lighttpd {
+    fn name(&self) -> &'static str {
+        "lighttpd"
+    }
+    fn package(&self) -> &'static str {
+        "lighttpd"
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["lighttpd"]
+    }
+    fn model(&self) -> &'static str {
+        "epoll, 1 process"
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Own
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: true,
+            throttling: true,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        launch(c)
+    }
+    /// mod_openssl is a package of its own.
+    fn tls(&self, program: &Path) -> Result<(), String> {
+        match modules(program) {
+            Some(dir) if dir.join("mod_openssl.so").is_file() => Ok(()),
+            dir => Err(format!(
+                "{NO_TLS}: no mod_openssl.so in {} (apt-get install lighttpd-mod-openssl)",
+                dir.unwrap_or_else(|| PathBuf::from("lighttpd's module directory"))
+                    .display()
+            )),
+        }
+    }
+    fn tls_notes(&self) -> &'static [TlsNote] {
+        &[TlsNote::TicketsOnly {
+            cacheless: Some("lighttpd"),
+        }]
+    }
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
+        vec![H2Note::FixedStreams {
+            server: "lighttpd 1.4",
+            streams: 8,
+        }]
+    }
+    fn php(&self) -> Php {
+        Php::Fpm
+    }
+}
+
+/// lighttpd's module directory beside its binary (PREFIX/sbin/lighttpd → PREFIX/lib/lighttpd, as
+/// lighttpd's build installs them): the lab names it in lighttpd's config, so the modules loaded are
+/// the binary's own.
+pub fn modules(program: &Path) -> Option<PathBuf> {
+    let prefix = program.parent()?.parent()?;
+    Some(prefix.join("lib/lighttpd")).filter(|d| d.join("mod_auth.so").is_file())
+}
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
@@ -42,16 +99,22 @@ fn launch(c: &Ctx) -> Launch {
         )
     };
     // The modules installed beside the binary (lighttpd's own default on Debian).
-    let modules_dir = tls::lighttpd_modules(c.program)
+    let modules_dir = modules(c.program)
         .map(|d| format!("server.modules-dir = \"{}\"\n", d.display()))
         .unwrap_or_default();
-    // With PHP: mod_fastcgi and mod_deflate, and the PHP lines name the index files themselves.
+    // With PHP: mod_fastcgi (built in) and mod_deflate (`lighttpd-mod-deflate`), and the PHP lines
+    // name the index files themselves.
     let (php_modules, php_lines) = match &c.php {
-        Some(p) => {
-            let (modules, lines) = p.lighttpd();
-            let names: String = modules.iter().map(|m| format!(", \"{m}\"")).collect();
-            (names, lines)
-        }
+        Some(p) => (
+            ", \"mod_fastcgi\", \"mod_deflate\"".to_string(),
+            format!(
+                "index-file.names = (\"index.php\", \"index.html\")\n\
+                 fastcgi.server = (\".php\" => ((\"socket\" => \"{sock}\", \"check-local\" => \"enable\", \
+                 \"broken-scriptfilename\" => \"enable\")))\n\
+                 deflate.mimetypes = (\"text/html\")\ndeflate.allowed-encodings = (\"gzip\")\n",
+                sock = p.socket
+            ),
+        ),
         None => (
             String::new(),
             "index-file.names = (\"index.html\")\n".to_string(),
@@ -109,7 +172,7 @@ fn tls_settings(c: &Ctx) -> String {
          \"CipherString\" => \"{ciphers}\", \"Ciphersuites\" => \"{suites}\")\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
-        ciphers = tls::openssl_ciphers(),
-        suites = tls::openssl_suites(),
+        ciphers = ciphers::openssl_ciphers(),
+        suites = ciphers::openssl_suites(),
     )
 }

@@ -1,179 +1,155 @@
-//! The known servers. Each kind has one file here holding everything particular to it, behind one
-//! small interface ([`Profile`]): its config template and command line, how to find its binary and
-//! ask its version, its concurrency model and what the lab configures in it. What every kind shares
-//! sits beside them:
+//! The known servers, one file per kind holding everything particular to it behind one interface
+//! (`kind::ServerKind`): its config for plain HTTP, TLS, HTTP/2, PHP and CGI, its command line, how to
+//! find its binary and ask its version, what it supports here and why not, its concurrency model and
+//! the notes its rows carry. [`Kind`] is a handle on one, and [`Kind::ALL`] the registry. What every
+//! kind shares sits beside them:
 //!
-//! - `config`: what a start writes (files, arguments, environment, the fcgiwrap bridge) with the
-//!   shared limits (`crate::limits`; docs/LAB-CONFIGS.md says why each setting);
-//! - `binary`: finding a binary and its version;
+//! - `config`: what a kind's config is written from and what starts it, with the shared limits
+//!   (`crate::limits`; docs/LAB-CONFIGS.md says why each setting);
+//! - `binary`: finding a kind's binary and its version;
 //! - `lab_files`: the lab's own files in the docroot (the protected page, the throttled file);
-//! - `process`: starting a server pinned, in its own process group and cgroup and temporary
-//!   directory, waiting for its port, stopping it with nothing left behind;
-//! - `features`: checking over a socket that basic auth, chroot and throttling work;
-//! - `fetch`: the one-request HTTP client those checks use; `affinity`: CPU pinning.
+//! - `process`: starting a server pinned, in its own process group and cgroup and directory,
+//!   waiting for its port, stopping it with nothing left behind (`crate::group`).
 //!
-//! A new server kind is a new file with its `PROFILE` and `launch`, a `Kind` variant, and its line in
-//! [`Kind::profile`].
+//! Whether what a kind is configured for works is checked over the wire by `crate::checks`.
+//!
+//! A new server kind is a new file implementing `ServerKind` and its line in [`Kind::ALL`].
 
-mod affinity;
-pub mod apache;
-mod binary;
+mod apache;
+pub mod binary;
 pub mod builtin;
 mod caddy;
-pub(crate) mod config;
-mod features;
-mod fetch;
+pub mod config;
 mod h2o;
-mod lab_files;
+pub mod kind;
+pub mod lab_files;
 mod lighttpd;
 mod mini_httpd;
 mod nginx;
-mod process;
+pub mod process;
 
 use anyhow::bail;
+use std::hash::{Hash, Hasher};
 
-pub(crate) use crate::users::running_as_root;
-pub use affinity::{allowed_cpus, pin_current};
-pub use binary::{find_program, locate, version_in, Binary};
-pub use features::{
-    check_basic_auth, check_chroot, check_features, check_throttling, configures, Features, Support,
+pub use crate::affinity::{allowed_cpus, pin_current};
+pub use crate::checks::features::{
+    check_basic_auth, check_chroot, check_features, check_throttling, Features, Support,
 };
-pub use fetch::{fetch, fetch_over, Fetched};
-pub(crate) use lab_files::{bcrypt_hash, sha_hash};
+pub use crate::client::{fetch, fetch_over, Fetched};
+pub use crate::programs::find_program;
+pub use binary::{locate, version_in, Binary};
+pub use kind::{Cgi, Configures, Php, ServerKind};
 pub use lab_files::{
     write_lab_files, AUTH_PASSWORD, AUTH_USER, CHROOT_PATH, PRIVATE_PATH, THROTTLED_BYTES,
     THROTTLED_PATH, THROTTLE_KIB_PER_SEC,
 };
+pub use lighttpd::modules as lighttpd_modules;
 pub use process::{Server, Setup};
 
-/// A server the lab knows how to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Builtin,
-    /// `webstand serve` without its in-memory file cache.
-    BuiltinNoCache,
-    Nginx,
-    Lighttpd,
-    Apache,
-    /// apache2 with the prefork MPM and mod_php (seed 004's Apache).
-    ApacheModPhp,
-    H2o,
-    Caddy,
-    MiniHttpd,
-}
-
-/// Everything the lab knows about one kind of server; each kind's file defines its own.
-pub(crate) struct Profile {
-    /// The name used on the command line and in tables.
-    pub name: &'static str,
-    /// Other names accepted on the command line.
-    pub aliases: &'static [&'static str],
-    /// The Debian package holding the binary.
-    pub package: &'static str,
-    /// Program names to look for, in order.
-    pub binaries: &'static [&'static str],
-    /// The argument that makes the binary print its version.
-    pub version_flag: &'static str,
-    /// The concurrency model, as thttpd's table names them, with what the lab configured.
-    pub model: &'static str,
-    /// Whether it keeps connections open between requests.
-    pub keeps_alive: bool,
-    /// Whether it runs CGI programs through fcgiwrap rather than itself.
-    pub cgi_by_fcgiwrap: bool,
-    /// What the lab configures: (basic auth, chroot, throttling).
-    pub configures: (bool, bool, bool),
-    /// The config files, command line and environment that start it.
-    pub launch: fn(&config::Ctx) -> config::Launch,
-}
+/// A server the lab knows how to run: a handle on its kind's [`ServerKind`], compared by name.
+#[derive(Clone, Copy)]
+pub struct Kind(&'static dyn ServerKind);
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
-        Kind::Builtin,
-        Kind::BuiltinNoCache,
-        Kind::Nginx,
-        Kind::Lighttpd,
-        Kind::Apache,
-        Kind::ApacheModPhp,
-        Kind::H2o,
-        Kind::Caddy,
-        Kind::MiniHttpd,
+    /// The registry: every kind the lab runs, in the order `compare` lists them. One line per kind.
+    pub const ALL: &'static [Kind] = &[
+        Kind(&builtin::Builtin { cached: true }),
+        Kind(&builtin::Builtin { cached: false }),
+        Kind(&nginx::Nginx),
+        Kind(&lighttpd::Lighttpd),
+        Kind(&apache::Apache { mod_php: false }),
+        Kind(&apache::Apache { mod_php: true }),
+        Kind(&h2o::H2o),
+        Kind(&caddy::Caddy),
+        Kind(&mini_httpd::MiniHttpd),
     ];
 
-    pub(crate) fn profile(self) -> &'static Profile {
-        match self {
-            Kind::Builtin => &builtin::PROFILE,
-            Kind::BuiltinNoCache => &builtin::PROFILE_NOCACHE,
-            Kind::Nginx => &nginx::PROFILE,
-            Kind::Lighttpd => &lighttpd::PROFILE,
-            Kind::Apache => &apache::PROFILE,
-            Kind::ApacheModPhp => &apache::PROFILE_MOD_PHP,
-            Kind::H2o => &h2o::PROFILE,
-            Kind::Caddy => &caddy::PROFILE,
-            Kind::MiniHttpd => &mini_httpd::PROFILE,
-        }
-    }
-
-    /// The name used on the command line and in tables.
-    pub fn name(self) -> &'static str {
-        self.profile().name
+    /// A handle on `kind`: what a registry lists.
+    pub const fn new(kind: &'static dyn ServerKind) -> Kind {
+        Kind(kind)
     }
 
     /// "builtin, nginx, …": for error messages and --help.
     pub fn known_names() -> String {
-        Kind::ALL
-            .iter()
-            .map(|k| k.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        names(Kind::ALL)
     }
 
+    /// The kind named `s` (or one of its aliases) in the registry.
     pub fn parse(s: &str) -> anyhow::Result<Kind> {
+        Kind::parse_in(Kind::ALL, s)
+    }
+
+    /// The kind named `s` among `known`.
+    pub fn parse_in(known: &[Kind], s: &str) -> anyhow::Result<Kind> {
         let s = s.trim();
         let lower = s.to_ascii_lowercase();
-        match Kind::ALL.into_iter().find(|k| {
-            let p = k.profile();
-            p.name == lower || p.aliases.contains(&lower.as_str())
-        }) {
-            Some(k) => Ok(k),
-            None => bail!("unknown server '{s}' (known: {})", Kind::known_names()),
+        match known
+            .iter()
+            .find(|k| k.name() == lower || k.aliases().contains(&lower.as_str()))
+        {
+            Some(&k) => Ok(k),
+            None => bail!("unknown server '{s}' (known: {})", names(known)),
         }
     }
 
-    /// A comma-separated list, in the order given, without repeats.
+    /// A comma-separated list of the registry's kinds, in the order given, without repeats.
     pub fn parse_list(s: &str) -> anyhow::Result<Vec<Kind>> {
+        Kind::parse_list_in(Kind::ALL, s)
+    }
+
+    /// A comma-separated list of kinds among `known`, in the order given, without repeats.
+    pub fn parse_list_in(known: &[Kind], s: &str) -> anyhow::Result<Vec<Kind>> {
         let mut out = Vec::new();
         for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-            let k = Kind::parse(part)?;
+            let k = Kind::parse_in(known, part)?;
             if !out.contains(&k) {
                 out.push(k);
             }
         }
         if out.is_empty() {
-            bail!("no servers given (known: {})", Kind::known_names());
+            bail!("no servers given (known: {})", names(known));
         }
         Ok(out)
     }
 
-    /// The Debian package holding the binary.
-    pub fn package(self) -> &'static str {
-        self.profile().package
-    }
-
-    /// The concurrency model, as thttpd's table names them, with what the lab configured.
-    pub fn model(self) -> &'static str {
-        self.profile().model
-    }
-
-    /// Whether the server keeps connections open between requests (mini_httpd answers each request on
-    /// its own connection, as HTTP/1.0, so the generator does not ask it to).
-    pub fn keeps_alive(self) -> bool {
-        self.profile().keeps_alive
-    }
-
-    /// Whether the server runs CGI programs through fcgiwrap (a FastCGI-to-CGI bridge) rather than
-    /// itself: nginx and caddy have no CGI, and h2o's own bridge forks a Perl worker per request.
+    /// Whether the server runs CGI programs through fcgiwrap rather than itself.
     pub fn cgi_by_fcgiwrap(self) -> bool {
-        self.profile().cgi_by_fcgiwrap
+        self.cgi() == Cgi::Fcgiwrap
+    }
+}
+
+fn names(known: &[Kind]) -> String {
+    known
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl std::ops::Deref for Kind {
+    type Target = dyn ServerKind;
+    fn deref(&self) -> &(dyn ServerKind + 'static) {
+        self.0
+    }
+}
+
+impl PartialEq for Kind {
+    fn eq(&self, other: &Kind) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Kind {}
+
+impl Hash for Kind {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name().hash(state);
+    }
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -183,9 +159,10 @@ mod tests {
 
     #[test]
     fn names_parse_and_unknown_ones_list_the_known() {
+        let k = |name| Kind::parse(name).unwrap();
         assert_eq!(
             Kind::parse_list("builtin, nginx,apache2,mini-httpd,nginx").unwrap(),
-            vec![Kind::Builtin, Kind::Nginx, Kind::Apache, Kind::MiniHttpd]
+            vec![k("builtin"), k("nginx"), k("apache"), k("mini_httpd")]
         );
         let e = Kind::parse_list("nginx,iis").unwrap_err().to_string();
         assert!(
@@ -195,5 +172,15 @@ mod tests {
             "{e}"
         );
         assert!(Kind::parse_list(" , ").is_err());
+    }
+
+    #[test]
+    fn every_kind_has_a_name_of_its_own() {
+        for (i, a) in Kind::ALL.iter().enumerate() {
+            for b in &Kind::ALL[i + 1..] {
+                assert_ne!(a.name(), b.name());
+                assert!(!b.aliases().contains(&a.name()), "{a:?} {b:?}");
+            }
+        }
     }
 }

@@ -1,37 +1,107 @@
 //! nginx: master + one worker in the foreground, everything under its own prefix; CGI through
-//! fcgiwrap as Debian's fcgiwrap example sets it up.
+//! fcgiwrap as Debian's fcgiwrap example sets it up, PHP through PHP-FPM as Debian's
+//! snippets/fastcgi-php.conf does, both with the lab's own FastCGI parameters.
+
+use std::path::Path;
 
 use super::config::{mime_types, Ctx, Launch};
-use super::Profile;
+use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::lab_files::THROTTLE_KIB_PER_SEC;
+use crate::h2::{self, Mode};
 use crate::limits::{KEEPALIVE_TIMEOUT_SECS, OPEN_FILE_CACHE};
-use crate::servers::THROTTLE_KIB_PER_SEC;
-use crate::{h2, tls};
+use crate::notes::H2Note;
+use crate::tls::ciphers;
 
-pub(super) const PROFILE: Profile = Profile {
-    name: "nginx",
-    aliases: &[],
-    package: "nginx-light",
-    binaries: &["nginx"],
-    version_flag: "-v",
-    model: "epoll, master + 1 worker",
-    keeps_alive: true,
-    cgi_by_fcgiwrap: true,
-    configures: (true, false, true),
-    launch,
-};
+pub struct Nginx;
+
+impl ServerKind for Nginx {
+    fn name(&self) -> &'static str {
+        "nginx"
+    }
+    fn package(&self) -> &'static str {
+        "nginx-light"
+    }
+    fn binaries(&self) -> &'static [&'static str] {
+        &["nginx"]
+    }
+    fn model(&self) -> &'static str {
+        "epoll, master + 1 worker"
+    }
+    fn cgi(&self) -> Cgi {
+        Cgi::Fcgiwrap
+    }
+    fn configures(&self) -> Configures {
+        Configures {
+            basic_auth: true,
+            chroot: false,
+            throttling: true,
+        }
+    }
+    fn launch(&self, c: &Ctx) -> Launch {
+        launch(c)
+    }
+    fn tls(&self, program: &Path) -> Result<(), String> {
+        if output_of(program, &["-V"]).contains("http_ssl_module") {
+            Ok(())
+        } else {
+            Err(format!(
+                "{}: nginx's build has no http_ssl_module",
+                crate::tls::NO_TLS
+            ))
+        }
+    }
+    fn h2(&self) -> Result<(), String> {
+        Ok(())
+    }
+    fn h2_notes(&self, mode: Mode) -> Vec<H2Note> {
+        match mode {
+            Mode::Cleartext => vec![H2Note::H2cOnly {
+                server: "nginx 1.22",
+            }],
+            Mode::Alpn => Vec::new(),
+        }
+    }
+    fn php(&self) -> Php {
+        Php::Fpm
+    }
+}
+
+/// The FastCGI parameters of CGI and PHP requests: Debian's fastcgi_params but for HTTP_HOST,
+/// which Debian's sets to `$host` (the name without its port); here it is the Host field as the
+/// client sent it (nginx passes every header field as HTTP_*), as every other server passes it, so
+/// pages that build links from it (WordPress) link to the server's own port.
+const FASTCGI_PARAMS: &str = "fastcgi_param QUERY_STRING $query_string; \
+     fastcgi_param REQUEST_METHOD $request_method; fastcgi_param CONTENT_TYPE $content_type; \
+     fastcgi_param CONTENT_LENGTH $content_length; fastcgi_param SCRIPT_NAME $fastcgi_script_name; \
+     fastcgi_param REQUEST_URI $request_uri; fastcgi_param DOCUMENT_URI $document_uri; \
+     fastcgi_param DOCUMENT_ROOT $document_root; fastcgi_param SERVER_PROTOCOL $server_protocol; \
+     fastcgi_param REQUEST_SCHEME $scheme; fastcgi_param HTTPS $https if_not_empty; \
+     fastcgi_param GATEWAY_INTERFACE CGI/1.1; fastcgi_param SERVER_SOFTWARE nginx/$nginx_version; \
+     fastcgi_param REMOTE_ADDR $remote_addr; fastcgi_param REMOTE_PORT $remote_port; \
+     fastcgi_param REMOTE_USER $remote_user; fastcgi_param SERVER_ADDR $server_addr; \
+     fastcgi_param SERVER_PORT $server_port; fastcgi_param SERVER_NAME $server_name; \
+     fastcgi_param REDIRECT_STATUS 200; \
+     fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name;";
 
 fn launch(c: &Ctx) -> Launch {
     let (d, wd, l) = (&c.d, &c.wd, &c.limits);
     let types: String = mime_types().map(|(e, t)| format!("{t} {e}; ")).collect();
     let cgi = match &c.bridge {
         Some(b) => format!(
-            "    location /cgi-bin/ {{ fastcgi_pass unix:{sock}; include /etc/nginx/fastcgi_params; \
-             fastcgi_param SCRIPT_FILENAME $document_root$fastcgi_script_name; }}\n",
+            "    location /cgi-bin/ {{ fastcgi_pass unix:{sock}; {FASTCGI_PARAMS} }}\n",
             sock = b.socket
         ),
         None => String::new(),
     };
-    let php = c.php.as_ref().map(|p| p.nginx()).unwrap_or_default();
+    // Inside `server {}`: the index, gzip for HTML, `.php` files that exist to PHP-FPM.
+    let php = match &c.php {
+        Some(p) => format!(
+            "    index index.php index.html;\n    gzip on; gzip_types text/html; gzip_min_length 256;\n    \
+             location ~ \\.php$ {{ try_files $uri =404; fastcgi_pass unix:{sock}; {FASTCGI_PARAMS} }}\n",
+            sock = p.socket
+        ),
+        None => String::new(),
+    };
     let conf = format!(
         "worker_processes 1;\ndaemon off;\npid {wd}/nginx.pid;\nerror_log {wd}/error.log warn;\n{user}\
          worker_rlimit_nofile {files};\nevents {{ worker_connections {conns}; }}\n\
@@ -91,8 +161,8 @@ fn tls_settings(c: &Ctx) -> String {
          ssl_session_cache shared:lab:10m; ssl_session_timeout {t}s; ssl_session_tickets on;\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
-        ciphers = tls::openssl_ciphers(),
-        suites = tls::openssl_suites(),
-        t = tls::SESSION_TIMEOUT_SECS,
+        ciphers = ciphers::openssl_ciphers(),
+        suites = ciphers::openssl_suites(),
+        t = ciphers::SESSION_TIMEOUT_SECS,
     )
 }

@@ -1,25 +1,26 @@
 //! A server the lab started: its config written into a temporary directory of its own (the worker
 //! user's when the lab is root, `users`), started in the foreground pinned to CPUs as the leader of its
-//! own process group and in its own cgroup (`cgroup`: its CPU time, orphans included), with fcgiwrap
-//! beside it for servers without CGI of their own, stdout and stderr captured in that directory;
-//! ready once its port answers; stopped with nothing left behind.
+//! own process group and in its own cgroup (`crate::group`: its CPU time, orphans included, and its
+//! stop), with fcgiwrap beside it for servers without CGI of their own, stdout and stderr captured in
+//! that directory; ready once its port answers; stopped with nothing left behind.
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 use std::time::{Duration, Instant};
 use webstand_engine::CpuTime;
 
-use super::config::{self, Launch};
-use super::{running_as_root, Binary, Kind};
-use crate::cgroup::{CpuCgroup, CpuSource, Members, MembersFrom};
+use super::binary::Binary;
+use super::config::{Bridge, Ctx, Launch, Pass};
+use super::lab_files::{bcrypt_hash, sha_hash, AUTH_USER};
+use super::Kind;
+use crate::cgroup::{CpuCgroup, CpuSource, Members};
+use crate::group::ProcessGroup;
 use crate::limits::Limits;
-use crate::procstat;
 use crate::spawn::Spawn;
 use crate::tls::LabCert;
-use crate::users;
+use crate::users::{self, running_as_root};
 use rustls::ClientConfig;
 use std::sync::Arc;
 
@@ -43,7 +44,7 @@ pub struct Setup {
     /// Serve HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) on the plain port without.
     pub h2: bool,
     /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
-    pub php: Option<crate::php::pass::Pass>,
+    pub php: Option<Pass>,
 }
 
 impl Setup {
@@ -68,20 +69,14 @@ pub struct Server {
     pub addr: SocketAddr,
     /// The client the lab's own requests use when the server speaks HTTPS (verifies the lab's CA).
     pub tls: Option<Arc<ClientConfig>>,
-    child: Option<Child>,
-    pgid: i32,
-    /// fcgiwrap, for a server that runs CGI through it (in the server's group and cgroup).
-    bridge: Option<Child>,
-    /// The server's own cgroup; None when none could be made (`cgroup_error` says why).
-    cgroup: Option<CpuCgroup>,
+    /// The server's processes, once started: it leads the group, fcgiwrap (for a server that runs
+    /// CGI through it) is added to it. Dropped, so stopped, before `workdir` is removed.
+    group: Option<ProcessGroup>,
+    /// Why the server has no cgroup of its own, when it has none.
     cgroup_error: Option<String>,
     /// The files written and the command lines run, as (name, text).
     configs: Vec<(String, String)>,
-    /// Every pid seen in the server's tree, so stopping can check each one is gone.
-    seen: Vec<i32>,
     workdir: tempfile::TempDir,
-    /// What the server exited with, once it has.
-    exit: Option<std::process::ExitStatus>,
 }
 
 impl std::fmt::Debug for Server {
@@ -92,7 +87,7 @@ impl std::fmt::Debug for Server {
             self.binary.kind.name(),
             self.binary.version,
             self.addr,
-            self.pgid
+            self.pid()
         )
     }
 }
@@ -144,19 +139,7 @@ impl Server {
         }
         let w = workdir.path();
         let cert = setup.tls.as_deref();
-        let launch = config::launch(
-            binary,
-            &docroot,
-            w,
-            (port, setup.chroot),
-            setup.limits,
-            config::Protocols {
-                tls: cert,
-                h2: setup.h2,
-            },
-            setup.php.as_ref(),
-        )
-        .map_err(fail)?;
+        let launch = launch(binary, &docroot, w, port, setup).map_err(fail)?;
         let tls = cert.map(|c| c.client(None)).transpose().map_err(fail)?;
         for (name, text) in &launch.files {
             std::fs::write(w.join(name), text).map_err(|e| fail(e.into()))?;
@@ -169,25 +152,25 @@ impl Server {
             binary: binary.clone(),
             addr,
             tls,
-            child: None,
-            pgid: 0,
-            bridge: None,
-            cgroup,
+            group: None,
             cgroup_error,
             configs: launch.files.clone(),
-            seen: Vec::new(),
             workdir,
-            exit: None,
         };
         server
-            .spawn_processes(&launch, setup.cpus.as_deref())
+            .spawn_processes(&launch, setup.cpus.as_deref(), cgroup)
             .map_err(fail)?;
         server.wait_ready(setup.start_timeout, launch.bridge.as_ref())
     }
 
-    /// Starts the server (leader of a new process group) and its bridge (in that group, as the
-    /// worker user, on a socket the lab bound).
-    fn spawn_processes(&mut self, launch: &Launch, cpus: Option<&[usize]>) -> anyhow::Result<()> {
+    /// Starts the server (leader of a new process group, in `cgroup`) and its bridge (in that
+    /// group, as the worker user, on a socket the lab bound).
+    fn spawn_processes(
+        &mut self,
+        launch: &Launch,
+        cpus: Option<&[usize]>,
+        cgroup: Option<CpuCgroup>,
+    ) -> anyhow::Result<()> {
         let w = self.workdir.path().to_path_buf();
         let log = w.join("server.log");
         let main = Spawn {
@@ -198,7 +181,7 @@ impl Server {
             log: &log,
             cpus,
             group: 0,
-            cgroup: self.cgroup.as_ref(),
+            cgroup: cgroup.as_ref(),
             user: users::worker().filter(|_| launch.as_worker),
             listener: None,
         };
@@ -206,9 +189,9 @@ impl Server {
         let child = main
             .start()
             .with_context(|| format!("cannot run {}", self.binary.path.display()))?;
-        self.pgid = child.id() as i32;
-        self.seen.push(self.pgid);
-        self.child = Some(child);
+        let group = self
+            .group
+            .insert(ProcessGroup::new(self.binary.kind.name(), child, cgroup));
         if let Some(b) = &launch.bridge {
             let args = b.args();
             let listener = UnixListener::bind(&b.socket)
@@ -221,8 +204,8 @@ impl Server {
                 dir: &w,
                 log: &log,
                 cpus,
-                group: self.pgid,
-                cgroup: self.cgroup.as_ref(),
+                group: group.pgid(),
+                cgroup: group.cgroup(),
                 user: users::worker(),
                 listener: Some(&listener),
             };
@@ -234,7 +217,7 @@ impl Server {
             let child = bridge
                 .start()
                 .with_context(|| format!("cannot run {}", b.program.display()))?;
-            self.bridge = Some(child);
+            group.add(child);
         }
         self.configs
             .push(("command line".into(), format!("{shown}\n")));
@@ -245,7 +228,7 @@ impl Server {
     fn wait_ready(
         mut self,
         limit: Duration,
-        bridge: Option<&config::Bridge>,
+        bridge: Option<&Bridge>,
     ) -> Result<Server, (anyhow::Error, bool)> {
         let kind = self.kind();
         let addr = self.addr;
@@ -254,7 +237,12 @@ impl Server {
             if !self.alive() {
                 let tail = self.log_tail(12);
                 let taken = tail.contains("in use") || tail.contains("EADDRINUSE");
-                let status = self.exit.map(|s| s.to_string()).unwrap_or_default();
+                let status = self
+                    .group
+                    .as_ref()
+                    .and_then(ProcessGroup::exit_status)
+                    .map(|s| s.to_string())
+                    .unwrap_or_default();
                 let e = anyhow!(
                     "{} did not start ({status}); its log ends:\n{tail}",
                     kind.name()
@@ -264,7 +252,7 @@ impl Server {
             let bridge_ready = bridge.is_none_or(|b| Path::new(&b.socket).exists());
             if bridge_ready && TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
             {
-                self.note_tree();
+                self.note_members();
                 return Ok(self);
             }
             if Instant::now() > deadline {
@@ -288,8 +276,9 @@ impl Server {
 
     /// Where the server's CPU time comes from.
     pub fn cpu_source(&self) -> CpuSource {
-        self.cgroup
+        self.group
             .as_ref()
+            .and_then(ProcessGroup::cgroup)
             .map_or(CpuSource::ProcTree, CpuCgroup::source)
     }
 
@@ -301,21 +290,10 @@ impl Server {
     /// The server's processes, for sampling their memory: its cgroup, or its process trees; with
     /// `bridge` false, less its CGI bridge (idle on a static workload, and not part of its shape).
     pub fn members(&self, bridge: bool) -> Members {
-        let from = match &self.cgroup {
-            Some(c) => MembersFrom::Cgroup(c.dir().to_path_buf()),
-            None => MembersFrom::Trees(self.roots()),
-        };
-        let without = self
-            .bridge
+        self.group
             .as_ref()
-            .filter(|_| !bridge)
-            .map(|b| b.id() as i32);
-        Members { from, without }
-    }
-
-    fn roots(&self) -> Vec<i32> {
-        let bridge = self.bridge.as_ref().map(|b| b.id() as i32);
-        std::iter::once(self.pgid).chain(bridge).collect()
+            .expect("a started server")
+            .members(bridge)
     }
 
     pub fn kind(&self) -> Kind {
@@ -324,7 +302,7 @@ impl Server {
 
     /// The pid of the server's main process (also its process group).
     pub fn pid(&self) -> i32 {
-        self.pgid
+        self.group.as_ref().map_or(0, ProcessGroup::pgid)
     }
 
     /// The directory holding the server's config and logs.
@@ -334,17 +312,7 @@ impl Server {
 
     /// Whether the main process is still running (it is reaped here when it has exited).
     pub fn alive(&mut self) -> bool {
-        if self.exit.is_some() {
-            return false;
-        }
-        match self.child.as_mut().map(|c| c.try_wait()) {
-            Some(Ok(Some(status))) => {
-                self.exit = Some(status);
-                false
-            }
-            Some(Ok(None)) => true,
-            _ => false,
-        }
+        self.group.as_mut().is_some_and(ProcessGroup::alive)
     }
 
     /// One line on how the server ended, when it did ("exited with signal 9; log: …").
@@ -353,7 +321,9 @@ impl Server {
             return None;
         }
         let status = self
-            .exit
+            .group
+            .as_ref()
+            .and_then(ProcessGroup::exit_status)
             .map(|s| s.to_string())
             .unwrap_or_else(|| "gone".into());
         let tail = self.log_tail(3).replace('\n', " | ");
@@ -370,24 +340,17 @@ impl Server {
     /// CPU time of everything the server started so far: from its cgroup, or without one the sum over
     /// its live process trees (reaped children included, unreaped and orphaned ones missed).
     pub fn cpu(&mut self) -> CpuTime {
-        self.note_tree();
-        if let Some(Ok(t)) = self.cgroup.as_ref().map(CpuCgroup::cpu) {
-            return t;
-        }
-        self.roots()
-            .into_iter()
-            .map(procstat::tree_cpu)
-            .fold(CpuTime::default(), |a, b| CpuTime {
-                user: a.user + b.user,
-                sys: a.sys + b.sys,
-            })
+        self.note_members();
+        self.group
+            .as_ref()
+            .map(ProcessGroup::cpu)
+            .unwrap_or_default()
     }
 
-    pub(super) fn note_tree(&mut self) {
-        for pid in self.members(true).pids() {
-            if !self.seen.contains(&pid) {
-                self.seen.push(pid);
-            }
+    /// Remembers every process of the server now, so that its stop checks each one is gone.
+    pub fn note_members(&mut self) {
+        if let Some(g) = self.group.as_mut() {
+            g.note_members();
         }
     }
 
@@ -406,77 +369,65 @@ impl Server {
     /// Processes of this server still present: its process group, anything in its cgroup, and any pid
     /// ever seen in its tree that still has the server's group. Empty after a successful `stop`.
     pub fn leftovers(&self) -> Vec<i32> {
-        let mut left: Vec<i32> = procstat::group_members(self.pgid)
-            .iter()
-            .map(|s| s.pid)
-            .collect();
-        let in_cgroup = self
-            .cgroup
+        self.group
             .as_ref()
-            .map(CpuCgroup::pids)
-            .unwrap_or_default();
-        for p in self.seen.iter().chain(&in_cgroup) {
-            if let Some(s) = procstat::stat(*p) {
-                let ours = s.pgrp == self.pgid || in_cgroup.contains(p);
-                if ours && s.state != 'Z' && !left.contains(p) {
-                    left.push(*p);
-                }
-            }
-        }
-        left
+            .map(ProcessGroup::leftovers)
+            .unwrap_or_default()
     }
 
     /// SIGTERM, up to five seconds for a clean exit, then SIGKILL to the whole group and everything in
     /// the cgroup. Errors if any process of the server is still there afterwards.
     pub fn stop(&mut self) -> anyhow::Result<()> {
-        let Some(mut child) = self.child.take() else {
-            return Ok(());
-        };
-        self.note_tree();
-        // SAFETY: signalling our own children (the server, then its bridge).
-        unsafe { libc::kill(self.pgid, libc::SIGTERM) };
-        if let Some(b) = &self.bridge {
-            unsafe { libc::kill(b.id() as i32, libc::SIGTERM) };
+        match self.group.as_mut() {
+            Some(g) => g.stop(Duration::from_secs(5)),
+            None => Ok(()),
         }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(st)) = child.try_wait() {
-                self.exit.get_or_insert(st);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Whatever is left (workers, CGI programs, orphans, a main process that ignored SIGTERM).
-        let deadline = Instant::now() + Duration::from_secs(3);
-        loop {
-            let left = self.leftovers();
-            let main_done = matches!(child.try_wait(), Ok(Some(_)));
-            let bridge_done = self
-                .bridge
-                .as_mut()
-                .is_none_or(|b| matches!(b.try_wait(), Ok(Some(_))));
-            if left.is_empty() && main_done && bridge_done {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{} left processes behind after SIGKILL: {left:?}",
-                    self.binary.kind.name()
-                );
-            }
-            // SAFETY: as above; every pid is the server's (its group, or its cgroup).
-            unsafe { libc::kill(-self.pgid, libc::SIGKILL) };
-            for p in left {
-                unsafe { libc::kill(p, libc::SIGKILL) };
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if let Ok(Some(st)) = child.try_wait() {
-            self.exit.get_or_insert(st);
-        }
-        crate::owner::forget_group(self.pgid);
-        Ok(())
     }
+}
+
+/// The files, arguments and environment that start `binary` on `doc` at `port` as `setup` says,
+/// writing the password files the templates name into `w`.
+fn launch(
+    binary: &Binary,
+    doc: &Path,
+    w: &Path,
+    port: u16,
+    setup: &Setup,
+) -> anyhow::Result<Launch> {
+    let kind = binary.kind;
+    std::fs::write(w.join("htpasswd"), format!("{AUTH_USER}:{}\n", sha_hash()))?;
+    std::fs::write(
+        w.join("htpasswd.bcrypt"),
+        format!("{AUTH_USER}:{}\n", bcrypt_hash()),
+    )?;
+    let wd = w.display().to_string();
+    let by_fcgiwrap = kind.cgi_by_fcgiwrap() && !setup.chroot;
+    let bridge = by_fcgiwrap
+        .then(crate::programs::fcgiwrap)
+        .flatten()
+        .map(|program| Bridge {
+            program,
+            socket: format!("{wd}/fcgiwrap.sock"),
+            workers: setup.limits.cgi_workers(),
+        });
+    let c = Ctx {
+        program: &binary.path,
+        doc,
+        d: doc.display().to_string(),
+        wd,
+        port,
+        chroot: setup.chroot,
+        root: running_as_root(),
+        worker: users::worker(),
+        limits: setup.limits,
+        bridge,
+        tls: setup.tls.as_deref(),
+        h2: setup.h2,
+        php: setup.php.clone().filter(|_| !setup.chroot),
+    };
+    let mut l = kind.launch(&c);
+    l.bridge = c.bridge.clone();
+    Ok(l)
 }
 
 /// `wanted` when nobody listens on it, else a free port. A port someone listens on would fool the

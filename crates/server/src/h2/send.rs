@@ -12,6 +12,7 @@
 //! (one write, and over TLS as few records as that write makes: h2o's batching).
 
 use super::state::{FileRange, Piece, State, Stream};
+use crate::answer_fields::{lower_names, pairs};
 use crate::response::{digits, Head as Answer, Length, Prepared, Sink};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -113,35 +114,6 @@ impl Sink for Writer<'_> {
 
     fn gathered(&self) -> usize {
         self.bytes.len()
-    }
-}
-
-/// The field lines of a head as HPACK pairs: names lower-cased (in `lower`), connection-specific
-/// fields (RFC 9113 §8.2.2) left out.
-fn pairs(lower: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
-    lower.split(|&b| b == b'\n').filter_map(|line| {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let colon = line.iter().position(|&b| b == b':')?;
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        let hop = matches!(
-            name,
-            b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade"
-        );
-        (!hop && !name.is_empty()).then_some((name, value))
-    })
-}
-
-/// A copy of field lines with each name lower-cased.
-fn lower_names(fields: &[u8], lower: &mut Vec<u8>) {
-    lower.clear();
-    let mut in_name = true;
-    for &b in fields {
-        match b {
-            b'\n' => in_name = true,
-            b':' => in_name = false,
-            _ => {}
-        }
-        lower.push(if in_name { b.to_ascii_lowercase() } else { b });
     }
 }
 

@@ -5,7 +5,7 @@
 //! answers out of it send.rs's, answering its requests mod.rs's.
 
 use super::defence;
-use super::request;
+use crate::field_list::Collect;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::sync::Arc;
@@ -78,7 +78,7 @@ pub struct State {
     pub(super) answering: Vec<u32>,
     /// A header block's fields as they are decoded, and answered requests' text buffers for
     /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
-    pub(super) collect: request::Collect,
+    pub(super) collect: Collect,
     pub(super) spare_texts: Vec<Vec<u8>>,
     /// The memory of the header block being gathered, handed from block to block.
     pub(super) block_in: Vec<u8>,
@@ -126,7 +126,7 @@ impl State {
             block: Vec::new(),
             lower: Vec::new(),
             answering: Vec::new(),
-            collect: request::Collect::default(),
+            collect: Collect::default(),
             spare_texts: Vec::new(),
             block_in: Vec::new(),
             goaway: false,

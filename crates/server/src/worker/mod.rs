@@ -6,11 +6,14 @@
 //! single call, so a connection only owns memory while it holds a partial request or unsent
 //! output. Data flows one way: socket → protocol → handler or job → protocol → socket.
 //!
-//! The `Worker` is one type with three concerns, a file each: this one is the loop itself
+//! The `Worker` is one type with four concerns, a file each: this one is the loop itself
 //! (events, accepting, closing, timeouts, draining); step.rs moves one connection forward
-//! (write, read, its protocol); pump.rs moves a connection's jobs on and ends them.
+//! (write, read, its protocol); pump.rs moves a connection's jobs on and ends them; quic.rs is
+//! the loop's QUIC socket (datagrams routed to connections, new ones admitted, QUIC's timers).
+//! A QUIC connection lives in a slot like any other, its transport the QUIC connection's streams.
 
 mod pump;
+mod quic;
 mod step;
 
 use crate::accesslog;
@@ -18,17 +21,23 @@ use crate::conn::Conn;
 use crate::date::DateLine;
 use crate::handler::Handler;
 use crate::jobs::Jobs;
+use crate::quic::socket::Shared;
 use crate::site::Site;
 use crate::tls;
 use crate::transport::Transport;
 use mio::{Events, Interest, Poll, Token};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{self, Read};
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Listener `i` has token `LISTENERS + i` (a plain and a TLS one at most).
 const LISTENERS: usize = usize::MAX - 8;
+/// The loop's QUIC socket.
+const QUIC: Token = Token(usize::MAX - 4);
 pub const WAKER: Token = Token(usize::MAX - 2);
 
 /// Size of the loop-wide read buffer; a read that fills it is followed by another.
@@ -41,6 +50,19 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 pub struct Listener {
     pub socket: mio::net::TcpListener,
     pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+/// The loop's QUIC socket and the settings of the connections it takes (`--listen-quic`).
+pub struct QuicListener {
+    pub socket: std::net::UdpSocket,
+    pub settings: Arc<quinn_proto::ServerConfig>,
+}
+
+/// What one loop listens on.
+#[derive(Default)]
+pub struct Listeners {
+    pub tcp: Vec<Listener>,
+    pub quic: Option<QuicListener>,
 }
 
 /// A connection and the jobs running for it.
@@ -73,14 +95,34 @@ pub struct Worker {
     tick: Duration,
     next_tick: Instant,
     drain_deadline: Option<Instant>,
+    /// The QUIC socket, its endpoint and what its connections share (quic.rs).
+    quic: Option<Rc<Shared>>,
+    /// When QUIC connections' timers are due (a slot's entry is current while it equals the
+    /// connection's `armed`).
+    quic_timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    /// Datagrams received in one call (GRO: several per buffer).
+    datagrams: Vec<u8>,
 }
 
 impl Worker {
-    pub fn new(poll: Poll, mut listeners: Vec<Listener>, site: Arc<Site>) -> io::Result<Worker> {
+    pub fn new(poll: Poll, listeners: Listeners, site: Arc<Site>) -> io::Result<Worker> {
+        let Listeners {
+            tcp: mut listeners,
+            quic,
+        } = listeners;
         for (i, l) in listeners.iter_mut().enumerate() {
             poll.registry()
                 .register(&mut l.socket, Token(LISTENERS + i), Interest::READABLE)?;
         }
+        let quic = match quic {
+            Some(q) => {
+                let mut shared = Shared::new(q.socket, q.settings)?;
+                poll.registry()
+                    .register(&mut shared.socket, QUIC, Interest::READABLE)?;
+                Some(Rc::new(shared))
+            }
+            None => None,
+        };
         let c = &site.config;
         let shortest = c
             .header_timeout
@@ -90,6 +132,7 @@ impl Worker {
             .min(c.fastcgi_timeout);
         let tick = (shortest / 4).clamp(Duration::from_millis(5), Duration::from_millis(250));
         let jobs = Jobs::new(poll.registry(), &site)?;
+        let alt_svc = site.alt_svc.clone();
         Ok(Worker {
             poll,
             listeners,
@@ -103,13 +146,16 @@ impl Worker {
             jobs,
             log: accesslog::Buffer::default(),
             now: Instant::now(),
-            date: DateLine::new(),
+            date: DateLine::with_extra(alt_svc.as_deref().unwrap_or_default()),
             draining: false,
             reserve_fd: std::fs::File::open("/dev/null").ok(),
             accept_resume: None,
             tick,
             next_tick: Instant::now() + tick,
             drain_deadline: None,
+            quic,
+            quic_timers: BinaryHeap::new(),
+            datagrams: Vec::new(),
         })
     }
 
@@ -117,7 +163,10 @@ impl Worker {
     pub fn run(mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         loop {
-            let timeout = self.next_tick.saturating_duration_since(Instant::now());
+            let wake = self
+                .next_quic_timer()
+                .map_or(self.next_tick, |t| t.min(self.next_tick));
+            let timeout = wake.saturating_duration_since(Instant::now());
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     return Err(e);
@@ -128,6 +177,7 @@ impl Worker {
             for ev in events.iter() {
                 match ev.token() {
                     WAKER => {}
+                    QUIC => self.receive_datagrams(),
                     Token(t) if t >= LISTENERS => self.accept_all(t - LISTENERS),
                     token => match Jobs::of_token(token) {
                         // A job's source is ready: its connection moves it on.
@@ -143,6 +193,7 @@ impl Worker {
                     },
                 }
             }
+            self.quic_timers_due();
             if self.now >= self.next_tick {
                 self.next_tick = self.now + self.tick;
                 self.on_tick();
@@ -168,13 +219,13 @@ impl Worker {
             }
             self.draining = true;
             self.drain_deadline = Some(self.now + self.site.config.drain_timeout);
-            // Idle connections close now; busy ones answer with Connection: close and then close.
+            // Idle connections close now; busy ones answer with Connection: close and then close,
+            // and are stepped once so that a protocol that can say so at once does (GOAWAY).
             for i in 0..self.slots.len() {
-                if self.slots[i]
-                    .as_ref()
-                    .is_some_and(|s| s.conn.is_idle(s.jobs.len()))
-                {
-                    self.close(i);
+                match self.slots[i].as_ref() {
+                    Some(s) if s.conn.is_idle(s.jobs.len()) => self.close(i),
+                    Some(_) => self.drive(i, false, false),
+                    None => {}
                 }
             }
         }
@@ -286,6 +337,7 @@ impl Worker {
             Ok(true) => self.register(idx),
             Ok(false) | Err(_) => self.close(idx),
         }
+        self.arm_quic(idx);
         while let Some(owner) = self.jobs.woken() {
             // A FastCGI backend connection came back for this connection's waiting request.
             self.drive(owner, false, false);
@@ -301,7 +353,9 @@ impl Worker {
             return;
         }
         slot.conn.registered = true;
-        let source = slot.conn.transport.source();
+        let Some(source) = slot.conn.transport.source() else {
+            return; // a QUIC connection: the loop's socket wakes it
+        };
         let interest = Interest::READABLE | Interest::WRITABLE;
         if self
             .poll
@@ -358,6 +412,15 @@ impl Worker {
         }
         self.jobs.reap();
         self.flush_log();
+    }
+}
+
+/// The Date line (and what follows it) a connection's answers carry: HTTPS answers over TCP add
+/// the Alt-Svc line when HTTP/3 listens (`DateLine::extended`).
+fn date_line<'a>(date: &'a DateLine, transport: &Transport) -> &'a [u8] {
+    match transport {
+        Transport::Tls(_) => date.extended(),
+        _ => date.line(),
     }
 }
 

@@ -74,7 +74,7 @@ impl Worker {
         };
         let at = Moment {
             now,
-            date_line: date.line(),
+            date_line: super::date_line(date, &conn.transport),
             draining: *draining,
         };
         let mut out = Out {

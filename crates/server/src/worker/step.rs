@@ -10,6 +10,7 @@ use crate::conn::{Conn, Written};
 use crate::dispatch::Dispatch;
 use crate::h1::Http1;
 use crate::h2;
+use crate::h3;
 use crate::output::Out;
 use crate::protocol::Protocol;
 use crate::service::Moment;
@@ -21,10 +22,14 @@ use std::time::{Duration, Instant};
 /// How long a lingering close waits for the peer's FIN after an error answer.
 const LINGER: Duration = Duration::from_secs(2);
 
-/// The protocol a connection speaks, from its first bytes: HTTP/2 when TLS negotiated `h2`, or
-/// when a plain connection opens with the HTTP/2 preface and `--h2c` allows it; else HTTP/1.
+/// The protocol a connection speaks, from its first bytes: HTTP/3 over QUIC; HTTP/2 when TLS
+/// negotiated `h2`, or when a plain connection opens with the HTTP/2 preface and `--h2c` allows
+/// it; else HTTP/1.
 fn choose(transport: &Transport, first: &[u8], site: &Site, now: Instant) -> Box<dyn Protocol> {
     let config = &site.config;
+    if let Transport::Quic(_) = transport {
+        return Box::new(h3::State::new(now, config.max_body));
+    }
     let n = first.len().min(webstand_h2::PREFACE.len());
     let h2 = match transport.is_tls() {
         true => transport.alpn_h2(),
@@ -169,7 +174,7 @@ impl Worker {
         let conn = &mut slot.conn;
         let at = Moment {
             now: *now,
-            date_line: date.line(),
+            date_line: super::date_line(date, &conn.transport),
             draining: *draining,
         };
         let mut out = Out {

@@ -1,0 +1,296 @@
+//! One load thread's loop, the same for every protocol: it owns the poller and the connections
+//! (`connection.rs`: HTTP/1's or HTTP/2's), the clock, the pacing and the wait, and drives the
+//! closed loop (each connection starts its next request as soon as the last one finished) or,
+//! with a pacer, the open loop.
+//!
+//! A pass: look for timeouts (a few times per `--timeout`), and wake the connections whose own
+//! timers are due (a protocol that keeps timers: QUIC's); start every slot that asked to be
+//! started (its response complete, its connection failed or freed) before the next poll, batching
+//! only what is already ready, so the server is never left waiting on the generator; then close the
+//! finished connections, whose successors' requests are now out; place the open loop's due sends on
+//! idle slots; publish the live counters; wait (`wait.rs`: in the poller, after a spin on a CPU of
+//! its own, or halfway down a deep queue); and hand each event to its slot's connection.
+//!
+//! Per-request work is the connection's: one send and one receive system call per keep-alive
+//! request, one clock read for the send time and one kernel arrival stamp for the end time,
+//! converted with one clock snapshot per pass. Counters and histograms are per thread and merged
+//! at the end; the shared `Live` counters are updated once per pass.
+
+use crate::clock::thread_cpu;
+use crate::connection::Connection;
+use crate::io::{Io, Ready};
+use crate::record::Record;
+use crate::requests::Requests;
+use crate::result::{CpuTime, RunResult};
+use crate::share::Share;
+use crate::shared::Shared;
+use crate::wait::{Pass, Wait};
+use mio::{Events, Poll};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// The longest a thread blocks in poll, so a stop request is noticed promptly.
+const MAX_POLL: Duration = Duration::from_millis(50);
+const READ_BUF: usize = 64 * 1024;
+/// Events taken from the poller at once (more wait for the next pass).
+const EVENTS: usize = 1024;
+
+pub(crate) struct Driver<'a, C: Connection> {
+    io: Io<'a>,
+    conns: Vec<C>,
+    th: C::Thread,
+    wait: Wait,
+    /// The slots being started this pass (the ready list's, taken at the top of the pass).
+    batch: Vec<usize>,
+    /// Open loop: slots that take a send when one is due, most recently idle last, and whether
+    /// each is listed.
+    idle: Vec<usize>,
+    listed: Vec<bool>,
+    /// Open loop: slots that still take sends after a pass's due ones, listed again after it.
+    refill: Vec<usize>,
+}
+
+impl<'a, C: Connection> Driver<'a, C> {
+    /// Load thread `index` with its share of the connections.
+    pub(crate) fn new(sh: &'a Shared<'a>, index: usize, share: Share) -> anyhow::Result<Self> {
+        let now = sh.start;
+        let th = C::thread(sh);
+        let clients = share.clients;
+        Ok(Driver {
+            io: Io {
+                sh,
+                poll: Poll::new()?,
+                buf: vec![0; READ_BUF],
+                clock: Default::default(),
+                requests: Requests::new(sh, index, &share)?,
+                record: Record::new(sh.reqs.len()),
+                ready: Ready::new(clients),
+                retired: Vec::with_capacity(4),
+            },
+            conns: (0..clients).map(|_| C::new(sh, &th, now)).collect(),
+            th,
+            wait: Wait::new(sh, C::MULTIPLEXED),
+            batch: Vec::with_capacity(clients),
+            idle: Vec::with_capacity(clients),
+            listed: vec![false; clients],
+            refill: Vec::new(),
+        })
+    }
+
+    /// Runs until the budget is spent, the deadline passes or the run is stopped; returns what this
+    /// thread measured and when its part of the run ended.
+    pub(crate) fn run(mut self) -> anyhow::Result<(RunResult, Instant)> {
+        let cpu0 = thread_cpu();
+        let mut events = Events::with_capacity(EVENTS);
+        let open_loop = self.io.requests.open_loop();
+        for slot in 0..self.conns.len() {
+            match open_loop {
+                true => self.list(self.conns.len() - 1 - slot),
+                false => self.io.ready.push(slot),
+            }
+        }
+        let mut sweep = TimeoutSweep::new(self.io.sh.plan.timeout);
+        let end = loop {
+            let now = Instant::now();
+            if sweep.due(now) {
+                self.check_timeouts(now, sweep.timeout);
+            }
+            if C::TIMERS {
+                self.wake_timers(now);
+            }
+            self.start_ready(now);
+            self.io.retired.clear();
+            let pace_wait = self.pace(now);
+            self.io.record.flush(self.io.sh.live);
+            if let Some(end) = self.finished(now) {
+                break end;
+            }
+            let pass = self.pass(now, sweep.next, pace_wait);
+            if !self
+                .wait
+                .wait(&mut self.io.poll, &mut events, &self.conns, &pass)?
+            {
+                continue;
+            }
+            self.io.clock.next_pass();
+            for ev in events.iter() {
+                let slot = ev.token().0;
+                let closed = ev.is_read_closed() || ev.is_error();
+                let Some(c) = self.conns.get_mut(slot) else {
+                    continue;
+                };
+                c.on_event(
+                    &mut self.io,
+                    &mut self.th,
+                    slot,
+                    ev.is_readable() || closed,
+                    closed,
+                );
+                if open_loop {
+                    self.list_if_idle(slot);
+                }
+            }
+        };
+        Ok(self.finish(cpu0, end))
+    }
+
+    /// Starts every slot that asked to be (closed loop), or lists it as idle for the pacer's sends
+    /// (open loop; one that holds requests of its own to send again is started).
+    fn start_ready(&mut self, now: Instant) {
+        if self.io.ready.is_empty() {
+            return;
+        }
+        // Only the slots ready now: one that fails at once (refused) waits for the next round.
+        let mut batch = std::mem::take(&mut self.batch);
+        self.io.ready.take(&mut batch);
+        let open_loop = self.io.requests.open_loop();
+        for &slot in &batch {
+            if !(open_loop && self.conns[slot].takes_more(&self.th)) {
+                self.conns[slot].start(&mut self.io, &mut self.th, slot, now);
+            }
+            if open_loop {
+                self.list_if_idle(slot);
+            }
+        }
+        batch.clear();
+        self.batch = batch;
+    }
+
+    /// Open loop: puts every send that is due on an idle slot; returns how long until the next one,
+    /// or None while no slot is idle (a freed connection's event ends the wait).
+    fn pace(&mut self, now: Instant) -> Option<Duration> {
+        if !self.io.requests.open_loop() {
+            return None;
+        }
+        while self.io.requests.due(now) {
+            let Some(slot) = self.idle.pop() else { break };
+            self.listed[slot] = false;
+            self.conns[slot].start(&mut self.io, &mut self.th, slot, now);
+            if self.conns[slot].takes_more(&self.th) {
+                self.refill.push(slot);
+            }
+        }
+        while let Some(slot) = self.refill.pop() {
+            self.list_if_idle(slot);
+        }
+        if self.idle.is_empty() {
+            return None; // waiting for a connection to free up (or for the last responses)
+        }
+        self.io.requests.pace_wait(now)
+    }
+
+    fn list(&mut self, slot: usize) {
+        self.listed[slot] = true;
+        self.idle.push(slot);
+    }
+
+    fn list_if_idle(&mut self, slot: usize) {
+        if !self.listed[slot] && self.conns[slot].takes_more(&self.th) {
+            self.list(slot);
+        }
+    }
+
+    fn check_timeouts(&mut self, now: Instant, timeout: Duration) {
+        for slot in 0..self.conns.len() {
+            self.conns[slot].check_timeout(&mut self.io, &mut self.th, slot, now, timeout);
+        }
+    }
+
+    /// Wakes every connection whose own timer is due (`Connection::TIMERS`).
+    fn wake_timers(&mut self, now: Instant) {
+        for slot in 0..self.conns.len() {
+            if self.conns[slot].timer().is_some_and(|t| t <= now) {
+                self.conns[slot].on_timer(&mut self.io, &mut self.th, slot, now);
+            }
+        }
+    }
+
+    /// When this thread's part of the run is over: the moment it ended.
+    fn finished(&self, now: Instant) -> Option<Instant> {
+        let sh = self.io.sh;
+        if sh.live.stop.load(Ordering::Relaxed) || sh.reach.ended().is_some() {
+            return Some(now);
+        }
+        if let Some(deadline) = sh.deadline.filter(|d| now >= *d) {
+            return Some(deadline);
+        }
+        let r = &self.io.requests;
+        r.spent().then(|| r.last_done())
+    }
+
+    /// What the wait needs to know of this pass; its bound is not past a timeout check, the
+    /// deadline, a paced send or a connection's own timer, and zero while a slot waits to be
+    /// started.
+    fn pass(&self, now: Instant, next_check: Instant, pace_wait: Option<Duration>) -> Pass {
+        let ready = !self.io.ready.is_empty();
+        let bound = if ready {
+            Duration::ZERO
+        } else {
+            let mut wait = MAX_POLL.min(next_check.saturating_duration_since(now));
+            if let Some(d) = self.io.sh.deadline {
+                wait = wait.min(d.saturating_duration_since(now));
+            }
+            if C::TIMERS {
+                if let Some(t) = self.conns.iter().filter_map(C::timer).min() {
+                    wait = wait.min(t.saturating_duration_since(now));
+                }
+            }
+            pace_wait.map_or(wait, |p| wait.min(p))
+        };
+        let outstanding = self.io.requests.outstanding();
+        Pass {
+            now,
+            bound,
+            open_loop: self.io.requests.open_loop(),
+            ready,
+            outstanding,
+            queue: C::queue(&self.conns, outstanding),
+            complete: self.io.record.r.complete,
+            server_closes: self.io.record.server_closes,
+            last_done: self.io.requests.last_done(),
+        }
+    }
+
+    /// The thread's result: what it counted, its own CPU time, its connections closed (whatever is
+    /// still in flight is abandoned: the result covers what finished).
+    fn finish(mut self, cpu0: CpuTime, end: Instant) -> (RunResult, Instant) {
+        C::finish(&mut self.conns, self.th, &mut self.io.record.r);
+        let r = self.io.record.finish(
+            self.io.sh.live,
+            cpu0,
+            self.wait.spun(),
+            self.wait.halfway_waits(),
+            self.io.requests.late_sends(),
+        );
+        (r, end)
+    }
+}
+
+/// When the loop next looks for requests past `--timeout`: four times per timeout, 1 to 100 ms
+/// apart.
+struct TimeoutSweep {
+    timeout: Duration,
+    every: Duration,
+    next: Instant,
+}
+
+impl TimeoutSweep {
+    fn new(timeout: Duration) -> TimeoutSweep {
+        let timeout = timeout.max(Duration::from_millis(1));
+        let every = (timeout / 4).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        TimeoutSweep {
+            timeout,
+            every,
+            next: Instant::now() + every,
+        }
+    }
+
+    /// Whether a sweep is due at `now`; if so, the next one is scheduled from `now`.
+    fn due(&mut self, now: Instant) -> bool {
+        let due = now >= self.next;
+        if due {
+            self.next = now + self.every;
+        }
+        due
+    }
+}

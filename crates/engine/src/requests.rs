@@ -1,0 +1,174 @@
+//! Which request a load thread sends next, and how many it may still send: its share of the run's
+//! budget (`-n`), the pick among the plan's URLs (always the first, uniform or weighted, from a
+//! seed so runs repeat), the open loop's [`Pacer`], and the requests taken but waiting for a
+//! connection to carry them again (HTTP/2's streams above a GOAWAY's last one). The one place a
+//! request is chosen: a scripted request (wrk's `request()`) would be chosen and built here.
+//!
+//! A request is outstanding from the moment it is taken until [`Requests::done`]: the thread's part
+//! of the run is over when the budget is spent and none is outstanding.
+
+use crate::pacer::{Pacer, LATE};
+use crate::plan::{Pick, Shape};
+use crate::share::Share;
+use crate::shared::Shared;
+use rand::distributions::{Distribution, WeightedIndex};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+pub(crate) struct Requests {
+    /// Requests this thread may still start (None: until the deadline).
+    budget: Option<u64>,
+    /// Requests started and not yet finished (retries do not count twice).
+    outstanding: u64,
+    /// When the latest request finished (or failed).
+    last_done: Instant,
+    /// Open loop: the intended send times.
+    pacer: Option<Pacer>,
+    /// Requests taken from the budget to send again, with their start times, oldest first.
+    again: VecDeque<(usize, Instant)>,
+    /// How many requests the plan has, and how the next is picked among them.
+    count: usize,
+    pick: PickBy,
+    rng: SmallRng,
+    /// Open loop: sends that left later than their intended time (by more than [`LATE`]).
+    late_sends: u64,
+}
+
+enum PickBy {
+    First,
+    Uniform,
+    Weighted(WeightedIndex<u32>),
+}
+
+impl Requests {
+    /// Thread `index`'s requests: its share of the budget and of the rate, its own random stream.
+    pub(crate) fn new(sh: &Shared, index: usize, share: &Share) -> anyhow::Result<Requests> {
+        let plan = sh.plan;
+        let (seed, pick) = match &plan.pick {
+            Pick::Single => (0, PickBy::First),
+            Pick::Uniform { seed } => (*seed, PickBy::Uniform),
+            Pick::Weighted { weights, seed } => (
+                *seed,
+                PickBy::Weighted(WeightedIndex::new(weights.iter().copied())?),
+            ),
+        };
+        let pacer = match plan.shape {
+            Shape::Open { jitter, .. } if share.rate > 0.0 => {
+                Some(Pacer::new(sh.start, share.rate, jitter))
+            }
+            _ => None,
+        };
+        Ok(Requests {
+            budget: share.requests,
+            outstanding: 0,
+            last_done: sh.start,
+            pacer,
+            again: VecDeque::new(),
+            count: sh.reqs.len(),
+            pick,
+            rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            late_sends: 0,
+        })
+    }
+
+    /// Whether sends follow the open loop's pacer (`--rate`) rather than completions.
+    pub(crate) fn open_loop(&self) -> bool {
+        self.pacer.is_some()
+    }
+
+    /// Takes up to `n` requests from the budget; returns how many were granted (each then
+    /// outstanding until [`Requests::done`]).
+    pub(crate) fn take(&mut self, n: u64) -> u64 {
+        let n = match &mut self.budget {
+            None => n,
+            Some(left) => {
+                let k = n.min(*left);
+                *left -= k;
+                k
+            }
+        };
+        self.outstanding += n;
+        n
+    }
+
+    /// Which of the plan's requests goes next.
+    pub(crate) fn pick(&mut self) -> usize {
+        match &self.pick {
+            PickBy::First => 0,
+            PickBy::Uniform => self.rng.gen_range(0..self.count),
+            PickBy::Weighted(w) => w.sample(&mut self.rng),
+        }
+    }
+
+    /// Whether a request waits to be sent at `now`: one to send again, or (closed loop) budget
+    /// left, or (open loop) a send that is due.
+    pub(crate) fn due(&self, now: Instant) -> bool {
+        let budget = self.budget != Some(0);
+        !self.again.is_empty() || budget && self.pacer.as_ref().is_none_or(|p| p.due(now))
+    }
+
+    /// The next request to send at `now` and its start time (for a latency): one to send again
+    /// first; then, closed loop, a new one from the budget starting `now`; open loop, the send due
+    /// at its intended time, if one is due. An open loop's send that leaves late is counted.
+    pub(crate) fn next(&mut self, now: Instant) -> Option<(usize, Instant)> {
+        let next = match self.again.pop_front() {
+            Some(again) => again,
+            None if self.pacer.is_none() => match self.take(1) {
+                1 => (self.pick(), now),
+                _ => return None,
+            },
+            None => {
+                let due = self.pacer.as_ref().is_some_and(|p| p.due(now));
+                if !due || self.budget == Some(0) {
+                    return None;
+                }
+                self.take(1);
+                let req = self.pick();
+                let pacer = self.pacer.as_mut().expect("open loop");
+                let start = pacer.next();
+                pacer.advance(&mut self.rng);
+                (req, start)
+            }
+        };
+        if self.pacer.is_some() && now.saturating_duration_since(next.1) > LATE {
+            self.late_sends += 1;
+        }
+        Some(next)
+    }
+
+    /// Open loop: how long until the next send is due; None once the budget is spent.
+    pub(crate) fn pace_wait(&self, now: Instant) -> Option<Duration> {
+        let pacer = self.pacer.as_ref()?;
+        (self.budget != Some(0)).then(|| pacer.next().saturating_duration_since(now))
+    }
+
+    /// Request `req`, started at `start`, must be sent again on another connection: it goes next.
+    pub(crate) fn again(&mut self, req: usize, start: Instant) {
+        self.again.push_front((req, start));
+    }
+
+    /// An outstanding request finished, well or not, at `at`.
+    pub(crate) fn done(&mut self, at: Instant) {
+        self.outstanding -= 1;
+        self.last_done = at;
+    }
+
+    pub(crate) fn outstanding(&self) -> u64 {
+        self.outstanding
+    }
+
+    pub(crate) fn last_done(&self) -> Instant {
+        self.last_done
+    }
+
+    /// Every request of the budget is sent and finished.
+    pub(crate) fn spent(&self) -> bool {
+        self.budget == Some(0) && self.outstanding == 0
+    }
+
+    pub(crate) fn late_sends(&self) -> u64 {
+        self.late_sends
+    }
+}

@@ -1,0 +1,53 @@
+//! What a load connection's socket gets before it connects, when the plan asks: ab's `-b` (the
+//! send and receive buffer sizes) and `-B` (the local address to bind, or a range of them taken in
+//! turn, one per new connection). Without either, a socket is opened exactly as before (mio's
+//! connect), so the options cost nothing when they are off.
+
+use mio::net::TcpStream;
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The pre-connect options of every connection of a run, from the plan, read once.
+#[derive(Debug, Default)]
+pub(crate) struct SocketSetup {
+    pub buffer: Option<u32>,
+    pub bind: Option<crate::plan::SourceAddrs>,
+    /// Connections bound so far, across the run's threads: the next one takes the next address.
+    bound: AtomicU64,
+}
+
+impl SocketSetup {
+    pub(crate) fn of(plan: &crate::plan::Plan) -> SocketSetup {
+        SocketSetup {
+            buffer: plan.socket_buffer,
+            bind: plan.bind,
+            bound: AtomicU64::new(0),
+        }
+    }
+
+    /// Starts a non-blocking connection to `to` with these options.
+    pub(crate) fn connect(&self, to: SocketAddr) -> io::Result<TcpStream> {
+        if self.buffer.is_none() && self.bind.is_none() {
+            return TcpStream::connect(to);
+        }
+        let s = Socket::new(Domain::for_address(to), Type::STREAM, Some(Protocol::TCP))?;
+        s.set_nonblocking(true)?;
+        if let Some(bytes) = self.buffer {
+            s.set_send_buffer_size(bytes as usize)?;
+            s.set_recv_buffer_size(bytes as usize)?;
+        }
+        if let Some(addrs) = self.bind {
+            let ip = addrs.nth(self.bound.fetch_add(1, Ordering::Relaxed));
+            // Port 0: the kernel picks the source port, as for an unbound socket.
+            s.bind(&SocketAddr::new(ip, 0).into())?;
+        }
+        match s.connect(&to.into()) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(TcpStream::from_std(s.into()))
+    }
+}

@@ -1,0 +1,229 @@
+//! HTTP/3 on the server (RFC 9114), over QUIC connections (quic/) and the wire syntax of
+//! `webstand-h3`: a connection's `State` (state.rs) implements the loop's `Protocol`, reading the
+//! records of its QUIC streams (input.rs) and answering through a `Sink` per request stream
+//! (send.rs), exactly as HTTP/2 does over a byte stream: the handler, the jobs and the access log
+//! see the same neutral request and write the same neutral answer. Requests are answered after
+//! the whole read is taken (a stream the client reset in the same read is never worked on), in
+//! stream order. A stream that needs a job (a CGI program, a FastCGI request) gets its own, up to
+//! `MAX_JOBS` at once per connection (later ones wait, in order, in `deferred`); a stream the
+//! client resets ends its job. A request body is collected whole within `--max-body` (past it, or
+//! declared past it, the stream is answered 413 at once and the client asked to stop sending),
+//! QUIC's stream and connection windows bounding what a client sends ahead of our reading.
+//! GOAWAY names the first stream not taken; streams opened after it are refused with
+//! H3_REQUEST_REJECTED.
+
+mod input;
+mod send;
+mod state;
+
+pub use state::State;
+
+use crate::config::Config;
+use crate::output::Out;
+use crate::protocol::Protocol;
+use crate::response::{self, Sink};
+use crate::service::{Asked, Moment, Served, Service};
+use send::Writer;
+use state::MAX_JOBS;
+use std::time::Instant;
+
+/// Request text buffers kept for reuse: a batch of streams answered in one round.
+const SPARE_TEXTS: usize = 32;
+
+/// The `Asked::stream` of a QUIC request stream (client bidirectional IDs are 0, 4, 8, …), and
+/// back: jobs name a request by a u32.
+fn index_of(id: u64) -> u32 {
+    (id >> 2) as u32
+}
+
+fn id_of(index: u32) -> u64 {
+    u64::from(index) << 2
+}
+
+impl State {
+    /// Answers the ready streams in order; those that need a job while the connection runs
+    /// `MAX_JOBS` wait in `deferred`, and go first once one ends.
+    fn answer_ready(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) {
+        if svc.jobs() < MAX_JOBS && !self.deferred.is_empty() {
+            let mut queue = std::mem::take(&mut self.deferred);
+            queue.append(&mut self.ready);
+            self.ready = queue;
+        }
+        while let Some(id) = self.ready.pop_front() {
+            let Some(s) = self.streams.get_mut(&id) else {
+                continue;
+            };
+            let mut sink = Writer {
+                stream: id,
+                date_line: at.date_line,
+                bytes: out.bytes,
+                staged: &mut self.staged,
+            };
+            let refusal = match (s.too_large, s.over_limit) {
+                (true, _) => Some(431),
+                (_, true) => Some(413),
+                _ => None,
+            };
+            let length =
+                (s.content_length.is_some() || !s.body.is_empty()).then_some(s.body.len() as u64);
+            let head = crate::field_list::head_of(&s.text, length, crate::request::Version::Http3);
+            let served = match refusal {
+                Some(status) => {
+                    let n = response::simple(&mut sink, status, b"", s.head_only);
+                    let line = match s.text.is_empty() {
+                        true => &b"- - HTTP/3.0"[..],
+                        false => head.request_line(),
+                    };
+                    svc.log(line, status, n);
+                    Served::Answered {
+                        status,
+                        throttle: None,
+                    }
+                }
+                None => {
+                    let asked = Asked {
+                        head: &head,
+                        body: &s.body,
+                        stream: index_of(id),
+                        max_jobs: MAX_JOBS,
+                    };
+                    svc.serve(&asked, &mut sink)
+                }
+            };
+            match served {
+                Served::Answered { throttle, .. } => {
+                    s.throttle = throttle;
+                    self.paced |= throttle.is_some();
+                }
+                Served::Started => self.with_jobs.push(id),
+                Served::Busy => {
+                    self.deferred.push_back(id);
+                    continue;
+                }
+            }
+            // Answered or handed to a job (which copied what it needs): the buffers go back.
+            let mut text = std::mem::take(&mut s.text);
+            s.body = Vec::new();
+            if self.spare_texts.len() < SPARE_TEXTS {
+                text.clear();
+                self.spare_texts.push(text);
+            }
+        }
+    }
+
+    /// Ends the jobs of streams that closed before their answer.
+    fn end_jobs_of_closed_streams(&mut self, svc: &mut dyn Service) {
+        let streams = &self.streams;
+        self.with_jobs.retain(|&id| {
+            let open = streams.contains_key(&id);
+            if !open {
+                svc.cancel(index_of(id));
+            }
+            open
+        });
+    }
+}
+
+impl Protocol for State {
+    /// Takes the records of a read, then answers every complete request.
+    fn receive(&mut self, new: &[u8], at: &Moment, out: &mut Out, svc: &mut dyn Service) {
+        if !new.is_empty() {
+            self.read(new, at.now);
+            self.end_jobs_of_closed_streams(svc);
+        }
+        if at.draining {
+            self.say_goodbye();
+        }
+        if !self.failed {
+            self.answer_ready(at, out, svc);
+        }
+        if !out.backed_up() {
+            self.pump();
+        }
+        if out.outbox.throttle.is_none() && self.paced {
+            out.outbox.throttle = self.streams.values().find_map(|s| s.throttle);
+        }
+        // Either side's GOAWAY ends the connection once its requests are answered (RFC 9114
+        // §5.2; a client that is done says so, and oha waits for the close).
+        let done = self.goaway || self.peer_goaway;
+        if self.failed || (done && self.streams.is_empty() && self.ready.is_empty()) {
+            out.outbox.closing = true;
+        }
+    }
+
+    /// Body pieces go out once the last ones are written; streams that waited for a job slot go
+    /// once one is free; a server that began draining says GOAWAY at once.
+    fn resume(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) -> bool {
+        let slot_free = svc.jobs() < MAX_JOBS;
+        let held = self.stalled()
+            || self.has_pieces()
+            || (self.waits_for_job() && slot_free)
+            || (at.draining && !self.goaway);
+        if held {
+            self.receive(&[], at, out, svc);
+        }
+        held
+    }
+
+    /// The peer took too long with a request it started: GOAWAY, and close.
+    fn timeout(&mut self, _: &Moment, out: &mut Out, _: &mut dyn Service) {
+        self.say_goodbye();
+        out.outbox.closing = true;
+    }
+
+    fn answer(
+        &mut self,
+        stream: u32,
+        at: &Moment,
+        out: &mut Out,
+        f: &mut dyn FnMut(&mut dyn Sink),
+    ) {
+        f(&mut Writer {
+            stream: id_of(stream),
+            date_line: at.date_line,
+            bytes: out.bytes,
+            staged: &mut self.staged,
+        });
+    }
+
+    fn answered(&mut self, stream: u32, _: u16, _: bool, _: &Moment, _: &mut Out) {
+        let id = id_of(stream);
+        self.with_jobs.retain(|&s| s != id);
+    }
+
+    /// Bodies are collected whole before their request is served: nothing to pass on.
+    fn pass_bodies(&mut self, _: &mut dyn Service) -> bool {
+        false
+    }
+
+    fn partial_input(&self) -> bool {
+        !self.inbuf.is_empty() || !self.streams.is_empty()
+    }
+
+    fn stalled(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    fn has_output(&self) -> bool {
+        !self.wire.is_empty()
+    }
+
+    fn multiplexed(&self) -> bool {
+        true
+    }
+
+    fn wait_deadline(&self, _now: Instant, config: &Config) -> Option<Instant> {
+        self.partial_input()
+            .then_some(self.progress + config.io_timeout)
+    }
+
+    fn frame_output(&mut self, bytes: &mut Vec<u8>) {
+        self.frame_staged(bytes);
+    }
+
+    /// GOAWAY before the connection closes (idle timeout, shutdown).
+    fn farewell(&mut self) -> Vec<u8> {
+        self.say_goodbye();
+        std::mem::take(&mut self.wire)
+    }
+}

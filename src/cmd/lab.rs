@@ -1,0 +1,79 @@
+//! `webstand lab`: the lab's servers one at a time, outside a comparison. `lab up` starts one on the
+//! lab's own config (`webstand_lab::up`) and keeps it until a signal.
+
+use anyhow::Result;
+use std::io::Write;
+use std::path::PathBuf;
+use webstand_lab::servers::Kind;
+use webstand_lab::up::{Up, UpOptions};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub cmd: LabCmd,
+}
+
+#[derive(clap::Subcommand)]
+pub enum LabCmd {
+    /// Start one lab server on the lab's own config (as `compare` starts its rows: the shared
+    /// limits, pinned, in its own cgroup), on loopback, until Ctrl-C, SIGTERM or SIGHUP. Prints
+    /// `key=value` lines on stdout (server, version, url, port, pid, ca with --tls, php_fpm_pid with
+    /// --php, docroot, cpus), `ready=1` last; then stops everything it started
+    Up(UpArgs),
+}
+
+#[derive(clap::Args)]
+pub struct UpArgs {
+    /// The server: builtin, builtin-nocache, nginx, lighttpd, apache, apache-modphp, h2o, caddy,
+    /// mini_httpd
+    pub server: String,
+    /// HTTPS only, with a certificate the lab generates (its CA's file printed as `ca=`)
+    #[arg(long)]
+    pub tls: bool,
+    /// HTTP/2 too: by ALPN with --tls, by prior knowledge (h2c) on the plain port without
+    #[arg(long)]
+    pub h2: bool,
+    /// PHP-FPM behind the server, `.php` passed to it (its pid printed as `php_fpm_pid=`)
+    #[arg(long)]
+    pub php: bool,
+    /// The port on 127.0.0.1 [default: a free one]
+    #[arg(long, value_name = "N")]
+    pub port: Option<u16>,
+    /// The directory to serve [default: the lab's own docroot, made afresh and removed after]
+    #[arg(long, value_name = "DIR")]
+    pub docroot: Option<PathBuf>,
+    /// CPUs to pin the server (and PHP-FPM) to, e.g. 0 or 0,2 [default: CPU 0 where this process
+    /// may use it and another one, as `compare` pins its servers]
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub cpus: Option<Vec<usize>>,
+}
+
+pub fn run(args: Args) -> Result<i32> {
+    match args.cmd {
+        LabCmd::Up(a) => up(a),
+    }
+}
+
+fn up(a: UpArgs) -> Result<i32> {
+    let opts = UpOptions {
+        kind: Kind::parse(&a.server)?,
+        tls: a.tls,
+        h2: a.h2,
+        php: a.php,
+        port: a.port,
+        docroot: a.docroot,
+        cpus: a.cpus,
+        webstand: std::env::current_exe().ok(),
+    };
+    let mut up = Up::start(&opts)?;
+    let mut out = std::io::stdout().lock();
+    for (key, value) in up.lines() {
+        writeln!(out, "{key}={value}")?;
+    }
+    out.flush()?;
+    drop(out);
+    let waited = up.wait();
+    let stopped = up.stop();
+    waited.and(stopped)?;
+    Ok(0)
+}
