@@ -356,7 +356,8 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
             + &webstand_report::seed004::render_sweeps(&comparison)
             + &peaks_section(&peaks, &levels)
     } else {
-        webstand_report::comparison::render_comparison(&comparison) + &peaks_section(&peaks, &levels)
+        webstand_report::comparison::render_comparison(&comparison)
+            + &peaks_section(&peaks, &levels)
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {
@@ -432,7 +433,9 @@ fn peaks_section(peaks: &[(String, Diagnosed)], all: &[Diagnosed]) -> String {
         };
         let flag = match l.diagnosis.verdict {
             Some(Limit::Generator) => " — NOT the server's limit: the generator bound this peak",
-            Some(Limit::BothSaturated) => " — NOT the server's limit alone: both sides were saturated",
+            Some(Limit::BothSaturated) => {
+                " — NOT the server's limit alone: both sides were saturated"
+            }
             _ => "",
         };
         let head = render::headline(&l.diagnosis);

@@ -534,7 +534,10 @@ fn saturation(i: &Inputs, sides: Sides) -> Option<Finding> {
         (h2 / h1 - 1.0) * 100.0,
         (l2 / l1.max(1e-9) - 1.0) * 100.0
     );
-    let knee = format!("the run is past its knee, the peak near {} clients", p.clients);
+    let knee = format!(
+        "the run is past its knee, the peak near {} clients",
+        p.clients
+    );
     let (limit, advice) = match sides.server {
         Some(s) if s >= SATURATED && !sides.generator_saturated() => (
             Limit::Server,

@@ -88,7 +88,10 @@ mod tests {
             "1000 × 404 Not Found, 3 × 500 Internal Server Error"
         );
         let a = advice(&statuses);
-        assert!(a.contains("404 Not Found") && a.contains("check the URL"), "{a}");
+        assert!(
+            a.contains("404 Not Found") && a.contains("check the URL"),
+            "{a}"
+        );
         assert!(!a.contains("503"), "{a}");
         let shed = advice(&[(503, 7)].into_iter().collect());
         assert!(shed.contains("503 Service Unavailable") && shed.contains("sheds load"));

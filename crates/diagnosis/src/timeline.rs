@@ -134,8 +134,7 @@ mod tests {
 
     #[test]
     fn samples_become_counts_per_interval() {
-        let t =
-            Timeline::from_samples(&[(ms(20), 3), (ms(150), 7), (ms(180), 12), (ms(420), 12)]);
+        let t = Timeline::from_samples(&[(ms(20), 3), (ms(150), 7), (ms(180), 12), (ms(420), 12)]);
         assert_eq!(t.interval, ms(100));
         assert_eq!(t.counts, vec![0, 9, 0, 0, 0]);
         // A long run keeps at most 100 intervals, each a whole number of tenths of a second.

@@ -247,10 +247,18 @@ pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
                 .collect(),
         );
         out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
-        out.generator_work_us =
-            median(measured.iter().filter_map(|r| r.generator_work_us).collect());
-        out.generator_spin_us =
-            median(measured.iter().filter_map(|r| r.generator_spin_us).collect());
+        out.generator_work_us = median(
+            measured
+                .iter()
+                .filter_map(|r| r.generator_work_us)
+                .collect(),
+        );
+        out.generator_spin_us = median(
+            measured
+                .iter()
+                .filter_map(|r| r.generator_spin_us)
+                .collect(),
+        );
         out.errors = measured.iter().map(|r| r.errors).sum();
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
     }

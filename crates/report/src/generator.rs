@@ -163,7 +163,8 @@ mod tests {
             wait_policy(&r),
             "block, no spin (the load threads have no CPU of their own); with a deep queue at the server, nap 12 times"
         );
-        assert!(lines(&r).contains("Load threads:           1, not pinned (2 online); waiting: block, no spin"));
+        assert!(lines(&r)
+            .contains("Load threads:           1, not pinned (2 online); waiting: block, no spin"));
         assert_eq!(cpu_list(&[0, 1, 2, 5]), "CPUs 0-2,5");
         assert_eq!(cpu_list(&[0, 1]), "CPUs 0,1");
         assert!(lines(&RunResult::default()).is_empty());
