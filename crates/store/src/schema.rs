@@ -238,16 +238,16 @@ impl Store {
             self.conn
                 .execute_batch("ALTER TABLE levels ADD COLUMN round INTEGER;")?;
         }
-        let (table, column, kind) = generator::COLUMN;
-        if !self.has_column(table, column)? {
-            self.conn
-                .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
-        }
         for column in BACKENDS_CPU {
             if !self.has_column("levels", column)? {
                 self.conn
                     .execute_batch(&format!("ALTER TABLE levels ADD COLUMN {column} INTEGER;"))?;
             }
+        }
+        let (table, column, kind) = generator::COLUMN;
+        if !self.has_column(table, column)? {
+            self.conn
+                .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
         }
         Ok(())
     }
