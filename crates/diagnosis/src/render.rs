@@ -32,10 +32,16 @@ pub fn finding_lines(d: &Diagnosis, indent: &str) -> String {
 /// The verdict line's text, without "Diagnosis: ": one verdict, "no problem found" only when
 /// nothing bound the run, then how busy each side was when known.
 pub fn headline(d: &Diagnosis) -> String {
+    // The generator's work beside the verdicts that weigh the two sides' CPU; the server's always.
+    let weighs_cpu = matches!(
+        d.verdict,
+        None | Some(Limit::Server | Limit::Generator | Limit::BothSaturated | Limit::Saturated)
+    );
     let sides = [
         d.server_busy
             .map(|b| format!("the server used {:.0} % of its CPUs", b * 100.0)),
         d.generator_busy
+            .filter(|_| weighs_cpu)
             .map(|b| format!("the generator's busiest thread worked {:.0} %", b * 100.0)),
     ];
     let sides: Vec<String> = sides.into_iter().flatten().collect();

@@ -243,8 +243,10 @@ mod tests {
             };
             let backends = match version {
                 11 => "",
-                _ => "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
-                    ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;",
+                _ => {
+                    "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
+                    ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;"
+                }
             };
             let generator = "ALTER TABLE levels DROP COLUMN generator;";
             let drop = format!("{generator} {backends} {round} {h2} {diagnosis} {drop}");
