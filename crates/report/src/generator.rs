@@ -10,7 +10,7 @@ use webstand_engine::RunResult;
 /// Whether the load threads had fewer CPUs than the machine (pinned, e.g. by taskset); None when
 /// the result does not say.
 pub fn pinned(r: &RunResult) -> Option<bool> {
-    (!r.load_cpus.is_empty() && r.online_cpus > 0).then(|| r.load_cpus.len() < r.online_cpus)
+    (!r.load_cpus.is_empty() && r.online_cpus > 0).then_some(r.load_cpus.len() < r.online_cpus)
 }
 
 /// `d` per complete request of `r`, in µs; None without a complete request.
