@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::h2::{h2load, h2o, nginx};
+use common::h2::{h2load, h2load_all_succeed, h2o, nginx};
 use common::h2_frames::{frame, h2_server, Frame};
 use common::*;
 use serde_json::Value;
@@ -346,5 +346,64 @@ fn a_misbehaving_server_gives_failed_requests_of_the_right_class_and_no_hang() {
         (v["complete"].as_u64(), failed(&v, "exceptions")),
         (Some(0), 2),
         "{v}"
+    );
+}
+
+/// h2load's mean "time for request" (its third column) in ms, from h2load's output or ours.
+fn mean_time_for_request_ms(text: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("time for request:"))
+        .unwrap_or_else(|| panic!("no time for request in {text}"));
+    let mean = line.split_whitespace().nth(5).unwrap();
+    let (number, scale) = if let Some(us) = mean.strip_suffix("us") {
+        (us, 1e-3)
+    } else if let Some(ms) = mean.strip_suffix("ms") {
+        (ms, 1.0)
+    } else {
+        (mean.strip_suffix('s').unwrap(), 1e3)
+    };
+    number.parse::<f64>().unwrap() * scale
+}
+
+/// A "Time per request: X [ms] (WHAT)" line's X, for the line whose WHAT starts with `what`.
+fn time_per_request_ms(text: &str, what: &str) -> f64 {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("Time per request:"))
+        .find(|l| l.contains(&format!("[ms] ({what}")))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no Time per request ({what}) in {text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn with_streams_in_flight_the_mean_time_per_request_is_h2loads_time_for_request() {
+    let ngx = nginx("ssl http2", "");
+    let url = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    // 3,000 requests: within nginx's 1,000 per connection (keepalive_requests), so no GOAWAY.
+    let args = ["-n", "3000", "-c", "4", "-m", "16", &url];
+    let theirs = mean_time_for_request_ms(&h2load_all_succeed(3000, &args));
+    let out = bench(&[&["--h2"][..], &args].concat());
+    let ours = stdout(&out);
+    assert!(out.status.success(), "{ours}{}", stderr(&out));
+    let mean = time_per_request_ms(&ours, "mean, measured: up to 16 streams per connection)");
+    // The same figure as our own h2load line, to its rounding (h2load prints three digits).
+    let own = mean_time_for_request_ms(&ours);
+    assert!(
+        (mean - own).abs() <= own * 0.01 + 0.001,
+        "{mean} vs {own}: {ours}"
+    );
+    // 64 streams in flight: each waits for about 64 runs' worth of the time per completion, not
+    // the 4 that ab's concurrency × time ÷ requests would say (the figure once printed here).
+    let across = time_per_request_ms(&ours, "mean, across all concurrent requests)");
+    assert!(
+        mean >= 16.0 * across,
+        "{mean} ms vs {across} ms across: {ours}"
+    );
+    // And h2load's, measured on the same server a moment before, within the busy machine's spread.
+    assert!(
+        mean >= theirs / 4.0 && mean <= theirs * 4.0,
+        "ours {mean} ms, h2load's {theirs} ms"
     );
 }

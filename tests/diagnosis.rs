@@ -195,6 +195,32 @@ fn a_server_answering_503_is_limited_by_errors() {
         .to_string();
     assert!(text.contains("100.0 % of 50 requests"), "{text}");
     assert!(text.contains("50 non-2xx"), "{text}");
+    assert!(text.contains("50 × 503 Service Unavailable"), "{text}");
+    let advice = finding(&d, "errors")["advice"].as_str().unwrap();
+    assert!(advice.contains("503 Service Unavailable"), "{advice}");
+    assert!(advice.contains("sheds load"), "{advice}");
+}
+
+#[test]
+fn a_run_of_404s_names_the_status_and_asks_to_check_the_url() {
+    let _serial = one_at_a_time();
+    let (_dir, serve, _) = serve_hello(&[]);
+    let missing = format!("http://{}/no-such-page.html", serve.addr);
+    let (out, d) = bench_json(&["-k", "-c", "2", "-n", "200", &missing]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(d["verdict"], "errors", "{d:#}");
+    let f = finding(&d, "errors");
+    let (evidence, advice) = (
+        f["evidence"].as_str().unwrap(),
+        f["advice"].as_str().unwrap(),
+    );
+    assert!(evidence.contains("200 × 404 Not Found"), "{evidence}");
+    assert!(advice.contains("404 Not Found"), "{advice}");
+    assert!(advice.contains("check the URL"), "{advice}");
+    assert!(
+        !advice.contains("503"),
+        "not a server shedding load: {advice}"
+    );
 }
 
 #[test]
@@ -406,6 +432,20 @@ fn compare_flags_a_peak_the_generator_bound() {
         tables.contains("peak generator-bound: NOT the server's limit"),
         "{text}"
     );
+    // Beside the peak figure, a Bound-by cell: the generator.
+    let header = tables
+        .lines()
+        .find(|l| l.starts_with("server ") && l.contains("peak hits/s"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let row = tables
+        .lines()
+        .find(|l| l.starts_with("builtin "))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(header.contains("peak hits/s   bound by"), "{header}");
+    assert_eq!(cells[3], "generator", "{row}");
+    // The lab started the server: it knows its PID and never asks for it.
+    assert!(!text.contains("--server-pid"), "{text}");
 }
 
 /// A fresh history file for one test.
@@ -507,7 +547,10 @@ fn refused_connections_are_counted_by_errno() {
     let url = format!("http://{addr}/x");
     let (out, d) = bench_json(&["-c", "1", "-n", "100", &url]);
     assert_eq!(out.status.code(), Some(5), "target lost: {}", stderr(&out));
-    assert_eq!(d["verdict"], "errors", "{d:#}");
+    // The verdict says the target was lost; the errors finding still counts them by errno.
+    assert_eq!(d["verdict"], "target lost", "{d:#}");
+    let lost = finding(&d, "target-lost")["evidence"].as_str().unwrap();
+    assert!(lost.contains("then refused connections"), "{lost}");
     let f = finding(&d, "errors");
     let text = f["evidence"].as_str().unwrap();
     assert!(

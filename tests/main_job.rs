@@ -43,6 +43,10 @@ fn the_main_job_prints_tenons_table_and_the_small_file_run() {
         .parse()
         .unwrap();
     assert_eq!(failed, 0, "checksummed small files failed: {text}");
+    // The main job started the server: its advice never asks for its PID, and each level has one
+    // verdict (never "no problem found" beside "server-bound").
+    assert!(!text.contains("--server-pid"), "{text}");
+    assert!(!text.contains("no problem found; server-bound"), "{text}");
     assert!(
         text.contains("Saved as run ") && text.contains(db.to_str().unwrap()),
         "{text}"

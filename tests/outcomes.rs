@@ -321,6 +321,9 @@ fn a_server_killed_mid_run_is_target_lost_with_status_5() {
         .parse()
         .unwrap();
     assert!(done > 0, "{text}");
+    // The Diagnosis says the target was lost, not that the server stalled or shed load.
+    assert!(text.contains("Diagnosis: the target was lost"), "{text}");
+    assert!(!text.contains("shed load"), "{text}");
     assert_eq!(statuses(&h), ["target lost"]);
 
     // A sweep keeps the levels it finished and stops at the one that lost its target.

@@ -534,11 +534,25 @@ fn print_report(
         return Ok(());
     }
     print!("{}", ab::report(result, &info));
+    if !info.hide_percentiles {
+        print!("{}", webstand_report::wrk::fine_percentiles(result));
+    }
     print!(
         "{}",
         webstand_report::h2load::summary(result, plan.stop.requests)
     );
+    // How the load was made (threads, where, how they waited): why figures differ from ab's or wrk's.
+    print!("{}", webstand_report::generator::lines(result));
     if args.latency {
+        let done = &shown.evidence.watched.completions;
+        let rates = webstand_report::wrk::Rates {
+            interval: done.interval,
+            counts: done.counts.clone(),
+        };
+        print!(
+            "{}",
+            webstand_report::wrk::thread_stats(result, Some(&rates))
+        );
         print!("{}", ab::latency_spectrum(result));
     }
     let spread = crate::ranks::last();

@@ -326,6 +326,7 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         .as_ref()
         .map(|c| peak_diagnoses(c, &diagnosing))
         .ok();
+    let levels = std::mem::take(&mut diagnosing.levels);
     let mut comparison = obs.failed_on_error(outcome)?;
     let peaks = peaks.unwrap_or_default();
     flag_generator_bound(&mut comparison, &peaks);
@@ -340,9 +341,10 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     } else if p.sweeps {
         webstand_report::comparison::render_comparison(&comparison)
             + &webstand_report::seed004::render_sweeps(&comparison)
-            + &peaks_section(&peaks)
+            + &peaks_section(&peaks, &levels)
     } else {
-        webstand_report::comparison::render_comparison(&comparison) + &peaks_section(&peaks)
+        webstand_report::comparison::render_comparison(&comparison)
+            + &peaks_section(&peaks, &levels)
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {
@@ -372,25 +374,36 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
 pub const GENERATOR_BOUND_NOTE: &str =
     "peak generator-bound: NOT the server's limit (see Diagnosis)";
 
-/// Notes, on each row (round) whose peak the generator bound, that the figures are not the server's.
+/// The note a row gets when the server and the generator were both saturated at its peak.
+pub const BOTH_SATURATED_NOTE: &str =
+    "peak with both sides saturated: inconclusive for this pair, not the server's limit alone (see Diagnosis)";
+
+/// Sets each row's (round's) Bound-by cell of its peak, and notes a row whose peak is not the
+/// server's limit (the generator's, or both sides' at once).
 fn flag_generator_bound(c: &mut Comparison, peaks: &[(String, Diagnosed)]) {
     for s in &mut c.servers {
         let name = s.kind.name();
         for w in &mut s.workloads {
             let series = format!("{name}/{}", w.workload.map_or("?", |k| k.name()));
-            let bound = peaks.iter().any(|(p, l)| {
-                *p == series && l.round == w.round && l.diagnosis.verdict == Some(Limit::Generator)
-            });
-            if bound {
-                w.disclosures.push(GENERATOR_BOUND_NOTE.to_string());
+            let Some((_, l)) = peaks
+                .iter()
+                .find(|(p, l)| *p == series && l.round == w.round)
+            else {
+                continue;
+            };
+            w.peak_bound = Some(render::bound_cell(&l.diagnosis).to_string());
+            match l.diagnosis.verdict {
+                Some(Limit::Generator) => w.disclosures.push(GENERATOR_BOUND_NOTE.to_string()),
+                Some(Limit::BothSaturated) => w.disclosures.push(BOTH_SATURATED_NOTE.to_string()),
+                _ => {}
             }
         }
     }
 }
 
-/// The Diagnosis of every row's peak (with rounds, each round's, grouped by row); a generator-bound
-/// peak is flagged as not the server's limit.
-fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
+/// The Diagnosis of every row's peak (with rounds, each round's, grouped by row), each level's
+/// verdict beside it; a peak that is not the server's limit is flagged.
+fn peaks_section(peaks: &[(String, Diagnosed)], all: &[Diagnosed]) -> String {
     let rounds = peaks.iter().map(|(_, l)| l.round + 1).max().unwrap_or(1);
     let mut sorted: Vec<&(String, Diagnosed)> = peaks.iter().collect();
     // Stable: rows keep the comparison's order, each row's rounds in order.
@@ -400,21 +413,34 @@ fn peaks_section(peaks: &[(String, Diagnosed)]) -> String {
     });
     let mut out = String::from("\nDiagnosis of each row's peak:\n");
     for (series, l) in sorted {
-        let series = if rounds > 1 {
+        let label = if rounds > 1 {
             format!("{series} (round {} of {rounds})", l.round + 1)
         } else {
             series.clone()
         };
-        let flag = if l.diagnosis.verdict == Some(Limit::Generator) {
-            " — NOT the server's limit: the generator bound this peak"
-        } else {
-            ""
+        let flag = match l.diagnosis.verdict {
+            Some(Limit::Generator) => " — NOT the server's limit: the generator bound this peak",
+            Some(Limit::BothSaturated) => {
+                " — NOT the server's limit alone: both sides were saturated"
+            }
+            _ => "",
         };
         let head = render::headline(&l.diagnosis);
         out.push_str(&format!(
-            "  {series} at {} clients: {head}{flag}\n",
+            "  {label} at {} clients: {head}{flag}\n",
             l.clients
         ));
+        let levels: Vec<String> = all
+            .iter()
+            .filter(|o| o.series == *series && o.round == l.round)
+            .map(|o| {
+                let bound = o.diagnosis.verdict.map_or("nothing found", Limit::short);
+                format!("{} clients {bound}", o.clients)
+            })
+            .collect();
+        if levels.len() > 1 {
+            out.push_str(&format!("    each level bound by: {}\n", levels.join(", ")));
+        }
         out.push_str(&render::finding_lines(&l.diagnosis, "    "));
     }
     out

@@ -285,8 +285,32 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         hide_percentiles: false,
         hide_confidence: flag("-S"),
     };
-    let h2 = webstand_report::h2load::summary(&level.result, None);
-    Some(webstand_report::ab::report(&level.result, &info) + &h2)
+    let r = &level.result;
+    let mut text = webstand_report::ab::report(r, &info)
+        + &webstand_report::wrk::fine_percentiles(r)
+        + &webstand_report::h2load::summary(r, None)
+        + &webstand_report::generator::lines(r);
+    if flag("--latency") {
+        let rates = level
+            .diagnosis
+            .as_ref()
+            .and_then(|d| completions(&d["evidence"]["completions_per_interval"]));
+        text += &webstand_report::wrk::thread_stats(r, rates.as_ref());
+        text += &webstand_report::ab::latency_spectrum(r);
+    }
+    Some(text)
+}
+
+/// The completed requests per interval a diagnosis kept (`{"interval": SECONDS, "counts": [...]}`).
+fn completions(v: &serde_json::Value) -> Option<webstand_report::wrk::Rates> {
+    Some(webstand_report::wrk::Rates {
+        interval: std::time::Duration::try_from_secs_f64(v["interval"].as_f64()?).ok()?,
+        counts: v["counts"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| c.as_u64())
+            .collect(),
+    })
 }
 
 /// The table layout the run's command line asked for, else the full one.
@@ -394,6 +418,11 @@ fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) ->
     let cpu: Vec<Option<f64>> = idx.iter().map(|&i| cpu[i]).collect();
     let (server, workload) = split_group(group);
     let (mut row, peak) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
+    // What bound the peak, where the level was diagnosed.
+    row.bound_at_peak = peak
+        .and_then(|p| run.levels[idx[p]].diagnosis.as_ref())
+        .and_then(render::from_json)
+        .map(|d| render::bound_cell(&d).to_string());
     // srv+php: the server's and its PHP backends' CPU at the peak, where the lab saved both.
     row.with_backends_cpu_us = peak.and_then(|p| backends_cpu_us(run)[idx[p]]);
     row.peak_rss_kib = idx

@@ -15,6 +15,7 @@ pub mod limits;
 pub mod network;
 pub mod render;
 pub mod rules;
+pub mod status;
 pub mod timeline;
 pub mod watch;
 mod watch_tasks;

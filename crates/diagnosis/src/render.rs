@@ -29,17 +29,29 @@ pub fn finding_lines(d: &Diagnosis, indent: &str) -> String {
         .collect()
 }
 
-/// The verdict line's text, without "Diagnosis: ".
+/// The verdict line's text, without "Diagnosis: ": one verdict, "no problem found" only when
+/// nothing bound the run, then how busy each side was when known.
 pub fn headline(d: &Diagnosis) -> String {
-    let server = d
-        .server_busy
-        .map(|b| format!(" (the server used {:.0} % of its CPUs)", b * 100.0))
-        .unwrap_or_default();
-    match (d.verdict, d.findings.is_empty()) {
-        (Some(Limit::Server), true) => format!("no problem found; server-bound{server}"),
-        (_, true) => format!("no problem found{server}"),
-        (Some(v), false) => format!("{}{server}", v.verdict()),
-        (None, false) => unreachable!("a finding always gives a verdict"),
+    // The generator's work beside the verdicts that weigh the two sides' CPU; the server's always.
+    let weighs_cpu = matches!(
+        d.verdict,
+        None | Some(Limit::Server | Limit::Generator | Limit::BothSaturated | Limit::Saturated)
+    );
+    let sides = [
+        d.server_busy
+            .map(|b| format!("the server used {:.0} % of its CPUs", b * 100.0)),
+        d.generator_busy
+            .filter(|_| weighs_cpu)
+            .map(|b| format!("the generator's busiest thread worked {:.0} %", b * 100.0)),
+    ];
+    let sides: Vec<String> = sides.into_iter().flatten().collect();
+    let sides = match sides.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", sides.join("; ")),
+    };
+    match d.verdict {
+        Some(v) => format!("{}{sides}", v.verdict()),
+        None => format!("no problem found{sides}"),
     }
 }
 
@@ -60,6 +72,7 @@ pub fn from_json(v: &Value) -> Option<Diagnosis> {
         verdict,
         findings,
         server_busy: v["evidence"]["server_busy"].as_f64(),
+        generator_busy: v["evidence"]["generator_busy"].as_f64(),
     })
 }
 
@@ -74,7 +87,9 @@ pub fn json(d: &Diagnosis, w: &Watched) -> Value {
             "load_threads": w.threads,
             "link": w.link,
             "errors_per_interval": w.errors,
+            "completions_per_interval": w.completions,
             "server_busy": d.server_busy,
+            "generator_busy": d.generator_busy,
         },
     })
 }
@@ -93,6 +108,7 @@ mod tests {
                 advice: "raise the backlog".into(),
             }],
             server_busy: Some(0.25),
+            generator_busy: Some(0.5),
         };
         let back = from_json(&json(&d, &Watched::default())).unwrap();
         assert_eq!(back, d);
@@ -101,6 +117,7 @@ mod tests {
             verdict: None,
             findings: vec![],
             server_busy: None,
+            generator_busy: None,
         };
         assert_eq!(from_json(&json(&clean, &Watched::default())), Some(clean));
         assert_eq!(from_json(&serde_json::json!({"verdict": "sunspots"})), None);

@@ -14,10 +14,12 @@ use webstand_engine::{Ended, RunResult};
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
     NoHttp2,
+    TargetLost,
     ErrorBurst,
     Errors,
     ListenQueue,
     SynRetries,
+    BothSaturated,
     Generator,
     Network,
     Saturated,
@@ -30,10 +32,12 @@ impl Limit {
     pub fn verdict(self) -> &'static str {
         match self {
             Limit::NoHttp2 => "the server does not speak HTTP/2",
+            Limit::TargetLost => "the target was lost",
             Limit::ErrorBurst => "limited by a burst of errors",
             Limit::Errors => "limited by errors",
             Limit::ListenQueue => "limited by the listen queue",
             Limit::SynRetries => "limited by dropped connection attempts",
+            Limit::BothSaturated => "both saturated: inconclusive for this pair",
             Limit::Generator => "generator-bound",
             Limit::Network => "limited by the network",
             Limit::Saturated => "saturated: more clients only wait longer",
@@ -45,10 +49,12 @@ impl Limit {
     pub fn short(self) -> &'static str {
         match self {
             Limit::NoHttp2 => "no HTTP/2",
+            Limit::TargetLost => "target lost",
             Limit::ErrorBurst => "error burst",
             Limit::Errors => "errors",
             Limit::ListenQueue => "listen queue",
             Limit::SynRetries => "SYN retries",
+            Limit::BothSaturated => "both saturated",
             Limit::Generator => "generator",
             Limit::Network => "network",
             Limit::Saturated => "saturated",
@@ -60,18 +66,25 @@ impl Limit {
     pub fn from_short(s: &str) -> Option<Limit> {
         Limit::ALL.into_iter().find(|l| l.short() == s)
     }
-    pub const ALL: [Limit; 10] = [
+    pub const ALL: [Limit; 12] = [
         Limit::NoHttp2,
+        Limit::TargetLost,
         Limit::ErrorBurst,
         Limit::Errors,
         Limit::ListenQueue,
         Limit::SynRetries,
+        Limit::BothSaturated,
         Limit::Generator,
         Limit::Network,
         Limit::Saturated,
         Limit::LatencyFloor,
         Limit::Server,
     ];
+    /// Whether a level with this verdict measured something other than the server's own limit:
+    /// the generator's, or both sides' at once (a comparison says so beside the figure).
+    pub fn not_the_servers(self) -> bool {
+        matches!(self, Limit::Generator | Limit::BothSaturated)
+    }
 }
 
 /// One finding: what limited the run, the numbers that show it, what to do.
@@ -116,6 +129,9 @@ pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// The server's busy share of its CPUs (0..=1), when known.
     pub server_busy: Option<f64>,
+    /// The busiest load thread's work (its CPU less its spin) as a share of the run (0..=1), when
+    /// the result carries its load threads.
+    pub generator_busy: Option<f64>,
 }
 
 /// At or above this share of a CPU (running, or running plus waiting for it) a thread is saturated.
@@ -141,21 +157,29 @@ const CLIMB: f64 = 1.5;
 
 pub fn diagnose(i: &Inputs) -> Diagnosis {
     let server_busy = i.server.as_ref().map(|s| busy_share(s, i.result));
+    let generator_busy = busiest_work(i.result);
+    let only = |finding: Finding| Diagnosis {
+        verdict: Some(finding.limit),
+        findings: vec![finding],
+        server_busy,
+        generator_busy,
+    };
     if let Some(finding) = no_http2(i) {
         // Nothing else was measured: the other rules would only restate the failed connect.
-        return Diagnosis {
-            verdict: Some(finding.limit),
-            findings: vec![finding],
-            server_busy,
-        };
+        return only(finding);
     }
+    let sides = Sides {
+        server: server_busy,
+        generator: generator_busy,
+    };
     let mut findings: Vec<Finding> = [
+        target_lost(i),
         error_burst(i),
         errors(i),
         listen_queue(i),
-        generator(i),
+        generator(i, sides),
         network(i),
-        saturation(i, server_busy),
+        saturation(i, sides),
         latency_floor(i, server_busy),
     ]
     .into_iter()
@@ -165,16 +189,39 @@ pub fn diagnose(i: &Inputs) -> Diagnosis {
         findings.extend(syn_retries(i));
     }
     findings.sort_by_key(|f| f.limit);
-    let verdict = findings.first().map(|f| f.limit).or_else(|| {
-        server_busy
-            .filter(|b| *b >= SATURATED)
-            .map(|_| Limit::Server)
-    });
+    let verdict = findings
+        .first()
+        .map(|f| f.limit)
+        .or_else(|| sides.server_saturated().then_some(Limit::Server));
     Diagnosis {
         verdict,
         findings,
         server_busy,
+        generator_busy,
     }
+}
+
+/// How busy each side of the run was: the server's CPUs (when its process is known) and the
+/// generator's busiest load thread at work.
+#[derive(Clone, Copy)]
+struct Sides {
+    server: Option<f64>,
+    generator: Option<f64>,
+}
+
+impl Sides {
+    fn server_saturated(&self) -> bool {
+        self.server.is_some_and(|b| b >= SATURATED)
+    }
+    fn generator_saturated(&self) -> bool {
+        self.generator.is_some_and(|b| b >= SATURATED)
+    }
+}
+
+/// The busiest load thread's work as a share of the run (`RunResult::thread_busy`: its CPU less
+/// the time it spun); None without load threads.
+fn busiest_work(r: &RunResult) -> Option<f64> {
+    r.thread_busy().into_iter().reduce(f64::max)
 }
 
 /// `--h2` against a server that does not speak HTTP/2: the engine ended the run at its first
@@ -206,8 +253,12 @@ fn errors(i: &Inputs) -> Option<Finding> {
         return None;
     }
     let f = r.failed;
+    let statuses = match r.non_2xx_statuses.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", crate::status::counts(&r.non_2xx_statuses)),
+    };
     let mut evidence = format!(
-        "{:.1} % of {} requests were errors: {} non-2xx answers, failed: {} connect, {} receive, {} length, {} exceptions",
+        "{:.1} % of {} requests were errors: {} non-2xx answers{statuses}, failed: {} connect, {} receive, {} length, {} exceptions",
         r.error_pct(),
         r.attempted(),
         r.non_2xx,
@@ -232,16 +283,45 @@ fn errors(i: &Inputs) -> Option<Finding> {
     }
     let known = known.or_else(|| crate::errno::classify(r.first_error.as_deref()?));
     let advice = match known {
-        Some(kind) if r.non_2xx < f.total() => kind.advice(),
-        _ if r.non_2xx >= f.total() => {
-            "the server answered with errors (e.g. 503 when it sheds load): the figures are its error path, not its service; check its logs and limits, or lower -c"
-        }
-        _ => "the figures describe failures, not service: see the failure classes above",
+        Some(kind) if r.non_2xx < f.total() => kind.advice().to_string(),
+        _ if r.non_2xx >= f.total() => crate::status::advice(&r.non_2xx_statuses),
+        _ => "the figures describe failures, not service: see the failure classes above".into(),
     };
     Some(Finding {
         limit: Limit::Errors,
         evidence,
-        advice: advice.to_string(),
+        advice,
+    })
+}
+
+/// The engine ended the run because the target, which had answered, refused connection after
+/// connection: the server went away (stopped, crashed, restarted). Said as such, not as a burst of
+/// errors.
+fn target_lost(i: &Inputs) -> Option<Finding> {
+    let r = i.result;
+    if r.ended != Some(Ended::TargetLost) {
+        return None;
+    }
+    let t = &i.watched.errors;
+    let from = t
+        .counts
+        .iter()
+        .position(|&n| n > 0)
+        .map(|first| format!(" from about {:.1} s", t.at(first)))
+        .unwrap_or_default();
+    let why = r
+        .first_error
+        .as_deref()
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
+    Some(Finding {
+        limit: Limit::TargetLost,
+        evidence: format!(
+            "the server answered {} requests, then refused connections{from} of the run's {:.1} s, and the run stopped{why}",
+            r.complete,
+            r.elapsed.as_secs_f64()
+        ),
+        advice: "the server stopped, crashed or was restarted during the run: the figures cover what it served before; look at its logs and how it ended".into(),
     })
 }
 
@@ -249,6 +329,10 @@ fn errors(i: &Inputs) -> Option<Finding> {
 /// the errors counted per interval ([`crate::timeline`]): an event during the run, not its steady
 /// state. Above the error threshold or below it: a stall the run lived through is worth knowing.
 fn error_burst(i: &Inputs) -> Option<Finding> {
+    // A lost target's errors crowd at the end: the target-lost finding says why.
+    if i.result.ended == Some(Ended::TargetLost) {
+        return None;
+    }
     // Out of descriptors or ports: the generator's own doing, which the errors finding names.
     let mine = crate::errno::most_common(&i.result.socket_errors);
     if matches!(
@@ -334,44 +418,66 @@ fn syn_retries(i: &Inputs) -> Option<Finding> {
     })
 }
 
-/// Generator-bound: a load thread busy ≥ 90 % of the run by the engine's own busy fraction (its CPU
-/// time ÷ elapsed, `RunResult::thread_busy`), or starved of its CPU by another program (schedstat).
-fn generator(i: &Inputs) -> Option<Finding> {
+/// Generator-bound: a load thread at work ≥ 90 % of the run by the engine's own figure (its CPU
+/// time less its spin, ÷ elapsed: `RunResult::thread_busy`; never a thread busy only because it
+/// spun), or starved of its CPU by another program (schedstat). Both sides saturated (the server
+/// too at ≥ 90 % of its CPUs): neither can be named, and the finding says so.
+fn generator(i: &Inputs, sides: Sides) -> Option<Finding> {
     let n = i.result.thread_cpu.len().max(i.watched.threads.len());
-    let busiest = i.result.thread_busy().into_iter().fold(0.0, f64::max);
     let on = |t: Option<&crate::watch::LoadThread>| {
         t.and_then(|t| t.cpu)
             .map_or("its CPU".to_string(), |c| format!("CPU {c}"))
     };
-    let (evidence, advice) = if busiest >= SATURATED {
-        (
-            format!(
-                "the busiest of {n} load threads used {:.0} % of {}",
-                busiest * 100.0,
-                on(i.watched.threads.first())
-            ),
-            "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines",
-        )
-    } else {
-        let t = i.watched.threads.first()?;
-        if !(t.waited >= WAITED && t.waited >= 0.75 * t.busy) {
-            return None;
+    if sides.generator_saturated() {
+        let work = sides.generator.unwrap_or_default();
+        let spun = busiest_spin(i.result);
+        let worked = format!(
+            "the busiest of {n} load threads worked {:.0} % of {} (and spun {:.0} %)",
+            work * 100.0,
+            on(i.watched.threads.first()),
+            spun * 100.0
+        );
+        if let Some(server) = sides.server.filter(|_| sides.server_saturated()) {
+            return Some(Finding {
+                limit: Limit::BothSaturated,
+                evidence: format!("{worked}, and the server used {:.0} % of its CPUs", server * 100.0),
+                advice: "neither side had room, so the figures are this pair's limit, not the server's alone: give the generator more CPU (--threads on more cores, a faster machine, mpirun on more) to see the server's own".into(),
+            });
         }
-        (
-            format!(
-                "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {}, which another program was using",
-                t.busy * 100.0,
-                t.waited * 100.0,
-                on(Some(t))
-            ),
-            "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)",
-        )
-    };
+        let server = sides
+            .server
+            .map(|b| format!(" while the server used {:.0} % of its CPUs", b * 100.0))
+            .unwrap_or_default();
+        return Some(Finding {
+            limit: Limit::Generator,
+            evidence: format!("{worked}{server}"),
+            advice: "the figures are the generator's limit, not the server's: add --threads, give it another core, or run it under mpirun on more machines".into(),
+        });
+    }
+    let t = i.watched.threads.first()?;
+    if !(t.waited >= WAITED && t.waited >= 0.75 * t.busy) {
+        return None;
+    }
     Some(Finding {
         limit: Limit::Generator,
-        evidence,
-        advice: advice.into(),
+        evidence: format!(
+            "the busiest of {n} load threads ran {:.0} % of the run and waited {:.0} % for {}, which another program was using",
+            t.busy * 100.0,
+            t.waited * 100.0,
+            on(Some(t))
+        ),
+        advice: "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)".into(),
     })
+}
+
+/// The spin of the thread [`busiest_work`] names, as a share of the run.
+fn busiest_spin(r: &RunResult) -> f64 {
+    let busy = r.thread_busy();
+    let Some(i) = (0..busy.len()).max_by(|&a, &b| busy[a].total_cmp(&busy[b])) else {
+        return 0.0;
+    };
+    let spin = r.thread_spin.get(i).copied().unwrap_or_default();
+    spin.as_secs_f64() / r.elapsed.as_secs_f64().max(1e-9)
 }
 
 /// The bytes/s of the busier direction near the speed of the link the target is reached over.
@@ -407,8 +513,10 @@ fn network(i: &Inputs) -> Option<Finding> {
 }
 
 /// Throughput flat while latency climbs from the previous level: more clients bought no more hits/s,
-/// only longer waits in queues. With the server's CPUs saturated that is the server's limit.
-fn saturation(i: &Inputs, server_busy: Option<f64>) -> Option<Finding> {
+/// only longer waits in queues. With the server's CPUs saturated (and the generator not) that is
+/// the server's limit; with both saturated the generator's finding says so, and this one only
+/// dates the knee.
+fn saturation(i: &Inputs, sides: Sides) -> Option<Finding> {
     let p = i.previous?;
     let (a, b) = (p.result, i.result);
     if a.complete < 10 || b.complete < 10 || (i.clients as f64) < p.clients as f64 * MORE_CLIENTS {
@@ -426,14 +534,26 @@ fn saturation(i: &Inputs, server_busy: Option<f64>) -> Option<Finding> {
         (h2 / h1 - 1.0) * 100.0,
         (l2 / l1.max(1e-9) - 1.0) * 100.0
     );
-    let (limit, advice) = match server_busy {
-        Some(b) if b >= SATURATED => (
+    let knee = format!(
+        "the run is past its knee, the peak near {} clients",
+        p.clients
+    );
+    let (limit, advice) = match sides.server {
+        Some(s) if s >= SATURATED && !sides.generator_saturated() => (
             Limit::Server,
-            format!("the server used {:.0} % of its CPUs: its throughput limit is near {} clients; more clients only queue", b * 100.0, p.clients),
+            format!("the server used {:.0} % of its CPUs: its throughput limit is near {} clients; more clients only queue", s * 100.0, p.clients),
         ),
-        _ => (
+        Some(s) if s >= SATURATED => (
             Limit::Saturated,
-            format!("the run is past its knee, the peak near {} clients: something is at its limit (the server's CPU, a worker or connection cap, a lock); pass --server-pid to see the server's CPU", p.clients),
+            format!("{knee}, with the server and the generator both at their limit"),
+        ),
+        Some(s) => (
+            Limit::Saturated,
+            format!("{knee}, yet the server used only {:.0} % of its CPUs: something else is at its limit (a worker or connection cap, a lock, the disk, the generator)", s * 100.0),
+        ),
+        None => (
+            Limit::Saturated,
+            format!("{knee}: something is at its limit (the server's CPU, a worker or connection cap, a lock); pass --server-pid to see the server's CPU"),
         ),
     };
     Some(Finding {

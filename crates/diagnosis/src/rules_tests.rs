@@ -110,7 +110,10 @@ fn a_busy_server_without_problems_is_server_bound() {
     let d = diagnose_with(&run(1000, 300), &Watched::default(), Some(server));
     assert_eq!(d.verdict, Some(Limit::Server));
     assert!(d.findings.is_empty());
-    assert!(crate::render::headline(&d).starts_with("no problem found; server-bound"));
+    // One verdict: "server-bound", never beside "no problem found".
+    let head = crate::render::headline(&d);
+    assert!(head.starts_with("server-bound"), "{head}");
+    assert!(!head.contains("no problem found"), "{head}");
 }
 
 #[test]
@@ -293,7 +296,7 @@ fn most_errors_in_half_a_second_are_a_burst_and_evenly_spread_ones_are_not() {
     let mut counts = vec![1; 30];
     counts[12..17].copy_from_slice(&[80, 120, 110, 90, 12]);
     let timeline = |counts: Vec<u64>| Watched {
-        errors: crate::timeline::ErrorTimeline {
+        errors: crate::timeline::Timeline {
             interval: Duration::from_millis(100),
             counts,
         },
@@ -352,4 +355,63 @@ fn a_server_without_http2_is_named_and_nothing_else_is() {
     // The same errors without the engine's ending are the errors rule's.
     r.ended = Some(webstand_engine::Ended::Unreachable);
     assert_eq!(diagnose_with(&r, &w, None).verdict, Some(Limit::Errors));
+}
+
+#[test]
+fn the_generator_is_judged_on_work_and_both_saturated_is_inconclusive() {
+    let server = |ms| ServerUse {
+        cpu: Duration::from_millis(ms),
+        cpus: vec![0],
+    };
+    // The readings that once got opposite verdicts: a load thread on its CPU 98.8 % of the run,
+    // half of it spinning, beside a server at 98.3 %: the server's limit, not the generator's.
+    let mut r = run(1000, 300);
+    r.thread_cpu = vec![webstand_engine::CpuTime {
+        user: Duration::from_millis(400),
+        sys: Duration::from_millis(588),
+    }];
+    r.thread_spin = vec![Duration::from_millis(500)];
+    let d = diagnose_with(&r, &Watched::default(), Some(server(983)));
+    assert_eq!(d.verdict, Some(Limit::Server), "{d:?}");
+    let head = crate::render::headline(&d);
+    assert!(
+        head.starts_with("server-bound (the server used 98 % of its CPUs; the generator's busiest thread worked 49 %)"),
+        "{head}"
+    );
+    // Spinning alone never makes it generator-bound.
+    let d = diagnose_with(&r, &Watched::default(), None);
+    assert_eq!(d.verdict, None, "{d:?}");
+    // Working 95 % of the run with the server at 95 %: neither can be named.
+    r.thread_spin = vec![Duration::from_millis(38)];
+    let d = diagnose_with(&r, &Watched::default(), Some(server(950)));
+    assert_eq!(d.verdict, Some(Limit::BothSaturated), "{d:?}");
+    assert_eq!(d.findings.len(), 1, "one verdict, one finding: {d:?}");
+    assert!(
+        crate::render::headline(&d).starts_with("both saturated: inconclusive for this pair"),
+        "{d:?}"
+    );
+    assert!(d.findings[0].evidence.contains("worked 95 %"), "{d:?}");
+    assert!(
+        d.findings[0].evidence.contains("the server used 95 %"),
+        "{d:?}"
+    );
+    // The server not saturated: the generator's limit.
+    let d = diagnose_with(&r, &Watched::default(), Some(server(500)));
+    assert_eq!(d.verdict, Some(Limit::Generator), "{d:?}");
+}
+
+#[test]
+fn only_a_run_without_the_servers_process_is_told_to_pass_server_pid() {
+    let (four, eight) = (run(1000, 4000), run(1020, 7800));
+    let unknown = after((4, &four), 8, &eight, None);
+    assert!(unknown.findings[0].advice.contains("--server-pid"));
+    let known = ServerUse {
+        cpu: Duration::from_millis(300),
+        cpus: vec![0],
+    };
+    let d = after((4, &four), 8, &eight, Some(known));
+    assert_eq!(d.verdict, Some(Limit::Saturated));
+    let advice = &d.findings[0].advice;
+    assert!(!advice.contains("--server-pid"), "{advice}");
+    assert!(advice.contains("the server used only 30 %"), "{advice}");
 }

@@ -1,8 +1,9 @@
-//! Errors over time: the run's live error count (failed requests plus non-2xx answers, from the
-//! engine's `Live` counters that the progress display reads too) as the watch sampled it, grouped
-//! into fixed intervals, and the shortest stretch of intervals holding most of the errors. Errors
-//! that crowd into a short stretch are an event (a stall, a restart, a moment of shedding load),
-//! not the server's steady behaviour; errors spread over the whole run are.
+//! Counts over time: a run's live counters (from the engine's `Live`, which the progress display
+//! reads too) as the watch sampled them, grouped into fixed intervals. Two are kept: the errors
+//! (failed requests plus non-2xx answers), with the shortest stretch of intervals holding most of
+//! them — errors that crowd into a short stretch are an event (a stall, a restart, a moment of
+//! shedding load), not the server's steady behaviour; errors spread over the whole run are — and
+//! the completed requests, whose rate per interval is wrk's "Req/Sec".
 
 use serde::Serialize;
 use std::time::Duration;
@@ -29,9 +30,9 @@ pub fn interval_for(span: Duration) -> Duration {
     FINEST * (widths.max(1) as u32)
 }
 
-/// Errors per interval since the watch began.
+/// A count per interval since the watch began (errors, or completed requests).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ErrorTimeline {
+pub struct Timeline {
     #[serde(serialize_with = "seconds")]
     pub interval: Duration,
     pub counts: Vec<u64>,
@@ -49,12 +50,12 @@ pub struct Burst {
     pub errors: u64,
 }
 
-impl ErrorTimeline {
-    /// The timeline of a live error count sampled at times since the watch began (in order): what
-    /// it grew by after the first sample (a counter shared by several runs starts above zero).
-    pub fn from_samples(samples: &[(Duration, u64)]) -> ErrorTimeline {
+impl Timeline {
+    /// The timeline of a live count sampled at times since the watch began (in order): what it
+    /// grew by after the first sample (a counter shared by several runs starts above zero).
+    pub fn from_samples(samples: &[(Duration, u64)]) -> Timeline {
         let (Some(&(_, mut before)), Some(&(span, _))) = (samples.first(), samples.last()) else {
-            return ErrorTimeline::default();
+            return Timeline::default();
         };
         let interval = interval_for(span);
         let index = |t: Duration| (t.as_nanos() / interval.as_nanos()) as usize;
@@ -63,7 +64,7 @@ impl ErrorTimeline {
             counts[index(t)] += total.saturating_sub(before);
             before = before.max(total);
         }
-        ErrorTimeline { interval, counts }
+        Timeline { interval, counts }
     }
 
     pub fn total(&self) -> u64 {
@@ -133,15 +134,14 @@ mod tests {
 
     #[test]
     fn samples_become_counts_per_interval() {
-        let t =
-            ErrorTimeline::from_samples(&[(ms(20), 3), (ms(150), 7), (ms(180), 12), (ms(420), 12)]);
+        let t = Timeline::from_samples(&[(ms(20), 3), (ms(150), 7), (ms(180), 12), (ms(420), 12)]);
         assert_eq!(t.interval, ms(100));
         assert_eq!(t.counts, vec![0, 9, 0, 0, 0]);
         // A long run keeps at most 100 intervals, each a whole number of tenths of a second.
-        let long = ErrorTimeline::from_samples(&[(ms(0), 0), (Duration::from_secs(30), 5)]);
+        let long = Timeline::from_samples(&[(ms(0), 0), (Duration::from_secs(30), 5)]);
         assert_eq!(long.interval, ms(300));
         assert_eq!(long.counts.len(), 101);
-        assert_eq!(ErrorTimeline::from_samples(&[]).total(), 0);
+        assert_eq!(Timeline::from_samples(&[]).total(), 0);
         // The width a run has so far only grows (the sampler takes half of it as its period).
         let widths: Vec<u64> = [0, 10_000, 10_001, 25_000]
             .map(|t| interval_for(ms(t)).as_millis() as u64)
@@ -153,7 +153,7 @@ mod tests {
     fn most_errors_in_a_short_stretch_are_a_burst_and_spread_ones_are_not() {
         let mut counts = vec![1; 30];
         counts[12..17].copy_from_slice(&[80, 120, 110, 90, 12]);
-        let t = ErrorTimeline {
+        let t = Timeline {
             interval: ms(100),
             counts,
         };
@@ -161,12 +161,12 @@ mod tests {
         // 80, 120, 110, 90 hold 80 % of the errors; the 12 after them belong to the event too.
         assert_eq!((b.first, b.last, b.errors), (12, 16, 412), "{b:?}");
         assert_eq!(t.at(b.first), 1.2);
-        let even = ErrorTimeline {
+        let even = Timeline {
             interval: ms(100),
             counts: vec![15; 30],
         };
         assert_eq!(even.burst(), None);
-        let few = ErrorTimeline {
+        let few = Timeline {
             interval: ms(100),
             counts: [vec![0; 20], vec![9]].concat(),
         };

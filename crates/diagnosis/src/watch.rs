@@ -3,13 +3,13 @@
 //! `/proc/self/task/TID/schedstat` — the time it ran and the time it waited in the run queue for a
 //! CPU — and `/proc/self/task/TID/stat` (the CPU it last ran on), as cheaply as `watch_tasks.rs`
 //! can. The engine is not touched: threads that existed before `Watch::start` are left out, new
-//! ones are followed until they end. The same sampler reads the run's live error count at each
-//! pass, for the [`ErrorTimeline`]. It wakes once per [`period`], on one timer, and `finish` wakes
-//! it at once to stop.
+//! ones are followed until they end. The same sampler reads the run's live error and completion
+//! counts at each pass, for their [`Timeline`]s. It wakes once per [`period`], on one timer, and
+//! `finish` wakes it at once to stop.
 
 use crate::kernel::TcpCounters;
 use crate::network::{self, Link};
-use crate::timeline::ErrorTimeline;
+use crate::timeline::Timeline;
 use crate::watch_tasks::{task_ids, Seen, Tasks};
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
@@ -50,13 +50,16 @@ pub struct Watched {
     /// The link the target is reached over, when its speed is known (given, or from sysfs).
     pub link: Option<Link>,
     /// The run's errors per interval.
-    pub errors: ErrorTimeline,
+    pub errors: Timeline,
+    /// The run's completed requests per interval.
+    pub completions: Timeline,
     /// The ephemeral ports (net.ipv4.ip_local_port_range) when the run began.
     pub port_range: Option<(u64, u64)>,
 }
 
-/// What the sampler found: the load threads, and the live error count at times since the start.
-type Sampled = (Vec<LoadThread>, Vec<(Duration, u64)>);
+/// What the sampler found: the load threads, and the live error and completion counts at times
+/// since the start.
+type Sampled = (Vec<LoadThread>, Vec<(Duration, u64)>, Vec<(Duration, u64)>);
 
 /// A watch in progress: start it right before the engine runs and finish it right after.
 pub struct Watch {
@@ -90,7 +93,7 @@ impl Watch {
     pub fn finish(mut self) -> Watched {
         let tcp = TcpCounters::read().since(&self.tcp);
         self.stop_sampler();
-        let (mut threads, errors) = self
+        let (mut threads, errors, completions) = self
             .sampler
             .take()
             .and_then(|h| h.join().ok())
@@ -100,7 +103,8 @@ impl Watch {
             tcp,
             threads,
             link: self.link.take(),
-            errors: ErrorTimeline::from_samples(&errors),
+            errors: Timeline::from_samples(&errors),
+            completions: Timeline::from_samples(&completions),
             port_range: self.port_range,
         }
     }
@@ -126,7 +130,9 @@ fn sample(known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
     let mut tasks = Tasks::new(known);
     let began = Instant::now();
     let errors = || live.failed.load(Ordering::Relaxed) + live.non_2xx.load(Ordering::Relaxed);
+    let done = || live.complete.load(Ordering::Relaxed);
     let mut dated = vec![(Duration::ZERO, errors())];
+    let mut completed = vec![(Duration::ZERO, done())];
     let mut next = began;
     while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
@@ -135,6 +141,7 @@ fn sample(known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
         if dated.last().is_some_and(|(_, before)| *before != count) {
             dated.push((now.duration_since(began), count));
         }
+        completed.push((now.duration_since(began), done()));
         tasks.pass(now);
         // Passes keep to a grid: a late one neither pushes the next back nor is made up for.
         while next <= Instant::now() {
@@ -142,10 +149,12 @@ fn sample(known: BTreeSet<u32>, live: &Live, stop: &AtomicBool) -> Sampled {
         }
         sleep_until(next, stop);
     }
-    // The run has ended by now: its last errors are counted.
-    dated.push((began.elapsed(), errors()));
+    // The run has ended by now: its last errors and completions are counted.
+    let end = began.elapsed();
+    dated.push((end, errors()));
+    completed.push((end, done()));
     let seen = tasks.into_seen();
-    (seen.iter().filter_map(share).collect(), dated)
+    (seen.iter().filter_map(share).collect(), dated, completed)
 }
 
 /// One timer per pass: parked until `deadline`, or until [`Watch::finish`] unparks it to stop.

@@ -68,6 +68,20 @@ pub struct WireResult {
     /// Each load thread's halfway waits: [blocks, naps].
     #[serde(default)]
     thread_waits: Vec<[u64; 2]>,
+    /// Each load thread's time off its CPU: [napped, blocked].
+    #[serde(default)]
+    thread_wait_ns: Vec<[u64; 2]>,
+    /// The spin window the rank's load threads had, the CPUs they could use and the rank
+    /// machine's online CPUs.
+    #[serde(default)]
+    spin_window_ns: u64,
+    #[serde(default)]
+    load_cpus: Vec<usize>,
+    #[serde(default)]
+    online_cpus: usize,
+    /// Non-2xx answers by status.
+    #[serde(default)]
+    non_2xx_statuses: std::collections::BTreeMap<u16, u64>,
     late_sends: u64,
     per_request: Vec<u64>,
     /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
@@ -118,6 +132,7 @@ impl From<&RunResult> for WireResult {
             failed,
             write_errors,
             non_2xx,
+            non_2xx_statuses,
             keep_alive_requests,
             connections,
             total_bytes,
@@ -131,6 +146,9 @@ impl From<&RunResult> for WireResult {
             thread_cpu,
             thread_spin,
             thread_waits,
+            spin_window,
+            load_cpus,
+            online_cpus,
             late_sends,
             per_request,
             samples,
@@ -169,6 +187,14 @@ impl From<&RunResult> for WireResult {
                 .collect(),
             thread_spin_ns: thread_spin.iter().map(|&d| nanos(d)).collect(),
             thread_waits: thread_waits.iter().map(|w| [w.blocks, w.naps]).collect(),
+            thread_wait_ns: thread_waits
+                .iter()
+                .map(|w| [nanos(w.napped), nanos(w.blocked)])
+                .collect(),
+            spin_window_ns: nanos(*spin_window),
+            load_cpus: load_cpus.clone(),
+            online_cpus: *online_cpus,
+            non_2xx_statuses: non_2xx_statuses.clone(),
             late_sends: *late_sends,
             per_request: per_request.clone(),
             samples: samples
@@ -200,6 +226,7 @@ impl WireResult {
             },
             write_errors: self.write_errors,
             non_2xx: self.non_2xx,
+            non_2xx_statuses: self.non_2xx_statuses.clone(),
             keep_alive_requests: self.keep_alive_requests,
             connections: self.connections,
             total_bytes: self.total_bytes,
@@ -234,8 +261,20 @@ impl WireResult {
             thread_waits: self
                 .thread_waits
                 .iter()
-                .map(|&[blocks, naps]| webstand_engine::HalfwayWaits { blocks, naps })
+                .enumerate()
+                .map(|(i, &[blocks, naps])| {
+                    let [napped, blocked] = self.thread_wait_ns.get(i).copied().unwrap_or_default();
+                    webstand_engine::HalfwayWaits {
+                        blocks,
+                        naps,
+                        napped: Duration::from_nanos(napped),
+                        blocked: Duration::from_nanos(blocked),
+                    }
+                })
                 .collect(),
+            spin_window: Duration::from_nanos(self.spin_window_ns),
+            load_cpus: self.load_cpus.clone(),
+            online_cpus: self.online_cpus,
             late_sends: self.late_sends,
             per_request: self.per_request.clone(),
             samples: self
@@ -391,6 +430,12 @@ fn add(into: &mut RunResult, r: &RunResult) {
         into.server_software = r.server_software.clone();
     }
     into.interrupted |= r.interrupted;
+    // How the load waited: the longest window any rank's threads had; where it ran: the first
+    // rank's machine (each rank pins on its own).
+    into.spin_window = into.spin_window.max(r.spin_window);
+    if into.load_cpus.is_empty() {
+        (into.load_cpus, into.online_cpus) = (r.load_cpus.clone(), r.online_cpus);
+    }
 }
 
 mod h2;

@@ -5,6 +5,7 @@
 //! error rate, the peak, max users, exit statuses and the history's statuses all count that way.
 
 use crate::result::{CpuTime, RunResult};
+use std::time::Duration;
 
 /// The error rate (% of attempted requests) above which a result is not clean, unless a command's
 /// `--max-error-pct` says otherwise: the peak skips such levels and a run with one exits `errors`.
@@ -131,24 +132,90 @@ impl RunResult {
     pub fn cpu_us_per_request_of(&self, cpu: CpuTime) -> Option<f64> {
         (self.complete > 0).then(|| cpu.total().as_secs_f64() * 1e6 / self.complete as f64)
     }
-    /// Each load thread's busy fraction: its own CPU time (user + sys), less the time it spun
-    /// waiting for a response, ÷ the run's elapsed time. Near 1.0 the generator, not the server,
-    /// limits the run: it offered less than it was asked for.
+    /// Each load thread's busy fraction: its work (its CPU time less the time it spun waiting for
+    /// a response, [`ThreadTime::work`]) ÷ the run's elapsed time. Near 1.0 the generator, not the
+    /// server, limits the run: it offered less than it was asked for.
     pub fn thread_busy(&self) -> Vec<f64> {
         let secs = self.secs();
-        let spun = |i: usize| self.thread_spin.get(i).copied().unwrap_or_default();
+        self.thread_times()
+            .iter()
+            .map(|t| t.work.as_secs_f64() / secs)
+            .collect()
+    }
+    /// Each load thread's time, split into work and waiting.
+    pub fn thread_times(&self) -> Vec<ThreadTime> {
         self.thread_cpu
             .iter()
             .enumerate()
-            .map(|(i, c)| c.total().saturating_sub(spun(i)).as_secs_f64() / secs)
+            .map(|(i, c)| {
+                let spin = self.thread_spin.get(i).copied().unwrap_or_default();
+                let waits = self.thread_waits.get(i).copied().unwrap_or_default();
+                ThreadTime {
+                    cpu: c.total(),
+                    work: c.total().saturating_sub(spin),
+                    spin,
+                    nap: waits.napped,
+                    block: waits.blocked,
+                }
+            })
             .collect()
+    }
+    /// The generator's time: its load threads' added up.
+    pub fn generator_time(&self) -> ThreadTime {
+        self.thread_times()
+            .iter()
+            .fold(ThreadTime::default(), |a, t| ThreadTime {
+                cpu: a.cpu + t.cpu,
+                work: a.work + t.work,
+                spin: a.spin + t.spin,
+                nap: a.nap + t.nap,
+                block: a.block + t.block,
+            })
+    }
+    /// The generator's work per complete request in µs: its CPU less its spin (the figure to set
+    /// beside the server's CPU per request). None without a complete request, or for a result
+    /// that does not carry its load threads (one read back from an older history).
+    pub fn work_us_per_request(&self) -> Option<f64> {
+        self.generator_us_per_request(|t| t.work)
+    }
+    /// The generator's spin per complete request in µs (the CPU it spent waiting); None as for
+    /// [`RunResult::work_us_per_request`].
+    pub fn spin_us_per_request(&self) -> Option<f64> {
+        self.generator_us_per_request(|t| t.spin)
+    }
+    fn generator_us_per_request(&self, part: impl Fn(&ThreadTime) -> Duration) -> Option<f64> {
+        let d = part(&self.generator_time());
+        (self.complete > 0 && !self.thread_cpu.is_empty())
+            .then(|| d.as_secs_f64() * 1e6 / self.complete as f64)
+    }
+}
+
+/// A load thread's time over a run (or the generator's, added up), split as docs/ARCHITECTURE.md
+/// defines the generator's figures: its CPU is **work** (building, sending, reading, parsing,
+/// recording) plus **spin** (polling for a response that has not come); off its CPU it **napped**
+/// or **blocked** (in the poller or on one socket). Spin, nap and block are waiting: a thread busy
+/// only because it spun was not at its limit. The rest of the run it was runnable but waiting for
+/// a CPU, or in between.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ThreadTime {
+    /// User + system CPU time: work + spin.
+    pub cpu: Duration,
+    pub work: Duration,
+    pub spin: Duration,
+    pub nap: Duration,
+    pub block: Duration,
+}
+
+impl ThreadTime {
+    /// Spin + nap + block.
+    pub fn waiting(&self) -> Duration {
+        self.spin + self.nap + self.block
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn figures_follow_their_definitions() {
@@ -180,7 +247,29 @@ mod tests {
         // Time spun waiting for responses is CPU time but not work: not busy.
         r.thread_spin = vec![Duration::from_millis(500)];
         assert_eq!(r.thread_busy(), vec![0.5, 0.0]);
+        // Napped and blocked time is waiting off the CPU: neither CPU nor work.
+        r.thread_waits = vec![crate::HalfwayWaits {
+            blocks: 3,
+            naps: 2,
+            napped: Duration::from_millis(100),
+            blocked: Duration::from_millis(200),
+        }];
+        let g = r.generator_time();
+        assert_eq!(
+            (g.cpu, g.work, g.spin, g.nap, g.block),
+            (
+                Duration::from_millis(1500),
+                Duration::from_millis(1000),
+                Duration::from_millis(500),
+                Duration::from_millis(100),
+                Duration::from_millis(200)
+            )
+        );
+        assert_eq!(g.waiting(), Duration::from_millis(800));
+        assert_eq!(r.work_us_per_request(), Some(1000.0));
+        assert_eq!(r.spin_us_per_request(), Some(500.0));
         r.thread_spin.clear();
+        r.thread_waits.clear();
         // Non-2xx answers are errors too: 10 failed + 40 non-2xx of 1010 attempted.
         r.non_2xx = 40;
         assert_eq!((r.errors(), r.successful()), (50, 960));

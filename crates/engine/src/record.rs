@@ -109,6 +109,7 @@ impl Record {
         if !(200..300).contains(&resp.status) {
             self.r.non_2xx += 1;
             self.live_non_2xx += 1;
+            *self.r.non_2xx_statuses.entry(resp.status).or_default() += 1;
         }
         if sh.plan.keep_samples {
             self.r.samples.push(Sample {

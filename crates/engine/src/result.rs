@@ -130,13 +130,19 @@ impl CpuTime {
     }
 }
 
-/// How often a load thread waited halfway down its queue instead of spinning (`halfway.rs`): blocked
-/// on one socket, or napped (HTTP/1 over TLS). The JSON's `load_threads` shows them, so a user (and
-/// a test) can see which wait a run took.
+/// How a load thread waited off its CPU: how often it waited halfway down its queue instead of
+/// spinning (`halfway.rs`: blocked on one socket, or napped), and how long it napped and blocked in
+/// all (in the poller or on one socket). With the time it spun (`RunResult::thread_spin`) and its CPU
+/// time this splits its run into work and waiting; the JSON's `load_threads` shows them, so a user
+/// (and a test) can see which wait a run took.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HalfwayWaits {
     pub blocks: u64,
     pub naps: u64,
+    /// Time asleep in naps.
+    pub napped: Duration,
+    /// Time blocked: in the poller with a timeout, or on the halfway socket.
+    pub blocked: Duration,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -152,6 +158,8 @@ pub struct RunResult {
     pub write_errors: u64,
     /// Complete responses whose status was not 2xx.
     pub non_2xx: u64,
+    /// Those responses by status (404, 503 …), so a diagnosis can name it.
+    pub non_2xx_statuses: std::collections::BTreeMap<u16, u64>,
     /// Complete responses that arrived on a connection that stays open (ab's "Keep-Alive requests").
     pub keep_alive_requests: u64,
     /// TCP connections opened successfully.
@@ -176,9 +184,16 @@ pub struct RunResult {
     /// Of that, the time each load thread spun waiting for a response (`spin.rs`): CPU time, but not
     /// work. One entry per thread, or none (results that do not carry it).
     pub thread_spin: Vec<Duration>,
-    /// How each load thread waited halfway down its queue (`halfway.rs`), one entry per thread, or
-    /// none (results that do not carry it).
+    /// How each load thread waited off its CPU (`halfway.rs`, the poller), one entry per thread,
+    /// or none (results that do not carry it).
     pub thread_waits: Vec<HalfwayWaits>,
+    /// The longest a load thread might spin before it blocked (`spin.rs`): zero when no thread
+    /// could spin (`--spin off`, `--rate`, or `auto` for `--h2` or without a CPU of its own).
+    pub spin_window: Duration,
+    /// The CPUs the load threads were allowed to run on (empty if unknown), and how many the
+    /// machine has online: fewer than online means the generator was pinned.
+    pub load_cpus: Vec<usize>,
+    pub online_cpus: usize,
     /// Open loop only: sends that left later than their intended time.
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
@@ -343,6 +358,9 @@ impl RunResult {
         self.failed.add(&r.failed);
         self.write_errors += r.write_errors;
         self.non_2xx += r.non_2xx;
+        for (status, n) in &r.non_2xx_statuses {
+            *self.non_2xx_statuses.entry(*status).or_default() += n;
+        }
         self.keep_alive_requests += r.keep_alive_requests;
         self.connections += r.connections;
         self.total_bytes += r.total_bytes;

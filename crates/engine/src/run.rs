@@ -6,6 +6,7 @@
 //! only cross-thread state is the plan, the expectations set by the first responses, and the `Live`
 //! counters a thread adds to once per pass (`shared.rs`).
 
+use crate::affinity;
 use crate::connection::Connection;
 use crate::driver::Driver;
 use crate::h1::conn::H1Conn;
@@ -151,6 +152,8 @@ fn gather(
     result.ended = shared.reach.ended();
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
+    result.spin_window = shared.spin;
+    (result.load_cpus, result.online_cpus) = (affinity::allowed_cpus(), affinity::online_cpus());
     Ok(result)
 }
 

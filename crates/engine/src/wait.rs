@@ -49,7 +49,7 @@ pub(crate) struct Wait {
     halfway: Option<usize>,
     /// HTTP/1 with a halfway wait: naps instead of the block once the pace is known.
     nap: Option<Nap>,
-    /// How often this thread waited halfway, for the result.
+    /// How often this thread waited halfway and how long it napped and blocked, for the result.
     waits: HalfwayWaits,
     /// Scratch list of `(sent, fd)` of the connections waiting on responses.
     waiting: Vec<(Instant, RawFd)>,
@@ -118,7 +118,14 @@ impl Wait {
         let spins = may_spin && self.spin.enabled();
         let waiting_since = if spins { Instant::now() } else { p.now };
         let wait = self.spin.timeout(p.now, waiting_since, p.bound, may_spin);
-        match poll.poll(events, Some(wait)) {
+        // A poll that may block is waiting off the CPU, timed (a spin's zero-timeout polls are the
+        // spin's own time).
+        let blocking = (!wait.is_zero()).then(Instant::now);
+        let polled = poll.poll(events, Some(wait));
+        if let Some(t0) = blocking {
+            self.waits.blocked += t0.elapsed();
+        }
+        match polled {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}
@@ -147,7 +154,9 @@ impl Wait {
         if let Some(nap) = self.nap_length(bound, p) {
             self.waits.naps += 1;
             if let Some(n) = self.nap.as_mut() {
+                let t0 = Instant::now();
                 n.sleep(nap);
+                self.waits.napped += t0.elapsed();
             }
             return poll_now(poll, events);
         }
@@ -156,7 +165,10 @@ impl Wait {
             return self.wait_for_events(poll, events, p);
         }
         self.waits.blocks += 1;
-        match block_on(fd, bound) {
+        let t0 = Instant::now();
+        let blocked = block_on(fd, bound);
+        self.waits.blocked += t0.elapsed();
+        match blocked {
             Err(e) if e.kind() == ErrorKind::Interrupted => return Ok(false),
             Err(e) => return Err(e),
             Ok(()) => {}

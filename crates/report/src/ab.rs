@@ -198,8 +198,10 @@ fn percentiles(o: &mut String, r: &RunResult) {
 
 /// The rate lines. ab's first "Time per request" is concurrency × time ÷ requests, which is the mean
 /// latency only when each connection has one request in flight all the time (Little's law): with
-/// pipelining several are in flight, and an open loop's connections are partly idle, so those runs
-/// print the measured mean instead and say so. Open-loop runs add the target rate and late sends.
+/// pipelining or HTTP/2 streams several are in flight, and an open loop's connections are partly
+/// idle, so those runs print the measured mean instead and say so (for HTTP/2 that is h2load's mean
+/// "time for request", a stream's from its HEADERS sent to its end). Open-loop runs add the target
+/// rate and late sends.
 fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
     let secs = r.elapsed.as_secs_f64();
     let done = r.complete as f64;
@@ -209,7 +211,14 @@ fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
         done / secs
     );
     let per_request = info.concurrency as f64 * secs * 1000.0 / done;
+    // Streams per connection the HTTP/2 run had (the smaller of -m and the server's limit).
+    let streams = r.h2.as_ref().map_or(1, |h| h.max_streams);
     let _ = match (info.rate, info.pipeline > 1) {
+        (None, false) if streams > 1 => writeln!(
+            o,
+            "Time per request:       {:.3} [ms] (mean, measured: up to {streams} streams per connection)",
+            r.mean_latency_ms()
+        ),
         (Some(_), _) => writeln!(
             o,
             "Time per request:       {:.3} [ms] (mean, measured from each intended send time)",

@@ -15,6 +15,8 @@ pub struct WorkloadRow {
     pub measured: bool,
     pub peak_hits_per_sec: f64,
     pub clients_at_peak: usize,
+    /// What bound the peak level (the Diagnosis's Bound-by cell), when the levels were diagnosed.
+    pub bound_at_peak: Option<String>,
     pub p99_ms_at_peak: f64,
     /// Failed requests over every level of the sweep.
     pub errors: u64,
@@ -27,8 +29,11 @@ pub struct WorkloadRow {
     /// Server tree plus its PHP backends (PHP-FPM, MariaDB) CPU-µs per complete request at the peak
     /// level, on dynamic workloads.
     pub with_backends_cpu_us: Option<f64>,
-    /// Generator CPU-µs per complete request at the peak level.
+    /// Generator CPU-µs per complete request at the peak level: its work and its spin.
     pub generator_cpu_us: Option<f64>,
+    /// Of it, the load threads' work (CPU less spin), and their spin (CPU spent waiting).
+    pub generator_work_us: Option<f64>,
+    pub generator_spin_us: Option<f64>,
     /// Peak resident memory of the server tree during the workload, KiB.
     pub peak_rss_kib: Option<u64>,
     /// Complete requests of the peak level.
@@ -146,11 +151,17 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         "errors",
         "max users",
         "srv CPU-µs/req",
-        "gen CPU-µs/req",
+        "gen work-µs/req",
+        "gen spin-µs/req",
         "srv peak RSS MiB",
     ];
     if backends {
         header.insert(8, "srv+php CPU-µs/req");
+    }
+    // Beside the peak: what bound it (a figure the generator bound is not the server's).
+    let bound = rows.iter().any(|r| r.bound_at_peak.is_some());
+    if bound {
+        header.insert(3, "bound by");
     }
     let body: Vec<Vec<String>> = rows
         .iter()
@@ -169,11 +180,15 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
                 r.errors.to_string(),
                 users(r.max_users, r.max_users_capped),
                 opt_f(r.server_cpu_us, 1),
-                opt_f(r.generator_cpu_us, 1),
+                opt_f(r.generator_work_us, 1),
+                opt_f(r.generator_spin_us, 1),
                 mib(r.peak_rss_kib),
             ];
             if backends {
                 v.insert(8, opt_f(r.with_backends_cpu_us, 1));
+            }
+            if bound {
+                v.insert(3, r.bound_at_peak.clone().unwrap_or_else(|| "-".into()));
             }
             v
         })
@@ -181,6 +196,10 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
     let mut out = format!("Workload: {workload}\n");
     out.push_str(&grid(&header, &body, 2));
     out.push_str("  peak: the fastest level within the error threshold; errors: failed requests + non-2xx answers, every level\n");
+    out.push_str("  gen work: the load threads' CPU less their spin (polling for a response: waiting, not work)\n");
+    if bound {
+        out.push_str("  bound by: what the Diagnosis found limiting the peak level (generator or both saturated: not the server's limit)\n");
+    }
     out.push_str(&notes(
         rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),
     ));

@@ -24,6 +24,7 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
             row.measured = true;
             row.peak_hits_per_sec = r.hits_per_sec();
             row.clients_at_peak = peak.clients;
+            row.bound_at_peak = w.peak_bound.clone();
             row.p99_ms_at_peak = r.latency_ms(0.99);
             row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
             row.server_cpu_us = w
@@ -34,6 +35,8 @@ fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
                 .with_backends_cpu(i)
                 .and_then(|c| r.cpu_us_per_request_of(c));
             row.generator_cpu_us = r.cpu_us_per_request_of(r.cpu);
+            row.generator_work_us = r.work_us_per_request();
+            row.generator_spin_us = r.spin_us_per_request();
             row.peak_rss_kib = w.peak_rss_kib;
             row.requests_at_peak = r.complete;
             if let Some(t) = &r.tls {
@@ -212,6 +215,8 @@ pub fn peak_row(
     row.clients_at_peak = level.clients;
     row.p99_ms_at_peak = crate::export::latency_ms(r, 0.99);
     row.generator_cpu_us = Some(r.cpu_us_per_request());
+    row.generator_work_us = r.work_us_per_request();
+    row.generator_spin_us = r.spin_us_per_request();
     row.server_cpu_us = server_cpu_us.get(i).copied().flatten();
     row.requests_at_peak = r.complete;
     (row, Some(i))
@@ -242,6 +247,18 @@ pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
                 .collect(),
         );
         out.generator_cpu_us = median(measured.iter().filter_map(|r| r.generator_cpu_us).collect());
+        out.generator_work_us = median(
+            measured
+                .iter()
+                .filter_map(|r| r.generator_work_us)
+                .collect(),
+        );
+        out.generator_spin_us = median(
+            measured
+                .iter()
+                .filter_map(|r| r.generator_spin_us)
+                .collect(),
+        );
         out.errors = measured.iter().map(|r| r.errors).sum();
         out.peak_rss_kib = measured.iter().filter_map(|r| r.peak_rss_kib).max();
     }

@@ -59,6 +59,25 @@ fn tls_json(t: &webstand_engine::TlsSummary) -> Value {
     })
 }
 
+/// The generator's time over the run, split into work and waiting (its load threads' added up), per
+/// complete request too, with how it was set to wait and where it ran.
+fn generator_json(r: &RunResult) -> Value {
+    let g = r.generator_time();
+    json!({
+        "load_threads": r.thread_cpu.len(),
+        "cpus": r.load_cpus,
+        "pinned": crate::generator::pinned(r),
+        "spin_window_us": r.spin_window.as_secs_f64() * 1e6,
+        "cpu_secs": g.cpu.as_secs_f64(),
+        "work_secs": g.work.as_secs_f64(),
+        "spin_secs": g.spin.as_secs_f64(),
+        "nap_secs": g.nap.as_secs_f64(),
+        "block_secs": g.block.as_secs_f64(),
+        "work_us_per_request": r.work_us_per_request(),
+        "spin_us_per_request": r.spin_us_per_request(),
+    })
+}
+
 /// The whole result as a JSON object.
 pub fn result_json(r: &RunResult) -> Value {
     let f = &r.failed;
@@ -97,16 +116,22 @@ pub fn result_json(r: &RunResult) -> Value {
             "user_secs": r.cpu.user.as_secs_f64(),
             "sys_secs": r.cpu.sys.as_secs_f64(),
         },
-        "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).enumerate().map(|(i, (c, busy))| {
+        "load_threads": r.thread_cpu.iter().zip(r.thread_busy()).zip(r.thread_times()).enumerate().map(|(i, ((c, busy), t))| {
             let waits = r.thread_waits.get(i).copied().unwrap_or_default();
             json!({
                 "user_secs": c.user.as_secs_f64(),
                 "sys_secs": c.sys.as_secs_f64(),
                 "busy_fraction": busy,
+                "work_secs": t.work.as_secs_f64(),
+                "spin_secs": t.spin.as_secs_f64(),
+                "nap_secs": t.nap.as_secs_f64(),
+                "block_secs": t.block.as_secs_f64(),
                 "halfway_blocks": waits.blocks,
                 "halfway_naps": waits.naps,
             })
         }).collect::<Vec<_>>(),
+        "generator": generator_json(r),
+        "non_2xx_statuses": r.non_2xx_statuses.iter().map(|(s, n)| (s.to_string(), json!(n))).collect::<Map<String, Value>>(),
         "figures": {
             "hits_per_sec": r.hits_per_sec(),
             "conns_per_sec": r.conns_per_sec(),

@@ -11,6 +11,7 @@ pub mod compare; // the lab's comparison tables, thttpd's layout (issue 5)
 pub mod comparison; // a lab comparison's measurements made into the compare tables' rows
 pub mod diff; // two runs side by side, metric by metric, with their spread (issue 6)
 pub mod export; // CSV and HdrHistogram percentile text (issue 6)
+pub mod generator; // the generator's side of a run: load threads, how they waited, work and waiting
 pub mod h2_table; // HTTP/2 levels' h2load counts as a table (sweep, show, report; issue 11)
 pub mod h2load; // h2load's summary lines and JSON for an HTTP/2 run (issue 11)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
@@ -20,3 +21,4 @@ pub mod seed004; // seed 004's table for a comparison, and the wordpress preset'
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table
 pub mod tables; // the seeds' sweep tables: Tenon's, WebStone's, the full per-level table (issue 4)
+pub mod wrk; // wrk's Thread Stats lines and a percentile table finer than ab's whole milliseconds

@@ -221,32 +221,39 @@ mod tests {
             (8, ""),
             (9, ""),
             (10, ""),
+            (11, ""),
         ];
         for (i, (version, drop)) in cases.into_iter().enumerate() {
             let db = dir.path().join(format!("{i}.db"));
-            // Files before version 11 have no backends' CPU, before version 10 no `levels.round`,
+            // Files before version 12 have no `levels.generator`, before version 11 no backends' CPU, before version 10 no `levels.round`,
             // before version 9 no HTTP/2 columns, and before version 8 no `levels.diagnosis` either.
             let h2 = match version {
-                9 | 10 => "",
+                9..=11 => "",
                 _ => "ALTER TABLE levels DROP COLUMN h2; ALTER TABLE levels DROP COLUMN h2_connect;
                     ALTER TABLE levels DROP COLUMN h2_first_byte; ALTER TABLE runs DROP COLUMN protocol;
                     ALTER TABLE runs DROP COLUMN h2_streams;",
             };
             let diagnosis = match version {
-                8..=10 => "",
+                8..=11 => "",
                 _ => "ALTER TABLE levels DROP COLUMN diagnosis;",
             };
             let round = match version {
-                10 => "",
+                10 | 11 => "",
                 _ => "ALTER TABLE levels DROP COLUMN round;",
             };
-            let backends = "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
-                ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;";
-            let drop = format!("{backends} {round} {h2} {diagnosis} {drop}");
+            let backends = match version {
+                11 => "",
+                _ => {
+                    "ALTER TABLE levels DROP COLUMN backends_cpu_user_ns;
+                    ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;"
+                }
+            };
+            let generator = "ALTER TABLE levels DROP COLUMN generator;";
+            let drop = format!("{generator} {backends} {round} {h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();
             assert_eq!(layout(&db), layout(&fresh), "from {version} ({drop})");
-            for from in 4..=10 {
+            for from in 4..=11 {
                 s.upgrade(from).unwrap();
             }
             assert_eq!(layout(&db), layout(&fresh), "again from {version}");

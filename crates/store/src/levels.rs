@@ -112,9 +112,9 @@ impl Store {
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
                 hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended,
-                h2, h2_connect, h2_first_byte, round)
+                h2, h2_connect, h2_first_byte, round, generator)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)",
             params![
                 run,
                 group,
@@ -153,6 +153,7 @@ impl Store {
                 h2_connect,
                 h2_first_byte,
                 sql_u64(round as u64),
+                crate::generator::column(r)?,
             ],
         )?;
         tx.commit()
@@ -236,7 +237,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
     let u = |i: usize| -> rusqlite::Result<u64> { Ok(r.get::<_, i64>(i)?.max(0) as u64) };
     let latency_sum: String = r.get(18)?;
     let per_request: String = r.get(22)?;
-    let result = RunResult {
+    let mut result = RunResult {
         started_unix: r.get(3)?,
         elapsed: Duration::from_nanos(u(4)?),
         complete: u(5)?,
@@ -294,6 +295,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         }),
         _ => None,
     };
+    crate::generator::apply(r.get::<_, Option<String>>(41)?.as_deref(), &mut result);
     // A diagnosis that does not parse (written by hand, cut short) reads as none.
     let diagnosis = r
         .get::<_, Option<String>>(34)?

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 mod configs;
+mod generator;
 mod h2;
 mod levels;
 mod machine;

@@ -2,7 +2,7 @@
 //! version, the tables of a new file and the steps that bring an older one up to date. Writers
 //! upgrade; readers take a file as it is.
 
-use crate::{configs, h2, probe, Store};
+use crate::{configs, generator, h2, probe, Store};
 use anyhow::{bail, Context};
 
 /// The PHP backends' CPU time over a level (schema 11): user and system nanoseconds.
@@ -19,12 +19,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// `levels.h2_first_byte`), version 10 `levels.round` (which round of a comparison measured the
 /// level: 1 for bench and sweep; NULL in a level saved before, whose round readers infer from the
 /// saved order), version 11 `levels.backends_cpu_user_ns` and `levels.backends_cpu_sys_ns` (the
-/// PHP backends' CPU over a comparison's php or wordpress level: PHP-FPM, MariaDB); an older file is upgraded when opened for writing and read as it is otherwise.
+/// PHP backends' CPU over a comparison's php or wordpress level: PHP-FPM, MariaDB), version 12
+/// `levels.generator` (the load threads' work and waiting, where they ran, non-2xx by status:
+/// [`generator`]); an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 11;
+pub const SCHEMA_VERSION: i32 = 12;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -86,7 +88,8 @@ CREATE TABLE levels (
     h2_first_byte       BLOB,
     round               INTEGER,
     backends_cpu_user_ns INTEGER,
-    backends_cpu_sys_ns  INTEGER
+    backends_cpu_sys_ns  INTEGER,
+    generator           TEXT
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -240,6 +243,11 @@ impl Store {
                 self.conn
                     .execute_batch(&format!("ALTER TABLE levels ADD COLUMN {column} INTEGER;"))?;
             }
+        }
+        let (table, column, kind) = generator::COLUMN;
+        if !self.has_column(table, column)? {
+            self.conn
+                .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
         }
         Ok(())
     }

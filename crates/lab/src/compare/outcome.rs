@@ -30,6 +30,9 @@ pub struct WorkloadOutcome {
     pub note: Option<String>,
     /// How the server ran the workload where that differs from the table's heading or other rows.
     pub disclosures: Vec<String>,
+    /// What bound the peak level, as a diagnosis's Bound-by cell ("server", "generator", "both
+    /// saturated"), set by whoever diagnosed the levels (the command line); None otherwise.
+    pub peak_bound: Option<String>,
     /// The server died during this workload (`note` says how).
     pub died: bool,
 }
