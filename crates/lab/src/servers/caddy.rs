@@ -136,16 +136,19 @@ fn launch(c: &Ctx) -> Launch {
 }
 
 /// The site's `tls` directive: the lab's certificate and key (so no ACME: `auto_https off` already
-/// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3, the shared TLS 1.2
+/// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3 (or the one asked
+/// for), the shared TLS 1.2
 /// preference. Go's TLS 1.3 order is fixed, and Go resumes by session tickets only.
 fn tls_settings(c: &Ctx) -> String {
     let Some(cert) = c.tls else {
         return String::new();
     };
     format!(
-        "  tls {crt} {key} {{\n    protocols tls1.2 tls1.3\n    ciphers {ciphers}\n  }}\n",
+        "  tls {crt} {key} {{\n    protocols tls{min} tls{max}\n    ciphers {ciphers}\n  }}\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        min = c.tls_versions.lowest(),
+        max = c.tls_versions.highest(),
         ciphers = ciphers::go_ciphers(),
     )
 }
