@@ -150,6 +150,27 @@ fn one_tls_version_offered_alone_by_every_kind_that_can() {
     }
 }
 
+/// `--docroot DIR`: every kind serves a directory of the user's own (one file, no CGI programs, as
+/// the benchmark scripts give it) and leaves it in place after SIGTERM.
+#[test]
+fn every_kind_serves_a_docroot_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let page: Vec<u8> = (0..2048u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(dir.path().join("2k.html"), &page).unwrap();
+    let root = dir.path().to_str().unwrap();
+    for &(kind, _, _) in KINDS {
+        let mut up = LabUp::start(&[kind, "--docroot", root]);
+        let (code, _, body) = curl(&up.url("/2k.html"), &["--http1.1"]);
+        assert_eq!(code, "200", "{kind}");
+        assert_eq!(body, page, "{kind}: the body");
+        assert!(up.stop().success(), "{kind}");
+        assert!(
+            dir.path().join("2k.html").exists(),
+            "{kind} removed the docroot"
+        );
+    }
+}
+
 /// nginx with PHP-FPM behind it: the lab's PHP page comes whole, and both are gone after SIGTERM.
 #[test]
 fn php_behind_nginx_and_php_fpm_stopped_with_it() {

@@ -74,12 +74,11 @@ fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
     // Caddy's FastCGI transport takes the script's path up to a `split` match (without one the whole
     // path is PATH_INFO and the script name is empty): each program of cgi-bin is named, as in h2o.
+    // A docroot without CGI programs (`lab up --docroot`) gets no CGI route: `split` needs one.
+    let programs = cgi_programs(c.doc);
     let cgi = match &c.bridge {
-        Some(b) => {
-            let split: Vec<String> = cgi_programs(c.doc)
-                .iter()
-                .map(|n| format!("/cgi-bin/{n}"))
-                .collect();
+        Some(b) if !programs.is_empty() => {
+            let split: Vec<String> = programs.iter().map(|n| format!("/cgi-bin/{n}")).collect();
             format!(
                 "  reverse_proxy /cgi-bin/* unix/{sock} {{\n    transport fastcgi {{\n      root {d}\n      \
                  split {split}\n    }}\n  }}\n",
@@ -87,7 +86,7 @@ fn launch(c: &Ctx) -> Launch {
                 split = split.join(" ")
             )
         }
-        None => String::new(),
+        _ => String::new(),
     };
     let conf = format!(
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
