@@ -63,9 +63,9 @@ pub fn www_with_page(dir: &Path) -> PathBuf {
     root
 }
 
-/// The lab's own nginx (`webstand lab up nginx`: its config, the one `compare` measures) over plain
-/// HTTP/1.1 serving a one-file docroot ([`www_with_page`]), on every CPU this test may use (the lab
-/// would pin it to one); stopped by SIGTERM when dropped, the docroot removed after it.
+/// The lab's own nginx (`webstand lab up nginx`: its config, the one `compare` measures) serving a
+/// one-file docroot ([`www_with_page`]), on every CPU this test may use (the lab would pin it to
+/// one); stopped by SIGTERM when dropped, the docroot removed after it.
 pub struct LabNginx {
     pub port: u16,
     /// Dropped before the docroot (fields drop in order).
@@ -75,19 +75,28 @@ pub struct LabNginx {
 
 /// nginx over plain HTTP/1.1 with a one-file docroot ([`www_with_page`]), as the lab configures it.
 pub fn start_nginx() -> LabNginx {
+    lab_nginx(&[])
+}
+
+/// The lab's nginx with `lab up` flags (`--tls`: HTTPS with the lab's certificate, which a test's
+/// client does not verify; `--h2`: HTTP/2 beside HTTP/1.1) serving [`www_with_page`].
+pub fn lab_nginx(flags: &[&str]) -> LabNginx {
     let dir = tempfile::tempdir().unwrap();
     let root = www_with_page(dir.path());
     let cpus: Vec<String> = webstand_lab::affinity::allowed_cpus()
         .iter()
         .map(usize::to_string)
         .collect();
-    let up = LabUp::start(&[
+    let cpus = cpus.join(",");
+    let mut args = vec![
         "nginx",
         "--docroot",
         root.to_str().unwrap(),
         "--cpus",
-        &cpus.join(","),
-    ]);
+        &cpus,
+    ];
+    args.extend_from_slice(flags);
+    let up = LabUp::start(&args);
     let port = up.get("port").parse().unwrap();
     LabNginx {
         port,
