@@ -3,8 +3,8 @@
 //! ALPN `http/1.1`, session resumption (`--tls-resume`) and certificate verification (`--cacert`;
 //! none by default, as ab, wrk and h2load do, since benchmark targets are usually self-signed).
 //!
-//! The crypto provider is aws-lc-rs (it builds with cargo and a C compiler alone): a new connection's
-//! X25519 key and agreement cost the generator well under ring's (docs/BENCHMARKS.md, "Findings").
+//! The crypto provider is aws-lc-rs, the binary's one (docs/ARCHITECTURE.md says why): a new
+//! connection's X25519 key and agreement cost the generator about half of ring's.
 
 use crate::plan::{TlsPlan, TlsVersions};
 use anyhow::{bail, Context};
@@ -116,7 +116,7 @@ fn provider(ciphers: Option<&str>) -> anyhow::Result<CryptoProvider> {
 /// Offers the AES-128-GCM suites first, as Chrome and Firefox do (the providers list AES-256-GCM
 /// first, as OpenSSL clients such as wrk and curl do): a server that follows the client's order
 /// (nginx's default) then runs the SHA-256 key schedule, which the CPU's SHA extensions speed up,
-/// and AES-128's ten rounds; a new connection costs the generator less (docs/BENCHMARKS.md, "Findings").
+/// and AES-128's ten rounds; a new connection costs the generator less (BENCHMARKS.md).
 fn aes128_gcm_first(provider: &mut CryptoProvider) {
     provider.cipher_suites.sort_by_key(|s| {
         !matches!(
