@@ -50,7 +50,7 @@ fn counts(v: &Value) -> (u64, u64, u64) {
 
 #[test]
 fn counts_equal_h2loads_against_nginx_over_tls_and_h2o_both_ways() {
-    let ngx = nginx("ssl http2", "");
+    let ngx = lab_nginx(&["--tls", "--h2"]);
     let h2o_tls = h2o(true);
     let h2o_plain = h2o(false);
     let urls = [
@@ -124,7 +124,7 @@ fn rates(text: &str) -> (Vec<f64>, f64) {
 
 #[test]
 fn the_per_connection_req_per_s_row_means_what_h2loads_does() {
-    let ngx = nginx("ssl http2", "");
+    let ngx = lab_nginx(&["--tls", "--h2"]);
     let url = format!("https://127.0.0.1:{}/page.html", ngx.port);
     let args = ["-n", "2000", "-c", "4", "-m", "8", &url];
     let theirs = Command::new(require("h2load")).args(args).output().unwrap();
@@ -192,7 +192,7 @@ fn streams_are_capped_by_the_servers_limit_and_small_windows_still_finish() {
 /// tests/bench_h2_refused.rs's.
 #[test]
 fn bad_h2_option_values_are_one_line_and_a_non_zero_exit() {
-    let ngx_plain = nginx("", "");
+    let ngx_plain = lab_nginx(&[]);
     // Bad option values are refused before any connection.
     let url = format!("http://127.0.0.1:{}/", ngx_plain.port);
     for (args, says) in [

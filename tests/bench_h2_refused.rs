@@ -113,8 +113,8 @@ fn check(cases: &[Case]) {
 
 #[test]
 fn nginx_without_http2_over_tls_and_plain() {
-    let tls = common::h2::nginx("ssl", "");
-    let plain = common::h2::nginx("", "");
+    let tls = common::lab_nginx(&["--tls"]);
+    let plain = common::lab_nginx(&[]);
     check(&[
         Case {
             url: format!("https://127.0.0.1:{}/page.html", tls.port),

@@ -1,7 +1,7 @@
 //! The generator's system calls per request, counted: `webstand bench` runs under `strace -ff` (one
 //! trace per thread) against `webstand serve`, and the load thread's calls are tallied by name.
 //!
-//! What it proves is the hot path docs/BENCHMARKS.md (issue 18) measures against wrk's: per
+//! What it proves is the hot path docs/BENCHMARKS.md ("Findings") measures against wrk's: per
 //! keep-alive request one send and one receive, no poller registration change (wrk makes two
 //! `epoll_ctl` per request), no sleep of any kind in the event loop; with a new connection per request
 //! one socket, connect, send, receive, registration and close each, and no extra socket option.

@@ -2,7 +2,7 @@
 //! against `webstand serve`, and the `diagnosis` thread's system calls are tallied pass by pass.
 //!
 //! It shares the load thread's CPU when the generator is pinned, so what it costs is the generator's
-//! CPU per request (docs/BENCHMARKS.md, TLS generator, "The diagnosis sampler's cost"): it wakes on
+//! CPU per request (docs/BENCHMARKS.md, "The diagnosis sampler's cost"): it wakes on
 //! one timer per pass, at most every 50 ms, and a pass over one load thread is two calls (an `fstat`
 //! of /proc/self/task for the thread count, a `pread` of the thread's schedstat, kept open). It
 //! opened, listed, read and closed three files every 20 ms before.

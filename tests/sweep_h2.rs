@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::h2::{h2load, h2o, nginx};
+use common::h2::{h2load, h2o};
 use common::*;
 use serde_json::Value;
 use std::time::Duration;
@@ -34,7 +34,7 @@ fn h2_at(level: &Value, pointer: &str) -> u64 {
 
 #[test]
 fn every_level_is_an_h2_run_whose_counts_equal_h2loads() {
-    let (plain, tls) = (h2o(false), nginx("ssl http2", ""));
+    let (plain, tls) = (h2o(false), lab_nginx(&["--tls", "--h2"]));
     let urls = [
         format!("http://127.0.0.1:{}/page.html", plain.port),
         format!("https://127.0.0.1:{}/page.html", tls.port),
@@ -201,7 +201,7 @@ fn h2_runs_are_saved_shown_diffed_exported_and_reported_as_h2() {
 
 #[test]
 fn a_server_without_http2_and_h2_options_without_h2_are_one_line_and_a_non_zero_exit() {
-    let http1 = nginx("", "");
+    let http1 = lab_nginx(&[]);
     let url = format!("http://127.0.0.1:{}/page.html", http1.port);
     let (_dir, db) = db();
     let one_line = |args: &[&str], code: i32, says: &str| {

@@ -7,11 +7,13 @@
 #
 # Usage: scripts/bench/loadgen-matrix.sh SERVER [ROUNDS]
 #   SERVER: builtin | lighttpd | h2o | nginx | apache | caddy | mini_httpd (no keep-alive: a new
-#   connection per request in both modes)
+#   connection per request in both modes), started by `webstand lab up` on the lab's own config
+#   (scripts/bench/lab.sh): one worker, keep-alive unbounded, as `webstand compare` runs it
 # Env:   CLIENTS="1 2 4 8 12 16 24 32 64 128 256"  MODES="ka close"  DUR=2
-#        WEBSTAND=target/release/webstand (the generator measured)   SERVE_BIN=$WEBSTAND (builtin server)
+#        WEBSTAND=target/release/webstand (the generator measured)   SERVE_BIN=$WEBSTAND (the webstand
+#          that runs `lab up`: its `serve` is the builtin server)
 #        EXTRA="name=/path/to/webstand ..." more webstand binaries measured beside it (e.g. an old build)
-#        BENCH_DIR=/tmp/ws-matrix (docroot, configs, raw TSV)   PORT=28180
+#        BENCH_DIR=/tmp/ws-matrix (docroot, raw TSV)   PORT=28180
 #        GENS="webstand wrk ab" the generators measured; wrk-host is wrk sending only Host (its own
 #          default request), to see what webstand's two extra headers cost the server
 #        SERVER_PERF=1 counts the server's system calls, epoll waits, wake-ups it causes (sched_wakeup)
@@ -26,8 +28,8 @@ set -u
 SERVER=${1:?usage: loadgen-matrix.sh SERVER [ROUNDS]}
 ROUNDS=${2:-3}
 HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/servers.sh"
-. "$HERE/procs.sh" # tree_ticks (the server's whole process tree, as every bench script counts it), wait_port
+. "$HERE/lab.sh"   # lab_up, lab_down: the server on the lab's own config
+. "$HERE/procs.sh" # tree_ticks (the server's whole process tree, as every bench script counts it)
 CLIENTS=${CLIENTS:-"1 2 4 8 12 16 24 32 64 128 256"}
 MODES=${MODES:-"ka close"}
 DUR=${DUR:-2}
@@ -56,44 +58,13 @@ mkdir -p "$DOC"
 head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-start_server() { # prints nothing; sets SRV (the pid whose process tree is the server)
+start_server() { # sets SRV (the pid whose process tree is the server): the lab's own config
   case $SERVER in
-  builtin)
-    taskset -c "$SERVER_CPU" "$SERVE_BIN" serve "$DOC" --listen 127.0.0.1:$PORT --threads 1 2>/dev/null & SRV=$! ;;
-  nginx)
-    cat > "$BENCH_DIR/nginx.conf" <<CONF
-worker_processes 1; daemon off; pid $BENCH_DIR/nginx.pid; error_log $BENCH_DIR/nginx-error.log;
-events { worker_connections 16384; }
-http { access_log off; sendfile on; tcp_nopush on; tcp_nodelay on; keepalive_requests 1000000;
-  open_file_cache max=2000; server { listen 127.0.0.1:$PORT backlog=4096; root $DOC; } }
-CONF
-    taskset -c "$SERVER_CPU" nginx -c "$BENCH_DIR/nginx.conf" & SRV=$! ;;
-  lighttpd)
-    lighttpd_conf "$BENCH_DIR/lighttpd.conf" "$DOC" $PORT
-    taskset -c "$SERVER_CPU" lighttpd -D -f "$BENCH_DIR/lighttpd.conf" & SRV=$! ;;
-  h2o)
-    cat > "$BENCH_DIR/h2o.conf" <<CONF
-listen: {host: 127.0.0.1, port: $PORT}
-num-threads: 1
-hosts: {default: {paths: {/: {file.dir: $DOC}}}}
-CONF
-    taskset -c "$SERVER_CPU" h2o -c "$BENCH_DIR/h2o.conf" 2>"$BENCH_DIR/h2o.log" & SRV=$! ;;
-  apache)
-    apache_conf "$BENCH_DIR/apache2.conf" "$DOC" $PORT
-    taskset -c "$SERVER_CPU" apache2 -f "$BENCH_DIR/apache2.conf" -DFOREGROUND & SRV=$! ;;
-  caddy)
-    caddy_conf "$BENCH_DIR/Caddyfile" "$DOC" $PORT
-    HOME=$BENCH_DIR XDG_DATA_HOME=$BENCH_DIR/caddy-data XDG_CONFIG_HOME=$BENCH_DIR/caddy-config GOMAXPROCS=1 \
-      taskset -c "$SERVER_CPU" caddy run --config "$BENCH_DIR/Caddyfile" --adapter caddyfile \
-      2>"$BENCH_DIR/caddy.log" & SRV=$! ;;
-  mini_httpd)
-    local user=(); [ "$(id -u)" = 0 ] && user=(-u nobody)
-    taskset -c "$SERVER_CPU" mini_httpd -D -h 127.0.0.1 -p $PORT -d "$DOC" -i "$BENCH_DIR/mini_httpd.pid" \
-      "${user[@]}" & SRV=$! ;;
+  builtin|lighttpd|h2o|nginx|apache|caddy|mini_httpd) ;;
   *) echo "unknown server $SERVER (builtin, lighttpd, h2o, nginx, apache, caddy, mini_httpd)" >&2; exit 2 ;;
   esac
-  wait_port $PORT && return 0
-  echo "$SERVER never opened port $PORT" >&2; exit 1
+  LAB_BIN=$SERVE_BIN lab_up "$SERVER" --docroot "$DOC" --port "$PORT" --cpus "$SERVER_CPU" || exit 1
+  SRV=$LAB_PID
 }
 
 # The command line of generator $1 in mode $2 at $3 clients, into the array CMD.
@@ -156,7 +127,6 @@ stop_perf() { kill -INT $PERF; wait $PERF; }
 : > "$OUT"
 : > "$PERF_TSV"
 start_server
-trap 'kill $SRV 2>/dev/null; wait $SRV 2>/dev/null' EXIT
 GENS=${GENS:-"webstand wrk ab"}
 for e in $EXTRA; do GENS="$GENS ${e%%=*}"; done
 echo "# $(date -u '+%F %T UTC') $SERVER: $ROUNDS rounds × clients ($CLIENTS) × ($MODES) × ($GENS), ${DUR}s each; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2

@@ -1,4 +1,4 @@
-# Shared by the bench scripts here (sourced, not run): a process tree's CPU ticks and waiting for a port.
+# Shared by the bench scripts here (sourced, not run): a process tree's CPU ticks.
 tree_ticks() { # utime+stime of a process and its descendants, with the children they reaped
   # (cutime+cstime: a fork-per-connection server's children live for one request)
   local total=0 p todo=$1 seen=""
@@ -8,4 +8,3 @@ tree_ticks() { # utime+stime of a process and its descendants, with the children
     [ -r /proc/$p/stat ] && total=$((total + $(awk '{print $14+$15+$16+$17}' /proc/$p/stat)))
     todo="$todo $(ps -o pid= --ppid $p | tr '\n' ' ')"
   done; echo $total; }
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }

@@ -10,8 +10,8 @@
    carries the inter-processor interrupt: the wake-up's cost to the server.
 
 Both bound how a closed loop may wait: a sleep saves CPU over a spin only when it lasts longer
-than its own cost, and a block costs the server its wake-up (docs/BENCHMARKS.md, issue 18,
-session 13).
+than its own cost, and a block costs the server its wake-up (docs/BENCHMARKS.md, "What a
+wake-up costs on this machine").
 
 Usage: scripts/bench/sleep-cost.py [SLEEPS]   (SLEEPS per length, default 3000; the sleeper runs
        on CPU 1, the waker on CPU 0)

@@ -5,8 +5,8 @@
 # network namespace of its own (unshare -n, loopback only), so the counters hold this run's traffic and
 # nobody else's; both ends are on loopback, so every segment is counted once sent (Out) and once
 # received (In). Server pinned to CPU 0, generator to CPU 1, as the other scripts here.
-#   lighttpd: plain HTTP, GET /2k.html        nginx-tls: nginx 1.22 over TLS 1.2 and 1.3 (tls-cpu.sh's
-#   configuration: ECDSA P-256, one worker, session cache), GET /2k.html
+#   lighttpd: plain HTTP, GET /2k.html        nginx-tls: nginx 1.22 over TLS 1.2 and 1.3 (ECDSA P-256,
+#   one worker, session cache), GET /2k.html; both started by `webstand lab up` on the lab's config
 # Usage: scripts/bench/tcp-segs.sh SERVER [GENERATOR...]   (GENERATOR: webstand, wrk, ab, or name=/path to
 #   another webstand binary, or name=/path:ARGS... with extra bench options, e.g. "off=target/release/webstand:--spin off")
 # Env:   WEBSTAND=target/release/webstand  C=32 (connections)  D=3 (seconds per run)  ROUNDS=1
@@ -24,25 +24,17 @@ if [ -z "${TCP_SEGS_NETNS:-}" ]; then
 fi
 ip link set lo up
 HERE=$(cd "$(dirname "$0")" && pwd)
-. "$HERE/procs.sh"
-. "$HERE/servers.sh"
-DIR=$(mktemp -d /tmp/tcp-segs.XXXXXX); DOC=$DIR/www; mkdir -p "$DOC"; chmod 755 "$DIR"
+. "$HERE/lab.sh"
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/tcp-segs.XXXXXX"); DOC=$DIR/www; mkdir -p "$DOC"; chmod 755 "$DIR"
 head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
 export NSTAT_HISTORY=$DIR/nstat.history
 UA=$("$WEBSTAND" --version | tr ' ' /)
-PORT=18600
 case $SERVER in
-lighttpd)
-  lighttpd_conf "$DIR/lighttpd.conf" "$DOC" $PORT
-  taskset -c 0 lighttpd -D -f "$DIR/lighttpd.conf" & SRV=$!; URL=http://127.0.0.1:$PORT/2k.html ;;
-nginx-tls)
-  self_signed "$DIR/cert.pem" "$DIR/key.pem"
-  nginx_tls_conf "$DIR/nginx.conf" "$DOC" $PORT "TLSv1.2 TLSv1.3" "$DIR/cert.pem" "$DIR/key.pem"
-  taskset -c 0 nginx -c "$DIR/nginx.conf" & SRV=$!; URL=https://127.0.0.1:$PORT/2k.html ;;
+lighttpd) lab_up lighttpd --docroot "$DOC" --cpus 0 || exit 1 ;;
+nginx-tls) lab_up nginx --tls --docroot "$DOC" --cpus 0 || exit 1 ;;
 *) echo "unknown server $SERVER (lighttpd, nginx-tls)" >&2; exit 2 ;;
 esac
-trap 'kill $SRV 2>/dev/null; wait $SRV 2>/dev/null' EXIT
-wait_port $PORT || { echo "$SERVER never opened port $PORT" >&2; exit 1; }
+URL=${LAB_URL}2k.html
 
 COUNTERS="TcpOutSegs TcpInSegs TcpRetransSegs TcpExtTCPPureAcks TcpExtTCPHPAcks TcpExtTCPHPHits
   TcpExtDelayedACKs TcpExtTCPDelivered TcpExtTCPAutoCorking TcpExtTCPWantZeroWindowAdv

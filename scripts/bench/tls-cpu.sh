@@ -1,54 +1,44 @@
 #!/usr/bin/env bash
-# Issue 10's TLS figures in one unattended run, side by side per round (companion of
-# /work/shared/bench/tls-h2-cpu.sh with like-for-like protocol versions). One ECDSA P-256
-# certificate for every server; /2k.html; servers on CPU 0, load on CPU 1; 32 connections, D s each.
-#   server side (server tree utime+stime / requests wrk completed; wrk -t1 -c32):
+# The TLS figures of docs/BENCHMARKS.md in one unattended run, side by side per round. Every server is
+# started by `webstand lab up SERVER --tls` on the lab's own config (scripts/bench/lab.sh: the lab's
+# ECDSA P-256 certificate, its cipher preference, session cache and tickets; TLS 1.2 or 1.3 alone
+# with --tls-version); /2k.html; servers on CPU 0, load on CPU 1; $C connections, D s each.
+#   server side (server tree utime+stime / requests wrk completed; wrk -t1 -c$C):
 #     tls-new (Connection: close, a new connection each): nginx and webstand serve, each with
-#       TLS 1.2 only and TLS 1.3 only (nginx ssl_protocols / serve --tls-protocols). wrk offers each
-#       slot's previous session, so after the first these are resumed handshakes (TLS 1.2
-#       abbreviated; TLS 1.3 PSK with X25519), not full ones (docs/BENCHMARKS.md, issue 10)
-#     tls-ka (keep-alive): h2o, nginx (TLS 1.2 and 1.3 enabled), webstand serve (both enabled)
+#       TLS 1.2 alone and TLS 1.3 alone. wrk offers each slot's previous session, so after the
+#       first these are resumed handshakes (TLS 1.2 abbreviated; TLS 1.3 PSK with X25519), not full
+#       ones
+#     tls-ka (keep-alive): h2o, nginx, webstand serve (TLS 1.2 and 1.3 offered: 1.3 negotiated)
 #   generator side (generator utime+stime / completed requests, requests/s), against nginx with
-#     TLS 1.2 and 1.3 enabled (negotiates 1.3): wrk and webstand bench, keep-alive and
-#     a new connection per request (webstand: full handshakes as ab, and with --tls-resume as
-#     "webstand-resume", which is what wrk does); the same against nginx with TLS 1.2 only; each
-#     generator row also gives the server tree's CPU-µs per request and its busy fraction (CPU s / D)
-# Usage: scripts/bench/tls-cpu.sh [ROUNDS]  (WEBSTAND=binary, default target/release/webstand;
+#     TLS 1.2 and 1.3 (negotiates 1.3): wrk and webstand bench, keep-alive and a new connection per
+#     request (webstand: full handshakes as ab, and with --tls-resume as "webstand-resume", which is
+#     what wrk does); the same against nginx with TLS 1.2 alone; each generator row also gives the
+#     server tree's CPU-µs per request and its busy fraction (CPU s / D)
+# Usage: scripts/bench/tls-cpu.sh [ROUNDS]  (WEBSTAND=binary, default target/release/webstand: the
+#   generator measured, and the builtin server `lab up` starts;
 #   GEN_BEFORE=another webstand binary measured beside it as generator "before";
 #   EXTRA="name=/path ..." more webstand binaries (or wrappers adding options) measured beside it;
-#   ONLY=ka: the generator's keep-alive rows alone, no server rows, no new connections;
-#   PORT_BASE=18500: the servers listen on PORT_BASE+1 to +13)
+#   ONLY=ka: the generator's keep-alive rows alone, no server rows, no new connections)
 set -u
-ROUNDS=${1:-3}; C=${C:-32}; D=${D:-5}; B=${PORT_BASE:-18500}
-WEBSTAND=${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/webstand}
-DIR=$(mktemp -d /tmp/tls-cpu.XXXXXX); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
+ROUNDS=${1:-3}; C=${C:-32}; D=${D:-5}
+WEBSTAND=$(realpath "${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/webstand}")
+HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lab.sh"
+. "$HERE/procs.sh"
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/tls-cpu.XXXXXX"); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
+trap 'lab_down; rm -rf "$DIR"' EXIT
 mkdir -p "$DOC"; chmod 755 "$DIR"; head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
-CERT=$DIR/cert.pem; KEY=$DIR/key.pem
-. "$(dirname "$0")/servers.sh"
-self_signed "$CERT" "$KEY"
-nginx_conf() { nginx_tls_conf "$1" "$DOC" "$2" "$3" "$CERT" "$KEY"; } # file port protocols
-nginx_conf "$DIR/nginx12.conf" $((B + 1)) TLSv1.2
-nginx_conf "$DIR/nginx13.conf" $((B + 2)) TLSv1.3
-nginx_conf "$DIR/nginx.conf" $((B + 3)) "TLSv1.2 TLSv1.3"
-cat > "$DIR/h2o.conf" <<CONF
-listen: {host: 127.0.0.1, port: $((B + 4)), ssl: {certificate-file: $CERT, key-file: $KEY}}
-num-threads: 1
-hosts: {default: {paths: {/: {file.dir: $DOC}}}}
-CONF
-. "$(dirname "$0")/procs.sh"
 OUT=$DIR/results.tsv; : > "$OUT"
-P=""
-start() { # port cmd... : starts a server on CPU 0, says what it negotiates
-  (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null &&
-    { echo "port $1 is taken by another process: set PORT_BASE" >&2; return 1; }
-  taskset -c 0 "${@:2}" >/dev/null 2>&1 & P=$!
-  wait_port $1 || { echo "port $1 never opened" >&2; return 1; }
-  local code; code=$(curl -sk -o /dev/null -w '%{http_code}' https://127.0.0.1:$1/2k.html)
-  echo | openssl s_client -connect 127.0.0.1:$1 2>/dev/null | awk -v p=$1 -v c=$code \
+P=""; PORT=""
+start() { # server [lab up options]: the server on CPU 0 over TLS, and what it negotiates
+  lab_up "$1" --tls "${@:2}" --docroot "$DOC" --cpus 0 || return 1
+  P=$LAB_PID; PORT=$LAB_PORT
+  local code; code=$(curl -s --cacert "$LAB_CA" -o /dev/null -w '%{http_code}' "${LAB_URL}2k.html")
+  echo | openssl s_client -connect 127.0.0.1:$PORT 2>/dev/null | awk -v p=$PORT -v c=$code \
     '/^New,/{n=$0} /Server Temp Key/{k=$0} END{printf "  port %s: HTTP %s, %s, %s\n", p, c, n, k}' >&2
-  [ "$code" = 200 ] || { echo "port $1 answered $code, not 200" >&2; return 1; }
+  [ "$code" = 200 ] || { echo "$1 answered $code, not 200" >&2; return 1; }
 }
-stop() { kill $P; wait $P 2>/dev/null; }
+stop() { lab_down; }
 srv() { # name workload port [wrk flags...] : server CPU per request
   local name=$1 work=$2 port=$3 t0 t1 out reqs; shift 3
   t0=$(tree_ticks $P)
@@ -90,21 +80,18 @@ gens() { # port label
 for r in $(seq $ROUNDS); do
   echo "# round $r $(date -u +%T)" >&2
   if [ "${ONLY:-}" = ka ]; then
-    start $((B + 3)) nginx -c "$DIR/nginx.conf" && gens $((B + 3)) tls13; stop
-    start $((B + 1)) nginx -c "$DIR/nginx12.conf" && gens $((B + 1)) tls12; stop
+    start nginx && gens $PORT tls13; stop
+    start nginx --tls-version 1.2 && gens $PORT tls12; stop
     continue
   fi
-  start $((B + 1)) nginx -c "$DIR/nginx12.conf" && srv nginx tls12-new $((B + 1)) -H 'Connection: close'; stop
-  start $((B + 2)) nginx -c "$DIR/nginx13.conf" && srv nginx tls13-new $((B + 2)) -H 'Connection: close'; stop
-  start $((B + 11)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 11)) --tls-cert $CERT --tls-key $KEY \
-    --tls-protocols TLSv1.2 $DOC && srv webstand tls12-new $((B + 11)) -H 'Connection: close'; stop
-  start $((B + 12)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 12)) --tls-cert $CERT --tls-key $KEY \
-    --tls-protocols TLSv1.3 $DOC && srv webstand tls13-new $((B + 12)) -H 'Connection: close'; stop
-  start $((B + 4)) h2o -c "$DIR/h2o.conf" && srv h2o tls-ka $((B + 4)); stop
-  start $((B + 13)) $WEBSTAND serve --threads 1 --listen-tls 127.0.0.1:$((B + 13)) --tls-cert $CERT --tls-key $KEY \
-    $DOC && srv webstand tls-ka $((B + 13)); stop
-  start $((B + 3)) nginx -c "$DIR/nginx.conf" && { srv nginx tls-ka $((B + 3)); gens $((B + 3)) tls13; }; stop
-  start $((B + 1)) nginx -c "$DIR/nginx12.conf" && gens $((B + 1)) tls12; stop
+  start nginx --tls-version 1.2 && srv nginx tls12-new $PORT -H 'Connection: close'; stop
+  start nginx --tls-version 1.3 && srv nginx tls13-new $PORT -H 'Connection: close'; stop
+  start builtin --tls-version 1.2 && srv webstand tls12-new $PORT -H 'Connection: close'; stop
+  start builtin --tls-version 1.3 && srv webstand tls13-new $PORT -H 'Connection: close'; stop
+  start h2o && srv h2o tls-ka $PORT; stop
+  start builtin && srv webstand tls-ka $PORT; stop
+  start nginx && { srv nginx tls-ka $PORT; gens $PORT tls13; }; stop
+  start nginx --tls-version 1.2 && gens $PORT tls12; stop
 done
 echo "# medians: side name/workload requests requests/s cpu_us_per_request [gen rows: server_cpu_us_per_request server_busy] ($OUT)"
 python3 - "$OUT" <<'PY'

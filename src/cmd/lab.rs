@@ -5,6 +5,7 @@ use anyhow::Result;
 use std::io::Write;
 use std::path::PathBuf;
 use webstand_lab::servers::Kind;
+use webstand_lab::tls::ciphers::Versions;
 use webstand_lab::up::{Up, UpOptions};
 
 #[derive(clap::Args)]
@@ -29,6 +30,10 @@ pub struct UpArgs {
     /// HTTPS only, with a certificate the lab generates (its CA's file printed as `ca=`)
     #[arg(long)]
     pub tls: bool,
+    /// With --tls: offer TLS 1.2 or 1.3 alone, for a figure of one version against a client that
+    /// cannot choose (wrk) [default: both, as every comparison]
+    #[arg(long, value_name = "1.2|1.3", value_parser = Versions::parse)]
+    pub tls_version: Option<Versions>,
     /// HTTP/2 too: by ALPN with --tls, by prior knowledge (h2c) on the plain port without
     #[arg(long)]
     pub h2: bool,
@@ -57,6 +62,7 @@ fn up(a: UpArgs) -> Result<i32> {
     let opts = UpOptions {
         kind: Kind::parse(&a.server)?,
         tls: a.tls,
+        tls_versions: a.tls_version.unwrap_or_default(),
         h2: a.h2,
         php: a.php,
         port: a.port,

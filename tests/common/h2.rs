@@ -15,8 +15,10 @@ pub fn certificate(dir: &Path) {
     std::fs::write(dir.join("key.pem"), ck.key_pair.serialize_pem()).unwrap();
 }
 
-/// nginx on loopback with a certificate: `listen` is what follows the address ("ssl http2",
-/// "http2", "ssl"), `extra` goes into the server block.
+/// nginx on loopback with a certificate and a setting the lab's nginx does not have (a test's own
+/// stream limit, in `extra`, which goes into the server block): `listen` is what follows the
+/// address ("ssl http2", "http2", "ssl"). The lab's nginx, plain or with --tls and --h2, is
+/// `lab_nginx`.
 pub fn nginx(listen: &str, extra: &str) -> Daemon {
     let dir = tempfile::tempdir().unwrap();
     certificate(dir.path());

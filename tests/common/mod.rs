@@ -16,7 +16,7 @@ pub mod php_fpm;
 pub mod test_server;
 
 #[allow(unused_imports)] // each test file uses some of them
-pub use nginx::{start_nginx, start_nginx_in, www_with_page, Daemon};
+pub use nginx::{lab_nginx, start_nginx, start_nginx_in, www_with_page, Daemon};
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

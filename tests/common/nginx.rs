@@ -1,6 +1,9 @@
 //! Servers a test starts from a directory of its own (configuration, docroot, logs, certificates),
-//! and Debian's nginx set up that way: one process on a free loopback port serving one page.
+//! and Debian's nginx set up that way: one process on a free loopback port serving one page, with
+//! the settings a test needs (its own certificates, an access log the test reads, client
+//! certificates, one TLS version); plain nginx is the lab's own (`start_nginx`).
 
+use super::lab_up::LabUp;
 use super::listen::listens_itself;
 use super::{free_port, require, Running};
 use std::path::{Path, PathBuf};
@@ -60,9 +63,46 @@ pub fn www_with_page(dir: &Path) -> PathBuf {
     root
 }
 
-/// nginx over plain HTTP/1.1 with a one-file docroot ([`www_with_page`]).
-pub fn start_nginx() -> Daemon {
-    start_nginx_in(tempfile::tempdir().unwrap(), "", "")
+/// The lab's own nginx (`webstand lab up nginx`: its config, the one `compare` measures) serving a
+/// one-file docroot ([`www_with_page`]), on every CPU this test may use (the lab would pin it to
+/// one); stopped by SIGTERM when dropped, the docroot removed after it.
+pub struct LabNginx {
+    pub port: u16,
+    /// Dropped before the docroot (fields drop in order).
+    _up: LabUp,
+    _dir: tempfile::TempDir,
+}
+
+/// nginx over plain HTTP/1.1 with a one-file docroot ([`www_with_page`]), as the lab configures it.
+pub fn start_nginx() -> LabNginx {
+    lab_nginx(&[])
+}
+
+/// The lab's nginx with `lab up` flags (`--tls`: HTTPS with the lab's certificate, which a test's
+/// client does not verify; `--h2`: HTTP/2 beside HTTP/1.1) serving [`www_with_page`].
+pub fn lab_nginx(flags: &[&str]) -> LabNginx {
+    let dir = tempfile::tempdir().unwrap();
+    let root = www_with_page(dir.path());
+    let cpus: Vec<String> = webstand_lab::affinity::allowed_cpus()
+        .iter()
+        .map(usize::to_string)
+        .collect();
+    let cpus = cpus.join(",");
+    let mut args = vec![
+        "nginx",
+        "--docroot",
+        root.to_str().unwrap(),
+        "--cpus",
+        &cpus,
+    ];
+    args.extend_from_slice(flags);
+    let up = LabUp::start(&args);
+    let port = up.get("port").parse().unwrap();
+    LabNginx {
+        port,
+        _up: up,
+        _dir: dir,
+    }
 }
 
 /// The access log format [`start_nginx_in`] defines, for a test that turns the log on in its

@@ -1,7 +1,7 @@
 //! What a TLS client's public-key work costs in each rustls crypto provider, through the calls a
 //! handshake makes: an X25519 key share, a key share and its agreement, and the ECDSA P-256 SHA-256
 //! verification of the server's handshake signature. The figures behind the generator's choice of
-//! aws-lc-rs (docs/BENCHMARKS.md, issue 10); compare them as ratios within one run.
+//! aws-lc-rs (docs/BENCHMARKS.md, "Findings"); compare them as ratios within one run.
 //!
 //! `cargo run --release -p webstand-engine --example tls_crypto_cost [ROUNDS]`
 

@@ -6,7 +6,7 @@
 //! of machine that wake-up (an inter-processor interrupt through the hypervisor) is paid by the
 //! server, on its CPU, so a blocking generator lowers the server's rate (`spin.rs`). The spin avoids
 //! the wake-up by polling, and pays for it with the generator's CPU (16–21 % of an HTTPS keep-alive
-//! request, docs/BENCHMARKS.md, issue 10). Blocked in `ppoll` on one socket, the thread is on no
+//! request, docs/BENCHMARKS.md, "How the generator waits"). Blocked in `ppoll` on one socket, the thread is on no
 //! other socket's wait queue: the server's other responses find no waiter (their epoll readiness
 //! is still recorded) and cost it no wake-up. Picking the request sent halfway down the queue means
 //! one wake-up per half-queue of responses, while the other half keeps the server busy through the
@@ -36,14 +36,14 @@ pub(crate) const MIN_QUEUE: usize = 16;
 /// The same for HTTP/1 over TLS, counted in requests: waking every 8th of a 16-deep queue cost
 /// nginx ~0.9 µs more CPU per request than the spin (~7 µs per wake-up on its CPU), 0.92–0.94×
 /// wrk's requests/s at 16 connections where the spin got 1.03–1.06×; at 32 the halfway wait gets
-/// the spin's rate at 0.7× wrk's CPU (docs/BENCHMARKS.md, issue 10, session 10).
+/// the spin's rate at 0.7× wrk's CPU (docs/BENCHMARKS.md, "How the generator waits").
 pub(crate) const MIN_QUEUE_TLS: usize = 32;
 
 /// The same over plaintext, where a response costs the server 4–5 µs: a 16-deep queue cost 10 % of
 /// the requests/s at 16 clients against lighttpd and h2o, a 32-deep one nothing
-/// (docs/BENCHMARKS.md, issue 18, session 9). A shallower pick does not rescue a shorter queue:
+/// (docs/BENCHMARKS.md, "How the generator waits"). A shallower pick does not rescue a shorter queue:
 /// the server needs about 12 responses behind the pick when we block, or it runs dry through our
-/// wake-up (at 8 clients every wake found the whole queue answered); 24 cost h2o 4 % (session 10).
+/// wake-up (at 8 clients every wake found the whole queue answered); 24 cost h2o 4 %.
 pub(crate) const MIN_QUEUE_PLAIN: usize = 32;
 
 /// The shortest a halfway wait may block before the thread looks at every socket again.
@@ -86,7 +86,7 @@ pub(crate) fn min_queue(
 /// connections the nap got 1.05× (lighttpd) and 1.07× (h2o) the block's requests/s in every round,
 /// the server's CPU per request 5 % lower (no wake-up to pay); at 64–256 it lost up to 5 % in some
 /// rounds on builtin, lighttpd and h2o, and at 16–24 (napping instead of spinning) it lost 3–37 %
-/// (docs/BENCHMARKS.md, issue 18, session 11). Halfway between the 32 and 64 levels.
+/// (docs/BENCHMARKS.md, "How the generator waits"). Halfway between the 32 and 64 levels.
 pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 
 /// Over plaintext, the queue from which the thread naps instead of spinning. With 16–31 requests in
@@ -96,7 +96,7 @@ pub(crate) const NAP_BELOW_PLAIN: usize = 48;
 /// ±20 % on this machine, identical builds ±4 % in medians). At 12 it lost 4–6 % on nginx and
 /// builtin in two runs: half of 12 responses (50–60 µs) leaves too little room for our oversleep
 /// (14–22 µs, 40 µs at its tail). Against builtin, faster than we are, it seldom naps and changes
-/// nothing (docs/BENCHMARKS.md, issue 18, session 12). Below [`MIN_QUEUE_PLAIN`] a wait with no nap
+/// nothing (docs/BENCHMARKS.md, "How the generator waits"). Below [`MIN_QUEUE_PLAIN`] a wait with no nap
 /// to take (the pace not yet measured, or half the backlog too short for the oversleep) spins, as
 /// below this queue: the halfway block costs a short queue's server the wake-up.
 pub(crate) const NAP_FROM_PLAIN: usize = 16;
@@ -106,7 +106,7 @@ const _: () = assert!(NAP_FROM_PLAIN < MIN_QUEUE_PLAIN && MIN_QUEUE_PLAIN < NAP_
 /// waited on halfway (nor napped on), nor is any before its first response: its queue is new
 /// connections, which a sleeping or blocked thread does not open. Against mini_httpd (a close after
 /// every response) the wait got 0.89–0.96× the requests/s of wrk and ab at 16–256 clients, the
-/// server idle 3–8 % more (docs/BENCHMARKS.md, issue 18, session 13). apache's default of 100
+/// server idle 3–8 % more (docs/BENCHMARKS.md, "How the generator waits"). apache's default of 100
 /// requests per connection still waits.
 const KEPT_OPEN: u64 = 8;
 

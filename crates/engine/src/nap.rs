@@ -6,11 +6,11 @@
 //! server pays none (each of ours cost nginx ~7 µs). Sized to half the backlog less the measured
 //! oversleep, it leaves half the queue to keep the server busy; it got 1.07× wrk's requests/s at 32
 //! connections and 1.01–1.02× at 64, against the block's 0.97–1.03×, never under the block in a
-//! round (docs/BENCHMARKS.md, issue 10, sessions 10b and 10c). Over plaintext it naps with 16–47
+//! round (docs/BENCHMARKS.md, "How the generator waits"). Over plaintext it naps with 16–47
 //! requests in flight ([`NAP_FROM_PLAIN`](crate::halfway::NAP_FROM_PLAIN), [`NAP_BELOW_PLAIN`]): at
 //! 32 half the queue is the least the server needs behind our wake-up and the block's wake-up cost
-//! it most (issue 18, session 11); at 16–31 the nap takes the place of the spin, whose polling was
-//! a quarter of the generator's CPU against a server slower per request than it (session 12), and
+//! it most; at 16–31 the nap takes the place of the spin, whose polling was
+//! a quarter of the generator's CPU against a server slower per request than it, and
 //! when it cannot nap it spins rather than block. Deeper queues block, shallower ones spin.
 
 use crate::halfway::{MIN_QUEUE_PLAIN, NAP_BELOW_PLAIN};

@@ -6,7 +6,7 @@
 //! `sched_wakeup` and, because our CPU is idle, an inter-processor interrupt, which on a virtual
 //! machine whose idle CPUs halt is a trip through the hypervisor, all charged to the server. A
 //! generator faster than the server catches up after every pass and blocks, so the server pays that
-//! once every few responses and serves fewer (measured in docs/BENCHMARKS.md, issue 18). wrk, slower
+//! once every few responses and serves fewer (measured in docs/BENCHMARKS.md, "How the generator waits"). wrk, slower
 //! per request, rarely catches up and so rarely blocks. Spinning for about one response time
 //! takes the next response without a wake-up; it never delays a send, since a poll that finds
 //! events ends the spin and the loop sends at once.
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 /// request (apache, caddy at 2–8 clients): a saturated server's whole gap spun, 1.6–2.1× wrk's CPU
 /// per request. Against a gap that short a block costs both sides: the server's write that wakes
 /// our halted CPU takes ~7 µs instead of 0.5, and we spend 5–7 µs of CPU on the wake-up
-/// (`scripts/bench/sleep-cost.py`; docs/BENCHMARKS.md, issue 18, session 13). A server slower than
+/// (`scripts/bench/sleep-cost.py`; docs/BENCHMARKS.md, "What a wake-up costs on this machine"). A server slower than
 /// the window turns the spin off.
 pub(crate) const LIMIT: Duration = Duration::from_micros(20);
 
@@ -112,7 +112,7 @@ impl Spin {
     /// requests, so a pass whose sends outlasted it polls once without blocking and then blocks
     /// (a window counted from the end of the sends measured 0.95× the requests/s against lighttpd
     /// at 8–16 connections: the server's sends take the poller's lock that every empty poll takes
-    /// too, docs/BENCHMARKS.md, issue 18, session 12); the time spun runs from `waiting_since`,
+    /// too; docs/BENCHMARKS.md, "Tried, not kept"); the time spun runs from `waiting_since`,
     /// when the thread began to wait, so the pass's own work is never counted as spun.
     pub(crate) fn timeout(
         &mut self,

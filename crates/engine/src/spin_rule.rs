@@ -7,7 +7,7 @@ use std::time::Duration;
 /// `--spin`: the rule a closed-loop thread's wait follows (HTTP/1, HTTPS and `--h2`). `Auto` is
 /// `LIMIT` (20 µs) on a CPU of the thread's own and no spin otherwise, and never a spin for
 /// `--h2` (its new requests leave in batches; there the spin bought 2–10 % more requests/s for
-/// 35–70 % more of the generator's CPU, docs/BENCHMARKS.md issue 11 session 9); `Off` never spins
+/// 35–70 % more of the generator's CPU, docs/BENCHMARKS.md, "How the generator waits"); `Off` never spins
 /// (every wait blocks in the poller, as wrk's does); `Window` spins up to that long whatever the
 /// pinning (the user says the CPU is free). An open loop (`--rate`) never spins.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -21,6 +21,7 @@ use crate::servers::lab_files::make_world_readable;
 use crate::servers::process::{Server, Setup};
 use crate::servers::Kind;
 use crate::tls::cert::{KeyType, LabCert};
+use crate::tls::ciphers::Versions;
 
 /// What `lab up` starts.
 #[derive(Clone, Debug)]
@@ -28,6 +29,8 @@ pub struct UpOptions {
     pub kind: Kind,
     /// HTTPS only, with a certificate the lab generates (its CA printed for clients).
     pub tls: bool,
+    /// The TLS versions offered with `tls`: both, or one alone.
+    pub tls_versions: Versions,
     /// HTTP/2 beside HTTP/1.1: by ALPN with `tls`, by prior knowledge (h2c) without.
     pub h2: bool,
     /// PHP-FPM behind it, `.php` passed to it.
@@ -65,6 +68,13 @@ impl Up {
         let binary = locate(kind, opts.webstand.as_deref()).map_err(anyhow::Error::msg)?;
         if opts.tls {
             kind.tls(&binary.path).map_err(anyhow::Error::msg)?;
+        }
+        if opts.tls_versions != Versions::Both {
+            if !opts.tls {
+                bail!("a TLS version needs --tls");
+            }
+            kind.tls_version_alone(opts.tls_versions)
+                .map_err(anyhow::Error::msg)?;
         }
         if opts.h2 {
             kind.h2_here(&binary.path, Mode::of(opts.tls))
@@ -104,6 +114,7 @@ impl Up {
         setup.cpus = cpus.clone();
         setup.port = opts.port;
         setup.tls = cert.clone();
+        setup.tls_versions = opts.tls_versions;
         setup.h2 = opts.h2;
         setup.php = backends.as_ref().map(|b| Pass {
             socket: b.socket().display().to_string(),

@@ -12,7 +12,7 @@ const DROPPABLE: [&str; 2] = ["user-agent", "accept"];
 ///
 /// User-Agent and Accept are sent by default because ab sends them (a server's work per request
 /// depends on the request's header lines: two more cost lighttpd and h2o a few per cent of their
-/// CPU per request, docs/BENCHMARKS.md issue 18), so compare generators on one request: wrk's is
+/// CPU per request, docs/BENCHMARKS.md, "Findings"), so compare generators on one request: wrk's is
 /// Host alone. A user header with an empty value for one of those two (`-H 'User-Agent:'`, as curl
 /// has it) leaves it out.
 pub fn request_bytes(plan: &Plan, path: &str) -> Vec<u8> {

@@ -179,7 +179,7 @@ impl ResponseHead {
 /// Closed loop: how many of a connection's `free` streams (of `limit`) to open now. None while
 /// fewer than half its limit are free and some are still at the server, so new requests leave in
 /// batches (one TLS record, one write, one read and decryption for the server) rather than one per
-/// response, as h2load's do (docs/BENCHMARKS.md, issue 11, session 9: without a spin, nginx's CPU
+/// response, as h2load's do (docs/BENCHMARKS.md, "How the generator waits": without a spin, nginx's CPU
 /// per request fell by a quarter and requests/s rose from 0.68× h2load's to 0.91–0.95×). The
 /// streams at the server answer, so the rest always comes free; a connection with none in flight
 /// fills at once.

@@ -261,7 +261,7 @@ fn h2_settings(c: &Ctx) -> String {
     )
 }
 
-/// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// mod_ssl on the one listener: the lab's certificate, TLS 1.2 and 1.3 (or the one asked for) with the shared cipher
 /// preference, a shared-memory session cache (the one child's threads share it) and tickets.
 fn tls_settings(c: &Ctx) -> String {
     let Some(cert) = c.tls else {
@@ -269,11 +269,18 @@ fn tls_settings(c: &Ctx) -> String {
     };
     format!(
         "SSLEngine on\nSSLCertificateFile {crt}\nSSLCertificateKeyFile {key}\n\
-         SSLProtocol -all +TLSv1.2 +TLSv1.3\nSSLHonorCipherOrder on\n\
+         SSLProtocol -all {versions}\nSSLHonorCipherOrder on\n\
          SSLCipherSuite {ciphers}\nSSLCipherSuite TLSv1.3 {suites}\n\
          SSLSessionCache shmcb:{wd}/ssl_scache(1048576)\nSSLSessionCacheTimeout {t}\nSSLSessionTickets on\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        versions = c
+            .tls_versions
+            .openssl_names()
+            .iter()
+            .map(|v| format!("+{v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
         ciphers = ciphers::openssl_ciphers(),
         suites = ciphers::openssl_suites(),
         wd = c.wd,

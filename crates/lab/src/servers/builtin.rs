@@ -115,10 +115,11 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
     let listen = match c.tls {
         None => format!("listen = \"127.0.0.1:{}\"\n", c.port),
         Some(cert) => format!(
-            "listen_tls = \"127.0.0.1:{}\"\ntls_cert = \"{}\"\ntls_key = \"{}\"\n",
+            "listen_tls = \"127.0.0.1:{}\"\ntls_cert = \"{}\"\ntls_key = \"{}\"\ntls_protocols = \"{}\"\n",
             c.port,
             q(&cert.cert_file().display().to_string()),
-            q(&cert.key_file().display().to_string())
+            q(&cert.key_file().display().to_string()),
+            c.tls_versions.openssl_names().join(" ")
         ),
     };
     let mut conf = format!(

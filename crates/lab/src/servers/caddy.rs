@@ -74,12 +74,11 @@ fn launch(c: &Ctx) -> Launch {
     let (d, wd) = (&c.d, &c.wd);
     // Caddy's FastCGI transport takes the script's path up to a `split` match (without one the whole
     // path is PATH_INFO and the script name is empty): each program of cgi-bin is named, as in h2o.
+    // A docroot without CGI programs (`lab up --docroot`) gets no CGI route: `split` needs one.
+    let programs = cgi_programs(c.doc);
     let cgi = match &c.bridge {
-        Some(b) => {
-            let split: Vec<String> = cgi_programs(c.doc)
-                .iter()
-                .map(|n| format!("/cgi-bin/{n}"))
-                .collect();
+        Some(b) if !programs.is_empty() => {
+            let split: Vec<String> = programs.iter().map(|n| format!("/cgi-bin/{n}")).collect();
             format!(
                 "  reverse_proxy /cgi-bin/* unix/{sock} {{\n    transport fastcgi {{\n      root {d}\n      \
                  split {split}\n    }}\n  }}\n",
@@ -87,7 +86,7 @@ fn launch(c: &Ctx) -> Launch {
                 split = split.join(" ")
             )
         }
-        None => String::new(),
+        _ => String::new(),
     };
     let conf = format!(
         "{{\n  admin off\n  auto_https off\n  storage file_system {wd}/data\n  \
@@ -136,16 +135,19 @@ fn launch(c: &Ctx) -> Launch {
 }
 
 /// The site's `tls` directive: the lab's certificate and key (so no ACME: `auto_https off` already
-/// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3, the shared TLS 1.2
+/// keeps caddy from managing certificates and adding redirects), TLS 1.2 and 1.3 (or the one asked
+/// for), the shared TLS 1.2
 /// preference. Go's TLS 1.3 order is fixed, and Go resumes by session tickets only.
 fn tls_settings(c: &Ctx) -> String {
     let Some(cert) = c.tls else {
         return String::new();
     };
     format!(
-        "  tls {crt} {key} {{\n    protocols tls1.2 tls1.3\n    ciphers {ciphers}\n  }}\n",
+        "  tls {crt} {key} {{\n    protocols tls{min} tls{max}\n    ciphers {ciphers}\n  }}\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        min = c.tls_versions.lowest(),
+        max = c.tls_versions.highest(),
         ciphers = ciphers::go_ciphers(),
     )
 }

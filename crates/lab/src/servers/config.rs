@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::limits::Limits;
+use crate::tls::ciphers::Versions;
 use crate::tls::LabCert;
 use crate::users::Account;
 
@@ -88,6 +89,8 @@ pub struct Ctx<'a> {
     pub bridge: Option<Bridge>,
     /// The lab's certificate when the server listens for HTTPS (instead of HTTP) on `port`.
     pub tls: Option<&'a LabCert>,
+    /// The TLS versions it offers with `tls`.
+    pub tls_versions: Versions,
     /// HTTP/2 on `port` too: by ALPN with `tls`, by prior knowledge (h2c) without
     /// (`crate::h2`: the settings every server gets).
     pub h2: bool,

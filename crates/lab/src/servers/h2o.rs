@@ -9,6 +9,7 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{H2Note, TlsNote};
+use crate::tls::ciphers::Versions;
 use crate::tls::{ciphers, NO_TLS};
 
 pub struct H2o;
@@ -44,6 +45,15 @@ impl ServerKind for H2o {
             Ok(())
         } else {
             Err(format!("{NO_TLS}: h2o's build links no OpenSSL"))
+        }
+    }
+    fn tls_version_alone(&self, alone: Versions) -> Result<(), String> {
+        match alone {
+            Versions::Only12 => Err(
+                "h2o 2.2 cannot offer TLS 1.2 alone (its maximum-version does not turn TLS 1.3 off)"
+                    .into(),
+            ),
+            _ => Ok(()),
         }
     }
     fn tls_notes(&self) -> &'static [TlsNote] {
@@ -127,7 +137,8 @@ fn launch(c: &Ctx) -> Launch {
     }
 }
 
-/// The listener's `ssl` block and resumption: the lab's certificate, TLS 1.2 and up, the shared TLS
+/// The listener's `ssl` block and resumption: the lab's certificate, TLS 1.2 and 1.3 (or 1.3
+/// alone), the shared TLS
 /// 1.2 preference (h2o 2.2 has no setting for TLS 1.3's suites: OpenSSL's order, AES-256-GCM
 /// first), and both resumption kinds in its own session cache and tickets.
 fn tls_settings(c: &Ctx) -> String {
@@ -135,11 +146,12 @@ fn tls_settings(c: &Ctx) -> String {
         return String::new();
     };
     format!(
-        "  ssl:\n    certificate-file: {crt}\n    key-file: {key}\n    minimum-version: TLSv1.2\n    \
+        "  ssl:\n    certificate-file: {crt}\n    key-file: {key}\n    minimum-version: TLSv{min}\n    \
          cipher-suite: {ciphers}\n    cipher-preference: server\n\
          ssl-session-resumption:\n  mode: all\n  cache-store: internal\n  lifetime: {t}\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        min = c.tls_versions.lowest(),
         ciphers = ciphers::openssl_ciphers(),
         t = ciphers::SESSION_TIMEOUT_SECS,
     )

@@ -10,6 +10,7 @@ use super::config::{Ctx, Launch};
 use crate::h2::{Mode, NO_H2};
 use crate::notes::{H2Note, Note, TlsNote};
 use crate::programs::find_program;
+use crate::tls::ciphers::Versions;
 
 /// How a kind runs the CGI workload's programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +109,13 @@ pub trait ServerKind: Sync {
             crate::tls::NO_TLS,
             self.name()
         ))
+    }
+
+    /// Whether its config can offer TLS version `alone` without the other (`lab up --tls-version`);
+    /// Err: why not.
+    fn tls_version_alone(&self, alone: Versions) -> Result<(), String> {
+        let _ = alone;
+        Ok(())
     }
 
     /// Where its TLS differs from the settings every server gets.

@@ -159,7 +159,7 @@ fn launch(c: &Ctx) -> Launch {
     }
 }
 
-/// mod_openssl on the one socket: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// mod_openssl on the one socket: the lab's certificate, TLS 1.2 and 1.3 (or the one asked for) with the shared cipher
 /// preference. Resumption is lighttpd's own: session tickets with keys it rotates (it keeps no
 /// server-side session cache).
 fn tls_settings(c: &Ctx) -> String {
@@ -168,10 +168,12 @@ fn tls_settings(c: &Ctx) -> String {
     };
     format!(
         "ssl.engine = \"enable\"\nssl.pemfile = \"{crt}\"\nssl.privkey = \"{key}\"\n\
-         ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv1.2\", \"Options\" => \"ServerPreference\", \
+         ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv{min}\", \"MaxProtocol\" => \"TLSv{max}\", \"Options\" => \"ServerPreference\", \
          \"CipherString\" => \"{ciphers}\", \"Ciphersuites\" => \"{suites}\")\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        min = c.tls_versions.lowest(),
+        max = c.tls_versions.highest(),
         ciphers = ciphers::openssl_ciphers(),
         suites = ciphers::openssl_suites(),
     )

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use super::config::{Ctx, Launch};
 use super::kind::{Cgi, Configures, Php, ServerKind};
 use crate::notes::TlsNote;
+use crate::tls::ciphers::Versions;
 use crate::tls::{ciphers, NO_TLS};
 
 pub struct MiniHttpd;
@@ -55,6 +56,9 @@ impl ServerKind for MiniHttpd {
         &[TlsNote::OpenSslTls13Order {
             server: "mini_httpd",
         }]
+    }
+    fn tls_version_alone(&self, _alone: Versions) -> Result<(), String> {
+        Err("mini_httpd has no setting for its TLS versions (it offers OpenSSL's defaults)".into())
     }
     fn h2(&self) -> Result<(), String> {
         Err(format!(

@@ -148,7 +148,7 @@ fn launch(c: &Ctx) -> Launch {
     }
 }
 
-/// The server block's TLS lines: the lab's certificate, TLS 1.2 and 1.3 with the shared cipher
+/// The server block's TLS lines: the lab's certificate, TLS 1.2 and 1.3 (or the one asked for) with the shared cipher
 /// preference, a session cache shared by the workers and session tickets.
 fn tls_settings(c: &Ctx) -> String {
     let Some(cert) = c.tls else {
@@ -156,11 +156,12 @@ fn tls_settings(c: &Ctx) -> String {
     };
     format!(
         "    ssl_certificate {crt}; ssl_certificate_key {key};\n    \
-         ssl_protocols TLSv1.2 TLSv1.3; ssl_prefer_server_ciphers on;\n    \
+         ssl_protocols {versions}; ssl_prefer_server_ciphers on;\n    \
          ssl_ciphers {ciphers}; ssl_conf_command Ciphersuites {suites};\n    \
          ssl_session_cache shared:lab:10m; ssl_session_timeout {t}s; ssl_session_tickets on;\n",
         crt = cert.cert_file().display(),
         key = cert.key_file().display(),
+        versions = c.tls_versions.openssl_names().join(" "),
         ciphers = ciphers::openssl_ciphers(),
         suites = ciphers::openssl_suites(),
         t = ciphers::SESSION_TIMEOUT_SECS,

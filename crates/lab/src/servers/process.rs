@@ -19,6 +19,7 @@ use crate::cgroup::{CpuCgroup, CpuSource, Members};
 use crate::group::ProcessGroup;
 use crate::limits::Limits;
 use crate::spawn::Spawn;
+use crate::tls::ciphers::Versions;
 use crate::tls::LabCert;
 use crate::users::{self, running_as_root};
 use rustls::ClientConfig;
@@ -41,6 +42,8 @@ pub struct Setup {
     pub limits: Limits,
     /// Serve HTTPS (only) with the lab's certificate.
     pub tls: Option<Arc<LabCert>>,
+    /// The TLS versions offered with `tls` (the kind must `restricts_tls_versions` for one alone).
+    pub tls_versions: Versions,
     /// Serve HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) on the plain port without.
     pub h2: bool,
     /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
@@ -57,6 +60,7 @@ impl Setup {
             port: None,
             limits: Limits::default(),
             tls: None,
+            tls_versions: Versions::Both,
             h2: false,
             php: None,
         }
@@ -422,6 +426,7 @@ fn launch(
         limits: setup.limits,
         bridge,
         tls: setup.tls.as_deref(),
+        tls_versions: setup.tls_versions,
         h2: setup.h2,
         php: setup.php.clone().filter(|_| !setup.chroot),
     };

@@ -42,6 +42,54 @@ const TLS13: [&str; 3] = [
     "TLS_CHACHA20_POLY1305_SHA256",
 ];
 
+/// The TLS versions a server offers: TLS 1.2 and 1.3 (the lab's default, every comparison's), or one
+/// alone (`webstand lab up --tls-version`), for a figure of one version against a client that cannot
+/// choose (wrk). Each server kind spells it from `lowest` and `highest`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Versions {
+    #[default]
+    Both,
+    Only12,
+    Only13,
+}
+
+impl Versions {
+    /// "1.2", "1.3" or "both".
+    pub fn parse(text: &str) -> Result<Versions, String> {
+        match text {
+            "1.2" => Ok(Versions::Only12),
+            "1.3" => Ok(Versions::Only13),
+            "both" => Ok(Versions::Both),
+            _ => Err(format!("unknown TLS version {text:?} (1.2, 1.3 or both)")),
+        }
+    }
+
+    /// The lowest version offered, as its number ("1.2").
+    pub fn lowest(self) -> &'static str {
+        match self {
+            Versions::Only13 => "1.3",
+            _ => "1.2",
+        }
+    }
+
+    /// The highest version offered, as its number ("1.3").
+    pub fn highest(self) -> &'static str {
+        match self {
+            Versions::Only12 => "1.2",
+            _ => "1.3",
+        }
+    }
+
+    /// OpenSSL's names of every version offered, lowest first ("TLSv1.2", "TLSv1.3").
+    pub fn openssl_names(self) -> Vec<String> {
+        let all = [Versions::Only12, Versions::Only13];
+        all.iter()
+            .filter(|v| self == Versions::Both || **v == self)
+            .map(|v| format!("TLSv{}", v.lowest()))
+            .collect()
+    }
+}
+
 /// Session resumption's lifetime everywhere it can be set, seconds.
 pub const SESSION_TIMEOUT_SECS: u64 = 3600;
 
@@ -70,5 +118,25 @@ mod tests {
         assert!(go.starts_with("TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 "));
         assert_eq!(openssl.split(':').count(), go.split(' ').count());
         assert!(super::openssl_suites().starts_with("TLS_AES_128_GCM_SHA256:"));
+    }
+
+    #[test]
+    fn versions_name_what_is_offered() {
+        use super::Versions;
+        assert_eq!(Versions::Both.openssl_names(), ["TLSv1.2", "TLSv1.3"]);
+        assert_eq!(Versions::Only12.openssl_names(), ["TLSv1.2"]);
+        assert_eq!(Versions::Only13.openssl_names(), ["TLSv1.3"]);
+        assert_eq!(
+            (Versions::Only12.lowest(), Versions::Only12.highest()),
+            ("1.2", "1.2")
+        );
+        assert_eq!(
+            (Versions::Only13.lowest(), Versions::Only13.highest()),
+            ("1.3", "1.3")
+        );
+        assert_eq!(Versions::parse("both"), Ok(Versions::Both));
+        assert!(Versions::parse("1.1")
+            .unwrap_err()
+            .contains("1.2, 1.3 or both"));
     }
 }

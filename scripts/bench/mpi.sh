@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distributed run's costs (docs/BENCHMARKS.md, "Distributed load on MPI"), on this 2-core machine,
-# against `webstand serve --threads 1` pinned to CPU 0, keep-alive, a 2 KiB file, every generator
+# against the builtin server (`webstand lab up builtin`: the lab's config, one thread) pinned to CPU 0, keep-alive, a 2 KiB file, every generator
 # pinned to CPU 1 with one load thread, runs interleaved, medians of ROUNDS:
 #   1. one rank alone against one process on the same load (-c 8, N requests): `mpirun -np 1` vs
 #      plain `webstand bench`;
@@ -11,21 +11,21 @@
 #   also counts their start and history write);
 #   3. the start skew and what the start protocol and the merge add (`protocol_ms`): 2 ranks one per
 #      core (--bind-to core), and 4 ranks on the 2 cores, SKEWS short runs each.
-# Needs the MPI build: cargo build --release --features mpi. Run it under /work/wt/bin/quiet.
+# Needs the MPI build: cargo build --release --features mpi. Run it on a machine doing nothing else.
+# Usage: scripts/bench/mpi.sh   (W=binary, default target/release/webstand; N, ROUNDS, SKEWS)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-W=${W:-target/release/webstand}
+cd "$(dirname "$0")/../.."
+W=$(realpath "${W:-target/release/webstand}")
+. scripts/bench/lab.sh
 N=${N:-400000}
 ROUNDS=${ROUNDS:-5}
 SKEWS=${SKEWS:-7}
 dir=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; rm -rf "$dir"' EXIT
-head -c 2048 /dev/zero | tr '\0' a > "$dir/2k.html"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-taskset -c 0 "$W" serve "$dir" --listen "127.0.0.1:$port" --threads 1 2>/dev/null &
-server=$!
-until curl -sf -o /dev/null "http://127.0.0.1:$port/2k.html"; do sleep 0.05; done
-url="http://127.0.0.1:$port/2k.html"
+trap 'lab_down; rm -rf "$dir"' EXIT
+mkdir "$dir/www"; chmod 755 "$dir" "$dir/www"
+head -c 2048 /dev/zero | tr '\0' a > "$dir/www/2k.html"
+LAB_BIN=$W lab_up builtin --docroot "$dir/www" --cpus 0
+url="${LAB_URL}2k.html"
 mpi=(mpirun -q --allow-run-as-root --oversubscribe)
 bench=(bench -q --json --threads 1 -k)
 plain() { # plain NAME CLIENTS REQUESTS: one process on CPU 1, its whole CPU in NAME.time
