@@ -478,6 +478,9 @@ fn print_json(
             let h2 = webstand_report::h2load::json(result, plan.stop.requests);
             o.insert("h2".into(), h2);
         }
+        if result.quic.is_some() {
+            o.insert("quic".into(), webstand_report::quic::json(result));
+        }
     }
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
@@ -522,6 +525,7 @@ fn print_report(
         "{}",
         webstand_report::h2load::summary(result, plan.stop.requests)
     );
+    print!("{}", webstand_report::quic::summary(result));
     if args.latency {
         print!("{}", ab::latency_spectrum(result));
     }
