@@ -159,8 +159,14 @@ fn url_files_weighted_lists_and_the_open_loop_count_as_the_server_does() {
     let done = num(&v, "/complete");
     assert!((150..=210).contains(&done), "{done} at 200/s for 1 s");
     assert_eq!(num(&v, "/failed/total"), 0, "{v}");
+    // The server logs an answer when it sends it: those still on the way when the second ended
+    // (4 connections of 4 streams at most) are logged and not counted.
     let lines = h3_lines(&server.log_lines(before + done as usize)[before..]);
-    assert_eq!(lines.len() as u64, done);
+    let logged = lines.len() as u64;
+    assert!(
+        (done..=done + 16).contains(&logged),
+        "{logged} logged, {done} done"
+    );
 }
 
 /// tests/h3/server.py in MODE (answering after `delay_ms`), its port and log.

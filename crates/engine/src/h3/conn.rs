@@ -1,9 +1,8 @@
-//! One HTTP/3 connection slot, the protocol's [`Connection`]: a UDP socket of its own
-//! (`transport/udp.rs`), quinn-proto's client connection and the endpoint it was made through (one
-//! per connection, dropped with it), the server's unidirectional streams (`peer.rs`) and the
-//! request streams (`streams.rs`). Every datagram read is handed to the endpoint, every datagram
-//! quinn wants sent goes out on the socket (several per call with GSO), and quinn's own timers
-//! (loss detection, acknowledgements, idle) are the slot's [`Connection::timer`].
+//! One HTTP/3 connection slot, the protocol's [`Connection`]: its QUIC connection on a UDP socket
+//! of its own (`quic.rs`), the server's unidirectional streams (`peer.rs`) and the request streams
+//! (`streams.rs`). The socket's readiness brings datagrams in, and quinn's own timers (loss
+//! detection, acknowledgements, idle) are the slot's [`Connection::timer`]; after either the slot
+//! takes quinn's news, reads, opens what it may and sends what quinn has.
 //!
 //! Requests wait for the handshake (the server's stream limit comes with it), then go as streams
 //! in HTTP/2's batches (`stream.rs`'s `batch_room`) or, with `--rate`, each when it is due. A
@@ -13,6 +12,7 @@
 
 use super::peer::Peer;
 use super::prepared::{alpn_h3, request_frame, Prepared};
+use super::quic::Quic;
 use super::refused;
 use super::streams::{Ask, Streams};
 use crate::clock::micros;
@@ -24,33 +24,16 @@ use crate::result::{H2Summary, QuicSummary, RunResult};
 use crate::shared::Shared;
 use crate::stream::{batch_room, charge_one, End, Tally};
 use crate::transport::tls_config::TlsSetup;
-use crate::transport::udp::Udp;
-use mio::{Interest, Token};
-use quinn_proto::{
-    ConnectionError, ConnectionHandle, DatagramEvent, Dir, Endpoint, EndpointConfig, Event,
-    StreamEvent, StreamId, VarInt,
-};
-use std::io::ErrorKind;
+use quinn_proto::{ConnectionError, Dir, EndpointConfig, Event, StreamEvent, StreamId, VarInt};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// H3_NO_ERROR: our close when a connection is done with.
-const NO_ERROR: u32 = 0x100;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
     Free,
     Connecting,
     Open,
-}
-
-/// A QUIC connection, the endpoint it was made through and the socket it runs on.
-struct Quic {
-    endpoint: Endpoint,
-    handle: ConnectionHandle,
-    conn: quinn_proto::Connection,
-    udp: Udp,
 }
 
 pub(crate) struct H3Conn {
@@ -243,37 +226,15 @@ impl H3Conn {
                 return self.refused(io, th, slot, why);
             }
         };
-        let mut udp = match Udp::open(to, &sh.setup) {
-            Ok(u) => u,
-            Err(e) => {
-                let what = format!("h3 to {to}: {e}");
-                return self.connect_failed(io, th, slot, what, e.raw_os_error());
-            }
+        let registry = io.poll.registry();
+        let quic = match Quic::connect(to, p, &th.endpoint, &sh.setup, registry, slot, now) {
+            Ok(q) => q,
+            Err((what, errno)) => return self.connect_failed(io, th, slot, what, errno),
         };
-        th.quic.gso |= udp.max_segments() > 1;
-        th.quic.gro |= udp.gro();
-        if let Err(e) = io
-            .poll
-            .registry()
-            .register(&mut udp.sock, Token(slot), Interest::READABLE)
-        {
-            let what = format!("h3 to {to}: {e}");
-            return self.connect_failed(io, th, slot, what, e.raw_os_error());
-        }
-        let mut endpoint = Endpoint::new(th.endpoint.clone(), None, true, None);
-        let (handle, conn) = match endpoint.connect(now, p.client.clone(), to, &p.server_name) {
-            Ok(c) => c,
-            Err(e) => {
-                let what = format!("h3 to {to}: {e}");
-                return self.connect_failed(io, th, slot, what, None);
-            }
-        };
-        self.quic = Some(Quic {
-            endpoint,
-            handle,
-            conn,
-            udp,
-        });
+        let (gso, gro) = quic.offload();
+        th.quic.gso |= gso;
+        th.quic.gro |= gro;
+        self.quic = Some(quic);
         self.phase = Phase::Connecting;
         self.peer = Peer::default();
         self.conn_start = now;
@@ -284,56 +245,25 @@ impl H3Conn {
         self.streams.begin(now);
     }
 
-    /// Reads every datagram waiting on the socket and hands each to the endpoint; then drives.
+    /// Reads every datagram waiting on the socket; then drives.
     fn receive(&mut self, io: &mut Io, th: &mut H3Thread, slot: usize) {
         let now = Instant::now();
-        let mut buf = std::mem::take(&mut io.buf);
-        let mut failed = None;
-        while let Some(q) = self.quic.as_mut() {
-            let meta = match q.udp.recv(&mut buf) {
-                Ok(meta) => meta,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    // Over a connected socket, an ICMP error (nothing listens on the port):
-                    // fatal before the handshake, loss recovery's business after it.
-                    if self.phase == Phase::Connecting {
-                        failed = Some(e);
-                    }
-                    break;
-                }
-            };
+        let Some(q) = self.quic.as_mut() else {
+            return;
+        };
+        let got = q.receive(&mut io.buf, &mut self.tx, now);
+        if got.as_ref().is_ok_and(|&any| any) {
             self.answered = true;
             self.last_progress = now;
-            let stride = if meta.stride == 0 {
-                meta.len
-            } else {
-                meta.stride
-            };
-            for datagram in buf[..meta.len].chunks(stride) {
-                let ecn = meta
-                    .ecn
-                    .and_then(|e| quinn_proto::EcnCodepoint::from_bits(e as u8));
-                let data = bytes::BytesMut::from(datagram);
-                self.tx.clear();
-                match q
-                    .endpoint
-                    .handle(now, meta.addr, meta.dst_ip, ecn, data, &mut self.tx)
-                {
-                    Some(DatagramEvent::ConnectionEvent(h, event)) if h == q.handle => {
-                        q.conn.handle_event(event)
-                    }
-                    Some(DatagramEvent::Response(t)) => q.udp.send(&t, &self.tx),
-                    _ => {}
-                }
+        }
+        match got {
+            // Before the handshake, nothing listening is the end; after it, loss recovery's.
+            Err(e) if self.phase == Phase::Connecting => {
+                let what = format!("h3 to {}: {e}", self.to);
+                self.connect_failed(io, th, slot, what, e.raw_os_error())
             }
+            _ => self.drive(io, th, slot, now),
         }
-        io.buf = buf;
-        if let Some(e) = failed {
-            let what = format!("h3 to {}: {e}", self.to);
-            return self.connect_failed(io, th, slot, what, e.raw_os_error());
-        }
-        self.drive(io, th, slot, now);
     }
 
     /// Takes quinn's news (the handshake's end, readable and writable streams, the connection's
@@ -343,11 +273,7 @@ impl H3Conn {
         let Some(q) = self.quic.as_mut() else {
             return;
         };
-        while let Some(event) = q.conn.poll_endpoint_events() {
-            if let Some(reply) = q.endpoint.handle_event(q.handle, event) {
-                q.conn.handle_event(reply);
-            }
-        }
+        q.endpoint_events();
         let (mut connected, mut lost) = (false, None);
         while let Some(event) = q.conn.poll() {
             match event {
@@ -386,21 +312,11 @@ impl H3Conn {
         self.transmit(now);
     }
 
-    /// Sends what quinn has (a transmit is one datagram, or several of one size with GSO), and
-    /// sets the timer.
+    /// Sends what quinn has, and sets the timer.
     fn transmit(&mut self, now: Instant) {
-        let Some(q) = self.quic.as_mut() else {
-            return;
-        };
-        let max = q.udp.max_segments();
-        loop {
-            self.tx.clear();
-            let Some(t) = q.conn.poll_transmit(now, max, &mut self.tx) else {
-                break;
-            };
-            q.udp.send(&t, &self.tx);
+        if let Some(q) = self.quic.as_mut() {
+            self.timer = q.transmit(&mut self.tx, now);
         }
-        self.timer = q.conn.poll_timeout();
     }
 
     /// Reads the streams quinn said were readable.
@@ -417,7 +333,7 @@ impl H3Conn {
         let mut result = Ok(());
         for id in ids.drain(..) {
             let read = match id.dir() {
-                Dir::Uni => read_uni(&mut q.conn, &mut self.peer, id),
+                Dir::Uni => self.peer.read(&mut q.conn, id),
                 Dir::Bi => self.streams.read(&mut q.conn, id, now, &mut th.tally),
             };
             match read {
@@ -614,21 +530,8 @@ impl H3Conn {
     /// Closes the connection (H3_NO_ERROR unless it is closed already, the close sent at once),
     /// adds its statistics to the thread's, and frees the slot.
     fn release(&mut self, th: &mut H3Thread) {
-        if let Some(mut q) = self.quic.take() {
-            let now = Instant::now();
-            if !q.conn.is_closed() {
-                q.conn
-                    .close(now, VarInt::from_u32(NO_ERROR), bytes::Bytes::new());
-            }
-            let max = q.udp.max_segments();
-            loop {
-                self.tx.clear();
-                let Some(t) = q.conn.poll_transmit(now, max, &mut self.tx) else {
-                    break;
-                };
-                q.udp.send(&t, &self.tx);
-            }
-            add_stats(&mut th.quic, &q.conn);
+        if let Some(q) = self.quic.take() {
+            q.close(&mut self.tx, &mut th.quic);
         }
         self.streams.span.closed(self.phase != Phase::Free);
         self.phase = Phase::Free;
@@ -655,52 +558,4 @@ impl H3Conn {
         }
         th.tally.ended = ended;
     }
-}
-
-/// Reads the server's unidirectional stream `id` into `peer`; the bytes read.
-fn read_uni(
-    conn: &mut quinn_proto::Connection,
-    peer: &mut Peer,
-    id: StreamId,
-) -> Result<u64, webstand_h3::Error> {
-    let mut stream = conn.recv_stream(id);
-    let Ok(mut chunks) = stream.read(true) else {
-        return Ok(0);
-    };
-    let (mut read, mut result) = (0, Ok(()));
-    loop {
-        match chunks.next(usize::MAX) {
-            Ok(Some(chunk)) => {
-                read += chunk.bytes.len() as u64;
-                result = peer.feed(id.into(), &chunk.bytes);
-                if result.is_err() {
-                    break;
-                }
-            }
-            Ok(None) | Err(quinn_proto::ReadError::Reset(_)) => {
-                result = peer.finished(id.into());
-                break;
-            }
-            Err(quinn_proto::ReadError::Blocked) => break,
-        }
-    }
-    let _ = chunks.finalize();
-    result.map(|()| read)
-}
-
-/// A closing connection's statistics added to the thread's.
-fn add_stats(sum: &mut QuicSummary, conn: &quinn_proto::Connection) {
-    let s = conn.stats();
-    let one = QuicSummary {
-        datagrams_sent: s.udp_tx.datagrams,
-        datagrams_received: s.udp_rx.datagrams,
-        bytes_sent: s.udp_tx.bytes,
-        bytes_received: s.udp_rx.bytes,
-        packets_sent: s.path.sent_packets,
-        packets_lost: s.path.lost_packets,
-        congestion_events: s.path.congestion_events,
-        min_cwnd: s.path.cwnd,
-        ..QuicSummary::default()
-    };
-    sum.add(&one);
 }

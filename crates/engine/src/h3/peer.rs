@@ -5,6 +5,7 @@
 //! What matters to the connection comes out as [`Peer::settled`] and [`Peer::goaway`]; a mistake
 //! is the connection's error.
 
+use quinn_proto::{ReadError, StreamId};
 use webstand_h3::frame::{self, kind, Frame, Place, Sender};
 use webstand_h3::qpack::{read_decoder_stream, read_encoder_stream};
 use webstand_h3::stream::UniKind;
@@ -55,9 +56,40 @@ impl Peer {
             },
         );
         s.held.extend_from_slice(bytes);
-        let result = self.read(&mut s);
+        let result = self.take(&mut s);
         self.streams[i] = s;
         result
+    }
+
+    /// Reads the server's stream `id` from QUIC; the bytes read.
+    pub(crate) fn read(
+        &mut self,
+        conn: &mut quinn_proto::Connection,
+        id: StreamId,
+    ) -> Result<u64, Error> {
+        let mut stream = conn.recv_stream(id);
+        let Ok(mut chunks) = stream.read(true) else {
+            return Ok(0);
+        };
+        let (mut read, mut result) = (0, Ok(()));
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(chunk)) => {
+                    read += chunk.bytes.len() as u64;
+                    result = self.feed(id.into(), &chunk.bytes);
+                    if result.is_err() {
+                        break;
+                    }
+                }
+                Ok(None) | Err(ReadError::Reset(_)) => {
+                    result = self.finished(id.into());
+                    break;
+                }
+                Err(ReadError::Blocked) => break,
+            }
+        }
+        let _ = chunks.finalize();
+        result.map(|()| read)
     }
 
     /// The server ended its stream `id`: its control stream must never end (§6.2.1).
@@ -75,7 +107,7 @@ impl Peer {
         }
     }
 
-    fn read(&mut self, s: &mut Uni) -> Result<(), Error> {
+    fn take(&mut self, s: &mut Uni) -> Result<(), Error> {
         if s.kind.is_none() {
             let Some((value, n)) = varint::read(&s.held) else {
                 return Ok(());
