@@ -390,3 +390,23 @@ fn bad_cases_are_one_line_and_a_non_zero_exit_never_a_hang() {
         "--h3 runs HTTP/3 over QUIC, which is always TLS: give an https:// URL",
     );
 }
+
+#[test]
+fn against_the_labs_caddy_over_tls_which_speaks_http3_on_its_port() {
+    // Caddy adds HTTP/3 on the TLS port's UDP twin unless its config names the protocols (the
+    // lab's does only for --h2); its certificate is the lab's CA's, verified here.
+    let mut caddy = common::lab_up::LabUp::start(&["caddy", "--tls"]);
+    let url = caddy.url("/2k.html");
+    let ca = caddy.get("ca").to_string();
+    let v = bench_json(&[
+        "--h3", "-n", "200", "-c", "4", "-m", "4", "-s", "10", "--cacert", &ca, &url,
+    ]);
+    assert_eq!(num(&v, "/complete"), 200, "{v}");
+    assert_eq!(num(&v, "/failed/total"), 0, "{v}");
+    assert_eq!(v["server_software"], "Caddy", "{v}");
+    let length = num(&v, "/document_length");
+    assert!(length > 0, "{v}");
+    assert_eq!(num(&v, "/h2/traffic/data_bytes"), 200 * length, "{v}");
+    assert_eq!(num(&v, "/quic/handshakes/total"), 4, "{v}");
+    assert!(caddy.stop().success());
+}

@@ -16,8 +16,8 @@ pub struct H2Args {
     pub h2: bool,
 
     /// Speak HTTP/3 over QUIC (UDP to the URL's port; https:// URLs only, ALPN h3, TLS 1.3;
-    /// --cacert verifies the certificate); -m, --window-bits and -W apply as with --h2; the
-    /// report adds h2load's summary lines and QUIC's own figures
+    /// --cacert verifies the certificate); -m, --window-bits and -W apply as with --h2 (the
+    /// windows are QUIC's); the report adds h2load's summary lines and QUIC's own figures
     #[arg(long, conflicts_with = "h2")]
     pub h3: bool,
 
