@@ -494,6 +494,9 @@ fn print_json(
             let h2 = webstand_report::h2load::json(result, plan.stop.requests);
             o.insert("h2".into(), h2);
         }
+        if result.quic.is_some() {
+            o.insert("quic".into(), webstand_report::quic::json(result));
+        }
     }
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
@@ -541,6 +544,7 @@ fn print_report(
         "{}",
         webstand_report::h2load::summary(result, plan.stop.requests)
     );
+    print!("{}", webstand_report::quic::summary(result));
     // How the load was made (threads, where, how they waited): why figures differ from ab's or wrk's.
     print!("{}", webstand_report::generator::lines(result));
     if args.latency {

@@ -1,5 +1,6 @@
 //! `webstand bench --h2`: HTTP/2 (ALPN `h2` for https:// URLs, prior-knowledge h2c for http://)
-//! and h2load's options for it. h2load's `-m N` (streams per connection) shares its letter with
+//! and h2load's options for it; `--h3`: HTTP/3 over QUIC (https:// only) with the same options
+//! (streams per connection, and the receive windows as QUIC's stream and connection windows). h2load's `-m N` (streams per connection) shares its letter with
 //! ab's `-m METHOD`: with `--h2` a number there means streams, a word still means the method.
 //! h2load's `-w` (stream window bits) is `--window-bits` here, as ab's `-w` is its HTML table.
 
@@ -7,12 +8,18 @@ use anyhow::bail;
 use webstand_engine::{H2Plan, HttpVersion, Plan};
 
 #[derive(clap::Args, Default)]
-#[command(next_help_heading = "HTTP/2 (h2load's options)")]
+#[command(next_help_heading = "HTTP/2 and HTTP/3 (h2load's options)")]
 pub struct H2Args {
     /// Speak HTTP/2: ALPN h2 over TLS for https:// URLs, prior knowledge (h2c) for http:// URLs;
     /// the report adds h2load's summary lines
     #[arg(long)]
     pub h2: bool,
+
+    /// Speak HTTP/3 over QUIC (UDP to the URL's port; https:// URLs only, ALPN h3, TLS 1.3;
+    /// --cacert verifies the certificate); -m, --window-bits and -W apply as with --h2 (the
+    /// windows are QUIC's); the report adds h2load's summary lines and QUIC's own figures
+    #[arg(long, conflicts_with = "h2")]
+    pub h3: bool,
 
     /// Streams in flight per connection (h2load's -m; with --h2, `-m N` with a number means this
     /// too); a server's lower SETTINGS_MAX_CONCURRENT_STREAMS wins [default: 1]
@@ -33,30 +40,38 @@ impl H2Args {
     /// connections are persistent: keep-alive is implied.
     pub fn apply(&self, plan: &mut Plan, m: Option<&str>, proxy: bool) -> anyhow::Result<()> {
         let (h2, _) = self.plan(m)?;
+        let flag = if self.h3 { "--h3" } else { "--h2" };
         if h2.is_some() && (plan.pipeline > 1 || plan.http_version == HttpVersion::Http10 || proxy)
         {
-            bail!("--h2 runs HTTP/2 straight to the server: --pipeline, --http1.0 and -X do not apply");
+            bail!("{flag} runs straight to the server: --pipeline, --http1.0 and -X do not apply");
+        }
+        if self.h3 && plan.tls.is_none() {
+            bail!("--h3 runs HTTP/3 over QUIC, which is always TLS: give an https:// URL");
         }
         plan.keep_alive |= h2.is_some();
-        plan.h2 = h2;
+        match self.h3 {
+            true => plan.h3 = h2,
+            false => plan.h2 = h2,
+        }
         Ok(())
     }
 
-    /// The plan's HTTP/2 settings (None without --h2), and what of `-m` is left for the method.
+    /// The plan's HTTP/2 (or HTTP/3) settings (None without --h2 or --h3), and what of `-m` is
+    /// left for the method.
     pub fn plan<'a>(
         &self,
         m: Option<&'a str>,
     ) -> anyhow::Result<(Option<H2Plan>, Option<&'a str>)> {
         let m_streams = m.and_then(|v| v.parse::<u32>().ok());
-        if !self.h2 {
+        if !self.h2 && !self.h3 {
             if self.max_streams.is_some()
                 || self.window_bits.is_some()
                 || self.connection_window_bits.is_some()
             {
-                bail!("--max-streams, --window-bits and -W are HTTP/2 options: add --h2");
+                bail!("--max-streams, --window-bits and -W are HTTP/2 and HTTP/3 options: add --h2 or --h3");
             }
             if let (Some(v), Some(_)) = (m, m_streams) {
-                bail!("-m {v}: a number is h2load's streams per connection, which needs --h2 (-m is otherwise the request method)");
+                bail!("-m {v}: a number is h2load's streams per connection, which needs --h2 or --h3 (-m is otherwise the request method)");
             }
             return Ok((None, m));
         }

@@ -11,7 +11,9 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult, Sample, TlsSummary};
+use webstand_engine::{
+    CpuTime, Ended, Failures, Histograms, QuicSummary, RunResult, Sample, TlsSummary,
+};
 
 /// One rank's account of its run, as sent to rank 0.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -101,6 +103,9 @@ pub struct WireResult {
     /// first-byte times).
     #[serde(default)]
     h2: Option<h2::WireH2>,
+    /// `--h3`: the rank's QUIC figures (added up as a thread's are).
+    #[serde(default)]
+    quic: Option<QuicSummary>,
 }
 
 fn encode(h: &Histogram<u64>) -> String {
@@ -158,6 +163,7 @@ impl From<&RunResult> for WireResult {
             tls,
             socket_errors,
             h2,
+            quic,
         } = r;
         WireResult {
             started_unix: *started_unix,
@@ -207,6 +213,7 @@ impl From<&RunResult> for WireResult {
             tls: tls.clone(),
             socket_errors: socket_errors.clone(),
             h2: h2.as_ref().map(h2::WireH2::from),
+            quic: quic.clone(),
         }
     }
 }
@@ -293,6 +300,7 @@ impl WireResult {
             tls: self.tls.clone(),
             socket_errors: self.socket_errors.clone(),
             h2: self.h2.as_ref().map(h2::WireH2::to_summary).transpose()?,
+            quic: self.quic.clone(),
         })
     }
 }

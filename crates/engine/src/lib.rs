@@ -48,6 +48,8 @@ mod wait;
 // What connections speak and what they travel over.
 mod h1;
 mod h2;
+mod h3;
+mod stream;
 mod transport;
 
 pub use h1::request::request_bytes;
@@ -60,8 +62,8 @@ pub use plan::{
     TlsPlan, TlsVersions,
 };
 pub use result::{
-    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, RunResult, Sample, TlsSummary,
-    LOST_AFTER_REFUSALS,
+    CpuTime, Ended, Failures, H2Summary, HalfwayWaits, Histograms, QuicSummary, RunResult, Sample,
+    TlsSummary, LOST_AFTER_REFUSALS,
 };
 pub use run::{raise_fd_limit, run, run_at};
 pub use spin_rule::SpinRule;

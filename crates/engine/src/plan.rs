@@ -123,6 +123,10 @@ pub struct Plan {
     /// `--h2`: every connection speaks HTTP/2 (ALPN `h2` over TLS, prior knowledge over TCP).
     #[serde(default)]
     pub h2: Option<H2Plan>,
+    /// `--h3`: every connection speaks HTTP/3 over QUIC (ALPN `h3`; https:// only), its streams
+    /// and receive windows as HTTP/2's settings say (QUIC's stream and connection windows).
+    #[serde(default)]
+    pub h3: Option<H2Plan>,
     /// `--spin`: how a closed-loop thread (HTTP/1 or h2) waits once every request it has is at the server.
     #[serde(default)]
     pub spin: SpinRule,
@@ -244,6 +248,7 @@ impl Plan {
             bind: None,
             tls: None,
             h2: None,
+            h3: None,
             spin: SpinRule::Auto,
         }
     }

@@ -215,6 +215,8 @@ pub struct RunResult {
     pub tls: Option<TlsSummary>,
     /// `--h2` runs: h2load's figures (streams, status classes, header and data bytes).
     pub h2: Option<H2Summary>,
+    /// `--h3` runs: QUIC's own figures (handshakes, datagrams, loss, congestion window, errors).
+    pub quic: Option<QuicSummary>,
 }
 
 /// What an HTTP/2 run adds to ab's figures: h2load's summary lines. Per-stream latency is in
@@ -350,6 +352,60 @@ impl TlsSummary {
     }
 }
 
+/// What QUIC adds to an `--h3` run's figures, from quinn-proto's per-connection statistics summed
+/// over the run's connections when each closes. It serialises for a distributed run's ranks.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct QuicSummary {
+    /// Handshakes completed; of them, resumed (a TLS session ticket) and with 0-RTT data
+    /// accepted or rejected by the server (0 unless early data was sent).
+    pub handshakes: u64,
+    pub resumed: u64,
+    pub zero_rtt_accepted: u64,
+    pub zero_rtt_rejected: u64,
+    /// UDP datagrams and their bytes (QUIC packets with their headers, no IP or UDP header).
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    /// Packets sent, and of them declared lost (and so their frames sent again).
+    pub packets_sent: u64,
+    pub packets_lost: u64,
+    pub congestion_events: u64,
+    /// The smallest congestion window a connection had when it closed, in bytes (0: none closed).
+    pub min_cwnd: u64,
+    /// Connections that ended on an error, by its QUIC or HTTP/3 code's name.
+    pub errors: std::collections::BTreeMap<String, u64>,
+    /// Whether the sockets sent with GSO and received with GRO (the kernel has them).
+    pub gso: bool,
+    pub gro: bool,
+}
+
+impl QuicSummary {
+    pub fn add(&mut self, o: &QuicSummary) {
+        self.handshakes += o.handshakes;
+        self.resumed += o.resumed;
+        self.zero_rtt_accepted += o.zero_rtt_accepted;
+        self.zero_rtt_rejected += o.zero_rtt_rejected;
+        self.datagrams_sent += o.datagrams_sent;
+        self.datagrams_received += o.datagrams_received;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+        self.packets_sent += o.packets_sent;
+        self.packets_lost += o.packets_lost;
+        self.congestion_events += o.congestion_events;
+        self.min_cwnd = match (self.min_cwnd, o.min_cwnd) {
+            (0, b) => b,
+            (a, 0) => a,
+            (a, b) => a.min(b),
+        };
+        for (code, n) in &o.errors {
+            *self.errors.entry(code.clone()).or_default() += n;
+        }
+        self.gso |= o.gso;
+        self.gro |= o.gro;
+    }
+}
+
 impl RunResult {
     /// Adds `r`'s counts, bytes, histograms and CPU into this result: one thread's into the run's
     /// (engine), one rank's into the whole (dist). Time span, errors and endings are the caller's.
@@ -393,6 +449,9 @@ impl RunResult {
                 Some(mine) => mine.add(h),
                 None => self.h2 = Some(h.clone()),
             }
+        }
+        if let Some(q) = &r.quic {
+            self.quic.get_or_insert_with(QuicSummary::default).add(q);
         }
     }
 }

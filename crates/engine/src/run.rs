@@ -11,8 +11,9 @@ use crate::connection::Connection;
 use crate::driver::Driver;
 use crate::h1::conn::H1Conn;
 use crate::h2::conn::H2Conn;
+use crate::h3::conn::H3Conn;
 use crate::live::Live;
-use crate::plan::{Pick, Plan, Shape};
+use crate::plan::{Pick, Plan, Shape, TlsVersions};
 use crate::reach::Reach;
 use crate::result::RunResult;
 use crate::share::Share;
@@ -42,10 +43,12 @@ pub fn run_at(
     wait_for_start: impl FnOnce(),
 ) -> anyhow::Result<RunResult> {
     check(plan)?;
-    // The protocol every connection of the run speaks: HTTP/2 with `--h2`, else HTTP/1.x.
-    match plan.h2 {
-        Some(_) => carry_out::<H2Conn>(plan, &live, wait_for_start),
-        None => carry_out::<H1Conn>(plan, &live, wait_for_start),
+    // The protocol every connection of the run speaks: HTTP/3 with `--h3`, HTTP/2 with `--h2`,
+    // else HTTP/1.x.
+    match (&plan.h3, &plan.h2) {
+        (Some(_), _) => carry_out::<H3Conn>(plan, &live, wait_for_start),
+        (None, Some(_)) => carry_out::<H2Conn>(plan, &live, wait_for_start),
+        (None, None) => carry_out::<H1Conn>(plan, &live, wait_for_start),
     }
 }
 
@@ -194,6 +197,18 @@ fn check(plan: &Plan) -> anyhow::Result<()> {
     }
     if plan.target.addrs.is_empty() {
         bail!("the target has no address");
+    }
+    if plan.h3.is_some() {
+        match &plan.tls {
+            None => bail!("HTTP/3 runs over QUIC, which is always TLS: give an https:// URL"),
+            Some(t) if t.versions == TlsVersions::Tls12 => {
+                bail!("HTTP/3 runs over QUIC, which is TLS 1.3: a TLS 1.2 run does not apply")
+            }
+            Some(_) => {}
+        }
+        if plan.h2.is_some() {
+            bail!("give one protocol: HTTP/2 or HTTP/3");
+        }
     }
     Ok(())
 }

@@ -136,8 +136,9 @@ pub fn summary(r: &RunResult, total: Option<u64>) -> String {
     };
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     let failed = h.done - h.succeeded;
+    let protocol = if r.quic.is_some() { "HTTP/3" } else { "HTTP/2" };
     let mut out = format!(
-        "\nHTTP/2 (h2load's summary, {} stream{} per connection):\n",
+        "\n{protocol} (h2load's summary, {} stream{} per connection):\n",
         h.max_streams,
         if h.max_streams == 1 { "" } else { "s" }
     );

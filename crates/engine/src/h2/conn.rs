@@ -14,7 +14,6 @@
 use super::prepared::{alpn_h2, request_block, Prepared, NOT_H2};
 use super::refused;
 use super::session::Session;
-use super::stream::{batch_room, End, Tally};
 use crate::clock::micros;
 use crate::connection::{Connection, Waiting};
 use crate::io::Io;
@@ -22,6 +21,7 @@ use crate::plan::Plan;
 use crate::record::Class;
 use crate::result::{H2Summary, RunResult};
 use crate::shared::Shared;
+use crate::stream::{batch_room, charge_one, End, Tally};
 use crate::transport::tls::count_handshake;
 use crate::transport::tls_config::TlsSetup;
 use crate::transport::Transport;
@@ -160,7 +160,7 @@ impl Connection for H2Conn {
             let to = self.to;
             if self.session.streams().is_empty() {
                 // No SETTINGS from the server: one request fails for the connection.
-                charge_one(io, th, Class::Exceptions);
+                charge_one(io, &mut th.tally.sum, Class::Exceptions);
                 th.tally.sum.timeout += 1;
             }
             self.session.end_all(End::TimedOut, now, &mut th.tally);
@@ -321,7 +321,7 @@ impl H2Conn {
             return; // tried again, at the target's next address
         }
         if self.session.streams().is_empty() {
-            charge_one(io, th, Class::Connect);
+            charge_one(io, &mut th.tally.sum, Class::Connect);
         }
         let failed = End::Failed(Class::Connect, "connect failed");
         self.session.end_all(failed, Instant::now(), &mut th.tally);
@@ -407,7 +407,7 @@ impl H2Conn {
         io.record.r.first_error = Some(why);
         io.sh.reach.refuse_protocol();
         if self.session.streams().is_empty() {
-            charge_one(io, th, Class::Connect);
+            charge_one(io, &mut th.tally.sum, Class::Connect);
         }
         let failed = End::Failed(Class::Connect, "not HTTP/2");
         self.session.end_all(failed, Instant::now(), &mut th.tally);
@@ -533,16 +533,5 @@ impl H2Conn {
             e.count(io, &mut th.tally.sum);
         }
         th.tally.ended = ended;
-    }
-}
-
-/// A connection failed before any stream was on it: as an HTTP/1 request would have, one request
-/// fails for it, so a server that never answers ends the run rather than looping.
-fn charge_one(io: &mut Io, th: &mut H2Thread, class: Class) {
-    if io.requests.take(1) == 1 {
-        io.requests.done(Instant::now());
-        io.record.failure(class);
-        th.tally.sum.done += 1;
-        th.tally.sum.errored += 1;
     }
 }

@@ -195,8 +195,9 @@ fn indexed_blocks(plan: &Plan) -> Option<Indexed> {
 }
 
 /// The request's header fields (RFC 9113 §8.3.1: pseudo-headers first, names lower case, no
-/// connection-specific fields), the same ones HTTP/1's request carries.
-fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
+/// connection-specific fields), the same ones HTTP/1's request carries; HTTP/3's are these too
+/// (RFC 9114 §4.3.1).
+pub(crate) fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
     let host = plan
         .headers
         .iter()

@@ -11,8 +11,8 @@
 
 use super::prepared::{protocol, Blocks, Prepared};
 use super::prepared::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
-use super::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use crate::record::Class;
+use crate::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 use webstand_h2::block::Pending;

@@ -1,4 +1,5 @@
-//! What a connection's bytes travel over: plain TCP or TLS, each one variant of [`Transport`].
+//! What a connection's bytes travel over: plain TCP or TLS, each one variant of [`Transport`];
+//! QUIC's datagrams travel over `udp.rs`'s socket, which its connections drive themselves.
 //!
 //! A connection is bytes over a transport carrying a protocol: the transport (this folder) opens
 //! the socket and moves plaintext in and out of it; the protocol's connection (`h1/conn.rs`,
@@ -11,6 +12,7 @@
 pub(crate) mod socket_setup;
 pub(crate) mod tls;
 pub(crate) mod tls_config;
+pub(crate) mod udp;
 
 use crate::clock::{kernel_arrival_times, recv_stamped};
 use crate::transport::socket_setup::SocketSetup;

@@ -1,7 +1,7 @@
 //! What a load connection's socket gets before it connects, when the plan asks: ab's `-b` (the
 //! send and receive buffer sizes) and `-B` (the local address to bind, or a range of them taken in
-//! turn, one per new connection). Without either, a socket is opened exactly as before (mio's
-//! connect), so the options cost nothing when they are off.
+//! turn, one per new connection), for TCP and for QUIC's UDP sockets. Without either, a TCP socket
+//! is opened exactly as before (mio's connect), so the options cost nothing when they are off.
 
 use mio::net::TcpStream;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -49,5 +49,23 @@ impl SocketSetup {
             Err(e) => return Err(e),
         }
         Ok(TcpStream::from_std(s.into()))
+    }
+
+    /// A non-blocking UDP socket connected to `to` (QUIC's), with these options.
+    pub(crate) fn udp(&self, to: SocketAddr) -> io::Result<std::net::UdpSocket> {
+        let s = Socket::new(Domain::for_address(to), Type::DGRAM, Some(Protocol::UDP))?;
+        s.set_nonblocking(true)?;
+        if let Some(bytes) = self.buffer {
+            s.set_send_buffer_size(bytes as usize)?;
+            s.set_recv_buffer_size(bytes as usize)?;
+        }
+        let ip = match self.bind {
+            Some(addrs) => addrs.nth(self.bound.fetch_add(1, Ordering::Relaxed)),
+            None if to.is_ipv4() => std::net::Ipv4Addr::UNSPECIFIED.into(),
+            None => std::net::Ipv6Addr::UNSPECIFIED.into(),
+        };
+        s.bind(&SocketAddr::new(ip, 0).into())?;
+        s.connect(&to.into())?;
+        Ok(s.into())
     }
 }

@@ -1,7 +1,8 @@
-//! A stream of the generator's HTTP/2 connections (`h2/session.rs`): what a request in flight
-//! carries (its times, its status, its body's length and hash, its windows), how it ended and what
-//! that counts, what a response head's fields say, what a connection's frames add to the thread's
-//! figures, and how many new streams a closed loop opens at once ([`batch_room`]).
+//! A request stream of the generator's multiplexed connections (HTTP/2's `h2/session.rs`, HTTP/3's
+//! `h3/conn.rs`): what a request in flight carries (its times, its status, its body's length and
+//! hash, HTTP/2's windows), how it ended and what that counts, what a response head's fields say,
+//! what a connection's frames add to the thread's figures (h2load's summary, the same for both),
+//! and how many new streams a closed loop opens at once ([`batch_room`]).
 
 use crate::io::Io;
 use crate::record::{Class, Response};
@@ -12,6 +13,7 @@ use webstand_h2::Window;
 
 /// One request in flight.
 pub(crate) struct Stream {
+    /// HTTP/2's stream ID (HTTP/3 keeps its QUIC stream beside the stream: 0 here).
     pub id: u32,
     pub req: usize,
     /// Send time (closed loop) or intended send time (open loop).
@@ -24,6 +26,7 @@ pub(crate) struct Stream {
     pub hasher: Option<Sha256>,
     /// The connection's connect time on its first stream (as ab's first request carries it), else 0.
     pub connect_us: u64,
+    /// HTTP/2's flow-control windows (QUIC keeps its own).
     pub recv: Window,
     pub send: Window,
     /// Request body bytes sent so far; `None` once END_STREAM went out.
@@ -173,6 +176,17 @@ impl ResponseHead {
                 self.server = Some(String::from_utf8_lossy(value).into_owned());
             }
         }
+    }
+}
+
+/// A connection failed before any stream was on it: as an HTTP/1 request would have, one request
+/// fails for it, so a server that never answers ends the run rather than looping.
+pub(crate) fn charge_one(io: &mut Io, sum: &mut H2Summary, class: Class) {
+    if io.requests.take(1) == 1 {
+        io.requests.done(Instant::now());
+        io.record.failure(class);
+        sum.done += 1;
+        sum.errored += 1;
     }
 }
 

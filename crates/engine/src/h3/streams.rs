@@ -1,0 +1,281 @@
+//! One HTTP/3 connection's request streams over its QUIC connection (RFC 9114 §4.1): each request
+//! opened as a bidirectional stream (its prepared HEADERS frame, the body as one DATA frame, then
+//! FIN; what flow control does not take yet is kept and sent as the stream becomes writable), each
+//! response read as its frames come (`response.rs`) and decoded with QPACK, and each stream that
+//! ended handed out as an [`Ended`]: whole at its FIN after a final status, failed when the server
+//! reset it or broke the protocol on it (the stream is then stopped and reset with the code).
+//! The connection's slot (`h3/conn.rs`) says when to read and when to open.
+
+use super::prepared::MAX_FIELD_SECTION;
+use super::response::{Frames, Part};
+use crate::record::Class;
+use crate::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
+use quinn_proto::{Connection, Dir, ReadError, StreamId, VarInt};
+use sha2::{Digest, Sha256};
+use std::time::Instant;
+use webstand_h2::Window;
+use webstand_h3::frame::write;
+use webstand_h3::qpack::Decoder;
+use webstand_h3::{Error, ErrorCode};
+
+/// One request in flight.
+pub(crate) struct Request {
+    pub id: StreamId,
+    pub s: Stream,
+    frames: Frames,
+    /// Request bytes QUIC has not taken yet (its flow control), then the FIN.
+    unsent: Vec<u8>,
+    fin: bool,
+}
+
+pub(crate) struct Streams {
+    pub list: Vec<Request>,
+    decoder: Decoder,
+    /// Streams opened on the current connection.
+    opened: u64,
+    /// The slot's span across its connections (h2load's per-client req/s).
+    pub span: ClientSpan,
+}
+
+/// What a request carries besides its prepared HEADERS frame.
+pub(crate) struct Ask<'a> {
+    pub req: usize,
+    pub start: Instant,
+    pub frame: &'a [u8],
+    pub body: Option<&'a [u8]>,
+    pub check: bool,
+    /// The connection's set-up time, carried by its first request.
+    pub connect_us: u64,
+}
+
+impl Streams {
+    pub(crate) fn new() -> Streams {
+        Streams {
+            list: Vec::new(),
+            decoder: Decoder::new(MAX_FIELD_SECTION),
+            opened: 0,
+            span: ClientSpan::default(),
+        }
+    }
+
+    /// A new connection of the slot at `now`.
+    pub(crate) fn begin(&mut self, now: Instant) {
+        self.opened = 0;
+        self.span = self.span.started(now);
+    }
+
+    /// Opens a stream for `ask` if QUIC lets one more be opened; the bytes written (None: none
+    /// may be opened now).
+    pub(crate) fn open(&mut self, conn: &mut Connection, ask: Ask) -> Option<u64> {
+        let id = conn.streams().open(Dir::Bi)?;
+        let mut r = Request {
+            id,
+            s: Stream {
+                id: 0,
+                req: ask.req,
+                start: ask.start,
+                sent_at: ask.start,
+                first_byte: None,
+                status: 0,
+                body_len: 0,
+                hasher: ask.check.then(Sha256::new),
+                connect_us: if self.opened == 0 { ask.connect_us } else { 0 },
+                recv: Window::new(0),
+                send: Window::new(0),
+                body_sent: None,
+            },
+            frames: Frames::default(),
+            unsent: Vec::new(),
+            fin: false,
+        };
+        self.opened += 1;
+        let taken = conn.send_stream(id).write(ask.frame).unwrap_or(0);
+        r.unsent.extend_from_slice(&ask.frame[taken..]);
+        if let Some(body) = ask.body {
+            write::data_head(&mut r.unsent, body.len());
+            r.unsent.extend_from_slice(body);
+        }
+        let sent = taken as u64 + send_rest(conn, &mut r);
+        self.list.push(r);
+        Some(sent)
+    }
+
+    /// Stream `id` may take more of its request: the bytes it took.
+    pub(crate) fn writable(&mut self, conn: &mut Connection, id: StreamId) -> u64 {
+        match self.list.iter_mut().find(|r| r.id == id) {
+            Some(r) => send_rest(conn, r),
+            None => 0,
+        }
+    }
+
+    /// Reads what stream `id` has at `now`; returns the bytes read. An error is the connection's
+    /// (the slot closes it with its code); a stream's own error ends that stream.
+    pub(crate) fn read(
+        &mut self,
+        conn: &mut Connection,
+        id: StreamId,
+        now: Instant,
+        t: &mut Tally,
+    ) -> Result<u64, Error> {
+        let Some(i) = self.list.iter().position(|r| r.id == id) else {
+            return Ok(0); // a stream already ended (a read after its reset): nothing to count
+        };
+        let mut stream = conn.recv_stream(id);
+        let Ok(mut chunks) = stream.read(true) else {
+            return Ok(0);
+        };
+        let r = &mut self.list[i];
+        let (mut read, mut end, mut failed) = (0u64, None, None);
+        loop {
+            match chunks.next(usize::MAX) {
+                Ok(Some(chunk)) => {
+                    read += chunk.bytes.len() as u64;
+                    if r.s.first_byte.is_none() {
+                        r.s.first_byte = Some(now);
+                    }
+                    let head = &mut self.decoder;
+                    if let Err(e) = feed(r, &chunk.bytes, head, t) {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+                Ok(None) => {
+                    end = Some(match r.frames.whole() && r.s.status != 0 {
+                        true => End::Complete,
+                        false => End::Failed(Class::Receive, "the response stream ended early"),
+                    });
+                    break;
+                }
+                Err(ReadError::Blocked) => break,
+                Err(ReadError::Reset(code)) => {
+                    t.sum.resets += 1;
+                    end = Some(End::Failed(Class::Receive, reset_what(code)));
+                    break;
+                }
+            }
+        }
+        let _ = chunks.finalize();
+        match failed {
+            Some(Error::Stream { code, reason }) => {
+                let code = VarInt::from_u64(code.to_u64()).unwrap_or(VarInt::MAX);
+                let _ = conn.recv_stream(id).stop(code);
+                let _ = conn.send_stream(id).reset(code);
+                end = Some(End::Failed(Class::Exceptions, reason));
+            }
+            Some(e) => return Err(e),
+            None => {}
+        }
+        if let Some(end) = end {
+            self.end(i, end, now, t);
+        }
+        Ok(read)
+    }
+
+    /// Ends request `i` as `end` and hands it to the slot.
+    fn end(&mut self, i: usize, end: End, now: Instant, t: &mut Tally) {
+        let r = self.list.swap_remove(i);
+        self.span.ended(now, end == End::Complete);
+        t.ended.push(Ended {
+            stream: r.s,
+            end,
+            at: now,
+        });
+    }
+
+    /// Ends every request as `end` (the connection is gone).
+    pub(crate) fn end_all(&mut self, end: End, now: Instant, t: &mut Tally) {
+        while !self.list.is_empty() {
+            self.end(self.list.len() - 1, end, now, t);
+        }
+    }
+
+    /// The server's GOAWAY names `first`: requests on streams from it on were not processed and
+    /// are sent again.
+    pub(crate) fn goaway(&mut self, first: u64, now: Instant, t: &mut Tally) {
+        let mut i = 0;
+        while i < self.list.len() {
+            match u64::from(self.list[i].id) >= first {
+                true => self.end(i, End::Retry, now, t),
+                false => i += 1,
+            }
+        }
+    }
+}
+
+/// Hands QUIC what of `r`'s request it takes, then the FIN once all is taken; the bytes taken.
+fn send_rest(conn: &mut Connection, r: &mut Request) -> u64 {
+    let mut taken = 0;
+    if !r.unsent.is_empty() {
+        // Blocked waits for the stream's Writable event; Stopped means the server is done with
+        // the request, and its reset of the response side ends the stream.
+        if let Ok(n) = conn.send_stream(r.id).write(&r.unsent) {
+            r.unsent.drain(..n);
+            taken = n as u64;
+        }
+    }
+    if r.unsent.is_empty() && !r.fin {
+        let _ = conn.send_stream(r.id).finish();
+        r.fin = true;
+    }
+    taken
+}
+
+/// A chunk of `r`'s response: the head decoded, body bytes counted and hashed.
+fn feed(r: &mut Request, bytes: &[u8], decoder: &mut Decoder, t: &mut Tally) -> Result<(), Error> {
+    let Request { s, frames, .. } = r;
+    frames.feed(bytes, MAX_FIELD_SECTION, &mut |part| match part {
+        Part::Headers(section) => head(s, section, decoder, t),
+        Part::Data(data) => {
+            if s.status == 0 {
+                return Err(Error::stream(
+                    ErrorCode::FrameUnexpected,
+                    "DATA before the response head",
+                ));
+            }
+            s.body_len += data.len() as u64;
+            t.data_bytes += data.len() as u64;
+            if let Some(h) = s.hasher.as_mut() {
+                h.update(data);
+            }
+            Ok(())
+        }
+    })
+}
+
+/// A field section of `s`'s response: an interim head (1xx) is passed over, the final one sets
+/// the status, one after it is trailers (the stream's FIN ends the response).
+fn head(s: &mut Stream, section: &[u8], decoder: &mut Decoder, t: &mut Tally) -> Result<(), Error> {
+    t.sum.header_bytes += section.len() as u64;
+    let mut head = ResponseHead::default();
+    let want_server = t.want_server && t.server.is_none();
+    let decoded = decoder.decode(section, |n, v| head.field(n, v, want_server));
+    t.sum.header_decoded_bytes += head.decoded;
+    decoded.map_err(|e| e.error())?;
+    if head.server.is_some() {
+        t.server = head.server.take();
+    }
+    if s.status != 0 {
+        return Ok(());
+    }
+    match head.status {
+        Some(status) if (100..200).contains(&status) && status != 101 => Ok(()),
+        Some(status) if (200..600).contains(&status) && !head.malformed => {
+            s.status = status;
+            t.sum.status[status as usize / 100] += 1;
+            Ok(())
+        }
+        _ => Err(Error::stream(
+            ErrorCode::MessageError,
+            "malformed response head (:status)",
+        )),
+    }
+}
+
+/// The line for a stream the server reset with `code`.
+fn reset_what(code: VarInt) -> &'static str {
+    match ErrorCode::from_u64(code.into_inner()) {
+        ErrorCode::RequestRejected => "the server rejected the request (H3_REQUEST_REJECTED)",
+        ErrorCode::RequestCancelled => "the server cancelled the request (H3_REQUEST_CANCELLED)",
+        _ => "the server reset the stream",
+    }
+}
