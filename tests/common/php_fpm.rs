@@ -139,4 +139,3 @@ pub fn start_php_fpm_pools(root: &Path, children: usize, tcp: bool) -> PhpFpm {
     }
     guard
 }
-
