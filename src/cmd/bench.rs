@@ -78,10 +78,6 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     script: Option<std::path::PathBuf>,
 
-    /// The script's arguments (its init(args)), after `--`
-    #[arg(last = true, value_name = "ARGS")]
-    script_args: Vec<String>,
-
     /// Accept responses whose length differs from the first one (dynamic pages)
     #[arg(short = 'l')]
     variable_length: bool,
@@ -164,6 +160,10 @@ pub struct Args {
     /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
     #[arg(value_name = "URL")]
     url: Option<String>,
+
+    /// The script's arguments (its init(args)), after `--`
+    #[arg(last = true, value_name = "ARGS")]
+    script_args: Vec<String>,
 }
 
 /// ab's default per-request timeout, in seconds.

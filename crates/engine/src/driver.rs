@@ -155,7 +155,8 @@ impl<'a, C: Connection> Driver<'a, C> {
     /// Starts every slot that asked to be (closed loop), or lists it as idle for the pacer's sends
     /// (open loop; one that holds requests of its own to send again is started).
     fn start_ready(&mut self, now: Instant) {
-        if self.io.ready.is_empty() {
+        // A script that stopped the thread (or failed) sends nothing more.
+        if self.io.ready.is_empty() || self.io.requests.script_ended() {
             return;
         }
         // Only the slots ready now: one that fails at once (refused) waits for the next round.

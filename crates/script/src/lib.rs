@@ -55,8 +55,12 @@ impl WrkScript {
         let code = std::fs::read_to_string(file)
             .map_err(|e| anyhow::anyhow!("script {name}: cannot read it: {e}"))?;
         let t = &plan.target;
+        let chunk = file
+            .file_name()
+            .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
         let src = Source {
             name: name.clone(),
+            chunk,
             code,
             scheme: if plan.tls.is_some() { "https" } else { "http" }.into(),
             host: t.host.clone(),

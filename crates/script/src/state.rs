@@ -11,6 +11,9 @@ use mlua::{Function, Lua, Table, Value};
 pub(crate) struct Source {
     /// The file as the user named it (error lines start with it).
     pub name: String,
+    /// Its file name, which Lua's messages and our own name with the line (LuaJIT shortens a
+    /// long chunk name).
+    pub chunk: String,
     pub code: String,
     pub scheme: String,
     pub host: String,
@@ -29,7 +32,7 @@ pub(crate) fn open(src: &Source) -> anyhow::Result<Lua> {
     let lua = Lua::new();
     prepare(&lua, src).map_err(|e| error(&src.name, &e))?;
     lua.load(&src.code)
-        .set_name(format!("={}", src.name))
+        .set_name(format!("={}", src.chunk))
         .exec()
         .map_err(|e| error(&src.name, &e))?;
     Ok(lua)
@@ -111,10 +114,13 @@ pub(crate) fn wrk(lua: &Lua) -> mlua::Result<Table> {
 }
 
 /// Where a function was defined: `FILE:LINE` (for errors about what it returned).
-pub(crate) fn place(name: &str, f: &Function) -> String {
-    match f.info().line_defined {
-        Some(line) => format!("{name}:{line}"),
-        None => name.to_string(),
+pub(crate) fn place(f: &Function) -> String {
+    let info = f.info();
+    let file = info.source.unwrap_or_default();
+    let file = file.trim_start_matches(['=', '@']);
+    match info.line_defined {
+        Some(line) => format!("{file}:{line}"),
+        None => file.to_string(),
     }
 }
 
@@ -137,10 +143,5 @@ fn first_line(m: &str) -> String {
 
 /// A script error for the user: one line, naming the script.
 pub(crate) fn error(name: &str, e: &mlua::Error) -> anyhow::Error {
-    let line = one_line(e);
-    if line.starts_with(name) {
-        anyhow::anyhow!("script {line}")
-    } else {
-        anyhow::anyhow!("script {name}: {line}")
-    }
+    anyhow::anyhow!("script {name}: {}", one_line(e))
 }

@@ -186,9 +186,10 @@ impl ThreadScript for LuaThread {
                 Ok(())
             }
             Ok(other) => Err(anyhow::anyhow!(
-                "script {}: request() returned {}, not the request as a string",
-                place(&self.name, f),
-                other.type_name()
+                "script {}: {}: request() returned {}, not the request as a string",
+                self.name,
+                place(f),
+                lua_type(&other)
             )),
             Err(e) => Err(self.error(&e)),
         }
@@ -214,9 +215,10 @@ impl ThreadScript for LuaThread {
             Ok(Value::Number(ms)) => ms,
             Ok(other) => {
                 return Err(anyhow::anyhow!(
-                    "script {}: delay() returned {}, not a number of milliseconds",
-                    place(&self.name, f),
-                    other.type_name()
+                    "script {}: {}: delay() returned {}, not a number of milliseconds",
+                    self.name,
+                    place(f),
+                    lua_type(&other)
                 ))
             }
             Err(e) => return Err(self.error(&e)),
@@ -226,6 +228,15 @@ impl ThreadScript for LuaThread {
 
     fn stopped(&self) -> bool {
         self.handle.stop.load(Ordering::Relaxed)
+    }
+}
+
+/// A value's type as Lua's `type()` names it (an integer is a number).
+fn lua_type(v: &Value) -> &'static str {
+    match v {
+        Value::Integer(_) => "a number",
+        Value::Nil => "nil",
+        other => other.type_name(),
     }
 }
 
