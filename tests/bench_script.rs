@@ -9,7 +9,7 @@ mod recording_server;
 
 use common::{require, run_with_timeout, stderr, stdout};
 use recording_server::{RecordingServer, Seen};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ fn script(name: &str, text: &str) -> PathBuf {
 }
 
 /// webstand's run of `file` for one second on one connection: what the server saw, and stdout.
-fn ours(file: &PathBuf, conns: &str, args: &[&str]) -> (Vec<Seen>, String) {
+fn ours(file: &Path, conns: &str, args: &[&str]) -> (Vec<Seen>, String) {
     let srv = RecordingServer::start();
     let url = srv.url("/start");
     let f = file.to_str().unwrap();
@@ -58,7 +58,7 @@ fn ours(file: &PathBuf, conns: &str, args: &[&str]) -> (Vec<Seen>, String) {
 }
 
 /// wrk 4.1's run of the same script, the same way.
-fn wrks(file: &PathBuf, args: &[&str]) -> (Vec<Seen>, String) {
+fn wrks(file: &Path, args: &[&str]) -> (Vec<Seen>, String) {
     let srv = RecordingServer::start();
     let mut c = Command::new(require("wrk"));
     c.args(["-t1", "-c1", "-d1s", "-s", file.to_str().unwrap()]);
@@ -249,6 +249,8 @@ fn setup_threads_share_values_and_done_reads_them() {
     let (total, of) = line[6..].split_once(" of ").unwrap();
     assert_eq!(total, of, "{out}");
     assert!(seen.len() >= total.parse::<usize>().unwrap());
+    let conns: std::collections::BTreeSet<_> = seen.iter().map(|s| s.conn).collect();
+    assert_eq!(conns.len(), 2, "one connection per thread");
 }
 
 #[test]
