@@ -347,3 +347,35 @@ fn a_callback_that_never_returns_is_stopped_by_the_timeout() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn a_script_runs_over_https_and_is_refused_with_h2() {
+    let dir = common::scratch().join("script-tls");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.txt"), "hello").unwrap();
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let (cert, pem) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, key.cert.pem()).unwrap();
+    std::fs::write(&pem, key.key_pair.serialize_pem()).unwrap();
+    let (_server, addr) = common::serve_tls(&dir, &cert, &pem, &[]);
+    let file = script(
+        "tls.lua",
+        "local n = 0\nfunction request()\n  return wrk.format(\"GET\", \"/x.txt\")\nend\n\
+         function response(status, headers, body)\n  if body == \"hello\" then n = n + 1 end\nend\n\
+         function done(summary)\n  print(\"bodies \" .. summary.requests)\nend\n",
+    );
+    let url = format!("https://{addr}/x.txt");
+    let f = file.to_str().unwrap();
+    let out = run_with_timeout(
+        &["bench", "-k", "-c", "2", "-n", "50", "-s", f, &url],
+        LIMIT,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("bodies 50"), "{}", stdout(&out));
+    let out = run_with_timeout(
+        &["bench", "--h2", "-c", "2", "-n", "50", "-s", f, &url],
+        LIMIT,
+    );
+    assert_ne!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("--h2"), "{}", stderr(&out));
+}

@@ -97,6 +97,15 @@ impl Requests {
         }
     }
 
+    /// Where a new connection goes: the script's `thread.addr` when `setup` moved it off the
+    /// target's first address, else `reach`'s choice.
+    pub(crate) fn addr(&self, sh: &Shared) -> std::net::SocketAddr {
+        match self.script.as_ref().map(|s| s.addr()) {
+            Some(a) if a != sh.plan.target.addrs[0] => a,
+            _ => sh.reach.addr(),
+        }
+    }
+
     /// Whether each send's bytes come from the script's `request()` (see [`Requests::build`]).
     pub(crate) fn scripted(&self) -> bool {
         self.calls.request

@@ -254,7 +254,7 @@ impl H1Conn {
         self.served = 0;
         self.conn_start = now;
         self.phase = Phase::Connecting;
-        self.to = sh.reach.addr();
+        self.to = io.requests.addr(sh);
         let tls = sh.tls.as_ref();
         let body = sh.plan.body.is_some();
         let s = match Transport::connect(self.to, sh.keep_alive, body, &sh.setup, tls) {
