@@ -16,7 +16,7 @@ use std::path::PathBuf;
 /// With no subcommand, runs the main job: fixtures in a temporary directory, the embedded server on a
 /// free loopback port, Tenon's sweep on the 2 KiB file and the small-file run.
 #[derive(Parser)]
-#[command(name = "webstand", version, after_help = cmd::session::EXIT_HELP)]
+#[command(name = "webstand", version, after_help = cmd::help::main())]
 struct Cli {
     /// History database [default: $XDG_DATA_HOME/webstand/history.db]
     #[arg(long, global = true, value_name = "PATH")]
@@ -38,7 +38,7 @@ enum Cmd {
     Serve(cmd::serve::Args),
     /// Write the deterministic benchmark docroot (2k.html, small/, WebStone files, large files, CGI)
     Fixtures(cmd::fixtures::Args),
-    /// Run a workload at rising concurrency and print the seeds' tables
+    /// Run a workload at rising concurrency and print the classic benchmarks' tables
     Sweep(cmd::sweep::Args),
     /// Start real web servers on one docroot and compare them side by side
     Compare(cmd::compare::Args),

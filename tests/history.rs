@@ -14,6 +14,15 @@ use std::process::Stdio;
 use std::time::Duration;
 use webstand_store::Store;
 
+/// The Bound by word `show` prints for a sweep's level of `clients` (its last column).
+fn show_bound_by(show: &str, clients: u64) -> String {
+    show.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|w| w.len() > 3 && w[0].parse::<u64>().is_ok() && w[1] == clients.to_string())
+        .and_then(|w| w.last().map(|s| s.to_string()))
+        .unwrap_or_else(|| panic!("no level of {clients} clients in\n{show}"))
+}
+
 /// A docroot with a 2 KiB page, served by `webstand serve`.
 fn server() -> (tempfile::TempDir, Running) {
     let dir = tempfile::tempdir().unwrap();
@@ -63,7 +72,11 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         "sweep", "--db", db_s, &target, "-c", "1,2", "-n", "200", "-d", "20s", "--warmup", "0",
         "-q",
     ]);
-    ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
+    let saved = ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
+    assert!(
+        saved.contains(&format!("Saved as run 2 in {db_s}")),
+        "bench says where its run went: {saved}"
+    );
     ok(&["bench", "--db", db_s, "-n", "300", "-c", "2", "-q", &target]);
 
     // history: three runs, with kind, levels and status.
@@ -74,15 +87,27 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         .map(|l| l.split_whitespace().collect())
         .collect();
     assert_eq!(rows.len(), 3, "{list}");
-    // Id, "Sun, 22 Nov 2026 21:40:03 GMT" (6 words), kind, levels, status, target
+    // Id, "2026-11-22 21:40" (2 words), kind, levels, status, then what tells runs apart: clients,
+    // keep-alive, protocol, the headline figure ("8692 hits/s @2"), and the target last.
     assert_eq!(
-        (rows[0][0], rows[0][7], rows[0][8], rows[0][9], rows[0][10]),
-        ("1", "sweep", "2", "complete", target.as_str()),
+        (rows[0][0], rows[0][3], rows[0][4], rows[0][5]),
+        ("1", "sweep", "2", "complete"),
         "{list}"
     );
     assert_eq!(
-        (rows[1][7], rows[1][8], rows[1][9]),
-        ("bench", "1", "complete"),
+        (rows[0][6], rows[0][7], rows[0][8], rows[0][10]),
+        ("1..2", "no", "HTTP/1.1", "hits/s"),
+        "{list}"
+    );
+    assert!(
+        ["@1", "@2"].contains(&rows[0][11]),
+        "the peak's clients: {list}"
+    );
+    assert_eq!(rows[0].last(), Some(&target.as_str()), "{list}");
+    assert!(rows[0][9].parse::<f64>().unwrap() > 0.0, "{list}");
+    assert_eq!(
+        (rows[1][3], rows[1][4], rows[1][5], rows[1][6], rows[1][7]),
+        ("bench", "1", "complete", "2", "no"),
         "{list}"
     );
     // The newest bench, and a line saying the other one is hidden.
@@ -99,12 +124,13 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         show.contains("Run 1: sweep of") && show.contains("Clients  Requests"),
         "{show}"
     );
-    let counts: Vec<&str> = show
+    // Each level numbered as `export --level` takes it, then its clients and requests.
+    let counts: Vec<Vec<&str>> = show
         .lines()
         .filter(|l| l.trim_start().starts_with(['1', '2']))
-        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .map(|l| l.split_whitespace().take(3).collect())
         .collect();
-    assert_eq!(counts, ["200", "200"], "{show}");
+    assert_eq!(counts, [["1", "1", "200"], ["2", "2", "200"]], "{show}");
     let tenon = ok(&["show", "--db", db_s, "1", "--table", "tenon"]);
     assert!(
         tenon.contains("Hits/Sec.") && tenon.contains("Kbytes/Sec.") && !tenon.contains("p99 ms"),
@@ -164,6 +190,24 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
             && lines[2].contains(",200,"),
         "{csv}"
     );
+    // Each level carries its diagnosis as the JSON does: the Bound by word (`-` when nothing
+    // bound the level) and the headline, the same as `show` prints.
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let bound_at = header.iter().position(|h| *h == "bound_by").expect("{csv}");
+    let diagnosis_at = header
+        .iter()
+        .position(|h| *h == "diagnosis")
+        .expect("{csv}");
+    for (level, row) in json["levels"].as_array().unwrap().iter().zip(&lines[1..]) {
+        let cells: Vec<&str> = row.split(',').collect();
+        let summary = level["diagnosis"]["summary"].as_str().unwrap();
+        assert!(
+            !cells[diagnosis_at].is_empty() && cells[diagnosis_at].starts_with(summary),
+            "{csv}\n{level}"
+        );
+        let bound = show_bound_by(&show, level["clients"].as_u64().unwrap());
+        assert_eq!(cells[bound_at], bound, "{csv}\n{show}");
+    }
 
     // export hgrm: HdrHistogram's percentile text; its last row counts every request of the level.
     let hgrm = ok(&[
@@ -188,6 +232,23 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         "a sweep needs --level: {}",
         stderr(&o)
     );
+
+    // diff of two runs names the settings they differ in, and only those.
+    let diff = ok(&["diff", "--db", db_s, "1", "2"]);
+    let settings: Vec<&str> = diff
+        .lines()
+        .skip_while(|l| !l.starts_with("Settings that differ"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert!(settings.contains(&"clients"), "{diff}");
+    assert!(
+        !settings.contains(&"keep-alive") && !settings.contains(&"protocol"),
+        "{diff}"
+    );
+    let same = ok(&["diff", "--db", db_s, "2", "3"]);
+    assert!(!same.contains("Settings that differ"), "{same}");
 
     // diff of the two benches: every metric with its ratio, and the spread explained.
     let diff = ok(&["diff", "--db", db_s, "2", "3"]);

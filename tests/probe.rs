@@ -257,6 +257,8 @@ struct Flaws {
     serial: bool,
     /// A request line over 4 KiB kills it (it stops listening).
     dies_on_long_line: bool,
+    /// How long it thinks before each answer.
+    delay: Duration,
 }
 
 /// A server written to be unsafe: it frames a body by Transfer-Encoding when the word "chunked"
@@ -335,6 +337,7 @@ fn naive_connection(
             let mut skip = vec![0u8; length.min(1 << 20)];
             r.read_exact(&mut skip)?;
         }
+        std::thread::sleep(flaws.delay);
         let path = percent_decode(target.split('?').next().unwrap_or("/"));
         let (status, body) = match std::fs::read(jailed(root, &path)) {
             Ok(b) => ("200 OK", b),
@@ -394,6 +397,7 @@ fn a_desync_and_a_leak_are_unsafe() {
         Flaws {
             serial: false,
             dies_on_long_line: false,
+            delay: Duration::ZERO,
         },
     );
     let db = dir.path().join("h.db");
@@ -459,6 +463,7 @@ fn a_server_that_hangs_or_dies_is_unsafe() {
         Flaws {
             serial: true,
             dies_on_long_line: false,
+            delay: Duration::ZERO,
         },
     );
     let out = probe(
@@ -486,6 +491,7 @@ fn a_server_that_hangs_or_dies_is_unsafe() {
         Flaws {
             serial: false,
             dies_on_long_line: true,
+            delay: Duration::ZERO,
         },
     );
     let out = probe(
@@ -513,6 +519,53 @@ fn a_server_that_hangs_or_dies_is_unsafe() {
         not_run.contains("many-headers: the target stopped answering"),
         "{not_run}"
     );
+}
+
+#[test]
+fn the_time_shown_is_the_servers_and_a_wait_says_so() {
+    let (dir, www) = site();
+    let db = dir.path().join("h.db");
+    // Answers each request 300 ms after it came, keeping the connection open.
+    let slow = unsafe_server(
+        www,
+        Flaws {
+            serial: false,
+            dies_on_long_line: false,
+            delay: Duration::from_millis(300),
+        },
+    );
+    let out = probe(
+        &db,
+        &[
+            "--only",
+            "range-1300-whole",
+            &format!("http://{slow}/index.html"),
+        ],
+        Duration::from_secs(60),
+    );
+    let text = common::stdout(&out);
+    assert!(text.contains(webstand_probe::table::SERVER_DID), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("range-1300-whole "))
+        .unwrap_or_else(|| panic!("no row: {text}"));
+    // "200 at 301ms, open, …": when the answer came, not when the probe stopped waiting for more.
+    let at: u64 = row
+        .split(" at ")
+        .nth(1)
+        .and_then(|t| t.split("ms").next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no answer time: {row}"));
+    assert!((300..700).contains(&at), "{row}");
+    assert!(row.contains("200 at ") && row.contains(", open, "), "{row}");
+    // The same cell from the history.
+    let show = common::stdout(&common::run(&[
+        "--db",
+        db.to_str().unwrap(),
+        "show",
+        "last",
+    ]));
+    assert!(show.contains(row.trim_end()), "{show}");
 }
 
 /// One line on stderr (after the command's own lines), and a failure status.

@@ -277,6 +277,128 @@ fn the_report_renders_every_chart_in_chromium_without_console_errors() {
     }
 }
 
+/// What a script added to a copy of the page measured in Chromium at `width` CSS pixels: every
+/// element past the right edge or with text overflowing its own box, how much of the charts' row
+/// the charts span, and the first chart's width.
+struct Layout {
+    problems: String,
+    charts_span: f64,
+    chart_width: f64,
+    viewport: f64,
+}
+
+fn layout_at(page: &Path, width: u32) -> Layout {
+    let measuring = page.with_file_name(format!("measured-{width}.html"));
+    let script = r#"<script>
+(function () {
+  const vw = document.documentElement.clientWidth;
+  const problems = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > vw + 0.5) problems.push('past the right edge: ' + el.tagName + ' ' + el.className.baseVal + el.className);
+    if (getComputedStyle(el).overflowX !== 'visible' && el.scrollWidth > el.clientWidth + 1) problems.push('text beyond its box: ' + el.tagName + ' ' + el.scrollWidth + ' > ' + el.clientWidth);
+  }
+  if (document.documentElement.scrollWidth > vw) problems.push('the page scrolls sideways');
+  const charts = document.querySelector('.charts').getBoundingClientRect();
+  const figs = [...document.querySelectorAll('.charts figure')].map(f => f.getBoundingClientRect());
+  const span = Math.max(...figs.map(f => f.right)) - Math.min(...figs.map(f => f.left));
+  document.body.setAttribute('data-viewport', String(vw));
+  document.body.setAttribute('data-charts-span', String(span / charts.width));
+  document.body.setAttribute('data-chart-width', String(figs[0].width));
+  document.body.setAttribute('data-layout-problems', problems.join(' / ') || 'none');
+})();
+</script></body>"#;
+    let html = std::fs::read_to_string(page)
+        .unwrap()
+        .replace("</body>", script);
+    std::fs::write(&measuring, html).unwrap();
+    let (dom, log) = chromium(
+        &["--dump-dom", &format!("--window-size={width},2000")],
+        &measuring,
+    );
+    let attr = |name: &str| {
+        let at = dom
+            .find(&format!("{name}=\""))
+            .unwrap_or_else(|| panic!("the measuring script did not run: {log}"));
+        dom[at + name.len() + 2..]
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let number = |name: &str| attr(name).parse::<f64>().unwrap();
+    Layout {
+        problems: attr("data-layout-problems"),
+        charts_span: number("data-charts-span"),
+        chart_width: number("data-chart-width"),
+        viewport: number("data-viewport"),
+    }
+}
+
+#[test]
+fn the_report_uses_the_page_width_and_cuts_no_text_at_1280_and_800_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    history_with_runs(&db);
+    // A diagnosis as long as real ones are, on every level of the comparison.
+    let store = Store::open(Some(&db)).unwrap();
+    let finding = serde_json::json!({
+        "limit": "generator",
+        "evidence": "the busiest of 1 load threads ran 49 % of the run and waited 50 % for CPU 1, which another program was using",
+        "advice": "latencies and rates include that wait: keep other programs off the generator's CPU, or pin it to a free one (taskset)",
+    });
+    let diagnosis = serde_json::json!({ "verdict": "generator", "findings": [finding] });
+    for group in ["nginx/small", "webstand/small", "lighttpd/small"] {
+        for clients in [1, 2, 4, 8, 16, 32, 64] {
+            store.add_diagnosis(1, group, clients, &diagnosis).unwrap();
+        }
+    }
+    drop(store);
+    let page = dir.path().join("report.html");
+    let o = run(&[
+        "report",
+        "--db",
+        db.to_str().unwrap(),
+        "1",
+        "2",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("pin it to a free one (taskset)"),
+        "the diagnosis is on the page"
+    );
+    // The comparison was measured in one round: its ratios carry the README's warning.
+    assert!(
+        html.contains("Measured once") && html.contains("webstand compare --rounds 3"),
+        "no warning on a one-round comparison"
+    );
+
+    for width in [1280, 800] {
+        let l = layout_at(&page, width);
+        assert!(
+            l.viewport > width as f64 - 40.0,
+            "the window was not {width} px wide: {}",
+            l.viewport
+        );
+        assert_eq!(l.problems, "none", "at {width} px");
+        assert!(
+            l.charts_span > 0.98,
+            "at {width} px the charts span {:.0} % of their row",
+            l.charts_span * 100.0
+        );
+        // At 1280 px two charts share a row; at 800 px one takes it whole.
+        let columns = if width >= 1280 { 2.0 } else { 1.0 };
+        assert!(
+            l.chart_width > l.viewport / columns - 60.0,
+            "at {width} px a chart is {} px wide",
+            l.chart_width
+        );
+    }
+}
+
 #[test]
 fn bad_report_input_is_one_clear_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -10,7 +10,7 @@
 mod common;
 
 use common::h2_client::{fds_line, jobs, md5, open_fds, uploads, within_10s};
-use common::php_fpm::{as_root, pool_ids, start_php_fpm, start_php_fpm_pools, PhpFpm, POOL_USER};
+use common::php_fpm::{as_root, pool_ids, start_php_fpm, start_php_fpm_pools, PhpFpm};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -239,7 +239,7 @@ fn read_answer(r: &mut BufReader<TcpStream>) -> (u16, Vec<u8>) {
     (status, body)
 }
 
-/// The pools' PHP processes (`children` in all) run as [`POOL_USER`] when the tests run as root,
+/// The pools' PHP processes (`children` in all) run as [`POOL_USER`](common::php_fpm::POOL_USER) when the tests run as root,
 /// and the socket's directory is the test user's alone. php-fpm listens before its children have
 /// all started and dropped root, so their uids are awaited (10 s at most).
 fn assert_pool_unprivileged(fpm: &PhpFpm, children: usize) {

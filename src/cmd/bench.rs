@@ -24,12 +24,12 @@ struct Done<'a>(&'a Option<Arc<WrkScript>>, &'a Output);
 const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 
 #[derive(clap::Args)]
-#[command(
-    after_help = "Examples:\n  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html\n  \
-webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html\n  \
-webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json\n\nExit status: 0 complete, 3 errors above --max-error-pct, 4 nothing succeeded, 5 target lost,\n130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md)"
-)]
+#[command(after_help = after_help())]
 pub struct Args {
+    /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]
     #[arg(short = 'n', value_name = "REQUESTS")]
     requests: Option<u64>,
@@ -86,10 +86,8 @@ pub struct Args {
     #[arg(short = 'q')]
     quiet: bool,
 
-    /// ab's "don't exit on socket receive errors". Accepted so ab command lines run unchanged:
-    /// webstand always goes on past receive errors (ab without -r stops at the first one and prints
-    /// no report), counts them as failed requests (Receive), and the exit status says when errors
-    /// pass --max-error-pct
+    /// ab's "don't exit on socket receive errors", accepted for ab's command lines: webstand always
+    /// goes on past them, counting them as failed requests (Receive)
     #[arg(short = 'r')]
     receive_errors_ok: bool,
 
@@ -157,10 +155,6 @@ pub struct Args {
     #[command(flatten)]
     h2: super::h2_args::H2Args,
 
-    /// The target, http[s]://host[:port]/path [default: the origin of --url-file's full URLs]
-    #[arg(value_name = "URL")]
-    url: Option<String>,
-
     /// The script's arguments (its init(args)), after `--`
     #[arg(last = true, value_name = "ARGS")]
     script_args: Vec<String>,
@@ -186,6 +180,22 @@ fn script_file(a: &Args) -> anyhow::Result<Option<std::path::PathBuf>> {
         (s, None) => Ok(s),
         (None, Some(s)) => Ok(Some(s.clone())),
     }
+}
+
+/// What `bench --help` ends with: examples, the guide, the exit statuses.
+fn after_help() -> String {
+    format!(
+        "Examples:
+  webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html
+  webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html
+  webstand bench -k -c 32 -d 10s -s script.lua http://127.0.0.1:8080/ -- ARGS   (wrk's Lua scripts: docs/SCRIPTING.md)
+  webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json
+
+{}",
+        super::help::measuring(
+            "docs/BENCH.md (every option, and why the figures differ from ab's, wrk's and h2load's)"
+        )
+    )
 }
 
 /// `-d`, parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
@@ -470,7 +480,14 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         )?;
     }
     files.write(result)?;
-    Ok(session.conclude(&verdict, SavedLine::Silent))
+    // Where the run was saved, after ab's report as compare says it; off stdout when that is JSON
+    // or HTML.
+    let saved = if args.json || args.ab.html {
+        SavedLine::Stderr
+    } else {
+        SavedLine::Stdout
+    };
+    Ok(session.conclude(&verdict, saved))
 }
 
 /// ab's `-v 2`: the request head, once, before the run.

@@ -16,12 +16,11 @@ use webstand_lab::sweep::parse_clients;
 use webstand_lab::tls::KeyType;
 
 #[derive(clap::Args)]
-#[command(after_help = super::session::EXIT_HELP)]
+#[command(after_help = super::help::measuring("docs/COMPARE.md (each server's settings: docs/LAB-CONFIGS.md)"))]
 pub struct Args {
-    /// Servers to compare, comma-separated: builtin (webstand serve), builtin-nocache (the same
-    /// without its in-memory file cache), nginx, lighttpd, apache, h2o, caddy, mini_httpd, and for PHP
-    /// apache-modphp (prefork + mod_php; `apache` passes PHP to PHP-FPM). A missing one is skipped
-    /// with a line saying how to install it
+    /// Servers to compare, comma-separated: builtin (webstand serve), builtin-nocache, nginx,
+    /// lighttpd, apache, h2o, caddy, mini_httpd, apache-modphp (docs/COMPARE.md); a missing one is
+    /// skipped, saying how to install it
     #[arg(
         long,
         value_name = "LIST",
@@ -29,31 +28,20 @@ pub struct Args {
     )]
     pub servers: String,
 
-    /// Workloads, comma-separated: small-files (1000 × 1 KiB at random), cgi (a hello-world CGI
-    /// program), large (one 1 MiB file), webstone2 (WebStone 2.0.1's weighted list), 2k (Tenon's
-    /// file), php (a generated 20 KiB PHP page through PHP-FPM, bytes checked), wordpress (Debian's
-    /// WordPress on a private MariaDB, a ~20 KiB index page, gzip; seed 004's table); with --tls
-    /// also tls-ka (2k over HTTPS, keep-alive), tls-new (a new connection and a full handshake per
-    /// request), tls-resume (a new connection per request, resuming the session); with --h2 also h2
-    /// (small files over HTTP/2, 16 streams per connection) and h2-2k (2k over HTTP/2, 16 streams)
-    /// [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume; with --h2:
-    /// h2,h2-2k]
+    /// Workloads, comma-separated: small-files, cgi, large, webstone2, 2k, php, wordpress; with
+    /// --tls also tls-ka, tls-new, tls-resume; with --h2 also h2, h2-2k (docs/COMPARE.md says what
+    /// each fetches) [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume;
+    /// with --h2: h2,h2-2k]
     #[arg(long, value_name = "LIST")]
     pub workloads: Option<String>,
 
-    /// Every server on HTTPS only (nginx, apache's mod_ssl, lighttpd's mod_openssl, h2o, caddy,
-    /// mini_httpd -S, builtin), with one certificate the lab generates: TLS 1.3 and 1.2, resumption
-    /// on, the same cipher preference. Every workload then runs over HTTPS; a server whose package
-    /// has no TLS says "no TLS" in its row
+    /// Every server on HTTPS only, with one certificate the lab makes for the run and the same TLS
+    /// settings; every workload then runs over HTTPS
     #[arg(long)]
     pub tls: bool,
 
-    /// Every server that speaks HTTP/2 on it too, with the same stream limit (128 where settable):
-    /// with --tls by ALPN (h2 beside http/1.1: nginx http2, apache mod_http2, lighttpd h2proto,
-    /// h2o, caddy, builtin), without it by prior knowledge (h2c) on the plain ports, where only the
-    /// h2 workloads run. thttpd's table gains an h2 column checked by curl; a server without HTTP/2
-    /// (mini_httpd; apache-modphp over TLS, where its prefork MPM answers ALPN h2 with HTTP/1.1) says
-    /// "no h2" in its h2 rows
+    /// Every server that has HTTP/2 speaks it too, with the same stream limit: by ALPN with --tls,
+    /// else by prior knowledge (h2c) on the plain ports, where only the h2 workloads run
     #[arg(long)]
     pub h2: bool,
 
@@ -151,10 +139,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = webstand_lab::php::DEFAULT_CHILDREN)]
     pub php_children: usize,
 
-    /// Also a robustness table (after each server's workloads, first round): `webstand probe`'s
-    /// cases per category (safe/lenient/unsafe), service availability under slowhttptest's slowloris
-    /// and slow-read attacks, and the most keep-alive connections held with 0 errors. Sends hostile
-    /// traffic to the lab's own servers only
+    /// Also a robustness table: `webstand probe`'s verdicts per category, availability under
+    /// slowloris and slow-read attacks (slowhttptest), and the most keep-alive connections held.
+    /// Hostile traffic, to the lab's own servers only
     #[arg(long)]
     pub probe: bool,
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use webstand_workload::fixtures;
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::FIXTURES)]
 pub struct Args {
     /// Directory to write into (created if missing; files of the same names are replaced)
     #[arg(value_name = "DIR")]

@@ -1,14 +1,17 @@
 //! `webstand history|show|diff|export|report`: reading saved runs back from the history database
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
+use super::run_settings;
 use super::session::EMBEDDED_TARGET;
 use super::stored::{
-    backends_cpu_us, compare_rows, describe, details, level_protocols, levels, max_error_pct,
-    round_count, rounds_inferred, server_cpu_us, shown_status, tables, when,
+    backends_cpu_us, compare_rows, describe, details, diagnosis, level_protocols, levels,
+    max_error_pct, measured_tables, round_count, rounds_inferred, server_cpu_us, shown_status,
+    tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
+use webstand_diagnosis::render;
 use webstand_report::diff::Side;
 use webstand_report::export;
 use webstand_report::html::{self, ReportRun};
@@ -16,6 +19,7 @@ use webstand_report::tables::Layout;
 use webstand_store::{RunId, RunSummary, Store, StoredRun};
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct HistoryArgs {
     /// Show only the newest N runs (0 = all)
     #[arg(short = 'n', long, default_value_t = 30, value_name = "N")]
@@ -26,6 +30,7 @@ pub struct HistoryArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ShowArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
@@ -39,6 +44,7 @@ pub struct ShowArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct DiffArgs {
     /// Run A (the baseline): an id, `last`, or several repeats of it as `3,4,5` or `3-5`
     run_a: String,
@@ -69,6 +75,7 @@ enum Which {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ExportArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
@@ -87,6 +94,7 @@ pub struct ExportArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = super::help::READING)]
 pub struct ReportArgs {
     /// Run ids (or `last`); the charts draw one line per run and group
     #[arg(required = true, value_name = "RUN")]
@@ -156,31 +164,8 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
         0
     };
     runs.drain(..hidden);
-    let mut text = format!(
-        "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  Target\n",
-        "Id", "When", "Kind", "Levels", "Status"
-    );
-    for r in &runs {
-        let status = if r.status == "running" {
-            "unfinished"
-        } else {
-            &r.status
-        };
-        // HTTP/2 runs name their protocol after the target (HTTP/1 is the default, unsaid).
-        let protocol = match &r.protocol {
-            Some(p) if p.is_h2() => format!("  [{p}]"),
-            _ => String::new(),
-        };
-        text += &format!(
-            "{:>5}  {:<29}  {:<8} {:>6}  {:<11}  {}{protocol}\n",
-            r.id,
-            when(r.started_unix),
-            r.kind,
-            r.levels,
-            status,
-            shown_target(r)
-        );
-    }
+    let rows: Vec<Vec<String>> = runs.iter().map(|r| history_row(&store, r)).collect();
+    let mut text = columns(HISTORY_COLUMNS, &rows);
     if runs.is_empty() {
         text += "(no runs)\n";
     }
@@ -192,6 +177,95 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     }
     write_out(None, text.as_bytes())?;
     Ok(0)
+}
+
+/// `history`'s columns: what tells runs apart at a glance (`run_settings`).
+const HISTORY_COLUMNS: &[&str] = &[
+    "Id",
+    "When (UTC)",
+    "Kind",
+    "Levels",
+    "Status",
+    "Clients",
+    "KA",
+    "Protocol",
+    "Result",
+    "Target",
+];
+
+/// A run's line in `history`. A run that cannot be read back whole (a file damaged under it) keeps
+/// what its summary says, with "?" for the rest.
+fn history_row(store: &Store, r: &RunSummary) -> Vec<String> {
+    let status = if r.status == "running" {
+        "unfinished"
+    } else {
+        &r.status
+    };
+    let when = jiff::Timestamp::from_second(r.started_unix as i64)
+        .map_or_else(|_| "?".into(), |t| t.strftime("%Y-%m-%d %H:%M").to_string());
+    let mut row = vec![r.id.to_string(), when, r.kind.clone(), r.levels.to_string()];
+    row.push(status.to_string());
+    let run = store.load_run(r.id).ok();
+    match (&run, r.kind.as_str()) {
+        (Some(_), "probe") => {
+            let cases = store.probe_cases(r.id).unwrap_or_default();
+            let count = |v: &str| cases.iter().filter(|c| c.verdict == v).count();
+            row[3] = cases.len().to_string();
+            row.extend(["-".into(), "-".into(), "-".into()]);
+            row.push(format!(
+                "{} unsafe, {} lenient",
+                count("unsafe"),
+                count("lenient")
+            ));
+        }
+        (Some(run), _) => {
+            row.push(run_settings::clients_span(run));
+            row.push(
+                if run_settings::keep_alive(run) {
+                    "yes"
+                } else {
+                    "no"
+                }
+                .into(),
+            );
+            row.push(run_settings::protocol(run));
+            row.push(run_settings::headline(run).unwrap_or_else(|| "-".into()));
+        }
+        (None, _) => row.extend(["?".into(), "?".into(), "?".into(), "?".into()]),
+    }
+    row.push(match &run {
+        Some(run) if run.meta.kind == "compare" => run_settings::target(run),
+        _ => shown_target(r).to_string(),
+    });
+    row
+}
+
+/// A table with a header line, each column as wide as its widest cell (numbers right-aligned),
+/// the last one unpadded.
+fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
+    let width = |i: usize| {
+        let cells = rows.iter().map(|r| r[i].chars().count());
+        cells.chain([header[i].chars().count()]).max().unwrap_or(0)
+    };
+    let widths: Vec<usize> = (0..header.len()).map(width).collect();
+    let line = |cells: &[&str]| {
+        let mut out = String::new();
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            let numeric = i == 0 || (i == 3 && cells[i] != header[i]);
+            match (i + 1 == cells.len(), numeric) {
+                (true, _) => out += c,
+                (false, true) => out += &format!("{c:>w$}  "),
+                (false, false) => out += &format!("{c:<w$}  "),
+            }
+        }
+        out + "\n"
+    };
+    let mut text = line(header);
+    for r in rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        text += &line(&cells);
+    }
+    text
 }
 
 /// The run's target; a sweep run against the embedded server (no URL on its command line), saved by
@@ -269,15 +343,45 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         name: side(&runs_a)?,
         levels: runs_a.iter().flat_map(levels).collect(),
         protocol: protocols(&runs_a),
+        settings: side_settings(&runs_a),
     };
     let side_b = Side {
         name: side(&runs_b)?,
         levels: runs_b.iter().flat_map(levels).collect(),
         protocol: protocols(&runs_b),
+        settings: side_settings(&runs_b),
     };
     let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
+}
+
+/// A diff side's settings (`run_settings::settings`): each setting's values over the side's runs,
+/// each once ("1 | 2" when its runs differ), a setting some runs lack counting as "-".
+fn side_settings(runs: &[StoredRun]) -> Vec<(String, String)> {
+    let each: Vec<Vec<(String, String)>> = runs.iter().map(run_settings::settings).collect();
+    let mut names: Vec<&str> = Vec::new();
+    for (k, _) in each.iter().flatten() {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut values: Vec<&str> = Vec::new();
+            for settings in &each {
+                let v = settings
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map_or("-", |(_, v)| v);
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+            (name.to_string(), values.join(" | "))
+        })
+        .collect()
 }
 
 /// What a diff side's runs spoke ("h2c -m 16", "HTTP/1.1"; several joined by " + "), as saved, or
@@ -319,17 +423,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     let lv = levels(&run);
     let text = match a.format {
         Format::Json => export_json(&run, &lv)?,
-        Format::Csv => {
-            let cpu: Vec<export::ServerCpu> = server_cpu_us(&run)
-                .into_iter()
-                .zip(backends_cpu_us(&run))
-                .map(|(server, with_backends)| export::ServerCpu {
-                    server,
-                    with_backends,
-                })
-                .collect();
-            export::csv(&lv, &level_protocols(&run), &cpu)
-        }
+        Format::Csv => export::csv(&lv, &recorded(&run)),
         Format::Hgrm => {
             let n = match (a.level, lv.len()) {
                 (_, 0) => bail!("run {} has no measured level", run.id),
@@ -353,6 +447,28 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     };
     write_out(a.output.as_deref(), text.as_bytes())?;
     Ok(0)
+}
+
+/// What the history recorded of each level besides its result, for the CSV: what it spoke, the
+/// server's CPU (alone and with its PHP backends') where the lab measured it, and its Diagnosis.
+fn recorded(run: &StoredRun) -> Vec<export::Recorded> {
+    let cpu = server_cpu_us(run).into_iter().zip(backends_cpu_us(run));
+    let each = run.levels.iter().zip(level_protocols(run)).zip(cpu);
+    each.map(|((l, protocol), (server, with_backends))| {
+        let diagnosis = l.diagnosis.as_ref().and_then(render::from_json);
+        export::Recorded {
+            protocol: Some(protocol),
+            server_cpu: export::ServerCpu {
+                server,
+                with_backends,
+            },
+            bound_by: diagnosis
+                .as_ref()
+                .map(|d| render::bound_cell(d).to_string()),
+            diagnosis: diagnosis.as_ref().map(render::headline),
+        }
+    })
+    .collect()
 }
 
 /// `export --format json`: the run's metadata, each level's figures with what it spoke, its
@@ -436,7 +552,8 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: tables(r, None),
+            tables: measured_tables(r, None),
+            diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),
             server_cpu_us: server_cpu_us(r),

@@ -15,10 +15,9 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 pub enum LabCmd {
-    /// Start one lab server on the lab's own config (as `compare` starts its rows: the shared
-    /// limits, pinned, in its own cgroup), on loopback, until Ctrl-C, SIGTERM or SIGHUP. Prints
-    /// `key=value` lines on stdout (server, version, url, port, pid, ca with --tls, php_fpm_pid with
-    /// --php, docroot, cpus), `ready=1` last; then stops everything it started
+    /// Start one lab server as `compare` starts it, on loopback, until Ctrl-C, SIGTERM or SIGHUP;
+    /// prints `key=value` lines (url, port, pid…) ending in `ready=1` (docs/COMPARE.md)
+    #[command(after_help = super::help::LAB_UP)]
     Up(UpArgs),
 }
 

@@ -26,7 +26,7 @@ use webstand_workload::Workload;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Main job only: the seeds' own lengths, one million requests per level (takes far longer)
+    /// Main job only: the original benchmarks' lengths, one million requests per level (takes far longer)
     #[arg(long)]
     pub full: bool,
 }

@@ -14,7 +14,7 @@ pub enum Preset {
     Webstone2,
     ThttpdSmall,
     AbDuel,
-    /// Seed 004: WordPress through the lab's servers (`super::wordpress`).
+    // WordPress through the lab's servers (`super::wordpress`).
     Wordpress,
 }
 

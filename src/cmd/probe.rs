@@ -15,7 +15,10 @@ webstand probe --only smuggling,traversal http://127.0.0.1:8080/\n  \
 webstand probe --secret-path ../secret.txt --secret-marker 'MARKER-1f3a9' http://127.0.0.1:8080/\n  \
 webstand probe --cases builtin --cases mine.toml --json http://127.0.0.1:8080/ > probe.json\n  \
 webstand probe --dump-cases > mine.toml      # the built-in cases, to start your own from\n\n\
-The case format is described in docs/PROBE-CASES.md."
+Guide: docs/PROBE.md; the case format: docs/PROBE-CASES.md\n\n\
+Exit status: 0 every case run, 1 could not run (an unreachable target, a bad case file), 2 bad \
+command line, 3 a case at --fail-on or worse, 5 target lost, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP \
+(docs/EXIT-STATUS.md)"
 )]
 pub struct Args {
     /// The server to probe, http://host[:port]/path; the path should name a file it serves (every

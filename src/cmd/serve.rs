@@ -13,6 +13,7 @@ use webstand_server::Config;
 /// ready; SIGTERM or Ctrl-C stops accepting, finishes in-flight requests (HTTP/2 and HTTP/3 are
 /// told GOAWAY) and exits 0. Flags override the --config file.
 #[derive(clap::Args)]
+#[command(after_help = super::help::SERVE)]
 pub struct Args {
     /// Directory to serve [default: .]
     #[arg(value_name = "DIR")]
@@ -53,10 +54,8 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     tls_protocols: Option<String>,
 
-    /// TOML config file: keys are the flags' long names with '_' for '-' (DIR is `root`, --throttle is
-    /// `throttle_file`, inline rules go in `throttle = ["pattern rate"]`, each --auth is an
-    /// `[[auth]]` table with prefix, htpasswd, realm); relative paths in it are taken from the working
-    /// directory; flags given too win
+    /// TOML config file: the flags' long names as keys, '_' for '-' (DIR is `root`; docs/SERVE.md
+    /// has an example and the renamed keys); flags given too win
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
 
@@ -104,9 +103,8 @@ pub struct Args {
     cgi_max_output: Option<u64>,
 
     /// Pass URLs matching PATTERN to the FastCGI application at ADDRESS (`unix:/path.sock` or
-    /// HOST:PORT), e.g. '**.php=unix:/run/php/php8.2-fpm.sock' ('*.php' matches only top-level
-    /// scripts; '**.php' any depth; the rest of the path after the script is PATH_INFO; with
-    /// --index index.php a directory URL runs its index.php); repeatable [default: none]
+    /// HOST:PORT), e.g. '*.php=unix:/run/php/php8.2-fpm.sock' (a pattern without '/' matches the
+    /// script's name at any depth); repeatable [default: none]
     #[arg(long, value_name = "PATTERN=ADDRESS")]
     fastcgi: Vec<String>,
 

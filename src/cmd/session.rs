@@ -1,6 +1,6 @@
 //! The command line's side of a [`Session`] (`webstand_lab::session`): opening one on the history
-//! `--db` names with runs going where `ranks` sends them, the exit statuses `--help` lists, and the
-//! checks of the flags every session command shares.
+//! `--db` names with runs going where `ranks` sends them, and the checks of the flags every session
+//! command shares.
 
 use crate::Global;
 use anyhow::Result;
@@ -15,11 +15,6 @@ pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Se
     };
     Session::open(global.db.as_deref(), runner, kind, target, quiet)
 }
-
-/// What `--help` says of exit statuses (docs/EXIT-STATUS.md has the whole story).
-pub const EXIT_HELP: &str = "Exit status: 0 complete, 1 could not run, 2 bad command line, 3 errors above \
---max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 130 Ctrl-C, \
-143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
 
 /// What the history shows as the target of runs against the embedded server: its port is a
 /// temporary one, which says nothing about what was measured.

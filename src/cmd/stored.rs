@@ -224,12 +224,12 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
 }
 
 /// Whether the run's command line has the flag `f` as a word of its own.
-fn option_given(run: &StoredRun, f: &str) -> bool {
+pub fn option_given(run: &StoredRun, f: &str) -> bool {
     run.meta.command_line.split_whitespace().any(|w| w == f)
 }
 
 /// The protocols a run's levels spoke, each once, in first-seen order ("HTTP/1.1 over TLS, h2").
-fn protocols_spoken(run: &StoredRun) -> Vec<String> {
+pub fn protocols_spoken(run: &StoredRun) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for p in level_protocols(run) {
         if !out.contains(&p) {
@@ -486,7 +486,8 @@ fn compare_tables(run: &StoredRun) -> String {
 }
 
 /// One sweep table per group, and per round where a comparison ran several (each with its own
-/// peak line: a table over every round's levels would name the best round's peak).
+/// peak line: a table over every round's levels would name the best round's peak), each level
+/// numbered as `export --level` takes it.
 fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]) -> String {
     let (all, n) = (levels(run), round_count(run));
     let mut out = String::new();
@@ -495,12 +496,14 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
         // all in its round 1).
         let split = all.iter().any(|l| l.group == group && l.round > 1);
         for round in 1..=n {
-            let (lv, bound): (Vec<Level>, Vec<&str>) = all
-                .iter()
-                .zip(diagnoses)
-                .filter(|(l, _)| l.group == group && l.round == round)
-                .map(|(l, d)| (*l, d.as_ref().map_or("?", render::bound_cell)))
-                .unzip();
+            let (mut lv, mut bound, mut numbers) = (Vec::new(), Vec::new(), Vec::new());
+            let mine = (all.iter().zip(diagnoses).enumerate())
+                .filter(|(_, (l, _))| l.group == group && l.round == round);
+            for (i, (l, d)) in mine {
+                lv.push(*l);
+                bound.push(d.as_ref().map_or("?", render::bound_cell));
+                numbers.push(i + 1);
+            }
             if lv.is_empty() {
                 continue;
             }
@@ -515,7 +518,8 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
             } else {
                 &bound[..]
             };
-            out.push_str(&tables::render(layout, &lv, max_error_pct(run), bound));
+            let table = tables::render(layout, &lv, max_error_pct(run), bound);
+            out.push_str(&tables::numbered(&table, &numbers));
             out.push('\n');
             let h2 = webstand_report::h2_table::table(&lv);
             if !h2.is_empty() {
@@ -527,22 +531,32 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
     out
 }
 
-/// A run's tables, in the layout of the command that measured it: ab's report for a bench run, the
-/// per-workload comparison for a compare run, then one sweep table per group (with a "Bound by"
-/// column where the levels were diagnosed); then the Diagnosis the run printed, from the history.
+/// A run's tables, in the layout of the command that measured it, then the Diagnosis it printed
+/// ([`measured_tables`], [`diagnosis`]).
 pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
-    let diagnoses: Vec<Option<Diagnosis>> = run
-        .levels
+    let text = measured_tables(run, layout);
+    match run.meta.kind.as_str() {
+        // ab's report is followed by its Diagnosis as bench printed it.
+        "bench" if !run.levels.is_empty() => text + &diagnosis(run),
+        _ => text + diagnosis(run).trim_start_matches('\n'),
+    }
+}
+
+/// Each level's diagnosis as saved (None for a level saved without one).
+fn diagnoses(run: &StoredRun) -> Vec<Option<Diagnosis>> {
+    run.levels
         .iter()
         .map(|l| l.diagnosis.as_ref().and_then(render::from_json))
-        .collect();
+        .collect()
+}
+
+/// A run's measured tables: ab's report for a bench run, the per-workload comparison for a
+/// compare run, then one sweep table per group (with a "Bound by" column where the levels were
+/// diagnosed).
+pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
-            let section = diagnoses
-                .first()
-                .and_then(Option::as_ref)
-                .map(render::section);
-            return text.trim_start_matches('\n').to_string() + &section.unwrap_or_default();
+            return text.trim_start_matches('\n').to_string();
         }
     }
     let mut out = String::new();
@@ -550,20 +564,37 @@ pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
         out.push_str(&compare_tables(run));
     }
     let layout = layout.unwrap_or_else(|| layout_of(run));
-    out.push_str(&sweep_tables(run, layout, &diagnoses));
+    out.push_str(&sweep_tables(run, layout, &diagnoses(run)));
     if run.levels.is_empty() {
         out.push_str("(no level completed)\n");
     }
-    let diagnosed = run.levels.iter().zip(&diagnoses).filter_map(|(l, d)| {
-        let label = match l.group.as_str() {
-            "" => format!("{} clients", l.clients),
-            g => format!("{g} at {} clients", l.clients),
-        };
-        Some((label, d.as_ref()?))
-    });
-    let diagnosed: Vec<_> = diagnosed.collect();
-    if !diagnosed.is_empty() {
-        out.push_str(render::levels_section(diagnosed).trim_start_matches('\n'));
-    }
     out
+}
+
+/// The Diagnosis the run printed, from the history: a bench's section, or a line per diagnosed
+/// level with its findings; empty when no level was diagnosed.
+pub fn diagnosis(run: &StoredRun) -> String {
+    let diagnoses = diagnoses(run);
+    if run.meta.kind == "bench" && run.levels.len() == 1 {
+        return diagnoses[0]
+            .as_ref()
+            .map(render::section)
+            .unwrap_or_default();
+    }
+    let diagnosed: Vec<_> = run
+        .levels
+        .iter()
+        .zip(&diagnoses)
+        .filter_map(|(l, d)| {
+            let label = match l.group.as_str() {
+                "" => format!("{} clients", l.clients),
+                g => format!("{g} at {} clients", l.clients),
+            };
+            Some((label, d.as_ref()?))
+        })
+        .collect();
+    if diagnosed.is_empty() {
+        return String::new();
+    }
+    render::levels_section(diagnosed)
 }

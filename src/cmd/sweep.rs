@@ -18,7 +18,7 @@ use webstand_report::ab::AbInfo;
 use webstand_report::tables::{self, Layout};
 
 #[derive(clap::Args)]
-#[command(after_help = super::session::EXIT_HELP)]
+#[command(after_help = super::help::measuring("docs/SWEEP.md"))]
 pub struct Args {
     /// Target URL, e.g. http://127.0.0.1:8080/2k.html. Without one (and no URL file naming one), the
     /// sweep runs against the embedded server on fresh fixtures, as `webstand` alone does. With
@@ -27,9 +27,8 @@ pub struct Args {
     pub url: Option<String>,
 
     /// Client levels: a list (1,2,4,8), a range with a step (16..128/16) or a factor (1..1024*2), or a
-    /// mix [default: 1,2,4,8,16,32, or the preset's; 16 connections with --rate]. A client is a
-    /// connection: with --h2 each carries up to -m streams at once, so a level has clients × -m
-    /// requests in flight
+    /// mix [default: 1,2,4,8,16,32, or the preset's; 16 with --rate]. A client is a connection (with
+    /// --h2, carrying up to -m streams)
     #[arg(short = 'c', long, value_name = "LEVELS")]
     pub clients: Option<String>,
 
@@ -55,10 +54,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
 
-    /// A seed experiment: tenon (1..32 clients, /2k.html), webstone1 (16..128/16, Silicon Surf page
-    /// classes), webstone2 (10..200/10, WebStone 2.0.1 list), thttpd-small (1..256*2, 1000 random
-    /// 1 KiB files, checksummed), ab-duel (-n 100 -c 5 then -n 10000 -c 100 on /file6k.html),
-    /// wordpress (seed 004, no URL: the lab's servers on WordPress, -n 1000 at -c 10,50,100, gzip)
+    /// A classic benchmark's experiment, its levels, workload and table (docs/SWEEP.md, Presets)
     #[arg(long, value_enum, value_name = "NAME")]
     pub preset: Option<Preset>,
 
@@ -67,12 +63,12 @@ pub struct Args {
     #[arg(long, value_name = "LIST", requires = "preset")]
     pub servers: Option<String>,
 
-    /// With --preset: the seed's own lengths (tenon 1,000,000 requests per level, webstone1 5 min,
+    /// With --preset: the original benchmark's lengths (tenon 1,000,000 requests per level, webstone1 5 min,
     /// webstone2 10 min, thttpd-small 1 min)
     #[arg(long, requires = "preset")]
     pub full: bool,
 
-    /// Keep connections alive between requests (off by default, as in the seeds)
+    /// Keep connections alive between requests (off by default, as in the classic benchmarks)
     #[arg(short = 'k', long)]
     pub keep_alive: bool,
 
@@ -80,7 +76,7 @@ pub struct Args {
     #[arg(short = 's', long, value_name = "DURATION", default_value = "30s")]
     pub timeout: String,
 
-    /// Load-generator threads [default: 0 = one per CPU the generator may use]
+    /// Load-generator threads (0 = one per CPU the generator may use)
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
 
@@ -137,13 +133,13 @@ pub struct Args {
     #[command(flatten)]
     pub workload: WorkloadArgs,
 
-    /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
-    #[arg(short = 'm', value_name = "N")]
-    pub streams: Option<String>,
-
     /// HTTP/2: --h2 and h2load's -m, -w (--window-bits), -W; every level an h2 run
     #[command(flatten)]
     pub h2: super::h2_args::H2Args,
+
+    /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
+    #[arg(short = 'm', value_name = "N")]
+    pub streams: Option<String>,
 }
 
 // Values are parsed here rather than by clap so that bad input gets one line (`webstand: error: …`).

@@ -16,10 +16,9 @@ pub struct WorkloadArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["filelist", "small_files"])]
     pub url_file: Option<PathBuf>,
 
-    /// Fetch from a weighted file list: `webstone1` (WebStone 1.1 Silicon Surf page classes),
-    /// `webstone2` (WebStone 2.0.1's list), or a FILE in either format ("/path weight #size" lines, or
-    /// a count of page classes then "weight nfiles" and the files of each); use ./NAME for a file
-    /// named like a shipped list
+    /// Fetch from a weighted file list: `webstone1` (WebStone 1.1's page classes), `webstone2`
+    /// (WebStone 2.0.1's list), or a FILE in either format (docs/SWEEP.md); ./NAME for a file named
+    /// like a shipped list
     #[arg(long, value_name = "LIST|FILE", conflicts_with = "small_files")]
     pub filelist: Option<String>,
 

@@ -27,12 +27,7 @@ use crate::hpack_table::Table;
 use crate::huffman::{HuffmanError, Recent};
 
 pub use crate::hpack_encoder::Encoder;
-
-/// RFC 7541 §4.1: each field counts its name, its value and 32 bytes of overhead. The same sum
-/// is what SETTINGS_MAX_HEADER_LIST_SIZE bounds (RFC 9113 §6.5.2).
-pub fn field_size(name: &[u8], value: &[u8]) -> usize {
-    name.len() + value.len() + 32
-}
+pub use crate::hpack_table::field_size;
 
 /// Why a header block was not (wholly) decoded.
 #[derive(Clone, Copy, Debug, PartialEq)]

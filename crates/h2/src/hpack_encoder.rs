@@ -22,7 +22,7 @@
 //! the next block opens with the dynamic table size updates §4.2 requires (the smallest size
 //! reached since the last block, then the final one, when they differ).
 
-use crate::hpack::field_size;
+use crate::hpack_table::field_size;
 use crate::hpack_table::{Found, Table};
 use crate::huffman;
 

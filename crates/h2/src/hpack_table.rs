@@ -4,9 +4,14 @@
 //! field (`find`): the static table through its names grouped by length (built once), the
 //! dynamic table, which holds at most a few dozen entries, from the newest.
 
-use crate::hpack::field_size;
 use std::collections::VecDeque;
 use std::sync::OnceLock;
+
+/// RFC 7541 §4.1: each field counts its name, its value and 32 bytes of overhead. The same sum
+/// is what SETTINGS_MAX_HEADER_LIST_SIZE bounds (RFC 9113 §6.5.2).
+pub fn field_size(name: &[u8], value: &[u8]) -> usize {
+    name.len() + value.len() + 32
+}
 
 /// RFC 7541 Appendix A, index 1 first.
 #[rustfmt::skip]

@@ -194,8 +194,6 @@ impl Session {
 pub enum SavedLine {
     Stdout,
     Stderr,
-    /// Not at all (bench keeps ab's output as ab prints it).
-    Silent,
 }
 
 /// "webstand: errors (exit status 3): …", or None for a complete run.

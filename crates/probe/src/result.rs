@@ -165,22 +165,34 @@ pub fn bytes(n: u64) -> String {
 }
 
 impl Seen {
-    /// "400 close 2ms 312B", "200,404 open 503ms 4.3kB", "- timeout 3.0s 0B".
-    pub fn describe(&self) -> String {
-        let statuses = if self.responses == 0 {
-            "-".to_string()
-        } else if self.responses as usize > self.statuses.len() || self.responses > 4 {
+    /// The complete answers' statuses: "400", "200,404", "200×12" for many.
+    fn statuses_text(&self) -> String {
+        if self.responses as usize > self.statuses.len() || self.responses > 4 {
             format!("{}×{}", self.statuses[0], self.responses)
         } else {
             let s: Vec<String> = self.statuses.iter().map(u16::to_string).collect();
             s.join(",")
+        }
+    }
+
+    /// "400 at 2ms, close, 312B", "200,404 at 1ms, open, 4.3kB", "- close at 5ms, 0B", "- no
+    /// answer in 3.0s, 0B": a time is the server's (when its first byte, or its close, came, from
+    /// the start of the case) unless it answered nothing, when it is how long the probe waited.
+    pub fn describe(&self) -> String {
+        let first = self.first_answer_ms.map(millis);
+        let mut text = match (self.responses, self.end, first) {
+            (0, End::Refused, _) => "- refused".to_string(),
+            (0, End::Closed | End::Reset, Some(t)) => format!("- {} at {t}", self.end.name()),
+            (0, _, Some(t)) => format!("- first byte at {t}, no answer in {}", millis(self.end_ms)),
+            (0, _, None) => format!("- no answer in {}", millis(self.end_ms)),
+            (_, end, t) => format!(
+                "{} at {}, {}",
+                self.statuses_text(),
+                t.unwrap_or_else(|| "?".into()),
+                end.name()
+            ),
         };
-        let mut text = format!(
-            "{statuses} {} {} {}",
-            self.end.name(),
-            millis(self.end_ms),
-            bytes(self.bytes)
-        );
+        text += &format!(", {}", bytes(self.bytes));
         if self.unsent > 0 {
             text += &format!(" ({} unsent)", bytes(self.unsent));
         }
@@ -213,7 +225,7 @@ impl CaseResult {
         }
         if let Some(f) = &self.during {
             text += &match f.answered_ms {
-                Some(ms) => format!("; fresh {}", millis(ms)),
+                Some(ms) => format!("; a fresh request: {}", millis(ms)),
                 None => "; fresh: no answer".to_string(),
             };
         }

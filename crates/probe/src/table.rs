@@ -52,7 +52,12 @@ pub fn render(report: &Report) -> String {
     out
 }
 
-/// A block per category, a row per case run.
+/// What the "Server did" column says, once above the blocks.
+pub const SERVER_DID: &str = "Server did: the statuses of its answers and when the first came \
+(from the start of the case), how the connection ended (close, reset, open, timeout) and the bytes \
+received; \"no answer in 3.0s\" is how long the probe waited for one.\n";
+
+/// A block per category, a row per case run, under a line saying what "Server did" says.
 pub fn rows(cases: &[CaseResult]) -> String {
     let name_w = cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
     let did_w = cases
@@ -61,7 +66,7 @@ pub fn rows(cases: &[CaseResult]) -> String {
         .max()
         .unwrap_or(10)
         .max(10);
-    let mut out = String::new();
+    let mut out = String::from(if cases.is_empty() { "" } else { SERVER_DID });
     let mut category = "";
     for c in cases {
         if c.category != category {

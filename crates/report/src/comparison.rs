@@ -284,6 +284,10 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
 }
 
 /// Every table as text: one per workload, thttpd's, and the verification when run.
+/// Under a one-round comparison's tables: its ratios are not yet worth quoting.
+const MEASURED_ONCE: &str = "Measured once: one round's figures can move by several per cent from \
+run to run; quote medians of several rounds (webstand compare --rounds 3).\n\n";
+
 pub fn render_comparison(c: &Comparison) -> String {
     let rounds = if c.rounds > 1 {
         format!("; medians of {} rounds", c.rounds)
@@ -297,6 +301,9 @@ pub fn render_comparison(c: &Comparison) -> String {
     for (name, rows) in comparison_rows(c) {
         out.push_str(&workload_table(&name, &rows));
         out.push('\n');
+    }
+    if c.rounds == 1 && c.servers.len() > 1 {
+        out.push_str(MEASURED_ONCE);
     }
     if c.workloads.contains(&WorkloadKind::Wordpress) {
         out.push_str(&crate::seed004::seed_table(c, WorkloadKind::Wordpress));
@@ -379,6 +386,25 @@ mod tests {
         assert!(!workload_row(&s, WorkloadKind::Cgi).measured);
         let f = feature_row(&s);
         assert_eq!((f.basic_auth.as_str(), f.small_files_rps), ("-", None));
+    }
+
+    #[test]
+    fn a_one_round_comparison_says_its_figures_are_not_yet_worth_quoting() {
+        let servers = ["nginx", "h2o"]
+            .map(|k| ServerOutcome::new(Kind::parse(k).unwrap()))
+            .to_vec();
+        let once = Comparison {
+            servers: servers.clone(),
+            rounds: 1,
+            ..Default::default()
+        };
+        assert!(render_comparison(&once).contains("--rounds 3"));
+        let thrice = Comparison {
+            servers,
+            rounds: 3,
+            ..Default::default()
+        };
+        assert!(!render_comparison(&thrice).contains("Measured once"));
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub struct Side<'a> {
     /// What the side's runs spoke ("HTTP/1.1", "h2c -m 16"), where known: sides that differ are
     /// flagged, since their ratios then compare two protocols.
     pub protocol: Option<String>,
+    /// What the side's runs were asked to do and where they ran, as (setting, value): the target,
+    /// clients, keep-alive, options, versions, machine. Those that differ are named first.
+    pub settings: Vec<(String, String)>,
 }
 
 struct Metric {
@@ -332,6 +335,44 @@ fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Co
 }
 
 /// The diff as text, and how many differences fell within the noise.
+/// The settings whose values differ between the sides, one per line ("  -n  2000 → 5000"); a
+/// setting only one side has is "-" on the other. Says so when every setting is the same.
+fn settings_note(a: &Side, b: &Side) -> String {
+    if a.settings.is_empty() && b.settings.is_empty() {
+        return String::new();
+    }
+    let value = |s: &Side, k: &str| {
+        s.settings
+            .iter()
+            .find(|(name, _)| name == k)
+            .map_or("-".to_string(), |(_, v)| v.clone())
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for (k, _) in a.settings.iter().chain(&b.settings) {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    let differ: Vec<(&str, String, String)> = names
+        .into_iter()
+        .map(|k| (k, value(a, k), value(b, k)))
+        .filter(|(_, va, vb)| va != vb)
+        .collect();
+    if differ.is_empty() {
+        return "Settings: the same on both sides (target, clients, keep-alive, protocol, options, versions, machine)\n".into();
+    }
+    let w = differ
+        .iter()
+        .map(|(k, ..)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("Settings that differ (A → B):\n");
+    for (k, va, vb) in differ {
+        let _ = writeln!(out, "  {k:<w$}  {va} → {vb}");
+    }
+    out
+}
+
 pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
     let sa = samples(&a.levels);
     let sb = samples(&b.levels);
@@ -345,6 +386,7 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
             );
         }
     }
+    out.push_str(&settings_note(a, b));
     let mut n = Counts::default();
     for (i, j) in pairs {
         let (ka, ra) = &sa[i];
@@ -447,11 +489,13 @@ mod tests {
             name: "runs 1,2".into(),
             levels: vec![lv(&a1), lv(&a2)],
             protocol: None,
+            settings: Vec::new(),
         };
         let b = Side {
             name: "runs 3,4".into(),
             levels: vec![lv(&b1), lv(&b2)],
             protocol: None,
+            settings: Vec::new(),
         };
         let (text, within) = diff(&a, &b).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
@@ -467,6 +511,7 @@ mod tests {
             name: "run 5".into(),
             levels: vec![lv(&fast)],
             protocol: None,
+            settings: Vec::new(),
         };
         let (text, _) = diff(&a, &c).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
@@ -487,11 +532,13 @@ mod tests {
             name: "run 34".into(),
             levels: vec![lv("builtin/2k", 1), lv("builtin/2k", 8), lv("nginx/2k", 8)],
             protocol: None,
+            settings: Vec::new(),
         };
         let bench = Side {
             name: "run 26".into(),
             levels: vec![lv("", 8)],
             protocol: None,
+            settings: Vec::new(),
         };
         let (text, _) = diff(&compare, &bench).unwrap();
         assert!(
@@ -527,6 +574,7 @@ mod tests {
                 },
             ],
             protocol: None,
+            settings: Vec::new(),
         };
         let b = Side {
             name: "b".into(),
@@ -538,6 +586,7 @@ mod tests {
                 result: &r,
             }],
             protocol: None,
+            settings: Vec::new(),
         };
         let e = diff(&a, &b).err().unwrap().to_string();
         assert!(e.contains("share no level"), "{e}");
@@ -556,6 +605,7 @@ mod tests {
                 result: &r,
             }],
             protocol: protocol.map(str::to_string),
+            settings: Vec::new(),
         };
         let flag =
             "warning: A spoke HTTP/1.1 and B spoke h2c -m 16: the ratios compare two protocols";
@@ -568,5 +618,48 @@ mod tests {
             let (text, _) = diff(&side(a), &side(b)).unwrap();
             assert!(!text.contains("spoke"), "{text}");
         }
+    }
+
+    #[test]
+    fn the_settings_the_sides_differ_in_are_named_and_no_others() {
+        let r = result(1000, 1.0, &[1000, 1100]);
+        let side = |settings: &[(&str, &str)]| Side {
+            name: "run".into(),
+            levels: vec![Level {
+                group: "",
+                clients: 8,
+                round: 1,
+                server_version: None,
+                result: &r,
+            }],
+            protocol: None,
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let a = side(&[("clients", "4"), ("keep-alive", "no"), ("-n", "2000")]);
+        let b = side(&[("clients", "4"), ("keep-alive", "yes"), ("--threads", "1")]);
+        let (text, _) = diff(&a, &b).unwrap();
+        let block: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Settings that differ"))
+            .take_while(|l| !l.is_empty())
+            .collect();
+        assert_eq!(
+            block,
+            [
+                "Settings that differ (A → B):",
+                "  keep-alive  no → yes",
+                "  -n          2000 → -",
+                "  --threads   - → 1",
+            ],
+            "{text}"
+        );
+        let (same, _) = diff(&a, &a).unwrap();
+        assert!(
+            same.contains("Settings: the same on both sides") && !same.contains("differ ("),
+            "{same}"
+        );
     }
 }

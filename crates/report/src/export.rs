@@ -51,8 +51,10 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 /// generator's, and the server's where the lab measured it (empty otherwise), and on a php or
 /// wordpress level the server's with its PHP backends' (PHP-FPM, MariaDB: compare's srv+php). `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
-/// half of the attempted requests; `ended` says when the target was unreachable or lost; the `h2_`
-/// columns are h2load's figures of an HTTP/2 level (empty otherwise).
+/// half of the attempted requests; `ended` says when the target was unreachable or lost;
+/// `bound_by` and `diagnosis` are what the level's Diagnosis found (the Bound by column's word and
+/// the verdict line; empty for a level saved without one); the `h2_` columns are h2load's figures
+/// of an HTTP/2 level (empty otherwise).
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
@@ -92,6 +94,8 @@ pub const CSV_COLUMNS: &[&str] = &[
     "errors",
     "mostly_errors",
     "ended",
+    "bound_by",
+    "diagnosis",
     "h2_max_streams",
     "h2_started",
     "h2_done",
@@ -138,16 +142,30 @@ pub struct ServerCpu {
     pub with_backends: Option<f64>,
 }
 
-/// One CSV row per level with a header line: the raw counts and every derived figure. `protocols`
-/// is what each level spoke ("HTTP/1.1 over TLS", "h2c" …, in `levels`' order); a level without one
-/// says "HTTP/2" when it has HTTP/2 figures, else "HTTP/1" (its version unsaid). `server_cpu` is
-/// each level's server CPU-µs per request, alone and with its PHP backends', where the lab measured
-/// them (in `levels`' order; empty: none measured).
-pub fn csv(levels: &[Level], protocols: &[String], server_cpu: &[ServerCpu]) -> String {
+/// What the history knows of a level besides its result, for [`csv`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recorded {
+    /// What it spoke ("HTTP/1.1 over TLS", "h2c" …); None says "HTTP/2" when the level has
+    /// HTTP/2 figures, else "HTTP/1" (its version unsaid).
+    pub protocol: Option<String>,
+    /// The server's CPU, where the lab measured it.
+    pub server_cpu: ServerCpu,
+    /// What its Diagnosis found: the Bound by column's word ("-" when nothing bound it) and the
+    /// verdict line; None for a level saved without one.
+    pub bound_by: Option<String>,
+    pub diagnosis: Option<String>,
+}
+
+/// One CSV row per level with a header line: the raw counts and every derived figure, and what
+/// the history recorded of each level (`recorded`, in `levels`' order; a level beyond it has
+/// nothing recorded).
+pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
     let mut out = CSV_COLUMNS.join(",");
     out.push('\n');
+    let nothing = Recorded::default();
     for (i, l) in levels.iter().enumerate() {
-        let cpu = server_cpu.get(i).copied().unwrap_or_default();
+        let known = recorded.get(i).unwrap_or(&nothing);
+        let cpu = known.server_cpu;
         let us = |v: Option<f64>| v.map_or(String::new(), |c| format!("{c:.3}"));
         let r = l.result;
         let ms = |q: f64| latency_ms(r, q);
@@ -155,10 +173,11 @@ pub fn csv(levels: &[Level], protocols: &[String], server_cpu: &[ServerCpu]) -> 
             csv_field(l.group),
             l.clients.to_string(),
             l.round.to_string(),
-            csv_field(protocols.get(i).map_or(
-                if r.h2.is_some() { "HTTP/2" } else { "HTTP/1" },
-                String::as_str,
-            )),
+            csv_field(known.protocol.as_deref().unwrap_or(if r.h2.is_some() {
+                "HTTP/2"
+            } else {
+                "HTTP/1"
+            })),
             csv_field(l.server_version.unwrap_or("")),
             format!("{:.6}", r.elapsed.as_secs_f64()),
             r.complete.to_string(),
@@ -193,6 +212,8 @@ pub fn csv(levels: &[Level], protocols: &[String], server_cpu: &[ServerCpu]) -> 
             r.errors().to_string(),
             r.mostly_errors().to_string(),
             r.ended.map_or("", |e| e.name()).to_string(),
+            csv_field(known.bound_by.as_deref().unwrap_or("")),
+            csv_field(known.diagnosis.as_deref().unwrap_or("")),
         ];
         let fields: Vec<String> = fields.into_iter().chain(h2_fields(r)).collect();
         out.push_str(&fields.join(","));
@@ -440,14 +461,28 @@ mod tests {
             server: Some(12.5),
             with_backends: Some(30.0),
         };
-        let text = csv(&levels, &[], &[cpu]);
+        let recorded = Recorded {
+            server_cpu: cpu,
+            bound_by: Some("generator".into()),
+            diagnosis: Some("generator-bound (the server used 27 % of its CPUs)".into()),
+            ..Recorded::default()
+        };
+        let text = csv(&levels, &[recorded]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
         assert!(
-            lines[1].ends_with(&format!(",0,false,{}", ",".repeat(14))),
+            lines[1].ends_with(&format!(
+                ",0,false,,generator,generator-bound (the server used 27 % of its CPUs){}",
+                ",".repeat(14)
+            )),
             "{}",
             lines[1]
+        );
+        assert!(
+            lines[2].ends_with(&format!(",0,false,,,{}", ",".repeat(14))),
+            "nothing recorded: {}",
+            lines[2]
         );
         assert!(
             lines[1].starts_with(
@@ -480,7 +515,11 @@ mod tests {
             "{}",
             lines[2]
         );
-        let text = csv(&levels[1..], &["h2c".to_string()], &[]);
+        let h2c = Recorded {
+            protocol: Some("h2c".into()),
+            ..Recorded::default()
+        };
+        let text = csv(&levels[1..], &[h2c]);
         assert!(
             text.lines().nth(1).unwrap().starts_with("2k,8,1,h2c,,"),
             "{text}"

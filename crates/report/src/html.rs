@@ -31,6 +31,8 @@ pub struct ReportRun<'a> {
     pub levels: Vec<Level<'a>>,
     /// The seed-style text tables of this run, shown beneath the charts as preformatted text.
     pub tables: String,
+    /// Its Diagnosis as text (a headline per level, a line per finding), shown as wrapping prose.
+    pub diagnosis: String,
     /// The run's target (a bench run's workload is its URL's path).
     pub target: String,
     /// The run's error threshold, which decides its peak.
@@ -294,6 +296,59 @@ fn distribution_lines(series: &[&Series]) -> (String, Vec<Line>) {
     )
 }
 
+/// A run's text tables as one preformatted block whose font is sized so that its widest table row
+/// fits the page's width (12 px at most): the columns stay lined up on a narrow page, and the
+/// prose lines among them (notes, the peak line) wrap instead of running off the right edge.
+fn tables_block(text: &str) -> String {
+    // DejaVu Sans Mono and its kin advance 0.6 em per character; a little more keeps a margin.
+    const EM_PER_CHAR: f64 = 0.61;
+    let widest = text
+        .lines()
+        .filter(|l| is_table_row(l))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(80);
+    format!(
+        "<pre class=\"tables\" style=\"font-size: min(12px, calc((100cqi - 20px) / {:.1}))\">{}</pre>\n",
+        widest as f64 * EM_PER_CHAR,
+        escape(text)
+    )
+}
+
+/// Whether a line of a text table is one of its rows (cells apart by runs of spaces, three gaps or
+/// more) rather than prose.
+fn is_table_row(line: &str) -> bool {
+    line.trim()
+        .split("  ")
+        .filter(|cell| !cell.is_empty())
+        .count()
+        > 3
+}
+
+/// Prose lines (a Diagnosis) that wrap within the page, each keeping its indent and a hanging
+/// indent under its "- ".
+fn prose_block(text: &str) -> String {
+    let text = text.trim_matches('\n');
+    if text.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<div class=\"diagnosis\">\n");
+    for line in text.lines() {
+        let body = line.trim_start();
+        let indent = line.len() - body.len();
+        let hang = if body.starts_with("- ") { 2 } else { 0 };
+        let _ = writeln!(
+            h,
+            "<div style=\"padding-left: {}ch; text-indent: -{hang}ch\">{}</div>",
+            indent + hang,
+            escape(body)
+        );
+    }
+    h.push_str("</div>\n");
+    h
+}
+
 /// Builds the report page and its charts.
 pub fn render(page_title: &str, runs: &[ReportRun]) -> Report {
     let all = series(runs);
@@ -312,24 +367,30 @@ pub fn render(page_title: &str, runs: &[ReportRun]) -> Report {
 <html lang="en"><head><meta charset="utf-8"><title>{t}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body {{ font-family: {FONT}; margin: 2em auto; max-width: 1600px; color: #222; }}
-h1 {{ font-size: 1.5em; }} h2 {{ font-size: 1.2em; margin-top: 2em; }}
-.charts {{ display: flex; flex-wrap: wrap; gap: 16px; }}
-.charts figure {{ margin: 0; border: 1px solid #ddd; }}
-svg.chart {{ display: block; max-width: 100%; height: auto; }}
-table.details td {{ padding: 1px 12px 1px 0; vertical-align: top; }}
-table.details td:first-child {{ color: #666; }}
-table.summary {{ border-collapse: collapse; }}
-table.summary th, table.summary td {{ border: 1px solid #ccc; padding: 3px 8px; text-align: right; }}
+* {{ box-sizing: border-box; }}
+body {{ font-family: {FONT}; margin: 2em auto; padding: 0 1em; max-width: 1600px; color: #222; }}
+h1 {{ font-size: 1.5em; overflow-wrap: anywhere; }} h2 {{ font-size: 1.2em; margin-top: 2em; overflow-wrap: anywhere; }}
+.charts {{ display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 560px), 1fr)); gap: 16px; }}
+.charts figure {{ margin: 0; min-width: 0; border: 1px solid #ddd; }}
+svg.chart {{ display: block; width: 100%; height: auto; }}
+table.details td {{ padding: 1px 12px 1px 0; vertical-align: top; overflow-wrap: anywhere; }}
+table.details td:first-child {{ color: #666; white-space: nowrap; }}
+.wide {{ overflow-x: auto; }}
+table.summary {{ border-collapse: collapse; font-size: 0.9em; }}
+table.summary th, table.summary td {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
 table.summary th:first-child, table.summary td:first-child {{ text-align: left; }}
 table.summary tr.bad td {{ color: #a00; }}
 p.note {{ color: #555; font-size: 0.9em; }}
-pre {{ background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 12px; }}
+p.warning {{ color: #8a4b00; background: #fff6e5; border-left: 4px solid #e0a030; padding: 0.5em 0.8em; }}
+.run {{ container-type: inline-size; }}
+pre {{ background: #f7f7f7; padding: 10px; margin: 1em 0; white-space: pre-wrap; overflow-wrap: anywhere; }}
+.diagnosis {{ background: #f7f7f7; padding: 10px; font-size: 0.9em; }}
+.diagnosis div {{ overflow-wrap: anywhere; }}
 </style></head>
 <body>
 <h1>{t}</h1>
 <h2>Summary</h2>
-{summary}<div class="charts">
+<div class="wide">{summary}</div><div class="charts">
 "#,
         t = escape(page_title),
         summary = crate::summary::html(&all)
@@ -341,13 +402,16 @@ pre {{ background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 12px; }
     for run in runs {
         let _ = writeln!(
             h,
-            "<h2>{}</h2>\n<table class=\"details\">",
+            "<section class=\"run\">\n<h2>{}</h2>\n<table class=\"details\">",
             escape(&run.title)
         );
         for (k, v) in &run.details {
             let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
         }
-        let _ = writeln!(h, "</table>\n<pre>{}</pre>", escape(&run.tables));
+        h.push_str("</table>\n");
+        h.push_str(&tables_block(&run.tables));
+        h.push_str(&prose_block(&run.diagnosis));
+        h.push_str("</section>\n");
     }
     // The marker tests and tools wait for: every chart is in the document.
     h.push_str(
@@ -390,6 +454,7 @@ mod tests {
             details: vec![("command".into(), "webstand compare".into())],
             levels,
             tables: "a | b".into(),
+            diagnosis: String::new(),
             target: "lab".into(),
             max_error_pct: 1.0,
             server_cpu_us: vec![],
@@ -557,5 +622,73 @@ mod tests {
             "a blank image would be tiny: {} bytes",
             png.len()
         );
+    }
+
+    /// Levels of `groups` at 1, 4 and 16 clients, each measured in `rounds` rounds.
+    fn measured(groups: &[&str], rounds: usize) -> Vec<(String, usize, usize, RunResult)> {
+        let mut out = Vec::new();
+        for round in 1..=rounds {
+            for g in groups {
+                for c in [1usize, 4, 16] {
+                    out.push((
+                        g.to_string(),
+                        c,
+                        round,
+                        result(c, 50 * c as u64 + round as u64),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    fn page_of(data: &[(String, usize, usize, RunResult)]) -> String {
+        let levels: Vec<Level> = data
+            .iter()
+            .map(|(g, c, round, r)| Level {
+                group: g,
+                clients: *c,
+                round: *round,
+                server_version: None,
+                result: r,
+            })
+            .collect();
+        render("t", &[report_run("#1", levels)]).html
+    }
+
+    #[test]
+    fn a_comparison_measured_once_warns_that_its_ratios_are_not_worth_quoting() {
+        let warning = "Measured once";
+        let once = page_of(&measured(&["nginx/2k", "builtin/2k"], 1));
+        assert!(
+            once.contains(warning) && once.contains("webstand compare --rounds 3"),
+            "{once}"
+        );
+        let medians = page_of(&measured(&["nginx/2k", "builtin/2k"], 3));
+        assert!(!medians.contains(warning), "medians of 3 rounds");
+        let alone = page_of(&measured(&["builtin/2k"], 1));
+        assert!(!alone.contains(warning), "no ratios to quote");
+    }
+
+    #[test]
+    fn tables_keep_their_columns_and_the_diagnosis_wraps() {
+        let row = format!("{:>7} {:>9} {:>9} {:>9} {:>9}", 8, 1000, 2.5, 3.5, 4.5);
+        let tables = format!("{row}\n{}\n", "a long prose note ".repeat(20));
+        let block = tables_block(&tables);
+        // 80 characters at least: a narrow table keeps the page's usual size.
+        assert!(block.contains("/ 48.8))"), "{block}");
+        let wide = format!("{}{row}", " ".repeat(150));
+        assert!(
+            tables_block(&wide).contains(&format!("/ {:.1}))", (150 + row.len()) as f64 * 0.61))
+        );
+        let prose = prose_block(
+            "\nDiagnosis:\n  8 clients: generator-bound\n    - the busiest thread: pin it\n",
+        );
+        assert!(
+            prose.contains("<div style=\"padding-left: 6ch; text-indent: -2ch\">- the busiest thread: pin it</div>")
+                && prose.contains("<div style=\"padding-left: 2ch; text-indent: -0ch\">8 clients: generator-bound</div>"),
+            "{prose}"
+        );
+        assert_eq!(prose_block("\n"), "");
     }
 }

@@ -218,6 +218,7 @@ mod tests {
             details: vec![],
             levels,
             tables: String::new(),
+            diagnosis: String::new(),
             target: target.into(),
             max_error_pct: 1.0,
             server_cpu_us: vec![],

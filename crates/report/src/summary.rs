@@ -133,5 +133,14 @@ pub fn html(series: &[Series]) -> String {
         escape(&first.label),
         if rows.iter().any(|r| r.rounds > 1) { " of every round" } else { "" },
     );
+    if rows.len() > 1 && rows.iter().any(|r| r.rounds == 1) {
+        h.push_str(ONCE_WARNING);
+    }
     h
 }
+
+/// Under a summary whose rows compare figures measured once: such ratios are not worth quoting.
+const ONCE_WARNING: &str = "<p class=\"warning\">Measured once: a series measured in a single \
+round can move by several per cent from one run to the next, so these ratios are not yet worth \
+quoting. Quote medians of several rounds: <code>webstand compare --rounds 3</code> (or several runs \
+per side in <code>webstand diff</code>).</p>\n";

@@ -41,6 +41,30 @@ pub fn render(layout: Layout, levels: &[Level], max_error_pct: f64, bound: &[&st
     table + &failures(levels) + &summary(levels, max_error_pct)
 }
 
+/// A table of [`render`]'s with a leading "Level" column: each row's level numbered as its run
+/// numbers it (`numbers`, in the levels' order: what `webstand export --level N` takes). Every
+/// layout opens with its header line and then a row per level; the full layout's Total row is
+/// padded to line up, the notes below are left as they are.
+pub fn numbered(table: &str, numbers: &[usize]) -> String {
+    let w = numbers
+        .iter()
+        .map(|n| n.to_string().len())
+        .max()
+        .unwrap_or(0)
+        .max("Level".len());
+    let mut out = String::new();
+    for (i, line) in table.lines().enumerate() {
+        let lead = match i {
+            0 => format!("{:>w$}  ", "Level"),
+            i if i <= numbers.len() => format!("{:>w$}  ", numbers[i - 1]),
+            _ if line.trim_start().starts_with("Total ") => " ".repeat(w + 2),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "{lead}{line}");
+    }
+    out
+}
+
 /// The "Bound by" cell of level `i` (its header for None), or nothing when no level was diagnosed.
 fn bound_by(bound: &[&str], i: Option<usize>) -> String {
     if bound.is_empty() {
@@ -490,5 +514,42 @@ mod tests {
             failures(&levels),
             "4 clients: 3 errors = 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0) + 0 non-2xx\n"
         );
+    }
+
+    #[test]
+    fn numbered_tables_lead_each_level_row_with_its_number() {
+        let (a, b) = (result(100, 1, 1000), result(200, 1, 2000));
+        let levels = [
+            Level {
+                group: "",
+                clients: 1,
+                round: 1,
+                server_version: None,
+                result: &a,
+            },
+            Level {
+                group: "",
+                clients: 16,
+                round: 1,
+                server_version: None,
+                result: &b,
+            },
+        ];
+        for layout in [Layout::Full, Layout::Tenon, Layout::WebStone] {
+            let text = numbered(&render(layout, &levels, 1.0, &[]), &[7, 12]);
+            let lines: Vec<&str> = text.lines().collect();
+            assert!(lines[0].starts_with("Level  "), "{text}");
+            let first: Vec<&str> = lines[1].split_whitespace().take(2).collect();
+            let second: Vec<&str> = lines[2].split_whitespace().take(2).collect();
+            assert_eq!(
+                (first, second),
+                (vec!["7", "1"], vec!["12", "16"]),
+                "{text}"
+            );
+            assert!(text.contains("\nPeak: 200 hits/s at 16 clients"), "{text}");
+        }
+        let full = numbered(&render(Layout::Full, &levels, 1.0, &[]), &[7, 12]);
+        let total = full.lines().find(|l| l.contains("Total")).unwrap();
+        assert!(total.starts_with("         Total"), "lined up: {full}");
     }
 }

@@ -1,9 +1,9 @@
-//! TLS as a transport (rustls, ring provider): the server's certificate and settings loaded once at
+//! TLS as a transport (rustls on aws-lc-rs, the binary's one crypto provider): the server's certificate and settings loaded once at
 //! start-up (`load`), and a connection's byte stream (`TlsStream`): records read from and written
 //! to the same non-blocking socket, so the protocol above sees plaintext and nothing else changes.
 //!
 //! Settings: TLS 1.3 and 1.2 (or one of them: `tls_protocols`), the server's suite order (TLS 1.3
-//! AES-128-GCM first), ALPN `http/1.1`, resumption by tickets (a key rotated by rustls's ring
+//! AES-128-GCM first), ALPN `http/1.1`, resumption by tickets (a key rotated by rustls's
 //! ticketer) and by a session-ID cache shared by the loops. rustls refuses renegotiation itself (a
 //! `no_renegotiation` warning to a TLS 1.2 client's new hello), and bounds a handshake message at
 //! 64 KiB. The handshake's duration is bounded by the header timeout (conn.rs).
@@ -41,7 +41,7 @@ This port speaks HTTPS: use an https:// URL.\r\n\r\n";
 /// (`tls_protocols`). Errors name the file or the setting at fault.
 pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<ServerConfig>> {
     let versions = protocol_versions(protocols)?;
-    let provider = Arc::new(aes128_first(rustls::crypto::ring::default_provider()));
+    let provider = Arc::new(aes128_first(rustls::crypto::aws_lc_rs::default_provider()));
     let certified = certified_key(cert_path, key_path, &provider)?;
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&versions)
@@ -52,8 +52,8 @@ pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<Se
     // h2 first: the server's preference decides (ignore_client_order covers ALPN in rustls).
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    config.ticketer =
-        rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
+        .map_err(|e| anyhow!("TLS session tickets: {e}"))?;
     Ok(Arc::new(config))
 }
 
@@ -61,7 +61,7 @@ pub fn load(cert_path: &Path, key_path: &Path, protocols: &str) -> Result<Arc<Se
 /// TLS 1.3 alone (QUIC has no other, RFC 9001 §4.2), ALPN `h3`, resumption by tickets; no 0-RTT
 /// (a replayed request is the server's risk, and nothing here needs it).
 pub fn load_quic(cert_path: &Path, key_path: &Path) -> Result<ServerConfig> {
-    let provider = Arc::new(aes128_first(rustls::crypto::ring::default_provider()));
+    let provider = Arc::new(aes128_first(rustls::crypto::aws_lc_rs::default_provider()));
     let certified = certified_key(cert_path, key_path, &provider)?;
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
@@ -69,8 +69,8 @@ pub fn load_quic(cert_path: &Path, key_path: &Path) -> Result<ServerConfig> {
         .with_no_client_auth()
         .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
     config.alpn_protocols = vec![b"h3".to_vec()];
-    config.ticketer =
-        rustls::crypto::ring::Ticketer::new().map_err(|e| anyhow!("TLS session tickets: {e}"))?;
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
+        .map_err(|e| anyhow!("TLS session tickets: {e}"))?;
     Ok(config)
 }
 
@@ -101,8 +101,8 @@ fn certified_key(
 /// The provider's suites with TLS13_AES_128_GCM_SHA256 first, which the server then prefers over
 /// the client's order (OpenSSL clients such as curl and wrk list AES-256 first): its SHA-256
 /// transcript hash and key schedule cost a new connection 9-22 % less CPU than
-/// TLS13_AES_256_GCM_SHA384's SHA-384, which ring runs without SIMD on this CPU; Go and Caddy
-/// prefer AES-128 too. TLS 1.2 suites keep the provider's order. docs/BENCHMARKS.md measures it.
+/// TLS13_AES_256_GCM_SHA384's SHA-384 (measured with ring, which ran SHA-384 without SIMD on this
+/// CPU; SHA-256 stays the cheaper schedule); Go and Caddy prefer AES-128 too. TLS 1.2 suites keep the provider's order. docs/BENCHMARKS.md measures it.
 fn aes128_first(mut provider: rustls::crypto::CryptoProvider) -> rustls::crypto::CryptoProvider {
     provider
         .cipher_suites

@@ -3,8 +3,8 @@
 //! ALPN `http/1.1`, session resumption (`--tls-resume`) and certificate verification (`--cacert`;
 //! none by default, as ab, wrk and h2load do, since benchmark targets are usually self-signed).
 //!
-//! The crypto provider is aws-lc-rs (it builds with cargo and a C compiler alone): a new connection's
-//! X25519 key and agreement cost the generator well under ring's (docs/BENCHMARKS.md, issue 10).
+//! The crypto provider is aws-lc-rs, the binary's one (docs/ARCHITECTURE.md says why): a new
+//! connection's X25519 key and agreement cost the generator about half of ring's.
 
 use crate::plan::{TlsPlan, TlsVersions};
 use anyhow::{bail, Context};

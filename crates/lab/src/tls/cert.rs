@@ -128,7 +128,7 @@ impl LabCert {
             Some(ProtocolVersion::TLSv1_3) => vec![&rustls::version::TLS13],
             _ => vec![&rustls::version::TLS13, &rustls::version::TLS12],
         };
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let config = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)?
             .with_root_certificates(roots)
@@ -137,22 +137,13 @@ impl LabCert {
     }
 }
 
-/// The server's key pair: ring makes ECDSA keys; RSA keys come from the rsa crate.
+/// The server's key pair, made by aws-lc-rs (RSA keys 2048 bits).
 fn server_key(key_type: KeyType) -> Result<rcgen::KeyPair> {
-    match key_type {
-        KeyType::EcdsaP256 => Ok(rcgen::KeyPair::generate_for(
-            &rcgen::PKCS_ECDSA_P256_SHA256,
-        )?),
-        KeyType::Rsa2048 => {
-            use rsa::pkcs8::EncodePrivateKey;
-            let key = rsa::RsaPrivateKey::new(&mut rand::thread_rng(), 2048)?;
-            let pem = key.to_pkcs8_pem(rsa::pkcs8::LineEnding::LF)?;
-            Ok(rcgen::KeyPair::from_pem_and_sign_algo(
-                &pem,
-                &rcgen::PKCS_RSA_SHA256,
-            )?)
-        }
-    }
+    let algorithm = match key_type {
+        KeyType::EcdsaP256 => &rcgen::PKCS_ECDSA_P256_SHA256,
+        KeyType::Rsa2048 => &rcgen::PKCS_RSA_SHA256,
+    };
+    Ok(rcgen::KeyPair::generate_for(algorithm)?)
 }
 
 #[cfg(test)]
@@ -190,7 +181,7 @@ mod tests {
                     r.add(CertificateDer::from(c.ca_der.clone())).unwrap();
                     r
                 }),
-                Arc::new(rustls::crypto::ring::default_provider()),
+                Arc::new(rustls::crypto::aws_lc_rs::default_provider()),
             )
             .build()
             .unwrap();

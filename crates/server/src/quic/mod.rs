@@ -4,9 +4,9 @@
 //! of (records.rs). HTTP/3 above it is h3/'s.
 //!
 //! Why quinn-proto: it is sans-IO (the loop owns the socket, the timers and the wake-ups, as it
-//! does for TCP), speaks TLS through rustls with the ring provider the server already uses, and
-//! builds with cargo alone. quiche, tquic and s2n-quic need BoringSSL or aws-lc (cmake, Go or a
-//! C toolchain beyond gcc), neqo needs NSS; ngtcp2 is C. quinn-proto enforces RFC 9000's
+//! does for TCP), speaks TLS through rustls with the provider the whole binary uses (aws-lc-rs), and
+//! builds with cargo and gcc alone. quiche and tquic need BoringSSL (cmake, Go), s2n-quic its own
+//! aws-lc build, neqo needs NSS; ngtcp2 is C. quinn-proto enforces RFC 9000's
 //! anti-amplification limit itself (an unvalidated address gets at most 3x the bytes it sent),
 //! answers Retry when asked (`worker/quic.rs` asks under load or always with `quic_retry`),
 //! and sends stateless resets for packets of connections it does not know.
