@@ -9,11 +9,16 @@ use super::session::SavedLine;
 use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Context};
+use std::sync::Arc;
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
 use webstand_engine::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
 use webstand_lab::sweep::{Level, Observer};
 use webstand_report::ab::{self, AbInfo};
+use webstand_script::{Output, WrkScript};
+
+/// A script's `done()`, run after the report (its output kept for `--json`).
+struct Done<'a>(&'a Option<Arc<WrkScript>>, &'a Output);
 
 /// ab's request count when only a time limit is given (`-t`).
 const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
@@ -64,9 +69,14 @@ pub struct Args {
     #[arg(short = 'T', value_name = "TYPE", default_value = "text/plain")]
     content_type: String,
 
-    /// Per-request timeout in seconds: a request with no progress for this long fails
-    #[arg(short = 's', value_name = "SECONDS", default_value_t = 30.0)]
-    timeout: f64,
+    /// A number: ab's per-request timeout in seconds (a request with no progress for this long
+    /// fails) [default: 30]. Anything else: wrk's -s, a Lua script to run (docs/SCRIPTING.md)
+    #[arg(short = 's', value_name = "SECONDS|FILE")]
+    timeout_or_script: Option<String>,
+
+    /// A wrk Lua script to run, whatever its name (docs/SCRIPTING.md)
+    #[arg(long, value_name = "FILE")]
+    script: Option<std::path::PathBuf>,
 
     /// Accept responses whose length differs from the first one (dynamic pages)
     #[arg(short = 'l')]
@@ -144,6 +154,32 @@ pub struct Args {
     /// HTTP/2: --h2 and h2load's -m, -w, -W
     #[command(flatten)]
     h2: super::h2_args::H2Args,
+
+    /// The script's arguments (its init(args)), after `--`
+    #[arg(last = true, value_name = "ARGS")]
+    script_args: Vec<String>,
+}
+
+/// ab's default per-request timeout, in seconds.
+const DEFAULT_TIMEOUT: f64 = 30.0;
+
+/// `-s` as ab's timeout: a number of seconds.
+fn timeout_secs(a: &Args) -> Option<f64> {
+    a.timeout_or_script.as_deref()?.parse().ok()
+}
+
+/// The wrk script to run: `--script FILE`, or `-s` with something other than a number.
+fn script_file(a: &Args) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let by_s = a
+        .timeout_or_script
+        .as_deref()
+        .filter(|_| timeout_secs(a).is_none())
+        .map(std::path::PathBuf::from);
+    match (by_s, &a.script) {
+        (Some(_), Some(_)) => bail!("-s FILE and --script FILE each name the script: give one"),
+        (s, None) => Ok(s),
+        (None, Some(s)) => Ok(Some(s.clone())),
+    }
 }
 
 /// What `bench --help` ends with: examples, the guide, the exit statuses.
@@ -152,6 +188,7 @@ fn after_help() -> String {
         "Examples:
   webstand bench -n 10000 -c 100 http://127.0.0.1:8080/2k.html
   webstand bench -k -c 32 -d 10s --latency http://127.0.0.1:8080/2k.html
+  webstand bench -k -c 32 -d 10s -s script.lua http://127.0.0.1:8080/ -- ARGS   (wrk's Lua scripts: docs/SCRIPTING.md)
   webstand bench -c 16 --rate 2000 -d 30s --json http://127.0.0.1:8080/2k.html > run.json
 
 {}",
@@ -283,7 +320,7 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     if a.pipeline == 0 {
         bail!("--pipeline must be at least 1");
     }
-    let timeout = seconds(a.timeout, "timeout (-s)")?;
+    let timeout = seconds(timeout_secs(a).unwrap_or(DEFAULT_TIMEOUT), "timeout (-s)")?;
     super::session::check_max_error_pct(a.max_error_pct)?;
     let duration = duration_flag(a)?;
     let limit = match (a.timelimit, duration) {
@@ -342,6 +379,9 @@ fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
     a.ab.apply(&mut plan)?;
     a.h2.apply(&mut plan, a.method.as_deref(), a.ab.proxy().is_some())?;
     super::diagnose::check_connections(a.concurrency, &plan)?;
+    if !a.script_args.is_empty() && script_file(a)?.is_none() {
+        bail!("arguments after -- are a script's: give the script with -s FILE");
+    }
     Ok((plan, path, url))
 }
 
@@ -358,7 +398,19 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     if args.json && args.ab.html {
         bail!("-w (ab's HTML table) and --json each choose the output: give one");
     }
-    let (plan, path, url) = plan(&args)?;
+    let (mut plan, path, url) = plan(&args)?;
+    let output = match args.json {
+        true => Output::kept(),
+        false => Output::stdout(),
+    };
+    let script = match script_file(&args)? {
+        Some(file) => {
+            let s = WrkScript::load(&file, args.script_args.clone(), &plan, output.clone())?;
+            plan.script = Some(s.plan_ref());
+            Some(s)
+        }
+        None => None,
+    };
     let files = args.ab.data_files()?;
     let known = Known {
         server: args.server_pid.map(ServerProcess::given).transpose()?,
@@ -417,7 +469,15 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             diagnosis: &diagnosis,
             evidence: &evidence,
         };
-        print_report(&args, &plan, &path, &url, result, &shown)?;
+        print_report(
+            &args,
+            &plan,
+            &path,
+            &url,
+            result,
+            &shown,
+            &Done(&script, &output),
+        )?;
     }
     files.write(result)?;
     // Where the run was saved, after ab's report as compare says it; off stdout when that is JSON
@@ -460,7 +520,11 @@ fn print_json(
     url: &str,
     result: &RunResult,
     shown: &Shown,
+    done: &Done,
 ) -> anyhow::Result<()> {
+    if let Some(script) = done.0 {
+        script.done(result)?;
+    }
     let mut v = webstand_report::json::result_json(result);
     if let Some(o) = v.as_object_mut() {
         o.insert("url".into(), url.into());
@@ -497,6 +561,10 @@ fn print_json(
         if result.quic.is_some() {
             o.insert("quic".into(), webstand_report::quic::json(result));
         }
+        if done.0.is_some() {
+            // What the script printed (init, done …), apart from the report's figures.
+            o.insert("script_output".into(), done.1.take().into());
+        }
     }
     println!("{}", serde_json::to_string_pretty(&v)?);
     Ok(())
@@ -511,9 +579,10 @@ fn print_report(
     url: &str,
     result: &RunResult,
     shown: &Shown,
+    done: &Done,
 ) -> anyhow::Result<()> {
     if args.json {
-        return print_json(args, plan, path, url, result, shown);
+        return print_json(args, plan, path, url, result, shown, done);
     }
     let info = AbInfo {
         host: plan.target.host.clone(),
@@ -571,6 +640,9 @@ fn print_report(
             "\n(interrupted: the figures cover what completed before {})",
             webstand_engine::interrupting_signal()
         );
+    }
+    if let Some(script) = done.0 {
+        script.done(result)?;
     }
     Ok(())
 }

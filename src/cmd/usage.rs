@@ -46,7 +46,6 @@ fn bench_hint(arg: &str) -> Option<&'static str> {
         "--timeout" => "wrk's --timeout: use -s SECONDS",
         "--connections" => "wrk's --connections: use -c N",
         "--header" => "wrk's --header: use -H 'Name: value'",
-        "--script" => "wrk's Lua scripts: use -m, -H, -p, --url-file or --filelist",
         _ => return None,
     })
 }

@@ -22,6 +22,7 @@ use crate::io::{Io, Ready};
 use crate::record::Record;
 use crate::requests::Requests;
 use crate::result::{CpuTime, RunResult};
+use crate::script::ThreadScript;
 use crate::share::Share;
 use crate::shared::Shared;
 use crate::wait::{Pass, Wait};
@@ -48,11 +49,23 @@ pub(crate) struct Driver<'a, C: Connection> {
     listed: Vec<bool>,
     /// Open loop: slots that still take sends after a pass's due ones, listed again after it.
     refill: Vec<usize>,
+    /// A script's `delay()`: slots waiting to start until their instant, and the slots whose wait
+    /// is over (started without asking again).
+    delayed: Vec<(Instant, usize)>,
+    waited: Vec<bool>,
 }
+
+/// What a load thread hands back: its result, when its part of the run ended, its script.
+pub(crate) type ThreadEnd = (RunResult, Instant, Option<Box<dyn ThreadScript>>);
 
 impl<'a, C: Connection> Driver<'a, C> {
     /// Load thread `index` with its share of the connections.
-    pub(crate) fn new(sh: &'a Shared<'a>, index: usize, share: Share) -> anyhow::Result<Self> {
+    pub(crate) fn new(
+        sh: &'a Shared<'a>,
+        index: usize,
+        share: Share,
+        script: Option<Box<dyn ThreadScript>>,
+    ) -> anyhow::Result<Self> {
         let now = sh.start;
         let th = C::thread(sh);
         let clients = share.clients;
@@ -62,7 +75,7 @@ impl<'a, C: Connection> Driver<'a, C> {
                 poll: Poll::new()?,
                 buf: vec![0; READ_BUF],
                 clock: Default::default(),
-                requests: Requests::new(sh, index, &share)?,
+                requests: Requests::new(sh, index, &share, script)?,
                 record: Record::new(sh.reqs.len()),
                 ready: Ready::new(clients),
                 retired: Vec::with_capacity(4),
@@ -74,12 +87,14 @@ impl<'a, C: Connection> Driver<'a, C> {
             idle: Vec::with_capacity(clients),
             listed: vec![false; clients],
             refill: Vec::new(),
+            delayed: Vec::new(),
+            waited: vec![false; clients],
         })
     }
 
     /// Runs until the budget is spent, the deadline passes or the run is stopped; returns what this
     /// thread measured and when its part of the run ended.
-    pub(crate) fn run(mut self) -> anyhow::Result<(RunResult, Instant)> {
+    pub(crate) fn run(mut self) -> anyhow::Result<ThreadEnd> {
         let cpu0 = thread_cpu();
         let mut events = Events::with_capacity(EVENTS);
         let open_loop = self.io.requests.open_loop();
@@ -97,6 +112,9 @@ impl<'a, C: Connection> Driver<'a, C> {
             }
             if C::TIMERS {
                 self.wake_timers(now);
+            }
+            if !self.delayed.is_empty() {
+                self.wake_delayed(now);
             }
             self.start_ready(now);
             self.io.retired.clear();
@@ -131,20 +149,29 @@ impl<'a, C: Connection> Driver<'a, C> {
                 }
             }
         };
-        Ok(self.finish(cpu0, end))
+        self.finish(cpu0, end)
     }
 
     /// Starts every slot that asked to be (closed loop), or lists it as idle for the pacer's sends
     /// (open loop; one that holds requests of its own to send again is started).
     fn start_ready(&mut self, now: Instant) {
-        if self.io.ready.is_empty() {
+        // A script that stopped the thread (or failed) sends nothing more.
+        if self.io.ready.is_empty() || self.io.requests.script_ended() {
             return;
         }
         // Only the slots ready now: one that fails at once (refused) waits for the next round.
         let mut batch = std::mem::take(&mut self.batch);
         self.io.ready.take(&mut batch);
         let open_loop = self.io.requests.open_loop();
+        let delays = self.io.requests.delays();
         for &slot in &batch {
+            if delays && !std::mem::take(&mut self.waited[slot]) {
+                let wait = self.io.requests.delay();
+                if !wait.is_zero() {
+                    self.delayed.push((now + wait, slot));
+                    continue;
+                }
+            }
             if !(open_loop && self.conns[slot].takes_more(&self.th)) {
                 self.conns[slot].start(&mut self.io, &mut self.th, slot, now);
             }
@@ -205,10 +232,26 @@ impl<'a, C: Connection> Driver<'a, C> {
         }
     }
 
+    /// A script's `delay()`: the slots whose wait is over are started at this pass.
+    fn wake_delayed(&mut self, now: Instant) {
+        let (ready, waited) = (&mut self.io.ready, &mut self.waited);
+        self.delayed.retain(|&(at, slot)| {
+            let due = at <= now;
+            if due {
+                waited[slot] = true;
+                ready.push(slot);
+            }
+            !due
+        });
+    }
+
     /// When this thread's part of the run is over: the moment it ended.
     fn finished(&self, now: Instant) -> Option<Instant> {
         let sh = self.io.sh;
         if sh.live.stop.load(Ordering::Relaxed) || sh.reach.ended().is_some() {
+            return Some(now);
+        }
+        if self.io.requests.script_ended() {
             return Some(now);
         }
         if let Some(deadline) = sh.deadline.filter(|d| now >= *d) {
@@ -235,6 +278,9 @@ impl<'a, C: Connection> Driver<'a, C> {
                     wait = wait.min(t.saturating_duration_since(now));
                 }
             }
+            if let Some(&(at, _)) = self.delayed.iter().min() {
+                wait = wait.min(at.saturating_duration_since(now));
+            }
             pace_wait.map_or(wait, |p| wait.min(p))
         };
         let outstanding = self.io.requests.outstanding();
@@ -253,7 +299,7 @@ impl<'a, C: Connection> Driver<'a, C> {
 
     /// The thread's result: what it counted, its own CPU time, its connections closed (whatever is
     /// still in flight is abandoned: the result covers what finished).
-    fn finish(mut self, cpu0: CpuTime, end: Instant) -> (RunResult, Instant) {
+    fn finish(mut self, cpu0: CpuTime, end: Instant) -> anyhow::Result<ThreadEnd> {
         C::finish(&mut self.conns, self.th, &mut self.io.record.r);
         let r = self.io.record.finish(
             self.io.sh.live,
@@ -262,7 +308,8 @@ impl<'a, C: Connection> Driver<'a, C> {
             self.wait.halfway_waits(),
             self.io.requests.late_sends(),
         );
-        (r, end)
+        let script = self.io.requests.finish_script()?;
+        Ok((r, end, script))
     }
 }
 

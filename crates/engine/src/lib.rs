@@ -20,6 +20,7 @@ mod live;
 pub mod outcome;
 pub mod plan;
 pub mod result;
+pub mod script;
 mod spin_rule;
 mod target;
 
@@ -67,4 +68,4 @@ pub use result::{
 };
 pub use run::{raise_fd_limit, run, run_at};
 pub use spin_rule::SpinRule;
-pub use target::{parse_url, parse_web_url, resolve, split_url, Scheme};
+pub use target::{authority, parse_url, parse_web_url, resolve, split_url, Scheme};

@@ -1,6 +1,7 @@
 //! What to run: the target, the requests, the load shape and when to stop. A plan serialises (serde),
 //! so that webstand-dist can send it to the other ranks of a distributed run.
 
+use crate::script::ScriptRef;
 use crate::spin_rule::SpinRule;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -130,6 +131,9 @@ pub struct Plan {
     /// `--spin`: how a closed-loop thread (HTTP/1 or h2) waits once every request it has is at the server.
     #[serde(default)]
     pub spin: SpinRule,
+    /// `-s FILE`: a wrk script's part in the run (`script.rs`); never serialised.
+    #[serde(skip)]
+    pub script: Option<ScriptRef>,
 }
 
 /// HTTP/2's settings for a run (h2load's `-m`, `-w`, `-W`).
@@ -250,6 +254,7 @@ impl Plan {
             h2: None,
             h3: None,
             spin: SpinRule::Auto,
+            script: None,
         }
     }
 }

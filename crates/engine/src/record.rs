@@ -1,13 +1,14 @@
 //! What a load thread counts: every complete response, recorded once its body is checked (latency
 //! histograms, counters, the sample if kept), every failed request by ab's classes with its error,
 //! the bytes received, and the deltas the thread adds to the run's `Live` counters once per pass.
-//! The one place a response is recorded: a script's `response()` or a live metric would hook in at
-//! [`Record::response`].
+//! The one place a response is recorded, and so where a script's `response()` is called
+//! ([`Record::response`], with the head and body the connection kept for it).
 
 use crate::clock::{micros, thread_cpu};
 use crate::live::Live;
 use crate::plan::BodyCheck;
 use crate::result::{CpuTime, HalfwayWaits, RunResult, Sample};
+use crate::script::ThreadScript;
 use crate::shared::Shared;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -80,6 +81,20 @@ impl Record {
 
     /// A complete response: recorded if its body is the one expected (true), else counted as a
     /// failed request of ab's Length class (false).
+    /// [`Record::response`] for a script that reads responses: it gets the response's `head` and
+    /// `body` first; its error is returned for the thread to stop on.
+    pub(crate) fn scripted_response(
+        &mut self,
+        sh: &Shared,
+        resp: &Response,
+        script: &mut dyn ThreadScript,
+        head: &[u8],
+        body: &[u8],
+    ) -> anyhow::Result<bool> {
+        script.response(resp.status, head, body)?;
+        Ok(self.response(sh, resp))
+    }
+
     pub(crate) fn response(&mut self, sh: &Shared, resp: &Response) -> bool {
         if !body_ok(sh, resp.req, resp.body_len, resp.digest) {
             self.r.failed.length += 1;

@@ -2,13 +2,16 @@
 //! budget (`-n`), the pick among the plan's URLs (always the first, uniform or weighted, from a
 //! seed so runs repeat), the open loop's [`Pacer`], and the requests taken but waiting for a
 //! connection to carry them again (HTTP/2's streams above a GOAWAY's last one). The one place a
-//! request is chosen: a scripted request (wrk's `request()`) would be chosen and built here.
+//! request is chosen, and so where a script's are (`script.rs`): its `request()` called for each
+//! send when it defines one, else its request built once; its `delay()` asked here for the driver.
+//! A script's first error stops the thread (kept for the run's result).
 //!
 //! A request is outstanding from the moment it is taken until [`Requests::done`]: the thread's part
 //! of the run is over when the budget is spent and none is outstanding.
 
 use crate::pacer::{Pacer, LATE};
 use crate::plan::{Pick, Shape};
+use crate::script::{Calls, ThreadScript};
 use crate::share::Share;
 use crate::shared::Shared;
 use rand::distributions::{Distribution, WeightedIndex};
@@ -34,6 +37,10 @@ pub(crate) struct Requests {
     rng: SmallRng,
     /// Open loop: sends that left later than their intended time (by more than [`LATE`]).
     late_sends: u64,
+    /// The thread's script, which callbacks it defines, and its first error.
+    script: Option<Box<dyn ThreadScript>>,
+    calls: Calls,
+    script_error: Option<anyhow::Error>,
 }
 
 enum PickBy {
@@ -44,7 +51,12 @@ enum PickBy {
 
 impl Requests {
     /// Thread `index`'s requests: its share of the budget and of the rate, its own random stream.
-    pub(crate) fn new(sh: &Shared, index: usize, share: &Share) -> anyhow::Result<Requests> {
+    pub(crate) fn new(
+        sh: &Shared,
+        index: usize,
+        share: &Share,
+        script: Option<Box<dyn ThreadScript>>,
+    ) -> anyhow::Result<Requests> {
         let plan = sh.plan;
         let (seed, pick) = match &plan.pick {
             Pick::Single => (0, PickBy::First),
@@ -70,7 +82,91 @@ impl Requests {
             pick,
             rng: SmallRng::seed_from_u64(seed ^ (index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             late_sends: 0,
+            calls: script.as_ref().map(|s| s.calls()).unwrap_or_default(),
+            script,
+            script_error: None,
         })
+    }
+
+    /// The bytes of request `req` as this thread sends it: its script's fixed request, or the
+    /// plan's.
+    pub(crate) fn bytes<'s>(&'s self, sh: &'s Shared, req: usize) -> &'s [u8] {
+        match &self.script {
+            Some(s) => s.fixed_request(),
+            None => &sh.reqs[req],
+        }
+    }
+
+    /// Where a new connection goes: the script's `thread.addr` when `setup` moved it off the
+    /// target's first address, else `reach`'s choice.
+    pub(crate) fn addr(&self, sh: &Shared) -> std::net::SocketAddr {
+        match self.script.as_ref().map(|s| s.addr()) {
+            Some(a) if a != sh.plan.target.addrs[0] => a,
+            _ => sh.reach.addr(),
+        }
+    }
+
+    /// Whether each send's bytes come from the script's `request()` (see [`Requests::build`]).
+    pub(crate) fn scripted(&self) -> bool {
+        self.calls.request
+    }
+
+    /// Appends the next send's bytes from the script's `request()` to `out`; false once the
+    /// script failed (the thread then stops).
+    pub(crate) fn build(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some(s) = self.script.as_mut() else {
+            return false;
+        };
+        match s.request(out) {
+            Ok(()) => true,
+            Err(e) => {
+                self.script_error.get_or_insert(e);
+                false
+            }
+        }
+    }
+
+    /// The script's `delay()` before a slot's next send, when it defines one (zero otherwise).
+    pub(crate) fn delay(&mut self) -> Duration {
+        if !self.calls.delay {
+            return Duration::ZERO;
+        }
+        let s = self.script.as_mut().expect("delay() is the script's");
+        s.delay().unwrap_or_else(|e| {
+            self.script_error.get_or_insert(e);
+            Duration::ZERO
+        })
+    }
+
+    /// Whether the script's `delay()` is called before each send.
+    pub(crate) fn delays(&self) -> bool {
+        self.calls.delay
+    }
+
+    /// The script, when it reads responses (`record.rs` hands each to it).
+    pub(crate) fn response_reader(&mut self) -> Option<&mut (dyn ThreadScript + 'static)> {
+        match self.calls.response {
+            true => self.script.as_deref_mut(),
+            false => None,
+        }
+    }
+
+    /// The script's `response()` failed.
+    pub(crate) fn script_failed(&mut self, e: anyhow::Error) {
+        self.script_error.get_or_insert(e);
+    }
+
+    /// The script ended this thread's part: it failed, or it called `thread:stop()`.
+    pub(crate) fn script_ended(&self) -> bool {
+        self.script_error.is_some() || self.script.as_ref().is_some_and(|s| s.stopped())
+    }
+
+    /// The thread's script back after the run, or its first error.
+    pub(crate) fn finish_script(self) -> anyhow::Result<Option<Box<dyn ThreadScript>>> {
+        match self.script_error {
+            Some(e) => Err(e),
+            None => Ok(self.script),
+        }
     }
 
     /// Whether sends follow the open loop's pacer (`--rate`) rather than completions.

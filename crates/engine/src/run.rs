@@ -16,6 +16,7 @@ use crate::live::Live;
 use crate::plan::{Pick, Plan, Shape, TlsVersions};
 use crate::reach::Reach;
 use crate::result::RunResult;
+use crate::script::ThreadScript;
 use crate::share::Share;
 use crate::shared::Shared;
 use crate::spin;
@@ -61,6 +62,18 @@ fn carry_out<C: Connection>(
     let clients = plan.shape.clients();
     raise_fd_limit(clients as u64 + 64);
     let threads = load_threads(plan.threads, clients);
+    let scripts = thread_scripts(plan, threads)?;
+    // A script's request() may hold several requests: they go out pipelined, as wrk sends them.
+    let per_call = scripts
+        .iter()
+        .flatten()
+        .map(|s| s.requests_per_call())
+        .max();
+    let script_responses = scripts.iter().flatten().any(|s| s.calls().response);
+    if C::MULTIPLEXED && plan.script.is_some() {
+        // Its requests would be the plan's HPACK blocks, not the script's: refused, not ignored.
+        bail!("scripts (-s FILE) run over HTTP/1.1 and HTTPS, not yet with --h2 or --h3");
+    }
     let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
@@ -71,7 +84,7 @@ fn carry_out<C: Connection>(
             .collect(),
         head_request: plan.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: plan.keep_alive || plan.pipeline > 1,
-        pipeline: plan.pipeline.max(1),
+        pipeline: plan.pipeline.max(per_call.unwrap_or(1)).max(1),
         doc_len: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         first_digest: plan.requests.iter().map(|_| OnceLock::new()).collect(),
         server: OnceLock::new(),
@@ -81,14 +94,17 @@ fn carry_out<C: Connection>(
         deadline: None,
         tls: tls_setup(plan)?.map(C::tls),
         spin: spin::limit_for(plan.spin, threads, &plan.shape, C::MULTIPLEXED),
+        script_responses,
     };
     // The threads wait at `go` for the shared state, which holds the start instant: it is set only
     // once `wait_for_start` has returned.
     let armed: OnceLock<Shared> = OnceLock::new();
     let go = Barrier::new(threads + 1);
     let (started_unix, outs) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|i| {
+        let handles: Vec<_> = scripts
+            .into_iter()
+            .enumerate()
+            .map(|(i, script)| {
                 let share = Share::of(i, threads, clients, plan);
                 let (armed, go) = (&armed, &go);
                 s.spawn(move || {
@@ -96,7 +112,20 @@ fn carry_out<C: Connection>(
                     let shared = armed
                         .get()
                         .expect("the shared state is set before the barrier");
-                    Driver::<C>::new(shared, i, share)?.run()
+                    let out = Driver::<C>::new(shared, i, share, script).and_then(|d| d.run());
+                    match out {
+                        Ok((r, end, script)) => {
+                            if let (Some(s), Some(p)) = (script, &plan.script) {
+                                p.0.returned(i, s);
+                            }
+                            Ok((r, end))
+                        }
+                        Err(e) => {
+                            // A script's error ends the whole run.
+                            shared.live.stop.store(true, Ordering::Relaxed);
+                            Err(e)
+                        }
+                    }
                 })
             })
             .collect();
@@ -121,6 +150,21 @@ fn carry_out<C: Connection>(
     });
     let shared = armed.get().expect("set inside the scope");
     gather(shared, started_unix, outs)
+}
+
+/// Each load thread's script state (none without a script), made here, in thread order: wrk runs
+/// `setup` for each thread before any starts.
+fn thread_scripts(
+    plan: &Plan,
+    threads: usize,
+) -> anyhow::Result<Vec<Option<Box<dyn ThreadScript>>>> {
+    let Some(script) = &plan.script else {
+        return Ok((0..threads).map(|_| None).collect());
+    };
+    let addr = plan.target.addrs[0];
+    (0..threads)
+        .map(|i| script.0.thread(i, threads, addr).map(Some))
+        .collect()
 }
 
 /// How many load threads run `clients`: as asked, or one per CPU this process may use (0), never

@@ -37,4 +37,6 @@ pub(crate) struct Shared<'a> {
     pub tls: Option<TlsSetup>,
     /// How long a load thread may spin before it blocks (`spin.rs`; zero: never).
     pub spin: Duration,
+    /// The run's script reads responses (`response()`): connections keep each head and body.
+    pub script_responses: bool,
 }

@@ -41,7 +41,7 @@ pub(crate) fn scheme_of(plan: &Plan) -> Scheme {
 
 /// The target as a request names it: its host, with `:port` unless the port is the scheme's
 /// default.
-pub(crate) fn authority(plan: &Plan) -> String {
+pub fn authority(plan: &Plan) -> String {
     let t = &plan.target;
     match t.port == scheme_of(plan).default_port() {
         true => t.host.clone(),

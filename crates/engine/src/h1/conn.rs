@@ -82,6 +82,9 @@ impl Connection for H1Conn {
     fn new(sh: &Shared, _: &(), now: Instant) -> H1Conn {
         let mut parser = ResponseParser::default();
         parser.verbosity = sh.plan.verbosity;
+        if sh.script_responses {
+            parser.kept = Some(Default::default());
+        }
         H1Conn {
             stream: None,
             to: sh.reach.addr(),
@@ -104,15 +107,15 @@ impl Connection for H1Conn {
 
     fn start(&mut self, io: &mut Io, _: &mut (), slot: usize, now: Instant) {
         if !self.inflight.is_empty() {
-            // Retry what a closed keep-alive connection left unanswered.
-            return self.send(io, slot, Instant::now());
+            // Retry what a closed keep-alive connection left unanswered (the same bytes).
+            return self.send(io, slot, Instant::now(), false);
         }
         if io.requests.open_loop() {
             let Some((req, start)) = io.requests.next(now) else {
                 return;
             };
             self.inflight.push_back(InFlight { req, start });
-            return self.send(io, slot, Instant::now());
+            return self.send(io, slot, Instant::now(), true);
         }
         let n = io.requests.take(io.sh.pipeline as u64);
         if n > 0 {
@@ -121,7 +124,7 @@ impl Connection for H1Conn {
                 let req = io.requests.pick();
                 self.inflight.push_back(InFlight { req, start: now });
             }
-            self.send(io, slot, now);
+            self.send(io, slot, now, true);
         }
     }
 
@@ -207,16 +210,27 @@ impl H1Conn {
     }
 
     /// Writes the slot's in-flight requests, on its open connection or a new one; `now` was just read.
-    fn send(&mut self, io: &mut Io, slot: usize, now: Instant) {
+    /// `fresh`: new requests (a script's `request()` builds their bytes), not ones sent again.
+    fn send(&mut self, io: &mut Io, slot: usize, now: Instant, fresh: bool) {
         let sh = io.sh;
         let first = self.inflight.front().map_or(0, |f| f.req);
-        if self.inflight.len() == 1 {
+        if io.requests.scripted() {
+            // One call's bytes carry the slot's requests (a script's pipelined requests).
+            self.out_req = None;
+            if fresh {
+                self.out.clear();
+                if !io.requests.build(&mut self.out) {
+                    self.inflight.clear();
+                    return;
+                }
+            }
+        } else if self.inflight.len() == 1 {
             self.out_req = Some(first);
         } else {
             self.out_req = None;
             self.out.clear();
             for f in &self.inflight {
-                self.out.extend_from_slice(&sh.reqs[f.req]);
+                self.out.extend_from_slice(io.requests.bytes(sh, f.req));
             }
         }
         self.written = 0;
@@ -240,7 +254,7 @@ impl H1Conn {
         self.served = 0;
         self.conn_start = now;
         self.phase = Phase::Connecting;
-        self.to = sh.reach.addr();
+        self.to = io.requests.addr(sh);
         let tls = sh.tls.as_ref();
         let body = sh.plan.body.is_some();
         let s = match Transport::connect(self.to, sh.keep_alive, body, &sh.setup, tls) {
@@ -274,7 +288,7 @@ impl H1Conn {
         let sh = io.sh;
         loop {
             let bytes: &[u8] = match self.out_req {
-                Some(r) => &sh.reqs[r],
+                Some(r) => io.requests.bytes(sh, r),
                 None => &self.out,
             };
             let Some(stream) = self.stream.as_mut() else {
@@ -427,7 +441,19 @@ impl H1Conn {
             body_len,
             digest: self.parser.hasher.take().map(|h| h.finalize().into()),
         };
-        if io.record.response(sh, &response) && reusable {
+        let counted = match (io.requests.response_reader(), self.parser.kept.as_ref()) {
+            (Some(script), Some(kept)) => {
+                let (head, body) = (&kept.head[..], &kept.body[..]);
+                io.record
+                    .scripted_response(sh, &response, script, head, body)
+            }
+            _ => Ok(io.record.response(sh, &response)),
+        };
+        let counted = counted.unwrap_or_else(|e| {
+            io.requests.script_failed(e);
+            false
+        });
+        if counted && reusable {
             io.record.r.keep_alive_requests += 1;
         }
         if let Some(s) = self.parser.server.take() {

@@ -57,6 +57,16 @@ pub struct ResponseParser {
     pub hasher: Option<Sha256>,
     /// ab's `-v` level: 2 and up print each final head as it arrives (`h1/verbose.rs`).
     pub verbosity: u8,
+    /// When set, the final head and the decoded body are kept for a script's `response()`.
+    pub kept: Option<Kept>,
+}
+
+/// A response's final header block and decoded body, kept (buffers reused from one response to
+/// the next) only when a script reads them.
+#[derive(Default)]
+pub struct Kept {
+    pub head: Vec<u8>,
+    pub body: Vec<u8>,
 }
 
 impl Default for ResponseParser {
@@ -73,15 +83,19 @@ impl Default for ResponseParser {
             server: None,
             hasher: None,
             verbosity: 0,
+            kept: None,
         }
     }
 }
 
-/// Counts (and hashes, when asked) body bytes.
-fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, bytes: &[u8]) {
+/// Counts (and hashes, and keeps, when asked) body bytes.
+fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, kept: &mut Option<Kept>, bytes: &[u8]) {
     *body_len += bytes.len() as u64;
     if let Some(h) = hasher.as_mut() {
         h.update(bytes);
+    }
+    if let Some(k) = kept.as_mut() {
+        k.body.extend_from_slice(bytes);
     }
 }
 
@@ -102,6 +116,10 @@ impl ResponseParser {
         self.status = 0;
         self.keep_alive = false;
         self.body_len = 0;
+        if let Some(k) = self.kept.as_mut() {
+            k.head.clear();
+            k.body.clear();
+        }
     }
 
     /// Whether any byte of the current response has arrived.
@@ -141,18 +159,29 @@ impl ResponseParser {
                     let take = (*left).min((data.len() - pos) as u64) as usize;
                     *left -= take as u64;
                     let done = *left == 0;
-                    count(&mut self.body_len, &mut self.hasher, &data[pos..pos + take]);
+                    count(
+                        &mut self.body_len,
+                        &mut self.hasher,
+                        &mut self.kept,
+                        &data[pos..pos + take],
+                    );
                     pos += take;
                     return Ok(if done { Feed::Done(pos) } else { Feed::More });
                 }
                 State::UntilClose => {
-                    count(&mut self.body_len, &mut self.hasher, &data[pos..]);
+                    count(
+                        &mut self.body_len,
+                        &mut self.hasher,
+                        &mut self.kept,
+                        &data[pos..],
+                    );
                     return Ok(Feed::More);
                 }
                 State::Chunked(decoder) => {
-                    let (body_len, hasher) = (&mut self.body_len, &mut self.hasher);
+                    let (body_len, hasher, kept) =
+                        (&mut self.body_len, &mut self.hasher, &mut self.kept);
                     let progress = decoder
-                        .feed(&data[pos..], |bytes| count(body_len, hasher, bytes))
+                        .feed(&data[pos..], |bytes| count(body_len, hasher, kept, bytes))
                         .map_err(chunked::ChunkError::message)?;
                     return Ok(match progress {
                         Progress::More => Feed::More,
@@ -201,6 +230,10 @@ impl ResponseParser {
         }
         if self.verbosity >= 2 {
             super::verbose::head(self.verbosity, &buf[..head.len], head.status);
+        }
+        if let Some(k) = self.kept.as_mut() {
+            k.head.clear();
+            k.head.extend_from_slice(&buf[..head.len]);
         }
         self.status = head.status;
         self.keep_alive = head.keep_alive;

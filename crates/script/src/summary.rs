@@ -1,0 +1,58 @@
+//! `done(summary, latency, requests)`'s arguments from a run's merged result, with wrk's fields:
+//! `summary.duration` (µs), `.requests`, `.bytes`, `.errors.{connect,read,write,status,timeout}`;
+//! `latency` and `requests` as wrk's statistics objects (`min`, `max`, `mean`, `stdev`,
+//! `percentile(p)`, `[i]`: how many values were i − 1, `#`: the largest value + 1).
+
+use hdrhistogram::Histogram;
+use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
+use webstand_engine::RunResult;
+
+/// A statistics object over a histogram of whole numbers (µs for latency, requests/s).
+pub(crate) struct Stats(pub Histogram<u64>);
+
+impl UserData for Stats {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("min", |_, s| Ok(if s.0.is_empty() { 0 } else { s.0.min() }));
+        f.add_field_method_get("max", |_, s| Ok(s.0.max()));
+        f.add_field_method_get("mean", |_, s| Ok(s.0.mean()));
+        f.add_field_method_get("stdev", |_, s| Ok(s.0.stdev()));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("percentile", |_, s, p: f64| {
+            Ok(s.0.value_at_quantile(p / 100.0))
+        });
+        m.add_meta_method(MetaMethod::Index, |_, s, i: Value| match i {
+            Value::Integer(i) if i >= 1 => Ok(s.0.count_at(i as u64 - 1)),
+            Value::Number(i) if i >= 1.0 => Ok(s.0.count_at(i as u64 - 1)),
+            _ => Ok(0),
+        });
+        m.add_meta_method(MetaMethod::Len, |_, s, ()| Ok(s.0.max() + 1));
+    }
+}
+
+/// The three arguments of `done()`.
+pub(crate) fn arguments(lua: &Lua, r: &RunResult) -> mlua::Result<(Table, Stats, Stats)> {
+    let summary = lua.create_table()?;
+    summary.set("duration", r.elapsed.as_micros() as u64)?;
+    summary.set("requests", r.complete)?;
+    summary.set("bytes", r.total_bytes)?;
+    let errors = lua.create_table()?;
+    errors.set("connect", r.failed.connect)?;
+    errors.set("read", r.failed.receive)?;
+    errors.set("write", r.write_errors)?;
+    errors.set("status", r.non_2xx)?;
+    errors.set(
+        "timeout",
+        r.failed.exceptions.saturating_sub(r.write_errors),
+    )?;
+    summary.set("errors", errors)?;
+    let latency = Stats(r.histograms.total.clone());
+    // The run's rate as one value (wrk samples each thread's every 100 ms).
+    let mut rate = Histogram::<u64>::new(3).map_err(mlua::Error::external)?;
+    let secs = r.elapsed.as_secs_f64();
+    if secs > 0.0 {
+        let _ = rate.record((r.complete as f64 / secs).round() as u64);
+    }
+    Ok((summary, latency, Stats(rate)))
+}
