@@ -218,7 +218,7 @@ fn a_server_without_http2_and_h2_options_without_h2_are_one_line_and_a_non_zero_
     one_line(
         &["-m", "4"],
         1,
-        "-m 4: streams per connection are an HTTP/2 option: add --h2",
+        "-m 4: streams per connection are an HTTP/2 and HTTP/3 option: add --h2 or --h3",
     );
     one_line(
         &["--h2", "-m", "GET"],

@@ -47,8 +47,10 @@ pub(super) fn check_limits(args: &Args) -> Result<()> {
         bail!("--max-p99-ms must be more than 0");
     }
     if let Some(m) = &args.streams {
-        if !args.h2.h2 {
-            bail!("-m {m}: streams per connection are an HTTP/2 option: add --h2");
+        if !args.h2.h2 && !args.h2.h3 {
+            bail!(
+                "-m {m}: streams per connection are an HTTP/2 and HTTP/3 option: add --h2 or --h3"
+            );
         }
         if m.parse::<u32>().is_err() {
             bail!("-m {m}: expected a number of streams per connection");

@@ -41,7 +41,7 @@ pub(crate) fn level_counts(h: &H2Summary) -> [u64; 11] {
     ]
 }
 
-/// The header line and one row per HTTP/2 level ("" when no level spoke HTTP/2).
+/// The header line and one row per HTTP/2 or HTTP/3 level ("" when no level spoke either).
 pub fn table(levels: &[Level]) -> String {
     let h2: Vec<_> = levels
         .iter()
@@ -50,7 +50,11 @@ pub fn table(levels: &[Level]) -> String {
     if h2.is_empty() {
         return String::new();
     }
-    let mut out = String::from("HTTP/2 (h2load's counts per level):\n");
+    let protocol = match levels.iter().any(|l| l.result.quic.is_some()) {
+        true => "HTTP/3",
+        false => "HTTP/2",
+    };
+    let mut out = format!("{protocol} (h2load's counts per level):\n");
     let _ = write!(out, "{:>7}", "Clients");
     for (name, width) in COLUMNS {
         let _ = write!(out, " {name:>width$}");
