@@ -12,7 +12,7 @@ use serde_json::json;
 use std::process::Command;
 use std::time::Duration;
 
-const ROUNDS: u64 = 3;
+const ROUNDS: u64 = 6;
 const REQUESTS: u64 = 60;
 
 #[test]
@@ -45,7 +45,7 @@ fn paced_large_answers_leave_the_loop_serving_everyone() {
                 ])
                 .arg(&server.cert)
                 .arg(&url),
-            Duration::from_secs(90),
+            Duration::from_secs(45),
         );
         let report = common::json_stdout(&out);
         assert_eq!(
