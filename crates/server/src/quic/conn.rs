@@ -103,12 +103,20 @@ impl QuicConn {
         self.conn.poll_timeout()
     }
 
-    pub fn on_timeout(&mut self, now: Instant) {
-        self.conn.handle_timeout(now);
+    /// Fires quinn's timers that are due (at the clock read now, as `transmit` does).
+    pub fn on_timeout(&mut self) {
+        self.conn.handle_timeout(Instant::now());
     }
 
     /// Hands the endpoint what the connection has for it, and sends what is due.
-    pub fn transmit(&mut self, now: Instant) {
+    ///
+    /// The clock is read here, never taken from the caller: quinn's pacer keeps the time it
+    /// last sent and refills its tokens from the time since, so a loop round's older clock
+    /// (earlier than what quinn already saw) refills nothing and sets a pacing timer already in
+    /// the past, which fires, sends nothing at that same older time, and is set again: the loop
+    /// spun on it and no longer polled its socket, for every connection.
+    pub fn transmit(&mut self) {
+        let now = Instant::now();
         while let Some(event) = self.conn.poll_endpoint_events() {
             if event.is_drained() {
                 self.released = true;
@@ -350,7 +358,7 @@ impl QuicConn {
             }
         }
         self.ids = ids;
-        self.transmit(Instant::now());
+        self.transmit();
         Ok(!blocked)
     }
 
@@ -379,7 +387,7 @@ impl QuicConn {
             self.lost = true;
             let now = Instant::now();
             self.conn.close(now, code_of(code), bytes::Bytes::new());
-            self.transmit(now);
+            self.transmit();
         }
     }
 }

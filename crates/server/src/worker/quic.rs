@@ -141,11 +141,10 @@ impl Worker {
 
     /// After a QUIC connection's step: send what it has due and set its timer.
     pub(super) fn arm_quic(&mut self, idx: usize) {
-        let now = self.now;
         let Some(q) = self.quic_conn(idx) else {
             return;
         };
-        q.transmit(now);
+        q.transmit();
         let Some(due) = q.timeout() else {
             q.armed = None;
             return;
@@ -178,7 +177,7 @@ impl Worker {
             }
             q.armed = None;
             if q.timeout().is_some_and(|t| t <= now) {
-                q.on_timeout(now);
+                q.on_timeout();
                 self.drive(idx, true, false);
             } else {
                 self.arm_quic(idx);
