@@ -266,17 +266,41 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
             .unwrap()
             .to_string()
     };
+    // Cells are read by their column's name: the table's columns are at least two spaces apart,
+    // and a cell (e.g. "both saturated" under "bound by") may hold one.
+    let cells = |line: &str| -> Vec<String> {
+        line.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    let table = section("2k");
+    let header = cells(
+        table
+            .lines()
+            .find(|l| l.starts_with("server"))
+            .unwrap_or_else(|| panic!("no header in\n{text}")),
+    );
+    let column = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
     for k in &kinds {
-        let row = section("2k")
+        let row = table
             .lines()
             .find(|l| l.starts_with(k.name()))
-            .unwrap_or_else(|| panic!("no {} row in\n{text}", k.name()))
-            .to_string();
-        let cells: Vec<&str> = row.split_whitespace().collect();
-        let hits: f64 = cells[2].parse().unwrap_or_else(|_| panic!("bad row {row}"));
+            .unwrap_or_else(|| panic!("no {} row in\n{text}", k.name()));
+        let row_cells = cells(row);
+        assert_eq!(row_cells.len(), header.len(), "{row}");
+        let hits: f64 = row_cells[column("peak hits/s")]
+            .parse()
+            .unwrap_or_else(|_| panic!("bad row {row}"));
         assert!(hits > 100.0, "{row}");
-        assert_eq!(cells[5], "0", "errors in {row}");
-        let server_cpu: f64 = cells[7]
+        assert_eq!(row_cells[column("errors")], "0", "errors in {row}");
+        let server_cpu: f64 = row_cells[column("srv CPU-µs/req")]
             .parse()
             .unwrap_or_else(|_| panic!("no server CPU in {row}"));
         assert!(server_cpu > 0.0, "{row}");
