@@ -120,11 +120,31 @@ fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
             .lines()
             .find(|l| l.starts_with(&format!("{server} ")))
             .unwrap_or_else(|| panic!("no {server} row:\n{shown}"));
-        let cells: Vec<&str> = line.split_whitespace().collect();
+        // Cells by their column's name: columns are at least two spaces apart, and a "bound by"
+        // cell may follow the peak.
+        let cells = |l: &str| -> Vec<String> {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect()
+        };
+        let header = cells(
+            shown
+                .lines()
+                .find(|l| l.starts_with("server "))
+                .unwrap_or_else(|| panic!("no header:\n{shown}")),
+        );
+        let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let got = cells(line);
         let row = live.iter().find(|r| r["server"] == server).unwrap();
         let peak = row["peak_hits_per_sec"].as_f64().unwrap();
-        assert_eq!(cells[2], format!("{peak:.0}"), "{line}");
-        assert_eq!(cells[3], row["clients_at_peak"].to_string(), "{line}");
+        assert_eq!(got[at("peak hits/s")], format!("{peak:.0}"), "{line}");
+        assert_eq!(
+            got[at("clients")],
+            row["clients_at_peak"].to_string(),
+            "{line}"
+        );
     }
 
     // CSV: one row per level per round, 3 x (2 servers x 2 levels), each with its round.

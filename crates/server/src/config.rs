@@ -486,11 +486,11 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_example_parses() {
-        let readme = include_str!("../../../README.md");
+    fn the_guide_s_example_parses() {
+        let readme = include_str!("../../../docs/SERVE.md");
         let start = readme
             .find("```toml\nroot = ")
-            .expect("README has the serve config example")
+            .expect("docs/SERVE.md has the config example")
             + 8;
         let end = start + readme[start..].find("```").unwrap();
         let c: Config = toml::from_str(&readme[start..end]).unwrap();
