@@ -3,7 +3,7 @@
 //! never get past [`start`].
 
 use std::sync::Arc;
-use webstand_engine::{Live, Plan, RunResult};
+use webstand_results::{Live, Plan, RunResult};
 
 /// How the last run was spread over the ranks (None when it ran in this process only).
 #[derive(Clone, Debug)]

@@ -19,6 +19,8 @@ pub mod session;
 pub mod spin_args;
 pub mod stored;
 pub mod sweep;
+pub mod sweep_args;
+pub mod sweep_table;
 pub mod sweep_target;
 pub mod tls_args;
 pub mod usage;

@@ -21,14 +21,14 @@ use crate::connection::Connection;
 use crate::io::{Io, Ready};
 use crate::record::Record;
 use crate::requests::Requests;
-use crate::result::{CpuTime, RunResult};
-use crate::script::ThreadScript;
 use crate::share::Share;
 use crate::shared::Shared;
 use crate::wait::{Pass, Wait};
 use mio::{Events, Poll};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use webstand_results::result::{CpuTime, RunResult};
+use webstand_results::script::ThreadScript;
 
 /// The longest a thread blocks in poll, so a stop request is noticed promptly.
 const MAX_POLL: Duration = Duration::from_millis(50);

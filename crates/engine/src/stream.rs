@@ -6,10 +6,10 @@
 
 use crate::io::Io;
 use crate::record::{Class, Response};
-use crate::result::H2Summary;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 use webstand_h2::Window;
+use webstand_results::result::H2Summary;
 
 /// One request in flight.
 pub(crate) struct Stream {

@@ -4,7 +4,7 @@
 //! connections that ended on an error by code, and whether GSO and GRO carried the datagrams.
 
 use serde_json::{json, Value};
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// Requests that ended (complete or failed): the base of the per-request figures.
 fn requests(r: &RunResult) -> u64 {
@@ -108,7 +108,7 @@ pub fn json(r: &RunResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::QuicSummary;
+    use webstand_results::QuicSummary;
 
     #[test]
     fn the_lines_divide_by_the_requests_that_ended() {

@@ -14,9 +14,7 @@ use crate::connection::{Connection, Waiting};
 use crate::h1::request::request_bytes;
 use crate::h1::response::{Feed, ResponseParser};
 use crate::io::Io;
-use crate::plan::Plan;
 use crate::record::{Class, Response};
-use crate::result::RunResult;
 use crate::shared::Shared;
 use crate::transport::tls::count_handshake;
 use crate::transport::Transport;
@@ -26,6 +24,8 @@ use std::collections::VecDeque;
 use std::io::{self as stdio, ErrorKind};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use webstand_results::plan::Plan;
+use webstand_results::result::RunResult;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {

@@ -5,5 +5,3 @@
 pub mod features;
 pub mod h2;
 pub mod tls;
-
-pub use features::{Features, Support};

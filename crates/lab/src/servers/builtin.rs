@@ -10,7 +10,7 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{Mode, NO_H2};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{Note, TlsNote};
-use crate::tls::NO_TLS;
+use webstand_results::comparison::NO_TLS;
 
 /// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
 /// default, written out so the saved config shows it).
