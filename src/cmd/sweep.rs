@@ -4,12 +4,11 @@
 
 use super::diagnose::{Diagnosing, Known, ServerProcess};
 use super::main_job::Embedded;
-use super::presets::{preset_defaults, Preset, PresetDefaults};
+use super::presets::{preset_defaults, PresetDefaults};
 use super::session::{SavedLine, Session};
 use super::sweep_args::Args;
 use super::sweep_table::Table;
 use super::sweep_target::{check_limits, level_stop, open_session, target_and_workload, Targeted};
-use super::workload_args::WorkloadArgs;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;

@@ -156,7 +156,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    use webstand_results::{CpuTime, Ended, Failures, RunResult};
+    use webstand_results::{CpuTime, Ended, Failures, RunResult, ServerFigures};
 
     /// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
     /// `base_us` to twice that.
