@@ -38,6 +38,7 @@ mod io;
 mod pacer;
 mod record;
 mod requests;
+mod script_mux;
 
 // How a load thread waits.
 pub mod affinity;
