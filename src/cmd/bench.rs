@@ -432,6 +432,9 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     // Quiet: bench keeps ab's output; the progress display below is its own.
     let mut session = super::session::open(global, "bench", &url, true)?;
     session.save_protocol(&plan);
+    if let Some(file) = script_file(&args)? {
+        super::script_runs::save_identity(&mut session, &file);
+    }
     let result = {
         let _progress = webstand_lab::progress::start(
             "bench",

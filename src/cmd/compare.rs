@@ -127,9 +127,14 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "1M")]
     pub large_size: String,
 
-    /// Per-request timeout: a request with no progress for this long fails
-    #[arg(short = 's', long, value_name = "DURATION", default_value = "10s")]
+    /// A duration: the per-request timeout (a request with no progress for this long fails).
+    /// Anything not starting with a digit: wrk's -s, a Lua script run with every level
+    /// (docs/SCRIPTING.md)
+    #[arg(short = 's', long, value_name = "DURATION|FILE", default_value = "10s")]
     pub timeout: String,
+
+    #[command(flatten)]
+    pub script: super::script_runs::ScriptArgs,
 
     /// The php and wordpress workloads: PHP-FPM's binary, a name or a path
     #[arg(long, value_name = "PROGRAM", default_value = webstand_lab::php::fpm::PROGRAM)]
@@ -252,7 +257,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.features = !args.no_features;
     o.verify = args.verify;
     o.large_size = webstand_workload::fixtures::parse_size(&args.large_size)?;
-    o.timeout = parse_duration(&args.timeout)?;
+    o.timeout = parse_duration(&args.script.split_s(&args.timeout, "10s", args.json)?.0)?;
     o.builtin = std::env::current_exe().ok();
     if args.rounds == 0 {
         bail!("--rounds must be at least 1");
@@ -297,6 +302,8 @@ pub struct Printing {
     pub max_error_pct: f64,
     /// Also each server's sweep table over clients (the wordpress preset's).
     pub sweeps: bool,
+    /// `-s FILE`: run with every level.
+    pub script: Option<super::script_runs::ScriptRuns>,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -312,6 +319,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,
         sweeps: false,
+        script: args.script.split_s(&args.timeout, "10s", args.json)?.1,
     };
     execute(&opts, &printing, global)
 }
@@ -319,9 +327,15 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 /// Runs a comparison whose options are checked, prints it, and returns its exit status.
 pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let mut obs = super::session::open(global, "compare", "lab", p.quiet)?;
+    if let Some(s) = &p.script {
+        super::script_runs::save_identity(&mut obs, &s.file);
+    }
     let mut diagnosing = Diagnosing::new(&mut obs, Default::default(), p.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
-    let outcome = compare::run(opts, &mut diagnosing);
+    let outcome = match &p.script {
+        Some(s) => compare::run(opts, &mut super::script_runs::Scripted::new(&mut diagnosing, s)),
+        None => compare::run(opts, &mut diagnosing),
+    };
     let peaks = outcome
         .as_ref()
         .map(|c| peak_diagnoses(c, &diagnosing))

@@ -14,6 +14,7 @@ pub mod main_job;
 pub mod presets;
 pub mod probe;
 pub mod run_settings;
+pub mod script_runs;
 pub mod serve;
 pub mod session;
 pub mod spin_args;

@@ -72,9 +72,14 @@ pub struct Args {
     #[arg(short = 'k', long)]
     pub keep_alive: bool,
 
-    /// Per-request timeout: a request with no progress for this long fails
-    #[arg(short = 's', long, value_name = "DURATION", default_value = "30s")]
+    /// A duration: the per-request timeout (a request with no progress for this long fails).
+    /// Anything not starting with a digit: wrk's -s, a Lua script run with every level
+    /// (docs/SCRIPTING.md)
+    #[arg(short = 's', long, value_name = "DURATION|FILE", default_value = "30s")]
     pub timeout: String,
+
+    #[command(flatten)]
+    pub script: super::script_runs::ScriptArgs,
 
     /// Load-generator threads (0 = one per CPU the generator may use)
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -189,7 +194,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         .map(|d| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}")))
         .transpose()?;
     let warmup = parse_warmup(&args.warmup)?;
-    let timeout = webstand_duration::positive(&args.timeout)
+    let (timeout, script) = args.script.split_s(&args.timeout, "30s", args.json)?;
+    let timeout = webstand_duration::positive(&timeout)
         .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
     let link_mbit = super::diagnose::link_speed(args.link_speed.as_deref())?;
@@ -221,11 +227,17 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 
     let mut session = open_session(global, &url, embedded.as_mut(), args.quiet)?;
     session.save_protocol(&plan);
+    if let Some(s) = &script {
+        super::script_runs::save_identity(&mut session, &s.file);
+    }
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
     };
     if args.find_max_users {
+        if script.is_some() {
+            bail!("-s FILE runs with a sweep's levels, not with --find-max-users");
+        }
         let spec = MaxUsersSpec {
             start: args.start_clients,
             limit: args.max_clients,
@@ -248,6 +260,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         workload: &workload.name,
         rate,
         table,
+        script: script.as_ref(),
     };
     let code = sweep_levels(&mut session, &spec, &shown, known, args.json)?;
     drop(embedded);
@@ -302,7 +315,13 @@ fn sweep_levels(
 ) -> Result<i32> {
     session.group = shown.workload.to_string();
     let mut diagnosing = Diagnosing::new(session, known, spec.max_error_pct);
-    let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
+    let result = match shown.script {
+        Some(s) => {
+            let mut scripted = super::script_runs::Scripted::new(&mut diagnosing, s);
+            lab_sweep::run(spec, shown.plan, shown.workload, &mut scripted)
+        }
+        None => lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing),
+    };
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
     let bound = super::diagnose::bound_cells(&diagnosing.levels);
     let result = session.failed_on_error(result)?;
@@ -404,6 +423,8 @@ struct Shown<'a> {
     workload: &'a str,
     rate: Option<Rate>,
     table: Table,
+    /// `-s FILE`: run with every level.
+    script: Option<&'a super::script_runs::ScriptRuns>,
 }
 
 /// The sweep's levels as JSON (with the verdict), or as the chosen table (with a "Bound by"

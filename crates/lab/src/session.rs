@@ -134,6 +134,15 @@ impl Session {
         }
     }
 
+    /// Records the wrk script the run's levels ran with (`-s FILE`).
+    pub fn save_script(&mut self, script: &webstand_store::StoredScript) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.set_script(*id, script) {
+                eprintln!("webstand: warning: the script not saved in the history: {e:#}");
+            }
+        }
+    }
+
     /// Records the files and command line a comparison started `server` with.
     pub fn save_configs(&mut self, server: &str, files: &[(String, String)]) {
         let Some((store, id)) = &self.store else {

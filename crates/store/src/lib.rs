@@ -31,6 +31,7 @@ mod machine;
 mod probe;
 mod runs;
 mod schema;
+mod script;
 pub use configs::StoredConfig;
 pub use h2::Protocol;
 pub use levels::{ServerFigures, StoredLevel};
@@ -38,6 +39,7 @@ pub use machine::Machine;
 pub use probe::ProbeCase;
 pub use runs::{RunSummary, StoredRun};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use script::StoredScript;
 
 /// A run's id in the history.
 pub type RunId = i64;
