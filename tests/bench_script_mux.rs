@@ -91,7 +91,18 @@ fn request_and_response_run_over_h2_and_h3() {
     ] {
         let _ = std::fs::remove_file(&seen);
         let url = format!("https://{addr}/");
-        let args = [proto, "-c", "2", "--threads", "2", "-n", "12", "-s", &file, &url];
+        let args = [
+            proto,
+            "-c",
+            "2",
+            "--threads",
+            "2",
+            "-n",
+            "12",
+            "-s",
+            &file,
+            &url,
+        ];
         let out = bench(&args);
         assert!(out.contains("good 12 of 12"), "{proto}: {out}");
         let text = std::fs::read_to_string(&seen).unwrap();
@@ -138,7 +149,10 @@ fn wrk_fields_alone_and_a_counter_reach_nginx_over_h2() {
     let lines = access_lines(&log, 0, 20);
     assert_eq!(lines.len(), 20);
     for l in &lines {
-        assert_eq!((l.method.as_str(), l.uri.as_str()), ("HEAD", "/page.html?from=script"));
+        assert_eq!(
+            (l.method.as_str(), l.uri.as_str()),
+            ("HEAD", "/page.html?from=script")
+        );
     }
     // request(): one stream at a time (-m 1), so the server sees the calls in order.
     let counter = script(
@@ -147,7 +161,9 @@ fn wrk_fields_alone_and_a_counter_reach_nginx_over_h2() {
         "local n = 0\nfunction request()\n  n = n + 1\n  \
          return wrk.format(nil, \"/page.html?n=\" .. n)\nend\n",
     );
-    bench(&["--h2", "-m", "1", "-c", "1", "-n", "15", "-s", &counter, &url]);
+    bench(&[
+        "--h2", "-m", "1", "-c", "1", "-n", "15", "-s", &counter, &url,
+    ]);
     let lines = access_lines(&log, 20, 15);
     let uris: Vec<&str> = lines.iter().map(|l| l.uri.as_str()).collect();
     let want: Vec<String> = (2..=16).map(|n| format!("/page.html?n={n}")).collect();
@@ -189,7 +205,10 @@ fn stop_and_delay_pace_h2_and_h3_runs() {
         let (us, n) = took.split_once(" for ").unwrap();
         assert_eq!(n, "5", "{proto}: {out}");
         let us: f64 = us.parse().unwrap();
-        assert!(us >= 400_000.0, "{proto}: {us} µs for five delayed requests");
+        assert!(
+            us >= 400_000.0,
+            "{proto}: {us} µs for five delayed requests"
+        );
         logged += 5;
     }
 }

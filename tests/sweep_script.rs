@@ -72,44 +72,89 @@ fn sweep_runs_the_script_at_every_level_and_done_once_per_level() {
     // Two levels, one done() each (the warm-ups call none), each with its own level's figures.
     assert_eq!(
         done,
-        ["done 1 threads 40 requests 40 good", "done 1 threads 40 requests 40 good"],
+        [
+            "done 1 threads 40 requests 40 good",
+            "done 1 threads 40 requests 40 good"
+        ],
         "{text}"
     );
     // The history keeps the script's name and digest: `show` says them, `diff` sets them apart
     // from a run without the script (run 2, below).
-    let sum = std::process::Command::new("sha256sum").arg(&file).output().unwrap();
+    let sum = std::process::Command::new("sha256sum")
+        .arg(&file)
+        .output()
+        .unwrap();
     let sha = String::from_utf8(sum.stdout).unwrap();
     let sha = sha.split_whitespace().next().unwrap().to_string();
     let db_s = db.to_str().unwrap();
     let show = run_with_timeout(&["show", "--db", db_s, "1"], Duration::from_secs(60));
     let show = stdout(&show);
-    assert!(show.contains(&format!("Script:   tagged.lua (sha256 {sha})")), "{show}");
+    assert!(
+        show.contains(&format!("Script:   tagged.lua (sha256 {sha})")),
+        "{show}"
+    );
     let seen = srv.take();
     assert!(seen.len() >= 80, "{}", seen.len());
     for s in &seen {
-        assert_eq!((s.method.as_str(), s.path.as_str()), ("GET", "/tagged?blue"));
+        assert_eq!(
+            (s.method.as_str(), s.path.as_str()),
+            ("GET", "/tagged?blue")
+        );
         assert_eq!(s.headers.get("x-tag").map(String::as_str), Some("blue"));
     }
     // A timeout given to -s is still the timeout; a script with --find-max-users is refused.
     let plain = run_with_timeout(
-        &["sweep", &url, "-c", "1", "-n", "5", "--warmup", "0", "-s", "2s", "-q", "--db", db.to_str().unwrap()],
+        &[
+            "sweep",
+            &url,
+            "-c",
+            "1",
+            "-n",
+            "5",
+            "--warmup",
+            "0",
+            "-s",
+            "2s",
+            "-q",
+            "--db",
+            db.to_str().unwrap(),
+        ],
         Duration::from_secs(60),
     );
     assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
-    let show = stdout(&run_with_timeout(&["show", "--db", db_s, "2"], Duration::from_secs(60)));
+    let show = stdout(&run_with_timeout(
+        &["show", "--db", db_s, "2"],
+        Duration::from_secs(60),
+    ));
     assert!(!show.contains("Script:"), "{show}");
-    let diff = stdout(&run_with_timeout(&["diff", "--db", db_s, "1", "2"], Duration::from_secs(60)));
+    let diff = stdout(&run_with_timeout(
+        &["diff", "--db", db_s, "1", "2"],
+        Duration::from_secs(60),
+    ));
     let line = diff
         .lines()
         .find(|l| l.trim_start().starts_with("script "))
         .unwrap_or_else(|| panic!("{diff}"));
-    assert!(line.contains(&format!("tagged.lua {}", &sha[..12])), "{diff}");
+    assert!(
+        line.contains(&format!("tagged.lua {}", &sha[..12])),
+        "{diff}"
+    );
     let refused = run_with_timeout(
-        &["sweep", &url, "--find-max-users", "-s", file.to_str().unwrap()],
+        &[
+            "sweep",
+            &url,
+            "--find-max-users",
+            "-s",
+            file.to_str().unwrap(),
+        ],
         Duration::from_secs(60),
     );
     assert!(!refused.status.success());
-    assert!(stderr(&refused).contains("--find-max-users"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--find-max-users"),
+        "{}",
+        stderr(&refused)
+    );
 }
 
 #[test]

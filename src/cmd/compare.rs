@@ -333,7 +333,10 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let mut diagnosing = Diagnosing::new(&mut obs, Default::default(), p.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
     let outcome = match &p.script {
-        Some(s) => compare::run(opts, &mut super::script_runs::Scripted::new(&mut diagnosing, s)),
+        Some(s) => compare::run(
+            opts,
+            &mut super::script_runs::Scripted::new(&mut diagnosing, s),
+        ),
         None => compare::run(opts, &mut diagnosing),
     };
     let peaks = outcome

@@ -283,7 +283,9 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let run = store.load_run(run_id(&store, &a.run)?)?;
     let mut text = format!("{}\n", describe(&run));
-    let script = store.script(run.id)?.map(|s| ("Script".to_string(), s.to_string()));
+    let script = store
+        .script(run.id)?
+        .map(|s| ("Script".to_string(), s.to_string()));
     for (k, v) in details(&run).into_iter().chain(script) {
         text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }

@@ -195,8 +195,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         .transpose()?;
     let warmup = parse_warmup(&args.warmup)?;
     let (timeout, script) = args.script.split_s(&args.timeout, "30s", args.json)?;
-    let timeout = webstand_duration::positive(&timeout)
-        .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let timeout =
+        webstand_duration::positive(&timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
     let link_mbit = super::diagnose::link_speed(args.link_speed.as_deref())?;
     check_limits(&args)?;

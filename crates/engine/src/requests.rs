@@ -144,7 +144,10 @@ impl Requests {
                 own_body: None,
             });
         };
-        if let Err(e) = self.mux.advance(script, self.calls.request, sh.plan, encode) {
+        if let Err(e) = self
+            .mux
+            .advance(script, self.calls.request, sh.plan, encode)
+        {
             self.done(now);
             self.script_error.get_or_insert(e);
             return None;

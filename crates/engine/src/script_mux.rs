@@ -103,9 +103,15 @@ fn fields<'b>(bytes: &'b [u8], plan: &Plan) -> anyhow::Result<Turned<'b>> {
         Err(e) => bail!("request(): not an HTTP/1 request ({e})"),
     };
     let text = |v: &[u8]| String::from_utf8_lossy(v).into_owned();
-    let host = req.headers.iter().find(|h| h.name.eq_ignore_ascii_case("host"));
+    let host = req
+        .headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("host"));
     let mut fields = vec![
-        (":method".to_string(), req.method.unwrap_or("GET").to_string()),
+        (
+            ":method".to_string(),
+            req.method.unwrap_or("GET").to_string(),
+        ),
         (":scheme".to_string(), scheme_of(plan).name().to_string()),
         (
             ":authority".to_string(),

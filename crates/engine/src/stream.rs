@@ -117,10 +117,9 @@ impl Ended {
                     digest: s.hasher.take().map(|h| h.finalize().into()),
                 };
                 let counted = match (io.requests.response_reader(), s.kept.as_ref()) {
-                    (Some(script), Some(k)) => {
-                        io.record
-                            .scripted_response(io.sh, &response, script, &k.head, &k.body)
-                    }
+                    (Some(script), Some(k)) => io
+                        .record
+                        .scripted_response(io.sh, &response, script, &k.head, &k.body),
                     _ => Ok(io.record.response(io.sh, &response)),
                 };
                 let counted = counted.unwrap_or_else(|e| {

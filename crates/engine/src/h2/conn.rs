@@ -266,8 +266,7 @@ impl H2Conn {
                 self.last_progress = Instant::now(); // the timeout counts from this stream's start
             }
             let check = sh.plan.requests[send.req].expect.is_some();
-            self.session
-                .open(&th.p, send, check, th.tally.keep);
+            self.session.open(&th.p, send, check, th.tally.keep);
             th.tally.sum.started += 1;
             free -= 1;
         }
