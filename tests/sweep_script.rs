@@ -4,6 +4,7 @@
 
 mod common;
 #[path = "common/recording_server.rs"]
+#[allow(dead_code)] // what this test does not look at: connections, bodies, arrival times
 mod recording_server;
 
 use common::{run_with_timeout, scratch, stderr, stdout};
