@@ -14,6 +14,7 @@ mod bench_h2_hpack;
 mod bench_h2_refused;
 mod bench_h3;
 mod bench_script;
+mod bench_script_mux;
 mod bench_syscalls;
 mod bench_tls;
 mod diagnosis;
@@ -54,6 +55,7 @@ mod serve_tls;
 mod show_rounds;
 mod sweep;
 mod sweep_h2;
+mod sweep_script;
 mod users_20k;
 mod workload;
 

@@ -3,8 +3,7 @@
 //! nginx's access log over h2), `response()` gets each response's status, fields and body, and
 //! `delay()` and `thread:stop()` pace and end the run as they do over HTTP/1.1.
 
-mod common;
-
+use crate::common;
 use common::h2;
 use common::h3::{certificate, H3Server};
 use common::nginx::access_lines;

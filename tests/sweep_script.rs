@@ -2,13 +2,9 @@
 //! arguments after `--` reach `init`, the server sees the script's requests, and `done()` is
 //! called once per measured level (not for warm-ups) with that level's figures.
 
-mod common;
-#[path = "common/recording_server.rs"]
-#[allow(dead_code)] // what this test does not look at: connections, bodies, arrival times
-mod recording_server;
-
+use crate::common;
+use common::recording_server::RecordingServer;
 use common::{run_with_timeout, scratch, stderr, stdout};
-use recording_server::RecordingServer;
 use std::path::PathBuf;
 use std::time::Duration;
 
