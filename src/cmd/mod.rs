@@ -20,6 +20,7 @@ pub mod spin_args;
 pub mod stored;
 pub mod sweep;
 pub mod sweep_target;
+pub mod threshold_args;
 pub mod tls_args;
 pub mod usage;
 pub mod wordpress;
