@@ -464,7 +464,11 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
     let mut judging = super::threshold_args::Judging::new(&thresholds);
     let group = session.group.clone();
-    judging.judge(&mut session, (&group, args.concurrency, String::new()), result);
+    judging.judge(
+        &mut session,
+        (&group, args.concurrency, String::new()),
+        result,
+    );
     let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
     // A target never reached has no figures to report: the last line says why.
     if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {

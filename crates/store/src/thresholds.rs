@@ -44,7 +44,10 @@ impl Store {
                 params![run, group, sql_u64(clients as u64), checks.to_string()],
             )
             .with_context(|| {
-                format!("saving the thresholds of run {run} in {}", self.path.display())
+                format!(
+                    "saving the thresholds of run {run} in {}",
+                    self.path.display()
+                )
             })?;
         Ok(())
     }
@@ -54,9 +57,9 @@ impl Store {
         if self.version < SINCE || !self.has_table("thresholds")? {
             return Ok(Vec::new());
         }
-        let mut st = self.conn.prepare(
-            "SELECT grp, clients, checks FROM thresholds WHERE run_id = ?1 ORDER BY id",
-        )?;
+        let mut st = self
+            .conn
+            .prepare("SELECT grp, clients, checks FROM thresholds WHERE run_id = ?1 ORDER BY id")?;
         let rows = st.query_map([run], |r| {
             let checks: String = r.get(2)?;
             let clients: i64 = r.get(1)?;
@@ -83,7 +86,9 @@ mod tests {
         let run = store.begin_run(&RunMeta::default()).unwrap();
         let checks = serde_json::json!([{"threshold": "p99<20ms", "actual": 3.5, "unit": "ms", "passed": true}]);
         store.add_thresholds(run, "2k.html", 8, &checks).unwrap();
-        store.add_thresholds(run, "2k.html", 16, &serde_json::json!([])).unwrap();
+        store
+            .add_thresholds(run, "2k.html", 16, &serde_json::json!([]))
+            .unwrap();
         let back = store.thresholds(run).unwrap();
         assert_eq!(back.len(), 2);
         assert_eq!((back[0].clients, &back[0].checks), (8, &checks));
@@ -91,7 +96,9 @@ mod tests {
         drop(store);
         // A file written before the thresholds: read as it is, with none.
         let old = Store::open(Some(&path)).unwrap();
-        old.conn.execute_batch("DROP TABLE thresholds; PRAGMA user_version = 12;").unwrap();
+        old.conn
+            .execute_batch("DROP TABLE thresholds; PRAGMA user_version = 12;")
+            .unwrap();
         drop(old);
         let reader = Store::open_existing(Some(&path)).unwrap();
         assert!(reader.thresholds(run).unwrap().is_empty());

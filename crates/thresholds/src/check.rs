@@ -26,6 +26,15 @@ impl Check {
             Some(v) => format!("{} {}", format_number(v), self.unit),
         }
     }
+    /// A check as [`Check::json`] wrote it (the history keeps them so); None for anything else.
+    pub fn from_json(v: &serde_json::Value) -> Option<Check> {
+        Some(Check {
+            threshold: v.get("threshold")?.as_str()?.to_string(),
+            actual: v.get("actual").and_then(serde_json::Value::as_f64),
+            unit: v.get("unit")?.as_str()?.to_string(),
+            passed: v.get("passed")?.as_bool()?,
+        })
+    }
     pub fn json(&self) -> serde_json::Value {
         serde_json::json!({
             "threshold": self.threshold,
