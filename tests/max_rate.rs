@@ -129,11 +129,11 @@ fn the_search_finds_a_known_capacity_within_5_percent() {
         &url,
         &[
             "--slo",
-            "p99<10ms",
+            "p99<30ms",
             "-c",
             "16",
             "-d",
-            "1s",
+            "2s",
             "--start-rate",
             "100",
             "--max-steps",
