@@ -255,7 +255,7 @@ mod tests {
             |_: &Capacity, l: &Level, _| (l.result.complete > 1234).then(|| "over".to_string());
         let found = find(&spec(), &base, &mut obs, judge).unwrap();
         let answer = found.answer.unwrap();
-        assert!(answer <= 1234.0 && answer >= 1234.0 * 0.98, "{answer}");
+        assert!((1234.0 * 0.98..=1234.0).contains(&answer), "{answer}");
         assert_eq!(
             found.first_unmet,
             Some(
