@@ -33,6 +33,7 @@ mod lab_signals;
 mod lab_tls;
 mod lab_up;
 mod main_job;
+mod max_rate;
 mod mpi;
 mod outcomes;
 mod probe;
@@ -54,6 +55,7 @@ mod serve_tls;
 mod show_rounds;
 mod sweep;
 mod sweep_h2;
+mod thresholds;
 mod users_20k;
 mod workload;
 

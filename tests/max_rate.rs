@@ -3,7 +3,7 @@
 //! `webstand serve` and the lab's nginx it stays within its step and time bounds, prints each rate
 //! tried with its verdict, repeats for `--rounds`, and is saved in the history.
 
-mod common;
+use crate::common;
 
 use common::{json_stdout, nginx, run_with_timeout, serve, stderr, stdout};
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! JUnit XML read back by a real XML parser, the Markdown summary, a sweep judged per level, and
 //! malformed expressions refused in one line.
 
-mod common;
+use crate::common;
 
 use common::{json_stdout, run, serve, stderr, stdout, Running};
 use serde_json::Value;
