@@ -34,6 +34,7 @@ mod lab_signals;
 mod lab_tls;
 mod lab_up;
 mod main_job;
+mod max_rate;
 mod mpi;
 mod outcomes;
 mod probe;
@@ -56,6 +57,7 @@ mod show_rounds;
 mod sweep;
 mod sweep_h2;
 mod sweep_script;
+mod thresholds;
 mod users_20k;
 mod workload;
 

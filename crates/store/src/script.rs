@@ -1,5 +1,5 @@
 //! The wrk script a run ran with (`-s FILE`): its file name and the SHA-256 of its text, saved
-//! beside the run (schema 13) so `show` and `diff` say which script, and which version of it, a
+//! beside the run (schema 14) so `show` and `diff` say which script, and which version of it, a
 //! run's figures came from. Older files have none.
 
 use anyhow::Context;
@@ -40,7 +40,7 @@ impl Store {
         Ok(())
     }
 
-    /// The script `run` ran with; None for a run without one, or a file from before schema 13.
+    /// The script `run` ran with; None for a run without one, or a file from before schema 14.
     pub fn script(&self, run: RunId) -> anyhow::Result<Option<StoredScript>> {
         if !self.has_table("scripts")? {
             return Ok(None);
@@ -88,7 +88,7 @@ mod tests {
         store.set_script(with, &s).unwrap();
         assert_eq!(store.script(with).unwrap(), Some(s));
         assert_eq!(store.script(without).unwrap(), None);
-        // A file from before schema 13: no table, no script, nothing written by reading it.
+        // A file from before schema 14: no table, no script, nothing written by reading it.
         store.conn.execute_batch("DROP TABLE scripts").unwrap();
         assert_eq!(store.script(with).unwrap(), None);
     }
