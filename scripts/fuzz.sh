@@ -54,14 +54,26 @@ run() {
   local stats=$dir/out/default/fuzzer_stats
   awk -F' *: *' '/^(run_time|execs_done|execs_per_sec|corpus_count|edges_found|total_edges|saved_crashes|saved_hangs|bitmap_cvg)/ { printf "  %s=%s", $1, $2 } END { print "" }' "$stats"
   # The corpus kept: the committed one and the new queue, minimised to the inputs that reach
-  # distinct edges.
-  rm -rf "$dir/min"
-  cat "$dir/out/default/queue"/id* >/dev/null 2>&1 || true
-  nice -n 19 cargo afl cmin -i "$dir/out/default/queue" -o "$dir/min" -- "$HARNESS" "$name" >"$dir/cmin.log" 2>&1 \
-    || { tail -5 "$dir/cmin.log"; return 1; }
+  # distinct edges, by the afl-cmin shell script of cargo-afl's AFL++ with its afl-showmap first on
+  # PATH (another AFL++, such as Debian's older one, speaks another fork-server protocol; the Python
+  # afl-cmin kept nothing here). Should it keep nothing, the queue's entries that found new coverage
+  # (+cov) are kept instead. Inputs over 2 KiB are left out.
+  local bin; bin=$(ls -dt "$HOME"/.local/share/afl.rs/*/afl.rs-*/afl/bin | head -1)
+  rm -rf "$dir/min"; mkdir -p "$dir/min"
+  rmdir "$dir/min"
+  PATH=$bin:$PATH AFL_PATH=$bin nice -n 19 "$bin/afl-cmin.bash" -i "$PWD/$dir/out/default/queue" \
+    -o "$PWD/$dir/min" -- "$PWD/$HARNESS" "$name" >"$dir/cmin.log" 2>&1 || true
+  mkdir -p "$dir/min"
+  if [ -z "$(ls -A "$dir/min")" ]; then
+    echo "  afl-cmin kept nothing ($dir/cmin.log): keeping the queue's +cov entries"
+    cp "$dir"/out/default/queue/*+cov* "$dir/min"/ 2>/dev/null || true
+  fi
   rm -rf fuzz/corpora/"$name"; mkdir -p fuzz/corpora/"$name"
   local i=0
-  for f in "$dir/min"/*; do cp "$f" "fuzz/corpora/$name/$(sha1sum "$f" | cut -c1-16)"; i=$((i + 1)); done
+  for f in "$dir/min"/*; do
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 2048 ] || continue
+    cp "$f" "fuzz/corpora/$name/$(sha1sum "$f" | cut -c1-16)"; i=$((i + 1))
+  done
   echo "  corpus: $i files in fuzz/corpora/$name"
   local crashes; crashes=$(find "$dir/out/default/crashes" -name 'id*' | wc -l)
   [ "$crashes" = 0 ] || { echo "  $crashes crashes in $dir/out/default/crashes"; return 1; }

@@ -15,8 +15,11 @@ pub mod seeds;
 pub mod serve;
 pub mod split;
 
+/// A target: it panics when a property fails for this input.
+pub type Target = fn(&[u8]);
+
 /// Every target: its name (its corpus folder under corpora/) and its function.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("http1_request", http1::request),
     ("chunked_strict", http1::chunked_strict),
     ("chunked_lenient", http1::chunked_lenient),
@@ -37,6 +40,6 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
 ];
 
 /// The target called `name`.
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<Target> {
     TARGETS.iter().find(|t| t.0 == name).map(|t| t.1)
 }
