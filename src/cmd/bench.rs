@@ -155,6 +155,10 @@ pub struct Args {
     #[command(flatten)]
     h2: super::h2_args::H2Args,
 
+    /// --threshold, --junit, --summary-md
+    #[command(flatten)]
+    thresholds: super::threshold_args::ThresholdArgs,
+
     /// The script's arguments (its init(args)), after `--`
     #[arg(last = true, value_name = "ARGS")]
     script_args: Vec<String>,
@@ -399,6 +403,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         bail!("-w (ab's HTML table) and --json each choose the output: give one");
     }
     let (mut plan, path, url) = plan(&args)?;
+    let thresholds = args.thresholds.parse()?;
     let output = match args.json {
         true => Output::kept(),
         false => Output::stdout(),
@@ -457,6 +462,14 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         counts_errors: true,
     };
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
+    let mut judging = super::threshold_args::Judging::new(&thresholds);
+    let group = session.group.clone();
+    judging.judge(
+        &mut session,
+        (&group, args.concurrency, String::new()),
+        result,
+    );
+    let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
     // A target never reached has no figures to report: the last line says why.
     if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {
         let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
@@ -468,6 +481,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             verdict: &verdict,
             diagnosis: &diagnosis,
             evidence: &evidence,
+            thresholds: &judging,
         };
         print_report(
             &args,
@@ -509,6 +523,7 @@ struct Shown<'a> {
     verdict: &'a Verdict,
     diagnosis: &'a Diagnosis,
     evidence: &'a RunEvidence,
+    thresholds: &'a super::threshold_args::Judging<'a>,
 }
 
 /// The run as one JSON document: the result, what was asked, the outcome and the Diagnosis, and
@@ -551,6 +566,9 @@ fn print_json(
             "diagnosis".into(),
             render::json(shown.diagnosis, &shown.evidence.watched),
         );
+        if !shown.thresholds.thresholds.is_empty() {
+            o.insert("thresholds".into(), shown.thresholds.judged[0].json());
+        }
         if let Some(spread) = crate::ranks::last() {
             o.insert("ranks".into(), spread.json());
         }
@@ -633,6 +651,7 @@ fn print_report(
         print!("{}", spread.table());
     }
     print!("{}", render::section(shown.diagnosis));
+    print!("{}", shown.thresholds.tables());
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a signal.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {
