@@ -22,5 +22,6 @@ pub mod sweep;
 pub mod sweep_target;
 pub mod tls_args;
 pub mod usage;
+pub mod watch_args;
 pub mod wordpress;
 pub mod workload_args;

@@ -140,6 +140,10 @@ pub struct Args {
     /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
     #[arg(short = 'm', value_name = "N")]
     pub streams: Option<String>,
+
+    /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
 }
 
 // Values are parsed here rather than by clap so that bad input gets one line (`webstand: error: …`).
@@ -221,6 +225,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 
     let mut session = open_session(global, &url, embedded.as_mut(), args.quiet)?;
     session.save_protocol(&plan);
+    session.on_run = super::watch_args::on_run(&args.watch, "sweep", levels.len())?;
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
@@ -305,6 +310,7 @@ fn sweep_levels(
     let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
     let bound = super::diagnose::bound_cells(&diagnosing.levels);
+    session.on_run = None; // the live view closes before the report prints
     let result = session.failed_on_error(result)?;
     let verdict = levels_verdict(&result, spec.max_error_pct);
     if json {
