@@ -49,9 +49,13 @@ impl Tmux {
         c
     }
 
-    /// What the pane shows now.
+    /// What the pane shows now, with the lines scrolled above it (a report is longer than the pane;
+    /// the view's alternate screen never goes into that history).
     fn screen(&self) -> String {
-        let out = self.cmd(&["capture-pane", "-p"]).output().unwrap();
+        let out = self
+            .cmd(&["capture-pane", "-p", "-S", "-"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -82,10 +86,11 @@ impl Drop for Tmux {
     }
 }
 
-/// The shell line that runs `webstand ARGS` in the pane and then shows its exit status.
+/// The shell line that runs `webstand ARGS` in the pane and then shows its exit status (the shell
+/// itself outlives a Ctrl-C: a trapped signal is the default again in its child).
 fn in_pane(args: &str, dir: &Path) -> String {
     format!(
-        "TMPDIR={} XDG_DATA_HOME={} {} {args}; echo EXIT=$?; sleep 60",
+        "trap : INT; TMPDIR={} XDG_DATA_HOME={} {} {args}; echo EXIT=$?; sleep 60",
         dir.display(),
         common::xdg_data_home().display(),
         env!("CARGO_BIN_EXE_webstand")
@@ -155,7 +160,10 @@ fn ctrl_c_in_the_view_stops_the_run_with_its_report() {
     tmux.wait_for(&["Requests/s", "2xx:"], Duration::from_secs(20));
     let pressed = Instant::now();
     tmux.keys("C-c");
-    let report = tmux.wait_for(&["EXIT=130", "Complete requests:"], Duration::from_secs(30));
+    let report = tmux.wait_for(
+        &["EXIT=130", "Complete requests:", "stopped by Ctrl-C"],
+        Duration::from_secs(30),
+    );
     assert!(pressed.elapsed() < Duration::from_secs(30));
     assert!(!report.contains("Latency histogram"), "{report}");
 }
@@ -167,7 +175,7 @@ fn sweep_live_shows_each_level() {
     let url = format!("http://{}/1k.html", server.addr);
     let db = dir.path().join("history.db");
     let tmux = Tmux::start(&in_pane(
-        &format!("--db {} sweep --live -c 2,6 -t 3 {url}", db.display()),
+        &format!("--db {} sweep --live -c 2,6 -d 3 {url}", db.display()),
         dir.path(),
     ));
     tmux.wait_for(
