@@ -154,7 +154,7 @@ fn watch(sh: &Shared, command: &str, display: Display, otlp: Option<Otlp>) {
         },
         _ => None,
     };
-    let mut lines = (display == Display::Lines).then(lines::Lines::new);
+    let mut lines = (display == Display::Lines).then(lines::Lines::default);
     let mut reader: Option<(Arc<Live>, Reader)> = None;
     let mut last_push: Option<Instant> = None;
     let mut push_failed = false;

@@ -7,15 +7,12 @@ use std::time::{Duration, Instant};
 /// How often a line is written.
 pub const EVERY: Duration = Duration::from_secs(1);
 
+#[derive(Default)]
 pub struct Lines {
     last: Option<Instant>,
 }
 
 impl Lines {
-    pub fn new() -> Lines {
-        Lines { last: None }
-    }
-
     /// Writes a line for `r` if one is due at `now`, or if it is the `last` (the whole run's).
     pub fn show(&mut self, r: &Reading, now: Instant, last: bool) {
         let early = self.last.is_some_and(|t| now.duration_since(t) < EVERY) || r.elapsed < EVERY;
