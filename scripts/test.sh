@@ -29,7 +29,7 @@ ignored_log=$(mktemp)
 trap 'rm -f "$log" "$ignored_log"' EXIT
 status=0
 # The `ci` profile (Cargo.toml): release optimisation without LTO and debug info. A fresh clone
-# then builds the dozen test binaries in about half the time `--release` takes (its thin LTO links
+# then builds the test binaries in about half the time `--release` takes (its thin LTO links
 # each one), which keeps CI well inside 30 minutes as the suite grows.
 # --features mpi: the binary under test is the MPI build, so tests/mpi.rs runs under mpirun; every
 # other test checks that the same binary behaves as the default one when mpirun did not start it.

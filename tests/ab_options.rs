@@ -4,7 +4,7 @@
 //! `ss` shows them), nginx where counts and files are compared — and what each sends or prints must
 //! be what ab sends or prints. Bad values get one line and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::offline::Offline;
 use common::*;

@@ -2,7 +2,7 @@
 //! response framing and each failure class; nginx (Debian's package) is a real target whose counts
 //! must equal ab's on the same URL; bad input gets one error line and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::offline::{self, Offline};
 use common::*;

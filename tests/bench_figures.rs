@@ -5,7 +5,7 @@
 //! agreeing with wrk's own against the same server; sub-millisecond latencies get a finer table
 //! than ab's column of zeros.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::process::Command;
@@ -243,4 +243,48 @@ fn a_latency_run_has_wrks_thread_stats_and_a_table_finer_than_whole_milliseconds
         .unwrap();
     assert!(fine_median > 0.0, "{ours}");
     assert_eq!(ab_median, (fine_median + 0.5).floor() as u64, "{ours}");
+}
+
+#[test]
+fn show_reprints_a_latency_run_as_it_was_printed() {
+    let (_dir, _serve, url) = serve_2k();
+    // A history of its own, so that `show last` is this run whatever else runs beside it.
+    let db = scratch().join("latency_show.db");
+    let db = db.to_str().unwrap();
+    let bench = run(&[
+        "--db",
+        db,
+        "bench",
+        "-k",
+        "-c",
+        "4",
+        "-n",
+        "3000",
+        "--latency",
+        &url,
+    ]);
+    let printed = stdout(&bench);
+    assert!(bench.status.success(), "{printed}{}", stderr(&bench));
+    let show = run(&["--db", db, "show", "last"]);
+    let shown = stdout(&show);
+    assert!(show.status.success(), "{shown}{}", stderr(&show));
+    // From ab's first figure to the end of the latency tables, byte for byte: wrk's Thread Stats,
+    // ab's whole-millisecond table and the finer one are all kept, not only the figures.
+    let report = |text: &str| -> String {
+        let from = text
+            .find("Server Software:")
+            .unwrap_or_else(|| panic!("no report in {text}"));
+        let part = &text[from..];
+        let to = part.find("\nSaved as run").unwrap_or(part.len());
+        part[..to].trim_end().to_string()
+    };
+    let (printed, shown) = (report(&printed), report(&shown));
+    for part in [
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
+        "Percentage of the requests served within a certain time (ms)",
+        "The same percentiles, finer (ms)",
+    ] {
+        assert!(shown.contains(part), "{part:?} not in show's {shown}");
+    }
+    assert_eq!(shown, printed);
 }

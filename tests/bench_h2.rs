@@ -7,7 +7,7 @@
 //! CONTINUATION, a DATA frame beyond the window) gives failed requests of the right class, never a
 //! hang.
 
-mod common;
+use crate::common;
 
 use common::h2::{h2load, h2load_all_succeed, h2o, nginx};
 use common::h2_frames::{frame, h2_server, Frame};

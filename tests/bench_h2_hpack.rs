@@ -5,7 +5,7 @@
 //! SETTINGS_HEADER_TABLE_SIZE is 0 gets blocks that do not use the table; and a server that shrinks
 //! its table during the connection gets the size update §4.2 requires, then blocks without it.
 
-mod common;
+use crate::common;
 
 use common::h2_frames::{frame, h2_server, Frame};
 use common::*;

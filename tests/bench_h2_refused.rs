@@ -8,7 +8,7 @@
 //! engine does not retry), ends "without HTTP/2", the Diagnosis names the finding and the sweep
 //! stops there, as it does for a target it cannot reach.
 
-mod common;
+use crate::common;
 
 use common::lab::locate;
 use common::*;

@@ -7,7 +7,7 @@
 //! a server without h3 (ALPN refused), a server that resets every stream or closes the connection
 //! with an error code, and `--h3` with an http:// URL.
 
-mod common;
+use crate::common;
 
 use common::h3::{aioquic_python, certificate, docroot, H3Server};
 use common::*;

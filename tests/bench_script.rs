@@ -3,12 +3,9 @@
 //! the server's views agree, and done()'s figures agree with webstand's own. Bad scripts fail in
 //! one line with the file and line.
 
-mod common;
-#[path = "common/recording_server.rs"]
-mod recording_server;
-
+use crate::common;
+use common::recording_server::{RecordingServer, Seen};
 use common::{require, run_with_timeout, stderr, stdout};
-use recording_server::{RecordingServer, Seen};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

@@ -13,7 +13,7 @@
 //! Its 8 connections stay below the queue at which `halfway.rs` blocks in `ppoll` (32 over
 //! plaintext), so no `ppoll` either.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::process::Command;

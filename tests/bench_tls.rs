@@ -3,7 +3,7 @@
 //! --tls-resume) each doing what it says, with clean failures for a wrong CA, a version the server
 //! refuses and a plaintext server.
 
-mod common;
+use crate::common;
 
 use common::*;
 use rcgen::{

@@ -3,7 +3,7 @@
 //! with a busy loop, a server answering 503, a concurrency beyond the open-files limit — and a
 //! healthy run against `webstand serve` that reports no problem and no finding at all.
 
-mod common;
+use crate::common;
 
 use common::test_server::{converse, Answer, TestServer};
 use common::*;

@@ -3,7 +3,7 @@
 //! port range is eight ports wide), and a link's bandwidth filled (two namespaces joined by a veth
 //! pair shaped to 20 Mbit/s by tc, the bench in one, `webstand serve` in the other).
 
-mod common;
+use crate::common;
 
 use common::netns::Netns;
 use common::test_server::{Answer, TestServer};

@@ -7,7 +7,7 @@
 //! of /proc/self/task for the thread count, a `pread` of the thread's schedstat, kept open). It
 //! opened, listed, read and closed three files every 20 ms before.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! error from each command and flag that takes a duration, and `5h` or `1h 30m` is accepted by
 //! each of them. The grammar's own cases are unit tests in crates/duration.
 
-mod common;
+use crate::common;
 
 use common::{json_stdout, run_with_timeout, serve, stderr};
 use std::time::Duration;

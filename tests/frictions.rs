@@ -3,7 +3,7 @@
 //! --url-file` without a URL, `serve --listen PORT` and `HOST:PORT`, one-line errors of our own for
 //! unknown ab options and for wrk's `-t`, and the history naming the embedded server as such.
 
-mod common;
+use crate::common;
 
 use common::{closed_port, free_port, run, run_with_timeout, stderr, stdout, webstand};
 use std::io::{Read, Write};

@@ -4,7 +4,7 @@
 //! non-terminal stderr unless `--quiet`; bad input is one clear line, a non-zero exit and an unchanged
 //! database.
 
-mod common;
+use crate::common;
 
 use common::{
     run, run_with_timeout, send_signal, serve, stderr, stdout, wait_for_levels, webstand, Running,

@@ -4,7 +4,7 @@
 //! end to end: its tables, history and JSON, `--verify` against wrk and ab, bad input, a server killed
 //! mid-run and Ctrl-C.
 
-mod common;
+use crate::common;
 
 use common::lab::{installed, locate, names};
 use common::short_compare;

@@ -5,7 +5,7 @@
 //! once as the run's largest level; the configs are saved with the run and derived from its levels;
 //! rounds rotate the server order. Nothing is left running.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -97,9 +97,9 @@ fn cgi_cpu_is_counted(kind: Kind) -> Duration {
         kind.name(),
         server.cgroup_error()
     );
+    let comm = |p: &i32| std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
     if kind.cgi_by_fcgiwrap() {
         // The bridge's processes are the server's on the CGI workload, not in its static memory.
-        let comm = |p: &i32| std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
         let bridged = |pids: Vec<i32>| pids.iter().filter(|p| comm(p).trim() == "fcgiwrap").count();
         // fcgiwrap forks its pool after its socket is ready: wait (bounded) for the whole pool.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -132,6 +132,18 @@ fn cgi_cpu_is_counted(kind: Kind) -> Duration {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
+    // The last program's answer can go out before it has exited: a live program is a member of the
+    // tree, and its own time would count. Wait (bounded) until no `burn` is left.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server
+        .members(true)
+        .pids()
+        .iter()
+        .any(|p| comm(p).trim() == "burn")
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let tree = procstat::tree_cpu(server.pid()).total() - tree_before.total();
     assert!(
         counted >= Duration::from_secs_f64(3.0 * (BURN_SECS - TICK)),

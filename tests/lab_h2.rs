@@ -7,7 +7,7 @@
 //! for them, no for mini_httpd (its h2 rows say "no h2"), and for builtin what curl finds against
 //! `webstand serve` itself. Bad input is one line; nothing the lab started is left.
 
-mod common;
+use crate::common;
 
 use common::h2_client::file_md5;
 use common::lab::{compare_json, installed, locate, rows};

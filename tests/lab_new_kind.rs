@@ -2,7 +2,7 @@
 //! that file for a throw-away kind (Python's `http.server`), adds it to a registry of its own (the
 //! lab's plus one line) and runs it through a real short comparison beside the builtin server.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! line. Each command runs with a TMPDIR of the test's own, so the processes it leaves (if any) are
 //! told apart from other tests' by their command lines.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

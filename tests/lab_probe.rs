@@ -7,7 +7,7 @@
 //! case), 500 slowhttptest connections for 8 s per attack, and the keep-alive search up to 2,000
 //! connections. README's `compare --probe` gives the full-size command (4,000 connections, 30 s).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

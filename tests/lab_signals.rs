@@ -7,7 +7,7 @@
 //! to every local user. Each comparison has a TMPDIR and a history of its own; the tests take turns,
 //! since a lab command cleans up after any dead webstand, another test's killed one included.
 
-mod common;
+use crate::common;
 
 use common::short_compare;
 use std::collections::HashSet;

@@ -5,7 +5,7 @@
 //! the certificate the servers present has the key asked for (RSA 2048, ECDSA P-256, as OpenSSL
 //! reads it); a bad key type is one line; nothing the lab started is left running.
 
-mod common;
+use crate::common;
 
 use common::lab::{compare_json, installed, kinds, names, rows};
 use webstand_lab::servers::{self, Kind};

@@ -3,7 +3,7 @@
 //! printed by curl (an independent client), then gone after SIGTERM with its scratch removed. Bad
 //! input is one line and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::lab_up::LabUp;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! `webstand` with no arguments: fixtures, the embedded server, Tenon's sweep and the small-file run,
 //! the tables, where results were saved — in about a minute.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::time::{Duration, Instant};

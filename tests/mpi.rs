@@ -8,7 +8,7 @@
 //! option, an unreachable target, Ctrl-C to mpirun, a rank killed.
 #![cfg(feature = "mpi")]
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! status, the status the history saved, the line that says why, and the figures and labels printed
 //! (docs/EXIT-STATUS.md).
 
-mod common;
+use crate::common;
 
 use common::{closed_port, run, run_with_timeout, serve, stderr, stdout, webstand, Running};
 use serde_json::Value;

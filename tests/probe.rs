@@ -6,7 +6,7 @@
 //! that dies on a long request line (a crash) — the probe says unsafe, for the right reason. Bad
 //! input (an unreachable target, a bad case file, bad flags) is one line and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

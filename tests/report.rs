@@ -3,7 +3,7 @@
 //! temporary history through the store's API (three servers over seven client levels, and a bench
 //! run), so these tests need no server; tests/history.rs covers runs measured over loopback.
 
-mod common;
+use crate::common;
 
 use common::{require, run, stderr, stdout};
 use std::path::Path;

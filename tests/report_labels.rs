@@ -4,7 +4,7 @@
 //! series' peak and its ratio to the first, the clients axis is log 2, and the median has a panel
 //! of its own. `diff` pairs the comparison's 4-client levels with the bench at -c 4.
 
-mod common;
+use crate::common;
 
 use common::{run_with_timeout, serve, short_compare, stderr, stdout};
 use std::path::Path;

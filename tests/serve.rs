@@ -1,7 +1,7 @@
 //! End-to-end tests of `webstand serve` as a client sees it: raw requests over 127.0.0.1 for the
 //! protocol details, curl (a real client) for ranges, conditional GET, auth and CGI.
 
-mod common;
+use crate::common;
 
 use common::{raw_exchange, serve};
 use std::io::{Read, Write};

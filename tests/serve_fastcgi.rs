@@ -7,7 +7,7 @@
 //! closed connection aborts its PHP request with no descriptor left, and a flood of PHP streams on
 //! one connection takes turns for the backend with another connection's request (by order).
 
-mod common;
+use crate::common;
 
 use common::h2_client::{fds_line, jobs, md5, open_fds, uploads, within_10s};
 use common::php_fpm::{as_root, pool_ids, start_php_fpm, start_php_fpm_pools, PhpFpm};

@@ -1,7 +1,7 @@
 //! `webstand serve` raises its soft open-files limit to the hard one at start (each connection is
 //! a descriptor): started under `ulimit -Sn 256`, the running server's limits in /proc say so.
 
-mod common;
+use crate::common;
 
 use common::{free_port, wait_listening};
 use std::process::{Command, Stdio};

@@ -10,7 +10,7 @@
 //! connections × 16 streams all succeed, and without `--h2c` a plain listener does not speak
 //! HTTP/2. Certificates are made at test time.
 
-mod common;
+use crate::common;
 
 use common::h2_client::{fds_line, file_md5, jobs, md5, open_fds, within_10s};
 use common::{require, serve};

@@ -8,7 +8,7 @@
 //! reset with NO_ERROR, a body that disagrees with its content-length a stream error — and the
 //! server still answering afterwards.
 
-mod common;
+use crate::common;
 
 use common::{require, serve};
 use std::process::Command;

@@ -5,7 +5,7 @@
 //! reports at least 90 % header space savings for 2 KiB GETs on one connection: the repeated
 //! answers are indexes.
 
-mod common;
+use crate::common;
 
 use common::serve;
 

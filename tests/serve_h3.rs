@@ -9,7 +9,7 @@
 //! finish on its connection, which is then told GOAWAY, and the server exits 0. (curl here has no
 //! HTTP/3: Debian's 7.88 is built without it.) Certificates are made at test time.
 
-mod common;
+use crate::common;
 
 use common::h3::H3Server;
 use serde_json::{json, Value};

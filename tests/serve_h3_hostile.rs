@@ -15,7 +15,7 @@
 //! negotiation offering QUIC v1; a request sent after GOAWAY is rejected (H3_REQUEST_REJECTED)
 //! while the one in flight is answered. After every case the server still serves.
 
-mod common;
+use crate::common;
 
 use common::h3::H3Server;
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@
 //! that handed quinn an older clock than it had already seen spun on a pacing timer always in
 //! the past and answered no one again.)
 
-mod common;
+use crate::common;
 
 use common::h3::H3Server;
 use serde_json::json;

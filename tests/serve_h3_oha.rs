@@ -6,7 +6,7 @@
 //! wait for the server's close, which the server sends once their requests are answered (else
 //! each would wait out oha's 30 s idle timeout).
 
-mod common;
+use crate::common;
 
 use common::h3::H3Server;
 use std::process::Command;

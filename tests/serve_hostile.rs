@@ -2,7 +2,7 @@
 //! limits, slowloris and idle timeouts, request-smuggling shapes, path traversal and symlinks,
 //! range floods, descriptor exhaustion, and SIGTERM while a request is in flight.
 
-mod common;
+use crate::common;
 
 use common::{raw_exchange, serve};
 use std::io::{Read, Write};

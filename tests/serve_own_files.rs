@@ -3,7 +3,7 @@
 //! extra slashes or dots, through a symlink or a hard link, after the file was replaced by rename,
 //! and from the cache's hot path.
 
-mod common;
+use crate::common;
 
 use common::{raw_exchange, webstand, Running};
 use std::net::SocketAddr;

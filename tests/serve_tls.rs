@@ -4,7 +4,7 @@
 //! handshakes that never end, renegotiation, thousands of abandoned handshakes) and bad certificate
 //! or key files at start-up. Certificates are made at test time with the openssl command.
 
-mod common;
+use crate::common;
 
 use common::{raw_exchange, require, webstand};
 use std::io::{BufRead, BufReader, Read, Write};

@@ -3,7 +3,7 @@
 //! rounds, not the best round's peak); a history written before the rounds were saved (schema 9)
 //! still reads, its rounds told from the saved order, and says so.
 
-mod common;
+use crate::common;
 
 use common::lab::{installed, rows};
 use std::path::Path;

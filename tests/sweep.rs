@@ -1,7 +1,7 @@
 //! End-to-end tests of `webstand sweep` over loopback: levels and totals, the seeds' tables, presets,
 //! the max-users search, open-loop rate with late sends, Ctrl-C, and bad specs.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! `report` carry, and `diff` flags an h2 run against an HTTP/1 one; a server without HTTP/2 and
 //! HTTP/2 options without --h2 are one line and a non-zero exit.
 
-mod common;
+use crate::common;
 
 use common::h2::{h2load, h2o};
 use common::*;

@@ -8,7 +8,7 @@
 //! The two 19,500-connection tests take the machine's descriptors: they run one after the other
 //! (a lock), each bounded (connections are made and checked once, the bench by its request count).
 
-mod common;
+use crate::common;
 
 use socket2::{Domain, Socket, Type};
 use std::io::{Read, Write};

@@ -1,7 +1,7 @@
 //! End-to-end tests of the workloads: fixtures bytes, URL files, WebStone mixes and checksums, against
 //! `webstand serve` over loopback; and the one-line errors for bad lists.
 
-mod common;
+use crate::common;
 
 use common::*;
 use std::path::Path;

@@ -159,6 +159,10 @@ pub struct Args {
     #[command(flatten)]
     watch: super::watch_args::WatchArgs,
 
+    /// --threshold, --junit, --summary-md
+    #[command(flatten)]
+    thresholds: super::threshold_args::ThresholdArgs,
+
     /// The script's arguments (its init(args)), after `--`
     #[arg(last = true, value_name = "ARGS")]
     script_args: Vec<String>,
@@ -403,6 +407,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         bail!("-w (ab's HTML table) and --json each choose the output: give one");
     }
     let (mut plan, path, url) = plan(&args)?;
+    let thresholds = args.thresholds.parse()?;
     let output = match args.json {
         true => Output::kept(),
         false => Output::stdout(),
@@ -466,6 +471,14 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         counts_errors: true,
     };
     let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
+    let mut judging = super::threshold_args::Judging::new(&thresholds);
+    let group = session.group.clone();
+    judging.judge(
+        &mut session,
+        (&group, args.concurrency, String::new()),
+        result,
+    );
+    let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
     // A target never reached has no figures to report: the last line says why.
     if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {
         let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
@@ -477,6 +490,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             verdict: &verdict,
             diagnosis: &diagnosis,
             evidence: &evidence,
+            thresholds: &judging,
         };
         print_report(
             &args,
@@ -518,6 +532,7 @@ struct Shown<'a> {
     verdict: &'a Verdict,
     diagnosis: &'a Diagnosis,
     evidence: &'a RunEvidence,
+    thresholds: &'a super::threshold_args::Judging<'a>,
 }
 
 /// The run as one JSON document: the result, what was asked, the outcome and the Diagnosis, and
@@ -560,6 +575,9 @@ fn print_json(
             "diagnosis".into(),
             render::json(shown.diagnosis, &shown.evidence.watched),
         );
+        if !shown.thresholds.thresholds.is_empty() {
+            o.insert("thresholds".into(), shown.thresholds.judged[0].json());
+        }
         if let Some(spread) = crate::ranks::last() {
             o.insert("ranks".into(), spread.json());
         }
@@ -642,6 +660,7 @@ fn print_report(
         print!("{}", spread.table());
     }
     print!("{}", render::section(shown.diagnosis));
+    print!("{}", shown.thresholds.tables());
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a signal.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {

@@ -182,6 +182,10 @@ pub struct Args {
     /// No progress lines
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// --threshold, --junit, --summary-md: judged on each row (a server's peak on a workload)
+    #[command(flatten)]
+    pub thresholds: super::threshold_args::ThresholdArgs,
 }
 
 fn parse_warmup(s: &str) -> Result<Option<Stop>> {
@@ -297,6 +301,7 @@ pub struct Printing {
     pub max_error_pct: f64,
     /// Also each server's sweep table over clients (the wordpress preset's).
     pub sweeps: bool,
+    pub thresholds: super::threshold_args::ThresholdArgs,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -307,11 +312,13 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         None => scratch.path().join("docroot"),
     };
     let opts = options(&args, docroot)?;
+    args.thresholds.parse()?;
     let printing = Printing {
         json: args.json,
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,
         sweeps: false,
+        thresholds: args.thresholds.clone(),
     };
     execute(&opts, &printing, global)
 }
@@ -332,11 +339,17 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     flag_generator_bound(&mut comparison, &peaks);
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
+    let thresholds = p.thresholds.parse()?;
+    let judging = judge_rows(&comparison, &thresholds, &mut obs);
     let verdict = verdict(&comparison, p.max_error_pct);
+    let verdict = judging.conclude(&p.thresholds, "compare", verdict)?;
     let text = if p.json {
         let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
+        if !thresholds.is_empty() {
+            doc["thresholds"] = judging.json();
+        }
         format!("{doc:#}\n")
     } else if p.sweeps {
         webstand_report::comparison::render_comparison(&comparison)
@@ -346,6 +359,10 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         webstand_report::comparison::render_comparison(&comparison)
             + &peaks_section(&peaks, &levels)
     };
+    let text = match p.json {
+        true => text,
+        false => text + &judging.tables(),
+    };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {
         SavedLine::Stderr
@@ -353,6 +370,25 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         SavedLine::Stdout
     };
     Ok(obs.conclude(&verdict, saved))
+}
+
+/// The thresholds judged on each row: a server's peak level on a workload.
+fn judge_rows<'a>(
+    c: &'a Comparison,
+    thresholds: &'a [webstand_thresholds::Threshold],
+    session: &mut Session,
+) -> super::threshold_args::Judging<'a> {
+    let mut judging = super::threshold_args::Judging::new(thresholds);
+    for s in &c.servers {
+        for w in &s.workloads {
+            let name = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            if let Some(peak) = w.sweep.as_ref().and_then(|sw| sw.peak()) {
+                let label = format!("{name} at {} clients", peak.clients);
+                judging.judge(session, (&name, peak.clients, label), &peak.result);
+            }
+        }
+    }
+    judging
 }
 
 /// Each server's peak level on each workload with its diagnosis, in the comparison's order.

@@ -292,6 +292,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         "probe" => super::probe::stored(&store, &run)?,
         _ => tables(&run, a.table),
     };
+    text += &super::stored_thresholds::tables(&store, run.id)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
 }
@@ -351,7 +352,14 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         protocol: protocols(&runs_b),
         settings: side_settings(&runs_b),
     };
-    let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
+    let (mut text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
+    let ids = |runs: &[StoredRun]| runs.iter().map(|r| r.id).collect::<Vec<_>>();
+    let (ids_a, ids_b) = (ids(&runs_a), ids(&runs_b));
+    let sides = [
+        (side_a.name.as_str(), &ids_a[..]),
+        (side_b.name.as_str(), &ids_b[..]),
+    ];
+    text += &super::stored_thresholds::diff(&store, sides)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
 }
@@ -545,14 +553,19 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             runs.push(store.load_run(id)?);
         }
     }
+    let mut thresholds = Vec::new();
+    for r in &runs {
+        thresholds.push(super::stored_thresholds::tables(&store, r.id)?);
+    }
     let report_runs: Vec<ReportRun> = runs
         .iter()
-        .map(|r| ReportRun {
+        .zip(&thresholds)
+        .map(|(r, thresholds)| ReportRun {
             name: format!("#{}", r.id),
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: measured_tables(r, None),
+            tables: measured_tables(r, None) + thresholds,
             diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),

@@ -144,6 +144,14 @@ pub struct Args {
     /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
     #[command(flatten)]
     pub watch: super::watch_args::WatchArgs,
+
+    /// --find-max-rate, --slo and the search's bounds
+    #[command(flatten)]
+    pub max_rate: super::max_rate::MaxRateArgs,
+
+    /// --threshold, --junit, --summary-md: judged on every level
+    #[command(flatten)]
+    pub thresholds: super::threshold_args::ThresholdArgs,
 }
 
 // Values are parsed here rather than by clap so that bad input gets one line (`webstand: error: …`).
@@ -212,6 +220,16 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         requests: None,
         duration: Some(warmup),
     });
+    let search = args
+        .max_rate
+        .find_max_rate
+        .then(|| {
+            let clients = clients_arg.as_deref();
+            args.max_rate
+                .search(clients, stop.clone(), warmup.clone(), args.jitter)
+        })
+        .transpose()?;
+    let thresholds = args.thresholds.parse()?;
     let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
     check_open_files(&args, &levels)?;
     let rate = rate.map(|rate| Rate {
@@ -225,7 +243,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 
     let mut session = open_session(global, &url, embedded.as_mut(), args.quiet)?;
     session.save_protocol(&plan);
-    session.on_run = super::watch_args::on_run(&args.watch, "sweep", levels.len())?;
+    let searching = args.find_max_users || search.is_some();
+    session.on_run = super::watch_args::on_run(&args.watch, "sweep", levels.len(), searching)?;
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
@@ -242,6 +261,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         return find_max_users(&mut session, &spec, &plan, &workload.name, args.json);
     }
     let known = known(&args, embedded.as_ref(), link_mbit)?;
+    if let Some(search) = search {
+        let name = &workload.name;
+        return super::max_rate::run(&mut session, &search, &plan, name, known, args.json);
+    }
     let spec = SweepSpec {
         levels,
         warmup,
@@ -253,6 +276,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         workload: &workload.name,
         rate,
         table,
+        thresholds: (&thresholds, &args.thresholds),
     };
     let code = sweep_levels(&mut session, &spec, &shown, known, args.json)?;
     drop(embedded);
@@ -312,12 +336,20 @@ fn sweep_levels(
     let bound = super::diagnose::bound_cells(&diagnosing.levels);
     session.on_run = None; // the live view closes before the report prints
     let result = session.failed_on_error(result)?;
+    let mut judging = super::threshold_args::Judging::new(shown.thresholds.0);
+    for l in &result.levels {
+        let at = (shown.workload, l.clients, format!("{} clients", l.clients));
+        judging.judge(session, at, &l.result);
+    }
     let verdict = levels_verdict(&result, spec.max_error_pct);
+    let verdict = judging.conclude(shown.thresholds.1, "sweep", verdict)?;
     if json {
-        print_sweep(&result, shown, Some((&verdict, diagnoses)), &bound)?;
+        let extra = (&verdict, diagnoses, judging.json());
+        print_sweep(&result, shown, Some(extra), &bound)?;
     } else {
         print_sweep(&result, shown, None, &bound)?;
         print!("{section}");
+        print!("{}", judging.tables());
     }
     Ok(session.conclude(&verdict, saved_line(json)))
 }
@@ -410,6 +442,11 @@ struct Shown<'a> {
     workload: &'a str,
     rate: Option<Rate>,
     table: Table,
+    /// The thresholds judged on every level, and where their CI files go.
+    thresholds: (
+        &'a [webstand_thresholds::Threshold],
+        &'a super::threshold_args::ThresholdArgs,
+    ),
 }
 
 /// The sweep's levels as JSON (with the verdict), or as the chosen table (with a "Bound by"
@@ -417,15 +454,18 @@ struct Shown<'a> {
 fn print_sweep(
     result: &SweepResult,
     shown: &Shown,
-    json: Option<(&Verdict, serde_json::Value)>,
+    json: Option<(&Verdict, serde_json::Value, serde_json::Value)>,
     bound: &[&str],
 ) -> Result<()> {
     let levels = webstand_report::export::sweep_levels(result);
     let max = result.max_error_pct;
-    if let Some((verdict, diagnoses)) = json {
+    if let Some((verdict, diagnoses, thresholds)) = json {
         let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);
         doc["outcome"] = webstand_report::json::verdict_json(verdict);
         doc["diagnosis"] = diagnoses;
+        if !shown.thresholds.0.is_empty() {
+            doc["thresholds"] = thresholds;
+        }
         if let Some(r) = shown.rate {
             doc["rate"] = serde_json::json!({ "requested_per_sec": r.rate, "jitter": r.jitter });
             doc["late_sends"] = result.levels.iter().map(|l| l.result.late_sends).collect();

@@ -48,8 +48,17 @@ impl WatchArgs {
 }
 
 /// A sweep's watcher as its session's hook: told of each level (warm-ups shown as they run, not
-/// counted as levels), it replaces the progress display when the live view is on.
-pub fn on_run(args: &WatchArgs, command: &str, levels: usize) -> anyhow::Result<Option<OnRun>> {
+/// counted as levels), it replaces the progress display when the live view is on. `searching`: a
+/// max-users or max-rate search, which prints as it goes, so it takes the metrics but not the view.
+pub fn on_run(
+    args: &WatchArgs,
+    command: &str,
+    levels: usize,
+    searching: bool,
+) -> anyhow::Result<Option<OnRun>> {
+    if searching && args.live {
+        anyhow::bail!("--live shows a sweep's levels, not a search's (--metrics-listen and --otlp-endpoint do)");
+    }
     let Some(watch) = args.start(command)? else {
         return Ok(None);
     };

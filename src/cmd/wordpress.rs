@@ -94,6 +94,7 @@ pub fn run(args: &Args, global: &Global) -> Result<i32> {
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,
         sweeps: true,
+        thresholds: args.thresholds.clone(),
     };
     let status = execute(&o, &printing, global);
     drop(scratch);

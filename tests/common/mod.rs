@@ -13,6 +13,7 @@ pub mod netns;
 pub mod nginx;
 pub mod offline;
 pub mod php_fpm;
+pub mod recording_server;
 pub mod test_server;
 
 #[allow(unused_imports)] // each test file uses some of them

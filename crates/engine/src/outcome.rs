@@ -46,6 +46,9 @@ pub enum Outcome {
     TargetLost,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
+    /// Ran cleanly, but a `--threshold` (or a max-rate search's `--slo`) was crossed: decided by
+    /// the thresholds crate after [`judge`], never by it.
+    Thresholds,
 }
 
 impl Outcome {
@@ -56,6 +59,7 @@ impl Outcome {
             Outcome::Errors => 3,
             Outcome::Failed => 4,
             Outcome::TargetLost => 5,
+            Outcome::Thresholds => 6,
             Outcome::Interrupted => 128 + STOPPED_BY.load(Ordering::SeqCst),
         }
     }
@@ -67,6 +71,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::TargetLost => "target lost",
             Outcome::Interrupted => "interrupted",
+            Outcome::Thresholds => "thresholds",
         }
     }
 }

@@ -131,6 +131,16 @@ impl Session {
         }
     }
 
+    /// Records the thresholds judged on the level of `group` at `clients` (a JSON array of checks).
+    pub fn save_thresholds(&mut self, group: &str, clients: usize, checks: &serde_json::Value) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_thresholds(*id, group, clients, checks) {
+                eprintln!("webstand: warning: the thresholds not saved in the history: {e:#}");
+                self.store = None;
+            }
+        }
+    }
+
     /// Records the protocol `plan` speaks (HTTP/1.x, or h2 / h2c with its `-m`) as the run's, for
     /// `history`, `show` and `diff` (bench and sweep: one plan for every level).
     pub fn save_protocol(&mut self, plan: &Plan) {
