@@ -3,7 +3,7 @@
 //! Ctrl-C in the view still stopping the run with its report, and the plain lines written instead
 //! when stdout is not a terminal.
 
-mod common;
+use crate::common;
 
 use common::{field, require, run, serve, stderr, stdout};
 use std::path::{Path, PathBuf};

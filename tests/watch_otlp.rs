@@ -2,7 +2,7 @@
 //! receiver made here on the protocol's own definitions (opentelemetry-proto) over a real loopback
 //! socket; the last push holds exactly what the run's report says.
 
-mod common;
+use crate::common;
 
 use common::{json_stdout, run, serve};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;

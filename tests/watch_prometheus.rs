@@ -2,7 +2,7 @@
 //! endpoint and its query API returns the run's series; the exposition passes `promtool check
 //! metrics` and is served with the text format's content type.
 
-mod common;
+use crate::common;
 
 use common::{find, free_port, raw_exchange, serve, wait_listening, webstand};
 use std::net::SocketAddr;
