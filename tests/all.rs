@@ -59,6 +59,9 @@ mod sweep_h2;
 mod sweep_script;
 mod thresholds;
 mod users_20k;
+mod watch_live;
+mod watch_otlp;
+mod watch_prometheus;
 mod workload;
 
 /// A test file is built only when it is a module above or a `[[test]]` of Cargo.toml (the

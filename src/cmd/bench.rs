@@ -155,6 +155,10 @@ pub struct Args {
     #[command(flatten)]
     h2: super::h2_args::H2Args,
 
+    /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
+    #[command(flatten)]
+    watch: super::watch_args::WatchArgs,
+
     /// --threshold, --junit, --summary-md
     #[command(flatten)]
     thresholds: super::threshold_args::ThresholdArgs,
@@ -422,6 +426,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         link_mbit: link_speed(args.link_speed.as_deref())?,
     };
     let live = webstand_lab::interrupt::live();
+    let watch = args.watch.start("bench")?;
     if !args.json && !args.ab.html {
         match args.ab.proxy() {
             Some(p) => println!(
@@ -446,13 +451,17 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             live.clone(),
             plan.stop.requests,
             plan.stop.duration,
-            args.quiet,
+            args.quiet || args.watch.live,
         );
+        if let Some(w) = &watch {
+            w.run_starting(&live, webstand_watch::Stage::of("", &plan, None));
+        }
         let watch = RunWatch::start(known, &plan, &live);
         let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
         (result, watch.finish())
     };
     let (result, evidence) = result;
+    drop(watch); // the view closes before the report prints
     let level = Level {
         clients: args.concurrency,
         result,

@@ -26,5 +26,6 @@ pub mod sweep_target;
 pub mod threshold_args;
 pub mod tls_args;
 pub mod usage;
+pub mod watch_args;
 pub mod wordpress;
 pub mod workload_args;

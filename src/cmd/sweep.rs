@@ -146,6 +146,10 @@ pub struct Args {
     #[arg(short = 'm', value_name = "N")]
     pub streams: Option<String>,
 
+    /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
+
     /// --find-max-rate, --slo and the search's bounds
     #[command(flatten)]
     pub max_rate: super::max_rate::MaxRateArgs,
@@ -248,6 +252,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     if let Some(s) = &script {
         super::script_runs::save_identity(&mut session, &s.file);
     }
+    let searching = args.find_max_users || search.is_some();
+    session.on_run = super::watch_args::on_run(&args.watch, "sweep", levels.len(), searching)?;
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
@@ -347,6 +353,7 @@ fn sweep_levels(
     };
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
     let bound = super::diagnose::bound_cells(&diagnosing.levels);
+    session.on_run = None; // the live view closes before the report prints
     let result = session.failed_on_error(result)?;
     let mut judging = super::threshold_args::Judging::new(shown.thresholds.0);
     for l in &result.levels {

@@ -23,6 +23,7 @@ pub mod result;
 pub mod script;
 mod spin_rule;
 mod target;
+mod view;
 
 // Carrying out a plan: the protocol picked, the load threads, what they share.
 mod reach;
@@ -70,3 +71,4 @@ pub use result::{
 pub use run::{raise_fd_limit, run, run_at};
 pub use spin_rule::SpinRule;
 pub use target::{authority, parse_url, parse_web_url, resolve, split_url, Scheme};
+pub use view::{status_class, ThreadView};

@@ -462,6 +462,9 @@ mod tests {
         fn takes_more(&self, _: &()) -> bool {
             self.taken.is_none()
         }
+        fn connected(&self) -> bool {
+            false
+        }
         fn timer(&self) -> Option<Instant> {
             self.due
         }

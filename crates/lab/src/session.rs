@@ -45,7 +45,13 @@ pub struct Session {
     pub server_version: Option<String>,
     progress: Option<Progress>,
     runner: Runner,
+    /// Told of each run as it starts (the CLI's live view and metrics); when it returns true it
+    /// shows the run's progress itself, and the progress display stays off.
+    pub on_run: Option<OnRun>,
 }
+
+/// [`Session::on_run`]: the run's label, plan and live counters.
+pub type OnRun = Box<dyn FnMut(&str, &Plan, &Arc<Live>) -> bool + Send>;
 
 impl Session {
     /// Opens the history (`db`, or the default one) and records the start of a run (a history that
@@ -78,6 +84,7 @@ impl Session {
             round: 1,
             server_version: None,
             progress: None,
+            on_run: None,
             runner,
         })
     }
@@ -232,6 +239,11 @@ impl Observer for Session {
         crate::interrupt::live()
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        if let Some(on_run) = self.on_run.as_mut() {
+            if on_run(label, plan, live) {
+                return;
+            }
+        }
         let label = format!("{}: {label}", self.group);
         self.progress = Some(progress::start(
             &label,

@@ -115,6 +115,10 @@ impl Connection for H2Conn {
         self.settle(io, th);
     }
 
+    fn connected(&self) -> bool {
+        self.transport.is_some()
+    }
+
     fn takes_more(&self, th: &H2Thread) -> bool {
         self.phase == Phase::Free || self.room(&th.p) > 0
     }

@@ -130,6 +130,10 @@ impl Connection for H3Conn {
         self.drive(io, th, slot, now);
     }
 
+    fn connected(&self) -> bool {
+        self.quic.is_some()
+    }
+
     fn takes_more(&self, th: &H3Thread) -> bool {
         self.phase == Phase::Free || self.room(th) > 0
     }
