@@ -1,6 +1,6 @@
 //! `--threshold` end to end over loopback against `webstand serve`: every kind of threshold passing
 //! and failing on a real run, the pass/fail table, exit status 6, `--json`, the history (`show`),
-//! JUnit XML read back by a real XML parser, the Markdown summary, a sweep judged per level, and
+//! JUnit XML read back by a real XML parser, the Markdown summary, a sweep judged per level, a comparison judged per row (exit 6), and
 //! malformed expressions refused in one line.
 
 use crate::common;
@@ -284,4 +284,33 @@ fn malformed_expressions_are_one_line_with_their_column() {
         "{}",
         stderr(&out)
     );
+}
+
+#[test]
+fn a_comparison_judges_each_row_and_exits_6_when_one_crosses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = path_str(&dir, "h.db");
+    let compare = |threshold: &str| {
+        let mut args = vec!["--db", db.as_str(), "compare"];
+        args.extend(common::short_compare("builtin", "2k", "2", "1s", &[]));
+        args.extend(["--threshold", threshold]);
+        run(&args)
+    };
+    let passing = compare("errors==0,rps>1");
+    let text = stdout(&passing);
+    assert_eq!(passing.status.code(), Some(0), "{text}{}", stderr(&passing));
+    assert!(
+        text.contains("Thresholds (builtin/2k at 2 clients): 2 passed, 0 crossed"),
+        "{text}"
+    );
+    let failing = compare("errors==0,rps>1000000000");
+    let text = stdout(&failing);
+    assert_eq!(failing.status.code(), Some(6), "{text}{}", stderr(&failing));
+    assert!(
+        text.contains("Thresholds (builtin/2k at 2 clients): 1 passed, 1 crossed"),
+        "{text}"
+    );
+    // The history keeps the row's verdicts: `show` prints the same table.
+    let shown = stdout(&run(&["show", "last", "--db", &db]));
+    assert!(shown.contains("1 passed, 1 crossed"), "{shown}");
 }
