@@ -1,7 +1,7 @@
 //! `--threshold` end to end over loopback against `webstand serve`: every kind of threshold passing
 //! and failing on a real run, the pass/fail table, exit status 6, `--json`, the history (`show`),
-//! JUnit XML read back by a real XML parser, the Markdown summary, a sweep judged per level, a comparison judged per row (exit 6), and
-//! malformed expressions refused in one line.
+//! JUnit XML read back by a real XML parser, the Markdown summary, a sweep judged per level, a
+//! comparison judged per row (exit 6), and malformed expressions refused in one line.
 
 use crate::common;
 
