@@ -9,8 +9,6 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use webstand_engine::{Feed, ResponseParser};
 use webstand_http1::chunked::{decode_all, ChunkError, Policy};
 use webstand_http1::framing::RequestBody as Body;
@@ -22,52 +20,10 @@ fn decode_chunked(buf: &[u8], max: u64, out: &mut Vec<u8>) -> Result<Option<usiz
     decode_all(buf, Policy::strict(max), out).map_err(ChunkError::status)
 }
 
-/// Counts live heap bytes per thread, and the peak since the last reset.
-struct Counting;
-
-thread_local! {
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn grew(by: isize) {
-    // try_with: a thread being torn down has no counters any more; its allocations do not matter.
-    let _ = LIVE.try_with(|l| {
-        l.set(l.get() + by);
-        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-    });
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grew(layout.size() as isize);
-        // SAFETY: the caller's layout contract is the system allocator's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        grew(-(layout.size() as isize));
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        grew(new_size as isize - layout.size() as isize);
-        // SAFETY: as for dealloc; `new_size` is the caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns its result with the most heap bytes it held at once beyond what was live
-/// before.
-fn peak_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let start = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(start));
-    let r = f();
-    (r, (PEAK.with(Cell::get) - start).max(0) as usize)
-}
+// The fuzz targets' counting allocator, the one copy: this binary installs it as its own.
+#[path = "../fuzz/src/alloc.rs"]
+mod alloc;
+use alloc::peak_during;
 
 /// Cases per property: a few seconds in all (the coverage-guided targets do the volume).
 const CASES: [(&str, u32); 5] = [
