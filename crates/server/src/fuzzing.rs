@@ -205,6 +205,12 @@ fn write(protocol: &mut dyn Protocol, bytes: &mut Vec<u8>, outbox: &mut Outbox, 
 /// A CGI program's output (header lines, blank line, body) as the server answers it to an
 /// HTTP/1.1 request: the status, and the bytes written.
 pub fn cgi_answer(output: &[u8], head_only: bool) -> (u16, Vec<u8>) {
+    answered_h1(|sink| crate::cgi::answer(output, sink, head_only).0)
+}
+
+/// Runs `answer` with the sink of a keep-alive HTTP/1.1 response: what it returned, and the bytes
+/// the server wrote.
+fn answered_h1<R>(answer: impl FnOnce(&mut crate::h1::Writer<'_, '_>) -> R) -> (R, Vec<u8>) {
     let (mut bytes, mut outbox) = (Vec::new(), Outbox::default());
     let mut framing = Framing {
         minor: 1,
@@ -219,8 +225,8 @@ pub fn cgi_answer(output: &[u8], head_only: bool) -> (u16, Vec<u8>) {
         date_line: DATE_LINE,
         out: &mut out,
     };
-    let (status, _) = crate::cgi::answer(output, &mut sink, head_only);
-    (status, bytes)
+    let r = answer(&mut sink);
+    (r, bytes)
 }
 
 /// How the server ended a FastCGI backend's answer.
@@ -239,53 +245,40 @@ pub enum FcgiEnd {
 /// A FastCGI backend's record stream, read in `pieces` as the server reads it and answered to an
 /// HTTP/1.1 request (bodies up to `max_body` bytes): how it ended, and the bytes written.
 pub fn fastcgi_answer(pieces: &[&[u8]], head_only: bool, max_body: u64) -> (FcgiEnd, Vec<u8>) {
-    let (mut bytes, mut outbox) = (Vec::new(), Outbox::default());
-    let mut framing = Framing {
-        minor: 1,
-        keep: true,
-    };
-    let mut out = Out {
-        bytes: &mut bytes,
-        outbox: &mut outbox,
-    };
-    let mut sink = crate::h1::Writer {
-        framing: &mut framing,
-        date_line: DATE_LINE,
-        out: &mut out,
-    };
-    let mut reply = Reply::new(head_only, false);
-    let mut held = Vec::new();
-    let end = 'read: {
-        for piece in pieces {
-            held.extend_from_slice(piece);
-            let mut pos = 0;
-            loop {
-                match next_record(&held[pos..]) {
-                    Err(garbage) => break 'read FcgiEnd::Refused(garbage.0),
-                    Ok(None) => break,
-                    Ok(Some((record, used))) => {
-                        pos += used;
-                        match record {
-                            Record::Stdout(data) => {
-                                if let Err(why) = reply.stdout(data, &mut sink, max_body) {
-                                    break 'read FcgiEnd::Refused(why);
+    answered_h1(|sink| {
+        let mut reply = Reply::new(head_only, false);
+        let mut held = Vec::new();
+        'read: {
+            for piece in pieces {
+                held.extend_from_slice(piece);
+                let mut pos = 0;
+                loop {
+                    match next_record(&held[pos..]) {
+                        Err(garbage) => break 'read FcgiEnd::Refused(garbage.0),
+                        Ok(None) => break,
+                        Ok(Some((record, used))) => {
+                            pos += used;
+                            match record {
+                                Record::Stdout(data) => {
+                                    if let Err(why) = reply.stdout(data, sink, max_body) {
+                                        break 'read FcgiEnd::Refused(why);
+                                    }
                                 }
-                            }
-                            Record::Stderr(_) => {}
-                            Record::End { .. } => {
-                                break 'read match reply.finish(&mut sink) {
-                                    Ok(Done::Answered(status, _)) => FcgiEnd::Answered(status),
-                                    Ok(Done::Redirect(path)) => FcgiEnd::Redirect(path),
-                                    Err(why) => FcgiEnd::Refused(why),
-                                };
+                                Record::Stderr(_) => {}
+                                Record::End { .. } => {
+                                    break 'read match reply.finish(sink) {
+                                        Ok(Done::Answered(status, _)) => FcgiEnd::Answered(status),
+                                        Ok(Done::Redirect(path)) => FcgiEnd::Redirect(path),
+                                        Err(why) => FcgiEnd::Refused(why),
+                                    };
+                                }
                             }
                         }
                     }
                 }
+                held.drain(..pos);
             }
-            held.drain(..pos);
+            FcgiEnd::Unfinished
         }
-        FcgiEnd::Unfinished
-    };
-    (end, bytes)
+    })
 }
