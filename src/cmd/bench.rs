@@ -426,7 +426,6 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         link_mbit: link_speed(args.link_speed.as_deref())?,
     };
     let live = webstand_lab::interrupt::live();
-    let watch = args.watch.start("bench")?;
     if !args.json && !args.ab.html {
         match args.ab.proxy() {
             Some(p) => println!(
@@ -439,6 +438,8 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     if plan.verbosity >= 2 {
         print_request(&plan);
     }
+    // After the header, which stays on the main screen when --live takes the alternate one.
+    let watch = args.watch.start("bench")?;
     // Quiet: bench keeps ab's output; the progress display below is its own.
     let mut session = super::session::open(global, "bench", &url, true)?;
     session.save_protocol(&plan);

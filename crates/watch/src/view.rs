@@ -21,8 +21,10 @@ const BARS: usize = 10;
 
 pub struct View {
     term: Terminal<CrosstermBackend<Stdout>>,
-    /// The stage last drawn: a new one clears the screen (lines a sweep wrote between levels).
-    label: String,
+    /// The stage last drawn: the first, and each new one, clears the screen, because ratatui
+    /// only writes the cells it changed and anything printed since (the report's header before
+    /// the first frame, a sweep's lines between levels) would show through the blank ones.
+    label: Option<String>,
 }
 
 impl View {
@@ -33,13 +35,13 @@ impl View {
         let term = Terminal::new(CrosstermBackend::new(out))?;
         Ok(View {
             term,
-            label: String::new(),
+            label: None,
         })
     }
 
     pub fn draw(&mut self, r: &Reading) -> std::io::Result<()> {
-        if r.stage.label != self.label {
-            self.label = r.stage.label.clone();
+        if self.label.as_ref() != Some(&r.stage.label) {
+            self.label = Some(r.stage.label.clone());
             self.term.clear()?;
         }
         self.term.draw(|f| frame(f, r))?;
