@@ -31,10 +31,13 @@ PKGS=(nginx-light lighttpd lighttpd-mod-openssl apache2 apache2-utils h2o caddy 
       # `--features mpi` (mpirun -np N webstand bench|sweep): OpenMPI, and libclang for rsmpi's bindings.
       openmpi-bin libopenmpi-dev libclang-dev
       # HTTP/3: the venv aioquic is installed into (below).
-      python3-venv)
+      python3-venv
+      # `--metrics-listen`: a real Prometheus scrapes it in tests/watch_prometheus.rs (promtool checks
+      # the exposition); tmux: tests/watch_live.rs runs `--live` in a real terminal.
+      prometheus tmux)
 # The services the packages above install, as package:service.
 SERVICES=(nginx-light:nginx lighttpd:lighttpd apache2:apache2 h2o:h2o caddy:caddy mini-httpd:mini-httpd
-          fcgiwrap:fcgiwrap php8.2-fpm:php8.2-fpm mariadb-server:mariadb)
+          fcgiwrap:fcgiwrap php8.2-fpm:php8.2-fpm mariadb-server:mariadb prometheus:prometheus)
 SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
 missing=()
 # Installed means installed: a package removed with its configuration kept is missing too.

@@ -46,6 +46,11 @@ mod imp {
         let merged = LEADER.with(|c| -> Option<anyhow::Result<_>> {
             let mut leader = c.borrow_mut();
             let leader = leader.as_mut()?;
+            if plan.script.is_some() {
+                // The other ranks would run the plan without it: refused rather than half done.
+                let why = "a wrk script (-s FILE) runs in one process: not under mpirun";
+                return Some(Err(anyhow::anyhow!(why)));
+            }
             let ranks = leader.ranks();
             Some(leader.run(plan, &live, || {
                 let plural = if ranks == 1 { "" } else { "s" };

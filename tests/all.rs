@@ -14,6 +14,7 @@ mod bench_h2_hpack;
 mod bench_h2_refused;
 mod bench_h3;
 mod bench_script;
+mod bench_script_mux;
 mod bench_syscalls;
 mod bench_tls;
 mod diagnosis;
@@ -33,6 +34,7 @@ mod lab_signals;
 mod lab_tls;
 mod lab_up;
 mod main_job;
+mod max_rate;
 mod mpi;
 mod outcomes;
 mod probe;
@@ -54,7 +56,12 @@ mod serve_tls;
 mod show_rounds;
 mod sweep;
 mod sweep_h2;
+mod sweep_script;
+mod thresholds;
 mod users_20k;
+mod watch_live;
+mod watch_otlp;
+mod watch_prometheus;
 mod workload;
 
 /// A test file is built only when it is a module above or a `[[test]]` of Cargo.toml (the

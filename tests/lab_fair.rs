@@ -158,6 +158,7 @@ fn cgi_cpu_is_counted(kind: Kind) -> Duration {
 /// so their time never reaches a parent's cutime — the /proc tree sum misses it, the cgroup does not.
 #[test]
 fn apache_cgi_cpu_is_counted_though_mod_cgid_never_waits_for_it() {
+    let _lab = common::busy_lab();
     let tree = cgi_cpu_is_counted(Kind::parse("apache").unwrap());
     assert!(
         tree < Duration::from_secs_f64(BURN_SECS),
@@ -170,6 +171,7 @@ fn apache_cgi_cpu_is_counted_though_mod_cgid_never_waits_for_it() {
 /// the program exits. Its copying of 3 × 64 MiB is counted by the cgroup and missed by the /proc sum.
 #[test]
 fn mini_httpd_cgi_cpu_is_counted_though_its_relay_is_orphaned() {
+    let _lab = common::busy_lab();
     cgi_cpu_is_counted(Kind::parse("mini_httpd").unwrap());
     let doc = docroot();
     let mut server = start(
@@ -200,6 +202,7 @@ fn mini_httpd_cgi_cpu_is_counted_though_its_relay_is_orphaned() {
 /// nginx, caddy and h2o run CGI through fcgiwrap, started beside them in their cgroup.
 #[test]
 fn cgi_cpu_behind_fcgiwrap_is_counted() {
+    let _lab = common::busy_lab();
     for kind in [
         Kind::parse("nginx").unwrap(),
         Kind::parse("caddy").unwrap(),
@@ -211,6 +214,7 @@ fn cgi_cpu_behind_fcgiwrap_is_counted() {
 
 #[test]
 fn builtin_and_lighttpd_cgi_cpu_is_counted() {
+    let _lab = common::busy_lab();
     for kind in [
         Kind::parse("builtin").unwrap(),
         Kind::parse("lighttpd").unwrap(),
@@ -265,6 +269,7 @@ fn defers_accept(server: &Server) -> bool {
 
 #[test]
 fn every_server_listens_with_the_derived_backlog_and_defers_accept_where_it_can() {
+    let _lab = common::busy_lab();
     let somaxconn: usize = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
         .unwrap()
         .trim()
@@ -344,6 +349,7 @@ fn raise_fd_limit() {
 /// open at once (apache's old config stopped accepting at about 768: its threads were a fixed 256).
 #[test]
 fn every_server_holds_the_largest_level_open_at_once() {
+    let _lab = common::busy_lab();
     raise_fd_limit();
     let doc = docroot();
     let n = 900;
@@ -362,6 +368,7 @@ fn every_server_holds_the_largest_level_open_at_once() {
 
 #[test]
 fn a_comparison_saves_configs_derived_from_its_levels_and_rotates_its_rounds() {
+    let _lab = common::busy_lab();
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
     let db_arg = db_path.to_str().unwrap();

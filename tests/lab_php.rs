@@ -36,6 +36,7 @@ fn php_row<'a>(doc: &'a serde_json::Value, server: &str) -> &'a serde_json::Valu
 
 #[test]
 fn the_php_page_through_every_server_is_verified_with_both_cpu_figures() {
+    let _lab = common::busy_lab();
     let servers = ["nginx", "lighttpd", "apache", "apache-modphp", "builtin"];
     let db = tempfile::tempdir().unwrap();
     let db_path = db.path().join("h.db");
@@ -127,6 +128,7 @@ fn assert_backends_cpu_saved(db: &str, doc: &serde_json::Value, servers: &[&str]
 
 #[test]
 fn the_wordpress_preset_reproduces_seed_004s_table() {
+    let _lab = common::busy_lab();
     let (out, left) = run_in_own_tmp(
         &["sweep", "--preset", "wordpress", "-n", "60", "-c", "10"],
         Duration::from_secs(170),
@@ -210,6 +212,7 @@ fn the_wordpress_preset_reproduces_seed_004s_table() {
 /// one article per generated post, about the size the lab measured).
 #[test]
 fn the_lab_wordpress_index_page_is_a_real_wordpress_page() {
+    let _lab = common::busy_lab();
     use webstand_lab::php::{fpm, wordpress, Backends, Setup as PhpSetup};
     use webstand_lab::servers::config::Pass;
     use webstand_lab::servers::{locate, Kind, Server, Setup};
@@ -287,6 +290,7 @@ fn the_lab_wordpress_index_page_is_a_real_wordpress_page() {
 
 #[test]
 fn a_missing_php_fpm_is_one_line_naming_the_package() {
+    let _lab = common::busy_lab();
     let (out, left) = run_in_own_tmp(
         &[
             &["compare", "-q", "--php-fpm", "/nonexistent/php-fpm8.2"][..],

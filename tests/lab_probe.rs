@@ -59,6 +59,7 @@ fn count(v: &Value, key: &str) -> u64 {
 
 #[test]
 fn compare_probe_gives_each_server_a_robustness_row() {
+    let _alone = common::alone_in_lab();
     common::require("slowhttptest");
     let history = tempfile::tempdir().unwrap();
     let db = history.path().join("h.db");

@@ -271,21 +271,25 @@ fn stops_in_order(signal: libc::c_int, name: &str) {
 
 #[test]
 fn sigterm_mid_comparison_saves_the_levels_and_leaves_nothing() {
+    let _lab = common::busy_lab();
     stops_in_order(libc::SIGTERM, "SIGTERM");
 }
 
 #[test]
 fn sighup_mid_comparison_saves_the_levels_and_leaves_nothing() {
+    let _lab = common::busy_lab();
     stops_in_order(libc::SIGHUP, "SIGHUP");
 }
 
 #[test]
 fn ctrl_c_mid_comparison_saves_the_levels_and_leaves_nothing() {
+    let _lab = common::busy_lab();
     stops_in_order(libc::SIGINT, "Ctrl-C");
 }
 
 #[test]
 fn a_second_signal_stops_everything_at_once() {
+    let _lab = common::busy_lab();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::start(&php_and_cgi());
     let seen = lab.measuring(1);
@@ -311,6 +315,7 @@ fn a_second_signal_stops_everything_at_once() {
 
 #[test]
 fn a_killed_webstand_is_cleaned_up_after_by_the_next_lab_command() {
+    let _lab = common::busy_lab();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let lab = Lab::start(&php_and_cgi());
     let seen = lab.measuring(1);
@@ -385,6 +390,7 @@ fn sockets_under(dir: &Path, out: &mut HashSet<Socket>) {
 
 #[test]
 fn nothing_that_runs_php_or_cgi_runs_as_root_and_no_socket_is_open_to_all() {
+    let _lab = common::busy_lab();
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut lab = Lab::start(&short_compare(
         "nginx,lighttpd,builtin",

@@ -405,6 +405,38 @@ fn a_bad_option_fails_once_with_one_line_before_any_load() {
 }
 
 #[test]
+fn a_script_is_refused_with_one_line_before_any_load() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = db(&dir);
+    let script = dir.path().join("path.lua");
+    std::fs::write(
+        &script,
+        "function request() return wrk.format(nil, \"/a\") end\n",
+    )
+    .unwrap();
+    let s = script.to_str().unwrap();
+    let args = [
+        "--db",
+        &db,
+        "bench",
+        "-c",
+        "4",
+        "-n",
+        "40",
+        "-s",
+        s,
+        "http://127.0.0.1:9/",
+    ];
+    let out = mpi_run(4, &args, Duration::from_secs(30));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "one line, from rank 0 only:\n{err}");
+    assert!(err.contains("not under mpirun"), "{err}");
+    assert!(!err.contains("load started"), "{err}");
+}
+
+#[test]
 fn an_unreachable_target_ends_the_job_with_the_ranks_error() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();

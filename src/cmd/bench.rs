@@ -157,6 +157,14 @@ pub struct Args {
     #[command(flatten)]
     h2: super::h2_args::H2Args,
 
+    /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
+    #[command(flatten)]
+    watch: super::watch_args::WatchArgs,
+
+    /// --threshold, --junit, --summary-md
+    #[command(flatten)]
+    thresholds: super::threshold_args::ThresholdArgs,
+
     /// The script's arguments (its init(args)), after `--`
     #[arg(last = true, value_name = "ARGS")]
     script_args: Vec<String>,
@@ -401,6 +409,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         bail!("-w (ab's HTML table) and --json each choose the output: give one");
     }
     let (mut plan, path, url) = plan(&args)?;
+    let thresholds = args.thresholds.parse()?;
     let output = match args.json {
         true => Output::kept(),
         false => Output::stdout(),
@@ -431,22 +440,31 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     if plan.verbosity >= 2 {
         print_request(&plan);
     }
+    // After the header, which stays on the main screen when --live takes the alternate one.
+    let watch = args.watch.start("bench")?;
     // Quiet: bench keeps ab's output; the progress display below is its own.
     let mut session = super::session::open(global, "bench", &url, true)?;
     session.save_protocol(&plan);
+    if let Some(file) = script_file(&args)? {
+        super::script_runs::save_identity(&mut session, &file);
+    }
     let result = {
         let _progress = webstand_lab::progress::start(
             "bench",
             live.clone(),
             plan.stop.requests,
             plan.stop.duration,
-            args.quiet,
+            args.quiet || args.watch.live,
         );
+        if let Some(w) = &watch {
+            w.run_starting(&live, webstand_watch::Stage::of("", &plan, None));
+        }
         let watch = RunWatch::start(known, &plan, &live);
         let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
         (result, watch.finish())
     };
     let (result, evidence) = result;
+    drop(watch); // the view closes before the report prints
     let level = Level {
         clients: args.concurrency,
         result,
@@ -463,6 +481,14 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         args.max_error_pct,
         result.interrupted.then(stop_signal),
     );
+    let mut judging = super::threshold_args::Judging::new(&thresholds);
+    let group = session.group.clone();
+    judging.judge(
+        &mut session,
+        (&group, args.concurrency, String::new()),
+        result,
+    );
+    let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
     // A target never reached has no figures to report: the last line says why.
     if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {
         let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
@@ -474,6 +500,7 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
             verdict: &verdict,
             diagnosis: &diagnosis,
             evidence: &evidence,
+            thresholds: &judging,
         };
         print_report(
             &args,
@@ -515,6 +542,7 @@ struct Shown<'a> {
     verdict: &'a Verdict,
     diagnosis: &'a Diagnosis,
     evidence: &'a RunEvidence,
+    thresholds: &'a super::threshold_args::Judging<'a>,
 }
 
 /// The run as one JSON document: the result, what was asked, the outcome and the Diagnosis, and
@@ -557,6 +585,9 @@ fn print_json(
             "diagnosis".into(),
             render::json(shown.diagnosis, &shown.evidence.watched),
         );
+        if !shown.thresholds.thresholds.is_empty() {
+            o.insert("thresholds".into(), shown.thresholds.judged[0].json());
+        }
         if let Some(spread) = crate::ranks::last() {
             o.insert("ranks".into(), spread.json());
         }
@@ -639,6 +670,7 @@ fn print_report(
         print!("{}", spread.table());
     }
     print!("{}", render::section(shown.diagnosis));
+    print!("{}", shown.thresholds.tables());
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a signal.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {

@@ -128,9 +128,14 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "1M")]
     pub large_size: String,
 
-    /// Per-request timeout: a request with no progress for this long fails
-    #[arg(short = 's', long, value_name = "DURATION", default_value = "10s")]
+    /// A duration: the per-request timeout (a request with no progress for this long fails).
+    /// Anything not starting with a digit: wrk's -s, a Lua script run with every level
+    /// (docs/SCRIPTING.md)
+    #[arg(short = 's', long, value_name = "DURATION|FILE", default_value = "10s")]
     pub timeout: String,
+
+    #[command(flatten)]
+    pub script: super::script_runs::ScriptArgs,
 
     /// The php and wordpress workloads: PHP-FPM's binary, a name or a path
     #[arg(long, value_name = "PROGRAM", default_value = webstand_lab::php::fpm::PROGRAM)]
@@ -183,6 +188,10 @@ pub struct Args {
     /// No progress lines
     #[arg(short = 'q', long)]
     pub quiet: bool,
+
+    /// --threshold, --junit, --summary-md: judged on each row (a server's peak on a workload)
+    #[command(flatten)]
+    pub thresholds: super::threshold_args::ThresholdArgs,
 }
 
 fn parse_warmup(s: &str) -> Result<Option<Stop>> {
@@ -253,7 +262,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     o.features = !args.no_features;
     o.verify = args.verify;
     o.large_size = webstand_workload::fixtures::parse_size(&args.large_size)?;
-    o.timeout = parse_duration(&args.timeout)?;
+    o.timeout = parse_duration(&args.script.split_s(&args.timeout, "10s", args.json)?.0)?;
     o.builtin = std::env::current_exe().ok();
     if args.rounds == 0 {
         bail!("--rounds must be at least 1");
@@ -298,6 +307,9 @@ pub struct Printing {
     pub max_error_pct: f64,
     /// Also each server's sweep table over clients (the wordpress preset's).
     pub sweeps: bool,
+    pub thresholds: super::threshold_args::ThresholdArgs,
+    /// `-s FILE`: run with every level.
+    pub script: Option<super::script_runs::ScriptRuns>,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -308,11 +320,14 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         None => scratch.path().join("docroot"),
     };
     let opts = options(&args, docroot)?;
+    args.thresholds.parse()?;
     let printing = Printing {
         json: args.json,
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,
         sweeps: false,
+        thresholds: args.thresholds.clone(),
+        script: args.script.split_s(&args.timeout, "10s", args.json)?.1,
     };
     execute(&opts, &printing, global)
 }
@@ -320,9 +335,18 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 /// Runs a comparison whose options are checked, prints it, and returns its exit status.
 pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let mut obs = super::session::open(global, "compare", "lab", p.quiet)?;
+    if let Some(s) = &p.script {
+        super::script_runs::save_identity(&mut obs, &s.file);
+    }
     let mut diagnosing = Diagnosing::new(&mut obs, Default::default(), p.max_error_pct);
     diagnosing.lab_cpus = opts.server_cpus.clone();
-    let outcome = compare::run(opts, &mut diagnosing);
+    let outcome = match &p.script {
+        Some(s) => compare::run(
+            opts,
+            &mut super::script_runs::Scripted::new(&mut diagnosing, s),
+        ),
+        None => compare::run(opts, &mut diagnosing),
+    };
     let peaks = outcome
         .as_ref()
         .map(|c| peak_diagnoses(c, &diagnosing))
@@ -333,11 +357,17 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     flag_generator_bound(&mut comparison, &peaks);
     // A closed stdout (`| head`) is not an error of the comparison: everything is measured and saved.
     use std::io::Write;
+    let thresholds = p.thresholds.parse()?;
+    let judging = judge_rows(&comparison, &thresholds, &mut obs);
     let verdict = verdict(&comparison, p.max_error_pct);
+    let verdict = judging.conclude(&p.thresholds, "compare", verdict)?;
     let text = if p.json {
         let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
+        if !thresholds.is_empty() {
+            doc["thresholds"] = judging.json();
+        }
         format!("{doc:#}\n")
     } else if p.sweeps {
         webstand_report::comparison::render_comparison(&comparison)
@@ -347,6 +377,10 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         webstand_report::comparison::render_comparison(&comparison)
             + &peaks_section(&peaks, &levels)
     };
+    let text = match p.json {
+        true => text,
+        false => text + &judging.tables(),
+    };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {
         SavedLine::Stderr
@@ -354,6 +388,25 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         SavedLine::Stdout
     };
     Ok(obs.conclude(&verdict, saved))
+}
+
+/// The thresholds judged on each row: a server's peak level on a workload.
+fn judge_rows<'a>(
+    c: &'a Comparison,
+    thresholds: &'a [webstand_thresholds::Threshold],
+    session: &mut Session,
+) -> super::threshold_args::Judging<'a> {
+    let mut judging = super::threshold_args::Judging::new(thresholds);
+    for s in &c.servers {
+        for w in &s.workloads {
+            let name = format!("{}/{}", s.name, w.workload.map_or("?", |k| k.name()));
+            if let Some(peak) = w.sweep.as_ref().and_then(|sw| sw.peak()) {
+                let label = format!("{name} at {} clients", peak.clients);
+                judging.judge(session, (&name, peak.clients, label), &peak.result);
+            }
+        }
+    }
+    judging
 }
 
 /// Each server's peak level on each workload with its diagnosis, in the comparison's order.

@@ -3,8 +3,8 @@
 
 /// The measuring commands' exit statuses: each is also the run's status in the history.
 pub const EXIT: &str = "Exit status: 0 complete, 1 could not run, 2 bad command line, 3 errors above \
---max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 130 Ctrl-C, \
-143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
+--max-error-pct (failed requests + non-2xx answers), 4 nothing succeeded, 5 target lost, 6 a --threshold crossed, \
+130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (docs/EXIT-STATUS.md); the same word is the run's status in `webstand history`";
 
 /// `history`, `show`, `diff`, `export` and `report`, which only read the history.
 pub const READING: &str = "Guide: docs/HISTORY.md\n\nExit status: 0 done, 1 could not \

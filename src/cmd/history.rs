@@ -284,7 +284,10 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let run = store.load_run(run_id(&store, &a.run)?)?;
     let mut text = format!("{}\n", describe(&run));
-    for (k, v) in details(&run) {
+    let script = store
+        .script(run.id)?
+        .map(|s| ("Script".to_string(), s.to_string()));
+    for (k, v) in details(&run).into_iter().chain(script) {
         text += &format!("  {:<9} {v}\n", format!("{k}:"));
     }
     text += "\n";
@@ -293,6 +296,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         "probe" => super::probe::stored(&store, &run)?,
         _ => tables(&run, a.table),
     };
+    text += &super::stored_thresholds::tables(&store, run.id)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
 }
@@ -344,30 +348,44 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         name: side(&runs_a)?,
         levels: runs_a.iter().flat_map(levels).collect(),
         protocol: protocols(&runs_a),
-        settings: side_settings(&runs_a),
+        settings: side_settings(&store, &runs_a)?,
     };
     let side_b = Side {
         name: side(&runs_b)?,
         levels: runs_b.iter().flat_map(levels).collect(),
         protocol: protocols(&runs_b),
-        settings: side_settings(&runs_b),
+        settings: side_settings(&store, &runs_b)?,
     };
-    let (text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
+    let (mut text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
+    let ids = |runs: &[StoredRun]| runs.iter().map(|r| r.id).collect::<Vec<_>>();
+    let (ids_a, ids_b) = (ids(&runs_a), ids(&runs_b));
+    let sides = [
+        (side_a.name.as_str(), &ids_a[..]),
+        (side_b.name.as_str(), &ids_b[..]),
+    ];
+    text += &super::stored_thresholds::diff(&store, sides)?;
     write_out(None, text.as_bytes())?;
     Ok(0)
 }
 
 /// A diff side's settings (`run_settings::settings`): each setting's values over the side's runs,
 /// each once ("1 | 2" when its runs differ), a setting some runs lack counting as "-".
-fn side_settings(runs: &[StoredRun]) -> Vec<(String, String)> {
-    let each: Vec<Vec<(String, String)>> = runs.iter().map(run_settings::settings).collect();
+fn side_settings(store: &Store, runs: &[StoredRun]) -> anyhow::Result<Vec<(String, String)>> {
+    let mut each: Vec<Vec<(String, String)>> = runs.iter().map(run_settings::settings).collect();
+    // The wrk script a run ran with (its name and the start of its digest), from the history.
+    for (settings, run) in each.iter_mut().zip(runs) {
+        if let Some(s) = store.script(run.id)? {
+            let short = s.sha256.get(..12).unwrap_or(&s.sha256);
+            settings.push(("script".into(), format!("{} {short}", s.name)));
+        }
+    }
     let mut names: Vec<&str> = Vec::new();
     for (k, _) in each.iter().flatten() {
         if !names.contains(&k.as_str()) {
             names.push(k);
         }
     }
-    names
+    Ok(names
         .into_iter()
         .map(|name| {
             let mut values: Vec<&str> = Vec::new();
@@ -382,7 +400,7 @@ fn side_settings(runs: &[StoredRun]) -> Vec<(String, String)> {
             }
             (name.to_string(), values.join(" | "))
         })
-        .collect()
+        .collect())
 }
 
 /// What a diff side's runs spoke ("h2c -m 16", "HTTP/1.1"; several joined by " + "), as saved, or
@@ -546,14 +564,19 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             runs.push(store.load_run(id)?);
         }
     }
+    let mut thresholds = Vec::new();
+    for r in &runs {
+        thresholds.push(super::stored_thresholds::tables(&store, r.id)?);
+    }
     let report_runs: Vec<ReportRun> = runs
         .iter()
-        .map(|r| ReportRun {
+        .zip(&thresholds)
+        .map(|(r, thresholds)| ReportRun {
             name: format!("#{}", r.id),
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: measured_tables(r, None),
+            tables: measured_tables(r, None) + thresholds,
             diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),

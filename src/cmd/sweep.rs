@@ -48,8 +48,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         .map(|d| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}")))
         .transpose()?;
     let warmup = parse_warmup(&args.warmup)?;
-    let timeout = webstand_duration::positive(&args.timeout)
-        .map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
+    let (timeout, script) = args.script.split_s(&args.timeout, "30s", args.json)?;
+    let timeout =
+        webstand_duration::positive(&timeout).map_err(|e| anyhow::anyhow!("--timeout: {e}"))?;
     let rate = args.rate.as_deref().map(parse_rate).transpose()?;
     let link_mbit = super::diagnose::link_speed(args.link_speed.as_deref())?;
     check_limits(&args)?;
@@ -67,6 +68,16 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         requests: None,
         duration: Some(warmup),
     });
+    let search = args
+        .max_rate
+        .find_max_rate
+        .then(|| {
+            let clients = clients_arg.as_deref();
+            args.max_rate
+                .search(clients, stop.clone(), warmup.clone(), args.jitter)
+        })
+        .transpose()?;
+    let thresholds = args.thresholds.parse()?;
     let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
     check_open_files(&args, &levels)?;
     let rate = rate.map(|rate| Rate {
@@ -80,11 +91,19 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
 
     let mut session = open_session(global, &url, embedded.as_mut(), args.quiet)?;
     session.save_protocol(&plan);
+    if let Some(s) = &script {
+        super::script_runs::save_identity(&mut session, &s.file);
+    }
+    let searching = args.find_max_users || search.is_some();
+    session.on_run = super::watch_args::on_run(&args.watch, "sweep", levels.len(), searching)?;
     let bounds = Bounds {
         max_error_pct: args.max_error_pct,
         max_p99_ms: args.max_p99_ms,
     };
     if args.find_max_users {
+        if script.is_some() {
+            bail!("-s FILE runs with a sweep's levels, not with --find-max-users");
+        }
         let spec = MaxUsersSpec {
             start: args.start_clients,
             limit: args.max_clients,
@@ -96,6 +115,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         return find_max_users(&mut session, &spec, &plan, &workload.name, args.json);
     }
     let known = known(&args, embedded.as_ref(), link_mbit)?;
+    if let Some(search) = search {
+        let name = &workload.name;
+        return super::max_rate::run(&mut session, &search, &plan, name, known, args.json);
+    }
     let spec = SweepSpec {
         levels,
         warmup,
@@ -107,6 +130,8 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         workload: &workload.name,
         rate,
         table,
+        thresholds: (&thresholds, &args.thresholds),
+        script: script.as_ref(),
     };
     let code = sweep_levels(&mut session, &spec, &shown, known, args.json)?;
     drop(embedded);
@@ -161,16 +186,31 @@ fn sweep_levels(
 ) -> Result<i32> {
     session.group = shown.workload.to_string();
     let mut diagnosing = Diagnosing::new(session, known, spec.max_error_pct);
-    let result = lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing);
+    let result = match shown.script {
+        Some(s) => {
+            let mut scripted = super::script_runs::Scripted::new(&mut diagnosing, s);
+            lab_sweep::run(spec, shown.plan, shown.workload, &mut scripted)
+        }
+        None => lab_sweep::run(spec, shown.plan, shown.workload, &mut diagnosing),
+    };
     let (section, diagnoses) = (diagnosing.section(), diagnosing.json());
     let bound = super::diagnose::bound_cells(&diagnosing.levels);
+    session.on_run = None; // the live view closes before the report prints
     let result = session.failed_on_error(result)?;
+    let mut judging = super::threshold_args::Judging::new(shown.thresholds.0);
+    for l in &result.levels {
+        let at = (shown.workload, l.clients, format!("{} clients", l.clients));
+        judging.judge(session, at, &l.result);
+    }
     let verdict = levels_verdict(&result, spec.max_error_pct);
+    let verdict = judging.conclude(shown.thresholds.1, "sweep", verdict)?;
     if json {
-        print_sweep(&result, shown, Some((&verdict, diagnoses)), &bound)?;
+        let extra = (&verdict, diagnoses, judging.json());
+        print_sweep(&result, shown, Some(extra), &bound)?;
     } else {
         print_sweep(&result, shown, None, &bound)?;
         print!("{section}");
+        print!("{}", judging.tables());
     }
     Ok(session.conclude(&verdict, saved_line(json)))
 }
@@ -267,6 +307,13 @@ struct Shown<'a> {
     workload: &'a str,
     rate: Option<Rate>,
     table: Table,
+    /// The thresholds judged on every level, and where their CI files go.
+    thresholds: (
+        &'a [webstand_thresholds::Threshold],
+        &'a super::threshold_args::ThresholdArgs,
+    ),
+    /// `-s FILE`: run with every level.
+    script: Option<&'a super::script_runs::ScriptRuns>,
 }
 
 /// The sweep's levels as JSON (with the verdict), or as the chosen table (with a "Bound by"
@@ -274,15 +321,18 @@ struct Shown<'a> {
 fn print_sweep(
     result: &SweepResult,
     shown: &Shown,
-    json: Option<(&Verdict, serde_json::Value)>,
+    json: Option<(&Verdict, serde_json::Value, serde_json::Value)>,
     bound: &[&str],
 ) -> Result<()> {
     let levels = webstand_report::levels::sweep_levels(result);
     let max = result.max_error_pct;
-    if let Some((verdict, diagnoses)) = json {
+    if let Some((verdict, diagnoses, thresholds)) = json {
         let mut doc = tables::sweep_json(shown.workload, &levels, result.interrupted, max);
         doc["outcome"] = webstand_report::json::verdict_json(verdict);
         doc["diagnosis"] = diagnoses;
+        if !shown.thresholds.0.is_empty() {
+            doc["thresholds"] = thresholds;
+        }
         if let Some(r) = shown.rate {
             doc["rate"] = serde_json::json!({ "requested_per_sec": r.rate, "jitter": r.jitter });
             doc["late_sends"] = result.levels.iter().map(|l| l.result.late_sends).collect();

@@ -59,9 +59,14 @@ pub struct Args {
     #[arg(short = 'k', long)]
     pub keep_alive: bool,
 
-    /// Per-request timeout: a request with no progress for this long fails
-    #[arg(short = 's', long, value_name = "DURATION", default_value = "30s")]
+    /// A duration: the per-request timeout (a request with no progress for this long fails).
+    /// Anything not starting with a digit: wrk's -s, a Lua script run with every level
+    /// (docs/SCRIPTING.md)
+    #[arg(short = 's', long, value_name = "DURATION|FILE", default_value = "30s")]
     pub timeout: String,
+
+    #[command(flatten)]
+    pub script: super::script_runs::ScriptArgs,
 
     /// Load-generator threads (0 = one per CPU the generator may use)
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -127,4 +132,16 @@ pub struct Args {
     /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
     #[arg(short = 'm', value_name = "N")]
     pub streams: Option<String>,
+
+    /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
+
+    /// --find-max-rate, --slo and the search's bounds
+    #[command(flatten)]
+    pub max_rate: super::max_rate::MaxRateArgs,
+
+    /// --threshold, --junit, --summary-md: judged on every level
+    #[command(flatten)]
+    pub thresholds: super::threshold_args::ThresholdArgs,
 }

@@ -72,10 +72,12 @@ pub fn run(args: &Args, global: &Global) -> Result<i32> {
     super::session::check_max_error_pct(args.max_error_pct)?;
     o.max_users.bounds.max_error_pct = args.max_error_pct;
     let printing = Printing {
+        script: None,
         json: args.json,
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,
         sweeps: true,
+        thresholds: args.thresholds.clone(),
     };
     let status = execute(&o, &printing, global);
     drop(scratch);

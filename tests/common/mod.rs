@@ -612,3 +612,19 @@ pub fn assert_fields_match(a: (&str, &str), b: (&str, &str), names: &[&str], lab
         );
     }
 }
+
+/// Lab tests that load the server's CPU (comparisons with PHP, CGI or large levels) and a test whose
+/// verdict is the server's availability under attack once ran in separate test binaries, so never
+/// side by side; in one binary they would (the lab pins every server to the same first CPU).
+/// `busy_lab` lets the loading tests run beside each other; `alone_in_lab` waits until none runs.
+static LAB: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Taken by a test whose servers load the lab's CPU (see `LAB`).
+pub fn busy_lab() -> std::sync::RwLockReadGuard<'static, ()> {
+    LAB.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Taken by a test that measures a server's availability: no `busy_lab` test runs meanwhile.
+pub fn alone_in_lab() -> std::sync::RwLockWriteGuard<'static, ()> {
+    LAB.write().unwrap_or_else(|e| e.into_inner())
+}

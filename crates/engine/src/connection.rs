@@ -68,6 +68,9 @@ pub(crate) trait Connection: Sized {
     /// Open loop: whether [`Connection::start`] would put a due send on it now.
     fn takes_more(&self, th: &Self::Thread) -> bool;
 
+    /// Whether it holds an open connection (the watched view's count, read a few times a second).
+    fn connected(&self) -> bool;
+
     /// Its socket is readable (`readable`), or writable, or the peer closed it (`closed`: reading
     /// must go on until it sees the close).
     fn on_event(

@@ -23,6 +23,7 @@ use crate::record::Record;
 use crate::requests::Requests;
 use crate::share::Share;
 use crate::shared::Shared;
+use crate::view::ViewClock;
 use crate::wait::{Pass, Wait};
 use mio::{Events, Poll};
 use std::sync::atomic::Ordering;
@@ -53,6 +54,9 @@ pub(crate) struct Driver<'a, C: Connection> {
     /// is over (started without asking again).
     delayed: Vec<(Instant, usize)>,
     waited: Vec<bool>,
+    /// The thread's index, and when it next copies its view for a watcher (`view.rs`).
+    index: usize,
+    view: ViewClock,
 }
 
 /// What a load thread hands back: its result, when its part of the run ended, its script.
@@ -89,6 +93,8 @@ impl<'a, C: Connection> Driver<'a, C> {
             refill: Vec::new(),
             delayed: Vec::new(),
             waited: vec![false; clients],
+            index,
+            view: ViewClock::new(now),
         })
     }
 
@@ -120,6 +126,9 @@ impl<'a, C: Connection> Driver<'a, C> {
             self.io.retired.clear();
             let pace_wait = self.pace(now);
             self.io.record.flush(self.io.sh.live);
+            if self.view.due(now) {
+                self.publish_view(cpu0, false);
+            }
             if let Some(end) = self.finished(now) {
                 break end;
             }
@@ -150,6 +159,21 @@ impl<'a, C: Connection> Driver<'a, C> {
             }
         };
         self.finish(cpu0, end)
+    }
+
+    /// Copies what the thread measured so far for a watcher, if one watches (a few times a second,
+    /// and the `last` time as it ends, so the watcher's last reading is the report's count).
+    fn publish_view(&self, cpu0: CpuTime, last: bool) {
+        let live = self.io.sh.live;
+        if !live.watched() {
+            return;
+        }
+        let open = self.conns.iter().filter(|c| c.connected()).count() as u64;
+        let cpu = thread_cpu().total().saturating_sub(cpu0.total());
+        let busy = cpu.saturating_sub(self.wait.spun());
+        live.publish(self.index, last, |v| {
+            self.io.record.fill_view(v, open, busy)
+        });
     }
 
     /// Starts every slot that asked to be (closed loop), or lists it as idle for the pacer's sends
@@ -300,6 +324,7 @@ impl<'a, C: Connection> Driver<'a, C> {
     /// The thread's result: what it counted, its own CPU time, its connections closed (whatever is
     /// still in flight is abandoned: the result covers what finished).
     fn finish(mut self, cpu0: CpuTime, end: Instant) -> anyhow::Result<ThreadEnd> {
+        self.publish_view(cpu0, true);
         C::finish(&mut self.conns, self.th, &mut self.io.record.r);
         let r = self.io.record.finish(
             self.io.sh.live,

@@ -28,6 +28,8 @@ mod io;
 mod pacer;
 mod record;
 mod requests;
+mod script_mux;
+mod view;
 
 // How a load thread waits.
 pub mod affinity;

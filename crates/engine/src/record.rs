@@ -12,6 +12,7 @@ use webstand_results::live::Live;
 use webstand_results::plan::BodyCheck;
 use webstand_results::result::{CpuTime, HalfwayWaits, RunResult, Sample};
 use webstand_results::script::ThreadScript;
+use webstand_results::{status_class, ThreadView};
 
 /// How a failed request is counted (ab's classes; a failed write counts as an exception too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,6 +180,25 @@ impl Record {
             live.bytes
                 .fetch_add(std::mem::take(&mut self.live_bytes), Ordering::Relaxed);
         }
+    }
+
+    /// Copies what the thread measured so far into its published `view` (`view.rs`).
+    pub(crate) fn fill_view(&self, v: &mut ThreadView, connections_open: u64, busy: Duration) {
+        let r = &self.r;
+        v.complete = r.complete;
+        v.failed = r.failed;
+        v.statuses = [0; 6];
+        v.statuses[2] = r.complete - r.non_2xx;
+        for (&status, &n) in &r.non_2xx_statuses {
+            v.statuses[status_class(status)] += n;
+        }
+        v.bytes = r.total_bytes;
+        v.connections_open = connections_open;
+        v.busy = busy;
+        v.threads = 1;
+        v.latency.reset();
+        // Same bounds on both sides, so this neither fails nor allocates.
+        let _ = v.latency.add(&r.histograms.total);
     }
 
     /// The thread's result: what it counted, its own CPU time since `cpu0` (of which `spun` was

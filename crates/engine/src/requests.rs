@@ -10,12 +10,14 @@
 //! of the run is over when the budget is spent and none is outstanding.
 
 use crate::pacer::Pacer;
+use crate::script_mux::{Encode, ScriptMux};
 use crate::share::Share;
 use crate::shared::Shared;
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use webstand_results::plan::{Pick, Shape};
 use webstand_results::script::{Calls, ThreadScript};
@@ -42,6 +44,19 @@ pub(crate) struct Requests {
     script: Option<Box<dyn ThreadScript>>,
     calls: Calls,
     script_error: Option<anyhow::Error>,
+    /// HTTP/2 and HTTP/3: the script's requests as streams.
+    mux: ScriptMux,
+}
+
+/// A request a multiplexed connection opens as a stream (`Requests::next_stream`).
+pub(crate) struct StreamSend<'a> {
+    pub req: usize,
+    pub start: Instant,
+    /// Its header block in the connection's protocol.
+    pub block: &'a [u8],
+    pub body: Option<&'a [u8]>,
+    /// The body again when it is the script's, for a stream that keeps it until it is all sent.
+    pub own_body: Option<Arc<[u8]>>,
 }
 
 enum PickBy {
@@ -86,6 +101,7 @@ impl Requests {
             calls: script.as_ref().map(|s| s.calls()).unwrap_or_default(),
             script,
             script_error: None,
+            mux: ScriptMux::default(),
         })
     }
 
@@ -105,6 +121,46 @@ impl Requests {
             Some(a) if a != sh.plan.target.addrs[0] => a,
             _ => sh.reach.addr(),
         }
+    }
+
+    /// HTTP/2 and HTTP/3: [`Requests::next`] as a stream, its header block and body the plan's,
+    /// or the script's (`script_mux.rs`, its block made by `encode`). None once the script stopped
+    /// the thread or failed.
+    pub(crate) fn next_stream<'a>(
+        &'a mut self,
+        sh: &'a Shared,
+        now: Instant,
+        encode: Encode,
+    ) -> Option<StreamSend<'a>> {
+        if self.script.is_some() && self.script_ended() {
+            return None;
+        }
+        let (req, start) = self.next(now)?;
+        let Some(script) = self.script.as_deref_mut() else {
+            return Some(StreamSend {
+                req,
+                start,
+                block: &sh.reqs[req],
+                body: sh.plan.body.as_ref().map(|(b, _)| &b[..]),
+                own_body: None,
+            });
+        };
+        if let Err(e) = self
+            .mux
+            .advance(script, self.calls.request, sh.plan, encode)
+        {
+            self.done(now);
+            self.script_error.get_or_insert(e);
+            return None;
+        }
+        let e = self.mux.current();
+        Some(StreamSend {
+            req,
+            start,
+            block: &e.block,
+            body: e.body.as_deref(),
+            own_body: e.body.clone(),
+        })
     }
 
     /// Whether each send's bytes come from the script's `request()` (see [`Requests::build`]).

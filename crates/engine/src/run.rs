@@ -70,10 +70,6 @@ fn carry_out<C: Connection>(
         .map(|s| s.requests_per_call())
         .max();
     let script_responses = scripts.iter().flatten().any(|s| s.calls().response);
-    if C::MULTIPLEXED && plan.script.is_some() {
-        // Its requests would be the plan's HPACK blocks, not the script's: refused, not ignored.
-        bail!("scripts (-s FILE) run over HTTP/1.1 and HTTPS, not yet with --h2 or --h3");
-    }
     let prepared = Shared {
         plan,
         reach: Reach::new(&plan.target.addrs),
@@ -465,6 +461,9 @@ mod tests {
         }
         fn takes_more(&self, _: &()) -> bool {
             self.taken.is_none()
+        }
+        fn connected(&self) -> bool {
+            false
         }
         fn timer(&self) -> Option<Instant> {
             self.due

@@ -4,9 +4,11 @@
 //! what a connection's frames add to the thread's figures (h2load's summary, the same for both),
 //! and how many new streams a closed loop opens at once ([`batch_room`]).
 
+use crate::h1::response::Kept;
 use crate::io::Io;
 use crate::record::{Class, Response};
 use sha2::{Digest, Sha256};
+use std::sync::Arc;
 use std::time::Instant;
 use webstand_h2::Window;
 use webstand_results::result::H2Summary;
@@ -31,6 +33,46 @@ pub(crate) struct Stream {
     pub send: Window,
     /// Request body bytes sent so far; `None` once END_STREAM went out.
     pub body_sent: Option<usize>,
+    /// HTTP/2: the request's own body (a script's), sent instead of the plan's.
+    pub own_body: Option<Arc<[u8]>>,
+    /// The response's head (its fields written as HTTP/1's) and body, kept for a script's
+    /// `response()`.
+    pub kept: Option<Box<Kept>>,
+}
+
+impl Stream {
+    /// A field of the final response head, kept for the script.
+    pub(crate) fn keep_field(&mut self, name: &[u8], value: &[u8]) {
+        if let Some(k) = self.kept.as_mut().filter(|_| self.status == 0) {
+            if name.first() != Some(&b':') {
+                k.head.extend_from_slice(name);
+                k.head.extend_from_slice(b": ");
+                k.head.extend_from_slice(value);
+                k.head.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// A head's status came: an interim head's kept fields are dropped, the final head gets its
+    /// status line and its end.
+    pub(crate) fn keep_status(&mut self, status: u16) {
+        if let Some(k) = self.kept.as_mut() {
+            if status < 200 {
+                return k.head.clear();
+            }
+            let fields = std::mem::take(&mut k.head);
+            k.head = format!("HTTP/1.1 {status} \r\n").into_bytes();
+            k.head.extend_from_slice(&fields);
+            k.head.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// Response body bytes, kept for the script.
+    pub(crate) fn keep_body(&mut self, data: &[u8]) {
+        if let Some(k) = self.kept.as_mut() {
+            k.body.extend_from_slice(data);
+        }
+    }
 }
 
 /// How a stream ended.
@@ -74,7 +116,17 @@ impl Ended {
                     body_len: s.body_len,
                     digest: s.hasher.take().map(|h| h.finalize().into()),
                 };
-                if io.record.response(io.sh, &response) {
+                let counted = match (io.requests.response_reader(), s.kept.as_ref()) {
+                    (Some(script), Some(k)) => io
+                        .record
+                        .scripted_response(io.sh, &response, script, &k.head, &k.body),
+                    _ => Ok(io.record.response(io.sh, &response)),
+                };
+                let counted = counted.unwrap_or_else(|e| {
+                    io.requests.script_failed(e);
+                    false
+                });
+                if counted {
                     io.record.r.keep_alive_requests += 1;
                 }
                 return;
@@ -145,6 +197,8 @@ pub(crate) struct Tally {
     pub data_bytes: u64,
     /// Set to capture the first response's `server` value (ab's "Server Software").
     pub want_server: bool,
+    /// A script reads responses: each stream keeps its head and body ([`Stream::kept`]).
+    pub keep: bool,
     pub server: Option<String>,
 }
 

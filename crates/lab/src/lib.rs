@@ -14,6 +14,7 @@ pub mod h2; // the lab over HTTP/2: equal settings, the h2 check
 pub mod interrupt; // SIGINT, SIGTERM, SIGHUP: stop the runs in order; a second one stops everything
 pub mod leftovers; // what a lab that must end at once, or a killed one, leaves: stopped and removed
 pub mod limits; // backlog, keep-alive and caps every server gets alike
+pub mod maxrate; // raise an open-loop rate until an SLO is not met, bisect, confirm
 pub mod maxusers; // raise clients until a bound breaks, then bisect
 mod memory; // resident memory per idle keep-alive connection of a lab server
 pub mod notes; // what a row must say, as data, and its words

@@ -48,7 +48,13 @@ pub struct Session {
     pub server_version: Option<String>,
     progress: Option<Progress>,
     runner: Runner,
+    /// Told of each run as it starts (the CLI's live view and metrics); when it returns true it
+    /// shows the run's progress itself, and the progress display stays off.
+    pub on_run: Option<OnRun>,
 }
+
+/// [`Session::on_run`]: the run's label, plan and live counters.
+pub type OnRun = Box<dyn FnMut(&str, &Plan, &Arc<Live>) -> bool + Send>;
 
 impl Session {
     /// Opens the history (`db`, or the default one) and records the start of a run (a history that
@@ -81,6 +87,7 @@ impl Session {
             round: 1,
             server_version: None,
             progress: None,
+            on_run: None,
             runner,
         })
     }
@@ -127,12 +134,31 @@ impl Session {
         }
     }
 
+    /// Records the thresholds judged on the level of `group` at `clients` (a JSON array of checks).
+    pub fn save_thresholds(&mut self, group: &str, clients: usize, checks: &serde_json::Value) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.add_thresholds(*id, group, clients, checks) {
+                eprintln!("webstand: warning: the thresholds not saved in the history: {e:#}");
+                self.store = None;
+            }
+        }
+    }
+
     /// Records the protocol `plan` speaks (HTTP/1.x, or h2 / h2c with its `-m`) as the run's, for
     /// `history`, `show` and `diff` (bench and sweep: one plan for every level).
     pub fn save_protocol(&mut self, plan: &Plan) {
         if let Some((store, id)) = &self.store {
             if let Err(e) = store.set_protocol(*id, &protocol_of(plan)) {
                 eprintln!("webstand: warning: the protocol not saved in the history: {e:#}");
+            }
+        }
+    }
+
+    /// Records the wrk script the run's levels ran with (`-s FILE`).
+    pub fn save_script(&mut self, script: &webstand_store::StoredScript) {
+        if let Some((store, id)) = &self.store {
+            if let Err(e) = store.set_script(*id, script) {
+                eprintln!("webstand: warning: the script not saved in the history: {e:#}");
             }
         }
     }
@@ -216,6 +242,11 @@ impl Observer for Session {
         crate::interrupt::live()
     }
     fn run_starting(&mut self, label: &str, plan: &Plan, live: &Arc<Live>) {
+        if let Some(on_run) = self.on_run.as_mut() {
+            if on_run(label, plan, live) {
+                return;
+            }
+        }
         let label = format!("{}: {label}", self.group);
         self.progress = Some(progress::start(
             &label,

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod result;
 pub mod script;
 pub mod spin_rule;
+pub mod view;
 
 // What the lab's commands found.
 pub mod comparison;
@@ -43,4 +44,5 @@ pub use server::{CpuSource, Features, ServerFigures, Support};
 pub use spin_rule::SpinRule;
 pub use sweep::{Level, MaxUsers, Probe, SweepResult};
 pub use verify::VerifyRow;
+pub use view::{status_class, ThreadView};
 pub use workload_kind::{WorkloadKind, H2_STREAMS_PER_CONNECTION};

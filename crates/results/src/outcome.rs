@@ -68,6 +68,9 @@ pub enum Outcome {
     TargetLost,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP.
     Interrupted(StopSignal),
+    /// Ran cleanly, but a `--threshold` (or a max-rate search's `--slo`) was crossed: decided by
+    /// the thresholds crate after [`judge`], never by it.
+    Thresholds,
 }
 
 impl Outcome {
@@ -78,6 +81,7 @@ impl Outcome {
             Outcome::Errors => 3,
             Outcome::Failed => 4,
             Outcome::TargetLost => 5,
+            Outcome::Thresholds => 6,
             Outcome::Interrupted(signal) => 128 + signal.number(),
         }
     }
@@ -89,6 +93,7 @@ impl Outcome {
             Outcome::Failed => "failed",
             Outcome::TargetLost => "target lost",
             Outcome::Interrupted(_) => "interrupted",
+            Outcome::Thresholds => "thresholds",
         }
     }
 }

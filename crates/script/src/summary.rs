@@ -1,7 +1,8 @@
 //! `done(summary, latency, requests)`'s arguments from a run's merged result, with wrk's fields:
 //! `summary.duration` (µs), `.requests`, `.bytes`, `.errors.{connect,read,write,status,timeout}`;
 //! `latency` and `requests` as wrk's statistics objects (`min`, `max`, `mean`, `stdev`,
-//! `percentile(p)`, `[i]`: how many values were i − 1, `#`: the largest value + 1).
+//! `percentile(p)`, `[i]`: how many values were i − 1 (exact below 2,048, by the histogram's
+//! buckets above), `#`: the largest value + 1).
 
 use hdrhistogram::Histogram;
 use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
@@ -23,11 +24,24 @@ impl UserData for Stats {
             Ok(s.0.value_at_quantile(p / 100.0))
         });
         m.add_meta_method(MetaMethod::Index, |_, s, i: Value| match i {
-            Value::Integer(i) if i >= 1 => Ok(s.0.count_at(i as u64 - 1)),
-            Value::Number(i) if i >= 1.0 => Ok(s.0.count_at(i as u64 - 1)),
+            Value::Integer(i) if i >= 1 => Ok(s.count(i as u64 - 1)),
+            Value::Number(i) if i >= 1.0 => Ok(s.count(i as u64 - 1)),
             _ => Ok(0),
         });
         m.add_meta_method(MetaMethod::Len, |_, s, ()| Ok(s.0.max() + 1));
+    }
+}
+
+impl Stats {
+    /// How many values were `v`. The histogram keeps 3 significant digits: below 2,048 each value
+    /// is its own bucket and the count is exact; above, a bucket's values are counted at its lowest
+    /// value and 0 at the others, so the counts still add up to the run's (a loop over
+    /// `latency[i]` sees every request once).
+    fn count(&self, v: u64) -> u64 {
+        match self.0.lowest_equivalent(v) == v {
+            true => self.0.count_at(v),
+            false => 0,
+        }
     }
 }
 
@@ -55,4 +69,23 @@ pub(crate) fn arguments(lua: &Lua, r: &RunResult) -> mlua::Result<(Table, Stats,
         let _ = rate.record((r.complete as f64 / secs).round() as u64);
     }
     Ok((summary, latency, Stats(rate)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_exact_below_2048_and_add_up_above() {
+        let mut h = Histogram::<u64>::new(3).unwrap();
+        for v in [5, 5, 7, 3000, 3001, 100_000] {
+            h.record(v).unwrap();
+        }
+        let s = Stats(h);
+        assert_eq!((s.count(5), s.count(6), s.count(7)), (2, 0, 1));
+        // 3000 and 3001 share a bucket (2 µs wide there): both are counted at its lowest value.
+        assert_eq!((s.count(3000), s.count(3001)), (2, 0));
+        let total: u64 = (0..=s.0.max()).map(|v| s.count(v)).sum();
+        assert_eq!(total, 6, "every value counted once");
+    }
 }

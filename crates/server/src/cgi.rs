@@ -217,7 +217,7 @@ fn spawn(req: &Start, script: &Program) -> io::Result<Child> {
 }
 
 /// Turns the program's output (CGI header fields, blank line, body) into an HTTP answer.
-fn answer(o: &[u8], sink: &mut dyn Sink, head_only: bool) -> (u16, u64) {
+pub(crate) fn answer(o: &[u8], sink: &mut dyn Sink, head_only: bool) -> (u16, u64) {
     let bad = |sink: &mut dyn Sink| (502, response::simple(sink, 502, b"", head_only));
     let (head_end, body_start) = match (find(o, b"\r\n\r\n"), find(o, b"\n\n")) {
         (Some(a), Some(b)) if b < a => (b, b + 2),

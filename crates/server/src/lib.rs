@@ -32,6 +32,9 @@ mod dispatch;
 mod docroot;
 mod fastcgi;
 mod field_list;
+// The fuzz targets' way in (fuzz/): not part of the server.
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod gateway;
 mod h1;
 mod h2;

@@ -15,7 +15,7 @@
 //! The files: `schema.rs` (the application id, the schema version, creating and upgrading a file),
 //! `runs.rs` (a run's row: begin, finish, list, load), `levels.rs` (a level's row with its histograms
 //! as V2 blobs, and the server's figures), `h2.rs` (the protocol a run spoke, an HTTP/2 level's
-//! h2load figures), `probe.rs` (probe cases), `configs.rs` (a lab run's
+//! h2load figures), `probe.rs` (probe cases), `thresholds.rs` (the thresholds judged on a level), `configs.rs` (a lab run's
 //! server configs), `machine.rs` (the machine a run ran on).
 
 use anyhow::{bail, Context};
@@ -32,6 +32,8 @@ mod machine;
 mod probe;
 mod runs;
 mod schema;
+mod script;
+mod thresholds;
 pub use configs::StoredConfig;
 pub use h2::Protocol;
 pub use levels::StoredLevel;
@@ -39,6 +41,8 @@ pub use machine::Machine;
 pub use probe::ProbeCase;
 pub use runs::{RunSummary, StoredRun};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+pub use script::StoredScript;
+pub use thresholds::StoredChecks;
 
 /// A run's id in the history.
 pub type RunId = i64;

@@ -2,7 +2,7 @@
 //! version, the tables of a new file and the steps that bring an older one up to date. Writers
 //! upgrade; readers take a file as it is.
 
-use crate::{configs, generator, h2, probe, Store};
+use crate::{configs, generator, h2, probe, script, thresholds, Store};
 use anyhow::{bail, Context};
 
 /// The PHP backends' CPU time over a level (schema 11): user and system nanoseconds.
@@ -21,12 +21,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// saved order), version 11 `levels.backends_cpu_user_ns` and `levels.backends_cpu_sys_ns` (the
 /// PHP backends' CPU over a comparison's php or wordpress level: PHP-FPM, MariaDB), version 12
 /// `levels.generator` (the load threads' work and waiting, where they ran, non-2xx by status:
-/// [`generator`]); an older file is upgraded when opened for writing and read as it is otherwise.
+/// [`generator`]), version 13 the `thresholds` judged on each level ([`thresholds`]), version 14 the `scripts`
+/// a run ran with ([`script`]); an older file
+/// is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 12;
+pub const SCHEMA_VERSION: i32 = 14;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -173,6 +175,8 @@ impl Store {
                     self.conn.execute_batch(SCHEMA)?;
                     self.conn.execute_batch(probe::SCHEMA)?;
                     self.conn.execute_batch(configs::SCHEMA)?;
+                    self.conn.execute_batch(thresholds::SCHEMA)?;
+                    self.conn.execute_batch(script::SCHEMA)?;
                     self.conn
                         .execute_batch(&format!("PRAGMA application_id = {APPLICATION_ID};"))?;
                 }
@@ -249,6 +253,10 @@ impl Store {
             self.conn
                 .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;
         }
+        if from < thresholds::SINCE {
+            self.conn.execute_batch(thresholds::SCHEMA)?;
+        }
+        self.conn.execute_batch(script::SCHEMA)?; // CREATE ... IF NOT EXISTS
         Ok(())
     }
 

@@ -128,6 +128,10 @@ impl Connection for H1Conn {
         }
     }
 
+    fn connected(&self) -> bool {
+        self.stream.is_some()
+    }
+
     fn takes_more(&self, _: &()) -> bool {
         self.inflight.is_empty() && matches!(self.phase, Phase::Free | Phase::Idle)
     }

@@ -11,7 +11,7 @@
 //! loop (`--rate`): each send is due at its intended time and waits for a free stream if none is;
 //! its latency counts from the intended time all the same.
 
-use super::prepared::{alpn_h2, request_block, Prepared, NOT_H2};
+use super::prepared::{alpn_h2, fields_block, request_block, Prepared, NOT_H2};
 use super::refused;
 use super::session::Session;
 use crate::clock::micros;
@@ -81,6 +81,7 @@ impl Connection for H2Conn {
                 sum: H2Summary::new(0),
                 data_bytes: 0,
                 want_server: sh.server.get().is_none(),
+                keep: sh.script_responses,
                 server: None,
             },
             spoke_h2: false,
@@ -112,6 +113,10 @@ impl Connection for H2Conn {
             self.flush(io, th, slot);
         }
         self.settle(io, th);
+    }
+
+    fn connected(&self) -> bool {
+        self.transport.is_some()
     }
 
     fn takes_more(&self, th: &H2Thread) -> bool {
@@ -251,18 +256,21 @@ impl H2Conn {
             let streams = self.session.streams().len();
             free = batch_room(free, streams, self.session.limit(&th.p) as usize);
         }
+        if io.requests.delays() {
+            // A script's delay() comes before each request: one stream at a time, each started
+            // by the driver once its delay is over.
+            free = free.min(usize::from(self.session.streams().is_empty()));
+        }
         let sh = io.sh;
-        let body = sh.plan.body.as_ref().map(|(b, _)| &b[..]);
         while free > 0 {
-            let Some((req, start)) = io.requests.next(now) else {
+            let Some(send) = io.requests.next_stream(sh, now, fields_block) else {
                 break;
             };
             if self.session.streams().is_empty() {
                 self.last_progress = Instant::now(); // the timeout counts from this stream's start
             }
-            let check = sh.plan.requests[req].expect.is_some();
-            self.session
-                .open(&th.p, req, &sh.reqs[req], start, body, check);
+            let check = sh.plan.requests[send.req].expect.is_some();
+            self.session.open(&th.p, send, check, th.tally.keep);
             th.tally.sum.started += 1;
             free -= 1;
         }
@@ -273,8 +281,8 @@ impl H2Conn {
         if sh.reach.ended().is_some() {
             return; // the run ends at this pass: a new connection would meet the same answer
         }
-        let to = sh.reach.addr();
-        let body = sh.plan.body.is_some();
+        let to = io.requests.addr(sh);
+        let body = sh.plan.body.is_some() || sh.plan.script.is_some();
         let t = match Transport::connect(to, true, body, &sh.setup, sh.tls.as_ref()) {
             Ok(t) => t,
             Err(e) => return self.connect_failed(io, th, slot, to, &e),
@@ -415,6 +423,7 @@ impl H2Conn {
     }
 
     fn read(&mut self, io: &mut Io, th: &mut H2Thread, slot: usize, closed: bool) {
+        let had_streams = !self.session.streams().is_empty();
         let mut buf = std::mem::take(&mut io.buf);
         while let Some(t) = self.transport.as_mut() {
             match t.read(&mut buf, true) {
@@ -453,10 +462,17 @@ impl H2Conn {
             }
         }
         io.buf = buf;
+        // The streams that ended are counted first: a script's response() sees each before the
+        // next request is made (and may stop the thread).
+        self.settle(io, th);
         // As h2load does: the streams that ended are replaced at once, and everything the read
-        // queued leaves in one write, before the next connection is read.
-        if self.phase == Phase::Open {
+        // queued leaves in one write, before the next connection is read. A script's delay()
+        // is the driver's: the slot asks to be started (its first request waited before the
+        // connection was made).
+        if self.phase == Phase::Open && (!io.requests.delays() || self.session.fresh()) {
             self.fill(io, th, Instant::now());
+        } else if self.phase == Phase::Open && had_streams && self.session.streams().is_empty() {
+            io.ready.push(slot);
         }
         if !self.session.output().is_empty() {
             self.flush(io, th, slot);

@@ -94,7 +94,8 @@ impl Prepared {
             max_streams: h2.max_streams.max(1),
             stream_window,
             connection_window,
-            indexed: indexed_blocks(plan),
+            // A script's requests are its own, each block standalone (`script_mux.rs`).
+            indexed: indexed_blocks(plan).filter(|_| plan.script.is_none()),
         }
     }
 }
@@ -194,6 +195,17 @@ fn indexed_blocks(plan: &Plan) -> Option<Indexed> {
     Some(indexed)
 }
 
+/// HTTP/1's fields that HTTP/2 and HTTP/3 do not carry (RFC 9113 §8.2.2; `host` becomes
+/// `:authority`).
+pub(crate) const CONNECTION_SPECIFIC: [&str; 6] = [
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
 /// The request's header fields (RFC 9113 §8.3.1: pseudo-headers first, names lower case, no
 /// connection-specific fields), the same ones HTTP/1's request carries; HTTP/3's are these too
 /// (RFC 9114 §4.3.1).
@@ -223,14 +235,6 @@ pub(crate) fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
         add("content-type", ctype.clone());
         add("content-length", body.len().to_string());
     }
-    const CONNECTION_SPECIFIC: [&str; 6] = [
-        "host",
-        "connection",
-        "keep-alive",
-        "proxy-connection",
-        "transfer-encoding",
-        "upgrade",
-    ];
     for (n, v) in &plan.headers {
         let name = n.to_ascii_lowercase();
         if !CONNECTION_SPECIFIC.contains(&name.as_str()) {
@@ -242,10 +246,14 @@ pub(crate) fn request_fields(plan: &Plan, path: &str) -> Vec<(String, String)> {
 
 /// One request's header block, encoded without the dynamic table.
 pub(crate) fn request_block(plan: &Plan, path: &str) -> Vec<u8> {
+    fields_block(&request_fields(plan, path))
+}
+
+/// A header block of `fields` encoded without the dynamic table (a script's requests').
+pub(crate) fn fields_block(fields: &[(String, String)]) -> Vec<u8> {
     let mut encoder = Encoder::new();
     encoder.set_peer_table_size(0);
     let mut block = Vec::new();
-    let fields = request_fields(plan, path);
     encoder.encode(
         fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())),
         &mut block,

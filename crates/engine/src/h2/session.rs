@@ -12,6 +12,7 @@
 use super::prepared::{protocol, Blocks, Prepared};
 use super::prepared::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
 use crate::record::Class;
+use crate::requests::StreamSend;
 use crate::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -97,6 +98,11 @@ impl Session {
         &self.streams
     }
 
+    /// Whether the connection has opened no stream yet.
+    pub(crate) fn fresh(&self) -> bool {
+        self.next_id == 1
+    }
+
     /// Whether the server's first SETTINGS arrived.
     pub(crate) fn settled(&self) -> bool {
         self.settled
@@ -143,17 +149,17 @@ impl Session {
         (self.goaway.is_some() || self.next_id >= LAST_STREAM_ID) && self.streams.is_empty()
     }
 
-    /// Opens a stream for request `req`: its HEADERS (and body, as far as the windows allow).
-    /// `standalone`: the request's block encoded without the dynamic table.
-    pub(crate) fn open(
-        &mut self,
-        p: &Prepared,
-        req: usize,
-        standalone: &[u8],
-        start: Instant,
-        body: Option<&[u8]>,
-        check: bool,
-    ) {
+    /// Opens a stream for `send`: its HEADERS (and body, as far as the windows allow; the plan's
+    /// or its own). `send.block`: the request's block encoded without the dynamic table. `keep`:
+    /// the stream keeps its response for a script.
+    pub(crate) fn open(&mut self, p: &Prepared, send: StreamSend, check: bool, keep: bool) {
+        let StreamSend {
+            req,
+            start,
+            block: standalone,
+            body,
+            own_body,
+        } = send;
         let id = self.next_id;
         self.next_id += 2;
         let max = self.peer.max_frame_size;
@@ -174,18 +180,25 @@ impl Session {
             recv: Window::new(p.stream_window),
             send: Window::new(self.peer.initial_window_size),
             body_sent: body.map(|_| 0),
+            own_body,
+            kept: keep.then(Box::default),
         });
         if body.is_some() {
-            self.send_bodies(body);
+            // A stream with its own body sends it; the plan's is for the others.
+            let own = self.streams.last().is_some_and(|s| s.own_body.is_some());
+            self.send_bodies(body.filter(|_| !own));
         }
     }
 
     /// Sends request body bytes as DATA while both windows allow.
+    /// `body`: the plan's, for the streams without their own.
     fn send_bodies(&mut self, body: Option<&[u8]>) {
-        let Some(body) = body else { return };
         let max = self.peer.max_frame_size;
         for s in &mut self.streams {
             let Some(sent) = s.body_sent else { continue };
+            let Some(body) = s.own_body.as_deref().or(body) else {
+                continue;
+            };
             let mut sent = sent;
             loop {
                 let room = self
@@ -460,6 +473,7 @@ impl Session {
         if let Some(h) = s.hasher.as_mut() {
             h.update(data);
         }
+        s.keep_body(data);
         if end_stream {
             self.end(stream, End::Complete, now, t);
         } else if let Some(inc) = s.recv.refill(self.targets.1) {
@@ -479,9 +493,14 @@ impl Session {
     ) -> Result<(), Error> {
         let mut head = ResponseHead::default();
         let want_server = t.want_server && t.server.is_none();
-        let decoded = self
-            .decoder
-            .decode(block, |name, value| head.field(name, value, want_server));
+        let kept = self.index(stream).filter(|_| t.keep);
+        let mut kept = kept.map(|i| &mut self.streams[i]);
+        let decoded = self.decoder.decode(block, |name, value| {
+            head.field(name, value, want_server);
+            if let Some(s) = kept.as_mut() {
+                s.keep_field(name, value);
+            }
+        });
         t.sum.header_decoded_bytes += head.decoded;
         match decoded {
             Err(HpackRefusal::Compression(_)) => {
@@ -527,8 +546,12 @@ impl Session {
             return Ok(());
         }
         match head.status {
-            Some(status) if (100..200).contains(&status) && status != 101 && !end_stream => Ok(()),
+            Some(status) if (100..200).contains(&status) && status != 101 && !end_stream => {
+                s.keep_status(status);
+                Ok(())
+            }
             Some(status) if (200..600).contains(&status) && !head.malformed => {
+                s.keep_status(status);
                 s.status = status;
                 t.sum.status[status as usize / 100] += 1;
                 if end_stream {

@@ -11,7 +11,7 @@
 //! code and is replaced.
 
 use super::peer::Peer;
-use super::prepared::{alpn_h3, request_frame, Prepared};
+use super::prepared::{alpn_h3, fields_frame, request_frame, Prepared};
 use super::quic::Quic;
 use super::refused;
 use super::streams::{Ask, Streams};
@@ -54,6 +54,8 @@ pub(crate) struct H3Conn {
     readable: Vec<StreamId>,
     /// Scratch for the datagrams of one transmit.
     tx: Vec<u8>,
+    /// A script's delay(): the driver started the slot after one, and its request is not out yet.
+    delayed_send: bool,
 }
 
 /// What a thread's HTTP/3 connections share.
@@ -92,6 +94,7 @@ impl Connection for H3Conn {
                 sum: H2Summary::new(0),
                 data_bytes: 0,
                 want_server: sh.server.get().is_none(),
+                keep: sh.script_responses,
                 server: None,
             },
             quic: QuicSummary::default(),
@@ -115,14 +118,20 @@ impl Connection for H3Conn {
             timer: None,
             readable: Vec::new(),
             tx: Vec::new(),
+            delayed_send: false,
         }
     }
 
     fn start(&mut self, io: &mut Io, th: &mut H3Thread, slot: usize, now: Instant) {
+        self.delayed_send = io.requests.delays();
         if self.phase == Phase::Free && io.requests.due(now) {
             self.connect(io, th, slot, now);
         }
         self.drive(io, th, slot, now);
+    }
+
+    fn connected(&self) -> bool {
+        self.quic.is_some()
     }
 
     fn takes_more(&self, th: &H3Thread) -> bool {
@@ -217,7 +226,7 @@ impl H3Conn {
         if sh.reach.ended().is_some() {
             return;
         }
-        let to = sh.reach.addr();
+        let to = io.requests.addr(sh);
         self.to = to;
         let p = match &th.p {
             Ok(p) => p,
@@ -274,6 +283,7 @@ impl H3Conn {
             return;
         };
         q.endpoint_events();
+        let had_streams = !self.streams.list.is_empty();
         let (mut connected, mut lost) = (false, None);
         while let Some(event) = q.conn.poll() {
             match event {
@@ -307,8 +317,13 @@ impl H3Conn {
                 return self.settle(io, th);
             }
         }
-        self.fill(io, th, now);
+        // The streams that ended are counted first: a script's response() sees each before the
+        // next request is made (and may stop the thread).
         self.settle(io, th);
+        self.fill(io, th, now);
+        if io.requests.delays() && had_streams && self.streams.list.is_empty() {
+            io.ready.push(slot); // the next request waits for the script's delay() first
+        }
         self.transmit(now);
     }
 
@@ -368,22 +383,29 @@ impl H3Conn {
         if !io.requests.open_loop() {
             free = batch_room(free, self.streams.list.len(), p.max_streams as usize);
         }
+        if io.requests.delays() {
+            // A script's delay() comes before each request: one stream at a time, each started
+            // by the driver once its delay is over.
+            let owed = self.delayed_send && self.streams.list.is_empty();
+            free = free.min(usize::from(owed));
+        }
         let sh = io.sh;
-        let body = sh.plan.body.as_ref().map(|(b, _)| &b[..]);
         while free > 0 {
-            let Some((req, start)) = io.requests.next(now) else {
+            let Some(send) = io.requests.next_stream(sh, now, fields_frame) else {
                 break;
             };
             if self.streams.list.is_empty() {
                 self.last_progress = Instant::now(); // the timeout counts from this stream's start
             }
+            let (req, start) = (send.req, send.start);
             let ask = Ask {
                 req,
                 start,
-                frame: &sh.reqs[req],
-                body,
+                frame: send.block,
+                body: send.body,
                 check: sh.plan.requests[req].expect.is_some(),
                 connect_us: self.connect_us,
+                keep: th.tally.keep,
             };
             let Some(sent) = self.streams.open(&mut q.conn, ask) else {
                 io.requests.again(req, start); // the server's stream limit: when it grants more
@@ -391,6 +413,7 @@ impl H3Conn {
             };
             io.record.r.sent_bytes += sent;
             th.tally.sum.started += 1;
+            self.delayed_send = false;
             free -= 1;
         }
     }

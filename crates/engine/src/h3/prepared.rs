@@ -72,7 +72,11 @@ fn transport(h3: &H2Plan, timeout: Duration) -> TransportConfig {
 
 /// One request's HEADERS frame: its fields as HTTP/2 sends them, in one QPACK section.
 pub(crate) fn request_frame(plan: &Plan, path: &str) -> Vec<u8> {
-    let fields = request_fields(plan, path);
+    fields_frame(&request_fields(plan, path))
+}
+
+/// A HEADERS frame of `fields` in one QPACK section (a script's requests').
+pub(crate) fn fields_frame(fields: &[(String, String)]) -> Vec<u8> {
     let mut section = Vec::new();
     qpack_encoder::encode(
         fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())),

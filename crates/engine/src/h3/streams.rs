@@ -46,6 +46,8 @@ pub(crate) struct Ask<'a> {
     pub check: bool,
     /// The connection's set-up time, carried by its first request.
     pub connect_us: u64,
+    /// The stream keeps its response for a script's `response()`.
+    pub keep: bool,
 }
 
 impl Streams {
@@ -83,6 +85,8 @@ impl Streams {
                 recv: Window::new(0),
                 send: Window::new(0),
                 body_sent: None,
+                own_body: None,
+                kept: ask.keep.then(Box::default),
             },
             frames: Frames::default(),
             unsent: Vec::new(),
@@ -237,6 +241,7 @@ fn feed(r: &mut Request, bytes: &[u8], decoder: &mut Decoder, t: &mut Tally) -> 
             if let Some(h) = s.hasher.as_mut() {
                 h.update(data);
             }
+            s.keep_body(data);
             Ok(())
         }
     })
@@ -248,7 +253,10 @@ fn head(s: &mut Stream, section: &[u8], decoder: &mut Decoder, t: &mut Tally) ->
     t.sum.header_bytes += section.len() as u64;
     let mut head = ResponseHead::default();
     let want_server = t.want_server && t.server.is_none();
-    let decoded = decoder.decode(section, |n, v| head.field(n, v, want_server));
+    let decoded = decoder.decode(section, |n, v| {
+        head.field(n, v, want_server);
+        s.keep_field(n, v);
+    });
     t.sum.header_decoded_bytes += head.decoded;
     decoded.map_err(|e| e.error())?;
     if head.server.is_some() {
@@ -258,8 +266,12 @@ fn head(s: &mut Stream, section: &[u8], decoder: &mut Decoder, t: &mut Tally) ->
         return Ok(());
     }
     match head.status {
-        Some(status) if (100..200).contains(&status) && status != 101 => Ok(()),
+        Some(status) if (100..200).contains(&status) && status != 101 => {
+            s.keep_status(status);
+            Ok(())
+        }
         Some(status) if (200..600).contains(&status) && !head.malformed => {
+            s.keep_status(status);
             s.status = status;
             t.sum.status[status as usize / 100] += 1;
             Ok(())

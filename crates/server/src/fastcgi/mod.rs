@@ -29,3 +29,8 @@ mod response;
 
 pub use backends::{Backends, Settings};
 pub use job::{FcgiJob, Script};
+#[cfg(feature = "fuzzing")]
+pub(crate) use {
+    record::{next as next_record, Record},
+    response::{Done, Reply},
+};

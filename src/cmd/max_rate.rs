@@ -1,0 +1,358 @@
+//! `sweep --find-max-rate --slo EXPRS`: the highest open-loop rate whose levels meet the SLO, with
+//! the generator's own verdict in it (a rate is never called met when the generator fell behind:
+//! it sent less than asked, or the Diagnosis found its load threads saturated), `--rounds` times
+//! for the spread; printed, as JSON, in the history like a sweep's levels, and judged for the exit
+//! status.
+
+use super::diagnose::{Diagnosing, Known};
+use super::session::{SavedLine, Session};
+use anyhow::Result;
+use webstand_lab::interrupt::stop_signal;
+use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
+use webstand_results::{Judged, Level, Outcome, Plan, Stop, Verdict};
+use webstand_thresholds::{check_all, Threshold};
+
+/// The search's options (on `sweep`).
+#[derive(clap::Args, Clone)]
+pub struct MaxRateArgs {
+    /// Find the highest open-loop rate that meets --slo: double from --start-rate, bisect to 2 %,
+    /// confirm; never met when the generator fell behind. Bounded by --max-steps and
+    /// --search-time; -c is the connection pool, one value [default pool: 64]
+    #[arg(long, conflicts_with_all = ["rate", "find_max_users"], requires = "slo")]
+    pub find_max_rate: bool,
+
+    /// The service level a rate must meet, as --threshold expressions: 'p99<20ms,errors<0.1%'
+    #[arg(long, value_name = "EXPRS", requires = "find_max_rate")]
+    pub slo: Option<String>,
+
+    /// Max rate: the first rate tried, requests per second
+    #[arg(long, value_name = "R", default_value_t = 100.0)]
+    pub start_rate: f64,
+
+    /// Max rate: never a rate above this
+    #[arg(long, value_name = "R", default_value_t = 1_000_000.0)]
+    pub max_rate: f64,
+
+    /// Max rate: at most this many runs per search (each a level: warm-up and measured run)
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub max_steps: usize,
+
+    /// Max rate: a search stops after this much wall time with what it found (e.g. 10m)
+    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    pub search_time: String,
+
+    /// Max rate: repeat the search N times and report the answers' spread
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub rounds: usize,
+}
+
+/// Connections in the pool when -c does not say.
+const DEFAULT_POOL: usize = 64;
+/// A level whose requests sent fall below this share of the rate asked was not the server's
+/// answer to that rate: the generator fell behind.
+const OFFERED_SHARE: f64 = 0.95;
+/// Bisection ends when the bracket is this close (a share of the met rate).
+const PRECISION: f64 = 0.02;
+
+/// The search's settings, checked before anything runs.
+pub struct Search {
+    pub spec: MaxRateSpec,
+    pub slo: Vec<Threshold>,
+    pub rounds: usize,
+}
+
+impl MaxRateArgs {
+    pub fn search(
+        &self,
+        clients: Option<&[usize]>,
+        stop: Stop,
+        warmup: Option<Stop>,
+        jitter: bool,
+    ) -> Result<Search> {
+        let slo = webstand_thresholds::parse_list(self.slo.as_deref().unwrap_or_default())
+            .map_err(|e| {
+                anyhow::anyhow!("--slo {:?}: {e}", self.slo.as_deref().unwrap_or_default())
+            })?;
+        let clients = match clients {
+            None => DEFAULT_POOL,
+            Some([one]) => *one,
+            Some(_) => anyhow::bail!(
+                "--find-max-rate takes one -c value: the connection pool every rate uses"
+            ),
+        };
+        let budget = webstand_duration::positive(&self.search_time)
+            .map_err(|e| anyhow::anyhow!("--search-time: {e}"))?;
+        if self.rounds == 0 {
+            anyhow::bail!("--rounds must be at least 1");
+        }
+        let spec = MaxRateSpec {
+            clients,
+            start: self.start_rate,
+            limit: self.max_rate,
+            jitter,
+            stop,
+            warmup,
+            precision: PRECISION,
+            max_steps: self.max_steps,
+            budget,
+        };
+        Ok(Search {
+            spec,
+            slo,
+            rounds: self.rounds,
+        })
+    }
+}
+
+/// Why a measured level does not meet the SLO, or None: the generator's own shortfall first.
+fn unmet(
+    d: &Diagnosing<'_, Session>,
+    slo: &[Threshold],
+    level: &Level,
+    rate: f64,
+) -> Option<String> {
+    let r = &level.result;
+    let offered = r.attempted() as f64 / r.elapsed.as_secs_f64().max(1e-9);
+    if offered < OFFERED_SHARE * rate {
+        return Some(format!(
+            "the generator fell behind: it sent {offered:.0}/s of the {rate}/s asked"
+        ));
+    }
+    let verdict = d.levels.last().and_then(|l| l.diagnosis.verdict);
+    if let Some(limit) = verdict.filter(|l| l.not_the_servers()) {
+        return Some(format!(
+            "the generator was saturated (Diagnosis: {})",
+            limit.verdict()
+        ));
+    }
+    if r.successful() == 0 {
+        return Some("no successful request".into());
+    }
+    let crossed: Vec<String> = check_all(slo, r)
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| format!("{} was {}", c.threshold, c.shown()))
+        .collect();
+    (!crossed.is_empty()).then(|| crossed.join(", "))
+}
+
+/// Runs the search `rounds` times, prints each, and concludes.
+pub fn run(
+    session: &mut Session,
+    search: &Search,
+    plan: &Plan,
+    workload: &str,
+    known: Known,
+    json: bool,
+) -> Result<i32> {
+    session.group = workload.to_string();
+    let mut rounds: Vec<MaxRate> = Vec::new();
+    let mut diagnosing = Diagnosing::new(session, known, 100.0);
+    for _ in 0..search.rounds {
+        let found = maxrate::find(&search.spec, plan, &mut diagnosing, |d, l, rate| {
+            unmet(d, &search.slo, l, rate)
+        });
+        let found = diagnosing.inner.failed_on_error(found)?;
+        let stop = found.interrupted
+            || found
+                .cut_short
+                .as_deref()
+                .is_some_and(|c| c.starts_with("the target"));
+        rounds.push(found);
+        if stop {
+            break;
+        }
+    }
+    let verdict = verdict(&rounds);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&doc(search, workload, &rounds, &verdict))?
+        );
+    } else {
+        print!("{}", text(search, workload, &rounds));
+    }
+    let saved = if json {
+        SavedLine::Stderr
+    } else {
+        SavedLine::Stdout
+    };
+    Ok(session.conclude(&verdict, saved))
+}
+
+/// The search's outcome: the usual rules over every run tried (their errors are what the SLO
+/// judges, so they do not count), then `thresholds` when no rate met the SLO.
+fn verdict(rounds: &[MaxRate]) -> Verdict {
+    let judged: Vec<Judged> = rounds
+        .iter()
+        .flat_map(|r| &r.tried)
+        .map(|t| Judged {
+            label: format!("{}/s", t.rate),
+            result: &t.level.result,
+            counts_errors: false,
+        })
+        .collect();
+    let interrupted = rounds.iter().any(|r| r.interrupted);
+    let v = webstand_results::judge(&judged, 100.0, interrupted.then(stop_signal));
+    let none_met = rounds.iter().all(|r| r.answer.is_none());
+    match (
+        v.outcome,
+        rounds.iter().flat_map(|r| r.tried.first()).next(),
+    ) {
+        (Outcome::Complete, Some(first)) if none_met => Verdict {
+            outcome: Outcome::Thresholds,
+            reason: format!(
+                "no rate met the SLO: {}/s, the first tried, did not ({})",
+                first.rate,
+                first.unmet.as_deref().unwrap_or("its confirmation failed")
+            ),
+        },
+        _ => v,
+    }
+}
+
+/// The SLO's margin at the answer: each threshold's figure and how far it stays from its bound.
+fn margins(slo: &[Threshold], t: &Tried) -> String {
+    check_all(slo, &t.level.result)
+        .iter()
+        .zip(slo)
+        .map(|(c, th)| {
+            let margin = c
+                .actual
+                .filter(|_| th.bound > 0.0)
+                .map(|a| (th.bound - a).abs() / th.bound * 100.0);
+            match margin {
+                Some(m) => format!("{} was {} (margin {m:.0} %)", c.threshold, c.shown()),
+                None => format!("{} was {}", c.threshold, c.shown()),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn offered(t: &Tried) -> f64 {
+    t.level.result.attempted() as f64 / t.level.result.elapsed.as_secs_f64().max(1e-9)
+}
+
+fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
+    let slo: Vec<&str> = search.slo.iter().map(|t| t.text.as_str()).collect();
+    let mut out = format!(
+        "Max-rate search on {workload} (SLO: {}; {} connections, open loop), rates in the order tried:\n",
+        slo.join(", "),
+        search.spec.clients
+    );
+    for (i, round) in rounds.iter().enumerate() {
+        if rounds.len() > 1 {
+            out += &format!("\nRound {}:\n", i + 1);
+        }
+        out += &format!(
+            "\n{:>10}  {:>10}  {:>9}  {:>8}  verdict\n",
+            "rate/s", "sent/s", "p99 ms", "errors %"
+        );
+        for t in &round.tried {
+            let r = &t.level.result;
+            let verdict = match &t.unmet {
+                None => "met".to_string(),
+                Some(why) => format!("not met: {why}"),
+            };
+            let confirm = if t.confirmation {
+                " (confirmation)"
+            } else {
+                ""
+            };
+            out += &format!(
+                "{:>10}  {:>10.0}  {:>9.2}  {:>8.2}  {verdict}{confirm}\n",
+                t.rate,
+                offered(t),
+                r.latency_ms(0.99),
+                r.error_pct()
+            );
+        }
+        out += &answer_line(search, round);
+    }
+    let answers: Vec<f64> = rounds.iter().filter_map(|r| r.answer).collect();
+    if rounds.len() > 1 {
+        out += &match spread(&answers) {
+            Some((lo, median, hi)) => format!(
+                "\nOver {} rounds: max rate {median}/s (median), from {lo} to {hi}/s ({} of {} rounds found one; spread {:.1} %)\n",
+                rounds.len(),
+                answers.len(),
+                rounds.len(),
+                (hi - lo) / median * 100.0
+            ),
+            None => format!("\nOver {} rounds: no rate met the SLO\n", rounds.len()),
+        };
+    }
+    out
+}
+
+fn answer_line(search: &Search, round: &MaxRate) -> String {
+    let mut out = match (round.answer_level(), round.first_unmet) {
+        (Some(t), Some(unmet)) => format!(
+            "Max rate: {}/s (confirmed; {unmet}/s was not met: within {:.1} %); at it {}\n",
+            t.rate,
+            (unmet - t.rate) / t.rate * 100.0,
+            margins(&search.slo, t)
+        ),
+        (Some(t), None) => format!(
+            "Max rate: {}/s or more (every rate up to --max-rate was met); at it {}\n",
+            t.rate,
+            margins(&search.slo, t)
+        ),
+        (None, _) if round.interrupted => "Max rate: unknown (interrupted)\n".to_string(),
+        (None, _) => "Max rate: none (no rate tried was met and confirmed)\n".to_string(),
+    };
+    if let Some(why) = &round.cut_short {
+        out += &format!("The search was cut short: {why}.\n");
+    }
+    out
+}
+
+/// Lowest, median and highest answer.
+fn spread(answers: &[f64]) -> Option<(f64, f64, f64)> {
+    let mut a = answers.to_vec();
+    a.sort_by(f64::total_cmp);
+    let median = *a.get(a.len() / 2)?;
+    Some((a[0], median, a[a.len() - 1]))
+}
+
+fn doc(
+    search: &Search,
+    workload: &str,
+    rounds: &[MaxRate],
+    verdict: &Verdict,
+) -> serde_json::Value {
+    let round_json = |r: &MaxRate| {
+        let tried: Vec<serde_json::Value> = r
+            .tried
+            .iter()
+            .map(|t| {
+                serde_json::json!({
+                    "rate": t.rate,
+                    "sent_per_sec": offered(t),
+                    "confirmation": t.confirmation,
+                    "met": t.unmet.is_none(),
+                    "unmet": t.unmet,
+                    "checks": check_all(&search.slo, &t.level.result).iter().map(|c| c.json()).collect::<Vec<_>>(),
+                    "level": webstand_report::json::result_json(&t.level.result),
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "max_rate": r.answer,
+            "first_unmet": r.first_unmet,
+            "interrupted": r.interrupted,
+            "cut_short": r.cut_short,
+            "tried": tried,
+        })
+    };
+    let answers: Vec<f64> = rounds.iter().filter_map(|r| r.answer).collect();
+    serde_json::json!({
+        "outcome": webstand_report::json::verdict_json(verdict),
+        "workload": workload,
+        "slo": search.slo.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
+        "connections": search.spec.clients,
+        "rounds": rounds.iter().map(round_json).collect::<Vec<_>>(),
+        "spread": spread(&answers).map(|(lo, median, hi)| serde_json::json!({"min": lo, "median": median, "max": hi})),
+    })
+}

@@ -1,0 +1,289 @@
+//! `sweep --find-max-rate --slo`: against a server of known capacity (a paced responder over a real
+//! socket that answers at most R requests per second) the search finds R within 5 %; against
+//! `webstand serve` and the lab's nginx it stays within its step and time bounds, prints each rate
+//! tried with its verdict, repeats for `--rounds`, and is saved in the history.
+
+use crate::common;
+
+use common::{json_stdout, nginx, run_with_timeout, serve, stderr, stdout};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// An HTTP/1.1 keep-alive server that answers at most `rate` requests per second in all: each
+/// request takes the next free slot of a shared clock (slots 1/rate apart) and is answered when its
+/// slot comes. Below the rate nothing waits; above it a queue grows, and latency with it.
+struct Paced {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+}
+
+impl Paced {
+    fn start(rate: f64) -> Paced {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let next = Arc::new(Mutex::new(Instant::now()));
+        let gap = Duration::from_secs_f64(1.0 / rate);
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if flag.load(Ordering::SeqCst) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                let next = next.clone();
+                std::thread::spawn(move || answer(conn, &next, gap));
+            }
+        });
+        Paced { addr, stop }
+    }
+}
+
+/// Answers each request on `conn` at its slot, until the client closes.
+fn answer(mut conn: TcpStream, next: &Mutex<Instant>, gap: Duration) {
+    let _ = conn.set_nodelay(true);
+    let mut pending = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+            pending.drain(..end + 4);
+            let slot = {
+                let mut n = next.lock().unwrap();
+                let slot = (*n).max(Instant::now());
+                *n = slot + gap;
+                slot
+            };
+            std::thread::sleep(slot.saturating_duration_since(Instant::now()));
+            let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            if conn.write_all(reply).is_err() {
+                return;
+            }
+        }
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => pending.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+impl Drop for Paced {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+    }
+}
+
+/// `sweep --find-max-rate … --json URL` with `extra`, bounded by `limit`; its exit status and
+/// document.
+fn search(url: &str, extra: &[&str], limit: Duration) -> (i32, Value) {
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("h.db");
+    let mut args = vec![
+        "sweep",
+        "--find-max-rate",
+        "-q",
+        "--json",
+        "--warmup",
+        "0",
+        "--db",
+    ];
+    args.push(db.to_str().unwrap());
+    args.extend_from_slice(extra);
+    args.push(url);
+    let out = run_with_timeout(&args, limit);
+    assert!(matches!(out.status.code(), Some(0 | 6)), "{}", stderr(&out));
+    let doc = json_stdout(&out);
+    let runs = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .runs()
+        .unwrap();
+    assert_eq!(runs.len(), 1);
+    let tried: usize = doc["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tried"].as_array().unwrap().len())
+        .sum();
+    let stored = webstand_store::Store::open_existing(Some(&db))
+        .unwrap()
+        .load_run(runs[0].id)
+        .unwrap();
+    assert_eq!(
+        stored.levels.len(),
+        tried,
+        "every rate tried is saved as a level"
+    );
+    (out.status.code().unwrap(), doc)
+}
+
+#[test]
+fn the_search_finds_a_known_capacity_within_5_percent() {
+    const CAPACITY: f64 = 500.0;
+    let paced = Paced::start(CAPACITY);
+    let url = format!("http://{}/", paced.addr);
+    let (code, doc) = search(
+        &url,
+        &[
+            "--slo",
+            "p99<30ms",
+            "-c",
+            "16",
+            "-d",
+            "2s",
+            "--start-rate",
+            "100",
+            "--max-steps",
+            "20",
+            "--search-time",
+            "60s",
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "{doc:#}");
+    let round = &doc["rounds"][0];
+    let answer = round["max_rate"].as_f64().expect("an answer");
+    assert!(
+        (answer - CAPACITY).abs() <= 0.05 * CAPACITY,
+        "found {answer}/s for a capacity of {CAPACITY}/s: {doc:#}"
+    );
+    let tried = round["tried"].as_array().unwrap();
+    assert!(tried.last().unwrap()["confirmation"] == true && tried.last().unwrap()["met"] == true);
+    // Doubling from 100/s, then bisection: 100, 200, 400 met; 800 not.
+    let first: Vec<f64> = tried
+        .iter()
+        .take(4)
+        .map(|t| t["rate"].as_f64().unwrap())
+        .collect();
+    assert_eq!(first, [100.0, 200.0, 400.0, 800.0]);
+    assert_eq!(tried[3]["met"], false);
+    for t in tried {
+        let rate = t["rate"].as_f64().unwrap();
+        if rate > CAPACITY * 1.05 {
+            assert_eq!(t["met"], false, "{rate}/s is over the capacity: {t:#}");
+        }
+    }
+}
+
+#[test]
+fn against_serve_the_search_keeps_its_bounds_and_gives_the_rounds_spread() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("index.html"), "hello").unwrap();
+    let s = serve(dir.path(), &["--threads", "1"]);
+    let url = format!("http://{}/", s.addr);
+    let started = Instant::now();
+    let (_, doc) = search(
+        &url,
+        &[
+            "--slo",
+            "p99<50ms,errors<0.1%",
+            "-c",
+            "8",
+            "-d",
+            "500ms",
+            "--start-rate",
+            "500",
+            "--max-steps",
+            "4",
+            "--rounds",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    let rounds = doc["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    for r in rounds {
+        let tried = r["tried"].as_array().unwrap();
+        assert!(!tried.is_empty() && tried.len() <= 4, "{r:#}");
+        for t in tried {
+            let sent = t["sent_per_sec"].as_f64().unwrap();
+            let met = t["met"].as_bool().unwrap();
+            // A rate whose requests the generator could not send is never met.
+            if sent < 0.95 * t["rate"].as_f64().unwrap() {
+                assert!(!met, "{t:#}");
+            }
+            assert_eq!(met, t["unmet"].is_null());
+        }
+        if r["max_rate"].is_null() {
+            assert!(
+                r["cut_short"].as_str().is_some()
+                    || tried.iter().all(|t| t["met"] == false)
+                    || tried.last().unwrap()["met"] == false
+            );
+        }
+    }
+    let answers: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| r["max_rate"].as_f64())
+        .collect();
+    if !answers.is_empty() {
+        let spread = &doc["spread"];
+        let lo = answers.iter().cloned().fold(f64::MAX, f64::min);
+        assert_eq!(spread["min"].as_f64(), Some(lo));
+    }
+}
+
+#[test]
+fn against_nginx_the_text_lists_each_rate_and_the_answer_with_its_margin() {
+    let nginx = nginx::start_nginx();
+    let url = format!("http://127.0.0.1:{}/page.html", nginx.port);
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "--find-max-rate",
+            "-q",
+            "--warmup",
+            "0",
+            "--slo",
+            "p99<200ms",
+            "-c",
+            "4",
+            "-d",
+            "500ms",
+            "--start-rate",
+            "200",
+            "--max-rate",
+            "400",
+            "--max-steps",
+            "6",
+            "--search-time",
+            "20s",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    assert!(
+        matches!(out.status.code(), Some(0 | 6)),
+        "{}{text}",
+        stderr(&out)
+    );
+    assert!(
+        text.contains("Max-rate search on /page.html (SLO: p99<200ms; 4 connections, open loop)"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("  met") || l.contains("not met:"))
+        .collect();
+    assert!(!rows.is_empty() && rows.len() <= 6, "{text}");
+    match out.status.code() {
+        // 200/s and 400/s (the --max-rate) met, then confirmed.
+        Some(0) => assert!(
+            text.contains("Max rate: 400/s or more") && text.contains("(margin "),
+            "{text}"
+        ),
+        _ => assert!(
+            text.contains("Max rate: none") || text.contains("cut short"),
+            "{text}"
+        ),
+    }
+}
