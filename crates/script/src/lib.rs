@@ -4,12 +4,13 @@
 //! (`thread.rs`). The engine sees a [`webstand_engine::script::Script`] and knows no Lua.
 //!
 //! It owns the Lua side only: the `wrk` table and its functions (`state.rs`, `wrk.lua`,
-//! `addr.rs`), the thread objects, `done()`'s arguments (`summary.rs`), where `print` goes
+//! `addr.rs`), the thread objects and how `response()` is called (`response.rs`), `done()`'s arguments (`summary.rs`), where `print` goes
 //! (`output.rs`) and the bound on a callback that never returns (`watchdog.rs`). It must not know
 //! the command line, reports or the history.
 
 mod addr;
 mod output;
+mod response;
 mod state;
 mod summary;
 mod thread;
