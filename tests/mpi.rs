@@ -453,7 +453,10 @@ fn a_script_runs_on_every_rank_and_done_sees_the_merged_count() {
     assert_eq!(done[0], "done 4000", "{text}");
     common::terminate(&mut server.child, Duration::from_secs(10));
     let logged = std::fs::read_to_string(&log).unwrap();
-    let by_lua = logged.lines().filter(|l| l.contains("GET /2k.html?by=lua ")).count();
+    let by_lua = logged
+        .lines()
+        .filter(|l| l.contains("GET /2k.html?by=lua "))
+        .count();
     assert_eq!(logged.lines().count(), 4000, "every request the server saw");
     assert_eq!(by_lua, 4000, "each rank's requests came from its request()");
 }
