@@ -61,8 +61,11 @@ run() {
   t0=$(tree_ticks $P)
   out=$( { /usr/bin/time -f "TIME %U %S" taskset -c 1 "$@"; } 2>&1 )
   t1=$(tree_ticks $P)
-  read -r _ user sys <<<"$(echo "$out" | grep '^TIME' | tail -1)"
-  # webstand bench's report is ab's; oha's is its JSON (summary, statusCodeDistribution).
+  # (oha's JSON ends without a newline: time's line may follow it on the same line.)
+  read -r _ user sys <<<"$(echo "$out" | grep -o 'TIME [0-9.]* [0-9.]*' | tail -1)"
+  # webstand bench's report is ab's; oha's is its JSON (summary, statusCodeDistribution), its
+  # requests/s taken over D: over HTTP/3 oha waits about 30 s after -z's end before it exits, and
+  # its own figure divides by that too.
   if echo "$out" | grep -q '^Complete requests'; then
     reqs=$(echo "$out" | awk '/^Complete requests/{print $3}')
     rps=$(echo "$out" | awk '/^Requests per second/{print $4}')
@@ -74,9 +77,8 @@ import json, sys
 t = sys.stdin.read()
 d = json.loads(t[t.index("{"):t.rindex("}") + 1])
 ok = sum(v for k, v in d.get("statusCodeDistribution", {}).items() if k.startswith("2"))
-s = d["summary"]
-print(ok, s.get("requestsPerSec") or 0, int(s.get("totalData") or 0))
-' 2>/dev/null || echo "0 0 0")"
+print(ok, ok / float(sys.argv[1]), int(d["summary"].get("totalData") or 0))
+' "$D" 2>/dev/null || echo "0 0 0")"
   fi
   awk -v n=$name -v side=$side -v w=$what -v r=${reqs:-0} -v q=${rps:-0} -v b=${bytes:-0} \
     -v u=${user:-0} -v s=${sys:-0} -v t=$((t1-t0)) -v hz=$HZ -v d=$D 'BEGIN{

@@ -43,7 +43,7 @@ pub fn check_run(tls: bool, servers: &[Kind], builtin: Option<&Path>) -> anyhow:
     }
     let these: Vec<&str> = Kind::ALL
         .iter()
-        .filter(|k| speaks(*k).is_ok())
+        .filter(|k| speaks(k).is_ok())
         .map(|k| k.name())
         .collect();
     anyhow::bail!(
