@@ -17,6 +17,7 @@ mod bench_script;
 mod bench_script_mux;
 mod bench_syscalls;
 mod bench_tls;
+mod compare_scale;
 mod diagnosis;
 mod diagnosis_netns;
 mod diagnosis_sampler;

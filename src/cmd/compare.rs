@@ -102,6 +102,9 @@ pub struct Args {
     #[command(flatten)]
     pub spin: super::spin_args::SpinArgs,
 
+    #[command(flatten)]
+    pub scale: super::scale_args::ScaleArgs,
+
     /// A new connection per request instead of keep-alive
     #[arg(long)]
     pub no_keepalive: bool,
@@ -247,6 +250,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     if args.start_clients == 0 || args.max_clients < args.start_clients {
         bail!("max users needs 1 ≤ --start-clients ≤ --max-clients");
     }
+    args.scale.apply(&mut o)?;
     // The most connections the generator will hold: the largest level, or the max-users search's cap.
     let searched = if o.max_users_for.is_empty() {
         0
@@ -324,6 +328,8 @@ pub struct Printing {
     pub thresholds: super::threshold_args::ThresholdArgs,
     /// `-s FILE`: run with every level.
     pub script: Option<super::script_runs::ScriptRuns>,
+    /// `--scale`: the connection counts of the scaling table.
+    pub scale: Option<Vec<usize>>,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -342,6 +348,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         sweeps: false,
         thresholds: args.thresholds.clone(),
         script: args.script.split_s(&args.timeout, "10s", args.json)?.1,
+        scale: args.scale.counts()?,
     };
     execute(&opts, &printing, global)
 }
@@ -375,12 +382,18 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let judging = judge_rows(&comparison, &thresholds, &mut obs);
     let verdict = verdict(&comparison, p.max_error_pct);
     let verdict = judging.conclude(&p.thresholds, "compare", verdict)?;
+    let scale = p.scale.as_ref().map(|counts| {
+        webstand_report::scale::scale_table(&comparison, super::scale_args::SCALE_WORKLOAD, counts)
+    });
     let text = if p.json {
         let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
         if !thresholds.is_empty() {
             doc["thresholds"] = judging.json();
+        }
+        if let Some(t) = &scale {
+            doc["scale"] = serde_json::json!(t);
         }
         format!("{doc:#}\n")
     } else if p.sweeps {
@@ -391,9 +404,12 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         webstand_report::comparison::render_comparison(&comparison)
             + &peaks_section(&peaks, &levels)
     };
-    let text = match p.json {
-        true => text,
-        false => text + &judging.tables(),
+    let text = match (p.json, &scale) {
+        (true, _) => text,
+        (false, Some(t)) => {
+            text + "\n" + &webstand_report::scale::render_scale(t) + &judging.tables()
+        }
+        (false, None) => text + &judging.tables(),
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {

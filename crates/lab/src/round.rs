@@ -308,6 +308,7 @@ impl Run<'_> {
         }
         w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
         w.server_cpu = std::mem::take(&mut acct.per_level);
+        w.rss_per_level = std::mem::take(&mut acct.rss_per_level);
         w.backends_cpu = std::mem::take(&mut acct.backends_per_level);
         acct.peak_rss_kib
     }

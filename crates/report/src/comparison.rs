@@ -183,7 +183,7 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     }
 }
 
-fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+pub(crate) fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len().wrapping_sub(1) / 2).copied()
 }

@@ -18,6 +18,7 @@ pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
 pub mod quic; // QUIC's own figures for an HTTP/3 run: text lines and JSON
 pub mod robustness; // compare --probe's robustness table (issue 15)
+pub mod scale; // compare --scale's connection-scaling table
 pub mod seed004; // seed 004's table for a comparison, and the wordpress preset's sweeps
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table

@@ -25,6 +25,8 @@ pub struct WorkloadOutcome {
     /// PHP-FPM's and MariaDB's CPU during each measured level, on dynamic workloads.
     pub backends_cpu: Vec<CpuTime>,
     pub peak_rss_kib: Option<u64>,
+    /// Peak resident memory (KiB) during each measured level, in the order of `sweep.levels`.
+    pub rss_per_level: Vec<u64>,
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.
     pub note: Option<String>,
