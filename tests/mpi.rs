@@ -5,7 +5,8 @@
 //! max-users search finds what one process finds, the progress line counts every rank, an https
 //! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), and the
 //! failures end the job with one line or a merged report: a bad
-//! option, an unreachable target, Ctrl-C to mpirun, a rank killed.
+//! option, an unreachable target, Ctrl-C to mpirun, a rank killed. A wrk script runs on every rank
+//! and its `done()` once, with the merged figures.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -404,36 +405,60 @@ fn a_bad_option_fails_once_with_one_line_before_any_load() {
     }
 }
 
+/// A wrk script over four ranks: each rank loads its own copy, `setup` runs once per load thread
+/// of every rank, every rank's requests come from its `request()`, and `done` runs once, on rank 0,
+/// with the merged count, which is the server's (its access log).
 #[test]
-fn a_script_is_refused_with_one_line_before_any_load() {
+fn a_script_runs_on_every_rank_and_done_sees_the_merged_count() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
     let dir = tempfile::tempdir().unwrap();
     let db = db(&dir);
-    let script = dir.path().join("path.lua");
+    let log = dir.path().join("access.log");
+    let mut server = serve(root.path(), &["--access-log", log.to_str().unwrap()]);
+    let script = dir.path().join("ranks.lua");
     std::fs::write(
         &script,
-        "function request() return wrk.format(nil, \"/a\") end\n",
+        "function setup(thread)\n  print(\"setup \" .. tostring(thread.addr))\nend\n\
+         function request()\n  return wrk.format(\"GET\", \"/2k.html?by=lua\")\nend\n\
+         function done(summary, latency, requests)\n  \
+         print(\"done \" .. summary.requests)\nend\n",
     )
     .unwrap();
-    let s = script.to_str().unwrap();
+    let url = format!("http://{}/2k.html", server.addr);
     let args = [
         "--db",
         &db,
         "bench",
+        "-k",
         "-c",
-        "4",
+        "8",
         "-n",
-        "40",
+        "4000",
+        "--threads",
+        "1",
         "-s",
-        s,
-        "http://127.0.0.1:9/",
+        script.to_str().unwrap(),
+        &url,
     ];
-    let out = mpi_run(4, &args, Duration::from_secs(30));
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "one line, from rank 0 only:\n{err}");
-    assert!(err.contains("not under mpirun"), "{err}");
-    assert!(!err.contains("load started"), "{err}");
+    let out = mpi_run(4, &args, Duration::from_secs(60));
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    let setups = text.lines().filter(|l| l.starts_with("setup ")).count();
+    assert_eq!(setups, 4, "one setup per rank's one thread:\n{text}");
+    let done: Vec<&str> = text.lines().filter(|l| l.starts_with("done ")).collect();
+    assert_eq!(done.len(), 1, "done() once, on rank 0:\n{text}");
+    assert_eq!(field(&text, "Complete requests:"), "4000");
+    // The merged count, not rank 0's share (a quarter of it).
+    assert_eq!(done[0], "done 4000", "{text}");
+    common::terminate(&mut server.child, Duration::from_secs(10));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let by_lua = logged
+        .lines()
+        .filter(|l| l.contains("GET /2k.html?by=lua "))
+        .count();
+    assert_eq!(logged.lines().count(), 4000, "every request the server saw");
+    assert_eq!(by_lua, 4000, "each rank's requests came from its request()");
 }
 
 #[test]

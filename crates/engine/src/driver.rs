@@ -19,6 +19,7 @@
 use crate::clock::thread_cpu;
 use crate::connection::Connection;
 use crate::io::{Io, Ready};
+use crate::rates::RateSampler;
 use crate::record::Record;
 use crate::requests::Requests;
 use crate::result::{CpuTime, RunResult};
@@ -59,6 +60,8 @@ pub(crate) struct Driver<'a, C: Connection> {
     /// The thread's index, and when it next copies its view for a watcher (`view.rs`).
     index: usize,
     view: ViewClock,
+    /// wrk's request-rate samples (`rates.rs`).
+    rates: RateSampler,
 }
 
 /// What a load thread hands back: its result, when its part of the run ended, its script.
@@ -97,6 +100,7 @@ impl<'a, C: Connection> Driver<'a, C> {
             waited: vec![false; clients],
             index,
             view: ViewClock::new(now),
+            rates: RateSampler::new(now),
         })
     }
 
@@ -131,6 +135,8 @@ impl<'a, C: Connection> Driver<'a, C> {
             if self.view.due(now) {
                 self.publish_view(cpu0, false);
             }
+            let r = &mut self.io.record.r;
+            self.rates.tick(now, r.complete, &mut r.histograms.requests);
             if let Some(end) = self.finished(now) {
                 break end;
             }

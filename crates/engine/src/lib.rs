@@ -37,6 +37,7 @@ mod connection;
 mod driver;
 mod io;
 mod pacer;
+mod rates;
 mod record;
 mod requests;
 mod script_mux;

@@ -75,6 +75,9 @@ pub struct Histograms {
     pub waiting: Histogram<u64>,
     /// Total minus connect.
     pub processing: Histogram<u64>,
+    /// Not a latency: requests per second, sampled per load thread every 100 ms (`rates.rs`;
+    /// wrk's `requests` statistics).
+    pub requests: Histogram<u64>,
 }
 
 impl Histograms {
@@ -86,6 +89,7 @@ impl Histograms {
             connect: h(),
             waiting: h(),
             processing: h(),
+            requests: h(),
         }
     }
     pub fn merge(&mut self, o: &Histograms) {
@@ -94,6 +98,7 @@ impl Histograms {
         self.connect.add(&o.connect).expect("same bounds");
         self.waiting.add(&o.waiting).expect("same bounds");
         self.processing.add(&o.processing).expect("same bounds");
+        self.requests.add(&o.requests).expect("same bounds");
     }
 }
 

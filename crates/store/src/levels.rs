@@ -261,6 +261,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
             connect: deserialize(&r.get::<_, Vec<u8>>(25)?)?,
             waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
             processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
+            ..Histograms::new()
         },
         cpu: CpuTime {
             user: Duration::from_nanos(u(19)?),
