@@ -27,6 +27,7 @@ mod history;
 mod lab;
 mod lab_fair;
 mod lab_h2;
+mod lab_h3;
 mod lab_new_kind;
 mod lab_php;
 mod lab_probe;

@@ -70,6 +70,10 @@ pub struct ServerOutcome {
     pub h2: Option<Support>,
     /// Why the server has no HTTP/2 here ("no h2: …"): its h2 workloads are not run.
     pub no_h2: Option<String>,
+    /// HTTP/3 (`--h3`): checked in the first round, or `No` when the server cannot speak it here.
+    pub h3: Option<Support>,
+    /// Why the server has no HTTP/3 here ("no h3: …"): its h3 workloads are not run.
+    pub no_h3: Option<String>,
     /// `--probe`'s row, measured in the first round.
     pub robustness: Option<Robustness>,
 }
@@ -89,6 +93,8 @@ impl ServerOutcome {
             tls: None,
             h2: None,
             no_h2: None,
+            h3: None,
+            no_h3: None,
             robustness: None,
         }
     }
