@@ -56,6 +56,9 @@ mod h3;
 mod stream;
 mod transport;
 
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
+
 pub use h1::request::request_bytes;
 pub use h1::response::{Feed, FrameError, ResponseParser};
 pub use live::Live;

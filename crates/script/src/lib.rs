@@ -9,6 +9,8 @@
 //! the command line, reports or the history.
 
 mod addr;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod output;
 mod response;
 mod state;

@@ -149,7 +149,15 @@ impl LuaThread {
             }
             false => count_requests(&t.fixed),
         }
-        .map_err(|e| anyhow::anyhow!("script {}: request(): {e}", t.name))?;
+        .map_err(|e| {
+            // Where the script's request() is, when it has one (else wrk.format's fields made it).
+            let at = t.request.as_ref().map(|f| format!("{}: ", place(f)));
+            anyhow::anyhow!(
+                "script {}: {}request(): {e}",
+                t.name,
+                at.unwrap_or_default()
+            )
+        })?;
         Ok(t)
     }
 

@@ -5,9 +5,9 @@
 //! the lines that end a connection or a run (`refused.rs`).
 
 pub(crate) mod conn;
-mod peer;
-mod prepared;
+pub(crate) mod peer;
+pub(crate) mod prepared;
 mod quic;
 mod refused;
 mod response;
-mod streams;
+pub(crate) mod streams;
