@@ -196,8 +196,8 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
     })
 }
 
-/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS) or
-/// "h2c" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over TLS
+/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS),
+/// "h2c" or "h3" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over TLS
 /// when its URL is https://); a comparison's levels are told by its command line's --tls and their
 /// HTTP/2 figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
 /// protocols says "HTTP/2" or "HTTP/1" (its version unsaid).
@@ -215,7 +215,8 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
     run.levels
         .iter()
         .map(|l| match &run.protocol {
-            Some(p) => named(&p.name, p.is_h2()),
+            Some(p) if p.is_h2() => p.name.clone(), // "h2", "h2c" or "h3", as saved
+            Some(p) => named(&p.name, false),
             None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
             None if l.result.h2.is_some() => "HTTP/2".to_string(),
             None => "HTTP/1".to_string(),
@@ -289,6 +290,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     let mut text = webstand_report::ab::report(r, &info)
         + &webstand_report::wrk::fine_percentiles(r)
         + &webstand_report::h2load::summary(r, None)
+        + &webstand_report::quic::summary(r)
         + &webstand_report::generator::lines(r);
     if flag("--latency") {
         let rates = level
