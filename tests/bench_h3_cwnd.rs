@@ -113,20 +113,46 @@ fn the_smallest_window_is_the_one_during_a_blackout_not_at_the_close() {
     let db = scratch().join("bench_h3_cwnd.db");
     let url = format!("https://{}/cgi-bin/len", relay.addr);
     let args = [
-        "bench", "--db", db.to_str().unwrap(), "-q", "--json", "--h3", "-n", "8", "-c", "1",
-        "-p", body.to_str().unwrap(), "-T", "application/octet-stream", &url,
+        "bench",
+        "--db",
+        db.to_str().unwrap(),
+        "-q",
+        "--json",
+        "--h3",
+        "-n",
+        "8",
+        "-c",
+        "1",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/octet-stream",
+        &url,
     ];
     let out = run_with_timeout(&args, Duration::from_secs(60));
     assert!(out.status.success(), "{}", stderr(&out));
     let v = json_stdout(&out);
     assert_eq!(v["complete"], 8, "{v}");
     let q = &v["quic"];
-    let at = |p: &str| q.pointer(p).and_then(Value::as_u64).unwrap_or_else(|| panic!("{p}: {q}"));
-    assert!(at("/packets_lost") > 0 && at("/congestion_events") > 0, "{q}");
+    let at = |p: &str| {
+        q.pointer(p)
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| panic!("{p}: {q}"))
+    };
+    assert!(
+        at("/packets_lost") > 0 && at("/congestion_events") > 0,
+        "{q}"
+    );
     // QUIC's minimum window is two datagrams of the path's MTU (at most 1452 bytes here).
     let min = at("/min_congestion_window");
     assert!(min > 0 && min <= 2 * 1452, "{q}");
     // Every upload arrived whole (the CGI program counts the bytes it was given).
     let lines = server.log_lines(8);
-    assert_eq!(lines.iter().filter(|l| l.contains("POST /cgi-bin/len HTTP/3.0\" 200")).count(), 8);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("POST /cgi-bin/len HTTP/3.0\" 200"))
+            .count(),
+        8
+    );
 }

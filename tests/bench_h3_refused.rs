@@ -110,7 +110,10 @@ fn sweep_refused(url: &str, says: &str) {
     assert_eq!(d["verdict"], "no HTTP/3", "{url}: {d}");
     assert_eq!(d["summary"], "the server does not speak HTTP/3");
     let f = diagnosis_finding(d, "no-http3").unwrap();
-    assert!(f["advice"].as_str().unwrap().contains("--listen-quic"), "{f}");
+    assert!(
+        f["advice"].as_str().unwrap().contains("--listen-quic"),
+        "{f}"
+    );
 }
 
 #[test]

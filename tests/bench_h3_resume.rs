@@ -26,7 +26,14 @@ fn bench_json(args: &[&str]) -> Value {
 
 /// The run's handshakes: (total, full, resumed, 0-RTT accepted, 0-RTT rejected).
 fn handshakes(v: &Value) -> [u64; 5] {
-    ["total", "full", "resumed", "zero_rtt_accepted", "zero_rtt_rejected"].map(|k| {
+    [
+        "total",
+        "full",
+        "resumed",
+        "zero_rtt_accepted",
+        "zero_rtt_rejected",
+    ]
+    .map(|k| {
         v.pointer(&format!("/quic/handshakes/{k}"))
             .and_then(Value::as_u64)
             .unwrap_or_else(|| panic!("{k} in {v}"))
@@ -54,7 +61,10 @@ fn against_serve_reopened_connections_resume_and_every_request_is_logged() {
     assert_eq!(handshakes(&v), [6, 1, 5, 0, 0], "{v}");
     let logged = server.log_lines(24);
     assert_eq!(
-        logged.iter().filter(|l| l.contains(" HTTP/3.0\" 200 2048")).count(),
+        logged
+            .iter()
+            .filter(|l| l.contains(" HTTP/3.0\" 200 2048"))
+            .count(),
         24,
         "{logged:?}"
     );
@@ -94,7 +104,11 @@ fn against_aioquic_0rtt_is_accepted_as_its_log_says_and_when_rejected_sent_again
     assert_eq!(v["complete"], 12, "{v}");
     assert_eq!(handshakes(&v), [6, 1, 5, 5, 0], "{v}");
     let seen = server.handshakes(6);
-    let count = |kind: &str, early: &str| seen.iter().filter(|h| h == &&(kind.into(), early.into())).count();
+    let count = |kind: &str, early: &str| {
+        seen.iter()
+            .filter(|h| h == &&(kind.into(), early.into()))
+            .count()
+    };
     assert_eq!(
         (count("full", "no-0rtt"), count("resumed", "0rtt-accepted")),
         (1, 5),
@@ -116,7 +130,10 @@ fn against_aioquic_0rtt_is_accepted_as_its_log_says_and_when_rejected_sent_again
     assert_eq!(handshakes(&v), [6, 6, 0, 0, 5], "{v}");
     assert_eq!(v["h2"]["requests"]["started"], 12, "{v}");
     let seen = forgets.handshakes(6);
-    assert!(seen.iter().all(|h| h.0 == "full" && h.1 == "no-0rtt"), "{seen:?}");
+    assert!(
+        seen.iter().all(|h| h.0 == "full" && h.1 == "no-0rtt"),
+        "{seen:?}"
+    );
     // Every request answered once: none lost with the rejected 0-RTT, none answered twice.
     assert_eq!(forgets.lines(12).len(), 12);
     std::thread::sleep(Duration::from_millis(200));
@@ -131,7 +148,12 @@ fn the_option_needs_h3_and_a_positive_count() {
             "--max-requests-per-connection is an HTTP/3 option: add --h3",
         ),
         (
-            vec!["--h3", "--max-requests-per-connection", "0", "https://127.0.0.1:1/"],
+            vec![
+                "--h3",
+                "--max-requests-per-connection",
+                "0",
+                "https://127.0.0.1:1/",
+            ],
             "--max-requests-per-connection must be at least 1",
         ),
     ] {

@@ -39,7 +39,16 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
     let db = dir.path().join("h.db").display().to_string();
     // Two threads, a connection each at a time, five requests per connection: four connections,
     // the first two full handshakes, the two after them resumed (run 1); none resumed (run 2).
-    let run = ["-n", "20", "-c", "2", "-m", "2", "--max-requests-per-connection", "5"];
+    let run = [
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-m",
+        "2",
+        "--max-requests-per-connection",
+        "5",
+    ];
     let bench = |extra: &[&str]| {
         let head = ["--db", db.as_str(), "bench", "--threads", "2"];
         ok(&[&head[..], extra, &run[..], &[url.as_str()][..]].concat())
@@ -89,7 +98,11 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
     let cell = |name: &str| rows[1][rows[0].iter().position(|c| *c == name).unwrap()];
     assert_eq!(
-        (cell("protocol"), cell("quic_handshakes"), cell("quic_resumed")),
+        (
+            cell("protocol"),
+            cell("quic_handshakes"),
+            cell("quic_resumed")
+        ),
         ("h3", "4", "2"),
         "{csv}"
     );
@@ -97,12 +110,23 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
 
     // report: a QUIC section for each run, and the series says HTTP/3.
     let page = dir.path().join("r.html");
-    ok(&["report", "--db", &db, "1", "2", "-o", page.to_str().unwrap()]);
+    ok(&[
+        "report",
+        "--db",
+        &db,
+        "1",
+        "2",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert_eq!(html.matches("<h3>QUIC</h3>").count(), 2, "{html}");
     assert!(html.contains("<td>4 (2 / 2)</td>"), "run 1's handshakes");
     assert!(html.contains("<td>4 (4 / 0)</td>"), "run 2's handshakes");
-    assert!(html.contains("/2k.html (HTTP/3, 2 streams/conn)"), "series label");
+    assert!(
+        html.contains("/2k.html (HTTP/3, 2 streams/conn)"),
+        "series label"
+    );
 
     // A file from before QUIC's figures were kept: it reads without them, and gains the column
     // when a run is saved in it.
@@ -113,9 +137,17 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
         .execute_batch("ALTER TABLE levels DROP COLUMN quic; PRAGMA user_version = 14;")
         .unwrap();
     let old = old.display().to_string();
-    assert_eq!(ok(&["history", "--db", &old]).matches("  h3 -m 2  ").count(), 2);
+    assert_eq!(
+        ok(&["history", "--db", &old])
+            .matches("  h3 -m 2  ")
+            .count(),
+        2
+    );
     let shown = ok(&["show", "--db", &old, "1"]);
-    assert!(!shown.contains("\nQUIC:\n") && shown.contains("Protocol: h3"), "{shown}");
+    assert!(
+        !shown.contains("\nQUIC:\n") && shown.contains("Protocol: h3"),
+        "{shown}"
+    );
     ok(&["export", "--db", &old, "1", "--format", "csv"]);
     let head = ["--db", old.as_str(), "bench", "--h3"];
     ok(&[&head[..], &run[..], &[url.as_str()][..]].concat());

@@ -683,8 +683,20 @@ fn an_h3_run_over_two_ranks_merges_its_quic_figures() {
     let url = format!("https://{}/2k.html", server.quic);
     // Each rank's two connections start without a ticket (full); the six after them resume.
     let run = [
-        "bench", "-q", "--json", "--h3", "--tls-resume", "-n", "400", "-c", "4", "-m", "4",
-        "--max-requests-per-connection", "50", &url,
+        "bench",
+        "-q",
+        "--json",
+        "--h3",
+        "--tls-resume",
+        "-n",
+        "400",
+        "-c",
+        "4",
+        "-m",
+        "4",
+        "--max-requests-per-connection",
+        "50",
+        &url,
     ];
     let one_db = dir.path().join("single.db").display().to_string();
     let single = [&["--db", one_db.as_str()][..], &run[..]].concat();
@@ -710,10 +722,22 @@ fn an_h3_run_over_two_ranks_merges_its_quic_figures() {
     for p in ["/datagrams/sent", "/datagrams/received"] {
         assert!(at(&two, p) >= 400 + 8, "{p}: {two}");
     }
-    assert!(at(&two, "/packets_sent") >= at(&two, "/datagrams/sent"), "{two}");
+    assert!(
+        at(&two, "/packets_sent") >= at(&two, "/datagrams/sent"),
+        "{two}"
+    );
     assert!(at(&two, "/min_congestion_window") > 0, "{two}");
-    assert_eq!((two["gso"].clone(), two["gro"].clone()), (one["gso"].clone(), one["gro"].clone()));
+    assert_eq!(
+        (two["gso"].clone(), two["gro"].clone()),
+        (one["gso"].clone(), one["gro"].clone())
+    );
     let logged = server.log_lines(800);
-    assert_eq!(logged.iter().filter(|l| l.contains(" HTTP/3.0\" 200 ")).count(), 800);
+    assert_eq!(
+        logged
+            .iter()
+            .filter(|l| l.contains(" HTTP/3.0\" 200 "))
+            .count(),
+        800
+    );
     assert_one_saved_run(&db, "bench");
 }

@@ -57,7 +57,9 @@ impl H2Args {
         }
         plan.keep_alive |= h2.is_some();
         plan.max_conn_requests = match self.max_requests_per_connection {
-            Some(_) if !self.h3 => bail!("--max-requests-per-connection is an HTTP/3 option: add --h3"),
+            Some(_) if !self.h3 => {
+                bail!("--max-requests-per-connection is an HTTP/3 option: add --h3")
+            }
             Some(0) => bail!("--max-requests-per-connection must be at least 1"),
             n => n,
         };

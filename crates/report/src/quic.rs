@@ -190,6 +190,8 @@ mod tests {
         assert_eq!(fields.len(), CSV_FIELDS);
         assert_eq!(&fields[..3], ["4", "4", "0"]);
         assert_eq!(&fields[12..], ["12000", "H3_INTERNAL_ERROR 2", "on/off"]);
-        assert!(csv_fields(&RunResult::default()).iter().all(String::is_empty));
+        assert!(csv_fields(&RunResult::default())
+            .iter()
+            .all(String::is_empty));
     }
 }

@@ -29,7 +29,12 @@ const ROWS: &[Row] = &[
     },
     Row {
         name: "0-RTT accepted %",
-        value: |_, q| pct(q.zero_rtt_accepted, q.zero_rtt_accepted + q.zero_rtt_rejected),
+        value: |_, q| {
+            pct(
+                q.zero_rtt_accepted,
+                q.zero_rtt_accepted + q.zero_rtt_rejected,
+            )
+        },
     },
     Row {
         name: "Datagrams out/req",

@@ -28,7 +28,8 @@ pub(crate) fn section(levels: &[Level]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut h = String::from("<h3>QUIC</h3>\n<div class=\"wide\"><table class=\"summary quic\">\n<tr>");
+    let mut h =
+        String::from("<h3>QUIC</h3>\n<div class=\"wide\"><table class=\"summary quic\">\n<tr>");
     for name in HEAD {
         let _ = write!(h, "<th>{name}</th>");
     }
@@ -124,7 +125,10 @@ mod tests {
         assert_eq!(section(&[level(&plain)]), "");
         let s = section(&[level(&plain), level(&h3)]);
         assert_eq!(s.matches("<tr><td>").count(), 1, "{s}");
-        assert!(s.contains("<td>1 clients</td><td>6 (1 / 5)</td><td>5 / 0</td>"), "{s}");
+        assert!(
+            s.contains("<td>1 clients</td><td>6 (1 / 5)</td><td>5 / 0</td>"),
+            "{s}"
+        );
         assert!(s.contains("<td>2.50 / 5.00</td>"), "{s}");
         assert!(s.contains("<td>1 of 40 (2.500%)</td>"), "{s}");
         assert!(s.contains("<td>H3_&lt;odd&gt; 1</td>"), "{s}");

@@ -33,10 +33,7 @@ impl View {
         let mut out = std::io::stdout();
         execute!(out, terminal::EnterAlternateScreen, cursor::Hide)?;
         let term = Terminal::new(CrosstermBackend::new(out))?;
-        Ok(View {
-            term,
-            label: None,
-        })
+        Ok(View { term, label: None })
     }
 
     pub fn draw(&mut self, r: &Reading) -> std::io::Result<()> {

@@ -229,13 +229,22 @@ impl H3Conn {
         match &th.p {
             Ok(p) if sending && self.peer.goaway.is_none() => {
                 let room = (p.max_streams as usize).saturating_sub(self.streams.list.len());
-                let left = p.per_connection.map_or(u64::MAX, |n| {
-                    n.saturating_sub(self.streams.opened())
-                });
+                let left = p
+                    .per_connection
+                    .map_or(u64::MAX, |n| n.saturating_sub(self.streams.opened()));
                 room.min(usize::try_from(left).unwrap_or(usize::MAX))
             }
             _ => 0,
         }
+    }
+
+    /// The server confirmed the handshake (its HANDSHAKE_DONE came). Servers send their session
+    /// tickets with it, after the handshake: a connection whose 0-RTT requests were all answered
+    /// before then (0.5-RTT data) waits for it before it closes, so the next one can resume.
+    fn confirmed(&self) -> bool {
+        self.quic
+            .as_ref()
+            .is_some_and(|q| q.conn.stats().frame_rx.handshake_done > 0)
     }
 
     /// The connection has opened all the streams `--max-requests-per-connection` allows.
@@ -347,7 +356,7 @@ impl H3Conn {
                 return self.settle(io, th);
             }
         }
-        if self.used_up(th) && self.streams.list.is_empty() {
+        if self.used_up(th) && self.streams.list.is_empty() && self.confirmed() {
             self.close(io, th, slot); // its requests are all answered: a new connection follows
             return self.settle(io, th);
         }

@@ -10,6 +10,6 @@ mod peer;
 mod prepared;
 mod quic;
 mod refused;
-mod resumed;
 mod response;
+mod resumed;
 mod streams;

@@ -5,8 +5,8 @@
 //! engine's aws-lc-rs provider) with ALPN `h3` and early data, and the transport's windows and
 //! limits.
 
-use crate::h2::prepared::request_fields;
 use super::resumed::Witness;
+use crate::h2::prepared::request_fields;
 use crate::plan::{H2Plan, Plan};
 use crate::transport::tls_config::TlsSetup;
 use quinn_proto::crypto::rustls::QuicClientConfig;
@@ -102,7 +102,9 @@ pub(crate) fn h3_tls(mut setup: TlsSetup) -> TlsSetup {
     config.alpn_protocols = vec![b"h3".to_vec()];
     config.enable_early_data = true;
     let witness = Witness(setup.verifier.clone());
-    config.dangerous().set_certificate_verifier(Arc::new(witness));
+    config
+        .dangerous()
+        .set_certificate_verifier(Arc::new(witness));
     setup
 }
 
