@@ -22,7 +22,17 @@ struct Paced {
 }
 
 impl Paced {
+    /// At most `rate` requests per second in all.
     fn start(rate: f64) -> Paced {
+        Paced::with_clock(rate, true)
+    }
+
+    /// At most `rate` requests per second on each connection, however many there are.
+    fn per_connection(rate: f64) -> Paced {
+        Paced::with_clock(rate, false)
+    }
+
+    fn with_clock(rate: f64, shared: bool) -> Paced {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -35,7 +45,10 @@ impl Paced {
                     return;
                 }
                 let Ok(conn) = conn else { continue };
-                let next = next.clone();
+                let next = match shared {
+                    true => next.clone(),
+                    false => Arc::new(Mutex::new(Instant::now())),
+                };
                 std::thread::spawn(move || answer(conn, &next, gap));
             }
         });
@@ -166,6 +179,97 @@ fn the_search_finds_a_known_capacity_within_5_percent() {
             assert_eq!(t["met"], false, "{rate}/s is over the capacity: {t:#}");
         }
     }
+}
+
+#[test]
+fn a_bound_set_by_the_generator_is_named_as_such() {
+    // Two connections, each answered at most 150 times a second: a pool of 2 sends at most 300/s,
+    // however much more the server could take on more connections. The SLO is loose enough that
+    // only the generator's shortfall can fail a rate.
+    let paced = Paced::per_connection(150.0);
+    let url = format!("http://{}/", paced.addr);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("h.db");
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "--find-max-rate",
+            "-q",
+            "--warmup",
+            "0",
+            "--db",
+            db.to_str().unwrap(),
+            "--slo",
+            "p99<5s",
+            "-k",
+            "-c",
+            "2",
+            "-d",
+            "1s",
+            "--start-rate",
+            "100",
+            "--max-steps",
+            "12",
+            "--search-time",
+            "40s",
+            &url,
+        ],
+        Duration::from_secs(90),
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("not met: the generator fell behind: it sent"),
+        "{text}"
+    );
+    assert!(
+        text.contains("The generator set this bound, not the server: the generator fell behind"),
+        "{text}"
+    );
+    assert!(text.contains("a larger pool (-c)"), "{text}");
+}
+
+#[test]
+fn a_search_cut_short_before_its_confirmation_says_what_it_met() {
+    let paced = Paced::start(500.0);
+    let url = format!("http://{}/", paced.addr);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("h.db");
+    let out = run_with_timeout(
+        &[
+            "sweep",
+            "--find-max-rate",
+            "-q",
+            "--warmup",
+            "0",
+            "--db",
+            db.to_str().unwrap(),
+            "--slo",
+            "p99<1s",
+            "-k",
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            "--start-rate",
+            "100",
+            "--max-steps",
+            "2",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let text = stdout(&out);
+    // Both rates tried were met; the bound came before a confirmation run: not a failed SLO.
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("Max rate: not confirmed (200/s was met once; the search ended before its confirmation)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("stopped after 2 steps (--max-steps)"),
+        "{text}"
+    );
 }
 
 #[test]

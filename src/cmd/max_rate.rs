@@ -104,6 +104,9 @@ impl MaxRateArgs {
     }
 }
 
+/// How a reason that is the generator's own shortfall begins: the answer line tells those apart.
+const GENERATORS_OWN: &str = "the generator ";
+
 /// Why a measured level does not meet the SLO, or None: the generator's own shortfall first.
 fn unmet(
     d: &Diagnosing<'_, Session>,
@@ -115,13 +118,13 @@ fn unmet(
     let offered = r.attempted() as f64 / r.elapsed.as_secs_f64().max(1e-9);
     if offered < OFFERED_SHARE * rate {
         return Some(format!(
-            "the generator fell behind: it sent {offered:.0}/s of the {rate}/s asked"
+            "{GENERATORS_OWN}fell behind: it sent {offered:.0}/s of the {rate}/s asked"
         ));
     }
     let verdict = d.levels.last().and_then(|l| l.diagnosis.verdict);
     if let Some(limit) = verdict.filter(|l| l.not_the_servers()) {
         return Some(format!(
-            "the generator was saturated (Diagnosis: {})",
+            "{GENERATORS_OWN}was saturated (Diagnosis: {})",
             limit.verdict()
         ));
     }
@@ -194,7 +197,10 @@ fn verdict(rounds: &[MaxRate]) -> Verdict {
         .collect();
     let interrupted = rounds.iter().any(|r| r.interrupted);
     let v = webstand_engine::judge(&judged, 100.0, interrupted);
-    let none_met = rounds.iter().all(|r| r.answer.is_none());
+    // No rate met even once (a search cut short before its confirmation may have met some).
+    let none_met = rounds
+        .iter()
+        .all(|r| r.tried.iter().all(|t| t.unmet.is_some()));
     match (
         v.outcome,
         rounds.iter().flat_map(|r| r.tried.first()).next(),
@@ -300,12 +306,41 @@ fn answer_line(search: &Search, round: &MaxRate) -> String {
             margins(&search.slo, t)
         ),
         (None, _) if round.interrupted => "Max rate: unknown (interrupted)\n".to_string(),
+        (None, _) if round.cut_short.is_some() && highest_met(round).is_some() => format!(
+            "Max rate: not confirmed ({}/s was met once; the search ended before its confirmation)\n",
+            highest_met(round).unwrap_or_default()
+        ),
         (None, _) => "Max rate: none (no rate tried was met and confirmed)\n".to_string(),
     };
+    if let Some(why) = generator_bound(round) {
+        out += &format!(
+            "The generator set this bound, not the server: {why}. The server may take more: give the load a larger pool (-c), more threads (--threads) or more machines (mpirun).\n"
+        );
+    }
     if let Some(why) = &round.cut_short {
         out += &format!("The search was cut short: {why}.\n");
     }
     out
+}
+
+/// The highest rate met in a round, confirmed or not.
+fn highest_met(round: &MaxRate) -> Option<f64> {
+    round
+        .tried
+        .iter()
+        .filter(|t| t.unmet.is_none())
+        .map(|t| t.rate)
+        .max_by(f64::total_cmp)
+}
+
+/// Why the lowest rate not met was not, when that was the generator's own shortfall.
+fn generator_bound(round: &MaxRate) -> Option<&str> {
+    let unmet = round.first_unmet?;
+    round
+        .tried
+        .iter()
+        .filter(|t| t.rate == unmet)
+        .find_map(|t| t.unmet.as_deref().filter(|w| w.starts_with(GENERATORS_OWN)))
 }
 
 /// Lowest, median and highest answer.
@@ -341,6 +376,7 @@ fn doc(
         serde_json::json!({
             "max_rate": r.answer,
             "first_unmet": r.first_unmet,
+            "generator_bound": generator_bound(r),
             "interrupted": r.interrupted,
             "cut_short": r.cut_short,
             "tried": tried,

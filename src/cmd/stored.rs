@@ -197,14 +197,17 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
 }
 
 /// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS),
-/// "h2c" or "h3" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over TLS
-/// when its URL is https://); a comparison's levels are told by its command line's --tls and their
-/// HTTP/2 figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
+/// "h2c" or "h3" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over
+/// TLS when its URL is https://); a comparison's levels are told by its command line's --tls (or
+/// --h3) and their HTTP/2 and QUIC figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
 /// protocols says "HTTP/2" or "HTTP/1" (its version unsaid).
 pub fn level_protocols(run: &StoredRun) -> Vec<String> {
     let tls = match &run.protocol {
         Some(_) => run.meta.target.starts_with("https://"),
-        None => run.meta.kind == "compare" && option_given(run, "--tls"),
+        // A comparison's --h3 puts its servers on HTTPS too.
+        None => {
+            run.meta.kind == "compare" && (option_given(run, "--tls") || option_given(run, "--h3"))
+        }
     };
     let named = |h1: &str, h2: bool| match (h2, tls) {
         (true, true) => "h2".to_string(),
@@ -217,6 +220,7 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
         .map(|l| match &run.protocol {
             Some(p) if p.is_h2() => p.name.clone(), // "h2", "h2c" or "h3", as saved
             Some(p) => named(&p.name, false),
+            None if run.meta.kind == "compare" && l.result.quic.is_some() => "h3".to_string(),
             None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
             None if l.result.h2.is_some() => "HTTP/2".to_string(),
             None => "HTTP/1".to_string(),

@@ -21,6 +21,7 @@ pub mod quic; // QUIC's own figures for an HTTP/3 run: text lines, JSON and CSV 
 mod quic_diff; // diff's QUIC table for a pair of HTTP/3 levels
 mod quic_html; // the HTML report's QUIC section for a run of HTTP/3 levels
 pub mod robustness; // compare --probe's robustness table (issue 15)
+pub mod scale; // compare --scale's connection-scaling table
 pub mod seed004; // seed 004's table for a comparison, and the wordpress preset's sweeps
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table

@@ -32,10 +32,14 @@ pub enum WorkloadKind {
     H2,
     /// HTTP/2, Tenon's 2 KiB file, 16 streams per connection.
     H2TwoK,
+    /// HTTP/3 over QUIC, thttpd's small files, 16 streams in flight per connection.
+    H3,
+    /// HTTP/3 over QUIC, Tenon's 2 KiB file, 16 streams per connection.
+    H3TwoK,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 12] = [
+    pub const ALL: [WorkloadKind; 14] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
@@ -48,9 +52,13 @@ impl WorkloadKind {
         WorkloadKind::Wordpress,
         WorkloadKind::H2,
         WorkloadKind::H2TwoK,
+        WorkloadKind::H3,
+        WorkloadKind::H3TwoK,
     ];
     /// What `--h2` runs when no workloads are named.
     pub const H2_DEFAULT: [WorkloadKind; 2] = [WorkloadKind::H2, WorkloadKind::H2TwoK];
+    /// What `--h3` runs when no workloads are named.
+    pub const H3_DEFAULT: [WorkloadKind; 2] = [WorkloadKind::H3, WorkloadKind::H3TwoK];
     /// What `--tls` runs when no workloads are named.
     pub const TLS_DEFAULT: [WorkloadKind; 3] = [
         WorkloadKind::TlsKa,
@@ -78,6 +86,8 @@ impl WorkloadKind {
             WorkloadKind::Wordpress => "wordpress",
             WorkloadKind::H2 => "h2",
             WorkloadKind::H2TwoK => "h2-2k",
+            WorkloadKind::H3 => "h3",
+            WorkloadKind::H3TwoK => "h3-2k",
         }
     }
 
@@ -107,6 +117,13 @@ impl WorkloadKind {
     pub fn h2_streams(self) -> Option<u32> {
         matches!(self, WorkloadKind::H2 | WorkloadKind::H2TwoK)
             .then_some(crate::h2::STREAMS_PER_CONNECTION)
+    }
+
+    /// The HTTP/3 workloads, which need the servers on HTTP/3 (`--h3`): the streams each keeps in
+    /// flight per connection; None for the others.
+    pub fn h3_streams(self) -> Option<u32> {
+        matches!(self, WorkloadKind::H3 | WorkloadKind::H3TwoK)
+            .then_some(crate::h3::STREAMS_PER_CONNECTION)
     }
 
     /// Whether every request opens a connection of its own, whatever `--no-keepalive` says: a
@@ -155,7 +172,7 @@ impl WorkloadKind {
     /// The requests and pick over the fixtures.
     pub fn workload(self, manifest: &Manifest) -> Result<Workload> {
         let mut w = match self {
-            WorkloadKind::SmallFiles | WorkloadKind::H2 => {
+            WorkloadKind::SmallFiles | WorkloadKind::H2 | WorkloadKind::H3 => {
                 Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?
             }
             WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
@@ -176,7 +193,8 @@ impl WorkloadKind {
             | WorkloadKind::TlsKa
             | WorkloadKind::TlsNew
             | WorkloadKind::TlsResume
-            | WorkloadKind::H2TwoK => Workload::single(fixtures::TENON_FILE),
+            | WorkloadKind::H2TwoK
+            | WorkloadKind::H3TwoK => Workload::single(fixtures::TENON_FILE),
             WorkloadKind::Php => {
                 let mut w = Workload::single(crate::php::page::PATH);
                 w.requests[0].expect = Some(crate::php::page::body_check());
@@ -207,6 +225,11 @@ mod tests {
         assert_eq!(h2, [WorkloadKind::H2TwoK, WorkloadKind::H2]);
         assert!(h2.iter().all(|w| w.h2_streams() == Some(16)));
         assert_eq!(WorkloadKind::SmallFiles.h2_streams(), None);
+        let h3 = WorkloadKind::parse_list("h3,h3-2k").unwrap();
+        assert_eq!(h3, WorkloadKind::H3_DEFAULT);
+        assert!(h3
+            .iter()
+            .all(|w| w.h3_streams() == Some(16) && w.h2_streams().is_none()));
         let e = WorkloadKind::parse_list("large,huge")
             .unwrap_err()
             .to_string();
