@@ -3,10 +3,10 @@
 //! answered (a sweep's merged counts per level equal its own). The merged counts equal one process's,
 //! the connection split is exact, the start skew is reported (under 1 ms with a core per rank), a
 //! max-users search finds what one process finds, the progress line counts every rank, an https
-//! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), and the
-//! failures end the job with one line or a merged report: a bad
-//! option, an unreachable target, Ctrl-C to mpirun, a rank killed. A wrk script runs on every rank
-//! and its `done()` once, with the merged figures.
+//! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), an HTTP/3
+//! run's QUIC figures merge to one process's (serve), and the failures end the job with one line
+//! or a merged report: a bad option, an unreachable target, Ctrl-C to mpirun, a rank killed. A wrk
+//! script runs on every rank and its `done()` once, with the merged figures.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -691,4 +691,77 @@ fn an_https_run_over_two_ranks_reports_every_ranks_handshakes() {
     for k in ["protocol", "cipher", "server_key_bits"] {
         assert_eq!(merged[k], single[k], "{k}: {merged} vs {single}");
     }
+}
+
+/// `bench --h3` over two ranks against `webstand serve --listen-quic`: rank 0 merges every rank's
+/// QUIC figures as it does the h2 ones, so they equal one process's run of the same total where
+/// the run fixes them (handshakes full and resumed, requests, body bytes), and every rank's
+/// datagrams and packets are in the sums.
+#[test]
+fn an_h3_run_over_two_ranks_merges_its_quic_figures() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let doc = common::h3::docroot(dir.path());
+    let server = common::h3::H3Server::start(dir.path(), &doc, &[]);
+    let db = db(&dir);
+    let url = format!("https://{}/2k.html", server.quic);
+    // Each rank's two connections start without a ticket (full); the six after them resume.
+    let run = [
+        "bench",
+        "-q",
+        "--json",
+        "--h3",
+        "--tls-resume",
+        "-n",
+        "400",
+        "-c",
+        "4",
+        "-m",
+        "4",
+        "--max-requests-per-connection",
+        "50",
+        &url,
+    ];
+    let one_db = dir.path().join("single.db").display().to_string();
+    let single = [&["--db", one_db.as_str()][..], &run[..]].concat();
+    let single = run_with_timeout(&single, Duration::from_secs(60));
+    let merged = [&["--db", db.as_str()][..], &run[..]].concat();
+    let merged = mpi_run(2, &merged, Duration::from_secs(120));
+    let quic = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(v["complete"], 400, "{v}");
+        assert_eq!(v["h2"]["traffic"]["data_bytes"], 400 * 2048, "{v}");
+        v["quic"].clone()
+    };
+    let (one, two) = (quic(&single), quic(&merged));
+    let v: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(v["ranks"]["count"], 2, "{v}");
+    assert_eq!(two["handshakes"], one["handshakes"], "{two} vs {one}");
+    assert_eq!(two["handshakes"]["total"], 8, "{two}");
+    assert_eq!(two["handshakes"]["full"], 4, "{two}");
+    assert_eq!(two["connection_errors"], serde_json::json!({}), "{two}");
+    let at = |q: &Value, p: &str| q.pointer(p).and_then(Value::as_u64).unwrap();
+    // Both ranks' traffic: at least a datagram each way per request and per handshake.
+    for p in ["/datagrams/sent", "/datagrams/received"] {
+        assert!(at(&two, p) >= 400 + 8, "{p}: {two}");
+    }
+    assert!(
+        at(&two, "/packets_sent") >= at(&two, "/datagrams/sent"),
+        "{two}"
+    );
+    assert!(at(&two, "/min_congestion_window") > 0, "{two}");
+    assert_eq!(
+        (two["gso"].clone(), two["gro"].clone()),
+        (one["gso"].clone(), one["gro"].clone())
+    );
+    let logged = server.log_lines(800);
+    assert_eq!(
+        logged
+            .iter()
+            .filter(|l| l.contains(" HTTP/3.0\" 200 "))
+            .count(),
+        800
+    );
+    assert_one_saved_run(&db, "bench");
 }

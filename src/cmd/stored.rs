@@ -218,7 +218,8 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
     run.levels
         .iter()
         .map(|l| match &run.protocol {
-            Some(p) => named(&p.name, p.is_h2()),
+            Some(p) if p.is_h2() => p.name.clone(), // "h2", "h2c" or "h3", as saved
+            Some(p) => named(&p.name, false),
             None if run.meta.kind == "compare" && l.result.quic.is_some() => "h3".to_string(),
             None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
             None if l.result.h2.is_some() => "HTTP/2".to_string(),
@@ -293,6 +294,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     let mut text = webstand_report::ab::report(r, &info)
         + &webstand_report::wrk::fine_percentiles(r)
         + &webstand_report::h2load::summary(r, None)
+        + &webstand_report::quic::summary(r)
         + &webstand_report::generator::lines(r);
     if flag("--latency") {
         let rates = level

@@ -8,7 +8,7 @@
 
 use crate::sweep::{self, Level, LevelSpec, Measured, Observer, SweepSpec};
 use anyhow::{bail, Result};
-use webstand_engine::{Ended, Plan, Stop};
+use webstand_engine::{Plan, Stop};
 
 /// When a level counts as broken.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,9 +56,10 @@ pub struct MaxUsers {
 /// (`webstand_engine::figures`: failed + non-2xx).
 pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<String> {
     match (result.ended, &result.first_error) {
-        // The engine's one line naming what the server answered instead of HTTP/2 (ALPN's choice,
-        // its HTTP/1 answer to the preface, a close), as bench prints it.
-        (Some(Ended::NoHttp2), Some(line)) => return Some(line.clone()),
+        // The engine's one line naming what the server answered instead of HTTP/2 or HTTP/3
+        // (ALPN's choice, its HTTP/1 answer to the preface, a version negotiation, a close), as
+        // bench prints it.
+        (Some(e), Some(line)) if e.refused_protocol() => return Some(line.clone()),
         (Some(e), _) => return Some(format!("the target was {}", e.name())),
         (None, _) => {}
     }

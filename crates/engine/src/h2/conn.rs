@@ -19,7 +19,7 @@ use crate::connection::{Connection, Waiting};
 use crate::io::Io;
 use crate::plan::Plan;
 use crate::record::Class;
-use crate::result::{H2Summary, RunResult};
+use crate::result::{Ended, H2Summary, RunResult};
 use crate::shared::Shared;
 use crate::stream::{batch_room, charge_one, End, Tally};
 use crate::transport::tls::count_handshake;
@@ -413,7 +413,7 @@ impl H2Conn {
     /// fails as a connect that failed would (Connect), so a sweep's level shows it.
     fn refused(&mut self, io: &mut Io, th: &mut H2Thread, slot: usize, why: String) {
         io.record.r.first_error = Some(why);
-        io.sh.reach.refuse_protocol();
+        io.sh.reach.refuse_protocol(Ended::NoHttp2);
         if self.session.streams().is_empty() {
             charge_one(io, &mut th.tally.sum, Class::Connect);
         }

@@ -75,6 +75,18 @@ impl Streams {
         self.span = self.span.started(now);
     }
 
+    /// Streams opened on the current connection.
+    pub(crate) fn opened(&self) -> u64 {
+        self.opened
+    }
+
+    /// The server rejected 0-RTT: QUIC forgot the streams it carried (their ids start again), so
+    /// every request on them is sent again, as the first of the connection's streams.
+    pub(crate) fn zero_rtt_rejected(&mut self, now: Instant, t: &mut Tally) {
+        self.opened = 0;
+        self.end_all(End::Retry, now, t);
+    }
+
     /// Opens a stream for `ask` if QUIC lets one more be opened; the bytes written (None: none
     /// may be opened now).
     pub(crate) fn open(&mut self, conn: &mut Connection, ask: Ask) -> Option<u64> {
