@@ -737,15 +737,26 @@ fn an_h3_run_over_two_ranks_merges_its_quic_figures() {
     let (one, two) = (quic(&single), quic(&merged));
     let v: Value = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(v["ranks"]["count"], 2, "{v}");
-    assert_eq!(two["handshakes"], one["handshakes"], "{two} vs {one}");
-    assert_eq!(two["handshakes"]["total"], 8, "{two}");
+    // Each rank's first two connections are full handshakes, as one process's four are; how many
+    // replacements a run opens depends on when its last requests finish, so totals are not
+    // compared between the two runs, only each run's own sum.
+    assert_eq!(one["handshakes"]["full"], 4, "{one}");
+    // Eight connections' worth of requests; a connection that reached its 50 may be replaced
+    // while the last requests are still in flight on the others, so there can be more.
+    let total = two["handshakes"]["total"].as_u64().unwrap();
+    assert!(total >= 8, "{two}");
     assert_eq!(two["handshakes"]["full"], 4, "{two}");
+    assert_eq!(
+        two["handshakes"]["resumed"].as_u64().unwrap(),
+        total - 4,
+        "{two}"
+    );
     assert_eq!(two["connection_errors"], serde_json::json!({}), "{two}");
     let at = |q: &Value, p: &str| q.pointer(p).and_then(Value::as_u64).unwrap();
-    // Both ranks' traffic: at least a datagram each way per request and per handshake.
-    for p in ["/datagrams/sent", "/datagrams/received"] {
-        assert!(at(&two, p) >= 400 + 8, "{p}: {two}");
-    }
+    // Both ranks' traffic: a 2 KiB answer takes a datagram of its own at least; requests go
+    // several to a datagram (-m 4), but each connection sends some.
+    assert!(at(&two, "/datagrams/received") >= 400, "{two}");
+    assert!(at(&two, "/datagrams/sent") >= total, "{two}");
     assert!(
         at(&two, "/packets_sent") >= at(&two, "/datagrams/sent"),
         "{two}"
