@@ -34,10 +34,9 @@ pub struct H2Args {
     #[arg(short = 'W', long, value_name = "N")]
     connection_window_bits: Option<u8>,
 
-    /// With --h3: close each connection after N requests and open a new one (Nighthawk's
-    /// option; 1 is a connection per request, as ab without -k); with --tls-resume the new
-    /// connections resume the TLS session and send their first requests as 0-RTT where the
-    /// server allows it [default: connections last the run]
+    /// With --h3: close each connection after N requests and open a new one, which resumes
+    /// the TLS session (and sends 0-RTT where allowed) with --tls-resume [default: connections
+    /// last the run]
     #[arg(long, value_name = "N")]
     max_requests_per_connection: Option<u64>,
 }

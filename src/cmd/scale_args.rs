@@ -11,10 +11,9 @@ pub const SCALE_WORKLOAD: WorkloadKind = WorkloadKind::TwoK;
 
 #[derive(clap::Args, Clone, Debug, Default)]
 pub struct ScaleArgs {
-    /// Which server holds up under a crowd: every server on /2k.html over keep-alive at these
-    /// connection counts, rising, comma-separated (32,1000,5000,15000), then a table of each one's
-    /// requests/s and CPU-µs per request per count, how much that cost grew, and its memory per
-    /// connection. Sets the workload and the levels (not with -c, --workloads or --no-keepalive); no max-users search
+    /// Which server holds up under a crowd: every server on /2k.html, keep-alive, at these
+    /// rising connection counts (e.g. 32,1000,5000,15000), then each one's requests/s, CPU-µs per
+    /// request, its growth and memory per connection (docs/COMPARE.md)
     #[arg(long, value_name = "COUNTS", conflicts_with_all = ["levels", "workloads", "no_keepalive"])]
     pub scale: Option<String>,
 }
