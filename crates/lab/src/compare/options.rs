@@ -12,6 +12,7 @@ use super::workloads::WorkloadKind;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsersSpec};
 use crate::robustness::ProbeSpec;
+use crate::servers::binary::locate;
 use crate::servers::Kind;
 use crate::tls::cert::KeyType;
 
@@ -131,7 +132,7 @@ impl Options {
             bail!("workload {} runs over HTTP/3: add --h3", w.name());
         }
         if self.h3 {
-            crate::h3::check_run(self.tls.is_some(), &self.servers, self.builtin.as_deref())?;
+            check_h3(self.tls.is_some(), &self.servers, self.builtin.as_deref())?;
         }
         if !self.h2 {
             return Ok(());
@@ -208,6 +209,29 @@ impl Options {
         });
         plan
     }
+}
+
+/// Refuses, in one line, an h3 run without the lab's certificate, or none of whose `servers`
+/// speaks HTTP/3 here (saying why not for each, and which kinds do).
+fn check_h3(tls: bool, servers: &[Kind], builtin: Option<&Path>) -> anyhow::Result<()> {
+    if !tls {
+        anyhow::bail!("--h3 needs the servers on HTTPS: QUIC is always TLS 1.3 (add --tls)");
+    }
+    let speaks = |k: &Kind| locate(*k, builtin).and_then(|b| k.h3(&b.path));
+    let why: Vec<String> = servers.iter().filter_map(|k| speaks(k).err()).collect();
+    if why.len() < servers.len() {
+        return Ok(());
+    }
+    let these: Vec<&str> = Kind::ALL
+        .iter()
+        .filter(|k| speaks(k).is_ok())
+        .map(|k| k.name())
+        .collect();
+    anyhow::bail!(
+        "--h3: none of the servers speaks HTTP/3 here ({}); these do: {}",
+        why.join("; "),
+        these.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -2,16 +2,11 @@
 //! so an h3 run puts every server on the lab's certificate; the servers that speak HTTP/3 here
 //! answer it on UDP at the port of their HTTPS (TCP) listener, beside HTTP/1.1 and HTTP/2 there.
 //! Which servers speak it, and why not the others, is each server kind's own knowledge
-//! (`ServerKind::h3`); the check behind thttpd's h3 column is `crate::checks::h3`, the probe's
+//! (`ServerKind::h3`, asked by `compare::options` before a run); the check behind thttpd's h3 column is `crate::checks::h3`, the probe's
 //! hostile HTTP/3 clients `probe` over a blocking QUIC client of their own (`quic`).
 
 pub mod probe;
 pub mod quic;
-
-use std::path::Path;
-
-use crate::servers::binary::locate;
-use crate::servers::Kind;
 
 pub use crate::checks::h3::{check_feature, fetch};
 
@@ -27,28 +22,5 @@ pub fn describe() -> String {
         "HTTP/3 over QUIC v1 (ALPN h3, TLS 1.3) on UDP at each server's HTTPS port, the lab's \
          certificate; h3 workloads: each client a QUIC connection with {STREAMS_PER_CONNECTION} \
          streams in flight"
-    )
-}
-
-/// Refuses, in one line, an h3 run without the lab's certificate, or none of whose `servers`
-/// speaks HTTP/3 here (saying why not for each, and which kinds do).
-pub fn check_run(tls: bool, servers: &[Kind], builtin: Option<&Path>) -> anyhow::Result<()> {
-    if !tls {
-        anyhow::bail!("--h3 needs the servers on HTTPS: QUIC is always TLS 1.3 (add --tls)");
-    }
-    let speaks = |k: &Kind| locate(*k, builtin).and_then(|b| k.h3(&b.path));
-    let why: Vec<String> = servers.iter().filter_map(|k| speaks(k).err()).collect();
-    if why.len() < servers.len() {
-        return Ok(());
-    }
-    let these: Vec<&str> = Kind::ALL
-        .iter()
-        .filter(|k| speaks(k).is_ok())
-        .map(|k| k.name())
-        .collect();
-    anyhow::bail!(
-        "--h3: none of the servers speaks HTTP/3 here ({}); these do: {}",
-        why.join("; "),
-        these.join(", ")
     )
 }
