@@ -31,7 +31,7 @@ mod imp {
         if !launched() {
             return;
         }
-        match init() {
+        match init(load_script) {
             Ok(Role::Leader(l)) => LEADER.with(|c| *c.borrow_mut() = Some(l)),
             // 143: ended by SIGTERM, as the shell would say.
             Ok(Role::Worker { clean }) => std::process::exit(if clean { 0 } else { 143 }),
@@ -42,15 +42,20 @@ mod imp {
         }
     }
 
+    /// A rank's own copy of rank 0's script: its `print` goes to the rank's standard output,
+    /// which mpirun forwards.
+    fn load_script(
+        source: &webstand_results::script::ScriptSource,
+        plan: &Plan,
+    ) -> anyhow::Result<webstand_results::script::ScriptRef> {
+        let output = webstand_script::Output::stdout();
+        Ok(webstand_script::WrkScript::from_source(source, plan, output)?.plan_ref())
+    }
+
     pub fn run(plan: &Plan, live: Arc<Live>) -> anyhow::Result<RunResult> {
         let merged = LEADER.with(|c| -> Option<anyhow::Result<_>> {
             let mut leader = c.borrow_mut();
             let leader = leader.as_mut()?;
-            if plan.script.is_some() {
-                // The other ranks would run the plan without it: refused rather than half done.
-                let why = "a wrk script (-s FILE) runs in one process: not under mpirun";
-                return Some(Err(anyhow::anyhow!(why)));
-            }
             let ranks = leader.ranks();
             Some(leader.run(plan, &live, || {
                 let plural = if ranks == 1 { "" } else { "s" };

@@ -9,12 +9,11 @@
 
 use crate::common;
 
-use common::h3::{aioquic_python, certificate, docroot, H3Server};
+use common::aioquic::AioquicServer;
+use common::h3::{certificate, docroot, H3Server};
 use common::*;
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 fn bench(args: &[&str]) -> Output {
@@ -169,85 +168,6 @@ fn url_files_weighted_lists_and_the_open_loop_count_as_the_server_does() {
     );
 }
 
-/// tests/h3/server.py in MODE (answering after `delay_ms`), its port and log.
-struct AioquicServer {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl AioquicServer {
-    fn start(dir: &Path, mode: &str, delay_ms: u32) -> AioquicServer {
-        if !dir.join("cert.pem").exists() {
-            certificate(dir);
-        }
-        let log = dir.join(format!("aioquic-{mode}-{}.log", free_port()));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/h3/server.py");
-        let mut child = Command::new(aioquic_python())
-            .arg(script)
-            .arg(dir.join("cert.pem"))
-            .arg(dir.join("key.pem"))
-            .arg(&log)
-            .arg(mode)
-            .arg(delay_ms.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn tests/h3/server.py");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("server.py said it is ready within 30 s");
-        let port = line
-            .trim()
-            .strip_prefix("ready ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("server.py said {line:?}"));
-        AioquicServer { child, port, log }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.port)
-    }
-
-    /// The log's lines once it holds `n`: (path, bytes, requests open when it came).
-    fn lines(&self, n: usize) -> Vec<(String, u64, u64)> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if text.lines().count() >= n {
-                return text
-                    .lines()
-                    .map(|l| {
-                        let f: Vec<&str> = l.split(' ').collect();
-                        (
-                            f[1].to_string(),
-                            f[3].parse().unwrap(),
-                            f[4].parse().unwrap(),
-                        )
-                    })
-                    .collect();
-            }
-            assert!(Instant::now() < deadline, "server.py logged {text}");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for AioquicServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn against_aioquics_server_its_log_is_the_reference_and_m_streams_are_concurrent() {
     let dir = tempfile::tempdir().unwrap();
@@ -321,8 +241,13 @@ fn bad_cases_are_one_line_and_a_non_zero_exit_never_a_hang() {
         "no QUIC answer over UDP within 2 s",
     );
     // Nothing listens there at all: the ICMP error ends it at once.
+    let port = silent.local_addr().unwrap().port();
     drop(silent);
-    fails_with(&["--h3", "-n", "5", "-s", "2", &url], secs(20), "h3 to");
+    fails_with(
+        &["--h3", "-n", "5", "-s", "2", &url],
+        secs(20),
+        &format!("nothing listens on UDP port {port} (ICMP port unreachable), so no HTTP/3 there"),
+    );
 
     // A certificate that the CA given does not vouch for.
     let other = dir.path().join("other");

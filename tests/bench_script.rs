@@ -220,6 +220,31 @@ fn response_sees_status_headers_and_body_and_done_agrees_with_the_report() {
     assert_eq!(srv.take().len(), 500);
 }
 
+/// done()'s `requests` is wrk's: each thread's requests per second sampled every 100 ms, so with
+/// two threads its mean is about half the run's rate (one value of the whole rate would be twice).
+#[test]
+fn done_gets_each_threads_sampled_request_rate() {
+    let file = script(
+        "rates.lua",
+        "function done(summary, latency, requests)\n  \
+         print(string.format(\"rates %d %d %d %f %d %d\", requests.min, requests:percentile(50), \
+         requests.max, requests.mean, summary.requests, summary.duration))\nend\n",
+    );
+    let (_, out) = ours(&file, "2", &[]);
+    let line = out.lines().find(|l| l.starts_with("rates ")).expect(&out);
+    let f: Vec<f64> = line[6..].split(' ').map(|v| v.parse().unwrap()).collect();
+    let [min, p50, max, mean, requests, duration_us] = f[..] else {
+        panic!("{line}")
+    };
+    assert!(min > 0.0 && min <= p50 && p50 <= max, "{line}");
+    assert!(min <= mean && mean <= max, "{line}");
+    let per_thread = requests / (duration_us / 1e6) / 2.0;
+    assert!(
+        (mean - per_thread).abs() <= 0.4 * per_thread,
+        "mean {mean}/s per thread, the run's rate per thread {per_thread}/s: {line}"
+    );
+}
+
 #[test]
 fn setup_threads_share_values_and_done_reads_them() {
     let file = script(

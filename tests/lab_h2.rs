@@ -277,8 +277,8 @@ fn compare_h2c_runs_the_h2_workloads_by_prior_knowledge() {
 fn bad_h2_input_is_one_line_and_a_non_zero_exit() {
     for (args, want) in [
         (
-            &["--servers", "nginx", "--workloads", "h3"][..],
-            "unknown workload 'h3'",
+            &["--servers", "nginx", "--workloads", "h4"][..],
+            "unknown workload 'h4'",
         ),
         (
             &["--servers", "nginx", "--workloads", "h2-2k"][..],

@@ -9,6 +9,8 @@ use common::{json_stdout, nginx, run_with_timeout, serve, stderr, stdout};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -90,24 +92,21 @@ impl Drop for Paced {
     }
 }
 
+/// `sweep --find-max-rate -q --warmup 0 --db DB … URL` with `extra`, bounded by `limit`.
+fn run_search(db: &Path, url: &str, extra: &[&str], limit: Duration) -> Output {
+    let mut args = vec!["sweep", "--find-max-rate", "-q", "--warmup", "0", "--db"];
+    args.push(db.to_str().unwrap());
+    args.extend_from_slice(extra);
+    args.push(url);
+    run_with_timeout(&args, limit)
+}
+
 /// `sweep --find-max-rate … --json URL` with `extra`, bounded by `limit`; its exit status and
 /// document.
 fn search(url: &str, extra: &[&str], limit: Duration) -> (i32, Value) {
     let db = tempfile::tempdir().unwrap();
     let db = db.path().join("h.db");
-    let mut args = vec![
-        "sweep",
-        "--find-max-rate",
-        "-q",
-        "--json",
-        "--warmup",
-        "0",
-        "--db",
-    ];
-    args.push(db.to_str().unwrap());
-    args.extend_from_slice(extra);
-    args.push(url);
-    let out = run_with_timeout(&args, limit);
+    let out = run_search(&db, url, &[&["--json"], extra].concat(), limit);
     assert!(matches!(out.status.code(), Some(0 | 6)), "{}", stderr(&out));
     let doc = json_stdout(&out);
     let runs = webstand_store::Store::open_existing(Some(&db))
@@ -190,15 +189,10 @@ fn a_bound_set_by_the_generator_is_named_as_such() {
     let url = format!("http://{}/", paced.addr);
     let db = tempfile::tempdir().unwrap();
     let db = db.path().join("h.db");
-    let out = run_with_timeout(
+    let out = run_search(
+        &db,
+        &url,
         &[
-            "sweep",
-            "--find-max-rate",
-            "-q",
-            "--warmup",
-            "0",
-            "--db",
-            db.to_str().unwrap(),
             "--slo",
             "p99<5s",
             "-k",
@@ -212,7 +206,6 @@ fn a_bound_set_by_the_generator_is_named_as_such() {
             "12",
             "--search-time",
             "40s",
-            &url,
         ],
         Duration::from_secs(90),
     );
@@ -235,15 +228,10 @@ fn a_search_cut_short_before_its_confirmation_says_what_it_met() {
     let url = format!("http://{}/", paced.addr);
     let db = tempfile::tempdir().unwrap();
     let db = db.path().join("h.db");
-    let out = run_with_timeout(
+    let out = run_search(
+        &db,
+        &url,
         &[
-            "sweep",
-            "--find-max-rate",
-            "-q",
-            "--warmup",
-            "0",
-            "--db",
-            db.to_str().unwrap(),
             "--slo",
             "p99<1s",
             "-k",
@@ -255,7 +243,6 @@ fn a_search_cut_short_before_its_confirmation_says_what_it_met() {
             "100",
             "--max-steps",
             "2",
-            &url,
         ],
         Duration::from_secs(60),
     );

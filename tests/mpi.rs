@@ -3,9 +3,10 @@
 //! answered (a sweep's merged counts per level equal its own). The merged counts equal one process's,
 //! the connection split is exact, the start skew is reported (under 1 ms with a core per rank), a
 //! max-users search finds what one process finds, the progress line counts every rank, an https
-//! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), and the
-//! failures end the job with one line or a merged report: a bad
-//! option, an unreachable target, Ctrl-C to mpirun, a rank killed.
+//! run's handshakes add up, an HTTP/2 run's h2load figures merge to h2load's own (h2o), an HTTP/3
+//! run's QUIC figures merge to one process's (serve), and the failures end the job with one line
+//! or a merged report: a bad option, an unreachable target, Ctrl-C to mpirun, a rank killed. A wrk
+//! script runs on every rank and its `done()` once, with the merged figures.
 #![cfg(feature = "mpi")]
 
 use crate::common;
@@ -404,36 +405,60 @@ fn a_bad_option_fails_once_with_one_line_before_any_load() {
     }
 }
 
+/// A wrk script over four ranks: each rank loads its own copy, `setup` runs once per load thread
+/// of every rank, every rank's requests come from its `request()`, and `done` runs once, on rank 0,
+/// with the merged count, which is the server's (its access log).
 #[test]
-fn a_script_is_refused_with_one_line_before_any_load() {
+fn a_script_runs_on_every_rank_and_done_sees_the_merged_count() {
     let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let root = docroot();
     let dir = tempfile::tempdir().unwrap();
     let db = db(&dir);
-    let script = dir.path().join("path.lua");
+    let log = dir.path().join("access.log");
+    let mut server = serve(root.path(), &["--access-log", log.to_str().unwrap()]);
+    let script = dir.path().join("ranks.lua");
     std::fs::write(
         &script,
-        "function request() return wrk.format(nil, \"/a\") end\n",
+        "function setup(thread)\n  print(\"setup \" .. tostring(thread.addr))\nend\n\
+         function request()\n  return wrk.format(\"GET\", \"/2k.html?by=lua\")\nend\n\
+         function done(summary, latency, requests)\n  \
+         print(\"done \" .. summary.requests)\nend\n",
     )
     .unwrap();
-    let s = script.to_str().unwrap();
+    let url = format!("http://{}/2k.html", server.addr);
     let args = [
         "--db",
         &db,
         "bench",
+        "-k",
         "-c",
-        "4",
+        "8",
         "-n",
-        "40",
+        "4000",
+        "--threads",
+        "1",
         "-s",
-        s,
-        "http://127.0.0.1:9/",
+        script.to_str().unwrap(),
+        &url,
     ];
-    let out = mpi_run(4, &args, Duration::from_secs(30));
-    let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "one line, from rank 0 only:\n{err}");
-    assert!(err.contains("not under mpirun"), "{err}");
-    assert!(!err.contains("load started"), "{err}");
+    let out = mpi_run(4, &args, Duration::from_secs(60));
+    let (text, err) = (stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{err}");
+    let setups = text.lines().filter(|l| l.starts_with("setup ")).count();
+    assert_eq!(setups, 4, "one setup per rank's one thread:\n{text}");
+    let done: Vec<&str> = text.lines().filter(|l| l.starts_with("done ")).collect();
+    assert_eq!(done.len(), 1, "done() once, on rank 0:\n{text}");
+    assert_eq!(field(&text, "Complete requests:"), "4000");
+    // The merged count, not rank 0's share (a quarter of it).
+    assert_eq!(done[0], "done 4000", "{text}");
+    common::terminate(&mut server.child, Duration::from_secs(10));
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let by_lua = logged
+        .lines()
+        .filter(|l| l.contains("GET /2k.html?by=lua "))
+        .count();
+    assert_eq!(logged.lines().count(), 4000, "every request the server saw");
+    assert_eq!(by_lua, 4000, "each rank's requests came from its request()");
 }
 
 #[test]
@@ -666,4 +691,88 @@ fn an_https_run_over_two_ranks_reports_every_ranks_handshakes() {
     for k in ["protocol", "cipher", "server_key_bits"] {
         assert_eq!(merged[k], single[k], "{k}: {merged} vs {single}");
     }
+}
+
+/// `bench --h3` over two ranks against `webstand serve --listen-quic`: rank 0 merges every rank's
+/// QUIC figures as it does the h2 ones, so they equal one process's run of the same total where
+/// the run fixes them (handshakes full and resumed, requests, body bytes), and every rank's
+/// datagrams and packets are in the sums.
+#[test]
+fn an_h3_run_over_two_ranks_merges_its_quic_figures() {
+    let _one = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let doc = common::h3::docroot(dir.path());
+    let server = common::h3::H3Server::start(dir.path(), &doc, &[]);
+    let db = db(&dir);
+    let url = format!("https://{}/2k.html", server.quic);
+    // Each rank's two connections start without a ticket (full); the six after them resume.
+    let run = [
+        "bench",
+        "-q",
+        "--json",
+        "--h3",
+        "--tls-resume",
+        "-n",
+        "400",
+        "-c",
+        "4",
+        "-m",
+        "4",
+        "--max-requests-per-connection",
+        "50",
+        &url,
+    ];
+    let one_db = dir.path().join("single.db").display().to_string();
+    let single = [&["--db", one_db.as_str()][..], &run[..]].concat();
+    let single = run_with_timeout(&single, Duration::from_secs(60));
+    let merged = [&["--db", db.as_str()][..], &run[..]].concat();
+    let merged = mpi_run(2, &merged, Duration::from_secs(120));
+    let quic = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        let v: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(v["complete"], 400, "{v}");
+        assert_eq!(v["h2"]["traffic"]["data_bytes"], 400 * 2048, "{v}");
+        v["quic"].clone()
+    };
+    let (one, two) = (quic(&single), quic(&merged));
+    let v: Value = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(v["ranks"]["count"], 2, "{v}");
+    // Each rank's first two connections are full handshakes, as one process's four are; how many
+    // replacements a run opens depends on when its last requests finish, so totals are not
+    // compared between the two runs, only each run's own sum.
+    assert_eq!(one["handshakes"]["full"], 4, "{one}");
+    // Eight connections' worth of requests; a connection that reached its 50 may be replaced
+    // while the last requests are still in flight on the others, so there can be more.
+    let total = two["handshakes"]["total"].as_u64().unwrap();
+    assert!(total >= 8, "{two}");
+    assert_eq!(two["handshakes"]["full"], 4, "{two}");
+    assert_eq!(
+        two["handshakes"]["resumed"].as_u64().unwrap(),
+        total - 4,
+        "{two}"
+    );
+    assert_eq!(two["connection_errors"], serde_json::json!({}), "{two}");
+    let at = |q: &Value, p: &str| q.pointer(p).and_then(Value::as_u64).unwrap();
+    // Both ranks' traffic: a 2 KiB answer takes a datagram of its own at least; requests go
+    // several to a datagram (-m 4), but each connection sends some.
+    assert!(at(&two, "/datagrams/received") >= 400, "{two}");
+    assert!(at(&two, "/datagrams/sent") >= total, "{two}");
+    assert!(
+        at(&two, "/packets_sent") >= at(&two, "/datagrams/sent"),
+        "{two}"
+    );
+    assert!(at(&two, "/min_congestion_window") > 0, "{two}");
+    assert_eq!(
+        (two["gso"].clone(), two["gro"].clone()),
+        (one["gso"].clone(), one["gro"].clone())
+    );
+    let logged = server.log_lines(800);
+    assert_eq!(
+        logged
+            .iter()
+            .filter(|l| l.contains(" HTTP/3.0\" 200 "))
+            .count(),
+        800
+    );
+    assert_one_saved_run(&db, "bench");
 }

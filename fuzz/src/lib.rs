@@ -6,14 +6,18 @@
 //! round-trips where an encoder exists, agreement where two readers read the same bytes.
 
 pub mod alloc;
+pub mod engine_h2;
+pub mod engine_h3;
 pub mod files;
 pub mod gateway;
 pub mod h2;
 pub mod h3;
 pub mod http1;
+pub mod probe_response;
 pub mod seeds;
 pub mod serve;
 pub mod split;
+pub mod wrk_script;
 
 /// A target: it panics when a property fails for this input.
 pub type Target = fn(&[u8]);
@@ -37,6 +41,10 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("probe_cases", files::probe_cases),
     ("serve_h1", serve::http1),
     ("serve_h2", serve::http2),
+    ("engine_h2", engine_h2::target),
+    ("engine_h3", engine_h3::target),
+    ("probe_response", probe_response::target),
+    ("wrk_script", wrk_script::target),
 ];
 
 /// The target called `name`.

@@ -82,6 +82,18 @@ fn h2_client() -> Vec<u8> {
     out
 }
 
+/// What our own server writes back to [`h2_client`]: a server's side of an HTTP/2 connection.
+pub fn server_h2() -> Vec<u8> {
+    let config = webstand_server::Config::default();
+    let client = h2_client();
+    webstand_server::fuzzing::drive(
+        webstand_server::fuzzing::Speak::Http2,
+        &config,
+        &[&client[..]],
+    )
+    .written
+}
+
 /// A server's answer blocks, as our encoder writes them, each with its length byte (hpack targets).
 fn hpack_blocks(fields: &[Vec<(Vec<u8>, Vec<u8>)>], huffman: bool) -> Vec<u8> {
     let mut enc = Encoder::new();
@@ -218,6 +230,10 @@ pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
             s.push([&[0u8][..], &h2_client()].concat());
             s.push([&[13u8][..], &h2_client()].concat());
         }
+        "engine_h2" => s.extend(crate::engine_h2::seeds()),
+        "engine_h3" => s.extend(crate::engine_h3::seeds()),
+        "probe_response" => s.extend(crate::probe_response::seeds()),
+        "wrk_script" => s.extend(crate::wrk_script::seeds()),
         _ => {}
     }
     s.into_iter()

@@ -490,7 +490,10 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     );
     let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
     // A target never reached has no figures to report: the last line says why.
-    if !matches!(result.ended, Some(Ended::Unreachable | Ended::NoHttp2)) {
+    if !matches!(
+        result.ended,
+        Some(Ended::Unreachable | Ended::NoHttp2 | Ended::NoHttp3)
+    ) {
         let diagnosis = evidence.diagnose(result, args.concurrency, None, args.max_error_pct);
         session.save_diagnosis(
             args.concurrency,

@@ -30,9 +30,9 @@ pub struct Args {
     pub servers: String,
 
     /// Workloads, comma-separated: small-files, cgi, large, webstone2, 2k, php, wordpress; with
-    /// --tls also tls-ka, tls-new, tls-resume; with --h2 also h2, h2-2k (docs/COMPARE.md says what
-    /// each fetches) [default: small-files,cgi,large,webstone2; with --tls: tls-ka,tls-new,tls-resume;
-    /// with --h2: h2,h2-2k]
+    /// --tls also tls-ka, tls-new, tls-resume; with --h2 also h2, h2-2k; with --h3 also h3, h3-2k
+    /// (docs/COMPARE.md says what each fetches) [default: small-files,cgi,large,webstone2; with
+    /// --tls: tls-ka,tls-new,tls-resume; with --h2: h2,h2-2k; with --h3: h3,h3-2k]
     #[arg(long, value_name = "LIST")]
     pub workloads: Option<String>,
 
@@ -45,6 +45,11 @@ pub struct Args {
     /// else by prior knowledge (h2c) on the plain ports, where only the h2 workloads run
     #[arg(long)]
     pub h2: bool,
+
+    /// Every server that has HTTP/3 speaks it too, over QUIC on UDP at its HTTPS port (implies
+    /// --tls); the others' rows say why not
+    #[arg(long)]
+    pub h3: bool,
 
     /// The key of --tls's certificate: ecdsa-p256 or rsa2048
     #[arg(long, value_name = "TYPE", default_value = "ecdsa-p256")]
@@ -97,6 +102,9 @@ pub struct Args {
 
     #[command(flatten)]
     pub spin: super::spin_args::SpinArgs,
+
+    #[command(flatten)]
+    pub scale: super::scale_args::ScaleArgs,
 
     /// A new connection per request instead of keep-alive
     #[arg(long)]
@@ -208,10 +216,13 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     let mut o = Options::new(&docroot);
     o.servers = Kind::parse_list(&args.servers)?;
     let key_type = KeyType::parse(&args.tls_key_type)?;
-    o.tls = args.tls.then_some(key_type);
+    // QUIC is always TLS: --h3 puts the servers on the lab's certificate.
+    o.tls = (args.tls || args.h3).then_some(key_type);
     o.h2 = args.h2;
+    o.h3 = args.h3;
     o.workloads = match &args.workloads {
         Some(list) => WorkloadKind::parse_list(list)?,
+        None if args.h3 => WorkloadKind::H3_DEFAULT.to_vec(),
         None if args.h2 => WorkloadKind::H2_DEFAULT.to_vec(),
         None if args.tls => WorkloadKind::TLS_DEFAULT.to_vec(),
         None => WorkloadKind::DEFAULT.to_vec(),
@@ -240,6 +251,7 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
     if args.start_clients == 0 || args.max_clients < args.start_clients {
         bail!("max users needs 1 ≤ --start-clients ≤ --max-clients");
     }
+    args.scale.apply(&mut o)?;
     // The most connections the generator will hold: the largest level, or the max-users search's cap.
     let searched = if o.max_users_for.is_empty() {
         0
@@ -280,8 +292,15 @@ fn options(args: &Args, docroot: PathBuf) -> Result<Options> {
 
 /// `--probe`'s cases, budgets and sizes, checked before anything starts.
 fn probe_spec(args: &Args) -> Result<ProbeSpec> {
+    // The HTTP/3 cases run on servers that speak HTTP/3; the rest are the probe's HTTP/1 ones.
+    let (h3, only) = webstand_lab::h3::probe::Case::pick(&args.probe_only);
+    let cases = match only.is_empty() && !args.probe_only.is_empty() {
+        true => Vec::new(),
+        false => super::probe::load_cases(&[], &only)?,
+    };
     let spec = ProbeSpec {
-        cases: super::probe::load_cases(&[], &args.probe_only)?,
+        cases,
+        h3,
         max_time: parse_duration(&args.probe_time)
             .map_err(|e| anyhow::anyhow!("--probe-time: {e}"))?,
         attack_connections: args.attack_connections,
@@ -310,6 +329,8 @@ pub struct Printing {
     pub thresholds: super::threshold_args::ThresholdArgs,
     /// `-s FILE`: run with every level.
     pub script: Option<super::script_runs::ScriptRuns>,
+    /// `--scale`: the connection counts of the scaling table.
+    pub scale: Option<Vec<usize>>,
 }
 
 pub fn run(args: Args, global: &Global) -> Result<i32> {
@@ -328,6 +349,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         sweeps: false,
         thresholds: args.thresholds.clone(),
         script: args.script.split_s(&args.timeout, "10s", args.json)?.1,
+        scale: args.scale.counts()?,
     };
     execute(&opts, &printing, global)
 }
@@ -361,12 +383,18 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
     let judging = judge_rows(&comparison, &thresholds, &mut obs);
     let verdict = verdict(&comparison, p.max_error_pct);
     let verdict = judging.conclude(&p.thresholds, "compare", verdict)?;
+    let scale = p.scale.as_ref().map(|counts| {
+        webstand_report::scale::scale_table(&comparison, super::scale_args::SCALE_WORKLOAD, counts)
+    });
     let text = if p.json {
         let mut doc = webstand_report::comparison::comparison_json(&comparison);
         doc["outcome"] = webstand_report::json::verdict_json(&verdict);
         doc["diagnosis"] = peaks.iter().map(|(_, l)| level_json(l)).collect();
         if !thresholds.is_empty() {
             doc["thresholds"] = judging.json();
+        }
+        if let Some(t) = &scale {
+            doc["scale"] = serde_json::json!(t);
         }
         format!("{doc:#}\n")
     } else if p.sweeps {
@@ -377,9 +405,12 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         webstand_report::comparison::render_comparison(&comparison)
             + &peaks_section(&peaks, &levels)
     };
-    let text = match p.json {
-        true => text,
-        false => text + &judging.tables(),
+    let text = match (p.json, &scale) {
+        (true, _) => text,
+        (false, Some(t)) => {
+            text + "\n" + &webstand_report::scale::render_scale(t) + &judging.tables()
+        }
+        (false, None) => text + &judging.tables(),
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     let saved = if p.json {

@@ -33,6 +33,12 @@ pub struct H2Args {
     /// The connection's receive window is 2^N-1 bytes, 0 to 30 (h2load's -W) [default: 30]
     #[arg(short = 'W', long, value_name = "N")]
     connection_window_bits: Option<u8>,
+
+    /// With --h3: close each connection after N requests and open a new one, which resumes
+    /// the TLS session (and sends 0-RTT where allowed) with --tls-resume [default: connections
+    /// last the run]
+    #[arg(long, value_name = "N")]
+    max_requests_per_connection: Option<u64>,
 }
 
 impl H2Args {
@@ -49,6 +55,13 @@ impl H2Args {
             bail!("--h3 runs HTTP/3 over QUIC, which is always TLS: give an https:// URL");
         }
         plan.keep_alive |= h2.is_some();
+        plan.max_conn_requests = match self.max_requests_per_connection {
+            Some(_) if !self.h3 => {
+                bail!("--max-requests-per-connection is an HTTP/3 option: add --h3")
+            }
+            Some(0) => bail!("--max-requests-per-connection must be at least 1"),
+            n => n,
+        };
         match self.h3 {
             true => plan.h3 = h2,
             false => plan.h2 = h2,

@@ -37,6 +37,9 @@ pub struct UpArgs {
     /// HTTP/2 too: by ALPN with --tls, by prior knowledge (h2c) on the plain port without
     #[arg(long)]
     pub h2: bool,
+    /// HTTP/3 too, over QUIC on UDP at the HTTPS port (needs --tls); ready once it answers
+    #[arg(long)]
+    pub h3: bool,
     /// PHP-FPM behind the server, `.php` passed to it (its pid printed as `php_fpm_pid=`)
     #[arg(long)]
     pub php: bool,
@@ -64,6 +67,7 @@ fn up(a: UpArgs) -> Result<i32> {
         tls: a.tls,
         tls_versions: a.tls_version.unwrap_or_default(),
         h2: a.h2,
+        h3: a.h3,
         php: a.php,
         port: a.port,
         docroot: a.docroot,

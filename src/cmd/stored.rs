@@ -201,15 +201,18 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
     })
 }
 
-/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS) or
-/// "h2c" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over TLS
-/// when its URL is https://); a comparison's levels are told by its command line's --tls and their
-/// HTTP/2 figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
+/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS),
+/// "h2c" or "h3" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over
+/// TLS when its URL is https://); a comparison's levels are told by its command line's --tls (or
+/// --h3) and their HTTP/2 and QUIC figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
 /// protocols says "HTTP/2" or "HTTP/1" (its version unsaid).
 pub fn level_protocols(run: &StoredRun) -> Vec<String> {
     let tls = match &run.protocol {
         Some(_) => run.meta.target.starts_with("https://"),
-        None => run.meta.kind == "compare" && option_given(run, "--tls"),
+        // A comparison's --h3 puts its servers on HTTPS too.
+        None => {
+            run.meta.kind == "compare" && (option_given(run, "--tls") || option_given(run, "--h3"))
+        }
     };
     let named = |h1: &str, h2: bool| match (h2, tls) {
         (true, true) => "h2".to_string(),
@@ -220,7 +223,9 @@ pub fn level_protocols(run: &StoredRun) -> Vec<String> {
     run.levels
         .iter()
         .map(|l| match &run.protocol {
-            Some(p) => named(&p.name, p.is_h2()),
+            Some(p) if p.is_h2() => p.name.clone(), // "h2", "h2c" or "h3", as saved
+            Some(p) => named(&p.name, false),
+            None if run.meta.kind == "compare" && l.result.quic.is_some() => "h3".to_string(),
             None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
             None if l.result.h2.is_some() => "HTTP/2".to_string(),
             None => "HTTP/1".to_string(),
@@ -294,6 +299,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     let mut text = webstand_report::ab::report(r, &info)
         + &webstand_report::wrk::fine_percentiles(r)
         + &webstand_report::h2load::summary(r, None)
+        + &webstand_report::quic::summary(r)
         + &webstand_report::generator::lines(r);
     if flag("--latency") {
         let rates = level

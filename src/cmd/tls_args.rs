@@ -31,8 +31,9 @@ pub struct TlsArgs {
     #[arg(long, value_name = "FILE")]
     cacert: Option<PathBuf>,
 
-    /// Resume TLS sessions on new connections, as a browser does [default: a full handshake on
-    /// every new connection, as ab does]
+    /// Resume TLS sessions on new connections, as a browser does; with --h3 their first requests
+    /// go as 0-RTT where the server's ticket allows it [default: a full handshake on every new
+    /// connection, as ab does]
     #[arg(long)]
     tls_resume: bool,
 }

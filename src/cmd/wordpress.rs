@@ -73,6 +73,7 @@ pub fn run(args: &Args, global: &Global) -> Result<i32> {
     o.max_users.bounds.max_error_pct = args.max_error_pct;
     let printing = Printing {
         script: None,
+        scale: None,
         json: args.json,
         quiet: args.quiet,
         max_error_pct: args.max_error_pct,

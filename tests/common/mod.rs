@@ -2,6 +2,7 @@
 //! start `webstand serve` and stop it when the test ends.
 #![allow(dead_code)]
 
+pub mod aioquic;
 pub mod h2;
 pub mod h2_client;
 pub mod h2_frames;

@@ -4,10 +4,15 @@ once it does. MODE says how it answers each request:
   ok      200 with a body of N bytes of "x" for a path /N (else 1000 bytes), after DELAY ms;
   reset   resets every request stream with H3_REQUEST_REJECTED (0x10b);
   close   closes the connection with H3_GENERAL_PROTOCOL_ERROR (0x101) at the first request;
-  alpn    offers ALPN "hq-interop" only (a server without HTTP/3): the handshake fails.
+  alpn    offers ALPN "hq-interop" only (a server without HTTP/3): the handshake fails;
+  forget  as ok, but every session ticket it issued is forgotten at once: a client resuming gets
+          a full handshake, and its 0-RTT data is rejected.
 Each request answered is one line of LOG, "METHOD PATH STATUS LENGTH OPEN", OPEN being how many
 of the connection's requests were waiting for their answer when it arrived (itself included), so a
-test sees whether requests came concurrently.
+test sees whether requests came concurrently. Each handshake completed is one line of
+LOG.handshakes, "resumed EARLY" or "full EARLY", EARLY being "0rtt-accepted" or "no-0rtt".
+Session tickets (allowing 0-RTT) are issued on every connection and kept in memory, each taken
+once.
 Usage: server.py CERT KEY LOG MODE [DELAY]"""
 import asyncio
 import sys
@@ -17,7 +22,7 @@ from aioquic.asyncio.protocol import QuicConnectionProtocol
 from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
-from aioquic.quic.events import ProtocolNegotiated
+from aioquic.quic.events import HandshakeCompleted, ProtocolNegotiated
 
 REQUEST_REJECTED = 0x10B
 GENERAL_PROTOCOL_ERROR = 0x101
@@ -30,6 +35,11 @@ class Server(QuicConnectionProtocol):
         self.open = 0
 
     def quic_event_received(self, event):
+        if isinstance(event, HandshakeCompleted):
+            kind = "resumed" if event.session_resumed else "full"
+            early = "0rtt-accepted" if event.early_data_accepted else "no-0rtt"
+            with open(LOG + ".handshakes", "a") as log:
+                log.write(f"{kind} {early}\n")
         if isinstance(event, ProtocolNegotiated) and event.alpn_protocol in H3_ALPN:
             self.h3 = H3Connection(self._quic)
         if self.h3 is None:
@@ -68,11 +78,25 @@ class Server(QuicConnectionProtocol):
             log.write(f"{method} {path} 200 {size} {opened}\n")
 
 
+TICKETS = {}
+
+
+def keep_ticket(ticket):
+    if MODE != "forget":
+        TICKETS[ticket.ticket] = ticket
+
+
+def take_ticket(label):
+    return TICKETS.pop(label, None)
+
+
 async def main():
     alpn = ["hq-interop"] if MODE == "alpn" else H3_ALPN
     config = QuicConfiguration(is_client=False, alpn_protocols=alpn)
     config.load_cert_chain(CERT, KEY)
-    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Server)
+    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Server,
+                         session_ticket_fetcher=take_ticket,
+                         session_ticket_handler=keep_ticket)
     port = server._transport.get_extra_info("sockname")[1]
     print(f"ready {port}", flush=True)
     await asyncio.Future()
@@ -81,4 +105,5 @@ async def main():
 CERT, KEY, LOG, MODE = sys.argv[1:5]
 DELAY = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
 open(LOG, "w").close()
+open(LOG + ".handshakes", "w").close()
 asyncio.run(main())

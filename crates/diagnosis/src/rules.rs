@@ -14,6 +14,7 @@ use webstand_results::{Ended, RunResult};
 #[serde(rename_all = "kebab-case")]
 pub enum Limit {
     NoHttp2,
+    NoHttp3,
     TargetLost,
     ErrorBurst,
     Errors,
@@ -32,6 +33,7 @@ impl Limit {
     pub fn verdict(self) -> &'static str {
         match self {
             Limit::NoHttp2 => "the server does not speak HTTP/2",
+            Limit::NoHttp3 => "the server does not speak HTTP/3",
             Limit::TargetLost => "the target was lost",
             Limit::ErrorBurst => "limited by a burst of errors",
             Limit::Errors => "limited by errors",
@@ -49,6 +51,7 @@ impl Limit {
     pub fn short(self) -> &'static str {
         match self {
             Limit::NoHttp2 => "no HTTP/2",
+            Limit::NoHttp3 => "no HTTP/3",
             Limit::TargetLost => "target lost",
             Limit::ErrorBurst => "error burst",
             Limit::Errors => "errors",
@@ -66,8 +69,9 @@ impl Limit {
     pub fn from_short(s: &str) -> Option<Limit> {
         Limit::ALL.into_iter().find(|l| l.short() == s)
     }
-    pub const ALL: [Limit; 12] = [
+    pub const ALL: [Limit; 13] = [
         Limit::NoHttp2,
+        Limit::NoHttp3,
         Limit::TargetLost,
         Limit::ErrorBurst,
         Limit::Errors,
@@ -164,7 +168,7 @@ pub fn diagnose(i: &Inputs) -> Diagnosis {
         server_busy,
         generator_busy,
     };
-    if let Some(finding) = no_http2(i) {
+    if let Some(finding) = no_http2(i).or_else(|| no_http3(i)) {
         // Nothing else was measured: the other rules would only restate the failed connect.
         return only(finding);
     }
@@ -216,6 +220,25 @@ impl Sides {
     fn generator_saturated(&self) -> bool {
         self.generator.is_some_and(|b| b >= SATURATED)
     }
+}
+
+/// `--h3` against a server that does not speak HTTP/3 (it refused ALPN h3, or answered with a
+/// version negotiation): the engine ended the run at that answer (`Ended::NoHttp3`).
+fn no_http3(i: &Inputs) -> Option<Finding> {
+    let r = i.result;
+    if r.ended != Some(Ended::NoHttp3) {
+        return None;
+    }
+    let why = r.first_error.as_deref().unwrap_or("no HTTP/3");
+    Some(Finding {
+        limit: Limit::NoHttp3,
+        evidence: format!(
+            "{} of {} requests failed to connect over HTTP/3, and the run stopped: {why}",
+            r.failed.connect,
+            r.attempted()
+        ),
+        advice: "turn HTTP/3 on in the server (Caddy serves it beside HTTPS by default; nginx 1.25 or later with `listen ... quic`; `webstand serve --listen-quic`), check that its UDP port is the URL's, or measure it without --h3".into(),
+    })
 }
 
 /// The busiest load thread's work as a share of the run (`RunResult::thread_busy`: its CPU less

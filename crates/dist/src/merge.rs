@@ -61,6 +61,9 @@ pub struct WireResult {
     latency_sum_us: u128,
     /// total, connect, waiting, processing: base64 of the V2 encoding.
     histograms: [String; 4],
+    /// The threads' request-rate samples, encoded as the histograms.
+    #[serde(default)]
+    request_rates: String,
     cpu_ns: [u64; 2],
     /// Each load thread's [user, sys] CPU time.
     thread_cpu_ns: Vec<[u64; 2]>,
@@ -186,6 +189,7 @@ impl From<&RunResult> for WireResult {
             server_software: server_software.clone(),
             latency_sum_us: *latency_sum_us,
             histograms: [&h.total, &h.connect, &h.waiting, &h.processing].map(encode),
+            request_rates: encode(&h.requests),
             cpu_ns: [nanos(cpu.user), nanos(cpu.sys)],
             thread_cpu_ns: thread_cpu
                 .iter()
@@ -247,6 +251,10 @@ impl WireResult {
                 connect: decode(connect)?,
                 waiting: decode(waiting)?,
                 processing: decode(processing)?,
+                requests: match self.request_rates.is_empty() {
+                    true => Histograms::new().requests,
+                    false => decode(&self.request_rates)?,
+                },
             },
             cpu: CpuTime {
                 user: Duration::from_nanos(self.cpu_ns[0]),

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use webstand_results::script::{ScriptRef, ScriptSource};
 use webstand_results::{Live, Plan};
 
 const TAG_HELLO: i32 = 1;
@@ -73,6 +74,9 @@ enum Command {
         id: u64,
         plan: Option<Plan>,
         sync_clock: bool,
+        /// The plan's wrk script, which the rank loads into Lua states of its own.
+        #[serde(default)]
+        script: Option<ScriptSource>,
     },
     Quit,
 }
@@ -86,8 +90,12 @@ pub enum Role {
     },
 }
 
-/// Starts MPI. On rank 0 returns the leader; on the others serves plans until rank 0 quits.
-pub fn init() -> anyhow::Result<Role> {
+/// How a rank loads a plan's script from its text (the binary's: this crate knows no Lua).
+pub type LoadScript = fn(&ScriptSource, &Plan) -> anyhow::Result<ScriptRef>;
+
+/// Starts MPI. On rank 0 returns the leader; on the others serves plans until rank 0 quits,
+/// loading their scripts with `load`.
+pub fn init(load: LoadScript) -> anyhow::Result<Role> {
     let (universe, _) = mpi::initialize_with_threading(Threading::Funneled)
         .context("MPI could not start (is this mpirun's job?)")?;
     let world = universe.world();
@@ -98,7 +106,7 @@ pub fn init() -> anyhow::Result<Role> {
         world
             .process_at_rank(0)
             .send_with_tag(host.as_bytes(), TAG_HELLO);
-        let clean = serve(&world);
+        let clean = serve(&world, load);
         if clean {
             drop(universe);
         } else {
@@ -138,7 +146,7 @@ fn wait_for(from: &Process, tag: i32) -> Vec<u8> {
 }
 
 /// A worker's life: run each share rank 0 sends until it says quit. False when a signal came.
-fn serve(world: &SimpleCommunicator) -> bool {
+fn serve(world: &SimpleCommunicator, load: LoadScript) -> bool {
     let root = world.process_at_rank(0);
     loop {
         let bytes = wait_for(&root, TAG_COMMAND);
@@ -147,7 +155,10 @@ fn serve(world: &SimpleCommunicator) -> bool {
                 id,
                 plan,
                 sync_clock,
+                script,
             }) => {
+                // Before the barrier: the script's top level runs now, its setup() in the engine's.
+                let plan = with_script(plan, script.as_ref(), load);
                 world.barrier();
                 let offset = if sync_clock { sync_with(&root) } else { 0.0 };
                 let mut t0 = 0.0f64;
@@ -169,6 +180,21 @@ fn serve(world: &SimpleCommunicator) -> bool {
             }
             Ok(Command::Quit) | Err(_) => return !TERMINATED.load(Ordering::SeqCst),
         }
+    }
+}
+
+/// The rank's share with its own copy of the script, or why it could not be loaded.
+fn with_script(
+    plan: Option<Plan>,
+    script: Option<&ScriptSource>,
+    load: LoadScript,
+) -> Result<Option<Plan>, String> {
+    match (plan, script) {
+        (Some(mut plan), Some(source)) => {
+            plan.script = Some(load(source, &plan).map_err(|e| format!("{e:#}"))?);
+            Ok(Some(plan))
+        }
+        (plan, _) => Ok(plan),
     }
 }
 
@@ -211,7 +237,7 @@ fn sync_with(root: &Process) -> f64 {
 /// the engine's end, so the rank reports the moment its share is done however slowly it polls.
 fn run_share(
     rank: usize,
-    plan: Option<Plan>,
+    plan: Result<Option<Plan>, String>,
     t0: f64,
     clock_offset: f64,
     live: &Arc<Live>,
@@ -222,8 +248,13 @@ fn run_share(
         clock_offset,
         ..Default::default()
     };
-    let Some(plan) = plan else {
-        return report;
+    let plan = match plan {
+        Ok(Some(plan)) => plan,
+        Ok(None) => return report,
+        Err(e) => {
+            report.error = Some(e);
+            return report;
+        }
     };
     report.clients = plan.shape.clients();
     let cpu0 = process_cpu();
@@ -304,6 +335,7 @@ impl Leader {
     ) -> anyhow::Result<Merged> {
         let called = now_unix();
         let mut shares = split(plan, self.ranks())?;
+        let script = plan.script.as_ref().map(|s| s.0.source());
         let id = self.next_id;
         self.next_id += 1;
         for (r, share) in shares.iter_mut().enumerate().skip(1) {
@@ -311,6 +343,7 @@ impl Leader {
                 id,
                 plan: share.take(),
                 sync_clock: self.remote[r],
+                script: script.clone(),
             };
             let bytes = serde_json::to_vec(&cmd)?;
             self.world
@@ -329,7 +362,7 @@ impl Leader {
         self.world.process_at_rank(0).broadcast_into(&mut t0);
         on_start();
         let mut c = Collector::new(self, id, live);
-        let own = run_share(0, shares[0].take(), t0, 0.0, live, || c.tick());
+        let own = run_share(0, Ok(shares[0].take()), t0, 0.0, live, || c.tick());
         c.take(own);
         c.finish();
         let (reports, reason) = (c.reports, c.reason);

@@ -26,6 +26,7 @@ mod connection;
 mod driver;
 mod io;
 mod pacer;
+mod rates;
 mod record;
 mod requests;
 mod script_mux;
@@ -44,6 +45,9 @@ mod h2;
 mod h3;
 mod stream;
 mod transport;
+
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 
 pub use h1::request::request_bytes;
 pub use h1::response::{Feed, FrameError, ResponseParser};

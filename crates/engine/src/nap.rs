@@ -16,6 +16,22 @@
 use crate::halfway::{MIN_QUEUE_PLAIN, NAP_BELOW_PLAIN};
 use std::time::{Duration, Instant};
 
+/// The queue from which a thread naps for a fixed number of responses ([`DEEP_NAP`]) instead of
+/// waiting halfway down it, over plaintext and TLS alike.
+///
+/// Why: a response read long after it arrived is read from memory, not from cache. Between the
+/// server's write into our socket and our read of it the server writes as many responses as the
+/// wait lets pass, and each touches a socket of its own on both sides (a few KiB of kernel state
+/// per request); halfway down thousands of requests that is tens of MiB, past this machine's 8 MiB
+/// L3, so every socket we read, and the server's socket our next request lands in, is cold. A nap
+/// of a fixed few hundred responses keeps that span inside the cache and still leaves the server
+/// thousands of requests to work through while we sleep (no wake-up for it to pay, as the nap
+/// elsewhere), and it needs no pick of a socket, which costs a look at every connection.
+pub(crate) const DEEP_QUEUE: usize = 1024;
+
+/// Responses a nap at a deep queue lets arrive before the thread reads them.
+pub(crate) const DEEP_NAP: u32 = 128;
+
 /// The shortest time a nap measures the server's time per response over.
 const NAP_WINDOW: Duration = Duration::from_millis(1);
 
@@ -80,6 +96,23 @@ impl Nap {
         }
         let half = self.per_response? * u32::try_from(queue).unwrap_or(u32::MAX) / 2;
         match half.checked_sub(self.oversleep).filter(|n| *n >= MIN_NAP) {
+            Some(nap) => Some(nap.min(most)),
+            None => {
+                self.oversleep = self.oversleep * 7 / 8;
+                None
+            }
+        }
+    }
+
+    /// At a deep queue ([`DEEP_QUEUE`] or more in flight), once the pace is known: a nap for
+    /// [`DEEP_NAP`] responses less the oversleep, at most `most` (see [`DEEP_QUEUE`]); None below
+    /// it, before the first window, or when the oversleep eats the nap.
+    pub(crate) fn deep_length(&mut self, queue: usize, most: Duration) -> Option<Duration> {
+        if queue < DEEP_QUEUE {
+            return None;
+        }
+        let span = self.per_response? * DEEP_NAP;
+        match span.checked_sub(self.oversleep).filter(|n| *n >= MIN_NAP) {
             Some(nap) => Some(nap.min(most)),
             None => {
                 self.oversleep = self.oversleep * 7 / 8;
@@ -173,6 +206,23 @@ mod tests {
         assert_eq!(plain.length(NAP_BELOW_PLAIN, MOST), None, "48 blocks");
         assert_eq!(plain.length(256, MOST), None);
         assert_eq!(tls.length(256, MOST), Some(Duration::from_micros(1024)));
+    }
+
+    #[test]
+    fn a_deep_queue_naps_for_a_fixed_number_of_responses_over_either() {
+        let t0 = Instant::now();
+        let each = Duration::from_micros(8);
+        for tls in [false, true] {
+            let mut nap = Nap::new(tls);
+            assert_eq!(nap.deep_length(15_000, MOST), None, "no pace yet");
+            nap.measure(t0, 0);
+            nap.measure(t0 + Duration::from_millis(1), 125);
+            assert_eq!(nap.deep_length(DEEP_QUEUE - 1, MOST), None);
+            assert_eq!(nap.deep_length(DEEP_QUEUE, MOST), Some(each * DEEP_NAP));
+            assert_eq!(nap.deep_length(15_000, MOST), Some(each * DEEP_NAP));
+            let short = Duration::from_micros(100);
+            assert_eq!(nap.deep_length(15_000, short), Some(short));
+        }
     }
 
     #[test]

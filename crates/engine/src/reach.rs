@@ -74,13 +74,14 @@ impl<'a> Reach<'a> {
         false
     }
 
-    /// Why the run must end now, if it must.
     /// The target answered but not in the protocol asked for (`--h2` to a server without
-    /// HTTP/2): like a target never reached, the run ends with nothing to report.
-    pub(crate) fn refuse_protocol(&self) {
-        let _ = self.ended.set(Ended::NoHttp2);
+    /// HTTP/2, `--h3` to one without HTTP/3; `why` says which): like a target never reached, the
+    /// run ends with nothing to report.
+    pub(crate) fn refuse_protocol(&self, why: Ended) {
+        let _ = self.ended.set(why);
     }
 
+    /// Why the run must end now, if it must.
     pub(crate) fn ended(&self) -> Option<Ended> {
         self.ended.get().copied()
     }

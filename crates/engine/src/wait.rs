@@ -148,17 +148,14 @@ impl Wait {
         if !poll_now(poll, events)? || !events.is_empty() {
             return Ok(true);
         }
+        if let Some(nap) = self.deep_nap(p) {
+            return self.nap_then_poll(nap, poll, events);
+        }
         let Some((fd, bound)) = self.halfway_socket(conns, p.bound) else {
             return self.wait_for_events(poll, events, p);
         };
         if let Some(nap) = self.nap_length(bound, p) {
-            self.waits.naps += 1;
-            if let Some(n) = self.nap.as_mut() {
-                let t0 = Instant::now();
-                n.sleep(nap);
-                self.waits.napped += t0.elapsed();
-            }
-            return poll_now(poll, events);
+            return self.nap_then_poll(nap, poll, events);
         }
         let queue = p.outstanding as usize;
         if self.nap.as_ref().is_some_and(|n| queue < n.block_from()) {
@@ -174,6 +171,31 @@ impl Wait {
             Ok(()) => {}
         }
         poll_now(poll, events)
+    }
+
+    /// Naps for `nap`, then takes what is ready.
+    fn nap_then_poll(
+        &mut self,
+        nap: Duration,
+        poll: &mut Poll,
+        events: &mut Events,
+    ) -> io::Result<bool> {
+        self.waits.naps += 1;
+        if let Some(n) = self.nap.as_mut() {
+            let t0 = Instant::now();
+            n.sleep(nap);
+            self.waits.napped += t0.elapsed();
+        }
+        poll_now(poll, events)
+    }
+
+    /// At a deep queue, the nap of a fixed number of responses (`nap.rs`, `DEEP_QUEUE`), at most
+    /// the pass's bound: taken before any socket is picked, so a deep queue costs no look at every
+    /// connection. A connection still connecting or writing waits at most that nap.
+    fn deep_nap(&mut self, p: &Pass) -> Option<Duration> {
+        let nap = self.nap.as_mut()?;
+        nap.measure(p.last_done, p.complete);
+        nap.deep_length(p.outstanding as usize, p.bound)
     }
 
     /// How long to nap instead of blocking on the halfway socket (at most `bound`), if at all.

@@ -13,12 +13,15 @@
 //!   bounded by the field section size we allow) and the peer's QPACK instruction streams;
 //!   [`qpack_encoder`]: our encoder (static table and literals, Huffman where shorter);
 //!   [`qpack_table`]: the static table.
+//! - [`offload`]: the switch that turns UDP GSO and GRO off for both roles' QUIC sockets
+//!   (`WEBSTAND_UDP_OFFLOAD=off`), to measure what they save.
 //!
 //! Nothing here owns a socket, a clock, a QUIC connection or a stream state machine: the roles
 //! drive these pieces over their QUIC streams.
 
 pub mod error;
 pub mod frame;
+pub mod offload;
 pub mod qpack;
 pub mod qpack_encoder;
 pub mod qpack_table;

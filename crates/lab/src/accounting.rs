@@ -27,8 +27,9 @@ pub(crate) struct Accounting<'a> {
     sampler: Option<RssSampler>,
     /// The last run's CPU time and peak RSS.
     last: Option<(CpuTime, u64)>,
-    /// CPU time of each measured level, in order.
+    /// CPU time and peak RSS (KiB) of each measured level, in order.
     pub per_level: Vec<CpuTime>,
+    pub rss_per_level: Vec<u64>,
     /// PHP-FPM and MariaDB, when the workload runs PHP: their CPU before the run, the last run's,
     /// and each measured level's.
     backends: Option<&'a Backends>,
@@ -53,6 +54,7 @@ impl<'a> Accounting<'a> {
             sampler: None,
             last: None,
             per_level: Vec::new(),
+            rss_per_level: Vec::new(),
             backends: None,
             backends_before: None,
             backends_last: None,
@@ -103,6 +105,7 @@ impl Observer for Accounting<'_> {
     fn level_done(&mut self, level: &Level) -> Result<()> {
         let (cpu, rss) = self.last.take().unwrap_or_default();
         self.per_level.push(cpu);
+        self.rss_per_level.push(rss);
         let backends_cpu = self.backends_last.take();
         self.backends_per_level.extend(backends_cpu);
         self.inner.level_done(level)?;

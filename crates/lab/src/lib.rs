@@ -5,12 +5,13 @@
 mod accounting; // a server's CPU and memory per level, wrapping the caller's observer
 pub mod affinity; // pinning a process (or thread) to CPUs
 pub mod cgroup; // a cgroup per server: CPU time of everything it starts
-pub mod checks; // basic auth, chroot, throttling, TLS and HTTP/2 of a running server, over the wire
+pub mod checks; // basic auth, chroot, throttling, TLS, HTTP/2 and HTTP/3 of a running server, over the wire
 pub mod client; // the lab's blocking HTTP/1 client over the real parser, plain or TLS
 pub mod compare; // `webstand compare`: servers × workloads
 pub mod disclosure; // what each row must say about how its server ran, from each kind's notes
 pub mod group; // a process group the lab started, and the one way it stops one
 pub mod h2; // the lab over HTTP/2: equal settings, the h2 check
+pub mod h3; // the lab over HTTP/3: which servers speak it, the h3 check, hostile QUIC clients
 pub mod interrupt; // SIGINT, SIGTERM, SIGHUP: stop the runs in order; a second one stops everything
 pub mod leftovers; // what a lab that must end at once, or a killed one, leaves: stopped and removed
 pub mod limits; // backlog, keep-alive and caps every server gets alike

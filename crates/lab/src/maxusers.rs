@@ -8,7 +8,7 @@
 
 use crate::sweep::{self, LevelSpec, Measured, Observer, SweepSpec};
 use anyhow::{bail, Result};
-use webstand_results::{Ended, MaxUsers, Plan, Probe, Stop};
+use webstand_results::{MaxUsers, Plan, Probe, Stop};
 
 /// When a level counts as broken.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,9 +37,10 @@ pub struct MaxUsersSpec {
 /// (`webstand_results::figures`: failed + non-2xx).
 pub fn check(bounds: &Bounds, result: &webstand_results::RunResult) -> Option<String> {
     match (result.ended, &result.first_error) {
-        // The engine's one line naming what the server answered instead of HTTP/2 (ALPN's choice,
-        // its HTTP/1 answer to the preface, a close), as bench prints it.
-        (Some(Ended::NoHttp2), Some(line)) => return Some(line.clone()),
+        // The engine's one line naming what the server answered instead of HTTP/2 or HTTP/3
+        // (ALPN's choice, its HTTP/1 answer to the preface, a version negotiation, a close), as
+        // bench prints it.
+        (Some(e), Some(line)) if e.refused_protocol() => return Some(line.clone()),
         (Some(e), _) => return Some(format!("the target was {}", e.name())),
         (None, _) => {}
     }

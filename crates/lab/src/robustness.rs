@@ -2,8 +2,9 @@
 //! table's row: the probe's cases counted by category (webstand-probe), service availability under
 //! slowhttptest's slowloris and slow-read attacks (a third-party tool from Debian, run as it would be
 //! run by hand), the most keep-alive connections the server held at once with no error (engine
-//! runs at doubling concurrency, each client keeping its one connection for two requests), and the
-//! resident memory an idle keep-alive connection costs the server (`memory.rs`).
+//! runs at doubling concurrency, each client keeping its one connection for two requests), the
+//! resident memory an idle keep-alive connection costs the server (`memory.rs`), and for servers
+//! that speak HTTP/3 the hostile QUIC clients' category (`h3::probe`).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -27,6 +28,8 @@ pub struct ProbeSpec {
     pub attack_time: Duration,
     /// The keep-alive search stops at this many connections.
     pub hold_max: usize,
+    /// The HTTP/3 category's cases, against servers that speak HTTP/3 (`crate::h3::probe`).
+    pub h3: Vec<crate::h3::probe::Case>,
 }
 
 impl ProbeSpec {
@@ -42,6 +45,7 @@ pub fn measure(
     server: &Server,
     docroot: &Path,
     spec: &ProbeSpec,
+    h3_ca: Option<&Path>,
     obs: &mut dyn CompareObserver,
 ) -> Robustness {
     let name = server.kind().name();
@@ -55,7 +59,16 @@ pub fn measure(
         memory: crate::memory::per_connection(server, spec.hold_max),
         ..Default::default()
     };
-    probe_cases(server.addr, spec, &mut out);
+    // `--probe-only` may have named HTTP/3 cases alone.
+    if !spec.cases.is_empty() {
+        probe_cases(server.addr, spec, &mut out);
+    }
+    if let Some(ca) = h3_ca.filter(|_| !spec.h3.is_empty()) {
+        obs.note(&format!("{name}: {} hostile HTTP/3 cases", spec.h3.len()));
+        let h3 = crate::h3::probe::run(server.addr, ca, &spec.h3);
+        out.categories.push(h3.counts);
+        out.h3_notes = h3.notes;
+    }
     let large = large_file(docroot).unwrap_or_else(|| "/2k.html".into());
     for slow_read in [false, true] {
         let what = if slow_read { "slow-read" } else { "slowloris" };

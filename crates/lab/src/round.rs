@@ -78,8 +78,12 @@ impl Run<'_> {
             if obs.stop_requested() {
                 break;
             }
-            let no_h2 = outcome.no_h2.as_deref();
-            let w = self.workload(&mut server, &binary, (*wk, workload), no_h2, obs);
+            let no_protocol = match (wk.h2_streams(), wk.h3_streams()) {
+                (Some(_), _) => outcome.no_h2.as_deref(),
+                (_, Some(_)) => outcome.no_h3.as_deref(),
+                _ => None,
+            };
+            let w = self.workload(&mut server, &binary, (*wk, workload), no_protocol, obs);
             outcome.workloads.push(w);
         }
         let alive = server.death_note().is_none();
@@ -89,7 +93,11 @@ impl Run<'_> {
         if let Some(spec) = self.opts.probe.as_ref().filter(|_| self.round == 0) {
             if !obs.stop_requested() && alive {
                 let docroot = &self.opts.docroot;
-                outcome.robustness = Some(robustness::measure(&server, docroot, spec, obs));
+                // The HTTP/3 category against servers whose h3 check passed.
+                let h3 = matches!(outcome.h3, Some(Support::Verified));
+                let ca = self.cert.filter(|_| h3).map(|c| c.ca_file());
+                let r = robustness::measure(&server, docroot, spec, ca.as_deref(), obs);
+                outcome.robustness = Some(r);
             }
         }
         if self.opts.verify && self.round == 0 && !obs.stop_requested() && alive {
@@ -126,6 +134,7 @@ impl Run<'_> {
         setup.limits = self.opts.limits();
         setup.tls = self.cert.cloned();
         setup.h2 = self.opts.h2 && outcome.no_h2.is_none();
+        setup.h3 = self.opts.h3 && outcome.no_h3.is_none();
         setup.php = self.backends.map(|b| Pass {
             socket: b.socket().display().to_string(),
             children: self.opts.php_children,
@@ -159,13 +168,20 @@ impl Run<'_> {
         }
     }
 
-    /// Why `binary` cannot run here, if it cannot: no TLS with `--tls`; no HTTP/2 with `--h2` when
-    /// every workload needs it. A server without HTTP/2 that has HTTP/1.1 workloads runs them, its
-    /// outcome saying why its h2 ones are not run.
+    /// Why `binary` cannot run here, if it cannot: no TLS with `--tls`; no HTTP/2 with `--h2` (no
+    /// HTTP/3 with `--h3`) when every workload needs it. A server without HTTP/2 (HTTP/3) that has
+    /// other workloads runs them, its outcome saying why its h2 (h3) ones are not run.
     fn unsupported(&self, outcome: &mut ServerOutcome, binary: &Binary) -> Option<String> {
         let kind = binary.kind;
         if let Some(Err(why)) = self.cert.map(|_| kind.tls(&binary.path)) {
             return Some(why);
+        }
+        if let Some(Err(why)) = self.opts.h3.then(|| kind.h3(&binary.path)) {
+            outcome.h3 = Some(Support::No);
+            outcome.no_h3 = Some(why.clone());
+            if self.workloads.iter().all(|(w, _)| w.h3_streams().is_some()) {
+                return Some(why);
+            }
         }
         if !self.opts.h2 {
             return None;
@@ -181,13 +197,13 @@ impl Run<'_> {
     }
 
     /// One workload on a running server: its sweep, its max-users search where asked, and its notes;
-    /// `no_h2` says why an HTTP/2 workload cannot run on it.
+    /// `no_protocol` says why an HTTP/2 or HTTP/3 workload cannot run on it.
     fn workload(
         &self,
         server: &mut Server,
         binary: &Binary,
         (wk, workload): (WorkloadKind, &Workload),
-        no_h2: Option<&str>,
+        no_protocol: Option<&str>,
         obs: &mut dyn CompareObserver,
     ) -> WorkloadOutcome {
         let (kind, opts) = (binary.kind, self.opts);
@@ -199,7 +215,7 @@ impl Run<'_> {
         let unavailable = match wk {
             WorkloadKind::Cgi => disclosure::cgi_unavailable(kind),
             _ if wk.dynamic() => disclosure::php_unavailable(kind),
-            _ if wk.h2_streams().is_some() => no_h2.map(String::from),
+            _ if wk.h2_streams().or(wk.h3_streams()).is_some() => no_protocol.map(String::from),
             _ => None,
         };
         if let Some(why) = unavailable.or_else(|| server.death_note()) {
@@ -229,6 +245,11 @@ impl Run<'_> {
         }
         // The h2 workloads: `bench --h2 -m 16` (ALPN h2 over TLS, prior knowledge without).
         plan.h2 = wk.h2_streams().map(|max_streams| H2Plan {
+            max_streams,
+            ..H2Plan::default()
+        });
+        // The h3 workloads: `bench --h3 -m 16` (QUIC at the HTTPS port).
+        plan.h3 = wk.h3_streams().map(|max_streams| H2Plan {
             max_streams,
             ..H2Plan::default()
         });
@@ -291,6 +312,7 @@ impl Run<'_> {
         }
         w.sweep = Some(swept).filter(|s| !s.levels.is_empty());
         w.server_cpu = std::mem::take(&mut acct.per_level);
+        w.rss_per_level = std::mem::take(&mut acct.rss_per_level);
         w.backends_cpu = std::mem::take(&mut acct.backends_per_level);
         acct.peak_rss_kib
     }
@@ -298,7 +320,7 @@ impl Run<'_> {
 
 /// The protocol columns of thttpd's table, checked over the wire on a server's first start whatever
 /// --no-features says (they prove the server speaks what the run asked): TLS with `--tls`, HTTP/2
-/// with `--h2` unless the server is known not to speak it.
+/// with `--h2` and HTTP/3 with `--h3` unless the server is known not to speak it.
 fn check_protocols(
     outcome: &mut ServerOutcome,
     server: &Server,
@@ -316,6 +338,12 @@ fn check_protocols(
         let why = why.map(|w| format!(" ({w})")).unwrap_or_default();
         obs.note(&format!("{name} h2: {}{why}", s.cell()));
         (outcome.h2, outcome.no_h2) = (Some(s), no_h2);
+    }
+    if setup.h3 {
+        let s = crate::checks::h3::check_feature(server, setup);
+        let why = s.note().map(|w| format!(" ({w})")).unwrap_or_default();
+        obs.note(&format!("{name} h3: {}{why}", s.cell()));
+        outcome.h3 = Some(s);
     }
 }
 

@@ -144,7 +144,7 @@ impl Session {
         }
     }
 
-    /// Records the protocol `plan` speaks (HTTP/1.x, or h2 / h2c with its `-m`) as the run's, for
+    /// Records the protocol `plan` speaks (HTTP/1.x, or h2 / h2c / h3 with its `-m`) as the run's, for
     /// `history`, `show` and `diff` (bench and sweep: one plan for every level).
     pub fn save_protocol(&mut self, plan: &Plan) {
         if let Some((store, id)) = &self.store {
@@ -299,6 +299,12 @@ impl Observer for Session {
 /// The protocol a plan speaks, as the history names it: "h2" (ALPN over TLS) or "h2c" (prior
 /// knowledge) with the streams per connection asked for, else "HTTP/1.1" or "HTTP/1.0".
 pub fn protocol_of(plan: &Plan) -> Protocol {
+    if let Some(h3) = &plan.h3 {
+        return Protocol {
+            name: "h3".to_string(),
+            h2_streams: Some(h3.max_streams),
+        };
+    }
     match (&plan.h2, plan.http_version) {
         (Some(h2), _) => Protocol {
             name: if plan.tls.is_some() { "h2" } else { "h2c" }.to_string(),

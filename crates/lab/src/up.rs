@@ -33,6 +33,8 @@ pub struct UpOptions {
     pub tls_versions: Versions,
     /// HTTP/2 beside HTTP/1.1: by ALPN with `tls`, by prior knowledge (h2c) without.
     pub h2: bool,
+    /// HTTP/3 over QUIC too, on UDP at the HTTPS port (needs `tls`).
+    pub h3: bool,
     /// PHP-FPM behind it, `.php` passed to it.
     pub php: bool,
     /// The port to listen on (loopback); None: a free one.
@@ -80,6 +82,12 @@ impl Up {
             kind.h2_here(&binary.path, Mode::of(opts.tls))
                 .map_err(anyhow::Error::msg)?;
         }
+        if opts.h3 {
+            if !opts.tls {
+                bail!("--h3 needs --tls: QUIC is always TLS 1.3");
+            }
+            kind.h3(&binary.path).map_err(anyhow::Error::msg)?;
+        }
         if opts.php {
             if let Some(why) = crate::disclosure::php_unavailable(kind) {
                 bail!("{}: {why}", kind.name());
@@ -116,6 +124,7 @@ impl Up {
         setup.tls = cert.clone();
         setup.tls_versions = opts.tls_versions;
         setup.h2 = opts.h2;
+        setup.h3 = opts.h3;
         setup.php = backends.as_ref().map(|b| Pass {
             socket: b.socket().display().to_string(),
             children: crate::php::DEFAULT_CHILDREN,
@@ -126,6 +135,11 @@ impl Up {
                 "port {p} on 127.0.0.1 was taken while {} started",
                 kind.name()
             );
+        }
+        // A UDP port has no "open" to wait for: ready once it answers.
+        if let Some(c) = cert.as_ref().filter(|_| opts.h3) {
+            crate::checks::h3::ready(server.addr, &c.ca_file())
+                .map_err(|e| anyhow::anyhow!("{} did not answer HTTP/3: {e}", kind.name()))?;
         }
         Ok(Up {
             server,
@@ -138,7 +152,7 @@ impl Up {
     }
 
     /// What a script reads on stdout, one `key=value` a line, `ready=1` last: the server, its
-    /// version, its URL (with h2, the same URL speaks HTTP/2), the CA to trust with `tls`, its pid
+    /// version, its URL (with h2 and h3, the same URL speaks HTTP/2 and HTTP/3), the CA to trust with `tls`, its pid
     /// and PHP-FPM's, the docroot, the CPUs it is pinned to.
     pub fn lines(&self) -> Vec<(&'static str, String)> {
         let s = &self.server;

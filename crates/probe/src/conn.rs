@@ -1,17 +1,14 @@
-//! One probe connection: a non-blocking socket, the bytes still to write, and what came back —
-//! responses split by the engine's response parser, the way the connection ended, and whether a
-//! leak marker went by (searched across read boundaries).
+//! One probe connection: a non-blocking socket, the bytes still to write, and what came back (read
+//! by `reader.rs`: the responses, and whether a leak marker went by) and the way the connection
+//! ended.
 
+use crate::reader::Reader;
 use crate::result::{End, Seen};
 use crate::template::LeakTarget;
 use mio::net::TcpStream;
 use std::io::{ErrorKind, Read, Write};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use webstand_engine::{Feed, ResponseParser};
-
-/// Statuses kept per connection (the count goes on beyond).
-const STATUSES_KEPT: usize = 16;
 
 /// Opens a blocking-connected, then non-blocking, socket to `addr`.
 pub fn connect(
@@ -35,11 +32,9 @@ pub fn connect(
 
 pub struct Conn {
     stream: Option<TcpStream>,
-    parser: ResponseParser,
+    reader: Reader,
     out: Vec<u8>,
     written: usize,
-    /// The last bytes read, so a marker split across two reads is still found.
-    tail: Vec<u8>,
     pub last_rx: Option<Instant>,
     pub seen: Seen,
 }
@@ -47,14 +42,11 @@ pub struct Conn {
 impl Conn {
     pub fn new(stream: std::net::TcpStream) -> std::io::Result<Conn> {
         stream.set_nonblocking(true)?;
-        let mut parser = ResponseParser::default();
-        parser.begin(false);
         Ok(Conn {
             stream: Some(TcpStream::from_std(stream)),
-            parser,
+            reader: Reader::default(),
             out: Vec::new(),
             written: 0,
-            tail: Vec::new(),
             last_rx: None,
             seen: Seen::default(),
         })
@@ -71,7 +63,7 @@ impl Conn {
 
     /// Whether a response has begun and not finished.
     pub fn mid_response(&self) -> bool {
-        self.parser.started()
+        self.reader.mid_response()
     }
 
     /// Queues bytes and writes what the socket takes now.
@@ -116,12 +108,15 @@ impl Conn {
             };
             match s.read(&mut buf) {
                 Ok(0) => {
-                    if self.parser.eof() {
-                        self.response_done();
-                    }
+                    self.reader.closed(&mut self.seen);
                     return self.end(End::Closed, start);
                 }
-                Ok(n) => self.absorb(&buf[..n], markers, start),
+                Ok(n) => {
+                    let now = Instant::now();
+                    self.last_rx = Some(now);
+                    let at = ms(now.duration_since(start));
+                    self.reader.absorb(&mut self.seen, &buf[..n], markers, at);
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::ConnectionReset => {
@@ -130,60 +125,6 @@ impl Conn {
                 Err(_) => return self.end(End::Closed, start),
             }
         }
-    }
-
-    fn absorb(&mut self, mut data: &[u8], markers: &[LeakTarget], start: Instant) {
-        let now = Instant::now();
-        self.last_rx = Some(now);
-        self.seen.bytes += data.len() as u64;
-        self.seen
-            .first_answer_ms
-            .get_or_insert(ms(now.duration_since(start)));
-        self.scan(data, markers);
-        while self.seen.garbage.is_none() && !data.is_empty() {
-            match self.parser.feed(data) {
-                Ok(Feed::Done(n)) => {
-                    self.response_done();
-                    data = &data[n.min(data.len())..];
-                    if n == 0 {
-                        break;
-                    }
-                }
-                Ok(Feed::More) => break,
-                Err(e) => self.seen.garbage = Some(e.to_string()),
-            }
-        }
-    }
-
-    fn response_done(&mut self) {
-        if self.seen.statuses.len() < STATUSES_KEPT {
-            self.seen.statuses.push(self.parser.status);
-        }
-        self.seen.responses += 1;
-        self.parser.begin(false);
-    }
-
-    fn scan(&mut self, data: &[u8], markers: &[LeakTarget]) {
-        let longest = markers
-            .iter()
-            .flat_map(|t| t.markers.iter().map(Vec::len))
-            .max()
-            .unwrap_or(0);
-        if longest == 0 {
-            return;
-        }
-        self.tail.extend_from_slice(data);
-        for target in markers {
-            if target
-                .markers
-                .iter()
-                .any(|m| memchr::memmem::find(&self.tail, m).is_some())
-            {
-                self.seen.leaked.get_or_insert_with(|| target.name.clone());
-            }
-        }
-        let keep = longest.saturating_sub(1).min(self.tail.len());
-        self.tail.drain(..self.tail.len() - keep);
     }
 
     /// Records how the connection ended and drops the socket.
@@ -204,7 +145,7 @@ impl Conn {
     /// while waiting for one.
     pub fn finish(&mut self, start: Instant) {
         if self.stream.is_some() {
-            let how = if self.seen.responses > 0 && !self.parser.started() {
+            let how = if self.seen.responses > 0 && !self.reader.mid_response() {
                 End::Open
             } else {
                 End::Timeout

@@ -14,6 +14,7 @@
 pub mod cases;
 mod conn;
 mod exec;
+pub mod reader;
 pub mod result;
 pub mod table;
 pub mod template;

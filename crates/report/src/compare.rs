@@ -63,6 +63,9 @@ pub struct FeatureRow {
     /// HTTP/2: "yes" (a real exchange by curl: HTTP/2 agreed, the file whole), "no" (the server
     /// does not speak it here: the note says why), "FAILED", "-" (not run with `--h2`).
     pub h2: String,
+    /// HTTP/3: "yes" (a real exchange over QUIC: the file whole), "no" (the server does not speak
+    /// it here: the note says why), "FAILED", "-" (not run with `--h3`).
+    pub h3: String,
     /// Size of the server's executable (thttpd's "exe" column), bytes.
     pub exe_bytes: Option<u64>,
     pub small_files_rps: Option<f64>,
@@ -217,6 +220,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
         "throttling",
         "TLS",
         "h2",
+        "h3",
         "exe KiB",
         "small files RPS",
         "CGI RPS",
@@ -234,6 +238,7 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
                 r.throttling.clone(),
                 r.tls.clone(),
                 r.h2.clone(),
+                r.h3.clone(),
                 r.exe_bytes
                     .map(|b| format!("{}", b.div_ceil(1024)))
                     .unwrap_or_else(|| "-".into()),
@@ -357,6 +362,7 @@ mod tests {
             throttling: "no".into(),
             tls: "yes".into(),
             h2: "no".into(),
+            h3: "-".into(),
             exe_bytes: Some(1_234_567),
             small_files_rps: Some(9000.4),
             cgi_rps: None,
@@ -371,6 +377,7 @@ mod tests {
                 && t.contains("throttling")
                 && t.contains("TLS")
                 && t.contains("  h2  ")
+                && t.contains("  h3  ")
                 && t.contains("large files max users")
         );
         let data = t.lines().nth(3).unwrap();

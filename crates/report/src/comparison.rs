@@ -107,6 +107,14 @@ fn h2_cell(server: &ServerOutcome) -> String {
         .map_or_else(|| "-".into(), |s| s.cell().into())
 }
 
+/// The h3 column: checked with `--h3`; "no" for a server without HTTP/3 here; "-" when not asked.
+fn h3_cell(server: &ServerOutcome) -> String {
+    server
+        .h3
+        .as_ref()
+        .map_or_else(|| "-".into(), |s| s.cell().into())
+}
+
 /// The row of thttpd's table.
 pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     let cell = |s: Option<&Support>| {
@@ -138,12 +146,13 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     if let Some(n) = server.h2.as_ref().and_then(Support::note) {
         notes.push(format!("h2: {n}"));
     }
-    if let Some(n) = server
-        .no_h2
-        .as_ref()
-        .filter(|&n| server.skipped.as_ref() != Some(n))
-    {
-        notes.push(n.clone());
+    if let Some(n) = server.h3.as_ref().and_then(Support::note) {
+        notes.push(format!("h3: {n}"));
+    }
+    for n in [&server.no_h2, &server.no_h3].into_iter().flatten() {
+        if server.skipped.as_ref() != Some(n) {
+            notes.push(n.clone());
+        }
     }
     if let Some(s) = &server.skipped {
         notes.push(s.clone());
@@ -161,6 +170,7 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
         throttling: cell(f.map(|f| &f.throttling)),
         tls: tls_cell(server),
         h2: h2_cell(server),
+        h3: h3_cell(server),
         small_files_rps: peak(WorkloadKind::SmallFiles),
         cgi_rps: peak(WorkloadKind::Cgi),
         large_files_max_users: large.max_users,
@@ -173,7 +183,7 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
     }
 }
 
-fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
+pub(crate) fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> Option<T> {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     v.get(v.len().wrapping_sub(1) / 2).copied()
 }

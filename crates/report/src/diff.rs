@@ -11,6 +11,7 @@
 //! rate, and none for the rest. Such estimates are lower bounds (they ignore run-to-run drift),
 //! which is why diffs of single runs say so and suggest repeating.
 
+use crate::diff_cells::{median, num};
 use crate::export::latency_ms as q;
 use crate::levels::Level;
 use std::fmt::Write;
@@ -126,18 +127,6 @@ impl Figure {
             (Some(s), SpreadKind::Range) => format!("{:.1}% range", s * 100.0),
             (Some(s), SpreadKind::StdErr) => format!("±{:.1}% SE*", s * 100.0),
         }
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
 }
 
@@ -269,16 +258,6 @@ fn pairs<'a>(
     )
 }
 
-fn num(v: f64) -> String {
-    if v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.3}")
-    }
-}
-
 /// A side's note under a pair's title when one of its samples was mostly errors.
 fn errors_note(side: &str, samples: &[&RunResult]) -> String {
     match samples.iter().find(|r| r.mostly_errors()) {
@@ -401,6 +380,7 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
         out.push_str(&errors_note("A", ra));
         out.push_str(&errors_note("B", rb));
         pair_table(&mut out, ra, rb, &mut n);
+        out.push_str(&crate::quic_diff::table(ra, rb));
     }
     out.push_str("\nError %: failed requests + non-2xx answers, % of attempted.\n");
     out.push_str("range: (max - min) / median over repeated measurements of a level (same group and clients, or several runs per side).\n");

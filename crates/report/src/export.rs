@@ -26,7 +26,8 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 /// half of the attempted requests; `ended` says when the target was unreachable or lost;
 /// `bound_by` and `diagnosis` are what the level's Diagnosis found (the Bound by column's word and
 /// the verdict line; empty for a level saved without one); the `h2_` columns are h2load's figures
-/// of an HTTP/2 level (empty otherwise).
+/// of an HTTP/2 or HTTP/3 level (empty otherwise), the `quic_` columns QUIC's of an HTTP/3 level
+/// (`crate::quic::csv_fields`; empty otherwise).
 pub const CSV_COLUMNS: &[&str] = &[
     "group",
     "clients",
@@ -82,6 +83,21 @@ pub const CSV_COLUMNS: &[&str] = &[
     "h2_header_bytes",
     "h2_header_decoded_bytes",
     "h2_space_savings_pct",
+    "quic_handshakes",
+    "quic_full_handshakes",
+    "quic_resumed",
+    "quic_zero_rtt_accepted",
+    "quic_zero_rtt_rejected",
+    "quic_datagrams_sent",
+    "quic_datagrams_received",
+    "quic_wire_bytes_sent",
+    "quic_wire_bytes_received",
+    "quic_packets_sent",
+    "quic_packets_lost",
+    "quic_congestion_events",
+    "quic_min_congestion_window",
+    "quic_connection_errors",
+    "quic_gso_gro",
 ];
 
 /// The `h2_` columns of [`csv`]: h2load's figures of an HTTP/2 level, empty for an HTTP/1 one.
@@ -145,11 +161,13 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
             csv_field(l.group),
             l.clients.to_string(),
             l.round.to_string(),
-            csv_field(known.protocol.as_deref().unwrap_or(if r.h2.is_some() {
-                "HTTP/2"
-            } else {
-                "HTTP/1"
-            })),
+            csv_field(known.protocol.as_deref().unwrap_or(
+                match (r.quic.is_some(), r.h2.is_some()) {
+                    (true, _) => "HTTP/3",
+                    (false, true) => "HTTP/2",
+                    (false, false) => "HTTP/1",
+                },
+            )),
             csv_field(l.server_version.unwrap_or("")),
             format!("{:.6}", r.elapsed.as_secs_f64()),
             r.complete.to_string(),
@@ -187,7 +205,11 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
             csv_field(known.bound_by.as_deref().unwrap_or("")),
             csv_field(known.diagnosis.as_deref().unwrap_or("")),
         ];
-        let fields: Vec<String> = fields.into_iter().chain(h2_fields(r)).collect();
+        let fields: Vec<String> = fields
+            .into_iter()
+            .chain(h2_fields(r))
+            .chain(crate::quic::csv_fields(r))
+            .collect();
         out.push_str(&fields.join(","));
         out.push('\n');
     }
@@ -314,8 +336,9 @@ pub fn parse_hgrm(text: &str) -> Vec<(f64, f64, u64)> {
 }
 
 /// Every level as JSON: its series, clients, server version, and the result as `crate::json` writes
-/// it (raw counts, derived figures, latency summaries); an HTTP/2 level adds h2load's figures under
-/// `h2` (as `bench --h2 --json` has them).
+/// it (raw counts, derived figures, latency summaries); an HTTP/2 or HTTP/3 level adds h2load's
+/// figures under `h2` (as `bench --h2 --json` has them), an HTTP/3 level QUIC's under `quic` (as
+/// `bench --h3 --json` has them).
 pub fn levels_json(levels: &[Level]) -> serde_json::Value {
     levels
         .iter()
@@ -329,6 +352,9 @@ pub fn levels_json(levels: &[Level]) -> serde_json::Value {
             });
             if l.result.h2.is_some() {
                 v["h2"] = crate::h2load::json(l.result, None);
+            }
+            if l.result.quic.is_some() {
+                v["quic"] = crate::quic::json(l.result);
             }
             v
         })
@@ -443,16 +469,21 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        let quic = &CSV_COLUMNS[CSV_COLUMNS.len() - crate::quic::CSV_FIELDS..];
+        assert!(quic.iter().all(|c| c.starts_with("quic_")), "{quic:?}");
         assert!(
             lines[1].ends_with(&format!(
                 ",0,false,,generator,generator-bound (the server used 27 % of its CPUs){}",
-                ",".repeat(14)
+                ",".repeat(14 + crate::quic::CSV_FIELDS)
             )),
             "{}",
             lines[1]
         );
         assert!(
-            lines[2].ends_with(&format!(",0,false,,,{}", ",".repeat(14))),
+            lines[2].ends_with(&format!(
+                ",0,false,,,{}",
+                ",".repeat(14 + crate::quic::CSV_FIELDS)
+            )),
             "nothing recorded: {}",
             lines[2]
         );

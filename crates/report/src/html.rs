@@ -390,6 +390,7 @@ pre {{ background: #f7f7f7; padding: 10px; margin: 1em 0; white-space: pre-wrap;
         }
         h.push_str("</table>\n");
         h.push_str(&tables_block(&run.tables));
+        h.push_str(&crate::quic_html::section(&run.levels));
         h.push_str(&prose_block(&run.diagnosis));
         h.push_str("</section>\n");
     }

@@ -1,14 +1,20 @@
 //! QUIC's own figures for an HTTP/3 run (`webstand bench --h3`), printed after h2load's summary
-//! and given as JSON: handshakes (full, resumed, 0-RTT), UDP datagrams and bytes on the wire per
-//! request, packets declared lost, the smallest congestion window a connection closed with, the
+//! (by bench, and by `show` from the history), given as JSON (bench's `--json`, export's) and as
+//! the CSV export's `quic_` columns: handshakes (full, resumed, 0-RTT), UDP datagrams and bytes on
+//! the wire per request, packets declared lost, the smallest congestion window seen, the
 //! connections that ended on an error by code, and whether GSO and GRO carried the datagrams.
 
 use serde_json::{json, Value};
-use webstand_results::RunResult;
+use webstand_results::{QuicSummary, RunResult};
 
 /// Requests that ended (complete or failed): the base of the per-request figures.
 fn requests(r: &RunResult) -> u64 {
     r.complete + r.failed.total()
+}
+
+/// `n` per request that ended.
+pub fn per_request(n: u64, r: &RunResult) -> f64 {
+    per(n, requests(r))
 }
 
 fn per(n: u64, requests: u64) -> f64 {
@@ -52,21 +58,60 @@ pub fn summary(r: &RunResult) -> String {
         q.congestion_events,
         q.min_cwnd
     );
-    let errors: Vec<String> = q.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
-    s += &format!(
-        "connection errors: {}\n",
-        if errors.is_empty() {
-            "none".to_string()
-        } else {
-            errors.join(", ")
-        }
-    );
+    s += &format!("connection errors: {}\n", errors(q, ", "));
     s += &format!(
         "UDP offload: GSO {}, GRO {}\n",
         if q.gso { "on" } else { "off" },
         if q.gro { "on" } else { "off" }
     );
     s
+}
+
+/// The connections that ended on an error, "CODE N" by code joined with `sep`; "none" without.
+pub fn errors(q: &QuicSummary, sep: &str) -> String {
+    if q.errors.is_empty() {
+        return "none".to_string();
+    }
+    let each: Vec<String> = q.errors.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    each.join(sep)
+}
+
+/// How many `quic_` columns the CSV export has (`export::CSV_COLUMNS` ends with their names).
+pub const CSV_FIELDS: usize = 15;
+
+/// A level's `quic_` fields: its figures as counts (the per-request ones follow from `complete`
+/// and `failed`), the errors as "CODE N; CODE N", the offload as "on/off"; empty for a level
+/// without QUIC.
+pub fn csv_fields(r: &RunResult) -> Vec<String> {
+    let Some(q) = &r.quic else {
+        return vec![String::new(); CSV_FIELDS];
+    };
+    let on = |b: bool| if b { "on" } else { "off" };
+    let counts = [
+        q.handshakes,
+        q.handshakes - q.resumed.min(q.handshakes),
+        q.resumed,
+        q.zero_rtt_accepted,
+        q.zero_rtt_rejected,
+        q.datagrams_sent,
+        q.datagrams_received,
+        q.bytes_sent,
+        q.bytes_received,
+        q.packets_sent,
+        q.packets_lost,
+        q.congestion_events,
+        q.min_cwnd,
+    ];
+    let errors = match q.errors.is_empty() {
+        true => String::new(),
+        false => errors(q, "; "),
+    };
+    let offload = format!("{}/{}", on(q.gso), on(q.gro));
+    counts
+        .iter()
+        .map(u64::to_string)
+        .chain([errors, offload])
+        .collect()
 }
 
 /// The same figures as JSON (null for a run without QUIC).
@@ -108,7 +153,6 @@ pub fn json(r: &RunResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_results::QuicSummary;
 
     #[test]
     fn the_lines_divide_by_the_requests_that_ended() {
@@ -142,5 +186,12 @@ mod tests {
         assert!(s.contains("connection errors: H3_INTERNAL_ERROR 2"), "{s}");
         assert!(s.contains("GSO on, GRO off"), "{s}");
         assert_eq!(json(&r)["datagrams"]["sent_per_request"], 2.5);
+        let fields = csv_fields(&r);
+        assert_eq!(fields.len(), CSV_FIELDS);
+        assert_eq!(&fields[..3], ["4", "4", "0"]);
+        assert_eq!(&fields[12..], ["12000", "H3_INTERNAL_ERROR 2", "on/off"]);
+        assert!(csv_fields(&RunResult::default())
+            .iter()
+            .all(String::is_empty));
     }
 }

@@ -70,6 +70,7 @@ pub fn robustness_table(c: &Comparison) -> String {
         out.push_str(&line);
         let name = s.name.as_str();
         notes.extend(r.probe_note.iter().map(|n| format!("{name}: probe: {n}")));
+        notes.extend(r.h3_notes.iter().map(|n| format!("{name}: {n}")));
         notes.extend(
             r.slowloris
                 .note

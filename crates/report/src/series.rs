@@ -72,14 +72,18 @@ impl Series<'_> {
 }
 
 /// A group's server and workload: "nginx/small-files" from a comparison, else the Server header the
-/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path. HTTP/2 levels
-/// say so after the workload, with the streams per connection they were allowed.
+/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path. HTTP/2 and
+/// HTTP/3 levels say so after the workload, with the streams per connection they were allowed.
 fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
     let (server, workload) = names_of(run, group, levels);
+    let protocol = match levels.iter().any(|l| l.result.quic.is_some()) {
+        true => "HTTP/3",
+        false => "HTTP/2",
+    };
     match levels.iter().find_map(|l| l.result.h2.as_ref()) {
         Some(h2) => (
             server,
-            format!("{workload} (HTTP/2, {} streams/conn)", h2.max_streams),
+            format!("{workload} ({protocol}, {} streams/conn)", h2.max_streams),
         ),
         None => (server, workload),
     }

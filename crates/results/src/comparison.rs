@@ -26,6 +26,8 @@ pub struct WorkloadOutcome {
     /// PHP-FPM's and MariaDB's CPU during each measured level, on dynamic workloads.
     pub backends_cpu: Vec<CpuTime>,
     pub peak_rss_kib: Option<u64>,
+    /// Peak resident memory (KiB) during each measured level, in the order of `sweep.levels`.
+    pub rss_per_level: Vec<u64>,
     pub max_users: Option<MaxUsers>,
     /// Why figures are missing or partial.
     pub note: Option<String>,
@@ -74,6 +76,10 @@ pub struct ServerOutcome {
     pub h2: Option<Support>,
     /// Why the server has no HTTP/2 here ("no h2: …"): its h2 workloads are not run.
     pub no_h2: Option<String>,
+    /// HTTP/3 (`--h3`): checked in the first round, or `No` when the server cannot speak it here.
+    pub h3: Option<Support>,
+    /// Why the server has no HTTP/3 here ("no h3: …"): its h3 workloads are not run.
+    pub no_h3: Option<String>,
     /// `--probe`'s row, measured in the first round.
     pub robustness: Option<Robustness>,
 }
@@ -94,6 +100,8 @@ impl ServerOutcome {
             tls: None,
             h2: None,
             no_h2: None,
+            h3: None,
+            no_h3: None,
             robustness: None,
         }
     }

@@ -45,4 +45,4 @@ pub use spin_rule::SpinRule;
 pub use sweep::{Level, MaxUsers, Probe, SweepResult};
 pub use verify::VerifyRow;
 pub use view::{status_class, ThreadView};
-pub use workload_kind::{WorkloadKind, H2_STREAMS_PER_CONNECTION};
+pub use workload_kind::{WorkloadKind, H2_STREAMS_PER_CONNECTION, H3_STREAMS_PER_CONNECTION};

@@ -148,7 +148,7 @@ pub fn judge(results: &[Judged], max_error_pct: f64, stopped: Option<StopSignal>
                 );
                 return verdict(Outcome::TargetLost, reason);
             }
-            Some(Ended::Unreachable | Ended::NoHttp2) if succeeded_before => {
+            Some(Ended::Unreachable | Ended::NoHttp2 | Ended::NoHttp3) if succeeded_before => {
                 let why = r.first_error.as_deref().unwrap_or("connection failed");
                 let reason = format!(
                     "target lost{}: no connection any more ({why})",
@@ -198,8 +198,8 @@ fn nothing_succeeded(results: &[Judged]) -> String {
     let ended = results.first().and_then(|j| j.result.ended);
     match first_error {
         Some(e) if ended == Some(Ended::Unreachable) => format!("could not connect: {e}"),
-        // The line names what the server answered instead of HTTP/2.
-        Some(e) if ended == Some(Ended::NoHttp2) => e.to_string(),
+        // The line names what the server answered instead of HTTP/2 or HTTP/3.
+        Some(e) if ended.is_some_and(Ended::refused_protocol) => e.to_string(),
         _ if attempted == 0 => "no request was made".to_string(),
         Some(e) => format!(
             "no successful request: {attempted} attempted, {failed} failed, {non_2xx} answered non-2xx (first failure: {e})"

@@ -128,6 +128,11 @@ pub struct Plan {
     /// and receive windows as HTTP/2's settings say (QUIC's stream and connection windows).
     #[serde(default)]
     pub h3: Option<H2Plan>,
+    /// `--max-requests-per-connection N` (with `--h3`): a connection opens no stream after its
+    /// N-th and is closed once they are answered, and a new one takes its place (resumed, with
+    /// 0-RTT where the server allows, under `--tls-resume`). None: connections last the run.
+    #[serde(default)]
+    pub max_conn_requests: Option<u64>,
     /// `--spin`: how a closed-loop thread (HTTP/1 or h2) waits once every request it has is at the server.
     #[serde(default)]
     pub spin: SpinRule,
@@ -253,6 +258,7 @@ impl Plan {
             tls: None,
             h2: None,
             h3: None,
+            max_conn_requests: None,
             spin: SpinRule::Auto,
             script: None,
         }

@@ -48,6 +48,9 @@ pub enum Ended {
     /// The server answered but does not speak HTTP/2 (`--h2`: no ALPN `h2` over TLS, or no SETTINGS
     /// after the h2c preface): as for an unreachable target, nothing was measured.
     NoHttp2,
+    /// The server answered but does not speak HTTP/3 (`--h3`: it refused ALPN `h3`, or answered
+    /// with a version negotiation without QUIC v1): nothing was measured.
+    NoHttp3,
 }
 
 impl Ended {
@@ -57,13 +60,20 @@ impl Ended {
             Ended::Unreachable => "unreachable",
             Ended::TargetLost => "target lost",
             Ended::NoHttp2 => "without HTTP/2",
+            Ended::NoHttp3 => "without HTTP/3",
         }
+    }
+    /// The server answered in another protocol than the one asked for: nothing was measured,
+    /// and the engine's first error is the one line that says what it answered.
+    pub fn refused_protocol(self) -> bool {
+        matches!(self, Ended::NoHttp2 | Ended::NoHttp3)
     }
     pub fn from_name(name: &str) -> Option<Ended> {
         match name {
             "unreachable" => Some(Ended::Unreachable),
             "target lost" => Some(Ended::TargetLost),
             "without HTTP/2" => Some(Ended::NoHttp2),
+            "without HTTP/3" => Some(Ended::NoHttp3),
             _ => None,
         }
     }
@@ -80,6 +90,9 @@ pub struct Histograms {
     pub waiting: Histogram<u64>,
     /// Total minus connect.
     pub processing: Histogram<u64>,
+    /// Not a latency: requests per second, sampled per load thread every 100 ms (`rates.rs`;
+    /// wrk's `requests` statistics).
+    pub requests: Histogram<u64>,
 }
 
 impl Histograms {
@@ -91,6 +104,7 @@ impl Histograms {
             connect: h(),
             waiting: h(),
             processing: h(),
+            requests: h(),
         }
     }
     pub fn merge(&mut self, o: &Histograms) {
@@ -99,6 +113,7 @@ impl Histograms {
         self.connect.add(&o.connect).expect("same bounds");
         self.waiting.add(&o.waiting).expect("same bounds");
         self.processing.add(&o.processing).expect("same bounds");
+        self.requests.add(&o.requests).expect("same bounds");
     }
 }
 
@@ -360,6 +375,7 @@ impl TlsSummary {
 /// What QUIC adds to an `--h3` run's figures, from quinn-proto's per-connection statistics summed
 /// over the run's connections when each closes. It serialises for a distributed run's ranks.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct QuicSummary {
     /// Handshakes completed; of them, resumed (a TLS session ticket) and with 0-RTT data
     /// accepted or rejected by the server (0 unless early data was sent).
@@ -376,7 +392,8 @@ pub struct QuicSummary {
     pub packets_sent: u64,
     pub packets_lost: u64,
     pub congestion_events: u64,
-    /// The smallest congestion window a connection had when it closed, in bytes (0: none closed).
+    /// The smallest congestion window any connection had during the run, in bytes, looked at
+    /// after each of its exchanges (0: no connection).
     pub min_cwnd: u64,
     /// Connections that ended on an error, by its QUIC or HTTP/3 code's name.
     pub errors: std::collections::BTreeMap<String, u64>,

@@ -11,6 +11,9 @@ pub struct Robustness {
     pub categories: Vec<Counts>,
     /// Why the probe's counts are partial or missing (unreachable, target lost, out of time).
     pub probe_note: Option<String>,
+    /// The HTTP/3 cases that were not safe, each with what was seen.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub h3_notes: Vec<String>,
     pub slowloris: Attacked,
     pub slow_read: Attacked,
     pub held: Held,

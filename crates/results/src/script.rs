@@ -35,6 +35,18 @@ pub trait Script: Send + Sync {
 
     /// Thread `index`'s state, back after its loop ended.
     fn returned(&self, index: usize, state: Box<dyn ThreadScript>);
+
+    /// What another process loads the same script from (an MPI rank: its own states).
+    fn source(&self) -> ScriptSource;
+}
+
+/// A script as text, for a process that loads its own copy: its name (for errors), its code and
+/// the arguments its `init` gets.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScriptSource {
+    pub name: String,
+    pub code: String,
+    pub args: Vec<String>,
 }
 
 /// One load thread's script state. An error is the script's, one line naming its file and line;

@@ -5,6 +5,8 @@ use anyhow::{bail, Context, Result};
 
 /// The streams an HTTP/2 workload keeps in flight per connection (h2load's `-m 16`).
 pub const H2_STREAMS_PER_CONNECTION: u32 = 16;
+/// The streams an HTTP/3 workload keeps in flight per connection: HTTP/2's, so the two compare.
+pub const H3_STREAMS_PER_CONNECTION: u32 = H2_STREAMS_PER_CONNECTION;
 
 /// The workloads a comparison can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,10 +36,14 @@ pub enum WorkloadKind {
     H2,
     /// HTTP/2, Tenon's 2 KiB file, 16 streams per connection.
     H2TwoK,
+    /// HTTP/3 over QUIC, thttpd's small files, 16 streams in flight per connection.
+    H3,
+    /// HTTP/3 over QUIC, Tenon's 2 KiB file, 16 streams per connection.
+    H3TwoK,
 }
 
 impl WorkloadKind {
-    pub const ALL: [WorkloadKind; 12] = [
+    pub const ALL: [WorkloadKind; 14] = [
         WorkloadKind::SmallFiles,
         WorkloadKind::Cgi,
         WorkloadKind::Large,
@@ -50,9 +56,13 @@ impl WorkloadKind {
         WorkloadKind::Wordpress,
         WorkloadKind::H2,
         WorkloadKind::H2TwoK,
+        WorkloadKind::H3,
+        WorkloadKind::H3TwoK,
     ];
     /// What `--h2` runs when no workloads are named.
     pub const H2_DEFAULT: [WorkloadKind; 2] = [WorkloadKind::H2, WorkloadKind::H2TwoK];
+    /// What `--h3` runs when no workloads are named.
+    pub const H3_DEFAULT: [WorkloadKind; 2] = [WorkloadKind::H3, WorkloadKind::H3TwoK];
     /// What `--tls` runs when no workloads are named.
     pub const TLS_DEFAULT: [WorkloadKind; 3] = [
         WorkloadKind::TlsKa,
@@ -80,6 +90,8 @@ impl WorkloadKind {
             WorkloadKind::Wordpress => "wordpress",
             WorkloadKind::H2 => "h2",
             WorkloadKind::H2TwoK => "h2-2k",
+            WorkloadKind::H3 => "h3",
+            WorkloadKind::H3TwoK => "h3-2k",
         }
     }
 
@@ -108,6 +120,12 @@ impl WorkloadKind {
     /// flight per connection; None for the HTTP/1.1 ones.
     pub fn h2_streams(self) -> Option<u32> {
         matches!(self, WorkloadKind::H2 | WorkloadKind::H2TwoK).then_some(H2_STREAMS_PER_CONNECTION)
+    }
+
+    /// The HTTP/3 workloads, which need the servers on HTTP/3 (`--h3`): the streams each keeps in
+    /// flight per connection; None for the others.
+    pub fn h3_streams(self) -> Option<u32> {
+        matches!(self, WorkloadKind::H3 | WorkloadKind::H3TwoK).then_some(H3_STREAMS_PER_CONNECTION)
     }
 
     /// Whether every request opens a connection of its own, whatever `--no-keepalive` says: a
@@ -172,6 +190,11 @@ mod tests {
         assert_eq!(h2, [WorkloadKind::H2TwoK, WorkloadKind::H2]);
         assert!(h2.iter().all(|w| w.h2_streams() == Some(16)));
         assert_eq!(WorkloadKind::SmallFiles.h2_streams(), None);
+        let h3 = WorkloadKind::parse_list("h3,h3-2k").unwrap();
+        assert_eq!(h3, WorkloadKind::H3_DEFAULT);
+        assert!(h3
+            .iter()
+            .all(|w| w.h3_streams() == Some(16) && w.h2_streams().is_none()));
         let e = WorkloadKind::parse_list("large,huge")
             .unwrap_err()
             .to_string();

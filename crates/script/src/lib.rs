@@ -4,12 +4,15 @@
 //! (`thread.rs`). The engine sees a [`webstand_results::script::Script`] and knows no Lua.
 //!
 //! It owns the Lua side only: the `wrk` table and its functions (`state.rs`, `wrk.lua`,
-//! `addr.rs`), the thread objects, `done()`'s arguments (`summary.rs`), where `print` goes
+//! `addr.rs`), the thread objects and how `response()` is called (`response.rs`), `done()`'s arguments (`summary.rs`), where `print` goes
 //! (`output.rs`) and the bound on a callback that never returns (`watchdog.rs`). It must not know
 //! the command line, reports or the history.
 
 mod addr;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod output;
+mod response;
 mod state;
 mod summary;
 mod thread;
@@ -26,7 +29,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use thread::{Handle, LuaThread};
 use watchdog::{Watch, Watchdog};
-use webstand_results::script::{Script, ScriptRef, ThreadScript};
+use webstand_results::script::{Script, ScriptRef, ScriptSource, ThreadScript};
 use webstand_results::{Plan, RunResult};
 
 /// A loaded script: its main state (the script already run in it) and what each thread's state
@@ -54,14 +57,25 @@ impl WrkScript {
         let name = file.display().to_string();
         let code = std::fs::read_to_string(file)
             .map_err(|e| anyhow::anyhow!("script {name}: cannot read it: {e}"))?;
+        let source = ScriptSource { name, code, args };
+        WrkScript::from_source(&source, plan, output)
+    }
+
+    /// Loads a script from its text (what an MPI rank gets from rank 0), as [`WrkScript::load`].
+    pub fn from_source(
+        source: &ScriptSource,
+        plan: &Plan,
+        output: Output,
+    ) -> anyhow::Result<Arc<WrkScript>> {
+        let name = source.name.clone();
         let t = &plan.target;
-        let chunk = file
+        let chunk = Path::new(&name)
             .file_name()
             .map_or_else(|| name.clone(), |n| n.to_string_lossy().into_owned());
         let src = Source {
             name: name.clone(),
             chunk,
-            code,
+            code: source.code.clone(),
             scheme: if plan.tls.is_some() { "https" } else { "http" }.into(),
             host: t.host.clone(),
             port: t.port,
@@ -77,7 +91,7 @@ impl WrkScript {
         let main = main_watch.around(|| state::open(&src))?;
         Ok(Arc::new(WrkScript {
             src,
-            args,
+            args: source.args.clone(),
             main,
             main_watch,
             threads: Mutex::default(),
@@ -128,6 +142,14 @@ impl Script for WrkScript {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(state);
+    }
+
+    fn source(&self) -> ScriptSource {
+        ScriptSource {
+            name: self.src.name.clone(),
+            code: self.src.code.clone(),
+            args: self.args.clone(),
+        }
     }
 }
 

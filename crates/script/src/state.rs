@@ -1,6 +1,7 @@
-//! A Lua state with a wrk script loaded: LuaJIT's standard libraries, the `wrk` table (its fields
-//! from the run's plan, `wrk.lookup` and `wrk.connect`, then `wrk.lua`'s format and ready), `print`
-//! sent where the run wants the script's output, and the script's chunk run. Every error a script
+//! A Lua state with a wrk script loaded: LuaJIT's standard libraries (their loaders taking text
+//! only, `text_only.lua`), the `wrk` table (its fields from the run's plan, `wrk.lookup` and
+//! `wrk.connect`, then `wrk.lua`'s format and ready), `print` sent where the run wants the script's
+//! output, and the script's chunk run as text. Every error a script
 //! makes becomes one line naming its file and line ([`one_line`]).
 
 use crate::addr::{self, Addr};
@@ -29,10 +30,30 @@ pub(crate) struct Source {
 
 /// A fresh state with the script run in it (its globals defined, nothing called yet).
 pub(crate) fn open(src: &Source) -> anyhow::Result<Lua> {
+    open_with(src, |_| Ok(()))
+}
+
+/// [`open`], with `before` run on the prepared state just before the script (the fuzz target's
+/// bounds).
+pub(crate) fn open_with(
+    src: &Source,
+    before: impl FnOnce(&Lua) -> mlua::Result<()>,
+) -> anyhow::Result<Lua> {
+    if src.code.starts_with('\x1b') {
+        anyhow::bail!(
+            "script {}: {}:1: LuaJIT bytecode, not a script's text (scripts are loaded as text only)",
+            src.name,
+            src.chunk
+        );
+    }
     let lua = Lua::new();
-    prepare(&lua, src).map_err(|e| error(&src.name, &e))?;
+    prepare(&lua, src)
+        .and_then(|()| before(&lua))
+        .map_err(|e| error(&src.name, &e))?;
+    // Text only: LuaJIT runs bytecode unchecked, and a crafted chunk crashes it.
     lua.load(&src.code)
         .set_name(format!("={}", src.chunk))
+        .set_mode(mlua::ChunkMode::Text)
         .exec()
         .map_err(|e| error(&src.name, &e))?;
     Ok(lua)
@@ -82,6 +103,9 @@ fn prepare(lua: &Lua, src: &Source) -> mlua::Result<()> {
     lua.globals().set("print", print)?;
     lua.load(include_str!("wrk.lua"))
         .set_name("=wrk.lua")
+        .exec()?;
+    lua.load(include_str!("text_only.lua"))
+        .set_name("=text_only.lua")
         .exec()
 }
 
@@ -141,7 +165,78 @@ fn first_line(m: &str) -> String {
     m.lines().next().unwrap_or("").to_string()
 }
 
-/// A script error for the user: one line, naming the script.
+/// A script error for the user: one line, naming the script, and the line of the script it came
+/// from (from the traceback when the message itself has none: `error(msg, 0)`, an error value
+/// that is not a string).
 pub(crate) fn error(name: &str, e: &mlua::Error) -> anyhow::Error {
-    anyhow::anyhow!("script {name}: {}", one_line(e))
+    let line = one_line(e);
+    let chunk = std::path::Path::new(name)
+        .file_name()
+        .map_or_else(|| name.to_string(), |n| n.to_string_lossy().into_owned());
+    let mark = format!("{chunk}:");
+    if line.contains(&mark) {
+        return anyhow::anyhow!("script {name}: {line}");
+    }
+    let full = e.to_string();
+    let place = full.match_indices(&mark).find_map(|(at, _)| {
+        let digits: String = full[at + mark.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        (!digits.is_empty()).then(|| format!("{mark}{digits}: "))
+    });
+    anyhow::anyhow!("script {name}: {}{line}", place.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(code: &str) -> Source {
+        Source {
+            name: "dir/x.lua".into(),
+            chunk: "x.lua".into(),
+            code: code.into(),
+            scheme: "http".into(),
+            host: "localhost".into(),
+            port: 8080,
+            method: "GET".into(),
+            path: "/".into(),
+            authority: "localhost:8080".into(),
+            headers: vec![],
+            body: None,
+            output: Output::kept(),
+        }
+    }
+
+    #[test]
+    fn an_error_without_a_place_is_given_the_line_it_came_from() {
+        let err = open(&source("local a = 1\nerror(\"plain\", 0)\n")).unwrap_err();
+        assert_eq!(err.to_string(), "script dir/x.lua: x.lua:2: plain");
+        let err = open(&source("local a = 1\n\nerror(\"at\")\n")).unwrap_err();
+        assert_eq!(err.to_string(), "script dir/x.lua: x.lua:3: at");
+    }
+
+    #[test]
+    fn a_bytecode_script_is_refused_not_run() {
+        // LuaJIT's signature is valid UTF-8: such a file reads as text and reached LuaJIT's
+        // bytecode loader, which trusts what it reads.
+        let err = open(&source("\x1bLJ\x02\x0a\x00")).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "script dir/x.lua: x.lua:1: LuaJIT bytecode, not a script's text (scripts are loaded as text only)"
+        );
+        // Nor can a script hand bytecode to Lua's loaders.
+        let script = r#"
+            local dumped = string.dump(function() return 1 end)
+            for _, f in ipairs({ function() return loadstring(dumped) end,
+                                 function() return load(dumped, "d", "b") end,
+                                 function() return load(dumped) end }) do
+                local chunk, why = f()
+                assert(chunk == nil and why:find("wrong mode"), tostring(why))
+            end
+            assert(load("return 2")() == 2 and loadstring("return 3")() == 3)
+        "#;
+        open(&source(script)).unwrap();
+    }
 }

@@ -1,6 +1,7 @@
 //! `done(summary, latency, requests)`'s arguments from a run's merged result, with wrk's fields:
 //! `summary.duration` (µs), `.requests`, `.bytes`, `.errors.{connect,read,write,status,timeout}`;
-//! `latency` and `requests` as wrk's statistics objects (`min`, `max`, `mean`, `stdev`,
+//! `latency` (µs) and `requests` (each load thread's requests/s, sampled every 100 ms) as wrk's
+//! statistics objects (`min`, `max`, `mean`, `stdev`,
 //! `percentile(p)`, `[i]`: how many values were i − 1 (exact below 2,048, by the histogram's
 //! buckets above), `#`: the largest value + 1).
 
@@ -62,13 +63,8 @@ pub(crate) fn arguments(lua: &Lua, r: &RunResult) -> mlua::Result<(Table, Stats,
     )?;
     summary.set("errors", errors)?;
     let latency = Stats(r.histograms.total.clone());
-    // The run's rate as one value (wrk samples each thread's every 100 ms).
-    let mut rate = Histogram::<u64>::new(3).map_err(mlua::Error::external)?;
-    let secs = r.elapsed.as_secs_f64();
-    if secs > 0.0 {
-        let _ = rate.record((r.complete as f64 / secs).round() as u64);
-    }
-    Ok((summary, latency, Stats(rate)))
+    let requests = Stats(r.histograms.requests.clone());
+    Ok((summary, latency, requests))
 }
 
 #[cfg(test)]

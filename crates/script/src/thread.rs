@@ -4,9 +4,10 @@
 //! script defines them, each call counted for the watchdog.
 
 use crate::addr::Addr;
+use crate::response;
 use crate::state::{self, place};
 use crate::watchdog::Watch;
-use mlua::{Function, Lua, Table, UserData, UserDataFields, UserDataMethods, Value, WeakLua};
+use mlua::{Function, Lua, UserData, UserDataFields, UserDataMethods, Value, WeakLua};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -148,7 +149,15 @@ impl LuaThread {
             }
             false => count_requests(&t.fixed),
         }
-        .map_err(|e| anyhow::anyhow!("script {}: request(): {e}", t.name))?;
+        .map_err(|e| {
+            // Where the script's request() is, when it has one (else wrk.format's fields made it).
+            let at = t.request.as_ref().map(|f| format!("{}: ", place(f)));
+            anyhow::anyhow!(
+                "script {}: {}request(): {e}",
+                t.name,
+                at.unwrap_or_default()
+            )
+        })?;
         Ok(t)
     }
 
@@ -197,14 +206,8 @@ impl ThreadScript for LuaThread {
 
     fn response(&mut self, status: u16, head: &[u8], body: &[u8]) -> anyhow::Result<()> {
         let f = self.response.as_ref().expect("called only when defined");
-        let lua = &self.lua;
-        let args = (|| {
-            let headers = headers(lua, head)?;
-            Ok::<_, mlua::Error>((status, headers, lua.create_string(body)?))
-        })()
-        .map_err(|e| self.error(&e))?;
         self.watch
-            .around(|| f.call::<()>(args))
+            .around(|| response::call(&self.lua, f, status, head, body))
             .map_err(|e| self.error(&e))
     }
 
@@ -238,19 +241,6 @@ fn lua_type(v: &Value) -> &'static str {
         Value::Nil => "nil",
         other => other.type_name(),
     }
-}
-
-/// A response head's fields as a Lua table, name → value (a repeated name: the last value).
-fn headers(lua: &Lua, head: &[u8]) -> mlua::Result<Table> {
-    let mut fields = [httparse::EMPTY_HEADER; 64];
-    let mut parsed = httparse::Response::new(&mut fields);
-    let t = lua.create_table()?;
-    if parsed.parse(head).is_ok() {
-        for h in parsed.headers.iter() {
-            t.set(h.name, lua.create_string(h.value)?)?;
-        }
-    }
-    Ok(t)
 }
 
 /// How many HTTP/1 requests `bytes` holds, one after another (wrk pipelines what one call

@@ -248,7 +248,8 @@ mod tests {
                     ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;"
                 }
             };
-            let generator = "ALTER TABLE levels DROP COLUMN generator;";
+            let generator =
+                "ALTER TABLE levels DROP COLUMN generator; ALTER TABLE levels DROP COLUMN quic;";
             let drop = format!("{generator} {backends} {round} {h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();

@@ -20,7 +20,8 @@ pub(crate) const COLUMNS: [(&str, &str, &str); 5] = [
     ("levels", "h2_first_byte", "BLOB"),
 ];
 
-/// What a run spoke: "HTTP/1.1", "HTTP/1.0", "h2" (over TLS) or "h2c", with `-m` for HTTP/2.
+/// What a run spoke: "HTTP/1.1", "HTTP/1.0", "h2" (over TLS), "h2c" or "h3", with `-m` for
+/// HTTP/2 and HTTP/3.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Protocol {
     pub name: String,
@@ -30,6 +31,7 @@ pub struct Protocol {
 }
 
 impl Protocol {
+    /// Whether it multiplexes streams on a connection (HTTP/2 or HTTP/3, with `-m`).
     pub fn is_h2(&self) -> bool {
         self.h2_streams.is_some()
     }

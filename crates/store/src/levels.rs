@@ -69,9 +69,9 @@ impl Store {
                 keep_alive_requests, connections, total_bytes, body_bytes, document_length, server_software,
                 latency_sum_us, cpu_user_ns, cpu_sys_ns, late_sends, per_request, interrupted,
                 hist_total, hist_connect, hist_waiting, hist_processing, first_error, sent_bytes, ended,
-                h2, h2_connect, h2_first_byte, round, generator)
+                h2, h2_connect, h2_first_byte, round, generator, quic)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)",
+                ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38)",
             params![
                 run,
                 group,
@@ -111,6 +111,7 @@ impl Store {
                 h2_first_byte,
                 sql_u64(round as u64),
                 crate::generator::column(r)?,
+                crate::quic::column(r)?,
             ],
         )?;
         tx.commit()
@@ -218,6 +219,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
             connect: deserialize(&r.get::<_, Vec<u8>>(25)?)?,
             waiting: deserialize(&r.get::<_, Vec<u8>>(26)?)?,
             processing: deserialize(&r.get::<_, Vec<u8>>(27)?)?,
+            ..Histograms::new()
         },
         cpu: CpuTime {
             user: Duration::from_nanos(u(19)?),
@@ -253,6 +255,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         _ => None,
     };
     crate::generator::apply(r.get::<_, Option<String>>(41)?.as_deref(), &mut result);
+    crate::quic::apply(r.get::<_, Option<String>>(42)?.as_deref(), &mut result);
     // A diagnosis that does not parse (written by hand, cut short) reads as none.
     let diagnosis = r
         .get::<_, Option<String>>(34)?

@@ -11,6 +11,7 @@
 //! send and one receive.
 
 use crate::connection::{Connection, Waiting};
+use crate::h1::inflight::{InFlight, InFlights};
 use crate::h1::request::request_bytes;
 use crate::h1::response::{Feed, ResponseParser};
 use crate::io::Io;
@@ -20,7 +21,6 @@ use crate::transport::tls::count_handshake;
 use crate::transport::Transport;
 use mio::{Interest, Token};
 use sha2::{Digest, Sha256};
-use std::collections::VecDeque;
 use std::io::{self as stdio, ErrorKind};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -38,13 +38,6 @@ enum Phase {
     Idle,
 }
 
-#[derive(Clone, Copy)]
-struct InFlight {
-    req: usize,
-    /// Send time (closed loop) or intended send time (open loop).
-    start: Instant,
-}
-
 pub(crate) struct H1Conn {
     stream: Option<Transport>,
     /// Where the current (or last) connection went.
@@ -55,7 +48,7 @@ pub(crate) struct H1Conn {
     phase: Phase,
     /// Responses completed on the current socket.
     served: u64,
-    inflight: VecDeque<InFlight>,
+    inflight: InFlights,
     /// Bytes to write when not a single shared request (pipelining, retries).
     out: Vec<u8>,
     /// Write straight from the shared request bytes of this request.
@@ -92,7 +85,7 @@ impl Connection for H1Conn {
             want_write: false,
             phase: Phase::Free,
             served: 0,
-            inflight: VecDeque::with_capacity(sh.pipeline),
+            inflight: InFlights::with_room(sh.pipeline),
             out: Vec::new(),
             out_req: None,
             written: 0,
@@ -233,7 +226,7 @@ impl H1Conn {
         } else {
             self.out_req = None;
             self.out.clear();
-            for f in &self.inflight {
+            for f in self.inflight.iter() {
                 self.out.extend_from_slice(io.requests.bytes(sh, f.req));
             }
         }
@@ -241,7 +234,7 @@ impl H1Conn {
         self.first_byte = None;
         self.parser.begin(sh.head_request);
         self.parser.capture_server = sh.server.get().is_none();
-        self.parser.hasher = hasher_for(sh, first);
+        hash_for(&mut self.parser.hasher, sh, first);
         self.last_progress = now;
         if self.phase == Phase::Idle && self.stream.is_some() {
             self.phase = Phase::Sending;
@@ -443,7 +436,11 @@ impl H1Conn {
             first_byte: self.first_byte,
             status: self.parser.status,
             body_len,
-            digest: self.parser.hasher.take().map(|h| h.finalize().into()),
+            digest: self
+                .parser
+                .hasher
+                .as_mut()
+                .map(|h| h.finalize_reset().into()),
         };
         let counted = match (io.requests.response_reader(), self.parser.kept.as_ref()) {
             (Some(script), Some(kept)) => {
@@ -481,7 +478,8 @@ impl H1Conn {
         } else {
             // The next pipelined response follows on the same connection.
             self.parser.begin(sh.head_request);
-            self.parser.hasher = hasher_for(sh, self.inflight[0].req);
+            let next = self.inflight.front().map_or(0, |f| f.req);
+            hash_for(&mut self.parser.hasher, sh, next);
             self.first_byte = Some(now);
         }
         true
@@ -536,7 +534,12 @@ impl H1Conn {
     }
 }
 
-/// A body hasher when request `req`'s bodies are checked.
-fn hasher_for(sh: &Shared, req: usize) -> Option<Sha256> {
-    sh.plan.requests[req].expect.as_ref().map(|_| Sha256::new())
+/// Sets `hasher` for request `req`: a fresh one when its body is checked (the connection's own,
+/// reset, so checking allocates nothing per request), else none.
+fn hash_for(hasher: &mut Option<Box<Sha256>>, sh: &Shared, req: usize) {
+    match (sh.plan.requests[req].expect.is_some(), hasher.as_mut()) {
+        (true, Some(h)) => h.reset(),
+        (true, None) => *hasher = Some(Box::default()),
+        (false, _) => *hasher = None,
+    }
 }

@@ -53,12 +53,13 @@ pub struct ResponseParser {
     /// When set, the next header block's Server value is stored in `server`.
     pub capture_server: bool,
     pub server: Option<String>,
-    /// When set, body bytes are hashed into it.
-    pub hasher: Option<Sha256>,
+    /// When set, body bytes are hashed into it (boxed: most runs hash nothing, and a connection
+    /// should not carry its size).
+    pub hasher: Option<Box<Sha256>>,
     /// ab's `-v` level: 2 and up print each final head as it arrives (`h1/verbose.rs`).
     pub verbosity: u8,
     /// When set, the final head and the decoded body are kept for a script's `response()`.
-    pub kept: Option<Kept>,
+    pub kept: Option<Box<Kept>>,
 }
 
 /// A response's final header block and decoded body, kept (buffers reused from one response to
@@ -89,7 +90,12 @@ impl Default for ResponseParser {
 }
 
 /// Counts (and hashes, and keeps, when asked) body bytes.
-fn count(body_len: &mut u64, hasher: &mut Option<Sha256>, kept: &mut Option<Kept>, bytes: &[u8]) {
+fn count(
+    body_len: &mut u64,
+    hasher: &mut Option<Box<Sha256>>,
+    kept: &mut Option<Box<Kept>>,
+    bytes: &[u8],
+) {
     *body_len += bytes.len() as u64;
     if let Some(h) = hasher.as_mut() {
         h.update(bytes);
@@ -408,7 +414,7 @@ mod tests {
     fn body_is_hashed_when_asked() {
         let mut p = ResponseParser::default();
         p.begin(false);
-        p.hasher = Some(Sha256::new());
+        p.hasher = Some(Box::default());
         assert_eq!(
             p.feed(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc"),
             Ok(Feed::Done(41))

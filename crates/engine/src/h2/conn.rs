@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use webstand_h2::Error;
 use webstand_results::plan::Plan;
-use webstand_results::result::{H2Summary, RunResult};
+use webstand_results::result::{Ended, H2Summary, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -413,7 +413,7 @@ impl H2Conn {
     /// fails as a connect that failed would (Connect), so a sweep's level shows it.
     fn refused(&mut self, io: &mut Io, th: &mut H2Thread, slot: usize, why: String) {
         io.record.r.first_error = Some(why);
-        io.sh.reach.refuse_protocol();
+        io.sh.reach.refuse_protocol(Ended::NoHttp2);
         if self.session.streams().is_empty() {
             charge_one(io, &mut th.tally.sum, Class::Connect);
         }

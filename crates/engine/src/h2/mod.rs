@@ -6,4 +6,4 @@
 pub(crate) mod conn;
 pub(crate) mod prepared;
 mod refused;
-mod session;
+pub(crate) mod session;

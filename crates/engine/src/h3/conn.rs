@@ -6,14 +6,18 @@
 //!
 //! Requests wait for the handshake (the server's stream limit comes with it), then go as streams
 //! in HTTP/2's batches (`stream.rs`'s `batch_room`) or, with `--rate`, each when it is due. A
-//! server that refuses `h3` ends the run with one line (`refused.rs`), as one that never answers
-//! does (a handshake timeout); a connection closed with an error fails its requests, counts its
-//! code and is replaced.
+//! connection resumed from a ticket that allows early data sends them at once as 0-RTT (with the
+//! limits remembered from the ticket); if the server rejects it, they go again after the
+//! handshake. With `--max-requests-per-connection` a connection opens that many streams, is
+//! closed once they are answered, and the slot opens a new one. A server that refuses `h3` ends
+//! the run with one line (`refused.rs`), as one that never answers does (a handshake timeout); a
+//! connection closed with an error fails its requests, counts its code and is replaced.
 
 use super::peer::Peer;
-use super::prepared::{alpn_h3, fields_frame, request_frame, Prepared};
+use super::prepared::{fields_frame, h3_tls, request_frame, Prepared};
 use super::quic::Quic;
 use super::refused;
+use super::resumed;
 use super::streams::{Ask, Streams};
 use crate::clock::micros;
 use crate::connection::{Connection, Waiting};
@@ -27,7 +31,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use webstand_results::plan::Plan;
-use webstand_results::result::{H2Summary, QuicSummary, RunResult};
+use webstand_results::result::{Ended, H2Summary, QuicSummary, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -56,6 +60,11 @@ pub(crate) struct H3Conn {
     tx: Vec<u8>,
     /// A script's delay(): the driver started the slot after one, and its request is not out yet.
     delayed_send: bool,
+    /// The connection resumes a session whose ticket allows early data: its first requests go
+    /// as 0-RTT, before the handshake completes.
+    early: bool,
+    /// The handshake verified the server's certificate: a full one, not resumed (`resumed.rs`).
+    full: bool,
 }
 
 /// What a thread's HTTP/3 connections share.
@@ -79,7 +88,7 @@ impl Connection for H3Conn {
     }
 
     fn tls(setup: TlsSetup) -> TlsSetup {
-        alpn_h3(setup)
+        h3_tls(setup)
     }
 
     fn thread(sh: &Shared) -> H3Thread {
@@ -119,6 +128,8 @@ impl Connection for H3Conn {
             readable: Vec::new(),
             tx: Vec::new(),
             delayed_send: false,
+            early: false,
+            full: false,
         }
     }
 
@@ -211,14 +222,35 @@ impl Connection for H3Conn {
 }
 
 impl H3Conn {
-    /// Streams that may be opened now.
+    /// Streams that may be opened now: once the handshake completed, or before with 0-RTT; none
+    /// after a GOAWAY or past `--max-requests-per-connection`.
     fn room(&self, th: &H3Thread) -> usize {
-        match (&th.p, self.phase) {
-            (Ok(p), Phase::Open) if self.peer.goaway.is_none() => {
-                (p.max_streams as usize).saturating_sub(self.streams.list.len())
+        let sending = self.phase == Phase::Open || (self.phase == Phase::Connecting && self.early);
+        match &th.p {
+            Ok(p) if sending && self.peer.goaway.is_none() => {
+                let room = (p.max_streams as usize).saturating_sub(self.streams.list.len());
+                let left = p
+                    .per_connection
+                    .map_or(u64::MAX, |n| n.saturating_sub(self.streams.opened()));
+                room.min(usize::try_from(left).unwrap_or(usize::MAX))
             }
             _ => 0,
         }
+    }
+
+    /// The server confirmed the handshake (its HANDSHAKE_DONE came). Servers send their session
+    /// tickets with it, after the handshake: a connection whose 0-RTT requests were all answered
+    /// before then (0.5-RTT data) waits for it before it closes, so the next one can resume.
+    fn confirmed(&self) -> bool {
+        self.quic
+            .as_ref()
+            .is_some_and(|q| q.conn.stats().frame_rx.handshake_done > 0)
+    }
+
+    /// The connection has opened all the streams `--max-requests-per-connection` allows.
+    fn used_up(&self, th: &H3Thread) -> bool {
+        let per = th.p.as_ref().ok().and_then(|p| p.per_connection);
+        per.is_some_and(|n| self.streams.opened() >= n)
     }
 
     fn connect(&mut self, io: &mut Io, th: &mut H3Thread, slot: usize, now: Instant) {
@@ -243,7 +275,12 @@ impl H3Conn {
         let (gso, gro) = quic.offload();
         th.quic.gso |= gso;
         th.quic.gro |= gro;
+        self.early = quic.conn.has_0rtt();
+        self.full = false;
         self.quic = Some(quic);
+        if self.early {
+            self.open_control(io, p);
+        }
         self.phase = Phase::Connecting;
         self.peer = Peer::default();
         self.conn_start = now;
@@ -260,7 +297,9 @@ impl H3Conn {
         let Some(q) = self.quic.as_mut() else {
             return;
         };
+        let verified = resumed::verified();
         let got = q.receive(&mut io.buf, &mut self.tx, now);
+        self.full |= resumed::verified() != verified;
         if got.as_ref().is_ok_and(|&any| any) {
             self.answered = true;
             self.last_progress = now;
@@ -268,7 +307,7 @@ impl H3Conn {
         match got {
             // Before the handshake, nothing listening is the end; after it, loss recovery's.
             Err(e) if self.phase == Phase::Connecting => {
-                let what = format!("h3 to {}: {e}", self.to);
+                let what = refused::socket_error(self.to, &e);
                 self.connect_failed(io, th, slot, what, e.raw_os_error())
             }
             _ => self.drive(io, th, slot, now),
@@ -316,6 +355,10 @@ impl H3Conn {
                 self.close(io, th, slot); // refuses new requests and has none left: replaced
                 return self.settle(io, th);
             }
+        }
+        if self.used_up(th) && self.streams.list.is_empty() && self.confirmed() {
+            self.close(io, th, slot); // its requests are all answered: a new connection follows
+            return self.settle(io, th);
         }
         // The streams that ended are counted first: a script's response() sees each before the
         // next request is made (and may stop the thread).
@@ -438,9 +481,15 @@ impl H3Conn {
             self.refused(io, th, slot, why);
             return false;
         }
-        if let Some(id) = q.conn.streams().open(Dir::Uni) {
-            let n = q.conn.send_stream(id).write(&p.control).unwrap_or(0);
-            io.record.r.sent_bytes += n as u64;
+        let rejected = self.early && !q.conn.accepted_0rtt();
+        if rejected {
+            // quinn forgot the streams 0-RTT carried (the control stream too): their requests
+            // go again, on new streams.
+            th.tally.sum.started -= self.streams.list.len() as u64;
+            self.streams.zero_rtt_rejected(now, &mut th.tally);
+        }
+        if !self.early || rejected {
+            self.open_control(io, p);
         }
         self.phase = Phase::Open;
         self.connect_us = micros(now - self.conn_start);
@@ -452,18 +501,30 @@ impl H3Conn {
             .connect
             .saturating_record(self.connect_us.max(1));
         th.quic.handshakes += 1;
-        if q.conn.accepted_0rtt() {
-            th.quic.zero_rtt_accepted += 1;
-        }
+        th.quic.resumed += u64::from(!self.full);
+        th.quic.zero_rtt_accepted += u64::from(self.early && !rejected);
+        th.quic.zero_rtt_rejected += u64::from(rejected);
         th.spoke_h3 = true;
         true
+    }
+
+    /// Opens our control stream with our SETTINGS (at the handshake's end, or with 0-RTT at the
+    /// connection's start).
+    fn open_control(&mut self, io: &mut Io, p: &Prepared) {
+        let Some(q) = self.quic.as_mut() else {
+            return;
+        };
+        if let Some(id) = q.conn.streams().open(Dir::Uni) {
+            let n = q.conn.send_stream(id).write(&p.control).unwrap_or(0);
+            io.record.r.sent_bytes += n as u64;
+        }
     }
 
     /// The server does not speak HTTP/3: the run ends at once with this reason (no figures, one
     /// line, a non-zero exit); the connection's request fails as a connect that failed would.
     fn refused(&mut self, io: &mut Io, th: &mut H3Thread, slot: usize, why: String) {
         io.record.r.first_error = Some(why);
-        io.sh.reach.refuse_protocol();
+        io.sh.reach.refuse_protocol(Ended::NoHttp3);
         if self.streams.list.is_empty() {
             charge_one(io, &mut th.tally.sum, Class::Connect);
         }

@@ -2,8 +2,10 @@
 //! (its QPACK field section encoded with the static table and literals, no dynamic table, so one
 //! section serves every connection), our control stream's opening (its type and SETTINGS), and
 //! quinn-proto's client configuration: the run's rustls configuration (`tls_config.rs`, on the
-//! engine's aws-lc-rs provider) with ALPN `h3`, and the transport's windows and limits.
+//! engine's aws-lc-rs provider) with ALPN `h3` and early data, and the transport's windows and
+//! limits.
 
+use super::resumed::Witness;
 use crate::h2::prepared::request_fields;
 use crate::transport::tls_config::TlsSetup;
 use quinn_proto::crypto::rustls::QuicClientConfig;
@@ -30,6 +32,8 @@ pub(crate) struct Prepared {
     pub client: ClientConfig,
     /// The name the server's certificate is checked against (and SNI, when sent).
     pub server_name: String,
+    /// `--max-requests-per-connection`: streams a connection opens before a new one replaces it.
+    pub per_connection: Option<u64>,
 }
 
 impl Prepared {
@@ -51,6 +55,7 @@ impl Prepared {
             max_streams: h3.max_streams.max(1),
             client,
             server_name: tls.name.to_str().into_owned(),
+            per_connection: plan.max_conn_requests,
         })
     }
 }
@@ -87,10 +92,19 @@ pub(crate) fn fields_frame(fields: &[(String, String)]) -> Vec<u8> {
     frame
 }
 
-/// The run's TLS set up to offer `h3` alone by ALPN: a server without it refuses the handshake
-/// (`h3/refused.rs` names that), never a fallback.
-pub(crate) fn alpn_h3(mut setup: TlsSetup) -> TlsSetup {
-    Arc::make_mut(&mut setup.config).alpn_protocols = vec![b"h3".to_vec()];
+/// The run's TLS set up for QUIC: `h3` alone offered by ALPN (a server without it refuses the
+/// handshake, `h3/refused.rs` names that, never a fallback); early data (0-RTT) on a resumed
+/// connection, when `--tls-resume` keeps sessions and the server's ticket allows it; and the
+/// certificate verifier witnessed, so that a connection knows whether it was resumed
+/// (`resumed.rs`).
+pub(crate) fn h3_tls(mut setup: TlsSetup) -> TlsSetup {
+    let config = Arc::make_mut(&mut setup.config);
+    config.alpn_protocols = vec![b"h3".to_vec()];
+    config.enable_early_data = true;
+    let witness = Witness(setup.verifier.clone());
+    config
+        .dangerous()
+        .set_certificate_verifier(Arc::new(witness));
     setup
 }
 

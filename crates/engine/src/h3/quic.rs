@@ -2,8 +2,9 @@
 //! it was made through (one per connection, dropped with it: the socket carries nothing else),
 //! the datagrams read handed to the endpoint (a GRO buffer cut at its stride), the datagrams quinn
 //! wants sent put on the socket (several per call with GSO), the endpoint's and the connection's
-//! news for each other passed on, and the close that sends CONNECTION_CLOSE at once and adds the
-//! connection's statistics to the thread's.
+//! news for each other passed on, the smallest congestion window seen as the connection goes, and
+//! the close that sends CONNECTION_CLOSE at once and adds the connection's statistics to the
+//! thread's.
 
 use super::prepared::Prepared;
 use crate::transport::socket_setup::SocketSetup;
@@ -24,6 +25,8 @@ pub(crate) struct Quic {
     handle: ConnectionHandle,
     pub conn: quinn_proto::Connection,
     udp: Udp,
+    /// The smallest congestion window the connection has had, looked at after each exchange.
+    min_cwnd: u64,
 }
 
 impl Quic {
@@ -47,11 +50,13 @@ impl Quic {
         let (handle, conn) = endpoint
             .connect(now, p.client.clone(), to, &p.server_name)
             .map_err(|e| (format!("h3 to {to}: {e}"), None))?;
+        let min_cwnd = conn.congestion_state().window();
         Ok(Quic {
             endpoint,
             handle,
             conn,
             udp,
+            min_cwnd,
         })
     }
 
@@ -112,8 +117,11 @@ impl Quic {
         }
     }
 
-    /// Sends what quinn has; returns its next timer.
+    /// Sends what quinn has; returns its next timer. The congestion window is looked at here:
+    /// every datagram read and every timer (the acknowledgements and losses that move the
+    /// window) leads to a transmit, so the smallest window seen is the connection's smallest.
     pub(crate) fn transmit(&mut self, tx: &mut Vec<u8>, now: Instant) -> Option<Instant> {
+        self.min_cwnd = self.min_cwnd.min(self.conn.congestion_state().window());
         let max = self.udp.max_segments();
         loop {
             tx.clear();
@@ -143,7 +151,7 @@ impl Quic {
             packets_sent: s.path.sent_packets,
             packets_lost: s.path.lost_packets,
             congestion_events: s.path.congestion_events,
-            min_cwnd: s.path.cwnd,
+            min_cwnd: self.min_cwnd.min(s.path.cwnd),
             ..QuicSummary::default()
         });
     }

@@ -1,7 +1,8 @@
 //! What the end of a QUIC connection says, in one line: a server that does not speak HTTP/3 (it
 //! refused ALPN `h3`, or answered with a version negotiation), a handshake that failed (the
-//! certificate, TLS) or got no answer, and a connection closed with an error code; and that code's
-//! name, by which the run counts the connections that ended on an error.
+//! certificate, TLS) or got no answer (nothing on the UDP port, or silence), and a connection closed
+//! with an error code; and that code's name, by which the run counts the connections that ended on
+//! an error.
 
 use quinn_proto::{ConnectionError, TransportErrorCode};
 use std::net::SocketAddr;
@@ -43,6 +44,18 @@ pub(crate) fn handshake_timeout(to: SocketAddr, timeout: Duration, answered: boo
         true => "the QUIC handshake did not complete",
     };
     format!("h3 to {to}: {what} within {} s", timeout.as_secs_f64())
+}
+
+/// The socket's error before any answer: an ICMP port unreachable (a connected UDP socket's
+/// "connection refused") means nothing listens on that UDP port; any other error as it is.
+pub(crate) fn socket_error(to: SocketAddr, e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::ConnectionRefused => format!(
+            "h3 to {to}: nothing listens on UDP port {} (ICMP port unreachable), so no HTTP/3 there",
+            to.port()
+        ),
+        _ => format!("h3 to {to}: {e}"),
+    }
 }
 
 /// The connection could not be made or went down: why, as one line.
@@ -149,6 +162,11 @@ mod tests {
         assert_eq!(
             handshake_timeout(to, Duration::from_secs(2), false),
             "h3 to 127.0.0.1:4433: no QUIC answer over UDP within 2 s"
+        );
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            socket_error(to, &refused),
+            "h3 to 127.0.0.1:4433: nothing listens on UDP port 4433 (ICMP port unreachable), so no HTTP/3 there"
         );
     }
 }

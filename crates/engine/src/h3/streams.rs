@@ -37,6 +37,15 @@ pub(crate) struct Streams {
     pub span: ClientSpan,
 }
 
+/// What a read of a request stream brought.
+pub(crate) enum Got<'a> {
+    Bytes(&'a [u8]),
+    /// The stream's FIN.
+    Fin,
+    /// The server reset the stream with this code.
+    Reset(VarInt),
+}
+
 /// What a request carries besides its prepared HEADERS frame.
 pub(crate) struct Ask<'a> {
     pub req: usize,
@@ -66,11 +75,37 @@ impl Streams {
         self.span = self.span.started(now);
     }
 
+    /// Streams opened on the current connection.
+    pub(crate) fn opened(&self) -> u64 {
+        self.opened
+    }
+
+    /// The server rejected 0-RTT: QUIC forgot the streams it carried (their ids start again), so
+    /// every request on them is sent again, as the first of the connection's streams.
+    pub(crate) fn zero_rtt_rejected(&mut self, now: Instant, t: &mut Tally) {
+        self.opened = 0;
+        self.end_all(End::Retry, now, t);
+    }
+
     /// Opens a stream for `ask` if QUIC lets one more be opened; the bytes written (None: none
     /// may be opened now).
     pub(crate) fn open(&mut self, conn: &mut Connection, ask: Ask) -> Option<u64> {
         let id = conn.streams().open(Dir::Bi)?;
-        let mut r = Request {
+        let mut r = self.request(id, &ask);
+        let taken = conn.send_stream(id).write(ask.frame).unwrap_or(0);
+        r.unsent.extend_from_slice(&ask.frame[taken..]);
+        if let Some(body) = ask.body {
+            write::data_head(&mut r.unsent, body.len());
+            r.unsent.extend_from_slice(body);
+        }
+        let sent = taken as u64 + send_rest(conn, &mut r);
+        self.list.push(r);
+        Some(sent)
+    }
+
+    /// The request on QUIC stream `id` for `ask`, nothing of it sent yet.
+    pub(crate) fn request(&mut self, id: StreamId, ask: &Ask) -> Request {
+        let r = Request {
             id,
             s: Stream {
                 id: 0,
@@ -93,15 +128,7 @@ impl Streams {
             fin: false,
         };
         self.opened += 1;
-        let taken = conn.send_stream(id).write(ask.frame).unwrap_or(0);
-        r.unsent.extend_from_slice(&ask.frame[taken..]);
-        if let Some(body) = ask.body {
-            write::data_head(&mut r.unsent, body.len());
-            r.unsent.extend_from_slice(body);
-        }
-        let sent = taken as u64 + send_rest(conn, &mut r);
-        self.list.push(r);
-        Some(sent)
+        r
     }
 
     /// Stream `id` may take more of its request: the bytes it took.
@@ -128,51 +155,78 @@ impl Streams {
         let Ok(mut chunks) = stream.read(true) else {
             return Ok(0);
         };
-        let r = &mut self.list[i];
-        let (mut read, mut end, mut failed) = (0u64, None, None);
+        let (mut read, mut step) = (0u64, Ok(None));
         loop {
-            match chunks.next(usize::MAX) {
+            step = match chunks.next(usize::MAX) {
                 Ok(Some(chunk)) => {
                     read += chunk.bytes.len() as u64;
-                    if r.s.first_byte.is_none() {
-                        r.s.first_byte = Some(now);
-                    }
-                    let head = &mut self.decoder;
-                    if let Err(e) = feed(r, &chunk.bytes, head, t) {
-                        failed = Some(e);
-                        break;
-                    }
+                    self.got(i, Got::Bytes(&chunk.bytes), now, t)
                 }
-                Ok(None) => {
-                    end = Some(match r.frames.whole() && r.s.status != 0 {
-                        true => End::Complete,
-                        false => End::Failed(Class::Receive, "the response stream ended early"),
-                    });
-                    break;
-                }
+                Ok(None) => self.got(i, Got::Fin, now, t),
                 Err(ReadError::Blocked) => break,
-                Err(ReadError::Reset(code)) => {
-                    t.sum.resets += 1;
-                    end = Some(End::Failed(Class::Receive, reset_what(code)));
-                    break;
-                }
+                Err(ReadError::Reset(code)) => self.got(i, Got::Reset(code), now, t),
+            };
+            if !matches!(step, Ok(None)) {
+                break;
             }
         }
         let _ = chunks.finalize();
-        match failed {
-            Some(Error::Stream { code, reason }) => {
-                let code = VarInt::from_u64(code.to_u64()).unwrap_or(VarInt::MAX);
-                let _ = conn.recv_stream(id).stop(code);
-                let _ = conn.send_stream(id).reset(code);
-                end = Some(End::Failed(Class::Exceptions, reason));
-            }
-            Some(e) => return Err(e),
-            None => {}
+        if let Some(code) = self.conclude(i, step, now, t)? {
+            let _ = conn.recv_stream(id).stop(code);
+            let _ = conn.send_stream(id).reset(code);
         }
+        Ok(read)
+    }
+
+    /// What request `i`'s stream brought at `now`: Ok(Some(end)) when it ended, an error when
+    /// the server broke the protocol on it (the stream's or the connection's).
+    pub(crate) fn got(
+        &mut self,
+        i: usize,
+        got: Got,
+        now: Instant,
+        t: &mut Tally,
+    ) -> Result<Option<End>, Error> {
+        let r = &mut self.list[i];
+        match got {
+            Got::Bytes(bytes) => {
+                if r.s.first_byte.is_none() {
+                    r.s.first_byte = Some(now);
+                }
+                feed(r, bytes, &mut self.decoder, t).map(|()| None)
+            }
+            Got::Fin => Ok(Some(match r.frames.whole() && r.s.status != 0 {
+                true => End::Complete,
+                false => End::Failed(Class::Receive, "the response stream ended early"),
+            })),
+            Got::Reset(code) => {
+                t.sum.resets += 1;
+                Ok(Some(End::Failed(Class::Receive, reset_what(code))))
+            }
+        }
+    }
+
+    /// Ends request `i` as [`Streams::got`] said: a stream error ends it failed and gives the
+    /// code to stop and reset its stream with; a connection error is passed on.
+    pub(crate) fn conclude(
+        &mut self,
+        i: usize,
+        step: Result<Option<End>, Error>,
+        now: Instant,
+        t: &mut Tally,
+    ) -> Result<Option<VarInt>, Error> {
+        let (end, code) = match step {
+            Ok(end) => (end, None),
+            Err(Error::Stream { code, reason }) => {
+                let code = VarInt::from_u64(code.to_u64()).unwrap_or(VarInt::MAX);
+                (Some(End::Failed(Class::Exceptions, reason)), Some(code))
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(end) = end {
             self.end(i, end, now, t);
         }
-        Ok(read)
+        Ok(code)
     }
 
     /// Ends request `i` as `end` and hands it to the slot.

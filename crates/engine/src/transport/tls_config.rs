@@ -8,7 +8,7 @@
 
 use anyhow::{bail, Context};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::Resumption;
+use rustls::client::{Resumption, WebPkiServerVerifier};
 use rustls::crypto::{aws_lc_rs, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
@@ -22,6 +22,9 @@ pub(crate) struct TlsSetup {
     pub name: ServerName<'static>,
     /// The SNI name sent, for the report (none for an IP address or with `-I`).
     pub sni: Option<String>,
+    /// What checks the server's certificate (`--cacert`'s roots, or nothing but the signatures):
+    /// QUIC's configuration wraps it to tell full handshakes from resumed ones.
+    pub verifier: Arc<dyn ServerCertVerifier>,
 }
 
 impl TlsSetup {
@@ -39,7 +42,7 @@ impl TlsSetup {
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(versions)
             .map_err(|e| anyhow::anyhow!("-f/-Z: {e} (no cipher suite of -Z fits -f)"))?;
-        let builder = match &plan.ca_cert {
+        let verifier: Arc<dyn ServerCertVerifier> = match &plan.ca_cert {
             Some(path) => {
                 let mut roots = RootCertStore::empty();
                 for cert in CertificateDer::pem_file_iter(path)
@@ -53,14 +56,15 @@ impl TlsSetup {
                 if roots.is_empty() {
                     bail!("--cacert {}: no certificate in the file", path.display());
                 }
-                builder.with_root_certificates(roots)
+                WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                    .build()
+                    .with_context(|| format!("--cacert {}", path.display()))?
             }
-            None => builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification(
-                    provider.signature_verification_algorithms,
-                ))),
+            None => Arc::new(NoVerification(provider.signature_verification_algorithms)),
         };
+        let builder = builder
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone());
         let mut config = match &plan.client_cert {
             Some(path) => {
                 let what = || format!("-E {}", path.display());
@@ -92,6 +96,7 @@ impl TlsSetup {
             config: Arc::new(config),
             name,
             sni,
+            verifier,
         })
     }
 }

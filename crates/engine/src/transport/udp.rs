@@ -1,9 +1,9 @@
 //! The datagram transport of QUIC connections (`bench --h3`): one UDP socket per connection slot,
 //! bound (to `-B`'s address when given) and connected to the target, with quinn-udp's state for it:
 //! GSO on send and GRO on receive where the kernel has them (quinn-udp asks at start-up and falls
-//! back to one datagram per call when it has not). The connection (`h3/conn.rs`) hands it
-//! quinn-proto's transmits and takes what it reads, a buffer of one datagram or of several of the
-//! same size (`RecvMeta::stride`) when GRO joined them.
+//! back to one datagram per call when it has not; `WEBSTAND_UDP_OFFLOAD=off` turns both off). The
+//! connection (`h3/conn.rs`) hands it quinn-proto's transmits and takes what it reads, a buffer of
+//! one datagram or of several of the same size (`RecvMeta::stride`) when GRO joined them.
 //!
 //! A datagram the socket cannot take (its send buffer full) is dropped, as a router would drop it:
 //! QUIC's loss recovery sends it again.
@@ -19,6 +19,8 @@ const RECV_BUFFER: usize = 4 << 20;
 pub(crate) struct Udp {
     pub sock: mio::net::UdpSocket,
     state: quinn_udp::UdpSocketState,
+    /// GSO and GRO where the kernel has them (`webstand_h3::offload`: off by the environment).
+    offload: bool,
 }
 
 impl Udp {
@@ -29,20 +31,29 @@ impl Udp {
         if setup.buffer.is_none() {
             let _ = state.set_recv_buffer_size((&sock).into(), RECV_BUFFER);
         }
+        let offload = !webstand_h3::offload::off();
+        if !offload {
+            // A kernel without GRO has nothing to stop.
+            let _ = webstand_h3::offload::stop_gro(&sock);
+        }
         Ok(Udp {
             sock: mio::net::UdpSocket::from_std(sock),
             state,
+            offload,
         })
     }
 
     /// Datagrams one transmit may carry (GSO segments; 1 without GSO).
     pub(crate) fn max_segments(&self) -> usize {
-        self.state.max_gso_segments()
+        match self.offload {
+            true => self.state.max_gso_segments(),
+            false => 1,
+        }
     }
 
     /// Whether the kernel joins received datagrams (GRO).
     pub(crate) fn gro(&self) -> bool {
-        self.state.gro_segments() > 1
+        self.offload && self.state.gro_segments() > 1
     }
 
     /// Sends the datagrams of `t`, held in `bytes`; a full socket drops them.

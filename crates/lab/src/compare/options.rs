@@ -11,6 +11,7 @@ use webstand_workload::Workload;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsersSpec};
 use crate::robustness::ProbeSpec;
+use crate::servers::binary::locate;
 use crate::servers::Kind;
 use crate::tls::cert::KeyType;
 use webstand_results::WorkloadKind;
@@ -54,6 +55,8 @@ pub struct Options {
     pub tls: Option<KeyType>,
     /// Every server that can on HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) without.
     pub h2: bool,
+    /// Every server that can on HTTP/3 too (`crate::h3`), on UDP at its HTTPS port: needs `tls`.
+    pub h3: bool,
     /// PHP-FPM's binary (a name or a path) and its workers, for the php and wordpress workloads.
     pub php_fpm: String,
     pub php_children: usize,
@@ -105,6 +108,7 @@ impl Options {
             rounds: 1,
             tls: None,
             h2: false,
+            h3: false,
             php_fpm: crate::php::fpm::PROGRAM.into(),
             php_children: crate::php::DEFAULT_CHILDREN,
             probe: None,
@@ -114,7 +118,7 @@ impl Options {
 
 impl Options {
     /// Refuses, in one line, a run whose workloads need a protocol the options do not put the
-    /// servers on, or an `--h2` run none of whose servers speaks HTTP/2.
+    /// servers on, or an `--h2` (`--h3`) run none of whose servers speaks HTTP/2 (HTTP/3).
     pub fn check(&self) -> anyhow::Result<()> {
         use anyhow::bail;
         let first = |need: fn(&WorkloadKind) -> bool| self.workloads.iter().copied().find(need);
@@ -123,6 +127,12 @@ impl Options {
         }
         if let (false, Some(w)) = (self.h2, first(|w| w.h2_streams().is_some())) {
             bail!("workload {} runs over HTTP/2: add --h2", w.name());
+        }
+        if let (false, Some(w)) = (self.h3, first(|w| w.h3_streams().is_some())) {
+            bail!("workload {} runs over HTTP/3: add --h3", w.name());
+        }
+        if self.h3 {
+            check_h3(self.tls.is_some(), &self.servers, self.builtin.as_deref())?;
         }
         if !self.h2 {
             return Ok(());
@@ -199,6 +209,29 @@ impl Options {
         });
         plan
     }
+}
+
+/// Refuses, in one line, an h3 run without the lab's certificate, or none of whose `servers`
+/// speaks HTTP/3 here (saying why not for each, and which kinds do).
+fn check_h3(tls: bool, servers: &[Kind], builtin: Option<&Path>) -> anyhow::Result<()> {
+    if !tls {
+        anyhow::bail!("--h3 needs the servers on HTTPS: QUIC is always TLS 1.3 (add --tls)");
+    }
+    let speaks = |k: &Kind| locate(*k, builtin).and_then(|b| k.h3(&b.path));
+    let why: Vec<String> = servers.iter().filter_map(|k| speaks(k).err()).collect();
+    if why.len() < servers.len() {
+        return Ok(());
+    }
+    let these: Vec<&str> = Kind::ALL
+        .iter()
+        .filter(|k| speaks(k).is_ok())
+        .map(|k| k.name())
+        .collect();
+    anyhow::bail!(
+        "--h3: none of the servers speaks HTTP/3 here ({}); these do: {}",
+        why.join("; "),
+        these.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -243,6 +243,9 @@ fn describe(opts: &Options) -> String {
             text.push_str("; no feature checks on h2c ports (they speak HTTP/1.1)");
         }
     }
+    if opts.h3 {
+        text.push_str(&format!("; {}", crate::h3::describe()));
+    }
     if !opts.max_users_for.is_empty() {
         let b = &opts.max_users.bounds;
         text.push_str(&format!(

@@ -8,7 +8,7 @@ use webstand_workload::{webstone, Workload};
 /// The requests `kind` makes and how it picks them over the fixtures.
 pub fn workload(kind: WorkloadKind, manifest: &Manifest) -> Result<Workload> {
     let mut w = match kind {
-        WorkloadKind::SmallFiles | WorkloadKind::H2 => {
+        WorkloadKind::SmallFiles | WorkloadKind::H2 | WorkloadKind::H3 => {
             Workload::small_files(manifest, webstand_workload::DEFAULT_SEED)?
         }
         WorkloadKind::Cgi => Workload::single(fixtures::CGI_HELLO),
@@ -29,7 +29,8 @@ pub fn workload(kind: WorkloadKind, manifest: &Manifest) -> Result<Workload> {
         | WorkloadKind::TlsKa
         | WorkloadKind::TlsNew
         | WorkloadKind::TlsResume
-        | WorkloadKind::H2TwoK => Workload::single(fixtures::TENON_FILE),
+        | WorkloadKind::H2TwoK
+        | WorkloadKind::H3TwoK => Workload::single(fixtures::TENON_FILE),
         WorkloadKind::Php => {
             let mut w = Workload::single(crate::php::page::PATH);
             w.requests[0].expect = Some(crate::php::page::body_check());

@@ -132,6 +132,12 @@ impl ServerKind for Apache {
     fn h2(&self) -> Result<(), String> {
         Ok(())
     }
+    fn h3(&self, _program: &Path) -> Result<(), String> {
+        Err(format!(
+            "{}: Apache httpd has no HTTP/3 module (HTTP/1.1 and HTTP/2 only)",
+            crate::h3::NO_H3
+        ))
+    }
     fn php(&self) -> Php {
         if self.mod_php {
             Php::InProcess {

@@ -8,6 +8,7 @@ use super::config::{Ctx, Launch};
 use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{Mode, NO_H2};
+use crate::h3::NO_H3;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{Note, TlsNote};
 use webstand_results::comparison::NO_TLS;
@@ -95,6 +96,16 @@ impl ServerKind for Builtin {
         }
         Ok(())
     }
+    /// `serve --listen-quic` on the HTTPS port's number, same certificate.
+    fn h3(&self, program: &Path) -> Result<(), String> {
+        if output_of(program, &["serve", "--help"]).contains("--listen-quic") {
+            Ok(())
+        } else {
+            Err(format!(
+                "{NO_H3}: this webstand's serve has no --listen-quic"
+            ))
+        }
+    }
     fn php(&self) -> Php {
         Php::Fpm
     }
@@ -121,6 +132,11 @@ fn launch(c: &Ctx, cached: bool) -> Launch {
             q(&cert.key_file().display().to_string()),
             c.tls_versions.openssl_names().join(" ")
         ),
+    };
+    // HTTP/3: QUIC on UDP at the HTTPS port's number, the same certificate.
+    let listen = match c.h3 {
+        true => format!("{listen}listen_quic = \"127.0.0.1:{}\"\n", c.port),
+        false => listen,
     };
     let mut conf = format!(
         "root = \"{root}\"\n{listen}threads = 1\n\

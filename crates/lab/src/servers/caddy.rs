@@ -63,6 +63,10 @@ impl ServerKind for Caddy {
             streams: 250,
         }]
     }
+    /// quic-go is built in; the lab's config turns HTTP/3 on only in an h3 run.
+    fn h3(&self, _program: &Path) -> Result<(), String> {
+        Ok(())
+    }
     fn php(&self) -> Php {
         Php::Fpm
     }
@@ -96,13 +100,7 @@ fn launch(c: &Ctx) -> Launch {
         port = c.port,
         hash = bcrypt_hash(),
         scheme = if c.tls.is_some() { "https" } else { "http" },
-        // HTTP/2: h2 by ALPN over TLS (and no HTTP/3, which caddy adds by default), h2c on the
-        // plain port; Go's fixed 250 streams per connection.
-        protocols = match (c.h2, c.tls.is_some()) {
-            (false, _) => "",
-            (true, true) => "    protocols h1 h2\n",
-            (true, false) => "    protocols h1 h2 h2c\n",
-        },
+        protocols = protocols(c),
         tls = tls_settings(c),
         // `php_fastcgi` (index.php and the try_files it implies) and `encode gzip`.
         php = c
@@ -132,6 +130,24 @@ fn launch(c: &Ctx) -> Launch {
         as_worker: c.worker.is_some(),
         ..Default::default()
     }
+}
+
+/// The servers' `protocols` line. HTTP/2: h2 by ALPN over TLS, h2c on the plain port; Go's fixed
+/// 250 streams per connection. HTTP/3 (quic-go, UDP at the HTTPS port), which caddy adds to HTTPS
+/// by default, only in an h3 run. Without either, caddy's default.
+fn protocols(c: &Ctx) -> String {
+    let tls = c.tls.is_some();
+    if !c.h2 && !c.h3 {
+        return String::new();
+    }
+    let mut list = vec!["h1"];
+    if c.h2 {
+        list.push(if tls { "h2" } else { "h2 h2c" });
+    }
+    if c.h3 && tls {
+        list.push("h3");
+    }
+    format!("    protocols {}\n", list.join(" "))
 }
 
 /// The site's `tls` directive: the lab's certificate and key (so no ACME: `auto_https off` already

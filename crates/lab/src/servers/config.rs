@@ -94,6 +94,8 @@ pub struct Ctx<'a> {
     /// HTTP/2 on `port` too: by ALPN with `tls`, by prior knowledge (h2c) without
     /// (`crate::h2`: the settings every server gets).
     pub h2: bool,
+    /// HTTP/3 over QUIC too, on UDP at `port` with `tls` (`crate::h3`).
+    pub h3: bool,
     /// PHP-FPM's socket, when the run has PHP workloads.
     pub php: Option<Pass>,
 }

@@ -63,6 +63,13 @@ impl ServerKind for H2o {
     fn h2(&self) -> Result<(), String> {
         Ok(())
     }
+    /// Debian's 2.2 predates QUIC (quicly came with 2.3, which the lab has no config for).
+    fn h3(&self, _program: &Path) -> Result<(), String> {
+        Err(format!(
+            "{}: h2o 2.2 has no QUIC (HTTP/3 came with h2o 2.3)",
+            crate::h3::NO_H3
+        ))
+    }
     fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
         vec![H2Note::Announces {
             server: "h2o 2.2",

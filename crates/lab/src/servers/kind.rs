@@ -1,6 +1,6 @@
 //! What the lab knows about one kind of server, behind the one interface each kind's file implements
 //! ([`ServerKind`]): its name and package, how to find its binary and ask its version, its
-//! concurrency model, the config that starts it (plain, TLS, HTTP/2, PHP, CGI), what it supports here
+//! concurrency model, the config that starts it (plain, TLS, HTTP/2, HTTP/3, PHP, CGI), what it supports here
 //! and why not, and the notes its rows carry, as data. The registry of kinds is [`super::Kind::ALL`].
 
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 
 use super::config::{Ctx, Launch};
 use crate::h2::{Mode, NO_H2};
+use crate::h3::NO_H3;
 use crate::notes::{H2Note, Note, TlsNote};
 use crate::programs::find_program;
 use crate::tls::ciphers::Versions;
@@ -140,6 +141,13 @@ pub trait ServerKind: Sync {
     fn h2_notes(&self, mode: Mode) -> Vec<H2Note> {
         let _ = mode;
         Vec::new()
+    }
+
+    /// Whether its build at `program` speaks HTTP/3 over QUIC in the lab (on the lab's certificate,
+    /// UDP at the port of its HTTPS listener); Err: one line beginning "no h3" saying why.
+    fn h3(&self, program: &Path) -> Result<(), String> {
+        let _ = program;
+        Err(format!("{NO_H3}: {} has no HTTP/3", self.name()))
     }
 
     /// How it runs PHP pages.

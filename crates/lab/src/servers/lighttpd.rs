@@ -61,6 +61,12 @@ impl ServerKind for Lighttpd {
     fn h2(&self) -> Result<(), String> {
         Ok(())
     }
+    fn h3(&self, _program: &Path) -> Result<(), String> {
+        Err(format!(
+            "{}: lighttpd 1.4 has no QUIC (HTTP/1.1 and HTTP/2 only)",
+            crate::h3::NO_H3
+        ))
+    }
     fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
         vec![H2Note::FixedStreams {
             server: "lighttpd 1.4",

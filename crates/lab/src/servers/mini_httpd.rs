@@ -67,6 +67,12 @@ impl ServerKind for MiniHttpd {
             crate::h2::NO_H2
         ))
     }
+    fn h3(&self, _program: &Path) -> Result<(), String> {
+        Err(format!(
+            "{}: mini_httpd speaks HTTP/1.1 only",
+            crate::h3::NO_H3
+        ))
+    }
     fn php(&self) -> Php {
         Php::No("mini_httpd has no FastCGI (the lab does not run PHP as CGI)")
     }

@@ -8,6 +8,7 @@ use super::config::{mime_types, Ctx, Launch};
 use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
+use crate::h3::NO_H3;
 use crate::limits::{KEEPALIVE_TIMEOUT_SECS, OPEN_FILE_CACHE};
 use crate::notes::H2Note;
 use crate::tls::ciphers;
@@ -59,6 +60,16 @@ impl ServerKind for Nginx {
                 server: "nginx 1.22",
             }],
             Mode::Alpn => Vec::new(),
+        }
+    }
+    /// Debian's 1.22 predates QUIC (ngx_http_v3_module came in 1.25).
+    fn h3(&self, program: &Path) -> Result<(), String> {
+        if output_of(program, &["-V"]).contains("http_v3_module") {
+            Err(format!("{NO_H3}: the lab configures no QUIC for nginx"))
+        } else {
+            Err(format!(
+                "{NO_H3}: this nginx has no http_v3_module (HTTP/3 came in nginx 1.25)"
+            ))
         }
     }
     fn php(&self) -> Php {

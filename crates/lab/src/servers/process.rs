@@ -47,6 +47,8 @@ pub struct Setup {
     pub tls_versions: Versions,
     /// Serve HTTP/2 too: by ALPN with `tls`, by prior knowledge (h2c) on the plain port without.
     pub h2: bool,
+    /// Serve HTTP/3 too, on UDP at the HTTPS port (with `tls` only).
+    pub h3: bool,
     /// PHP-FPM to pass `.php` to, when the run has PHP workloads.
     pub php: Option<Pass>,
 }
@@ -63,6 +65,7 @@ impl Setup {
             tls: None,
             tls_versions: Versions::Both,
             h2: false,
+            h3: false,
             php: None,
         }
     }
@@ -429,6 +432,7 @@ fn launch(
         tls: setup.tls.as_deref(),
         tls_versions: setup.tls_versions,
         h2: setup.h2,
+        h3: setup.h3 && setup.tls.is_some(),
         php: setup.php.clone().filter(|_| !setup.chroot),
     };
     let mut l = kind.launch(&c);

@@ -1,9 +1,10 @@
 //! A loop's QUIC socket and what all of its QUIC connections share: one UDP socket (SO_REUSEPORT,
 //! one per loop, like the TCP listeners), quinn-udp's state for it (GSO on send and GRO on
 //! receive where the kernel has them: quinn-udp asks at start-up and falls back to one datagram
-//! per call when it has not, or when a send with segments fails), quinn-proto's `Endpoint` (which
-//! routes datagrams to connections by connection ID and answers Initials, Retry, version
-//! negotiation and stateless resets itself), and which slot of the loop holds each connection.
+//! per call when it has not, or when a send with segments fails; `WEBSTAND_UDP_OFFLOAD=off` turns
+//! both off), quinn-proto's `Endpoint` (which routes datagrams to connections by connection ID and
+//! answers Initials, Retry, version negotiation and stateless resets itself), and which slot of the
+//! loop holds each connection.
 //!
 //! A datagram the socket cannot take (its send buffer full) is dropped, as a router would drop
 //! it: QUIC's loss recovery sends it again, and a full UDP buffer is the congestion it reacts to.
@@ -25,6 +26,8 @@ pub struct Shared {
     pub handshaking: Cell<usize>,
     /// The socket's own address.
     pub local: SocketAddr,
+    /// GSO and GRO where the kernel has them (`webstand_h3::offload`: off by the environment).
+    offload: bool,
 }
 
 impl Shared {
@@ -34,6 +37,11 @@ impl Shared {
     ) -> io::Result<Shared> {
         let state = quinn_udp::UdpSocketState::new((&socket).into())?;
         let local = socket.local_addr()?;
+        let offload = !webstand_h3::offload::off();
+        if !offload {
+            // A kernel without GRO has nothing to stop.
+            let _ = webstand_h3::offload::stop_gro(&socket);
+        }
         let endpoint = Endpoint::new(
             Arc::new(quinn_proto::EndpointConfig::default()),
             Some(server_config),
@@ -47,12 +55,16 @@ impl Shared {
             routes: RefCell::new(HashMap::new()),
             handshaking: Cell::new(0),
             local,
+            offload,
         })
     }
 
     /// Datagrams one transmit may hold (GSO segments; 1 without GSO).
     pub fn max_datagrams(&self) -> usize {
-        self.state.max_gso_segments()
+        match self.offload {
+            true => self.state.max_gso_segments(),
+            false => 1,
+        }
     }
 
     /// Sends the datagrams of `transmit`, held in `bytes`; a full socket drops them.
