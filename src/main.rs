@@ -39,7 +39,7 @@ enum Cmd {
     /// Write the deterministic benchmark docroot (2k.html, small/, WebStone files, large files, CGI)
     Fixtures(cmd::fixtures::Args),
     /// Run a workload at rising concurrency and print the classic benchmarks' tables
-    Sweep(cmd::sweep::Args),
+    Sweep(cmd::sweep_args::Args),
     /// Start real web servers on one docroot and compare them side by side
     Compare(cmd::compare::Args),
     /// List saved runs

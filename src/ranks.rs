@@ -3,7 +3,7 @@
 //! never get past [`start`].
 
 use std::sync::Arc;
-use webstand_engine::{Live, Plan, RunResult};
+use webstand_results::{Live, Plan, RunResult};
 
 /// How the last run was spread over the ranks (None when it ran in this process only).
 #[derive(Clone, Debug)]
@@ -45,9 +45,9 @@ mod imp {
     /// A rank's own copy of rank 0's script: its `print` goes to the rank's standard output,
     /// which mpirun forwards.
     fn load_script(
-        source: &webstand_engine::script::ScriptSource,
+        source: &webstand_results::script::ScriptSource,
         plan: &Plan,
-    ) -> anyhow::Result<webstand_engine::script::ScriptRef> {
+    ) -> anyhow::Result<webstand_results::script::ScriptRef> {
         let output = webstand_script::Output::stdout();
         Ok(webstand_script::WrkScript::from_source(source, plan, output)?.plan_ref())
     }

@@ -703,16 +703,16 @@ fn engine_counts_refused_connections() {
     let closed = closed_port(); // nothing listens here
     let url = format!("http://127.0.0.1:{}/", closed.port);
     let (target, path) = webstand_engine::parse_url(&url).unwrap();
-    let mut plan = webstand_engine::Plan::new(target, &path);
+    let mut plan = webstand_results::Plan::new(target, &path);
     plan.stop.requests = Some(25);
     plan.stop.duration = Some(Duration::from_secs(10));
-    plan.shape = webstand_engine::Shape::Closed { clients: 5 };
+    plan.shape = webstand_results::Shape::Closed { clients: 5 };
     let r = webstand_engine::run(&plan, Default::default()).unwrap();
     // No probe connection before the run; the first real connect fails and the run stops there,
     // instead of counting 25 refusals.
     assert_eq!((r.complete, r.failed.total()), (0, r.failed.connect));
     assert!((1..=5).contains(&r.failed.connect), "{r:?}");
-    assert_eq!(r.ended, Some(webstand_engine::Ended::Unreachable));
+    assert_eq!(r.ended, Some(webstand_results::Ended::Unreachable));
     assert!(r.first_error.unwrap().contains("refused"));
 }
 

@@ -79,7 +79,7 @@ fn a_bench_opens_only_the_connections_it_measures() {
 fn a_refused_first_address_moves_to_the_next_without_a_failure() {
     let (addr, accepted) = counting_server();
     // Nothing listens on [::1]:port (or IPv6 is off); the server is on 127.0.0.1:port.
-    let target = webstand_engine::Target {
+    let target = webstand_results::Target {
         host: "localhost".into(),
         port: addr.port(),
         addrs: vec![
@@ -87,10 +87,10 @@ fn a_refused_first_address_moves_to_the_next_without_a_failure() {
             addr,
         ],
     };
-    let mut plan = webstand_engine::Plan::new(target, "/");
+    let mut plan = webstand_results::Plan::new(target, "/");
     plan.stop.requests = Some(20);
     plan.stop.duration = Some(Duration::from_secs(20));
-    plan.shape = webstand_engine::Shape::Closed { clients: 2 };
+    plan.shape = webstand_results::Shape::Closed { clients: 2 };
     let r = webstand_engine::run(&plan, Default::default()).unwrap();
     assert_eq!(
         (r.complete, r.failed.total(), r.ended),

@@ -458,7 +458,7 @@ fn bad_input_is_one_line_non_zero_and_changes_nothing() {
                 target: "http://127.0.0.1:9/".into(),
             })
             .unwrap();
-        s.add_level(id, "", 1, 1, None, &webstand_engine::RunResult::default())
+        s.add_level(id, "", 1, 1, None, &webstand_results::RunResult::default())
             .unwrap();
         s.finish_run(id, "complete").unwrap();
     }

@@ -11,7 +11,8 @@ use common::short_compare;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
-use webstand_lab::servers::{self, Kind, Server, Setup, Support};
+use webstand_lab::servers::{self, Kind, Server, Setup};
+use webstand_results::Support;
 
 /// A docroot written by `webstand fixtures`, plus the lab's own files.
 fn docroot() -> tempfile::TempDir {

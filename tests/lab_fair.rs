@@ -11,10 +11,10 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use webstand_lab::cgroup::CpuSource;
 use webstand_lab::limits::Limits;
 use webstand_lab::procstat;
 use webstand_lab::servers::{self, Kind, Server, Setup};
+use webstand_results::CpuSource;
 
 fn builtin_exe() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_webstand"))

@@ -13,9 +13,10 @@ use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webstand_lab::compare::{self, CompareObserver, Options, WorkloadKind};
+use webstand_lab::compare::{self, CompareObserver, Options};
 use webstand_lab::servers::find_program;
 use webstand_lab::tls::KeyType;
+use webstand_results::WorkloadKind;
 
 /// Requests per level: few, and the level ends on them (its duration is far longer).
 const REQUESTS: u64 = 300;

@@ -6,11 +6,12 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webstand_engine::Stop;
-use webstand_lab::compare::{self, CompareObserver, Options, WorkloadKind};
+use webstand_lab::compare::{self, CompareObserver, Options};
 use webstand_lab::servers::config::{Ctx, Launch};
 use webstand_lab::servers::{Cgi, Kind, ServerKind};
 use webstand_lab::sweep::Observer;
+use webstand_results::Stop;
+use webstand_results::WorkloadKind;
 
 /// Python's `http.server`, one thread, HTTP/1.0 (a connection per request).
 struct PythonHttp;
@@ -92,7 +93,7 @@ fn a_kind_added_by_one_file_and_one_registry_line_runs_a_real_comparison() {
     o.builtin = Some(PathBuf::from(env!("CARGO_BIN_EXE_webstand")));
     let c = compare::run(&o, &mut Quiet).unwrap();
     let python = &c.servers[0];
-    assert_eq!(python.kind.name(), "python-http");
+    assert_eq!(python.name, "python-http");
     assert_eq!(python.skipped, None);
     assert!(python.version.starts_with("3."), "{}", python.version);
     let w = &python.workloads[0];

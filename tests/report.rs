@@ -9,7 +9,7 @@ use common::{require, run, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 use webstand_store::{RunMeta, Store};
 
 /// A level of a server that handles `per_client` hits/s per client up to `cap`, with latencies that

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{BodyCheck, Live, Plan, RunResult, Stop};
+use webstand_results::{BodyCheck, Live, Plan, RunResult, Stop};
 use webstand_workload::fixtures::Manifest;
 use webstand_workload::{urlfile, webstone, Workload};
 
@@ -24,7 +24,7 @@ fn plan_for(server: &Running, w: &Workload, stop: Stop, clients: usize) -> Plan 
     let (target, _) = webstand_engine::parse_url(&format!("http://{}/", server.addr)).unwrap();
     let mut plan = Plan::new(target, "/");
     w.apply(&mut plan);
-    plan.shape = webstand_engine::Shape::Closed { clients };
+    plan.shape = webstand_results::Shape::Closed { clients };
     plan.stop = stop;
     plan.keep_alive = true;
     plan.timeout = Duration::from_secs(10);

@@ -10,8 +10,9 @@ use std::fs::File;
 use std::io::Write;
 use std::net::{IpAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use webstand_engine::{Plan, RunResult, Scheme, SourceAddrs, Target};
+use webstand_engine::Scheme;
 use webstand_report::ab_html::Attributes;
+use webstand_results::{Plan, RunResult, SourceAddrs, Target};
 
 #[derive(clap::Args, Default)]
 pub struct AbArgs {

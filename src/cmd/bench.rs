@@ -12,9 +12,11 @@ use anyhow::{bail, Context};
 use std::sync::Arc;
 use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
-use webstand_engine::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
-use webstand_lab::sweep::{Level, Observer};
+use webstand_lab::interrupt::stop_signal;
+use webstand_lab::sweep::Observer;
 use webstand_report::ab::{self, AbInfo};
+use webstand_results::Level;
+use webstand_results::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
 use webstand_script::{Output, WrkScript};
 
 /// A script's `done()`, run after the report (its output kept for `--json`).
@@ -97,7 +99,7 @@ pub struct Args {
 
     /// Errors (failed requests + non-2xx answers, % of attempted) above which the run exits with
     /// status 3 and is saved as `errors`
-    #[arg(long, value_name = "PCT", default_value_t = webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = webstand_results::figures::DEFAULT_MAX_ERROR_PCT)]
     max_error_pct: f64,
 
     /// Event-loop threads (0 = one per core; never more than the connections)
@@ -474,7 +476,11 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         result,
         counts_errors: true,
     };
-    let verdict = webstand_engine::judge(&[judged], args.max_error_pct, result.interrupted);
+    let verdict = webstand_results::judge(
+        &[judged],
+        args.max_error_pct,
+        result.interrupted.then(stop_signal),
+    );
     let mut judging = super::threshold_args::Judging::new(&thresholds);
     let group = session.group.clone();
     judging.judge(
@@ -673,7 +679,7 @@ fn print_report(
     if result.interrupted && !lost_ranks {
         println!(
             "\n(interrupted: the figures cover what completed before {})",
-            webstand_engine::interrupting_signal()
+            webstand_lab::interrupt::stop_signal().name()
         );
     }
     if let Some(script) = done.0 {

@@ -8,12 +8,13 @@ use anyhow::{bail, Result};
 use std::path::PathBuf;
 use webstand_diagnosis::{render, Limit};
 use webstand_duration::positive as parse_duration;
-use webstand_engine::{Judged, Outcome, Stop, Verdict};
-use webstand_lab::compare::{self, Comparison, Options, WorkloadKind};
+use webstand_lab::compare::{self, Options};
 use webstand_lab::robustness::ProbeSpec;
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
 use webstand_lab::tls::KeyType;
+use webstand_results::{Comparison, WorkloadKind};
+use webstand_results::{Judged, Outcome, Stop, Verdict};
 
 #[derive(clap::Args)]
 #[command(after_help = super::help::measuring("docs/COMPARE.md (each server's settings: docs/LAB-CONFIGS.md)"))]
@@ -84,7 +85,7 @@ pub struct Args {
 
     /// A level with more errors than this (failed or non-2xx, % of attempted requests) is not clean:
     /// never a server's peak, the end of a max-users search, and exit status 3 for the comparison
-    #[arg(long, value_name = "PCT", default_value_t = webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)]
+    #[arg(long, value_name = "PCT", default_value_t = webstand_results::figures::DEFAULT_MAX_ERROR_PCT)]
     pub max_error_pct: f64,
 
     /// Max users: a level breaks above this 99th-percentile latency, ms
@@ -429,7 +430,7 @@ fn judge_rows<'a>(
     let mut judging = super::threshold_args::Judging::new(thresholds);
     for s in &c.servers {
         for w in &s.workloads {
-            let name = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            let name = format!("{}/{}", s.name, w.workload.map_or("?", |k| k.name()));
             if let Some(peak) = w.sweep.as_ref().and_then(|sw| sw.peak()) {
                 let label = format!("{name} at {} clients", peak.clients);
                 judging.judge(session, (&name, peak.clients, label), &peak.result);
@@ -444,7 +445,7 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
     let mut out = Vec::new();
     for s in &c.servers {
         for w in &s.workloads {
-            let series = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            let series = format!("{}/{}", s.name, w.workload.map_or("?", |k| k.name()));
             let peak = w.sweep.as_ref().and_then(|sw| sw.peak());
             if let Some(l) = peak.and_then(|p| d.level(&series, w.round, p.clients)) {
                 out.push((series, l.clone()));
@@ -466,7 +467,7 @@ pub const BOTH_SATURATED_NOTE: &str =
 /// server's limit (the generator's, or both sides' at once).
 fn flag_generator_bound(c: &mut Comparison, peaks: &[(String, Diagnosed)]) {
     for s in &mut c.servers {
-        let name = s.kind.name();
+        let name = s.name.as_str();
         for w in &mut s.workloads {
             let series = format!("{name}/{}", w.workload.map_or("?", |k| k.name()));
             let Some((_, l)) = peaks
@@ -538,7 +539,7 @@ fn verdict(c: &Comparison, max_error_pct: f64) -> Verdict {
     let mut judged = Vec::new();
     for s in &c.servers {
         for w in &s.workloads {
-            let name = format!("{}/{}", s.kind.name(), w.workload.map_or("?", |k| k.name()));
+            let name = format!("{}/{}", s.name, w.workload.map_or("?", |k| k.name()));
             let sweep = w
                 .sweep
                 .iter()
@@ -556,12 +557,12 @@ fn verdict(c: &Comparison, max_error_pct: f64) -> Verdict {
             }
         }
     }
-    let verdict = webstand_engine::judge(&judged, max_error_pct, c.interrupted);
+    let verdict = webstand_results::judge(&judged, max_error_pct, c.interrupted);
     let died = c.servers.iter().find_map(|s| {
         let w = s.workloads.iter().find(|w| w.died)?;
         Some(format!(
             "{} died during {}",
-            s.kind.name(),
+            s.name.as_str(),
             w.workload.map_or("?", |k| k.name())
         ))
     });

@@ -6,11 +6,13 @@
 use anyhow::{bail, Result};
 use std::sync::Arc;
 use webstand_diagnosis::{render, Diagnosis, Inputs, Previous, ServerUse, Watch, Watched};
-use webstand_engine::{CpuTime, Live, Plan, RunResult};
-use webstand_lab::compare::{CompareObserver, ServerFigures};
+use webstand_lab::compare::CompareObserver;
 use webstand_lab::procstat;
 use webstand_lab::session::Session;
-use webstand_lab::sweep::{Level, Observer};
+use webstand_lab::sweep::Observer;
+use webstand_results::Level;
+use webstand_results::ServerFigures;
+use webstand_results::{CpuTime, Live, Plan, RunResult};
 
 /// Where a diagnosed level is kept besides the printout: the history, through the session.
 pub trait KeepsDiagnosis {

@@ -5,7 +5,7 @@
 //! h2load's `-w` (stream window bits) is `--window-bits` here, as ab's `-w` is its HTML table.
 
 use anyhow::bail;
-use webstand_engine::{H2Plan, HttpVersion, Plan};
+use webstand_results::{H2Plan, HttpVersion, Plan};
 
 #[derive(clap::Args, Default)]
 #[command(next_help_heading = "HTTP/2 and HTTP/3 (h2load's options)")]

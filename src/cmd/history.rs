@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use webstand_diagnosis::render;
 use webstand_report::diff::Side;
 use webstand_report::export;
-use webstand_report::html::{self, ReportRun};
+use webstand_report::html;
+use webstand_report::levels::{self, ReportRun};
 use webstand_report::tables::Layout;
 use webstand_store::{RunId, RunSummary, Store, StoredRun};
 
@@ -491,7 +492,7 @@ fn recorded(run: &StoredRun) -> Vec<export::Recorded> {
 
 /// `export --format json`: the run's metadata, each level's figures with what it spoke, its
 /// server's side where the lab measured it and its diagnosis, and a comparison's rows.
-fn export_json(run: &StoredRun, lv: &[export::Level]) -> anyhow::Result<String> {
+fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> {
     let m = &run.machine;
     let mut doc = serde_json::json!({
         "run": {

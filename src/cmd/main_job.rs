@@ -15,12 +15,14 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use webstand_engine::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
-use webstand_engine::Judged;
-use webstand_engine::{Plan, Stop};
+use webstand_lab::interrupt::stop_signal;
 use webstand_lab::session::Session;
-use webstand_lab::sweep::{SweepResult, SweepSpec};
+use webstand_lab::sweep::SweepSpec;
 use webstand_report::tables::{self, Layout};
+use webstand_results::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
+use webstand_results::Judged;
+use webstand_results::SweepResult;
+use webstand_results::{Plan, Stop};
 use webstand_workload::fixtures::{self, Manifest};
 use webstand_workload::Workload;
 
@@ -83,7 +85,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         "Tenon's sweep: GET {} on webstand serve (closed loop, no keep-alive)\n",
         fixtures::TENON_FILE
     );
-    let tenon_levels = webstand_report::export::sweep_levels(&tenon);
+    let tenon_levels = webstand_report::levels::sweep_levels(&tenon);
     let bound = bound_cells(&tenon_diagnosis);
     print!(
         "{}",
@@ -95,7 +97,7 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let mut diagnosed = labelled(&tenon_diagnosis, &tenon_label);
     if let Some((small, small_diagnosis)) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
-        let levels = webstand_report::export::sweep_levels(small);
+        let levels = webstand_report::levels::sweep_levels(small);
         let bound = bound_cells(small_diagnosis);
         print!(
             "{}",
@@ -148,7 +150,7 @@ fn stops(full: bool) -> (Stop, Stop, Stop) {
 }
 
 /// Both sweeps' levels, judged as one run.
-fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_engine::Verdict {
+fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_results::Verdict {
     let sweeps = std::iter::once(tenon).chain(small);
     let judged: Vec<Judged> = sweeps
         .clone()
@@ -161,7 +163,7 @@ fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_engine:
         })
         .collect();
     let interrupted = sweeps.clone().any(|s| s.interrupted);
-    webstand_engine::judge(&judged, MAX_ERRORS, interrupted)
+    webstand_results::judge(&judged, MAX_ERRORS, interrupted.then(stop_signal))
 }
 
 /// Fixtures in a temporary directory served by `webstand serve` on a free loopback port (as the

@@ -7,9 +7,9 @@
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
 use anyhow::Result;
-use webstand_engine::{Judged, Outcome, Plan, Stop, Verdict};
+use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
-use webstand_lab::sweep::Level;
+use webstand_results::{Judged, Level, Outcome, Plan, Stop, Verdict};
 use webstand_thresholds::{check_all, Threshold};
 
 /// The search's options (on `sweep`).
@@ -196,7 +196,7 @@ fn verdict(rounds: &[MaxRate]) -> Verdict {
         })
         .collect();
     let interrupted = rounds.iter().any(|r| r.interrupted);
-    let v = webstand_engine::judge(&judged, 100.0, interrupted);
+    let v = webstand_results::judge(&judged, 100.0, interrupted.then(stop_signal));
     // No rate met even once (a search cut short before its confirmation may have met some).
     let none_met = rounds
         .iter()

@@ -23,6 +23,8 @@ pub mod spin_args;
 pub mod stored;
 pub mod stored_thresholds;
 pub mod sweep;
+pub mod sweep_args;
+pub mod sweep_table;
 pub mod sweep_target;
 pub mod threshold_args;
 pub mod tls_args;

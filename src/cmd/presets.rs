@@ -1,11 +1,11 @@
 //! The seed experiments `webstand sweep --preset` runs: each preset's client levels, workload, table
 //! and its seed's own lengths (`--full`).
 
-use super::sweep::Table;
+use super::sweep_table::Table;
 use std::time::Duration;
-use webstand_engine::Stop;
 use webstand_lab::sweep::LevelSpec;
 use webstand_report::tables::Layout;
+use webstand_results::Stop;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Preset {
@@ -30,6 +30,9 @@ pub struct PresetDefaults {
     /// Levels with their own lengths, used whatever --full says (ab-duel's two ab runs).
     pub fixed_levels: Option<Vec<LevelSpec>>,
 }
+
+/// The WordPress preset's requests per level: seed 004's ab `-n 1000`.
+pub const WORDPRESS_REQUESTS: u64 = 1000;
 
 pub fn preset_defaults(p: Preset) -> PresetDefaults {
     let secs = |s| Stop {
@@ -82,7 +85,7 @@ pub fn preset_defaults(p: Preset) -> PresetDefaults {
             Table::Sweep(Layout::Full),
             secs(60),
         ),
-        Preset::Wordpress => super::wordpress::defaults(),
+        Preset::Wordpress => wordpress_defaults(),
         Preset::AbDuel => PresetDefaults {
             fixed_levels: Some(vec![
                 LevelSpec {
@@ -109,5 +112,21 @@ pub fn preset_defaults(p: Preset) -> PresetDefaults {
                 reqs(10_000),
             )
         },
+    }
+}
+
+/// What `--preset wordpress` means to a sweep's level defaults.
+fn wordpress_defaults() -> PresetDefaults {
+    PresetDefaults {
+        clients: vec![10, 50, 100],
+        path: "/",
+        filelist: None,
+        small_files: false,
+        table: Table::Sweep(Layout::Full),
+        full: Stop {
+            requests: Some(WORDPRESS_REQUESTS),
+            duration: None,
+        },
+        fixed_levels: None,
     }
 }

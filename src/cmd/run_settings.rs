@@ -123,7 +123,7 @@ pub fn headline(run: &StoredRun) -> Option<String> {
         ));
     }
     let results = run.levels.iter().map(|l| &l.result);
-    let i = webstand_engine::figures::peak(results, max_error_pct(run))?;
+    let i = webstand_results::figures::peak(results, max_error_pct(run))?;
     let peak = &run.levels[i];
     let hits = peak.result.hits_per_sec();
     Some(match run.levels.len() {

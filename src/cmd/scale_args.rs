@@ -3,8 +3,9 @@
 //! own (`webstand_report::scale`).
 
 use anyhow::{bail, Result};
-use webstand_lab::compare::{Options, WorkloadKind};
+use webstand_lab::compare::Options;
 use webstand_lab::sweep::parse_clients;
+use webstand_results::WorkloadKind;
 
 /// The workload every server is measured on at each count.
 pub const SCALE_WORKLOAD: WorkloadKind = WorkloadKind::TwoK;

@@ -6,9 +6,9 @@
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use webstand_engine::{Live, Plan, RunResult};
 use webstand_lab::compare::CompareObserver;
-use webstand_lab::sweep::{Level, Observer};
+use webstand_lab::sweep::Observer;
+use webstand_results::{Level, Live, Plan, RunResult};
 use webstand_script::{Output, WrkScript};
 
 /// The script of a sweep or comparison, and its arguments.
@@ -74,7 +74,7 @@ impl<O: CompareObserver + ?Sized> CompareObserver for Scripted<'_, O> {
     fn stop_requested(&self) -> bool {
         self.inner.stop_requested()
     }
-    fn server_figures(&mut self, clients: usize, figures: &webstand_store::ServerFigures) {
+    fn server_figures(&mut self, clients: usize, figures: &webstand_results::ServerFigures) {
         self.inner.server_figures(clients, figures)
     }
     fn server_configs(&mut self, server: &str, files: &[(String, String)]) {

@@ -2,7 +2,7 @@
 //! flag for bench, sweep and compare, read with a one-line error and refused where nothing spins.
 
 use anyhow::bail;
-use webstand_engine::SpinRule;
+use webstand_results::SpinRule;
 
 #[derive(clap::Args, Clone, Default)]
 pub struct SpinArgs {

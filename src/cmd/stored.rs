@@ -3,10 +3,11 @@
 //! measured it. Shared by `show`, `report` and `export`.
 
 use webstand_diagnosis::{render, Diagnosis};
-use webstand_engine::{Judged, Verdict};
 use webstand_report::compare::WorkloadRow;
-use webstand_report::export::Level;
+use webstand_report::levels::Level;
 use webstand_report::tables::{self, Layout};
+use webstand_results::StopSignal;
+use webstand_results::{Judged, Verdict};
 use webstand_store::StoredRun;
 
 /// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (HTTP's date format, by httpdate).
@@ -71,7 +72,7 @@ fn option<'a>(run: &'a StoredRun, name: &str) -> Option<&'a str> {
 pub fn max_error_pct(run: &StoredRun) -> f64 {
     option(run, "--max-error-pct")
         .and_then(|v| v.parse().ok())
-        .unwrap_or(webstand_engine::figures::DEFAULT_MAX_ERROR_PCT)
+        .unwrap_or(webstand_results::figures::DEFAULT_MAX_ERROR_PCT)
 }
 
 /// The run judged again from its stored levels: max-users probes do not count their errors.
@@ -89,7 +90,11 @@ pub fn verdict(run: &StoredRun) -> Verdict {
             counts_errors: !search && !l.group.ends_with("/max-users"),
         })
         .collect();
-    webstand_engine::judge(&judged, max_error_pct(run), run.status == "interrupted")
+    webstand_results::judge(
+        &judged,
+        max_error_pct(run),
+        (run.status == "interrupted").then(StopSignal::default),
+    )
 }
 
 /// "errors, 6 levels: 32 clients 5.20 % …": the status, and why when it is not complete. A run saved
@@ -452,7 +457,7 @@ fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) ->
 /// What the lab's row said about how `server` ran `workload` (`webstand_lab::disclosure`), rebuilt
 /// from the run: keep-alive from its command line, the CGI bridge's pool from its largest CGI level.
 fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
-    use webstand_lab::compare::WorkloadKind;
+    use webstand_results::WorkloadKind;
     let kind = webstand_lab::servers::Kind::parse(server);
     let wk = WorkloadKind::parse_list(workload).map(|w| w.first().copied());
     let (Ok(kind), Ok(Some(wk))) = (kind, wk) else {

@@ -5,11 +5,12 @@
 use super::main_job::Embedded;
 use super::presets::PresetDefaults;
 use super::session::{Session, EMBEDDED_TARGET};
-use super::sweep::Args;
+use super::sweep_args::Args;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;
-use webstand_engine::{Plan, Scheme, Stop, TlsPlan};
+use webstand_engine::Scheme;
+use webstand_results::{Plan, Stop, TlsPlan};
 
 /// The history session of the sweep; with the embedded server as the target, the generator is
 /// pinned away from it and the user told where it runs.

@@ -4,8 +4,8 @@
 
 use anyhow::{Context, Result};
 use std::path::PathBuf;
-use webstand_engine::{RunResult, Verdict};
 use webstand_lab::session::Session;
+use webstand_results::{RunResult, Verdict};
 use webstand_thresholds::ci::{self, Summarised};
 use webstand_thresholds::{Judged, Threshold};
 

@@ -3,7 +3,8 @@
 
 use anyhow::bail;
 use std::path::PathBuf;
-use webstand_engine::{Scheme, TlsPlan, TlsVersions};
+use webstand_engine::Scheme;
+use webstand_results::{TlsPlan, TlsVersions};
 
 #[derive(clap::Args, Default)]
 #[command(next_help_heading = "TLS (https:// URLs)")]

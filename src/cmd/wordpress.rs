@@ -5,45 +5,27 @@
 //! `webstand compare --workloads wordpress` with the seed's lengths.
 
 use super::compare::{execute, Printing};
-use super::presets::{Preset, PresetDefaults};
-use super::sweep::{Args, Table};
+use super::presets::{Preset, WORDPRESS_REQUESTS};
+use super::sweep_args::Args;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;
-use webstand_engine::Stop;
-use webstand_lab::compare::{self, Options, WorkloadKind};
+use webstand_lab::compare::{self, Options};
 use webstand_lab::servers::Kind;
 use webstand_lab::sweep::parse_clients;
-use webstand_report::tables::Layout;
+use webstand_results::Stop;
+use webstand_results::WorkloadKind;
 
 /// The seed's servers first (Apache with mod_php, lighttpd, nginx), then the others that run PHP.
 pub const SERVERS: &str = "apache-modphp,lighttpd,nginx,h2o,caddy,apache,builtin";
 /// Client levels: the seed's 100 last, its table's column.
 pub const CLIENTS: &str = "10,50,100";
-/// ab's `-n 1000`.
-pub const REQUESTS: u64 = 1000;
 /// A bound on each level all the same (1000 requests at the seed's 21.94/s took 46 s).
 const LEVEL_LIMIT: Duration = Duration::from_secs(300);
 
 /// Whether a sweep's arguments ask for this preset (or give its --servers, refused without it).
 pub fn wanted(args: &Args) -> bool {
     args.preset == Some(Preset::Wordpress) || args.servers.is_some()
-}
-
-/// What `--preset wordpress` means to a sweep's level defaults.
-pub fn defaults() -> PresetDefaults {
-    PresetDefaults {
-        clients: vec![10, 50, 100],
-        path: "/",
-        filelist: None,
-        small_files: false,
-        table: Table::Sweep(Layout::Full),
-        full: Stop {
-            requests: Some(REQUESTS),
-            duration: None,
-        },
-        fixed_levels: None,
-    }
 }
 
 pub fn run(args: &Args, global: &Global) -> Result<i32> {
@@ -69,7 +51,7 @@ pub fn run(args: &Args, global: &Global) -> Result<i32> {
         None => LEVEL_LIMIT,
     };
     o.stop = Stop {
-        requests: Some(args.requests.unwrap_or(REQUESTS)),
+        requests: Some(args.requests.unwrap_or(WORDPRESS_REQUESTS)),
         duration: Some(duration),
     };
     // A few requests before each server's levels, so PHP's opcache is as warm for the first server

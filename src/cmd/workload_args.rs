@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
-use webstand_engine::Plan;
+use webstand_results::Plan;
 use webstand_workload::fixtures::Manifest;
 use webstand_workload::{urlfile, webstone, Workload};
 

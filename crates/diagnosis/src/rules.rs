@@ -7,7 +7,7 @@ use crate::errno::SocketError;
 use crate::watch::Watched;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::{Ended, RunResult};
+use webstand_results::{Ended, RunResult};
 
 /// What bound a run (or a level), most decisive first: the order in which verdicts win.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -197,7 +197,7 @@ fn a_saturated_or_starved_load_thread_is_generator_bound() {
     };
     let mut r = run(1000, 300);
     // The engine's own busy fraction decides saturation: 0.98 s of CPU over the 1 s run.
-    r.thread_cpu = vec![webstand_engine::CpuTime {
+    r.thread_cpu = vec![webstand_results::CpuTime {
         user: Duration::from_millis(700),
         sys: Duration::from_millis(280),
     }];
@@ -326,7 +326,7 @@ fn most_errors_in_half_a_second_are_a_burst_and_evenly_spread_ones_are_not() {
 fn a_server_without_http2_is_named_and_nothing_else_is() {
     let mut r = RunResult {
         elapsed: Duration::from_millis(3),
-        ended: Some(webstand_engine::Ended::NoHttp2),
+        ended: Some(webstand_results::Ended::NoHttp2),
         first_error: Some("h2c to 127.0.0.1:8080: the server does not speak HTTP/2 here (it answered the preface with \"HTTP/1.1 400 Bad Request\")".into()),
         ..Default::default()
     };
@@ -353,7 +353,7 @@ fn a_server_without_http2_is_named_and_nothing_else_is() {
     let back = crate::render::from_json(&crate::render::json(&d, &w)).unwrap();
     assert_eq!(back.verdict, Some(Limit::NoHttp2));
     // The same errors without the engine's ending are the errors rule's.
-    r.ended = Some(webstand_engine::Ended::Unreachable);
+    r.ended = Some(webstand_results::Ended::Unreachable);
     assert_eq!(diagnose_with(&r, &w, None).verdict, Some(Limit::Errors));
 }
 
@@ -366,7 +366,7 @@ fn the_generator_is_judged_on_work_and_both_saturated_is_inconclusive() {
     // The readings that once got opposite verdicts: a load thread on its CPU 98.8 % of the run,
     // half of it spinning, beside a server at 98.3 %: the server's limit, not the generator's.
     let mut r = run(1000, 300);
-    r.thread_cpu = vec![webstand_engine::CpuTime {
+    r.thread_cpu = vec![webstand_results::CpuTime {
         user: Duration::from_millis(400),
         sys: Duration::from_millis(588),
     }];

@@ -3,36 +3,11 @@
 
 use std::collections::BTreeMap;
 
-/// The reason phrase of the statuses a benchmark meets (RFC 9110's), else "".
-fn reason(status: u16) -> &'static str {
-    match status {
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        413 => "Content Too Large",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "",
-    }
-}
-
-/// "404 Not Found", or the bare number for a status without a phrase here.
+/// "404 Not Found", or the bare number for a status without a known phrase.
 pub fn name(status: u16) -> String {
-    match reason(status) {
-        "" => status.to_string(),
-        r => format!("{status} {r}"),
+    match webstand_http1::status::reason_phrase(status) {
+        None => status.to_string(),
+        Some(r) => format!("{status} {r}"),
     }
 }
 

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use webstand_engine::Live;
+use webstand_results::Live;
 
 /// The sampler's period once the run has lasted `elapsed`: half the error timeline's interval for
 /// a run that long (50 ms for the first 10 s, then 100 ms up to 20 s, …), so that every error is

@@ -11,7 +11,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
-use webstand_engine::{
+use webstand_results::{
     CpuTime, Ended, Failures, Histograms, QuicSummary, RunResult, Sample, TlsSummary,
 };
 
@@ -279,7 +279,7 @@ impl WireResult {
                 .enumerate()
                 .map(|(i, &[blocks, naps])| {
                     let [napped, blocked] = self.thread_wait_ns.get(i).copied().unwrap_or_default();
-                    webstand_engine::HalfwayWaits {
+                    webstand_results::HalfwayWaits {
                         blocks,
                         naps,
                         napped: Duration::from_nanos(napped),

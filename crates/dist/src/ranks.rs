@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use webstand_engine::script::{ScriptRef, ScriptSource};
-use webstand_engine::{Live, Plan};
+use webstand_results::script::{ScriptRef, ScriptSource};
+use webstand_results::{Live, Plan};
 
 const TAG_HELLO: i32 = 1;
 const TAG_COMMAND: i32 = 2;

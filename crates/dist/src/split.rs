@@ -10,7 +10,7 @@
 //! add up to n exactly.
 
 use anyhow::bail;
-use webstand_engine::{Pick, Plan, Shape};
+use webstand_results::{Pick, Plan, Shape};
 
 /// The engine's smallest per-process rate; a rank's share must not fall below it.
 const MIN_RATE: f64 = 0.001;
@@ -105,7 +105,8 @@ pub fn split(plan: &Plan, ranks: usize) -> anyhow::Result<Vec<Option<Plan>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::{parse_url, Stop};
+    use webstand_engine::parse_url;
+    use webstand_results::Stop;
 
     fn plan(c: usize, n: Option<u64>, rate: Option<f64>) -> Plan {
         let (target, path) = parse_url("http://127.0.0.1:8080/x").unwrap();

@@ -13,13 +13,13 @@ const TRUSTED: Duration = Duration::from_secs(1);
 
 /// CPU time of the calling thread: the load threads measure themselves, so a server running in the
 /// same process (the lab can start one in-process) or a progress display is not charged to the generator.
-pub(crate) fn thread_cpu() -> crate::result::CpuTime {
+pub(crate) fn thread_cpu() -> webstand_results::result::CpuTime {
     // SAFETY: getrusage only writes into the struct we pass.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: as above; RUSAGE_THREAD is valid on Linux.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let d = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    crate::result::CpuTime {
+    webstand_results::result::CpuTime {
         user: d(ru.ru_utime),
         sys: d(ru.ru_stime),
     }

@@ -16,12 +16,12 @@
 //! at once (HTTP/2) or puts itself on the ready list (HTTP/1).
 
 use crate::io::Io;
-use crate::plan::Plan;
-use crate::result::RunResult;
 use crate::shared::Shared;
 use crate::transport::tls_config::TlsSetup;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
+use webstand_results::plan::Plan;
+use webstand_results::result::RunResult;
 
 /// A connection's part in the halfway wait (`halfway.rs`).
 pub(crate) enum Waiting {

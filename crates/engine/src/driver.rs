@@ -22,8 +22,6 @@ use crate::io::{Io, Ready};
 use crate::rates::RateSampler;
 use crate::record::Record;
 use crate::requests::Requests;
-use crate::result::{CpuTime, RunResult};
-use crate::script::ThreadScript;
 use crate::share::Share;
 use crate::shared::Shared;
 use crate::view::ViewClock;
@@ -31,6 +29,8 @@ use crate::wait::{Pass, Wait};
 use mio::{Events, Poll};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use webstand_results::result::{CpuTime, RunResult};
+use webstand_results::script::ThreadScript;
 
 /// Connections a thread's timeout sweeps look at per second, at most, once sweeps are 100 ms apart.
 const SWEPT_PER_SECOND: u32 = 10_000;

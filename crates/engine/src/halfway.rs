@@ -75,9 +75,9 @@ pub(crate) fn min_queue(
     tls: bool,
     h2: bool,
     keep_alive: bool,
-    spin: crate::spin_rule::SpinRule,
+    spin: webstand_results::spin_rule::SpinRule,
 ) -> Option<usize> {
-    let auto = keep_alive && spin == crate::spin_rule::SpinRule::Auto;
+    let auto = keep_alive && spin == webstand_results::spin_rule::SpinRule::Auto;
     let tls_min = if h2 { MIN_QUEUE } else { MIN_QUEUE_TLS };
     auto.then_some(if tls { tls_min } else { NAP_FROM_PLAIN })
 }
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn http1_over_tls_waits_from_32_requests_h2_from_16_connections() {
-        use crate::spin_rule::SpinRule::{Auto, Off};
+        use webstand_results::spin_rule::SpinRule::{Auto, Off};
         assert_eq!(min_queue(true, false, true, Auto), Some(32));
         assert_eq!(min_queue(true, true, true, Auto), Some(16));
         assert_eq!(min_queue(false, false, true, Auto), Some(NAP_FROM_PLAIN));

@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn over_plaintext_only_a_queue_of_32_or_more_blocks_when_it_cannot_nap() {
-        use crate::spin_rule::SpinRule::Auto;
+        use webstand_results::spin_rule::SpinRule::Auto;
         // The halfway wait starts where the nap does; a shorter queue than the block's spins.
         assert_eq!(min_queue(false, false, true, Auto), Some(NAP_FROM_PLAIN));
         assert_eq!(Nap::new(false).block_from, MIN_QUEUE_PLAIN);

@@ -6,10 +6,6 @@
 use rand::Rng;
 use std::time::{Duration, Instant};
 
-/// A send later than its intended time by more than this counts as late; poll wakes with
-/// millisecond resolution, so anything closer is timer noise.
-pub const LATE: Duration = Duration::from_millis(2);
-
 /// Open-loop pacing: the next intended send time of this thread.
 pub(crate) struct Pacer {
     next: Instant,

@@ -9,11 +9,11 @@
 //!   refusals for the rest of its time. Only refusals count: a connect timeout or a local limit
 //!   (ports, file descriptors) says nothing about the server being gone.
 
-use crate::result::{Ended, LOST_AFTER_REFUSALS};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
+use webstand_results::result::{Ended, LOST_AFTER_REFUSALS};
 
 /// Shared by every load thread of one run. Touched once per connect, never per request.
 pub(crate) struct Reach<'a> {

@@ -5,14 +5,14 @@
 //! ([`Record::response`], with the head and body the connection kept for it).
 
 use crate::clock::{micros, thread_cpu};
-use crate::live::Live;
-use crate::plan::BodyCheck;
-use crate::result::{CpuTime, HalfwayWaits, RunResult, Sample};
-use crate::script::ThreadScript;
 use crate::shared::Shared;
-use crate::view::{status_class, ThreadView};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use webstand_results::live::Live;
+use webstand_results::plan::BodyCheck;
+use webstand_results::result::{CpuTime, HalfwayWaits, RunResult, Sample};
+use webstand_results::script::ThreadScript;
+use webstand_results::{status_class, ThreadView};
 
 /// How a failed request is counted (ab's classes; a failed write counts as an exception too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,9 +9,7 @@
 //! A request is outstanding from the moment it is taken until [`Requests::done`]: the thread's part
 //! of the run is over when the budget is spent and none is outstanding.
 
-use crate::pacer::{Pacer, LATE};
-use crate::plan::{Pick, Shape};
-use crate::script::{Calls, ThreadScript};
+use crate::pacer::Pacer;
 use crate::script_mux::{Encode, ScriptMux};
 use crate::share::Share;
 use crate::shared::Shared;
@@ -21,6 +19,9 @@ use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use webstand_results::plan::{Pick, Shape};
+use webstand_results::script::{Calls, ThreadScript};
+use webstand_results::LATE_SEND;
 
 pub(crate) struct Requests {
     /// Requests this thread may still start (None: until the deadline).
@@ -37,7 +38,7 @@ pub(crate) struct Requests {
     count: usize,
     pick: PickBy,
     rng: SmallRng,
-    /// Open loop: sends that left later than their intended time (by more than [`LATE`]).
+    /// Open loop: sends that left later than their intended time (by more than [`LATE_SEND`]).
     late_sends: u64,
     /// The thread's script, which callbacks it defines, and its first error.
     script: Option<Box<dyn ThreadScript>>,
@@ -284,7 +285,7 @@ impl Requests {
                 (req, start)
             }
         };
-        if self.pacer.is_some() && now.saturating_duration_since(next.1) > LATE {
+        if self.pacer.is_some() && now.saturating_duration_since(next.1) > LATE_SEND {
             self.late_sends += 1;
         }
         Some(next)

@@ -12,11 +12,7 @@ use crate::driver::Driver;
 use crate::h1::conn::H1Conn;
 use crate::h2::conn::H2Conn;
 use crate::h3::conn::H3Conn;
-use crate::live::Live;
-use crate::plan::{Pick, Plan, Shape, TlsVersions};
 use crate::reach::Reach;
-use crate::result::RunResult;
-use crate::script::ThreadScript;
 use crate::share::Share;
 use crate::shared::Shared;
 use crate::spin;
@@ -26,6 +22,10 @@ use anyhow::bail;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier, OnceLock};
 use std::time::Instant;
+use webstand_results::live::Live;
+use webstand_results::plan::{Pick, Plan, Shape, TlsVersions};
+use webstand_results::result::RunResult;
+use webstand_results::script::ThreadScript;
 
 /// Carries out `plan` and returns what it measured. Errors only for a plan that cannot start
 /// (no target address, bad options); failures during the run are counted in the result.
@@ -312,7 +312,7 @@ mod tests {
     }
 
     fn plan(addr: SocketAddr, n: u64, c: usize, keep_alive: bool) -> Plan {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "127.0.0.1".into(),
             port: addr.port(),
             addrs: vec![addr],
@@ -348,7 +348,7 @@ mod tests {
         let mut p = plan(addr, 4000, 4, true);
         p.requests = ["/a", "/b"]
             .iter()
-            .map(|s| crate::plan::RequestSpec {
+            .map(|s| webstand_results::plan::RequestSpec {
                 path: s.to_string(),
                 expect: None,
             })

@@ -10,12 +10,12 @@
 //! from one call (wrk's pipelined requests) going out as consecutive streams.
 
 use crate::h2::prepared::CONNECTION_SPECIFIC;
-use crate::plan::Plan;
-use crate::script::ThreadScript;
 use crate::target::{authority, scheme_of};
 use anyhow::{anyhow, bail};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use webstand_results::plan::Plan;
+use webstand_results::script::ThreadScript;
 
 /// A protocol's header block for a request's fields (HTTP/2's HPACK block, HTTP/3's HEADERS frame).
 pub(crate) type Encode = fn(&[(String, String)]) -> Vec<u8>;
@@ -144,7 +144,7 @@ mod tests {
     use super::*;
 
     fn plan() -> Plan {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "127.0.0.1".into(),
             port: 8443,
             addrs: vec![],

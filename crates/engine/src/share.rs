@@ -1,7 +1,7 @@
 //! A load thread's share of a run: its connections, and its requests and rate in proportion to
 //! them, so the threads finish together.
 
-use crate::plan::{Plan, Shape};
+use webstand_results::plan::{Plan, Shape};
 
 /// A thread's part of the load.
 pub(crate) struct Share {
@@ -38,7 +38,7 @@ mod tests {
 
     #[test]
     fn shares_add_up_and_follow_clients() {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "h".into(),
             port: 1,
             addrs: vec![],

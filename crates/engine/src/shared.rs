@@ -6,13 +6,13 @@
 //! Nothing here changes per request: a thread touches the `OnceLock`s once each, `reach` once per
 //! connect, and the `Live` counters once per pass.
 
-use crate::live::Live;
-use crate::plan::Plan;
 use crate::reach::Reach;
 use crate::transport::socket_setup::SocketSetup;
 use crate::transport::tls_config::TlsSetup;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use webstand_results::live::Live;
+use webstand_results::plan::Plan;
 
 pub(crate) struct Shared<'a> {
     pub plan: &'a Plan,

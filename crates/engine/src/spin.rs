@@ -20,9 +20,9 @@
 //! ways of waiting or to spin where the rule would not.
 
 use crate::affinity::{allowed_cpus, online_cpus};
-use crate::plan::Shape;
-use crate::spin_rule::SpinRule;
 use std::time::{Duration, Instant};
+use webstand_results::plan::Shape;
+use webstand_results::spin_rule::SpinRule;
 
 /// The longest spin: two or more responses of a fast server on loopback (lighttpd, h2o, nginx:
 /// 8–10 µs of server CPU each here), so the next response is caught even from a server that answers

@@ -7,11 +7,11 @@
 use crate::h1::response::Kept;
 use crate::io::Io;
 use crate::record::{Class, Response};
-use crate::result::H2Summary;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::Instant;
 use webstand_h2::Window;
+use webstand_results::result::H2Summary;
 
 /// One request in flight.
 pub(crate) struct Stream {

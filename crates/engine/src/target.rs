@@ -2,9 +2,9 @@
 //! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`,
 //! `h2/prepared.rs`).
 
-use crate::plan::{Plan, Target};
 use anyhow::{bail, Context};
 use std::net::{SocketAddr, ToSocketAddrs};
+use webstand_results::plan::{Plan, Target};
 
 /// A URL's scheme: plain HTTP, or HTTP over TLS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

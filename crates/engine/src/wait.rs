@@ -14,13 +14,13 @@
 use crate::connection::{Connection, Waiting};
 use crate::halfway::{kept_open, min_queue, pick, MIN_QUEUE};
 use crate::nap::Nap;
-use crate::result::HalfwayWaits;
 use crate::shared::Shared;
 use crate::spin::Spin;
 use mio::{Events, Poll};
 use std::io::{self, ErrorKind};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
+use webstand_results::result::HalfwayWaits;
 
 /// What the loop knows of its pass when it waits.
 pub(crate) struct Pass {

@@ -6,6 +6,7 @@
 //! - [`response`]: response heads, read as leniently as the common clients (curl, ab) read them.
 //! - [`chunked`]: the one chunked-body decoder, incremental, strict for requests and lenient for
 //!   responses.
+//! - [`status`]: the reason phrases of status codes.
 //! - [`framing`]: which body a message has (Content-Length, chunked, close-delimited or none: HEAD,
 //!   1xx, 204, 304), decided once for both directions.
 //!
@@ -15,6 +16,7 @@ pub mod chunked;
 pub mod framing;
 pub mod request;
 pub mod response;
+pub mod status;
 
 /// Whether a comma-separated header value (`Connection: keep-alive, Upgrade`) holds `token`,
 /// compared case-insensitively.

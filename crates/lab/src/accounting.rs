@@ -8,13 +8,15 @@
 use anyhow::Result;
 use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{CpuTime, Live, Plan};
+use webstand_results::{CpuTime, Live, Plan};
 
-use crate::compare::observer::{CompareObserver, ServerFigures};
+use crate::compare::observer::CompareObserver;
 use crate::php::Backends;
 use crate::procstat::{self, RssSampler};
 use crate::servers::process::Server;
-use crate::sweep::{Level, Observer};
+use crate::sweep::Observer;
+use webstand_results::Level;
+use webstand_results::ServerFigures;
 
 pub(crate) struct Accounting<'a> {
     pub server: &'a mut Server,
@@ -83,7 +85,7 @@ impl Observer for Accounting<'_> {
         self.inner.run_starting(label, plan, live);
     }
     // Forwarded like every hook: the caller decides how a run is carried out (MPI ranks).
-    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<webstand_engine::RunResult> {
+    fn execute(&mut self, plan: &Plan, live: Arc<Live>) -> Result<webstand_results::RunResult> {
         self.inner.execute(plan, live)
     }
     fn run_ended(&mut self) {

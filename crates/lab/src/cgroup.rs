@@ -11,33 +11,10 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use webstand_engine::CpuTime;
+use webstand_results::{CpuSource, CpuTime};
 
 use crate::owner::{self, Owner};
 use crate::procstat;
-
-/// Where a server's CPU time comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CpuSource {
-    /// cgroup v1, the `cpuacct` controller (`cpuacct.usage`, split as `cpuacct.stat` says).
-    CgroupV1,
-    /// cgroup v2 (`cpu.stat`: `usage_usec`, split as `user_usec` and `system_usec` say).
-    CgroupV2,
-    /// utime + stime (+ reaped children's) of the live process trees in /proc: misses children whose
-    /// parent never waits for them and processes that left the tree.
-    ProcTree,
-}
-
-impl CpuSource {
-    /// How the tables name it.
-    pub fn describe(self) -> &'static str {
-        match self {
-            CpuSource::CgroupV1 => "a cgroup per server (v1 cpuacct): every process it started, orphans included",
-            CpuSource::CgroupV2 => "a cgroup per server (v2 cpu.stat): every process it started, orphans included",
-            CpuSource::ProcTree => "the live process tree in /proc (no writable cgroup): children nobody waited for are missed",
-        }
-    }
-}
 
 /// A server's processes: everything in its cgroup, or without one its live process trees; less the
 /// tree of `without` (a CGI bridge, which has no part in a static workload's memory or shape).

@@ -4,12 +4,12 @@
 //! bridge, static files served from memory, PHP in its own processes, its TLS and HTTP/2; and why a
 //! kind cannot run a workload here. Each note is data (`crate::notes`).
 
-use crate::compare::workloads::WorkloadKind;
 use crate::h2::Mode;
 use crate::notes::Note;
 use crate::programs::fcgiwrap;
 use crate::servers::kind::{Cgi, Php};
 use crate::servers::Kind;
+use webstand_results::WorkloadKind;
 
 /// The notes of `kind`'s row on `wk` (none for most rows): keep-alive, CGI and static files.
 pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize) -> Vec<Note> {

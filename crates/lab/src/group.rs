@@ -6,7 +6,7 @@
 use anyhow::{bail, Result};
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
-use webstand_engine::CpuTime;
+use webstand_results::CpuTime;
 
 use crate::cgroup::{CpuCgroup, Members, MembersFrom};
 use crate::procstat;

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
-use webstand_engine::Live;
+use webstand_results::{Live, Outcome, StopSignal};
 use webstand_store::{RunId, Store};
 
 /// How long a command may take to end in order after the first signal: stopping a server takes at
@@ -61,7 +61,6 @@ fn caught(signal: i32) {
     {
         stop_now("a second signal");
     }
-    webstand_engine::interrupted_by(signal);
     if let Some(l) = CURRENT.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
         l.stop.store(true, Ordering::SeqCst);
     }
@@ -83,7 +82,7 @@ fn stop_now(why: &str) -> ! {
     let run = RUN.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some((db, id)) = run {
         if let Ok(store) = Store::open(Some(&db)) {
-            let _ = store.finish_run(id, webstand_engine::Outcome::Interrupted.status());
+            let _ = store.finish_run(id, Outcome::Interrupted(stop_signal()).status());
         }
     }
     std::process::exit(exit_status());
@@ -110,6 +109,12 @@ pub fn live() -> Arc<Live> {
 /// Whether a signal asked this command to stop.
 pub fn interrupted() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0
+}
+
+/// The signal that asked this command to stop (Ctrl-C before any): what a verdict and a report
+/// name, and what the exit status says.
+pub fn stop_signal() -> StopSignal {
+    StopSignal::from_number(SIGNAL.load(Ordering::SeqCst))
 }
 
 /// The exit status of an interrupted command: 128 + the signal's number (130 before any).

@@ -8,10 +8,10 @@
 //! generator kept up), so this file knows nothing of thresholds or diagnoses. The search is bounded:
 //! at most `max_steps` probes and `budget` of wall time; reaching either ends it with what it found.
 
-use crate::sweep::{self, Level, LevelSpec, Measured, Observer, Rate, SweepSpec};
+use crate::sweep::{self, LevelSpec, Measured, Observer, Rate, SweepSpec};
 use anyhow::{bail, Result};
 use std::time::{Duration, Instant};
-use webstand_engine::{Plan, Stop};
+use webstand_results::{Level, Plan, Stop};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaxRateSpec {
@@ -198,7 +198,7 @@ fn humantime_secs(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::{RunResult, Target};
+    use webstand_results::{RunResult, Target};
 
     /// A fake observer whose "server" serves at most `capacity` requests per second: a level meets
     /// the SLO when its rate is within capacity. The runs are the engine's results, made up here.
@@ -209,10 +209,10 @@ mod tests {
         fn execute(
             &mut self,
             plan: &Plan,
-            _: std::sync::Arc<webstand_engine::Live>,
+            _: std::sync::Arc<webstand_results::Live>,
         ) -> Result<RunResult> {
             self.runs += 1;
-            let webstand_engine::Shape::Open { rate, .. } = plan.shape else {
+            let webstand_results::Shape::Open { rate, .. } = plan.shape else {
                 bail!("not open")
             };
             Ok(RunResult {

@@ -6,9 +6,9 @@
 //! gap between clean and broken is at most `precision` of the clean level (and at least one client).
 //! Every probe is a full sweep level (warm-up, measured run) so its figures are comparable with a sweep's.
 
-use crate::sweep::{self, Level, LevelSpec, Measured, Observer, SweepSpec};
+use crate::sweep::{self, LevelSpec, Measured, Observer, SweepSpec};
 use anyhow::{bail, Result};
-use webstand_engine::{Plan, Stop};
+use webstand_results::{MaxUsers, Plan, Probe, Stop};
 
 /// When a level counts as broken.
 #[derive(Clone, Debug, PartialEq)]
@@ -33,28 +33,9 @@ pub struct MaxUsersSpec {
     pub precision: f64,
 }
 
-/// One level tried, and why it broke if it did.
-#[derive(Clone, Debug)]
-pub struct Probe {
-    pub level: Level,
-    /// `None` when clean; else the bound it broke ("error level 3.2 % > 1 %").
-    pub broke: Option<String>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct MaxUsers {
-    /// The largest clean level, with its figures (None: even `start` broke).
-    pub best: Option<Level>,
-    /// The smallest level that broke (None: nothing broke up to `limit`).
-    pub first_broken: Option<usize>,
-    /// Every probe in the order run.
-    pub probes: Vec<Probe>,
-    pub interrupted: bool,
-}
-
 /// Why `result` breaks `bounds`, if it does. Errors are counted as everywhere else
-/// (`webstand_engine::figures`: failed + non-2xx).
-pub fn check(bounds: &Bounds, result: &webstand_engine::RunResult) -> Option<String> {
+/// (`webstand_results::figures`: failed + non-2xx).
+pub fn check(bounds: &Bounds, result: &webstand_results::RunResult) -> Option<String> {
     match (result.ended, &result.first_error) {
         // The engine's one line naming what the server answered instead of HTTP/2 or HTTP/3
         // (ALPN's choice, its HTTP/1 answer to the preface, a version negotiation, a close), as
@@ -164,7 +145,7 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
 mod tests {
     use super::*;
     use std::time::Duration;
-    use webstand_engine::RunResult;
+    use webstand_results::RunResult;
 
     #[test]
     fn bounds_break_on_errors_non_2xx_latency_and_nothing_done() {

@@ -3,42 +3,13 @@
 //! for /2k.html and now idle, minus the RSS before they opened, over N. Kernel socket buffers are
 //! not in RSS and not counted.
 
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::client::Stream;
 use crate::procstat;
 use crate::servers::process::Server;
-
-/// What the measurement saw.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct PerConnection {
-    /// Connections held open (and answered) at the second reading.
-    pub connections: usize,
-    pub rss_before_kib: u64,
-    pub rss_with_kib: u64,
-    /// Why there is no figure (a connection refused or unanswered).
-    pub note: Option<String>,
-}
-
-impl PerConnection {
-    /// Bytes per connection, when measured.
-    pub fn bytes(&self) -> Option<f64> {
-        (self.note.is_none() && self.connections > 0).then(|| {
-            let delta = self.rss_with_kib.saturating_sub(self.rss_before_kib);
-            delta as f64 * 1024.0 / self.connections as f64
-        })
-    }
-
-    /// The table's cell: KiB per connection with one decimal.
-    pub fn cell(&self) -> String {
-        match self.bytes() {
-            Some(b) => format!("{:.1}", b / 1024.0),
-            None => "FAILED".into(),
-        }
-    }
-}
+use webstand_results::PerConnection;
 
 /// Opens `n` connections to the server, one request each, and reads its RSS before and with them.
 pub fn per_connection(server: &Server, n: usize) -> PerConnection {

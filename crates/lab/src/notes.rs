@@ -4,7 +4,8 @@
 
 use std::fmt;
 
-use crate::h2::{MAX_CONCURRENT_STREAMS, STREAMS_PER_CONNECTION};
+use crate::h2::MAX_CONCURRENT_STREAMS;
+use webstand_results::H2_STREAMS_PER_CONNECTION;
 
 /// One thing a row must say.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +126,7 @@ impl fmt::Display for H2Note {
             H2Note::FixedStreams { server, streams } => write!(
                 f,
                 "{server} allows {streams} concurrent streams per connection (fixed): {streams} in \
-                 flight, not {STREAMS_PER_CONNECTION}"
+                 flight, not {H2_STREAMS_PER_CONNECTION}"
             ),
             H2Note::Announces { server, streams } => write!(
                 f,

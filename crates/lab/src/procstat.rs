@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use webstand_engine::CpuTime;
+use webstand_results::CpuTime;
 
 /// The fields of `/proc/PID/stat` the lab needs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

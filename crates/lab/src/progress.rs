@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use webstand_engine::Live;
+use webstand_results::Live;
 
 /// Nothing is shown for a run that ends before this: short runs stay clean.
 const SHOW_AFTER: Duration = Duration::from_secs(2);

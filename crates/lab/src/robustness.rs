@@ -6,17 +6,14 @@
 //! resident memory an idle keep-alive connection costs the server (`memory.rs`), and for servers
 //! that speak HTTP/3 the hostile QUIC clients' category (`h3::probe`).
 
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use webstand_engine::{Live, Plan, Shape, Stop, Target};
-use webstand_probe::table::Counts;
+use webstand_results::{Held, Live, Plan, Robustness, Shape, Stop, Target};
 
 use crate::compare::observer::CompareObserver;
 use crate::servers::process::Server;
-pub use crate::slowhttp::Attacked;
 use crate::slowhttp::Strength;
 
 /// What `--probe` runs against each server.
@@ -39,45 +36,6 @@ impl ProbeSpec {
     /// The most connections `--probe` opens at once: what every server's limits must allow.
     pub fn most_connections(&self) -> usize {
         self.attack_connections.max(self.hold_max)
-    }
-}
-
-/// One server's robustness row.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Robustness {
-    /// Safe, lenient and unsafe cases per category.
-    pub categories: Vec<Counts>,
-    /// Why the probe's counts are partial or missing (unreachable, target lost, out of time).
-    pub probe_note: Option<String>,
-    /// The HTTP/3 cases that were not safe, each with what was seen.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub h3_notes: Vec<String>,
-    pub slowloris: Attacked,
-    pub slow_read: Attacked,
-    pub held: Held,
-    /// Resident memory per idle keep-alive connection, measured first (before the attacks and the
-    /// search raise the server's high-water mark).
-    pub memory: crate::memory::PerConnection,
-}
-
-/// The keep-alive search: each level opens that many connections at once and makes two requests on
-/// each.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Held {
-    /// The most connections held with 0 errors (0: not even the first level).
-    pub most: usize,
-    /// The search's ceiling; `most == limit` means the server was not pushed to its end.
-    pub limit: usize,
-    /// The first level with errors: its connections and error count.
-    pub broke_at: Option<(usize, u64)>,
-}
-
-impl Held {
-    pub fn cell(&self) -> String {
-        match self.broke_at {
-            None if self.most >= self.limit => format!("{}+", self.most),
-            _ => self.most.to_string(),
-        }
     }
 }
 

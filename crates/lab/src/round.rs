@@ -2,15 +2,13 @@
 //! the observer, check its features (first round), run each workload's sweep and max-users search with
 //! its CPU and memory accounted, note what its rows must disclose, and stop it.
 
-use webstand_engine::{H2Plan, Plan};
+use webstand_results::{H2Plan, Plan};
 use webstand_workload::Workload;
 
 use crate::accounting::Accounting;
-use crate::checks::features::{check_features, Support};
+use crate::checks::features::check_features;
 use crate::compare::observer::CompareObserver;
 use crate::compare::options::Options;
-use crate::compare::outcome::{ServerOutcome, WorkloadOutcome};
-use crate::compare::workloads::WorkloadKind;
 use crate::disclosure;
 use crate::h2;
 use crate::maxusers;
@@ -21,10 +19,16 @@ use crate::robustness;
 use crate::servers::binary::{locate, Binary};
 use crate::servers::config::Pass;
 use crate::servers::process::{Server, Setup};
-use crate::sweep::{self, SweepResult, SweepSpec};
+use crate::servers::Kind;
+use crate::sweep::{self, SweepSpec};
 use crate::tls::cert::LabCert;
-use crate::verify::{self, VerifyRow};
+use crate::verify;
 use std::sync::Arc;
+use webstand_results::Support;
+use webstand_results::SweepResult;
+use webstand_results::VerifyRow;
+use webstand_results::WorkloadKind;
+use webstand_results::{ServerOutcome, WorkloadOutcome};
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {
@@ -42,14 +46,14 @@ impl Run<'_> {
     /// The whole turn. Every server started is stopped before this returns.
     pub fn run(
         &self,
+        kind: Kind,
         outcome: &mut ServerOutcome,
         obs: &mut dyn CompareObserver,
         verify: &mut Vec<VerifyRow>,
     ) {
-        let Some((binary, setup, mut server)) = self.start(outcome, obs) else {
+        let Some((binary, setup, mut server)) = self.start(kind, outcome, obs) else {
             return;
         };
-        let kind = outcome.kind;
         if outcome.cpu_source.is_none() {
             outcome.cpu_source = Some(server.cpu_source());
             obs.server_configs(kind.name(), server.configs());
@@ -107,10 +111,10 @@ impl Run<'_> {
     /// Finds and starts the server; None (with the reason in `outcome`) when it cannot run.
     fn start(
         &self,
+        kind: Kind,
         outcome: &mut ServerOutcome,
         obs: &mut dyn CompareObserver,
     ) -> Option<(Binary, Setup, Server)> {
-        let kind = outcome.kind;
         let binary = match locate(kind, self.opts.builtin.as_deref()) {
             Ok(b) => b,
             Err(hint) => {
@@ -323,7 +327,7 @@ fn check_protocols(
     setup: &Setup,
     obs: &mut dyn CompareObserver,
 ) {
-    let name = outcome.kind.name();
+    let name = outcome.name.clone();
     if let Some(s) = crate::checks::tls::check_feature(server, setup) {
         obs.note(&format!("{name} TLS: {}", s.cell()));
         outcome.tls = Some(s);

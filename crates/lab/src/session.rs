@@ -1,18 +1,21 @@
 //! [`Session`]: the wiring of the stop signals (`interrupt`), progress and the history around a command's runs (bench,
 //! sweep, the main job, compare), and [`Session::conclude`], which ends every such command the same
-//! way: the history's status and the exit status both from one `webstand_engine::Verdict`, and that
+//! way: the history's status and the exit status both from one `webstand_results::Verdict`, and that
 //! verdict on the command's last line when it is not `complete`. Where a run executes (this
 //! process, or MPI ranks) is the caller's [`Runner`]: the lab knows nothing of MPI.
 
 use crate::compare::observer::CompareObserver;
-use crate::maxusers::{MaxUsers, MaxUsersSpec};
+use crate::maxusers::MaxUsersSpec;
 use crate::progress::{self, Progress};
-use crate::sweep::{Level, Observer, SweepResult, SweepSpec};
+use crate::sweep::{Observer, SweepSpec};
 use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
-use webstand_engine::{Live, Outcome, Plan, RunResult, Verdict};
-use webstand_store::{Protocol, RunId, RunMeta, ServerFigures, Store};
+use webstand_results::MaxUsers;
+use webstand_results::ServerFigures;
+use webstand_results::{Level, SweepResult};
+use webstand_results::{Live, Outcome, Plan, RunResult, Verdict};
+use webstand_store::{Protocol, RunId, RunMeta, Store};
 
 /// Where a session's runs execute, and what to say after each level about how a run was spread.
 #[derive(Clone, Copy)]
@@ -309,8 +312,8 @@ pub fn protocol_of(plan: &Plan) -> Protocol {
         },
         (None, v) => Protocol {
             name: match v {
-                webstand_engine::HttpVersion::Http10 => "HTTP/1.0",
-                webstand_engine::HttpVersion::Http11 => "HTTP/1.1",
+                webstand_results::HttpVersion::Http10 => "HTTP/1.0",
+                webstand_results::HttpVersion::Http11 => "HTTP/1.1",
             }
             .to_string(),
             h2_streams: None,

@@ -3,38 +3,13 @@
 //! service stayed available each second, read from the tool's own per-second CSV. slowhttptest
 //! judges availability itself: a fresh connection of its own must be answered within 3 s.
 
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use crate::programs::run_bounded;
-
-/// Service availability during one slowhttptest attack, from its per-second CSV.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Attacked {
-    pub connections: usize,
-    pub seconds: u64,
-    /// Seconds sampled, and those in which slowhttptest's own fresh request was answered in time.
-    pub samples: usize,
-    pub available: usize,
-    /// Most attack connections open at once, as slowhttptest counted them.
-    pub most_connected: usize,
-    /// Why there is no figure (the tool missing or failing).
-    pub note: Option<String>,
-}
-
-impl Attacked {
-    /// The table's cell: `yes` when every second was served, else the share of seconds.
-    pub fn cell(&self) -> String {
-        match &self.note {
-            Some(_) => "FAILED".into(),
-            None if self.samples > 0 && self.available == self.samples => "yes".into(),
-            None => format!("no ({}/{} s)", self.available, self.samples),
-        }
-    }
-}
+use webstand_results::Attacked;
 
 /// How hard an attack is: connections held, for how long.
 #[derive(Clone, Copy, Debug)]

@@ -2,7 +2,7 @@
 //!
 //! [`run`] carries out a [`SweepSpec`] over a base [`Plan`] (target, requests, options) and returns a
 //! [`SweepResult`]: one [`Level`] per client count, each holding the engine's `RunResult` (every figure
-//! comes from `webstand_engine::figures`). An [`Observer`] hears about each level as it starts and ends,
+//! comes from `webstand_results::figures`). An [`Observer`] hears about each level as it starts and ends,
 //! so the command line can wire Ctrl-C, progress and the history without this module knowing them.
 //! After an interrupted level, or one whose target was lost or unreachable, the sweep stops and
 //! returns what completed.
@@ -10,7 +10,7 @@
 use anyhow::{bail, Context, Result};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use webstand_engine::{figures, Live, Plan, RunResult, Shape, Stop};
+use webstand_results::{figures, Level, Live, Plan, RunResult, Shape, Stop, SweepResult};
 
 /// One level: how many clients (connections) and when its measured run stops.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,46 +53,6 @@ impl SweepSpec {
             rate: None,
             max_error_pct: figures::DEFAULT_MAX_ERROR_PCT,
         }
-    }
-}
-
-/// One measured level.
-#[derive(Clone, Debug)]
-pub struct Level {
-    pub clients: usize,
-    pub result: RunResult,
-}
-
-#[derive(Clone, Debug)]
-pub struct SweepResult {
-    /// The workload's name (the history's group).
-    pub workload: String,
-    pub levels: Vec<Level>,
-    /// Stopped early by Ctrl-C: `levels` holds what completed (the last one possibly partial).
-    pub interrupted: bool,
-    /// The spec's error threshold, which decides the peak.
-    pub max_error_pct: f64,
-}
-
-impl Default for SweepResult {
-    fn default() -> Self {
-        SweepResult {
-            workload: String::new(),
-            levels: Vec::new(),
-            interrupted: false,
-            max_error_pct: figures::DEFAULT_MAX_ERROR_PCT,
-        }
-    }
-}
-
-impl SweepResult {
-    /// The index of the peak level: the most hits/s among the clean ones (`figures::peak`).
-    pub fn peak_index(&self) -> Option<usize> {
-        figures::peak(self.levels.iter().map(|l| &l.result), self.max_error_pct)
-    }
-    /// The peak level, if any level was clean.
-    pub fn peak(&self) -> Option<&Level> {
-        self.peak_index().map(|i| &self.levels[i])
     }
 }
 
@@ -353,7 +313,7 @@ mod tests {
 
     fn base_plan() -> Plan {
         let addr = hello_server();
-        let target = webstand_engine::Target {
+        let target = webstand_results::Target {
             host: "127.0.0.1".into(),
             port: addr.port(),
             addrs: vec![addr],
@@ -461,7 +421,7 @@ mod tests {
             .unwrap()
             .port(); // free a moment ago: nothing listens
         let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-        let target = webstand_engine::Target {
+        let target = webstand_results::Target {
             host: "127.0.0.1".into(),
             port,
             addrs: vec![addr],
@@ -478,7 +438,7 @@ mod tests {
         let out = run(&spec, &Plan::new(target, "/"), "/", &mut Quiet).unwrap();
         assert_eq!(out.levels.len(), 1, "the sweep went on against a dead port");
         let r = &out.levels[0].result;
-        assert_eq!(r.ended, Some(webstand_engine::Ended::Unreachable));
+        assert_eq!(r.ended, Some(webstand_results::Ended::Unreachable));
         assert!(r.complete == 0 && r.failed.connect >= 1, "{r:?}");
         assert!(
             t.elapsed() < Duration::from_secs(5),

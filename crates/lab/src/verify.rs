@@ -2,37 +2,20 @@
 //! same number of clients and about the same length, so their hits/s and byte counts can be read
 //! side by side.
 
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
-use webstand_engine::Stop;
+use webstand_results::{Stop, VerifyRow};
 use webstand_workload::fixtures;
 use webstand_workload::Workload;
 
 use crate::compare::observer::CompareObserver;
 use crate::compare::options::Options;
-use crate::compare::workloads::WorkloadKind;
 use crate::disclosure;
 use crate::programs::run_bounded;
 use crate::servers::process::Server;
 use crate::servers::Kind;
-
-/// One tool's run on one target in `--verify`.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct VerifyRow {
-    pub server: String,
-    pub target: String,
-    /// "webstand", "wrk" or "ab".
-    pub tool: String,
-    pub clients: usize,
-    pub requests: u64,
-    pub hits_per_sec: f64,
-    /// Bytes read, as each tool counts them (wrk and webstand: every byte; ab: "Total transferred").
-    pub bytes: u64,
-    pub errors: u64,
-    pub note: Option<String>,
-}
+use webstand_results::WorkloadKind;
 
 const CLIENTS: usize = 16;
 const SECONDS: u64 = 2;
@@ -90,7 +73,7 @@ fn webstand_row(
 ) -> VerifyRow {
     let mut r = row(server, path, "webstand");
     let mut plan = opts.base_plan(addr, kind, &Workload::single(path));
-    plan.shape = webstand_engine::Shape::Closed { clients: CLIENTS };
+    plan.shape = webstand_results::Shape::Closed { clients: CLIENTS };
     plan.stop = Stop {
         requests: Some(1_000_000),
         duration: Some(Duration::from_secs(SECONDS)),

@@ -2,16 +2,7 @@
 //! what the RFCs expect) with the reasons under every row that is not safe; then the counts.
 
 use crate::result::{bytes, millis, CaseResult, Ended, Report, Verdict};
-
-/// Safe, lenient and unsafe counts of one category, in first-seen order of categories.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Counts {
-    pub category: String,
-    pub safe: usize,
-    pub lenient: usize,
-    #[serde(rename = "unsafe")]
-    pub unsafe_: usize,
-}
+use webstand_results::Counts;
 
 impl Report {
     /// The verdict counts per category (the lab's robustness columns).

@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 use std::fmt::Write;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// What the report says about the run besides the result itself.
 #[derive(Clone, Debug, Default)]
@@ -203,14 +203,13 @@ fn percentiles(o: &mut String, r: &RunResult) {
 /// "time for request", a stream's from its HEADERS sent to its end). Open-loop runs add the target
 /// rate and late sends.
 fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
-    let secs = r.elapsed.as_secs_f64();
-    let done = r.complete as f64;
     let _ = writeln!(
         o,
         "Requests per second:    {:.2} [#/sec] (mean)",
-        done / secs
+        r.hits_per_sec()
     );
-    let per_request = info.concurrency as f64 * secs * 1000.0 / done;
+    // Only a run with a complete request has these lines.
+    let per_request = r.time_per_request_ms(info.concurrency).unwrap_or_default();
     // Streams per connection the HTTP/2 run had (the smaller of -m and the server's limit).
     let streams = r.h2.as_ref().map_or(1, |h| h.max_streams);
     let _ = match (info.rate, info.pipeline > 1) {
@@ -235,7 +234,7 @@ fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
     let _ = writeln!(
         o,
         "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
-        secs * 1000.0 / done
+        r.time_per_request_across_ms().unwrap_or_default()
     );
     let _ = writeln!(
         o,
@@ -243,9 +242,9 @@ fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
         r.kbytes_per_sec()
     );
     if info.body_sent {
-        let sent = r.sent_bytes as f64 / secs / 1024.0;
+        let sent = r.per_sec(r.sent_bytes) / 1024.0;
         let _ = writeln!(o, "                        {sent:.2} kb/s sent");
-        let total = (r.total_bytes + r.sent_bytes) as f64 / secs / 1024.0;
+        let total = r.per_sec(r.total_bytes + r.sent_bytes) / 1024.0;
         let _ = writeln!(o, "                        {total:.2} kb/s total");
     }
     if let Some(rate) = info.rate {
@@ -260,7 +259,7 @@ fn rates(o: &mut String, r: &RunResult, info: &AbInfo) {
             "Late sends:             {} of {} (left more than {} ms after their intended time)",
             r.late_sends,
             r.attempted(),
-            webstand_engine::LATE_SEND.as_millis()
+            webstand_results::LATE_SEND.as_millis()
         );
     }
 }

@@ -4,7 +4,7 @@
 //! request of the server alone and with its PHP backends). Pure: figures in, text out.
 
 use crate::compare::grid;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// One server's column: its run at the table's client level, or why it has none.
 #[derive(Clone, Debug, Default)]
@@ -32,16 +32,15 @@ pub const ROWS: [(&str, &str); 7] = [
 
 /// The seven figures of one run, as ab prints them.
 fn cells(r: &RunResult, clients: usize) -> [String; 7] {
-    let secs = r.elapsed.as_secs_f64();
-    let done = r.complete as f64;
-    let per = |x: f64| if done > 0.0 { x / done } else { f64::NAN };
+    // Without a complete request there is no time per request: NaN, as the table has always shown.
+    let ms = |figure: Option<f64>| format!("{:.3} [ms]", figure.unwrap_or(f64::NAN));
     [
-        format!("{secs:.3} seconds"),
+        format!("{:.3} seconds", r.elapsed.as_secs_f64()),
         format!("{} bytes", r.total_bytes),
         format!("{} bytes", r.body_bytes),
-        format!("{:.2} [#/sec]", if secs > 0.0 { done / secs } else { 0.0 }),
-        format!("{:.3} [ms]", per(clients as f64 * secs * 1000.0)),
-        format!("{:.3} [ms]", per(secs * 1000.0)),
+        format!("{:.2} [#/sec]", r.hits_per_sec()),
+        ms(r.time_per_request_ms(clients)),
+        ms(r.time_per_request_across_ms()),
         format!("{:.2} [Kbytes/sec]", r.kbytes_per_sec()),
     ]
 }

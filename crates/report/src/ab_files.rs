@@ -8,7 +8,7 @@
 //! percentages with few requests (rank ⌊0.5 + n·p/100⌋ can reach n), the last request is used.
 
 use std::fmt::Write;
-use webstand_engine::{RunResult, Sample};
+use webstand_results::{RunResult, Sample};
 
 /// The samples sorted by total time.
 fn by_total(r: &RunResult) -> Vec<Sample> {

@@ -8,7 +8,7 @@
 
 use crate::ab::{round_ms, AbInfo};
 use std::fmt::Write;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// ab's `-x`, `-y` and `-z` attribute strings.
 #[derive(Clone, Debug)]
@@ -93,13 +93,9 @@ fn rest(o: &mut String, r: &RunResult, info: &AbInfo, a: &Attributes) {
         row("Total body sent", r.sent_bytes.to_string());
     }
     row("HTML transferred", format!("{} bytes", r.body_bytes));
-    let secs = r.elapsed.as_secs_f64();
-    if secs > 0.0 {
-        let per_sec = |bytes: u64| bytes as f64 / 1024.0 / secs;
-        row(
-            "Requests per second",
-            format!("{:.2}", r.complete as f64 / secs),
-        );
+    if !r.elapsed.is_zero() {
+        let per_sec = |bytes: u64| r.per_sec(bytes) / 1024.0;
+        row("Requests per second", format!("{:.2}", r.hits_per_sec()));
         row(
             "Transfer rate",
             format!("{:.2} kb/s received", per_sec(r.total_bytes)),

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use std::fmt::Write;
-pub use webstand_lab::verify::VerifyRow;
+use webstand_results::VerifyRow;
 
 /// One server's figures on one workload (a sweep over client levels).
 #[derive(Clone, Debug, Default, Serialize)]

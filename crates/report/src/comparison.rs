@@ -1,19 +1,19 @@
-//! What a lab comparison measured (`webstand_lab::compare::Comparison`), made into the compare
+//! What a lab comparison measured (`webstand_results::Comparison`), made into the compare
 //! tables' rows: each round's row from its sweep's peak level and the server CPU of that level, the
 //! median over rounds, thttpd's feature row; then the text tables and one JSON document. The lab
 //! measures; this file decides what a row shows.
 
-use webstand_lab::compare::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
-use webstand_lab::servers::Support;
+use webstand_results::Support;
+use webstand_results::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
 
 use crate::compare::{thttpd_table, verify_table, workload_table, FeatureRow, WorkloadRow};
-use crate::export::Level;
+use crate::levels::Level;
 
 /// The row of one round's sweep: figures at its peak level.
 fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
     let notes: Vec<String> = w.note.iter().chain(&w.disclosures).cloned().collect();
     let mut row = WorkloadRow {
-        server: server.kind.name().into(),
+        server: server.name.clone(),
         version: server.version.clone(),
         note: Some(notes.join("; ")).filter(|n| !n.is_empty()),
         ..Default::default()
@@ -81,7 +81,7 @@ pub fn workload_row(server: &ServerOutcome, wk: WorkloadKind) -> WorkloadRow {
     if rows.is_empty() {
         let note = server.skipped.clone().or_else(|| Some("not run".into()));
         return WorkloadRow {
-            server: server.kind.name().into(),
+            server: server.name.clone(),
             version: server.version.clone(),
             note,
             ..Default::default()
@@ -94,7 +94,7 @@ pub fn workload_row(server: &ServerOutcome, wk: WorkloadKind) -> WorkloadRow {
 fn tls_cell(server: &ServerOutcome) -> String {
     match (&server.tls, &server.skipped) {
         (Some(s), _) => s.cell().into(),
-        (None, Some(why)) if why.starts_with(webstand_lab::tls::NO_TLS) => "no".into(),
+        (None, Some(why)) if why.starts_with(webstand_results::comparison::NO_TLS) => "no".into(),
         _ => "-".into(),
     }
 }
@@ -158,11 +158,11 @@ pub fn feature_row(server: &ServerOutcome) -> FeatureRow {
         notes.push(s.clone());
     }
     FeatureRow {
-        name: server.kind.name().into(),
+        name: server.name.clone(),
         version: server.version.clone(),
         model: match server.shape {
-            Some((p, t)) => format!("{} ({p} proc, {t} thr)", server.kind.model()),
-            None => server.kind.model().into(),
+            Some((p, t)) => format!("{} ({p} proc, {t} thr)", server.model),
+            None => server.model.clone(),
         },
         exe_bytes: server.exe_bytes,
         basic_auth: cell(f.map(|f| &f.basic_auth)),
@@ -213,7 +213,7 @@ pub fn peak_row(
         errors: levels.iter().map(|l| l.result.errors()).sum(),
         ..Default::default()
     };
-    let peak = webstand_engine::figures::peak(levels.iter().map(|l| l.result), max_error_pct);
+    let peak = webstand_results::figures::peak(levels.iter().map(|l| l.result), max_error_pct);
     let Some(i) = peak else {
         row.note = Some(format!("no clean level (errors ≤ {max_error_pct} %)"));
         return (row, None);
@@ -302,7 +302,7 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
         "settings": c.settings,
         "cpu_accounting": c.cpu_accounting,
         "rounds": c.rounds,
-        "interrupted": c.interrupted,
+        "interrupted": c.interrupted.is_some(),
         "workloads": comparison_rows(c).into_iter().map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows })).collect::<Vec<_>>(),
         "servers": features,
         "verify": c.verify,
@@ -347,10 +347,10 @@ pub fn render_comparison(c: &Comparison) -> String {
         out.push('\n');
         out.push_str(&verify_table(&c.verify));
     }
-    if c.interrupted {
+    if let Some(signal) = c.interrupted {
         out.push_str(&format!(
             "\nInterrupted: the tables hold what was measured before {}.\n",
-            webstand_engine::interrupting_signal()
+            signal.name()
         ));
     }
     out
@@ -360,9 +360,8 @@ pub fn render_comparison(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use webstand_engine::{CpuTime, RunResult};
-    use webstand_lab::servers::Kind;
-    use webstand_lab::sweep::{Level, SweepResult};
+    use webstand_results::{CpuTime, RunResult};
+    use webstand_results::{Level, SweepResult};
 
     #[test]
     fn rows_come_from_the_peak_level_and_its_server_cpu() {
@@ -403,7 +402,7 @@ mod tests {
         let s = ServerOutcome {
             version: "1.22.1".into(),
             workloads: vec![w],
-            ..ServerOutcome::new(Kind::parse("nginx").unwrap())
+            ..ServerOutcome::new("nginx", "event-driven")
         };
         let row = workload_row(&s, WorkloadKind::TwoK);
         assert!(row.measured);
@@ -418,7 +417,7 @@ mod tests {
     #[test]
     fn a_one_round_comparison_says_its_figures_are_not_yet_worth_quoting() {
         let servers = ["nginx", "h2o"]
-            .map(|k| ServerOutcome::new(Kind::parse(k).unwrap()))
+            .map(|k| ServerOutcome::new(k, "event-driven"))
             .to_vec();
         let once = Comparison {
             servers: servers.clone(),
@@ -503,7 +502,7 @@ mod tests {
         };
         let s = ServerOutcome {
             workloads: vec![round(0, false), round(1, true), round(2, true)],
-            ..ServerOutcome::new(Kind::parse("builtin").unwrap())
+            ..ServerOutcome::new("builtin", "event-driven")
         };
         let note = workload_row(&s, WorkloadKind::TlsResume).note.unwrap();
         for one in [cached, rustls, bound] {

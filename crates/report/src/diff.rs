@@ -12,9 +12,10 @@
 //! which is why diffs of single runs say so and suggest repeating.
 
 use crate::diff_cells::{median, num};
-use crate::export::{latency_ms as q, Level};
+use crate::export::latency_ms as q;
+use crate::levels::Level;
 use std::fmt::Write;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// One side of a diff: a name ("run 3", "runs 3,4,5") and the levels of its run(s).
 pub struct Side<'a> {

@@ -1,39 +1,11 @@
 //! Exports of measured levels for other tools: CSV (one row per level, every figure), HdrHistogram's
 //! percentile-distribution text ("hgrm", read by HdrHistogram's plotting pages and scripts) and the
 //! per-level JSON that `webstand export --format json` wraps with the run's metadata.
-//!
-//! [`Level`] is the view every multi-level report here (export, HTML) takes: one measured level of a
-//! series, borrowed from wherever the results live (a sweep in memory, the history database).
 
+use crate::levels::Level;
 use hdrhistogram::Histogram;
 use std::fmt::Write;
-use webstand_engine::RunResult;
-
-/// One measured level: which series (`group`: "" for a bench run, the workload for a sweep,
-/// "server/workload" in a comparison), at how many clients, and what it measured.
-#[derive(Clone, Copy, Debug)]
-pub struct Level<'a> {
-    pub group: &'a str,
-    pub clients: usize,
-    /// Which round of a comparison measured it, from 1 (1 for a bench or a sweep).
-    pub round: usize,
-    pub server_version: Option<&'a str>,
-    pub result: &'a RunResult,
-}
-
-/// A lab sweep's levels as the reports take them (`tables`, `csv`, …).
-pub fn sweep_levels(s: &webstand_lab::sweep::SweepResult) -> Vec<Level<'_>> {
-    s.levels
-        .iter()
-        .map(|l| Level {
-            group: &s.workload,
-            clients: l.clients,
-            round: 1,
-            server_version: l.result.server_software.as_deref(),
-            result: &l.result,
-        })
-        .collect()
-}
+use webstand_results::RunResult;
 
 /// Latency at quantile `q` in milliseconds, 0 when nothing completed (an empty histogram has no
 /// quantiles).

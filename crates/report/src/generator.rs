@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 use std::time::Duration;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// Whether the load threads had fewer CPUs than the machine (pinned, e.g. by taskset); None when
 /// the result does not say.
@@ -117,7 +117,7 @@ pub fn lines(r: &RunResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::{CpuTime, HalfwayWaits};
+    use webstand_results::{CpuTime, HalfwayWaits};
 
     fn result() -> RunResult {
         RunResult {

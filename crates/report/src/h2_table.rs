@@ -2,10 +2,10 @@
 //! streams per connection the server allowed and h2load's counts — streams started, done,
 //! succeeded, failed, errored, timed out, the status classes, and HPACK's header space savings.
 
-use crate::export::Level;
 use crate::h2load::space_savings;
+use crate::levels::Level;
 use std::fmt::Write;
-use webstand_engine::H2Summary;
+use webstand_results::H2Summary;
 
 /// The counts of [`level_counts`], named, with their column widths.
 const COLUMNS: [(&str, usize); 11] = [
@@ -74,7 +74,7 @@ pub fn table(levels: &[Level]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::RunResult;
+    use webstand_results::RunResult;
 
     #[test]
     fn only_http2_levels_get_rows() {

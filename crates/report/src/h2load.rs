@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
-use webstand_engine::{H2Summary, RunResult};
+use webstand_results::{H2Summary, RunResult};
 
 /// h2load's byte counts: "1.19MB" (powers of 1024, two decimals).
 fn bytes(n: u64) -> String {
@@ -134,7 +134,6 @@ pub fn summary(r: &RunResult, total: Option<u64>) -> String {
     let Some(h) = &r.h2 else {
         return String::new();
     };
-    let secs = r.elapsed.as_secs_f64().max(1e-9);
     let failed = h.done - h.succeeded;
     let protocol = if r.quic.is_some() { "HTTP/3" } else { "HTTP/2" };
     let mut out = format!(
@@ -144,9 +143,9 @@ pub fn summary(r: &RunResult, total: Option<u64>) -> String {
     );
     out += &format!(
         "finished in {}, {:.2} req/s, {}/s\n",
-        duration(secs * 1e6),
-        h.done as f64 / secs,
-        bytes((r.total_bytes as f64 / secs) as u64)
+        duration(r.elapsed.as_secs_f64() * 1e6),
+        r.per_sec(h.done),
+        bytes(r.per_sec(r.total_bytes) as u64)
     );
     out += &format!(
         "requests: {} total, {} started, {} done, {} succeeded, {failed} failed, {} errored, {} timeout\n",

@@ -13,33 +13,13 @@
 //! the rounds, the charts each client level's median round with a bar over the rounds' range.
 
 use crate::chart::{Chart, Dash, Line, Scale, COLOURS, FONT, PERCENTILE_AXIS_MAX};
-use crate::export::{latency_ms, Level};
+use crate::export::latency_ms;
+use crate::levels::{Level, ReportRun};
 use crate::series::{clients_scale, series, Series};
 use std::fmt::Write;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 pub use crate::chart::{escape, png};
-
-/// One run to report: a title line, its details (command line, machine …) and its levels.
-pub struct ReportRun<'a> {
-    /// Short name that tells runs apart when two series would share a label, e.g. "#12".
-    pub name: String,
-    /// A heading such as "Run 12 — sweep of http://127.0.0.1:8080/ (2026-11-22 21:40 UTC)".
-    pub title: String,
-    /// Label/value lines shown under the heading (command line, version, machine, status).
-    pub details: Vec<(String, String)>,
-    pub levels: Vec<Level<'a>>,
-    /// The seed-style text tables of this run, shown beneath the charts as preformatted text.
-    pub tables: String,
-    /// Its Diagnosis as text (a headline per level, a line per finding), shown as wrapping prose.
-    pub diagnosis: String,
-    /// The run's target (a bench run's workload is its URL's path).
-    pub target: String,
-    /// The run's error threshold, which decides its peak.
-    pub max_error_pct: f64,
-    /// Server CPU-µs per request of each level, in `levels`' order, where the lab measured it.
-    pub server_cpu_us: Vec<Option<f64>>,
-}
 
 /// A chart: its file stem (for --svg/--png), its title and its SVG text.
 pub struct ChartSvg {

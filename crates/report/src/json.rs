@@ -1,11 +1,11 @@
 //! A run as one JSON document: every raw count of a `RunResult`, every derived figure from
-//! `webstand_engine::figures` (`errors` = failed + non-2xx, which `error_pct` and `errors_per_sec`
+//! `webstand_results::figures` (`errors` = failed + non-2xx, which `error_pct` and `errors_per_sec`
 //! count), and latency summaries in milliseconds. Used by `webstand bench --json`
 //! and reused by exports; field names are stable.
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
-use webstand_engine::{RunResult, Verdict};
+use webstand_results::{RunResult, Verdict};
 
 /// A command's outcome as JSON: the history's status, the exit status and why.
 pub fn verdict_json(v: &Verdict) -> Value {
@@ -39,7 +39,7 @@ pub fn histogram_json(h: &Histogram<u64>) -> Value {
 
 /// An https run's negotiated parameters and handshakes: TCP connect apart from the TLS handshake,
 /// full handshakes apart from resumed ones (means in milliseconds).
-fn tls_json(t: &webstand_engine::TlsSummary) -> Value {
+fn tls_json(t: &webstand_results::TlsSummary) -> Value {
     let handshakes = t.full_handshakes + t.resumed_handshakes;
     let mean_ms = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64 / 1000.0);
     json!({

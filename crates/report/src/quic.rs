@@ -5,7 +5,7 @@
 //! connections that ended on an error by code, and whether GSO and GRO carried the datagrams.
 
 use serde_json::{json, Value};
-use webstand_engine::{QuicSummary, RunResult};
+use webstand_results::{QuicSummary, RunResult};
 
 /// Requests that ended (complete or failed): the base of the per-request figures.
 fn requests(r: &RunResult) -> u64 {

@@ -8,7 +8,7 @@
 use crate::diff_cells::{median, num};
 use crate::quic::per_request;
 use std::fmt::Write;
-use webstand_engine::{QuicSummary, RunResult};
+use webstand_results::{QuicSummary, RunResult};
 
 struct Row {
     name: &'static str,

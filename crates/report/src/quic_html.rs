@@ -5,7 +5,7 @@
 //! that ended on an error by code, and UDP offload. Nothing for a run without them.
 
 use crate::chart::escape;
-use crate::export::Level;
+use crate::levels::Level;
 use crate::quic::{errors, per_request};
 use std::fmt::Write;
 
@@ -90,7 +90,7 @@ fn row(l: &Level) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::{QuicSummary, RunResult};
+    use webstand_results::{QuicSummary, RunResult};
 
     #[test]
     fn a_row_per_http3_level_and_nothing_without() {

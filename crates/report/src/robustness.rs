@@ -5,8 +5,8 @@
 //! the lab's measurements in, text out.
 
 use std::fmt::Write;
-use webstand_lab::compare::Comparison;
-use webstand_lab::robustness::Robustness;
+use webstand_results::Comparison;
+use webstand_results::Robustness;
 
 /// Probe categories in the order the servers' rows first name them.
 fn categories(c: &Comparison) -> Vec<String> {
@@ -60,7 +60,7 @@ pub fn robustness_table(c: &Comparison) -> String {
     out.push_str(&header);
     let mut notes = Vec::new();
     for (s, r) in &measured {
-        let mut line = format!("{:<16}", s.kind.name());
+        let mut line = format!("{:<16}", s.name);
         for k in &cats {
             let _ = write!(line, " {:>11}", counts_cell(r, k));
         }
@@ -68,7 +68,7 @@ pub fn robustness_table(c: &Comparison) -> String {
         let (held, mem) = (r.held.cell(), r.memory.cell());
         let _ = writeln!(line, " {sl:>12} {sr:>12} {held:>9} {mem:>9}");
         out.push_str(&line);
-        let name = s.kind.name();
+        let name = s.name.as_str();
         notes.extend(r.probe_note.iter().map(|n| format!("{name}: probe: {n}")));
         notes.extend(r.h3_notes.iter().map(|n| format!("{name}: {n}")));
         notes.extend(
@@ -106,7 +106,7 @@ pub fn robustness_json(c: &Comparison) -> serde_json::Value {
         .iter()
         .filter_map(|s| {
             let mut v = serde_json::to_value(s.robustness.as_ref()?).ok()?;
-            v["server"] = s.kind.name().into();
+            v["server"] = s.name.clone().into();
             Some(v)
         })
         .collect()

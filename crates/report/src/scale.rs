@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 use std::fmt::Write;
-use webstand_lab::compare::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
+use webstand_results::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
 
 use crate::compare::grid;
 use crate::comparison::median;
@@ -84,7 +84,7 @@ fn server_row(s: &ServerOutcome, workload: WorkloadKind, counts: &[usize]) -> Sc
         .cloned()
         .collect();
     ScaleRow {
-        server: s.kind.name().to_string(),
+        server: s.name.clone(),
         version: s.version.clone(),
         cells,
         cpu_growth,

@@ -2,7 +2,7 @@
 //! largest client level: the seed's `-n 1000 -c 100`), and each server's sweep over clients in the
 //! full layout: what `webstand sweep --preset wordpress` prints after the workload tables.
 
-use webstand_lab::compare::{Comparison, WorkloadKind};
+use webstand_results::{Comparison, WorkloadKind};
 
 use crate::ab_columns::{self, AbColumn};
 use crate::tables::{self, Layout};
@@ -14,7 +14,7 @@ pub fn seed_table(c: &Comparison, wk: WorkloadKind) -> String {
         .iter()
         .map(|s| {
             let mut col = AbColumn {
-                server: s.kind.name().into(),
+                server: s.name.clone(),
                 note: s.skipped.clone(),
                 ..Default::default()
             };
@@ -56,9 +56,9 @@ pub fn render_sweeps(c: &Comparison) -> String {
     for s in &c.servers {
         for w in &s.workloads {
             let Some(sweep) = &w.sweep else { continue };
-            let levels = crate::export::sweep_levels(sweep);
+            let levels = crate::levels::sweep_levels(sweep);
             let name = w.workload.map_or("?", |k| k.name());
-            out.push_str(&format!("\nSweep: {} on {name}\n", s.kind.name()));
+            out.push_str(&format!("\nSweep: {} on {name}\n", s.name));
             out.push_str(&tables::render(
                 Layout::Full,
                 &levels,

@@ -1,14 +1,14 @@
 //! The report's series: one per run and group, each named by what was measured — the server and the
 //! workload, as the history stores them — rather than by run number, with its levels sorted by
-//! clients, its peak (the fastest clean level, `webstand_engine::figures::peak`; over a
+//! clients, its peak (the fastest clean level, `webstand_results::figures::peak`; over a
 //! comparison's rounds, the median round's, as compare quotes it) and the clients axis that suits
 //! its levels.
 
 use crate::chart::{Scale, COLOURS};
 use crate::compare::WorkloadRow;
 use crate::comparison::{median_round, median_row, peak_row};
-use crate::export::Level;
-use crate::html::ReportRun;
+use crate::levels::Level;
+use crate::levels::ReportRun;
 
 /// A series: one line on the against-clients charts, one row of the summary.
 pub struct Series<'a> {
@@ -213,7 +213,7 @@ pub fn clients_scale(series: &[&Series]) -> Scale {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use webstand_engine::RunResult;
+    use webstand_results::RunResult;
 
     fn run<'a>(name: &str, target: &str, levels: Vec<Level<'a>>) -> ReportRun<'a> {
         ReportRun {

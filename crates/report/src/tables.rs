@@ -1,11 +1,12 @@
 //! The sweep tables: the full per-level table, Tenon's (Clients, Hits/Sec, Kbytes/Sec) and WebStone's
 //! (Clients, Conn/second, Errors/second, Latency, Little's Law, Throughput), the peak summary and the
 //! sweep as JSON. Pure functions from levels to text; every figure, the errors and the peak come from
-//! `webstand_engine::figures`, and every layout flags a level that is mostly errors.
+//! `webstand_results::figures`, and every layout flags a level that is mostly errors.
 
-use crate::export::{latency_ms, levels_json, Level};
+use crate::export::{latency_ms, levels_json};
+use crate::levels::Level;
 use std::fmt::Write;
-use webstand_engine::{figures, RunResult};
+use webstand_results::{figures, RunResult};
 
 /// Which layout `webstand sweep --table` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,7 +95,7 @@ fn bound_by_note(bound: &[&str]) -> &'static str {
 }
 
 /// What a level's row adds after its figures: "mostly errors" when more than half of its requests
-/// failed or were answered non-2xx (`webstand_engine::figures::MOSTLY_ERRORS_PCT`), and how the run
+/// failed or were answered non-2xx (`webstand_results::figures::MOSTLY_ERRORS_PCT`), and how the run
 /// ended when it was cut short. Every layout uses it, so no layout shows a broken level as a good one.
 pub fn row_flags(r: &RunResult) -> String {
     let mut out = String::new();
@@ -287,7 +288,7 @@ pub fn totals(levels: &[Level]) -> Totals {
 }
 
 /// The peak level: the most hits/s among the levels with errors within `max_error_pct`
-/// (`webstand_engine::figures::peak`).
+/// (`webstand_results::figures::peak`).
 pub fn peak<'a>(levels: &[Level<'a>], max_error_pct: f64) -> Option<Level<'a>> {
     figures::peak(levels.iter().map(|l| l.result), max_error_pct).map(|i| levels[i])
 }
@@ -316,7 +317,7 @@ pub fn open_loop_line(clients: usize, rate: f64, r: &RunResult) -> String {
         r.hits_per_sec(),
         r.late_sends,
         r.attempted(),
-        webstand_engine::LATE_SEND.as_millis()
+        webstand_results::LATE_SEND.as_millis()
     )
 }
 

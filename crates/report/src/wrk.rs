@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 use std::time::Duration;
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// Completed requests per interval of a run, as the diagnosis's watch sampled them: the samples
 /// of wrk's Req/Sec row.

@@ -17,7 +17,7 @@ use mlua::{HookTriggers, Lua, VmState};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use webstand_engine::script::ThreadScript;
+use webstand_results::script::ThreadScript;
 
 /// The file name the script goes by (error lines start with it).
 pub const NAME: &str = "fuzz.lua";

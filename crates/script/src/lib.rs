@@ -1,7 +1,7 @@
 //! wrk's Lua scripts (`bench -s FILE [-- ARGS...]`) for the load generator, in LuaJIT as wrk runs
 //! them: a main state where the script runs first and `setup(thread)` and `done(…)` are called,
 //! and one state per load thread where `init(args)`, `request()`, `response(…)` and `delay()` are
-//! (`thread.rs`). The engine sees a [`webstand_engine::script::Script`] and knows no Lua.
+//! (`thread.rs`). The engine sees a [`webstand_results::script::Script`] and knows no Lua.
 //!
 //! It owns the Lua side only: the `wrk` table and its functions (`state.rs`, `wrk.lua`,
 //! `addr.rs`), the thread objects and how `response()` is called (`response.rs`), `done()`'s arguments (`summary.rs`), where `print` goes
@@ -29,8 +29,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use thread::{Handle, LuaThread};
 use watchdog::{Watch, Watchdog};
-use webstand_engine::script::{Script, ScriptRef, ScriptSource, ThreadScript};
-use webstand_engine::{Plan, RunResult};
+use webstand_results::script::{Script, ScriptRef, ScriptSource, ThreadScript};
+use webstand_results::{Plan, RunResult};
 
 /// A loaded script: its main state (the script already run in it) and what each thread's state
 /// is made from.

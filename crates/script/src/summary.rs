@@ -7,7 +7,7 @@
 
 use hdrhistogram::Histogram;
 use mlua::{Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// A statistics object over a histogram of whole numbers (µs for latency, requests/s).
 pub(crate) struct Stats(pub Histogram<u64>);

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use webstand_engine::script::{Calls, ThreadScript};
+use webstand_results::script::{Calls, ThreadScript};
 
 /// How deep `thread:get`/`thread:set` copy nested tables.
 const COPY_DEPTH: usize = 32;

@@ -117,8 +117,8 @@ mod tests {
         let id = {
             let s = Store::open(Some(db)).unwrap();
             let id = s.begin_run(&meta()).unwrap();
-            let r = webstand_engine::RunResult {
-                ended: Some(webstand_engine::Ended::TargetLost),
+            let r = webstand_results::RunResult {
+                ended: Some(webstand_results::Ended::TargetLost),
                 ..Default::default()
             };
             s.add_level(id, "", 4, 1, None, &r).unwrap();
@@ -163,14 +163,14 @@ mod tests {
         let reader = Store::open_existing(Some(&db)).unwrap();
         assert_eq!(reader.configs(id).unwrap(), []);
         let ended = |s: &Store| s.load_run(id).unwrap().levels[0].result.ended;
-        assert_eq!(ended(&reader), Some(webstand_engine::Ended::TargetLost));
+        assert_eq!(ended(&reader), Some(webstand_results::Ended::TargetLost));
         drop(reader);
         assert_eq!(user_version(&db), 6, "a reader changes nothing");
         let writer = Store::open(Some(&db)).unwrap();
         assert_eq!(user_version(&db), crate::SCHEMA_VERSION);
         writer.add_config(id, "caddy", "Caddyfile", "{}\n").unwrap();
         assert_eq!(writer.configs(id).unwrap()[0].name, "Caddyfile");
-        assert_eq!(ended(&writer), Some(webstand_engine::Ended::TargetLost));
+        assert_eq!(ended(&writer), Some(webstand_results::Ended::TargetLost));
     }
 
     /// The lab branch's version 6 (`configs`, no `levels.ended`): its configs read back as they are,
@@ -187,15 +187,15 @@ mod tests {
         let writer = Store::open(Some(&db)).unwrap();
         assert_eq!(user_version(&db), crate::SCHEMA_VERSION);
         assert_eq!(writer.configs(id).unwrap().len(), 1, "kept, not recreated");
-        let r = webstand_engine::RunResult {
-            ended: Some(webstand_engine::Ended::Unreachable),
+        let r = webstand_results::RunResult {
+            ended: Some(webstand_results::Ended::Unreachable),
             ..Default::default()
         };
         writer.add_level(id, "", 8, 1, None, &r).unwrap();
         let levels = writer.load_run(id).unwrap().levels;
         assert_eq!(
             (levels[0].result.ended, levels[1].result.ended),
-            (None, Some(webstand_engine::Ended::Unreachable))
+            (None, Some(webstand_results::Ended::Unreachable))
         );
     }
 

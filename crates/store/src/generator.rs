@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use webstand_engine::{CpuTime, HalfwayWaits, RunResult};
+use webstand_results::{CpuTime, HalfwayWaits, RunResult};
 
 /// The step that adds it to an older file, taken only when the column is missing.
 pub(crate) const COLUMN: (&str, &str, &str) = ("levels", "generator", "TEXT");

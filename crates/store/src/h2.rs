@@ -4,12 +4,12 @@
 //! `levels.h2_first_byte`: the per-connection histograms as V2 blobs, like the latency ones).
 //! Files from before schema 9 read as HTTP/1 runs of unknown protocol, without h2 figures.
 
-use crate::levels::{deserialize, serialize};
+use crate::histogram::{deserialize, serialize};
 use crate::{sql_u64, RunId, Store};
 use anyhow::Context;
 use rusqlite::params;
 use serde_json::json;
-use webstand_engine::H2Summary;
+use webstand_results::H2Summary;
 
 /// The steps that add them to an older file, each taken only when its column is missing.
 pub(crate) const COLUMNS: [(&str, &str, &str); 5] = [

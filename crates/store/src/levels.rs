@@ -2,13 +2,12 @@
 //! V2-serialized blobs, and the server's figures the lab adds once the level is saved. Each level is
 //! written in its own transaction, so an interrupted run keeps every level completed before the stop.
 
+use crate::histogram::{deserialize, serialize};
 use crate::{sql_u64, RunId, Store};
 use anyhow::{bail, Context};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
-use hdrhistogram::Histogram;
 use rusqlite::{params, OptionalExtension, Row, Transaction, TransactionBehavior};
 use std::time::Duration;
-use webstand_engine::{CpuTime, Ended, Failures, Histograms, RunResult};
+use webstand_results::{CpuTime, Ended, Failures, Histograms, RunResult, ServerFigures};
 
 /// One measured level of a stored run, in the order it was added.
 #[derive(Clone, Debug)]
@@ -27,52 +26,10 @@ pub struct StoredLevel {
     pub diagnosis: Option<serde_json::Value>,
 }
 
-/// What the lab measured of the server during a level: its process tree's CPU time and peak memory,
-/// and on a php or wordpress level its PHP backends' CPU time (PHP-FPM, MariaDB: processes of
-/// their own, outside the server's tree) — None elsewhere, and in levels saved before schema 11.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ServerFigures {
-    pub cpu: CpuTime,
-    pub peak_rss_kib: Option<u64>,
-    pub backends_cpu: Option<CpuTime>,
-}
-
-impl ServerFigures {
-    /// Server CPU-µs per complete request of `result` (user + sys).
-    pub fn cpu_us_per_request(&self, result: &RunResult) -> f64 {
-        result.cpu_us_per_request_of(self.cpu).unwrap_or(0.0)
-    }
-
-    /// The server's and its backends' CPU-µs per complete request (the compare table's srv+php),
-    /// where the backends' was measured.
-    pub fn with_backends_cpu_us_per_request(&self, result: &RunResult) -> Option<f64> {
-        let b = self.backends_cpu?;
-        result.cpu_us_per_request_of(CpuTime {
-            user: self.cpu.user + b.user,
-            sys: self.cpu.sys + b.sys,
-        })
-    }
-}
-
 /// The run's latest level of a group at a number of clients: its three parameters (run, group,
 /// clients) follow the SET clause's numbered ones (SQLite numbers a bare `?` after the largest so far).
 const LATEST_LEVEL: &str =
     "WHERE id = (SELECT max(id) FROM levels WHERE run_id = ? AND grp = ? AND clients = ?)";
-
-pub(crate) fn serialize(h: &Histogram<u64>) -> anyhow::Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    V2Serializer::new()
-        .serialize(h, &mut buf)
-        .map_err(|e| anyhow::anyhow!("serializing a histogram: {e:?}"))?;
-    Ok(buf)
-}
-
-pub(crate) fn deserialize(bytes: &[u8]) -> anyhow::Result<Histogram<u64>> {
-    let mut reader = bytes;
-    Deserializer::new()
-        .deserialize(&mut reader)
-        .map_err(|e| anyhow::anyhow!("reading a stored histogram: {e:?}"))
-}
 
 impl Store {
     /// Records one measured level, in its own transaction. `group` names the series it belongs to
@@ -357,8 +314,8 @@ mod tests {
 
     #[test]
     fn a_levels_backends_cpu_comes_back_and_a_version_10_file_reads_without_it() {
-        use crate::ServerFigures;
-        use webstand_engine::CpuTime;
+        use webstand_results::CpuTime;
+        use webstand_results::ServerFigures;
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("backends.db");
         let s = Store::open(Some(&db)).unwrap();

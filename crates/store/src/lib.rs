@@ -26,6 +26,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 mod configs;
 mod generator;
 mod h2;
+mod histogram;
 mod levels;
 mod machine;
 mod probe;
@@ -36,7 +37,7 @@ mod script;
 mod thresholds;
 pub use configs::StoredConfig;
 pub use h2::Protocol;
-pub use levels::{ServerFigures, StoredLevel};
+pub use levels::StoredLevel;
 pub use machine::Machine;
 pub use probe::ProbeCase;
 pub use runs::{RunSummary, StoredRun};
@@ -160,7 +161,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    use webstand_engine::{CpuTime, Ended, Failures, RunResult};
+    use webstand_results::{CpuTime, Ended, Failures, RunResult, ServerFigures};
 
     /// A synthetic result for the tests below: `complete` requests whose latencies spread evenly from
     /// `base_us` to twice that.
@@ -459,7 +460,7 @@ mod tests {
         let s = Store::open(Some(&db)).unwrap();
         let id = s.begin_run(&meta()).unwrap();
         let mut r = synthetic_result(50, 100, Duration::from_secs(1));
-        let mut h2 = webstand_engine::H2Summary::new(8);
+        let mut h2 = webstand_results::H2Summary::new(8);
         (h2.started, h2.done, h2.succeeded, h2.errored, h2.timeout) = (52, 51, 48, 2, 1);
         h2.status = [0, 0, 47, 1, 3, 0];
         (h2.header_bytes, h2.header_decoded_bytes) = (900, 4000);

@@ -4,7 +4,7 @@
 //! that `show` reprints what the report printed and `diff`, `export` and the HTML report read
 //! them back. Levels of other protocols, and levels saved before, read without them.
 
-use webstand_engine::{QuicSummary, RunResult};
+use webstand_results::{QuicSummary, RunResult};
 
 /// The step that adds it to an older file, taken only when the column is missing.
 pub(crate) const COLUMN: (&str, &str, &str) = ("levels", "quic", "TEXT");

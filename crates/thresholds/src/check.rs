@@ -1,8 +1,8 @@
 //! A threshold judged against a run: the figure it names, taken from the same place the report
-//! prints it (`webstand_engine::figures`, the latency histogram), and whether it holds.
+//! prints it (`webstand_results::figures`, the latency histogram), and whether it holds.
 
 use crate::expr::{Metric, Threshold, Unit};
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// One threshold's verdict on one run.
 #[derive(Clone, Debug, PartialEq)]

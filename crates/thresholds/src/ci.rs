@@ -3,7 +3,7 @@
 
 use crate::table::Judged;
 use html_escape::{encode_double_quoted_attribute as attr, encode_text as text};
-use webstand_engine::RunResult;
+use webstand_results::RunResult;
 
 /// A JUnit XML document: one test suite per judged run, one test case per threshold, a crossed
 /// threshold as a `<failure>`.

@@ -1,7 +1,7 @@
 //! The pass/fail table printed after a report, and what a crossed threshold does to the outcome.
 
 use crate::check::Check;
-use webstand_engine::{Outcome, Verdict};
+use webstand_results::{Outcome, Verdict};
 
 /// The checks of one run: what they were judged on ("", "8 clients", "nginx/2k.html at 8 clients").
 #[derive(Clone, Debug, PartialEq)]

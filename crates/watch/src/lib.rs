@@ -1,5 +1,5 @@
 //! A run watched while it goes: one thread of ours reads the load threads' published views
-//! (`webstand_engine::Live::view`) a few times a second and feeds the outputs asked for — the
+//! (`webstand_results::Live::view`) a few times a second and feeds the outputs asked for — the
 //! terminal view or its plain lines (`--live`), the Prometheus endpoint (`--metrics-listen`), the
 //! OTLP push (`--otlp-endpoint`). The load threads only copy their counts into their slots every
 //! 100 ms while watched; nothing is added per request.
@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
-use webstand_engine::Live;
+use webstand_results::Live;
 
 /// How often the outputs are fed (the view redrawn, the exposition renewed).
 const TICK: Duration = Duration::from_millis(250);

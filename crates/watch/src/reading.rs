@@ -1,10 +1,10 @@
 //! One reading of the run in progress, what every output shows: the load threads' merged view
-//! (`webstand_engine::ThreadView`), the rates over the last interval, and the stage the run is at
+//! (`webstand_results::ThreadView`), the rates over the last interval, and the stage the run is at
 //! (a sweep's level and rate). Taken by the watcher's one thread a few times a second.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use webstand_engine::{Plan, Shape, ThreadView};
+use webstand_results::{Plan, Shape, ThreadView};
 
 /// Latency bucket bounds (seconds) for the exported histograms: 1-2-5 steps from 50 µs to 60 s,
 /// fixed so that a series keeps its buckets from one scrape to the next. Each bucket's count is

@@ -15,7 +15,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use webstand_engine::BodyCheck;
+use webstand_results::BodyCheck;
 
 /// The manifest's file name, written in the docroot beside the files.
 pub const MANIFEST: &str = "manifest.json";

@@ -8,7 +8,7 @@ pub mod webstone; // WebStone 1.1 page classes and 2.0.1 weighted file lists, wi
 
 use anyhow::{bail, Result};
 use fixtures::Manifest;
-use webstand_engine::{BodyCheck, Pick, Plan, RequestSpec};
+use webstand_results::{BodyCheck, Pick, Plan, RequestSpec};
 
 /// Seed of every random pick unless told otherwise, so two runs fetch the same sequence.
 pub const DEFAULT_SEED: u64 = 1;

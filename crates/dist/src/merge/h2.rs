@@ -5,7 +5,7 @@
 
 use super::{decode, encode};
 use serde::{Deserialize, Serialize};
-use webstand_engine::H2Summary;
+use webstand_results::H2Summary;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub(super) struct WireH2 {

@@ -117,7 +117,7 @@ fn every_ranks_tls_handshakes_add_up() {
 #[test]
 fn every_ranks_h2_figures_add_up_exactly() {
     let h2 = |streams: u64, status_2xx: u64, connect_us: &[u64], first_us: &[u64], limit| {
-        let mut h = webstand_engine::H2Summary::new(limit);
+        let mut h = webstand_results::H2Summary::new(limit);
         (h.started, h.done, h.succeeded, h.errored, h.timeout) =
             (streams, streams, status_2xx, 1, 2);
         h.status[2] = status_2xx;

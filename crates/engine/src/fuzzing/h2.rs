@@ -7,11 +7,11 @@
 use super::StreamEnd;
 use crate::h2::prepared::{request_block, Prepared};
 use crate::h2::session::Session;
-use crate::plan::{H2Plan, Plan, Target};
 use crate::requests::StreamSend;
-use crate::result::H2Summary;
 use crate::stream::{batch_room, End, Tally};
 use std::time::{Duration, Instant};
+use webstand_results::H2Summary;
+use webstand_results::{H2Plan, Plan, Target};
 
 /// What the run asks of its HTTP/2 connections.
 #[derive(Clone, Copy, Debug)]

@@ -7,10 +7,10 @@
 use super::StreamEnd;
 use crate::h3::peer::Peer;
 use crate::h3::streams::{Ask, Got, Streams};
-use crate::result::H2Summary;
 use crate::stream::Tally;
 use quinn_proto::{Dir, Side, StreamId, VarInt};
 use std::time::{Duration, Instant};
+use webstand_results::H2Summary;
 
 /// What the server's side of the connection does next.
 #[derive(Clone, Copy, Debug)]

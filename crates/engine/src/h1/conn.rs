@@ -15,9 +15,7 @@ use crate::h1::inflight::{InFlight, InFlights};
 use crate::h1::request::request_bytes;
 use crate::h1::response::{Feed, ResponseParser};
 use crate::io::Io;
-use crate::plan::Plan;
 use crate::record::{Class, Response};
-use crate::result::RunResult;
 use crate::shared::Shared;
 use crate::transport::tls::count_handshake;
 use crate::transport::Transport;
@@ -26,6 +24,8 @@ use sha2::{Digest, Sha256};
 use std::io::{self as stdio, ErrorKind};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+use webstand_results::plan::Plan;
+use webstand_results::result::RunResult;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {

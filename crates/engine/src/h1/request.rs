@@ -1,7 +1,7 @@
 //! HTTP/1's request: the bytes that ask for a plan's URL, built once per URL before the run.
 
-use crate::plan::{HttpVersion, Plan};
 use crate::target::authority;
+use webstand_results::plan::{HttpVersion, Plan};
 
 /// Default request headers that a user header with an empty value leaves out.
 const DROPPABLE: [&str; 2] = ["user-agent", "accept"];

@@ -17,9 +17,7 @@ use super::session::Session;
 use crate::clock::micros;
 use crate::connection::{Connection, Waiting};
 use crate::io::Io;
-use crate::plan::Plan;
 use crate::record::Class;
-use crate::result::{Ended, H2Summary, RunResult};
 use crate::shared::Shared;
 use crate::stream::{batch_room, charge_one, End, Tally};
 use crate::transport::tls::count_handshake;
@@ -30,6 +28,8 @@ use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use webstand_h2::Error;
+use webstand_results::plan::Plan;
+use webstand_results::result::{Ended, H2Summary, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {

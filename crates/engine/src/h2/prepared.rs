@@ -11,7 +11,6 @@
 //! independent of what the connection sent before, for a server whose table is below the 4,096
 //! bytes the indexed blocks were encoded against, or that shrinks it during the connection.
 
-use crate::plan::Plan;
 use crate::target::{authority, scheme_of};
 use crate::transport::tls_config::TlsSetup;
 use std::borrow::Cow;
@@ -20,6 +19,7 @@ use webstand_h2::frame::{write, PREFACE};
 use webstand_h2::hpack::{field_size, Encoder};
 use webstand_h2::hpack_encoder::ENCODER_TABLE_CAP;
 use webstand_h2::settings::{SettingId, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
+use webstand_results::plan::Plan;
 
 /// HPACK's "dynamic table size update" to 0 (RFC 7541 §6.3): the first byte of a standalone
 /// connection's first header block, so the server's decoder agrees that the table is empty.
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn a_request_block_decodes_to_the_request_and_leaves_the_table_empty() {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "example.test".into(),
             port: 8443,
             addrs: vec![],
@@ -326,7 +326,7 @@ mod tests {
 
     #[test]
     fn fields_that_do_not_fit_the_table_together_are_sent_standalone() {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "example.test".into(),
             port: 80,
             addrs: vec![],

@@ -22,9 +22,7 @@ use super::streams::{Ask, Streams};
 use crate::clock::micros;
 use crate::connection::{Connection, Waiting};
 use crate::io::Io;
-use crate::plan::Plan;
 use crate::record::Class;
-use crate::result::{Ended, H2Summary, QuicSummary, RunResult};
 use crate::shared::Shared;
 use crate::stream::{batch_room, charge_one, End, Tally};
 use crate::transport::tls_config::TlsSetup;
@@ -32,6 +30,8 @@ use quinn_proto::{ConnectionError, Dir, EndpointConfig, Event, StreamEvent, Stre
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use webstand_results::plan::Plan;
+use webstand_results::result::{Ended, H2Summary, QuicSummary, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {

@@ -7,7 +7,6 @@
 
 use super::resumed::Witness;
 use crate::h2::prepared::request_fields;
-use crate::plan::{H2Plan, Plan};
 use crate::transport::tls_config::TlsSetup;
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{ClientConfig, IdleTimeout, TransportConfig, VarInt};
@@ -16,6 +15,7 @@ use std::time::Duration;
 use webstand_h3::frame::write;
 use webstand_h3::settings::id;
 use webstand_h3::{qpack_encoder, stream};
+use webstand_results::plan::{H2Plan, Plan};
 
 /// The largest response field section we take (names + values + 32 per field), announced as
 /// SETTINGS_MAX_FIELD_SECTION_SIZE: HTTP/2's header list limit.
@@ -116,7 +116,7 @@ mod tests {
 
     #[test]
     fn a_request_frame_decodes_to_the_request_fields() {
-        let t = crate::plan::Target {
+        let t = webstand_results::plan::Target {
             host: "example.test".into(),
             port: 8443,
             addrs: vec![],

@@ -7,7 +7,6 @@
 //! thread's.
 
 use super::prepared::Prepared;
-use crate::result::QuicSummary;
 use crate::transport::socket_setup::SocketSetup;
 use crate::transport::udp::Udp;
 use mio::{Interest, Registry, Token};
@@ -16,6 +15,7 @@ use std::io::{self, ErrorKind};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
+use webstand_results::result::QuicSummary;
 
 /// H3_NO_ERROR: our close when a connection is done with.
 const NO_ERROR: u32 = 0x100;

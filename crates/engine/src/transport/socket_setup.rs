@@ -13,13 +13,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Default)]
 pub(crate) struct SocketSetup {
     pub buffer: Option<u32>,
-    pub bind: Option<crate::plan::SourceAddrs>,
+    pub bind: Option<webstand_results::plan::SourceAddrs>,
     /// Connections bound so far, across the run's threads: the next one takes the next address.
     bound: AtomicU64,
 }
 
 impl SocketSetup {
-    pub(crate) fn of(plan: &crate::plan::Plan) -> SocketSetup {
+    pub(crate) fn of(plan: &webstand_results::plan::Plan) -> SocketSetup {
         SocketSetup {
             buffer: plan.socket_buffer,
             bind: plan.bind,

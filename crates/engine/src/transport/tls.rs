@@ -10,12 +10,12 @@
 //! taking records until the buffer is full or the socket says it has nothing more.
 
 use crate::clock::recv_stamped;
-use crate::result::TlsSummary;
 use crate::transport::tls_config::{suite_facts, TlsSetup};
 use mio::net::TcpStream;
 use rustls::{ClientConnection, HandshakeKind, NamedGroup};
 use std::io::{self, ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
+use webstand_results::result::TlsSummary;
 
 /// Plaintext handed to rustls at once (one TLS record's worth).
 const CHUNK: usize = 16 * 1024;
@@ -263,7 +263,7 @@ fn closed_during_handshake(connected: bool) -> io::Error {
 /// Counts a connection's finished handshake into the thread's result: TCP connect and handshake
 /// time, full or resumed, and (first time) what was negotiated.
 pub(crate) fn count_handshake(
-    r: &mut crate::result::RunResult,
+    r: &mut webstand_results::result::RunResult,
     t: &TlsStream,
     start: Instant,
     now: Instant,

@@ -6,7 +6,6 @@
 //! The crypto provider is aws-lc-rs, the binary's one (docs/ARCHITECTURE.md says why): a new
 //! connection's X25519 key and agreement cost the generator about half of ring's.
 
-use crate::plan::{TlsPlan, TlsVersions};
 use anyhow::{bail, Context};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{Resumption, WebPkiServerVerifier};
@@ -15,6 +14,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::sync::Arc;
+use webstand_results::plan::{TlsPlan, TlsVersions};
 
 /// What each TLS connection of a run is made with.
 pub(crate) struct TlsSetup {

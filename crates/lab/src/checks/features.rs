@@ -15,45 +15,7 @@ use crate::servers::process::{Server, Setup};
 use crate::users::running_as_root;
 use rustls::ClientConfig;
 use std::sync::Arc;
-
-/// Whether a feature is there, as the lab found it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Support {
-    /// The server has no such feature (or the lab does not configure it).
-    No,
-    /// Configured and checked over a socket (or in /proc).
-    Verified,
-    /// Configured but not checked, with why.
-    Unverified(String),
-    /// Configured, and the check failed: what was seen.
-    Failed(String),
-}
-
-impl Support {
-    /// The table cell: "yes", "no", "yes?" (configured, unchecked), "FAILED".
-    pub fn cell(&self) -> &'static str {
-        match self {
-            Support::No => "no",
-            Support::Verified => "yes",
-            Support::Unverified(_) => "yes?",
-            Support::Failed(_) => "FAILED",
-        }
-    }
-    pub fn note(&self) -> Option<&str> {
-        match self {
-            Support::Unverified(n) | Support::Failed(n) => Some(n),
-            _ => None,
-        }
-    }
-}
-
-/// thttpd's feature columns for one server.
-#[derive(Clone, Debug)]
-pub struct Features {
-    pub basic_auth: Support,
-    pub chroot: Support,
-    pub throttling: Support,
-}
+use webstand_results::{Features, Support};
 
 /// Basic auth: the protected page is refused without credentials (401), refused with a wrong
 /// password, and served byte for byte with the right ones.

@@ -5,10 +5,10 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::features::Support;
 use crate::h2::NO_H2;
 use crate::programs::find_program;
 use crate::servers::process::{Server, Setup};
+use webstand_results::Support;
 
 /// thttpd's h2 column for a server the lab started with HTTP/2 on: checked by fetching `/2k.html`
 /// of the docroot. (Support, why not) — `Support::No` with the reason when the server answered with

@@ -8,10 +8,10 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use webstand_engine::{BodyCheck, H2Plan, Live, Plan, Stop, Target, TlsPlan};
+use webstand_results::{BodyCheck, H2Plan, Live, Plan, Stop, Target, TlsPlan};
 
-use super::features::Support;
 use crate::servers::process::{Server, Setup};
+use webstand_results::Support;
 
 /// How long a server's QUIC port gets to answer its first request.
 const READY_WITHIN: Duration = Duration::from_secs(10);

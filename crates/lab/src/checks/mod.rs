@@ -6,5 +6,3 @@ pub mod features;
 pub mod h2;
 pub mod h3;
 pub mod tls;
-
-pub use features::{Features, Support};

@@ -9,10 +9,10 @@ use std::time::Duration;
 use anyhow::Result;
 use rustls::{ClientConfig, ProtocolVersion};
 
-use super::features::Support;
 use crate::client::{Handshake, Stream};
 use crate::servers::process::{Server, Setup};
 use crate::tls::cert::LabCert;
+use webstand_results::Support;
 
 /// The TLS column of a server started by the lab: checked ([`check`]) when it serves the lab's
 /// certificate, on `/2k.html` of the docroot; None when it was started for plain HTTP.

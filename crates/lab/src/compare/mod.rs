@@ -4,18 +4,15 @@
 //! CPU time and memory, stop it), the order rotating from round to round. A server that is missing,
 //! fails to start or dies is reported in its row; none of that aborts the rest.
 //!
-//! `options`: what a comparison runs; `workloads`: the workloads it can run; `observer`: the
-//! caller's hooks; `running`: the rounds; `outcome`: what it found, as plain data
-//! (`webstand_report::comparison` makes it into rows and tables).
+//! `options`: what a comparison runs; `workloads`: the requests each workload makes; `observer`: the
+//! caller's hooks; `running`: the rounds. What it found is plain data (`webstand_results::comparison`),
+//! which `webstand_report::comparison` makes into rows and tables.
 
 pub mod observer;
 pub mod options;
-pub mod outcome;
 pub mod running;
 pub mod workloads;
 
-pub use observer::{CompareObserver, ServerFigures};
+pub use observer::CompareObserver;
 pub use options::Options;
-pub use outcome::{Comparison, ServerOutcome, WorkloadOutcome};
 pub use running::{prepare_docroot, round_order, run, scratch_dir};
-pub use workloads::WorkloadKind;

@@ -1,7 +1,7 @@
 //! The caller's hooks into a comparison.
 
 use crate::sweep::Observer;
-pub use webstand_store::ServerFigures;
+use webstand_results::ServerFigures;
 
 /// The caller's hooks: everything of sweep's [`Observer`] (Ctrl-C, progress, saving each level) plus
 /// which server and workload the next levels belong to, and progress lines.

@@ -5,16 +5,16 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use webstand_engine::{Plan, SpinRule, Stop, Target, TlsPlan};
+use webstand_results::{Plan, SpinRule, Stop, Target, TlsPlan};
 use webstand_workload::Workload;
 
-use super::workloads::WorkloadKind;
 use crate::limits::Limits;
 use crate::maxusers::{Bounds, MaxUsersSpec};
 use crate::robustness::ProbeSpec;
 use crate::servers::binary::locate;
 use crate::servers::Kind;
 use crate::tls::cert::KeyType;
+use webstand_results::WorkloadKind;
 
 /// What a comparison runs.
 #[derive(Clone, Debug)]

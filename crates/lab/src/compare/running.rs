@@ -8,15 +8,16 @@ use webstand_workload::Workload;
 
 use super::observer::CompareObserver;
 use super::options::Options;
-use super::outcome::{Comparison, ServerOutcome};
-use super::workloads::WorkloadKind;
+use super::workloads;
 use crate::affinity::{allowed_cpus, pin_current};
-use crate::cgroup::CpuSource;
 use crate::php::Backends;
 use crate::round::Run;
 use crate::servers::lab_files::write_lab_files;
 use crate::tls::cert::LabCert;
 use std::sync::Arc;
+use webstand_results::CpuSource;
+use webstand_results::{Comparison, ServerOutcome};
+use webstand_results::{WorkloadKind, H2_STREAMS_PER_CONNECTION};
 
 /// A temporary directory for a comparison's docroot, removed when dropped.
 pub fn scratch_dir() -> Result<tempfile::TempDir> {
@@ -50,7 +51,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
         .workloads
         .iter()
         .map(|&k| {
-            let w = k.workload(&manifest)?;
+            let w = workloads::workload(k, &manifest)?;
             Ok((
                 k,
                 if opts.checksum {
@@ -73,13 +74,13 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
     out.servers = opts
         .servers
         .iter()
-        .map(|&kind| ServerOutcome::new(kind))
+        .map(|&kind| ServerOutcome::new(kind.name(), kind.model()))
         .collect();
     for round in 0..out.rounds {
         for i in round_order(out.servers.len(), round) {
             let outcome = &mut out.servers[i];
             if obs.stop_requested() {
-                out.interrupted = true;
+                out.interrupted = Some(crate::interrupt::stop_signal());
                 if round == 0 && outcome.workloads.is_empty() {
                     outcome.skipped = Some("not run: interrupted".into());
                 }
@@ -89,7 +90,7 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 continue;
             }
             if out.rounds > 1 {
-                let (n, name) = (out.rounds, outcome.kind.name());
+                let (n, name) = (out.rounds, &outcome.name);
                 obs.note(&format!("round {} of {n}: {name}", round + 1));
             }
             let server = Run {
@@ -100,11 +101,13 @@ pub fn run(opts: &Options, obs: &mut dyn CompareObserver) -> Result<Comparison> 
                 cert: cert.as_ref(),
                 backends: backends.as_ref(),
             };
-            server.run(outcome, obs, &mut out.verify);
+            server.run(opts.servers[i], outcome, obs, &mut out.verify);
         }
     }
     out.cpu_accounting = cpu_accounting(&out.servers);
-    out.interrupted |= obs.stop_requested();
+    if obs.stop_requested() {
+        out.interrupted = Some(crate::interrupt::stop_signal());
+    }
     if let Some(Err(e)) = backends.as_mut().map(Backends::stop) {
         obs.note(&format!("{e:#}"));
     }
@@ -234,7 +237,7 @@ fn describe(opts: &Options) -> String {
              h2 workloads: each client a connection with {} streams in flight",
             crate::h2::Mode::of(opts.tls.is_some()).describe(),
             crate::h2::MAX_CONCURRENT_STREAMS,
-            crate::h2::STREAMS_PER_CONNECTION
+            H2_STREAMS_PER_CONNECTION
         ));
         if opts.tls.is_none() && opts.features {
             text.push_str("; no feature checks on h2c ports (they speak HTTP/1.1)");

@@ -12,9 +12,6 @@ pub const NO_H2: &str = "no h2";
 /// Concurrent streams per connection every server allows where it can be set (nginx's default).
 pub const MAX_CONCURRENT_STREAMS: u32 = 128;
 
-/// Streams the h2 workloads keep in flight on each connection (h2load's `-m 16`).
-pub const STREAMS_PER_CONNECTION: u32 = 16;
-
 /// How the servers speak HTTP/2 in a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {

@@ -14,7 +14,7 @@ pub use crate::checks::h3::{check_feature, fetch};
 pub const NO_H3: &str = "no h3";
 
 /// Streams the h3 workloads keep in flight on each connection (as the h2 ones: h2load's `-m 16`).
-pub const STREAMS_PER_CONNECTION: u32 = crate::h2::STREAMS_PER_CONNECTION;
+pub use webstand_results::H3_STREAMS_PER_CONNECTION as STREAMS_PER_CONNECTION;
 
 /// One line on how an h3 run speaks HTTP/3, for the comparison's header.
 pub fn describe() -> String {

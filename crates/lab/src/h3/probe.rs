@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use webstand_h3::frame::write;
 use webstand_h3::{stream, varint};
-use webstand_probe::table::Counts;
+use webstand_results::Counts;
 
 use super::quic::{client_config, first_flight, Client};
 use crate::checks::h3::answered_within;

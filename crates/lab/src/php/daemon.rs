@@ -7,7 +7,7 @@
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use webstand_engine::CpuTime;
+use webstand_results::CpuTime;
 
 use crate::cgroup::CpuCgroup;
 use crate::group::ProcessGroup;

@@ -12,7 +12,7 @@ pub mod wordpress;
 
 use anyhow::Result;
 use std::path::{Path, PathBuf};
-use webstand_engine::CpuTime;
+use webstand_results::CpuTime;
 
 /// How the backends are run.
 #[derive(Clone, Debug)]

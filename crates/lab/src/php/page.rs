@@ -4,7 +4,7 @@
 
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use webstand_engine::BodyCheck;
+use webstand_results::BodyCheck;
 
 /// Where the page is in the docroot, and its URL path.
 pub const PATH: &str = "/php/page.php";

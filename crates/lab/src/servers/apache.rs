@@ -10,7 +10,8 @@ use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::tls::{ciphers, NO_TLS};
+use crate::tls::ciphers;
+use webstand_results::comparison::NO_TLS;
 
 const MODULES: &[(&str, &str)] = &[
     ("authz_core", "mod_authz_core"),

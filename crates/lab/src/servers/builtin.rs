@@ -11,7 +11,7 @@ use crate::h2::{Mode, NO_H2};
 use crate::h3::NO_H3;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{Note, TlsNote};
-use crate::tls::NO_TLS;
+use webstand_results::comparison::NO_TLS;
 
 /// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
 /// default, written out so the saved config shows it).

@@ -9,8 +9,9 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{H2Note, TlsNote};
+use crate::tls::ciphers;
 use crate::tls::ciphers::Versions;
-use crate::tls::{ciphers, NO_TLS};
+use webstand_results::comparison::NO_TLS;
 
 pub struct H2o;
 

@@ -107,7 +107,7 @@ pub trait ServerKind: Sync {
         let _ = program;
         Err(format!(
             "{}: the lab configures no TLS for {}",
-            crate::tls::NO_TLS,
+            webstand_results::comparison::NO_TLS,
             self.name()
         ))
     }

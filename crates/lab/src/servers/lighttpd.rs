@@ -8,7 +8,8 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::Mode;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
 use crate::notes::{H2Note, TlsNote};
-use crate::tls::{ciphers, NO_TLS};
+use crate::tls::ciphers;
+use webstand_results::comparison::NO_TLS;
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;

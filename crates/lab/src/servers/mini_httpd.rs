@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 use super::config::{Ctx, Launch};
 use super::kind::{Cgi, Configures, Php, ServerKind};
 use crate::notes::TlsNote;
+use crate::tls::ciphers;
 use crate::tls::ciphers::Versions;
-use crate::tls::{ciphers, NO_TLS};
+use webstand_results::comparison::NO_TLS;
 
 pub struct MiniHttpd;
 

@@ -33,7 +33,7 @@ use std::hash::{Hash, Hasher};
 
 pub use crate::affinity::{allowed_cpus, pin_current};
 pub use crate::checks::features::{
-    check_basic_auth, check_chroot, check_features, check_throttling, Features, Support,
+    check_basic_auth, check_chroot, check_features, check_throttling,
 };
 pub use crate::client::{fetch, fetch_over, Fetched};
 pub use crate::programs::find_program;

@@ -47,7 +47,7 @@ impl ServerKind for Nginx {
         } else {
             Err(format!(
                 "{}: nginx's build has no http_ssl_module",
-                crate::tls::NO_TLS
+                webstand_results::comparison::NO_TLS
             ))
         }
     }

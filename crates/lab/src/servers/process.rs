@@ -9,13 +9,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use webstand_engine::CpuTime;
+use webstand_results::CpuTime;
 
 use super::binary::Binary;
 use super::config::{Bridge, Ctx, Launch, Pass};
 use super::lab_files::{bcrypt_hash, sha_hash, AUTH_USER};
 use super::Kind;
-use crate::cgroup::{CpuCgroup, CpuSource, Members};
+use crate::cgroup::{CpuCgroup, Members};
 use crate::group::ProcessGroup;
 use crate::limits::Limits;
 use crate::spawn::Spawn;
@@ -24,6 +24,7 @@ use crate::tls::LabCert;
 use crate::users::{self, running_as_root};
 use rustls::ClientConfig;
 use std::sync::Arc;
+use webstand_results::CpuSource;
 
 /// How to start a server.
 #[derive(Clone, Debug)]

@@ -8,6 +8,3 @@ pub mod ciphers;
 
 pub use crate::checks::tls::{check, check_feature};
 pub use cert::{KeyType, LabCert};
-
-/// How a row without TLS, or a server kind's reason for having none, begins.
-pub const NO_TLS: &str = "no TLS";

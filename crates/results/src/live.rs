@@ -1,6 +1,6 @@
 //! The counters a run publishes while it goes, and the flag that stops it: the one thing a load
 //! thread shares with the rest of the program during a run (progress displays, Ctrl-C, MPI ranks,
-//! and, while someone watches, each thread's view of what it measured: `view.rs`).
+//! and, while someone watches, each thread's view of what it measured: [`crate::view`]).
 
 use crate::view::ThreadView;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,14 +29,15 @@ impl Live {
         self.watched.store(true, Ordering::Relaxed);
     }
 
-    pub(crate) fn watched(&self) -> bool {
+    /// Whether someone watches: the load threads publish their views only then.
+    pub fn watched(&self) -> bool {
         self.watched.load(Ordering::Relaxed)
     }
 
     /// Load thread `index` copies its view into its slot with `fill`. While the run goes it never
     /// waits for a reader holding the slots (the copy is then a pass later); its `last` copy, at
     /// its end, does. The slot is made on the first copy.
-    pub(crate) fn publish(&self, index: usize, last: bool, fill: impl FnOnce(&mut ThreadView)) {
+    pub fn publish(&self, index: usize, last: bool, fill: impl FnOnce(&mut ThreadView)) {
         let mut views = match (self.views.try_lock(), last) {
             (Ok(v), _) => v,
             (Err(_), true) => self.views.lock().unwrap_or_else(|e| e.into_inner()),

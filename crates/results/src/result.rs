@@ -29,6 +29,11 @@ impl Failures {
     }
 }
 
+/// A send later than its intended time by more than this counts as late
+/// ([`RunResult::late_sends`]); a poll wakes with millisecond resolution, so anything closer is timer
+/// noise.
+pub const LATE_SEND: Duration = Duration::from_millis(2);
+
 /// Refused connects in a row that end a run whose target answered before (ab gives up after ten
 /// connect failures, too).
 pub const LOST_AFTER_REFUSALS: u64 = 10;
@@ -209,7 +214,7 @@ pub struct RunResult {
     /// machine has online: fewer than online means the generator was pinned.
     pub load_cpus: Vec<usize>,
     pub online_cpus: usize,
-    /// Open loop only: sends that left later than their intended time.
+    /// Open loop only: sends that left later than their intended time (by more than [`LATE_SEND`]).
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
     pub per_request: Vec<u64>,

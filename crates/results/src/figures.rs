@@ -30,8 +30,14 @@ pub fn peak<'a>(
 }
 
 impl RunResult {
+    /// The run's elapsed seconds as every rate divides by them: never zero, so a run that measured
+    /// nothing has rates of zero, not NaN.
     fn secs(&self) -> f64 {
         self.elapsed.as_secs_f64().max(1e-9)
+    }
+    /// Any count of this run per second of its elapsed time (bytes sent, streams done …).
+    pub fn per_sec(&self, count: u64) -> f64 {
+        count as f64 / self.secs()
     }
     /// Requests attempted: complete plus failed.
     pub fn attempted(&self) -> u64 {
@@ -39,7 +45,7 @@ impl RunResult {
     }
     /// Hits/s = complete ÷ elapsed (ab's "Requests per second").
     pub fn hits_per_sec(&self) -> f64 {
-        self.complete as f64 / self.secs()
+        self.per_sec(self.complete)
     }
     /// ab's first "Time per request" in ms = concurrency × elapsed ÷ complete: the mean latency by
     /// Little's law when each of `concurrency` connections always has one request in flight. None
@@ -55,15 +61,15 @@ impl RunResult {
     }
     /// Connections/s = connections opened ÷ elapsed (equals hits/s without keep-alive).
     pub fn conns_per_sec(&self) -> f64 {
-        self.connections as f64 / self.secs()
+        self.per_sec(self.connections)
     }
     /// KB/s = total bytes ÷ 1024 ÷ elapsed (ab's "Transfer rate").
     pub fn kbytes_per_sec(&self) -> f64 {
-        self.total_bytes as f64 / 1024.0 / self.secs()
+        self.per_sec(self.total_bytes) / 1024.0
     }
     /// Throughput in Mbit/s = total bytes × 8 ÷ 10⁶ ÷ elapsed (WebStone's).
     pub fn mbits_per_sec(&self) -> f64 {
-        self.total_bytes as f64 * 8.0 / 1e6 / self.secs()
+        self.per_sec(self.total_bytes) * 8.0 / 1e6
     }
     /// Errors = failed requests + non-2xx responses.
     pub fn errors(&self) -> u64 {
@@ -75,7 +81,7 @@ impl RunResult {
     }
     /// Errors/s = errors ÷ elapsed.
     pub fn errors_per_sec(&self) -> f64 {
-        self.errors() as f64 / self.secs()
+        self.per_sec(self.errors())
     }
     /// Error rate % = errors ÷ attempted × 100.
     pub fn error_pct(&self) -> f64 {
@@ -248,7 +254,7 @@ mod tests {
         r.thread_spin = vec![Duration::from_millis(500)];
         assert_eq!(r.thread_busy(), vec![0.5, 0.0]);
         // Napped and blocked time is waiting off the CPU: neither CPU nor work.
-        r.thread_waits = vec![crate::HalfwayWaits {
+        r.thread_waits = vec![crate::result::HalfwayWaits {
             blocks: 3,
             naps: 2,
             napped: Duration::from_millis(100),

@@ -13,26 +13,48 @@
 //! 5. Otherwise `complete` (exit 0).
 
 use crate::result::{Ended, RunResult, LOST_AFTER_REFUSALS};
-use std::sync::atomic::{AtomicI32, Ordering};
 
-/// The signal that stopped this process's runs: whoever catches it says which
-/// ([`interrupted_by`]); Ctrl-C until then (the history's `interrupted` runs read back later).
-static STOPPED_BY: AtomicI32 = AtomicI32::new(libc::SIGINT);
-
-/// Records the signal that interrupted the command: its exit status is 128 + its number, as a shell
-/// reports a command a signal ended, and the verdict names it.
-pub fn interrupted_by(signal: i32) {
-    STOPPED_BY.store(signal, Ordering::SeqCst);
+/// The signal that stopped a command's runs: its exit status is 128 + its number, as a shell reports
+/// a command a signal ended, and the verdict names it. Whoever catches the signal says which; a
+/// stop nobody named (a run read back from the history) is a Ctrl-C.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StopSignal {
+    #[default]
+    CtrlC,
+    Term,
+    Hup,
 }
 
-/// How the reports name the signal that stopped the runs ("Ctrl-C", "SIGTERM", "SIGHUP").
-pub fn interrupting_signal() -> &'static str {
-    match STOPPED_BY.load(Ordering::SeqCst) {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "Ctrl-C",
+impl StopSignal {
+    /// The signal of this number; any other number is taken for a Ctrl-C.
+    pub fn from_number(signal: i32) -> StopSignal {
+        match signal {
+            SIGTERM => StopSignal::Term,
+            SIGHUP => StopSignal::Hup,
+            _ => StopSignal::CtrlC,
+        }
+    }
+    /// Its number (SIGINT, SIGTERM, SIGHUP: POSIX fixes these three).
+    pub fn number(self) -> i32 {
+        match self {
+            StopSignal::CtrlC => SIGINT,
+            StopSignal::Term => SIGTERM,
+            StopSignal::Hup => SIGHUP,
+        }
+    }
+    /// How the reports name it ("Ctrl-C", "SIGTERM", "SIGHUP").
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::CtrlC => "Ctrl-C",
+            StopSignal::Term => "SIGTERM",
+            StopSignal::Hup => "SIGHUP",
+        }
     }
 }
+
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
@@ -45,7 +67,7 @@ pub enum Outcome {
     /// The target stopped accepting connections during the run.
     TargetLost,
     /// Stopped by Ctrl-C, SIGTERM or SIGHUP.
-    Interrupted,
+    Interrupted(StopSignal),
     /// Ran cleanly, but a `--threshold` (or a max-rate search's `--slo`) was crossed: decided by
     /// the thresholds crate after [`judge`], never by it.
     Thresholds,
@@ -60,7 +82,7 @@ impl Outcome {
             Outcome::Failed => 4,
             Outcome::TargetLost => 5,
             Outcome::Thresholds => 6,
-            Outcome::Interrupted => 128 + STOPPED_BY.load(Ordering::SeqCst),
+            Outcome::Interrupted(signal) => 128 + signal.number(),
         }
     }
     /// The history's status.
@@ -70,7 +92,7 @@ impl Outcome {
             Outcome::Errors => "errors",
             Outcome::Failed => "failed",
             Outcome::TargetLost => "target lost",
-            Outcome::Interrupted => "interrupted",
+            Outcome::Interrupted(_) => "interrupted",
             Outcome::Thresholds => "thresholds",
         }
     }
@@ -102,15 +124,17 @@ fn at(label: &str) -> String {
     }
 }
 
-/// Judges a command's results (in the order measured) against `max_error_pct`.
-pub fn judge(results: &[Judged], max_error_pct: f64, interrupted: bool) -> Verdict {
+/// Judges a command's results (in the order measured) against `max_error_pct`; `stopped` is the
+/// signal that stopped the command, if one did.
+pub fn judge(results: &[Judged], max_error_pct: f64, stopped: Option<StopSignal>) -> Verdict {
     let verdict = |outcome, reason: String| Verdict { outcome, reason };
-    if interrupted || results.iter().any(|j| j.result.interrupted) {
+    if stopped.is_some() || results.iter().any(|j| j.result.interrupted) {
+        let signal = stopped.unwrap_or_default();
         let reason = format!(
             "stopped by {}: the figures cover what completed",
-            interrupting_signal()
+            signal.name()
         );
-        return verdict(Outcome::Interrupted, reason);
+        return verdict(Outcome::Interrupted(signal), reason);
     }
     let mut succeeded_before = false;
     for j in results {
@@ -216,11 +240,11 @@ mod tests {
     #[test]
     fn each_rule_gives_its_outcome_and_exit_status() {
         let clean = result(1000, 0, 0);
-        let v = judge(&[judged("1 clients", &clean)], 1.0, false);
+        let v = judge(&[judged("1 clients", &clean)], 1.0, None);
         assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Complete, 0));
 
         let four_oh_fours = result(1000, 1000, 0);
-        let v = judge(&[judged("1 clients", &four_oh_fours)], 1.0, false);
+        let v = judge(&[judged("1 clients", &four_oh_fours)], 1.0, None);
         assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Failed, 4));
         assert!(
             v.reason.contains("all 1000 answers were non-2xx"),
@@ -230,7 +254,7 @@ mod tests {
 
         let mut dead = result(0, 0, 1);
         dead.ended = Some(Ended::Unreachable);
-        let v = judge(&[judged("", &dead)], 1.0, false);
+        let v = judge(&[judged("", &dead)], 1.0, None);
         assert_eq!(
             v.reason,
             "could not connect: connect to 127.0.0.1:1: Connection refused"
@@ -240,7 +264,7 @@ mod tests {
         let v = judge(
             &[judged("1 clients", &clean), judged("8 clients", &some)],
             1.0,
-            false,
+            None,
         );
         assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::Errors, 3));
         assert!(v.reason.ends_with("8 clients 2.02 %"), "{}", v.reason);
@@ -249,19 +273,19 @@ mod tests {
             ..judged("8 clients", &some)
         };
         assert_eq!(
-            judge(&[judged("1", &clean), probe], 1.0, false).outcome,
+            judge(&[judged("1", &clean), probe], 1.0, None).outcome,
             Outcome::Complete
         );
 
         let mut lost = result(500, 0, 10);
         lost.ended = Some(Ended::TargetLost);
-        let v = judge(&[judged("", &lost)], 1.0, false);
+        let v = judge(&[judged("", &lost)], 1.0, None);
         assert_eq!((v.outcome, v.outcome.exit_code()), (Outcome::TargetLost, 5));
         // Unreachable after an earlier level answered: the target went away between levels.
         let v = judge(
             &[judged("1 clients", &clean), judged("2 clients", &dead)],
             1.0,
-            false,
+            None,
         );
         assert_eq!(v.outcome, Outcome::TargetLost);
         assert!(
@@ -270,11 +294,19 @@ mod tests {
             v.reason
         );
 
-        let v = judge(&[judged("", &lost)], 1.0, true);
+        let v = judge(&[judged("", &lost)], 1.0, Some(StopSignal::CtrlC));
         assert_eq!(
             (v.outcome, v.outcome.exit_code()),
-            (Outcome::Interrupted, 130)
+            (Outcome::Interrupted(StopSignal::CtrlC), 130)
         );
-        assert_eq!(judge(&[], 1.0, false).outcome, Outcome::Failed);
+        let v = judge(&[judged("", &lost)], 1.0, Some(StopSignal::Term));
+        assert_eq!(v.outcome.exit_code(), 143);
+        assert!(v.reason.starts_with("stopped by SIGTERM:"), "{}", v.reason);
+        // A result cut short with no signal named was stopped by Ctrl-C.
+        let mut cut = result(10, 0, 0);
+        cut.interrupted = true;
+        let v = judge(&[judged("", &cut)], 1.0, None);
+        assert_eq!(v.outcome, Outcome::Interrupted(StopSignal::CtrlC));
+        assert_eq!(judge(&[], 1.0, None).outcome, Outcome::Failed);
     }
 }

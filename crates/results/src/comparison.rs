@@ -2,16 +2,17 @@
 //! (`WorkloadOutcome`), and the whole (`Comparison`). Plain data: `webstand_report::comparison` makes
 //! them into rows and tables.
 
-use webstand_engine::CpuTime;
-
-use super::workloads::WorkloadKind;
-use crate::cgroup::CpuSource;
-use crate::checks::features::{Features, Support};
-use crate::maxusers::MaxUsers;
+use crate::outcome::StopSignal;
+use crate::result::CpuTime;
 use crate::robustness::Robustness;
-use crate::servers::Kind;
-use crate::sweep::SweepResult;
+use crate::server::{CpuSource, Features, Support};
+use crate::sweep::{MaxUsers, SweepResult};
 use crate::verify::VerifyRow;
+use crate::workload_kind::WorkloadKind;
+
+/// How a server's `skipped` reason begins when it has no TLS here (a server kind's reason for
+/// having none): its TLS column then says "no".
+pub const NO_TLS: &str = "no TLS";
 
 /// One server's figures on one workload.
 #[derive(Clone, Debug, Default)]
@@ -54,7 +55,10 @@ impl WorkloadOutcome {
 /// One server's part of the comparison.
 #[derive(Clone, Debug)]
 pub struct ServerOutcome {
-    pub kind: Kind,
+    /// The server kind's name ("nginx", "builtin").
+    pub name: String,
+    /// Its concurrency model, as thttpd's table names them, with what the lab configured.
+    pub model: String,
     pub version: String,
     /// Set when the server was not measured at all: not installed, failed to start, interrupted.
     pub skipped: Option<String>,
@@ -81,10 +85,11 @@ pub struct ServerOutcome {
 }
 
 impl ServerOutcome {
-    /// Nothing measured yet.
-    pub fn new(kind: Kind) -> ServerOutcome {
+    /// Nothing measured yet of the server kind `name`, whose concurrency model is `model`.
+    pub fn new(name: &str, model: &str) -> ServerOutcome {
         ServerOutcome {
-            kind,
+            name: name.into(),
+            model: model.into(),
             version: "?".into(),
             skipped: None,
             features: None,
@@ -107,7 +112,8 @@ pub struct Comparison {
     pub servers: Vec<ServerOutcome>,
     pub workloads: Vec<WorkloadKind>,
     pub verify: Vec<VerifyRow>,
-    pub interrupted: bool,
+    /// The signal that stopped the comparison, if one did.
+    pub interrupted: Option<StopSignal>,
     /// How the CPUs were assigned, for the report's header.
     pub pinning: String,
     /// What each level ran (levels, length, keep-alive, max-users bounds), for the report's header.
