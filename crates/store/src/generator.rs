@@ -1,7 +1,8 @@
 //! The generator's side of a level in the history (schema 12, `levels.generator`): each load
 //! thread's CPU time split into work and waiting (its spin, and how long it napped and blocked),
 //! how long it might spin, the CPUs it ran on, the requests per second each thread sampled every
-//! 100 ms (wrk's Req/Sec), and the level's non-2xx answers by status — as one
+//! 100 ms (wrk's Req/Sec), an open-loop level's asked rate, and the level's non-2xx answers by
+//! status — as one
 //! JSON object, so that `show` reprints what the report printed. Levels saved before read without
 //! them (no load threads), as results that do not carry them.
 
@@ -35,6 +36,9 @@ struct Generator {
     /// The load threads' rate samples as (requests per second, how many samples) pairs.
     #[serde(default)]
     rate_samples: Vec<(u64, u64)>,
+    /// An open-loop level's asked rate, requests per second.
+    #[serde(default)]
+    asked_rate: Option<f64>,
 }
 
 fn ns(d: Duration) -> u64 {
@@ -75,6 +79,7 @@ pub(crate) fn column(r: &RunResult) -> anyhow::Result<Option<String>> {
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect(),
+        asked_rate: r.asked_rate,
     };
     Ok(Some(serde_json::to_string(&g)?))
 }
@@ -102,6 +107,7 @@ pub(crate) fn apply(text: Option<&str>, r: &mut RunResult) {
     r.spin_window = d(g.spin_window_ns);
     (r.load_cpus, r.online_cpus) = (g.load_cpus, g.online_cpus);
     r.non_2xx_statuses = g.non_2xx_statuses;
+    r.asked_rate = g.asked_rate;
     for (per_second, n) in g.rate_samples {
         // The histogram's bounds cover any rate a thread can sample; a hand-made value beyond
         // them is clamped rather than refused.
@@ -131,6 +137,7 @@ mod tests {
             load_cpus: vec![1],
             online_cpus: 2,
             non_2xx_statuses: [(404, 12)].into_iter().collect(),
+            asked_rate: Some(2750.0),
             ..Default::default()
         };
         let mut r = r;
@@ -148,6 +155,7 @@ mod tests {
         );
         assert_eq!(back.non_2xx_statuses, r.non_2xx_statuses);
         assert_eq!(back.histograms.requests, r.histograms.requests);
+        assert_eq!(back.asked_rate, Some(2750.0));
         assert_eq!(column(&RunResult::default()).unwrap(), None);
         let mut none = RunResult::default();
         apply(Some("{cut"), &mut none);
