@@ -106,8 +106,13 @@ impl Drop for Relay {
 fn the_smallest_window_is_the_one_during_a_blackout_not_at_the_close() {
     let dir = tempfile::tempdir().unwrap();
     let doc = docroot(dir.path());
-    // Each upload is 1.5 MB, past serve's default body limit (1 MiB).
-    let server = H3Server::start(dir.path(), &doc, &["--max-body", "2000000"]);
+    // /cgi-bin/len counts the bytes it was given; each upload is 1.5 MB, past serve's default body
+    // limit (1 MiB).
+    let server = H3Server::start(
+        dir.path(),
+        &doc,
+        &["--cgi", "/cgi-bin/*", "--max-body", "2000000"],
+    );
     let relay = Relay::start(server.quic);
     let body = dir.path().join("body");
     std::fs::write(&body, vec![b'u'; 1_500_000]).unwrap();
