@@ -99,7 +99,11 @@ impl Quic {
                     .handle(now, meta.addr, meta.dst_ip, ecn, data, tx)
                 {
                     Some(DatagramEvent::ConnectionEvent(h, event)) if h == self.handle => {
-                        self.conn.handle_event(event)
+                        self.conn.handle_event(event);
+                        // The acknowledgement that declares a loss (persistent congestion: the
+                        // window at its minimum) may be followed in the same read by ones that
+                        // grow it again before the next transmit.
+                        self.min_cwnd = self.min_cwnd.min(self.conn.congestion_state().window());
                     }
                     Some(DatagramEvent::Response(t)) => self.udp.send(&t, tx),
                     _ => {}
@@ -117,9 +121,9 @@ impl Quic {
         }
     }
 
-    /// Sends what quinn has; returns its next timer. The congestion window is looked at here:
-    /// every datagram read and every timer (the acknowledgements and losses that move the
-    /// window) leads to a transmit, so the smallest window seen is the connection's smallest.
+    /// Sends what quinn has; returns its next timer. The congestion window is looked at here
+    /// (a timer's loss moves it) and after each datagram read (an acknowledgement's), so the
+    /// smallest window seen is the connection's smallest.
     pub(crate) fn transmit(&mut self, tx: &mut Vec<u8>, now: Instant) -> Option<Instant> {
         self.min_cwnd = self.min_cwnd.min(self.conn.congestion_state().window());
         let max = self.udp.max_segments();
