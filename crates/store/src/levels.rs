@@ -24,11 +24,14 @@ pub struct StoredLevel {
     /// What bound the level, as the diagnosis object of `--json` (`verdict`, `summary`,
     /// `findings`, `evidence`), when it was diagnosed ([`Store::add_diagnosis`]).
     pub diagnosis: Option<serde_json::Value>,
+    /// How the server ran the level's workload, where a comparison said so ([`Store::add_notes`]);
+    /// None for other runs' levels and levels saved before the history kept them (schema 16).
+    pub notes: Option<Vec<webstand_results::Note>>,
 }
 
 /// The run's latest level of a group at a number of clients: its three parameters (run, group,
 /// clients) follow the SET clause's numbered ones (SQLite numbers a bare `?` after the largest so far).
-const LATEST_LEVEL: &str =
+pub(crate) const LATEST_LEVEL: &str =
     "WHERE id = (SELECT max(id) FROM levels WHERE run_id = ? AND grp = ? AND clients = ?)";
 
 impl Store {
@@ -173,7 +176,7 @@ impl Store {
         self.updated_one(n, run, group, clients)
     }
 
-    fn updated_one(
+    pub(crate) fn updated_one(
         &self,
         rows: usize,
         run: RunId,
@@ -268,6 +271,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         result,
         server,
         diagnosis,
+        notes: crate::notes::read(r.get::<_, Option<String>>(43)?.as_deref()),
     })
 }
 
