@@ -31,7 +31,7 @@ pub struct StoredLevel {
 
 /// The run's latest level of a group at a number of clients: its three parameters (run, group,
 /// clients) follow the SET clause's numbered ones (SQLite numbers a bare `?` after the largest so far).
-pub(crate) const LATEST_LEVEL: &str =
+const LATEST_LEVEL: &str =
     "WHERE id = (SELECT max(id) FROM levels WHERE run_id = ? AND grp = ? AND clients = ?)";
 
 impl Store {
@@ -176,7 +176,30 @@ impl Store {
         self.updated_one(n, run, group, clients)
     }
 
-    pub(crate) fn updated_one(
+    /// Keeps the notes of the run's latest level of `group` at `clients` (the lab's, for its row).
+    pub fn add_notes(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        notes: &[webstand_results::Note],
+    ) -> anyhow::Result<()> {
+        let n = self
+            .conn
+            .execute(
+                &format!("UPDATE levels SET notes = ?1 {LATEST_LEVEL}"),
+                params![
+                    serde_json::to_string(notes)?,
+                    run,
+                    group,
+                    sql_u64(clients as u64)
+                ],
+            )
+            .with_context(|| format!("saving the notes of run {run} in {}", self.path.display()))?;
+        self.updated_one(n, run, group, clients)
+    }
+
+    fn updated_one(
         &self,
         rows: usize,
         run: RunId,

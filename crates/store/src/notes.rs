@@ -1,12 +1,8 @@
 //! A comparison level's notes in the history (schema 16, `levels.notes`): how the server ran the
 //! workload where that differs from the table's heading or the other rows (`webstand_results::Note`),
-//! as one JSON array, so that a comparison read back says what compare said. Levels of other runs,
-//! and levels saved before, read without them.
+//! as one JSON array (written by `Store::add_notes`), so that a comparison read back says what
+//! compare said. Levels of other runs, and levels saved before, read without them.
 
-use crate::levels::LATEST_LEVEL;
-use crate::{RunId, Store};
-use anyhow::Context;
-use rusqlite::params;
 use webstand_results::Note;
 
 /// The step that adds it to an older file, taken only when the column is missing.
@@ -16,31 +12,6 @@ pub(crate) const COLUMN: (&str, &str, &str) = ("levels", "notes", "TEXT");
 /// reads as none.
 pub(crate) fn read(text: Option<&str>) -> Option<Vec<Note>> {
     text.and_then(|t| serde_json::from_str(t).ok())
-}
-
-impl Store {
-    /// Keeps the notes of the run's latest level of `group` at `clients` (the lab's, for its row).
-    pub fn add_notes(
-        &self,
-        run: RunId,
-        group: &str,
-        clients: usize,
-        notes: &[Note],
-    ) -> anyhow::Result<()> {
-        let n = self
-            .conn
-            .execute(
-                &format!("UPDATE levels SET notes = ?1 {LATEST_LEVEL}"),
-                params![
-                    serde_json::to_string(notes)?,
-                    run,
-                    group,
-                    crate::sql_u64(clients as u64)
-                ],
-            )
-            .with_context(|| format!("saving the notes of run {run} in {}", self.path.display()))?;
-        self.updated_one(n, run, group, clients)
-    }
 }
 
 #[cfg(test)]
