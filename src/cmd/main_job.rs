@@ -211,6 +211,8 @@ impl Embedded {
             cpus: None,
             webstand: Some(webstand),
         })?;
+        // As `webstand serve` says it on its own stderr, which the lab keeps in its log.
+        eprintln!("listening on http://{}", up.server.addr);
         let pinning = match up.cpus.as_deref() {
             Some([SERVER_CPU]) => "server on CPU 0".to_string(),
             Some(cpus) => format!("server on CPUs {cpus:?}"),
