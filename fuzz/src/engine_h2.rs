@@ -380,7 +380,7 @@ pub fn seeds() -> Vec<Vec<u8>> {
         out,
     );
     // Our own server's answers to a client's requests on streams 1, 3 and 5.
-    let written = crate::seeds::server_h2();
+    let written = crate::messages::server_h2();
     if let Some(head) = Head::peek(&written) {
         let cut = (HEADER_LEN + head.len as usize).min(written.len());
         add(0xc2, written[..cut].to_vec(), written[cut..].to_vec());
