@@ -257,6 +257,29 @@ fn a_search_cut_short_before_its_confirmation_says_what_it_met() {
         text.contains("stopped after 2 steps (--max-steps)"),
         "{text}"
     );
+    // `show` lists the saved search as it printed it: each level with the rate it asked and the
+    // verdict judged again, not as a sweep with a peak.
+    let show = run_with_timeout(
+        &["show", "1", "--db", db.to_str().unwrap()],
+        Duration::from_secs(30),
+    );
+    let shown = stdout(&show);
+    assert!(show.status.success(), "{shown}{}", stderr(&show));
+    assert!(
+        shown.contains("Max-rate search on / (SLO: p99<1s; 4 connections, open loop)"),
+        "{shown}"
+    );
+    let rows: Vec<Vec<&str>> = shown
+        .lines()
+        .skip_while(|l| !l.starts_with("Level      rate/s      sent/s"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let asked: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[5])).collect();
+    assert_eq!(asked, [("1", "100", "met"), ("2", "200", "met")], "{shown}");
+    assert!(!shown.contains("Peak:"), "{shown}");
+    assert!(shown.contains("at 4 clients, 200/s asked:"), "{shown}");
 }
 
 #[test]

@@ -176,6 +176,27 @@ fn the_table_the_history_junit_and_the_summary_say_the_same() {
     assert!(shown
         .lines()
         .any(|l| l.contains("rps>1000000000") && l.ends_with("FAIL")));
+    // Its status is the one it was saved with, not a disagreement with an "older webstand".
+    let status = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with("Status:"))
+        .unwrap_or_else(|| panic!("no Status line: {shown}"));
+    assert_eq!(status.trim(), "Status:   thresholds, 1 level", "{shown}");
+
+    // The HTML report gives them a section of their own: each check a row, the crossed one marked.
+    let html = path_str(&dir, "r.html");
+    let report = run(&["report", "1", "--db", &db, "-o", &html]);
+    assert!(report.status.success(), "{}", stderr(&report));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("<h3>Thresholds: 2 held, 1 crossed</h3>"),
+        "{page}"
+    );
+    assert!(
+        page.contains("<tr class=\"bad\"><td>the run</td><td>rps&gt;1000000000</td>"),
+        "{page}"
+    );
+    assert!(page.contains("<td>p99&lt;10s</td>"), "{page}");
 
     // JUnit XML, read by Python's own XML parser.
     let py = "import sys, xml.etree.ElementTree as E\nr = E.parse(sys.argv[1]).getroot()\nfor c in r.iter('testcase'):\n    print(c.get('name'), 'failed' if c.find('failure') is not None else 'passed')\nprint(r.get('tests'), r.get('failures'))";

@@ -565,7 +565,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
     }
     let mut thresholds = Vec::new();
     for r in &runs {
-        thresholds.push(super::stored_thresholds::tables(&store, r.id)?);
+        thresholds.push(super::stored_thresholds::html_levels(&store, r.id)?);
     }
     let report_runs: Vec<ReportRun> = runs
         .iter()
@@ -575,11 +575,12 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             title: describe(r),
             details: details(r),
             levels: levels(r),
-            tables: measured_tables(r, None) + thresholds,
+            tables: measured_tables(r, None),
             diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
             max_error_pct: max_error_pct(r),
             server_cpu_us: server_cpu_us(r),
+            thresholds: thresholds.clone(),
         })
         .collect();
     let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();

@@ -7,6 +7,7 @@
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
 use anyhow::Result;
+use webstand_diagnosis::Limit;
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
 use webstand_results::{Judged, Level, Outcome, Plan, Stop, Verdict};
@@ -114,14 +115,23 @@ fn unmet(
     level: &Level,
     rate: f64,
 ) -> Option<String> {
-    let r = &level.result;
-    let offered = r.attempted() as f64 / r.elapsed.as_secs_f64().max(1e-9);
+    let verdict = d.levels.last().and_then(|l| l.diagnosis.verdict);
+    unmet_by(slo, &level.result, verdict, rate)
+}
+
+/// [`unmet`] from a level's result and its Diagnosis's verdict, as the history keeps them.
+fn unmet_by(
+    slo: &[Threshold],
+    r: &webstand_results::RunResult,
+    verdict: Option<Limit>,
+    rate: f64,
+) -> Option<String> {
+    let offered = offered(r);
     if offered < OFFERED_SHARE * rate {
         return Some(format!(
             "{GENERATORS_OWN}fell behind: it sent {offered:.0}/s of the {rate}/s asked"
         ));
     }
-    let verdict = d.levels.last().and_then(|l| l.diagnosis.verdict);
     if let Some(limit) = verdict.filter(|l| l.not_the_servers()) {
         return Some(format!(
             "{GENERATORS_OWN}was saturated (Diagnosis: {})",
@@ -236,8 +246,73 @@ fn margins(slo: &[Threshold], t: &Tried) -> String {
         .join(", ")
 }
 
-fn offered(t: &Tried) -> f64 {
-    t.level.result.attempted() as f64 / t.level.result.elapsed.as_secs_f64().max(1e-9)
+fn offered(r: &webstand_results::RunResult) -> f64 {
+    r.attempted() as f64 / r.elapsed.as_secs_f64().max(1e-9)
+}
+
+/// The search's table header: the rate asked, the rate sent, the SLO's usual figures, the verdict.
+fn table_header() -> String {
+    format!(
+        "{:>10}  {:>10}  {:>9}  {:>8}  verdict\n",
+        "rate/s", "sent/s", "p99 ms", "errors %"
+    )
+}
+
+/// One tried rate's row of the search's table.
+fn table_row(rate: f64, r: &webstand_results::RunResult, verdict: &str) -> String {
+    format!(
+        "{:>10}  {:>10.0}  {:>9.2}  {:>8.2}  {verdict}\n",
+        rate,
+        offered(r),
+        r.latency_ms(0.99),
+        r.error_pct()
+    )
+}
+
+/// A saved `sweep --find-max-rate` run's levels as the search printed them: the rate each level
+/// asked, what it sent, and its verdict judged again from the saved --slo and Diagnosis; a "Level"
+/// column numbers them as `webstand export --level` takes them. None for any other run.
+pub fn stored_table(run: &webstand_store::StoredRun) -> Option<String> {
+    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
+    let at = words.iter().position(|w| *w == "--find-max-rate")?;
+    let slo_text = words[at..]
+        .iter()
+        .zip(words[at..].iter().skip(1))
+        .find_map(|(k, v)| (*k == "--slo").then_some(*v))
+        .or_else(|| words.iter().find_map(|w| w.strip_prefix("--slo=")))
+        .unwrap_or_default();
+    let slo = webstand_thresholds::parse_list(slo_text).ok();
+    let clients = run.levels.first().map_or(0, |l| l.clients);
+    let mut out = format!(
+        "Max-rate search on {} (SLO: {}; {clients} connections, open loop), rates in the order tried:\n\n",
+        run.levels.first().map_or("", |l| l.group.as_str()),
+        slo_text.replace(',', ", ")
+    );
+    out += &format!("{:>5}  {}", "Level", table_header());
+    for (i, l) in run.levels.iter().enumerate() {
+        let Some(rate) = l.result.asked_rate else {
+            out += &format!(
+                "{:>5}  {:>10}  (saved without the rate it asked)\n",
+                i + 1,
+                "?"
+            );
+            continue;
+        };
+        let limit = l
+            .diagnosis
+            .as_ref()
+            .and_then(webstand_diagnosis::render::from_json)
+            .and_then(|d| d.verdict);
+        let verdict = match &slo {
+            None => "? (the saved --slo does not read back)".to_string(),
+            Some(slo) => match unmet_by(slo, &l.result, limit, rate) {
+                None => "met".to_string(),
+                Some(why) => format!("not met: {why}"),
+            },
+        };
+        out += &format!("{:>5}  {}", i + 1, table_row(rate, &l.result, &verdict));
+    }
+    Some(out + "\n")
 }
 
 fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
@@ -251,12 +326,8 @@ fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
         if rounds.len() > 1 {
             out += &format!("\nRound {}:\n", i + 1);
         }
-        out += &format!(
-            "\n{:>10}  {:>10}  {:>9}  {:>8}  verdict\n",
-            "rate/s", "sent/s", "p99 ms", "errors %"
-        );
+        out += &format!("\n{}", table_header());
         for t in &round.tried {
-            let r = &t.level.result;
             let verdict = match &t.unmet {
                 None => "met".to_string(),
                 Some(why) => format!("not met: {why}"),
@@ -266,13 +337,7 @@ fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
             } else {
                 ""
             };
-            out += &format!(
-                "{:>10}  {:>10.0}  {:>9.2}  {:>8.2}  {verdict}{confirm}\n",
-                t.rate,
-                offered(t),
-                r.latency_ms(0.99),
-                r.error_pct()
-            );
+            out += &table_row(t.rate, &t.level.result, &format!("{verdict}{confirm}"));
         }
         out += &answer_line(search, round);
     }
@@ -364,7 +429,7 @@ fn doc(
             .map(|t| {
                 serde_json::json!({
                     "rate": t.rate,
-                    "sent_per_sec": offered(t),
+                    "sent_per_sec": offered(&t.level.result),
                     "confirmation": t.confirmation,
                     "met": t.unmet.is_none(),
                     "unmet": t.unmet,

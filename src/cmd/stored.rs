@@ -7,7 +7,7 @@ use webstand_report::compare::WorkloadRow;
 use webstand_report::levels::Level;
 use webstand_report::tables::{self, Layout};
 use webstand_results::{Comparison, StopSignal};
-use webstand_results::{Judged, Verdict};
+use webstand_results::{Judged, Outcome, Verdict};
 use webstand_store::StoredRun;
 
 /// "Sun, 22 Nov 2026 21:40:03 GMT" from Unix seconds (HTTP's date format, by httpdate).
@@ -111,7 +111,11 @@ fn status_line(run: &StoredRun) -> String {
         return line;
     }
     let v = verdict(run);
-    if v.outcome.status() != run.status {
+    // Thresholds (and a max-rate search's SLO) are judged on top of the levels' own outcome, from
+    // what the run saved beside them: a "thresholds" run whose levels are clean is as it was saved.
+    let thresholds_on_clean =
+        run.status == Outcome::Thresholds.status() && v.outcome == Outcome::Complete;
+    if v.outcome.status() != run.status && !thresholds_on_clean {
         line += &format!(
             " (saved so by an older webstand; judged now: {}",
             v.outcome.status()
@@ -457,6 +461,10 @@ pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
             return text.trim_start_matches('\n').to_string();
         }
     }
+    // A max-rate search's levels are the rates it tried, not a sweep with a peak.
+    if let Some(text) = super::max_rate::stored_table(run) {
+        return text;
+    }
     let mut out = String::new();
     if run.meta.kind == "compare" {
         out.push_str(&compare_tables(run));
@@ -484,10 +492,14 @@ pub fn diagnosis(run: &StoredRun) -> String {
         .iter()
         .zip(&diagnoses)
         .filter_map(|(l, d)| {
-            let label = match l.group.as_str() {
+            let mut label = match l.group.as_str() {
                 "" => format!("{} clients", l.clients),
                 g => format!("{g} at {} clients", l.clients),
             };
+            // Open-loop levels at one pool of connections differ by the rate they asked.
+            if let Some(rate) = l.result.asked_rate {
+                label += &format!(", {rate}/s asked");
+            }
             Some((label, d.as_ref()?))
         })
         .collect();

@@ -1,5 +1,6 @@
 //! The thresholds a saved run was judged against, as `show`, `diff` and `report` print them: the
-//! same pass/fail tables the run printed, from the history's rows.
+//! same pass/fail tables the run printed (the report: as its thresholds section's rows), from the
+//! history's rows.
 
 use webstand_store::{RunId, Store};
 use webstand_thresholds::{Check, Judged};
@@ -30,6 +31,29 @@ pub fn tables(store: &Store, run: RunId) -> anyhow::Result<String> {
     Ok(judged(store, run)?
         .iter()
         .map(webstand_thresholds::table)
+        .collect())
+}
+
+/// The report's thresholds section: each judged level with each check, held or crossed.
+pub fn html_levels(
+    store: &Store,
+    run: RunId,
+) -> anyhow::Result<Vec<webstand_report::thresholds_html::JudgedLevel>> {
+    use webstand_report::thresholds_html::{JudgedLevel, ThresholdCheck};
+    Ok(judged(store, run)?
+        .into_iter()
+        .map(|j| JudgedLevel {
+            label: j.label,
+            checks: j
+                .checks
+                .iter()
+                .map(|c| ThresholdCheck {
+                    threshold: c.threshold.clone(),
+                    measured: c.shown(),
+                    passed: c.passed,
+                })
+                .collect(),
+        })
         .collect())
 }
 

@@ -88,6 +88,9 @@ pub struct WireResult {
     #[serde(default)]
     non_2xx_statuses: std::collections::BTreeMap<u16, u64>,
     late_sends: u64,
+    /// The rank's share of an open-loop rate (None: closed loop).
+    #[serde(default)]
+    asked_rate: Option<f64>,
     per_request: Vec<u64>,
     /// ab's `-g`/`-e` samples: [start, connect, waiting, total] in µs, the start from the rank's own
     /// start (empty unless the plan keeps samples).
@@ -158,6 +161,7 @@ impl From<&RunResult> for WireResult {
             load_cpus,
             online_cpus,
             late_sends,
+            asked_rate,
             per_request,
             samples,
             first_error,
@@ -206,6 +210,7 @@ impl From<&RunResult> for WireResult {
             online_cpus: *online_cpus,
             non_2xx_statuses: non_2xx_statuses.clone(),
             late_sends: *late_sends,
+            asked_rate: *asked_rate,
             per_request: per_request.clone(),
             samples: samples
                 .iter()
@@ -291,6 +296,7 @@ impl WireResult {
             load_cpus: self.load_cpus.clone(),
             online_cpus: self.online_cpus,
             late_sends: self.late_sends,
+            asked_rate: self.asked_rate,
             per_request: self.per_request.clone(),
             samples: self
                 .samples

@@ -196,6 +196,10 @@ fn gather(
     result.document_length = shared.doc_len.iter().find_map(|l| l.get().copied());
     result.server_software = shared.server.get().cloned();
     result.spin_window = shared.spin;
+    result.asked_rate = match shared.plan.shape {
+        Shape::Open { rate, .. } => Some(rate),
+        Shape::Closed { .. } => None,
+    };
     (result.load_cpus, result.online_cpus) = (affinity::allowed_cpus(), affinity::online_cpus());
     Ok(result)
 }

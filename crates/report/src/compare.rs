@@ -202,6 +202,12 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
     out.push_str("  gen work: the load threads' CPU less their spin (polling for a response: waiting, not work)\n");
     if bound {
         out.push_str("  bound by: what the Diagnosis found limiting the peak level (generator or both saturated: not the server's limit)\n");
+        if rows
+            .iter()
+            .any(|r| r.bound_at_peak.as_deref().is_some_and(|b| b.ends_with(')')))
+        {
+            out.push_str("  over rounds: the median round's (whose peak the row quotes), \"(2 of 3)\": how many rounds found the same\n");
+        }
     }
     out.push_str(&notes(
         rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),

@@ -248,6 +248,7 @@ pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
     }
     let note = Some(notes.join("; ")).filter(|n| !n.is_empty());
     let mut out = rows[median_round(&rows).unwrap_or(0)].clone();
+    out.bound_at_peak = bound_over_rounds(&rows, out.bound_at_peak.as_deref());
     let measured: Vec<&WorkloadRow> = rows.iter().filter(|r| r.measured).collect();
     if measured.len() > 1 {
         out.server_cpu_us = median(measured.iter().filter_map(|r| r.server_cpu_us).collect());
@@ -280,6 +281,23 @@ pub fn median_row(rows: Vec<WorkloadRow>) -> WorkloadRow {
             .any(|r| r.max_users == out.max_users && r.max_users_capped);
     out.note = note;
     out
+}
+
+/// The Bound-by cell of several rounds' median row: the verdict of the round whose peak it quotes
+/// (the same round as its peak, clients and p99), and when the rounds' verdicts differ, how many of
+/// the diagnosed rounds agree with it: "generator (2 of 3)".
+fn bound_over_rounds(rows: &[WorkloadRow], quoted: Option<&str>) -> Option<String> {
+    let quoted = quoted?;
+    let verdicts: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.measured)
+        .filter_map(|r| r.bound_at_peak.as_deref())
+        .collect();
+    let agree = verdicts.iter().filter(|v| **v == quoted).count();
+    Some(match agree == verdicts.len() {
+        true => quoted.to_string(),
+        false => format!("{quoted} ({agree} of {})", verdicts.len()),
+    })
 }
 
 /// Each workload's rows, in order.
@@ -467,6 +485,41 @@ mod tests {
             (m.peak_hits_per_sec, m.note.as_deref()),
             (100.0, Some("died"))
         );
+    }
+
+    #[test]
+    fn rounds_that_disagree_on_what_bound_them_say_which_verdict_is_quoted_and_how_many_agree() {
+        let r = |hits: f64, bound: &str| WorkloadRow {
+            measured: true,
+            peak_hits_per_sec: hits,
+            bound_at_peak: Some(bound.into()),
+            ..Default::default()
+        };
+        // The median peak (200) is round 3's: its verdict is the one quoted, with the count.
+        let m = median_row(vec![r(300.0, "-"), r(100.0, "server"), r(200.0, "server")]);
+        assert_eq!(m.bound_at_peak.as_deref(), Some("server (2 of 3)"));
+        let m = median_row(vec![
+            r(300.0, "server"),
+            r(100.0, "-"),
+            r(200.0, "generator"),
+        ]);
+        assert_eq!(m.bound_at_peak.as_deref(), Some("generator (1 of 3)"));
+        // Rounds that agree: the verdict alone, as one round prints it.
+        let m = median_row(vec![r(300.0, "server"), r(100.0, "server")]);
+        assert_eq!(m.bound_at_peak.as_deref(), Some("server"));
+        let m = median_row(vec![r(300.0, "server")]);
+        assert_eq!(m.bound_at_peak.as_deref(), Some("server"));
+        // The table says what the cell is.
+        let table = workload_table(
+            "2k",
+            &[median_row(vec![
+                r(1.0, "-"),
+                r(2.0, "server"),
+                r(3.0, "server"),
+            ])],
+        );
+        assert!(table.contains("server (2 of 3)"), "{table}");
+        assert!(table.contains("the median round's"), "{table}");
     }
 
     #[test]

@@ -389,6 +389,7 @@ pre {{ background: #f7f7f7; padding: 10px; margin: 1em 0; white-space: pre-wrap;
             let _ = writeln!(h, "<tr><td>{}</td><td>{}</td></tr>", escape(k), escape(v));
         }
         h.push_str("</table>\n");
+        h.push_str(&crate::thresholds_html::section(&run.thresholds));
         h.push_str(&tables_block(&run.tables));
         h.push_str(&crate::quic_html::section(&run.levels));
         h.push_str(&prose_block(&run.diagnosis));
@@ -439,6 +440,7 @@ mod tests {
             target: "lab".into(),
             max_error_pct: 1.0,
             server_cpu_us: vec![],
+            thresholds: vec![],
         }
     }
 

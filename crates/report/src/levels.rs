@@ -49,4 +49,6 @@ pub struct ReportRun<'a> {
     pub max_error_pct: f64,
     /// Server CPU-µs per request of each level, in `levels`' order, where the lab measured it.
     pub server_cpu_us: Vec<Option<f64>>,
+    /// The thresholds judged on its levels or rows (empty without `--threshold`).
+    pub thresholds: Vec<crate::thresholds_html::JudgedLevel>,
 }

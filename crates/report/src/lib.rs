@@ -28,4 +28,5 @@ pub mod seed004; // seed 004's table for a comparison, and the wordpress preset'
 pub mod series; // the HTML report's series: named by server and workload, their peaks, the axis
 pub mod summary; // the HTML report's summary table
 pub mod tables; // the seeds' sweep tables: Tenon's, WebStone's, the full per-level table (issue 4)
+pub mod thresholds_html; // the HTML report's thresholds section: each check held or crossed
 pub mod wrk; // wrk's Thread Stats lines and a percentile table finer than ab's whole milliseconds

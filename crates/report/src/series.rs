@@ -226,6 +226,7 @@ mod tests {
             target: target.into(),
             max_error_pct: 1.0,
             server_cpu_us: vec![],
+            thresholds: vec![],
         }
     }
 

@@ -1,14 +1,15 @@
 //! wrk's lines for a wrk user (`--latency`): the "Thread Stats" table (Latency and Req/Sec rows:
 //! average, standard deviation, maximum and the share of samples within one deviation of the
-//! average, each in wrk's units), and a percentile table fine enough for sub-millisecond latencies,
-//! which ab's whole-millisecond table prints as a column of zeros.
+//! average, each in wrk's units; Req/Sec from each load thread's own rate samples, as wrk takes
+//! them), and a percentile table fine enough for sub-millisecond latencies, which ab's
+//! whole-millisecond table prints as a column of zeros.
 
 use std::fmt::Write;
 use std::time::Duration;
 use webstand_results::RunResult;
 
-/// Completed requests per interval of a run, as the diagnosis's watch sampled them: the samples
-/// of wrk's Req/Sec row.
+/// Completed requests per interval of a run, as the diagnosis's watch sampled them: what stands in
+/// for wrk's Req/Sec samples in a run saved before the history kept each thread's own.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rates {
     pub interval: Duration,
@@ -25,6 +26,20 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Of a histogram's recorded values; None when it is empty.
+    fn of_histogram(h: &hdrhistogram::Histogram<u64>) -> Option<Stats> {
+        let samples: Vec<(f64, u64)> = h
+            .iter_recorded()
+            .map(|v| {
+                (
+                    h.median_equivalent(v.value_iterated_to()) as f64,
+                    v.count_at_value(),
+                )
+            })
+            .collect();
+        Stats::of(&samples)
+    }
+
     /// Of `(value, how many)` pairs; None without a sample.
     fn of(samples: &[(f64, u64)]) -> Option<Stats> {
         let samples = samples.iter().copied();
@@ -55,22 +70,18 @@ impl Stats {
 
 /// The latency of every complete request, in µs, from the run's histogram.
 pub fn latency_stats(r: &RunResult) -> Option<Stats> {
-    let h = &r.histograms.total;
-    let samples: Vec<(f64, u64)> = h
-        .iter_recorded()
-        .map(|v| {
-            (
-                h.median_equivalent(v.value_iterated_to()) as f64,
-                v.count_at_value(),
-            )
-        })
-        .collect();
-    Stats::of(&samples)
+    Stats::of_histogram(&r.histograms.total)
 }
 
-/// Requests per second per load thread in each full interval (wrk samples each thread's rate; the
-/// watch counts the run's, so each interval's is shared out among `threads`). The last interval,
-/// cut short by the run's end, is left out when there are others.
+/// Requests per second per load thread, as wrk samples them: each thread's own rate every 100 ms
+/// (`RunResult::histograms.requests`); None when no thread took a sample.
+pub fn thread_rate_stats(r: &RunResult) -> Option<Stats> {
+    Stats::of_histogram(&r.histograms.requests)
+}
+
+/// Requests per second per load thread in each full interval, estimated from the run's own rate
+/// (`rates`) shared out among `threads`: for a saved run without the threads' own samples. The last
+/// interval, cut short by the run's end, is left out when there are others.
 pub fn rate_stats(rates: &Rates, threads: usize) -> Option<Stats> {
     let secs = rates.interval.as_secs_f64();
     if secs <= 0.0 || threads == 0 {
@@ -107,8 +118,9 @@ pub fn metric(v: f64) -> String {
     }
 }
 
-/// wrk's "Thread Stats" table: a Latency row from the histogram, and a Req/Sec row from `rates`
-/// when they are known. Empty without a complete request.
+/// wrk's "Thread Stats" table: a Latency row from the histogram, and a Req/Sec row from the load
+/// threads' own rate samples, or (a saved run without them) from the run's `rates` shared out among
+/// its threads, which the table then says. Empty without a complete request.
 pub fn thread_stats(r: &RunResult, rates: Option<&Rates>) -> String {
     let Some(lat) = latency_stats(r) else {
         return String::new();
@@ -126,8 +138,15 @@ pub fn thread_stats(r: &RunResult, rates: Option<&Rates>) -> String {
     };
     row(&mut o, "Latency", lat, time);
     let threads = r.thread_cpu.len().max(1);
-    if let Some(req) = rates.and_then(|t| rate_stats(t, threads)) {
+    if let Some(req) = thread_rate_stats(r) {
         row(&mut o, "Req/Sec", req, metric);
+    } else if let Some(req) = rates.and_then(|t| rate_stats(t, threads)) {
+        row(&mut o, "Req/Sec", req, metric);
+        let _ = writeln!(
+            o,
+            "    (Req/Sec estimated: the run's rate per 100 ms ÷ {threads} load thread{}; saved without each thread's own samples)",
+            if threads == 1 { "" } else { "s" }
+        );
     }
     o
 }
@@ -181,5 +200,29 @@ mod tests {
         let r = rate_stats(&rates, 2).unwrap();
         assert_eq!((r.mean, r.max), (1500.0, 2000.0));
         assert_eq!(Stats::of(&[]), None);
+    }
+
+    #[test]
+    fn req_sec_comes_from_each_threads_samples_and_an_estimate_says_so() {
+        let mut r = RunResult {
+            thread_cpu: vec![Default::default(); 2],
+            ..Default::default()
+        };
+        r.histograms.total.record(100).unwrap();
+        let rates = Rates {
+            interval: Duration::from_millis(100),
+            counts: vec![200, 400, 7],
+        };
+        // No thread's own samples (a saved run from before they were kept): the estimate, said so.
+        let estimated = thread_stats(&r, Some(&rates));
+        assert!(estimated.contains("Req/Sec     1.50k"), "{estimated}");
+        assert!(estimated.contains("estimated"), "{estimated}");
+        // Each thread's samples: one thread at 1000/s twice, the other at 3000/s twice.
+        r.histograms.requests.record_n(1000, 2).unwrap();
+        r.histograms.requests.record_n(3000, 2).unwrap();
+        let sampled = thread_stats(&r, Some(&rates));
+        assert!(sampled.contains("Req/Sec     2.00k"), "{sampled}");
+        assert!(sampled.contains("   3.00k"), "{sampled}");
+        assert!(!sampled.contains("estimated"), "{sampled}");
     }
 }

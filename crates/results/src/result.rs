@@ -214,6 +214,8 @@ pub struct RunResult {
     /// machine has online: fewer than online means the generator was pinned.
     pub load_cpus: Vec<usize>,
     pub online_cpus: usize,
+    /// Open loop only: the rate asked, requests per second (None for a closed-loop run).
+    pub asked_rate: Option<f64>,
     /// Open loop only: sends that left later than their intended time (by more than [`LATE_SEND`]).
     pub late_sends: u64,
     /// Complete responses per entry of `Plan::requests` (to check an observed workload mix).
@@ -447,6 +449,11 @@ impl RunResult {
         self.latency_sum_us += r.latency_sum_us;
         self.histograms.merge(&r.histograms);
         self.late_sends += r.late_sends;
+        // Ranks split a rate among them: the run asked their sum.
+        self.asked_rate = match (self.asked_rate, r.asked_rate) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.cpu.user += r.cpu.user;
         self.cpu.sys += r.cpu.sys;
         self.thread_cpu.extend_from_slice(&r.thread_cpu);

@@ -1,6 +1,8 @@
 //! The generator's side of a level in the history (schema 12, `levels.generator`): each load
 //! thread's CPU time split into work and waiting (its spin, and how long it napped and blocked),
-//! how long it might spin, the CPUs it ran on, and the level's non-2xx answers by status — as one
+//! how long it might spin, the CPUs it ran on, the requests per second each thread sampled every
+//! 100 ms (wrk's Req/Sec), an open-loop level's asked rate, and the level's non-2xx answers by
+//! status — as one
 //! JSON object, so that `show` reprints what the report printed. Levels saved before read without
 //! them (no load threads), as results that do not carry them.
 
@@ -31,6 +33,12 @@ struct Generator {
     online_cpus: usize,
     #[serde(default)]
     non_2xx_statuses: BTreeMap<u16, u64>,
+    /// The load threads' rate samples as (requests per second, how many samples) pairs.
+    #[serde(default)]
+    rate_samples: Vec<(u64, u64)>,
+    /// An open-loop level's asked rate, requests per second.
+    #[serde(default)]
+    asked_rate: Option<f64>,
 }
 
 fn ns(d: Duration) -> u64 {
@@ -65,6 +73,13 @@ pub(crate) fn column(r: &RunResult) -> anyhow::Result<Option<String>> {
         load_cpus: r.load_cpus.clone(),
         online_cpus: r.online_cpus,
         non_2xx_statuses: r.non_2xx_statuses.clone(),
+        rate_samples: r
+            .histograms
+            .requests
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect(),
+        asked_rate: r.asked_rate,
     };
     Ok(Some(serde_json::to_string(&g)?))
 }
@@ -92,6 +107,12 @@ pub(crate) fn apply(text: Option<&str>, r: &mut RunResult) {
     r.spin_window = d(g.spin_window_ns);
     (r.load_cpus, r.online_cpus) = (g.load_cpus, g.online_cpus);
     r.non_2xx_statuses = g.non_2xx_statuses;
+    r.asked_rate = g.asked_rate;
+    for (per_second, n) in g.rate_samples {
+        // The histogram's bounds cover any rate a thread can sample; a hand-made value beyond
+        // them is clamped rather than refused.
+        r.histograms.requests.saturating_record_n(per_second, n);
+    }
 }
 
 #[cfg(test)]
@@ -116,8 +137,12 @@ mod tests {
             load_cpus: vec![1],
             online_cpus: 2,
             non_2xx_statuses: [(404, 12)].into_iter().collect(),
+            asked_rate: Some(2750.0),
             ..Default::default()
         };
+        let mut r = r;
+        r.histograms.requests.record_n(14_000, 3).unwrap();
+        r.histograms.requests.record(31_250).unwrap();
         let text = column(&r).unwrap().unwrap();
         let mut back = RunResult::default();
         apply(Some(&text), &mut back);
@@ -129,6 +154,8 @@ mod tests {
             (r.spin_window, r.load_cpus.clone(), 2)
         );
         assert_eq!(back.non_2xx_statuses, r.non_2xx_statuses);
+        assert_eq!(back.histograms.requests, r.histograms.requests);
+        assert_eq!(back.asked_rate, Some(2750.0));
         assert_eq!(column(&RunResult::default()).unwrap(), None);
         let mut none = RunResult::default();
         apply(Some("{cut"), &mut none);
