@@ -108,7 +108,7 @@ fn a_kind_added_by_one_file_and_one_registry_line_runs_a_real_comparison() {
         assert_eq!(l.result.keep_alive_share(), 0.0, "a connection per request");
     }
     assert!(
-        w.disclosures.iter().any(|d| d.contains("no keep-alive")),
+        w.disclosures.contains(&webstand_results::Note::NoKeepAlive),
         "{:?}",
         w.disclosures
     );

@@ -234,3 +234,49 @@ fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
         .unwrap();
     assert_eq!(version, 9, "readers change nothing");
 }
+
+/// The workload tables of a text, each as printed ("Workload: …" to the blank line after it).
+fn workload_tables(text: &str) -> Vec<&str> {
+    text.split("\n\n")
+        .filter(|block| block.starts_with("Workload: "))
+        .collect()
+}
+
+/// A saved comparison's tables through `show` are the ones compare printed, byte for byte: the same
+/// rows built the same way from the same model, its notes (fcgiwrap's CGI, builtin's cache) saved
+/// as data and worded again, over two rounds.
+#[test]
+fn show_prints_a_saved_compare_s_tables_as_compare_printed_them() {
+    use std::os::unix::fs::PermissionsExt;
+    installed(&[Kind::parse("nginx").unwrap()]);
+    let history = tempfile::tempdir().unwrap();
+    // Servers started as root drop to an unprivileged user: they must be able to reach the docroot.
+    std::fs::set_permissions(history.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let db = history.path().join("h.db");
+    let args = common::short_compare(
+        "builtin,nginx",
+        "2k,cgi",
+        "2,1",
+        "300ms",
+        &["--rounds", "2"],
+    );
+    let tmp = history.path().to_str().unwrap();
+    let compared = common::run_with_env(
+        &[&["compare", "-q", "--db", db.to_str().unwrap()], &args[..]].concat(),
+        &[("TMPDIR", tmp)],
+        std::time::Duration::from_secs(180),
+    );
+    assert!(compared.status.success(), "{}", common::stderr(&compared));
+    let printed = common::stdout(&compared);
+    let shown = ok(&db, &["show", "1"]);
+    let (live, back) = (workload_tables(&printed), workload_tables(&shown));
+    assert_eq!(live.len(), 2, "a table per workload:\n{printed}");
+    assert!(
+        live[1].contains("nginx: CGI through fcgiwrap") && live[0].contains("served from memory"),
+        "the notes compare prints:\n{printed}"
+    );
+    for (l, b) in live.iter().zip(&back) {
+        assert_eq!(l, b, "show's table is not compare's");
+    }
+    assert_eq!(live.len(), back.len(), "{shown}");
+}

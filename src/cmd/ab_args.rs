@@ -240,12 +240,7 @@ fn window(v: &str) -> anyhow::Result<u32> {
 /// -X: `host:port` (an IPv6 address in brackets), the port required.
 fn proxy_address(v: &str) -> anyhow::Result<(String, u16)> {
     let bad = || anyhow::anyhow!("-X: '{v}' is not PROXY:PORT (e.g. -X 127.0.0.1:3128)");
-    let (host, port) = v.rsplit_once(':').ok_or_else(bad)?;
-    let port = port
-        .parse::<u16>()
-        .ok()
-        .filter(|&p| p != 0)
-        .ok_or_else(bad)?;
+    let (host, port) = webstand_engine::split_authority(v, None).map_err(|_| bad())?;
     if host.is_empty() || host.contains(['/', ' ']) {
         return Err(bad());
     }

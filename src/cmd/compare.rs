@@ -455,14 +455,6 @@ fn peak_diagnoses(c: &Comparison, d: &Diagnosing<'_, Session>) -> Vec<(String, D
     out
 }
 
-/// The note a row gets when the generator bound its peak: its figures are not the server's limit.
-pub const GENERATOR_BOUND_NOTE: &str =
-    "peak generator-bound: NOT the server's limit (see Diagnosis)";
-
-/// The note a row gets when the server and the generator were both saturated at its peak.
-pub const BOTH_SATURATED_NOTE: &str =
-    "peak with both sides saturated: inconclusive for this pair, not the server's limit alone (see Diagnosis)";
-
 /// Sets each row's (round's) Bound-by cell of its peak, and notes a row whose peak is not the
 /// server's limit (the generator's, or both sides' at once).
 fn flag_generator_bound(c: &mut Comparison, peaks: &[(String, Diagnosed)]) {
@@ -476,12 +468,7 @@ fn flag_generator_bound(c: &mut Comparison, peaks: &[(String, Diagnosed)]) {
             else {
                 continue;
             };
-            w.peak_bound = Some(render::bound_cell(&l.diagnosis).to_string());
-            match l.diagnosis.verdict {
-                Some(Limit::Generator) => w.disclosures.push(GENERATOR_BOUND_NOTE.to_string()),
-                Some(Limit::BothSaturated) => w.disclosures.push(BOTH_SATURATED_NOTE.to_string()),
-                _ => {}
-            }
+            render::mark_peak(w, &l.diagnosis);
         }
     }
 }

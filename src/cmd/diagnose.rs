@@ -92,7 +92,7 @@ impl RunWatch {
     pub fn finish(self) -> RunEvidence {
         let server = self.server.map(|(s, before)| ServerUse {
             cpu: procstat::cpu_delta(before, procstat::tree_cpu(s.0)).total(),
-            cpus: cpus_allowed(s.0),
+            cpus: webstand_engine::affinity::allowed_cpus_of(s.0),
         });
         RunEvidence {
             watched: self.watch.finish(),
@@ -126,23 +126,6 @@ impl RunEvidence {
             server: self.server.clone(),
         })
     }
-}
-
-/// The CPUs `pid` may run on (`Cpus_allowed_list` in /proc/PID/status, e.g. "0", "0-1,3").
-fn cpus_allowed(pid: i32) -> Vec<usize> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap_or("");
-    let mut cpus = Vec::new();
-    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<usize>(), b.parse::<usize>()) {
-            cpus.extend(a..=b);
-        }
-    }
-    cpus
 }
 
 /// One diagnosed level: the series it belongs to (compare's "server/workload", empty for a sweep).
@@ -288,6 +271,9 @@ impl<O: CompareObserver + KeepsDiagnosis + ?Sized> CompareObserver for Diagnosin
         self.series = format!("{server}/{workload}");
         self.round = round;
         self.inner.series(server, version, workload, round);
+    }
+    fn notes(&mut self, notes: &[webstand_results::Note]) {
+        self.inner.notes(notes)
     }
     fn note(&mut self, line: &str) {
         self.inner.note(line)

@@ -5,8 +5,7 @@ use super::run_settings;
 use super::session::EMBEDDED_TARGET;
 use super::stored::{
     backends_cpu_us, compare_rows, describe, details, diagnosis, level_protocols, levels,
-    max_error_pct, measured_tables, round_count, rounds_inferred, server_cpu_us, shown_status,
-    tables, when,
+    max_error_pct, measured_tables, server_cpu_us, shown_status, tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
@@ -550,8 +549,8 @@ fn comparison_json(run: &StoredRun) -> serde_json::Value {
         .map(|(name, rows)| serde_json::json!({ "workload": name, "rows": rows }))
         .collect();
     serde_json::json!({
-        "rounds": round_count(run),
-        "rounds_inferred": rounds_inferred(run),
+        "rounds": run.round_count(),
+        "rounds_inferred": run.rounds_inferred(),
         "workloads": workloads,
     })
 }

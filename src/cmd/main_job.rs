@@ -10,14 +10,16 @@
 use super::diagnose::{bound_cells, labelled, Diagnosed, Diagnosing, ServerProcess};
 use super::session::{SavedLine, EMBEDDED_TARGET};
 use crate::Global;
-use anyhow::{bail, Context, Result};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use anyhow::{Context, Result};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
 use webstand_lab::interrupt::stop_signal;
+use webstand_lab::servers::Kind;
 use webstand_lab::session::Session;
 use webstand_lab::sweep::SweepSpec;
+use webstand_lab::tls::ciphers::Versions;
+use webstand_lab::up::{Up, UpOptions};
 use webstand_report::tables::{self, Layout};
 use webstand_results::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
 use webstand_results::Judged;
@@ -166,25 +168,26 @@ fn verdict(tenon: &SweepResult, small: Option<&SweepResult>) -> webstand_results
     webstand_results::judge(&judged, MAX_ERRORS, interrupted.then(stop_signal))
 }
 
-/// Fixtures in a temporary directory served by `webstand serve` on a free loopback port (as the
-/// servers' worker user when started as root, like the lab's servers); the server is stopped and the
-/// directory removed on drop.
+/// Fixtures in a temporary directory served by `webstand serve` on a free loopback port, started
+/// as the lab starts its builtin row (`webstand_lab::up`: its config, pinned as the lab pins, its
+/// worker user when started as root); the server is stopped and the directory removed on drop.
 pub struct Embedded {
     /// The docroot, inside the scratch directory.
     pub dir: PathBuf,
-    /// Holds the docroot and the record of the server's group; removed when dropped.
-    _scratch: tempfile::TempDir,
     pub addr: SocketAddr,
     pub manifest: Manifest,
     /// How the server and generator were placed on CPUs, for the log line.
     pub pinning: String,
-    child: Child,
+    /// The server; dropped (stopped) before the scratch directory is removed.
+    up: Up,
+    /// Holds the docroot; removed when dropped.
+    _scratch: tempfile::TempDir,
 }
 
 impl Embedded {
     /// The server's process, for the Diagnosis (its CPU over each level).
     pub fn process(&self) -> super::diagnose::ServerProcess {
-        super::diagnose::ServerProcess(self.child.id() as i32)
+        super::diagnose::ServerProcess(self.up.server.pid())
     }
 
     /// Starts `webstand serve` on the fixtures; `h2c`: it also takes HTTP/2 by prior knowledge
@@ -195,65 +198,41 @@ impl Embedded {
         let dir = scratch.path().join("docroot");
         let manifest =
             fixtures::write(&dir, &fixtures::Options::default()).context("writing the fixtures")?;
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let exe = std::env::current_exe().context("cannot find the webstand executable")?;
-        let pin = cpus() >= 2 && which("taskset");
-        let mut cmd = if pin {
-            let mut c = Command::new("taskset");
-            c.args(["-c", "0"]).arg(&exe);
-            c
-        } else {
-            Command::new(&exe)
+        let webstand = std::env::current_exe().context("cannot find the webstand executable")?;
+        let up = Up::start(&UpOptions {
+            kind: Kind::parse("builtin").map_err(anyhow::Error::msg)?,
+            tls: false,
+            tls_versions: Versions::Both,
+            h2: h2c,
+            h3: false,
+            php: false,
+            port: None,
+            docroot: Some(dir.clone()),
+            cpus: None,
+            webstand: Some(webstand),
+        })?;
+        // As `webstand serve` says it on its own stderr, which the lab keeps in its log.
+        eprintln!("listening on http://{}", up.server.addr);
+        let pinning = match up.cpus.as_deref() {
+            Some([SERVER_CPU]) => "server on CPU 0".to_string(),
+            Some(cpus) => format!("server on CPUs {cpus:?}"),
+            None => "not pinned: needs 2 CPUs".to_string(),
         };
-        cmd.arg("serve")
-            .arg(&dir)
-            .args(["--listen", &addr.to_string()]);
-        if h2c {
-            cmd.arg("--h2c");
-        }
-        if let Some(w) = webstand_lab::users::worker() {
-            cmd.args(["--user", &w.name]);
-        }
-        // Its own process group: Ctrl-C stops our run gracefully instead of killing the server under it.
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        // And it dies with us even if we are killed outright, so no server is left behind.
-        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-                Ok(())
-            });
-        }
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .context("cannot start webstand serve")?;
-        webstand_lab::owner::record_group(child.id() as i32, scratch.path());
-        let pinning = if pin {
-            "server on CPU 0"
-        } else {
-            "not pinned: needs taskset and 2 CPUs"
-        }
-        .to_string();
-        let mut e = Embedded {
+        Ok(Embedded {
             dir,
-            _scratch: scratch,
-            addr,
+            addr: up.server.addr,
             manifest,
             pinning,
-            child,
-        };
-        e.wait_listening()?;
-        Ok(e)
+            up,
+            _scratch: scratch,
+        })
     }
 
     /// Pins the load generator to CPU 1 when the server was pinned to CPU 0. Called after the history
     /// run is opened, since that records the machine's CPU count, which pinning would hide.
     pub fn pin_generator(&mut self) {
-        if self.pinning == "server on CPU 0" && webstand_lab::servers::pin_current(&[1]) {
+        let server_on_0 = self.up.cpus.as_deref() == Some(&[SERVER_CPU]);
+        if server_on_0 && webstand_lab::servers::pin_current(&[1]) {
             self.pinning = "server on CPU 0, load generator on CPU 1".to_string();
         }
     }
@@ -261,44 +240,7 @@ impl Embedded {
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)
     }
-
-    fn wait_listening(&mut self) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait()? {
-                bail!("webstand serve exited at start ({status})");
-            }
-            if TcpStream::connect_timeout(&self.addr, Duration::from_millis(200)).is_ok() {
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        bail!("webstand serve did not listen on {} within 10 s", self.addr)
-    }
 }
 
-impl Drop for Embedded {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let pgid = self.child.id() as i32;
-        webstand_lab::owner::forget_group(pgid);
-    }
-}
-
-fn cpus() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-}
-
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(program))))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    p.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
+/// The CPU the lab pins its servers to when it may.
+const SERVER_CPU: usize = 0;

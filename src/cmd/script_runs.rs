@@ -68,6 +68,9 @@ impl<O: CompareObserver + ?Sized> CompareObserver for Scripted<'_, O> {
     fn series(&mut self, server: &str, version: &str, workload: &str, round: usize) {
         self.inner.series(server, version, workload, round)
     }
+    fn notes(&mut self, notes: &[webstand_results::Note]) {
+        self.inner.notes(notes)
+    }
     fn note(&mut self, line: &str) {
         self.inner.note(line)
     }

@@ -6,7 +6,7 @@ use webstand_diagnosis::{render, Diagnosis};
 use webstand_report::compare::WorkloadRow;
 use webstand_report::levels::Level;
 use webstand_report::tables::{self, Layout};
-use webstand_results::StopSignal;
+use webstand_results::{Comparison, StopSignal};
 use webstand_results::{Judged, Outcome, Verdict};
 use webstand_store::StoredRun;
 
@@ -20,7 +20,7 @@ pub fn when(unix: f64) -> String {
 pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
     run.levels
         .iter()
-        .zip(rounds(run))
+        .zip(run.rounds())
         .map(|(l, round)| Level {
             group: &l.group,
             clients: l.clients,
@@ -194,8 +194,8 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
     if run.meta.kind != "compare" || run.levels.is_empty() {
         return None;
     }
-    let n = round_count(run);
-    Some(if rounds_inferred(run) {
+    let n = run.round_count();
+    Some(if run.rounds_inferred() {
         format!(
             "{n}, told from the order the levels were saved (saved before the history kept each \
              level's round)"
@@ -335,79 +335,6 @@ fn layout_of(run: &StoredRun) -> Layout {
         .unwrap_or(Layout::Full)
 }
 
-/// "nginx/small-files" → ("nginx", "small-files").
-fn split_group(g: &str) -> (String, String) {
-    match g.split_once('/') {
-        Some((s, w)) => (s.to_string(), w.to_string()),
-        None => (g.to_string(), String::new()),
-    }
-}
-
-/// Each level's round, from 1: as saved (schema 10 on), else [`inferred_rounds`] (1 for any run
-/// but a comparison).
-pub fn rounds(run: &StoredRun) -> Vec<usize> {
-    if !rounds_inferred(run) {
-        return run.levels.iter().map(|l| l.round.unwrap_or(1)).collect();
-    }
-    inferred_rounds(run)
-        .into_iter()
-        .map(|r| r.unwrap_or(1))
-        .collect()
-}
-
-/// Whether a compare run's rounds are told from the order its levels were saved: it was saved
-/// before the history kept each level's round.
-pub fn rounds_inferred(run: &StoredRun) -> bool {
-    run.meta.kind == "compare" && run.levels.iter().any(|l| l.round.is_none())
-}
-
-/// Each level's round in a compare run saved without them. compare saves every round's sweep of
-/// a server and workload into the same "server/workload" group, one after another, and every sweep
-/// starts at the first of the client levels given; so a level starts the group's next round when
-/// another group's level came just before it, or when its clients are the group's first level's.
-/// `None` for max-users searches (their own groups, clients up and down).
-fn inferred_rounds(run: &StoredRun) -> Vec<Option<usize>> {
-    let mut seen: Vec<(&str, usize, usize)> = Vec::new(); // group, round, first level's clients
-    let mut prev: Option<&str> = None;
-    let mut out = Vec::with_capacity(run.levels.len());
-    for l in &run.levels {
-        let g = l.group.as_str();
-        let round = if g.ends_with("/max-users") {
-            None
-        } else if let Some(s) = seen.iter_mut().find(|s| s.0 == g) {
-            if prev != Some(g) || l.clients == s.2 {
-                s.1 += 1;
-            }
-            Some(s.1)
-        } else {
-            seen.push((g, 1, l.clients));
-            Some(1)
-        };
-        out.push(round);
-        prev = Some(g);
-    }
-    out
-}
-
-/// One server's row of a stored comparison, as compare printed it: each round's row from its peak
-/// (its fastest clean level), then the median over rounds by the lab's own rule
-/// (`webstand_report::comparison::median_row`).
-fn compare_row(run: &StoredRun, group: &str, max_error_pct: f64) -> WorkloadRow {
-    let mut per_round: Vec<Vec<usize>> = Vec::new();
-    for (i, r) in rounds(run).into_iter().enumerate() {
-        if run.levels[i].group == group {
-            per_round.resize_with(per_round.len().max(r), Vec::new);
-            per_round[r - 1].push(i);
-        }
-    }
-    let rows = per_round
-        .iter()
-        .filter(|idx| !idx.is_empty())
-        .map(|idx| round_row(run, group, idx, max_error_pct))
-        .collect();
-    webstand_report::comparison::median_row(rows)
-}
-
 /// Server CPU-µs per request of each level, where the lab measured it.
 pub fn server_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
     run.levels
@@ -425,95 +352,26 @@ pub fn backends_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// The row of one round of a stored comparison (the levels at `idx`): figures at its peak
-/// (`webstand_report::comparison::peak_row`), named and noted as the lab's row was.
-fn round_row(run: &StoredRun, group: &str, idx: &[usize], max_error_pct: f64) -> WorkloadRow {
-    let (all, cpu) = (levels(run), server_cpu_us(run));
-    let lv: Vec<Level> = idx.iter().map(|&i| all[i]).collect();
-    let cpu: Vec<Option<f64>> = idx.iter().map(|&i| cpu[i]).collect();
-    let (server, workload) = split_group(group);
-    let (mut row, peak) = webstand_report::comparison::peak_row(&lv, &cpu, max_error_pct);
-    // What bound the peak, where the level was diagnosed.
-    row.bound_at_peak = peak
-        .and_then(|p| run.levels[idx[p]].diagnosis.as_ref())
-        .and_then(render::from_json)
-        .map(|d| render::bound_cell(&d).to_string());
-    // srv+php: the server's and its PHP backends' CPU at the peak, where the lab saved both.
-    row.with_backends_cpu_us = peak.and_then(|p| backends_cpu_us(run)[idx[p]]);
-    row.peak_rss_kib = idx
-        .iter()
-        .filter_map(|&i| run.levels[i].server.and_then(|s| s.peak_rss_kib))
-        .max();
-    let notes = row
-        .note
-        .take()
-        .into_iter()
-        .chain(disclosures(run, &server, &workload));
-    row.note = Some(notes.collect::<Vec<_>>().join("; ")).filter(|n| !n.is_empty());
-    // The lab records "nginx 1.22.1"; the table has its own server column.
-    if let Some(v) = row.version.strip_prefix(&format!("{server} ")) {
-        row.version = v.to_string();
-    }
-    row.server = server;
-    row
-}
-
-/// What the lab's row said about how `server` ran `workload` (`webstand_lab::disclosure`), rebuilt
-/// from the run: keep-alive from its command line, the CGI bridge's pool from its largest CGI level.
-fn disclosures(run: &StoredRun, server: &str, workload: &str) -> Vec<String> {
-    use webstand_results::WorkloadKind;
-    let kind = webstand_lab::servers::Kind::parse(server);
-    let wk = WorkloadKind::parse_list(workload).map(|w| w.first().copied());
-    let (Ok(kind), Ok(Some(wk))) = (kind, wk) else {
-        return Vec::new();
-    };
-    let keep_alive = !run.meta.command_line.contains("--no-keepalive");
-    let cgi_level = run
-        .levels
-        .iter()
-        .filter(|l| split_group(&l.group).1.split('/').next() == Some("cgi"))
-        .map(|l| l.clients)
-        .max()
-        .unwrap_or(1);
-    let workers = webstand_lab::limits::Limits::new(1, cgi_level).cgi_workers();
-    let notes = webstand_lab::disclosure::notes(kind, wk, keep_alive, workers);
-    notes.iter().map(ToString::to_string).collect()
-}
-
-/// How many rounds a compare run's sweeps were saved in (1 for any other run).
-pub fn round_count(run: &StoredRun) -> usize {
-    rounds(run).into_iter().max().unwrap_or(1)
-}
-
-/// A comparison's rows per workload (a row per server, from its "server/workload" groups), each the
-/// median over the rounds as compare printed it, with the server's CPU and memory where the lab
-/// saved them.
-pub fn compare_rows(run: &StoredRun) -> Vec<(String, Vec<WorkloadRow>)> {
-    let max = max_error_pct(run);
-    let mut workloads: Vec<String> = Vec::new();
-    for g in run.groups() {
-        let w = split_group(g).1;
-        if !workloads.contains(&w) {
-            workloads.push(w);
+/// A stored comparison as compare had it (`StoredRun::comparison`), each round's peak marked by
+/// its saved diagnosis as compare marked it.
+pub fn comparison(run: &StoredRun) -> Comparison {
+    run.comparison(max_error_pct(run), &|w, saved| {
+        if let Some(d) = render::from_json(saved) {
+            render::mark_peak(w, &d);
         }
-    }
-    workloads
-        .into_iter()
-        .map(|w| {
-            let rows = run
-                .groups()
-                .into_iter()
-                .filter(|g| split_group(g).1 == w)
-                .map(|g| compare_row(run, g, max))
-                .collect();
-            (w, rows)
-        })
-        .collect()
+    })
+}
+
+/// A comparison's rows per workload, built as compare built them
+/// (`webstand_report::comparison::comparison_rows`): a row per server, each the median over the
+/// rounds, with the server's CPU, memory and notes where the lab saved them.
+pub fn compare_rows(run: &StoredRun) -> Vec<(String, Vec<WorkloadRow>)> {
+    webstand_report::comparison::comparison_rows(&comparison(run))
 }
 
 /// A comparison's per-workload tables, saying when each row is a median of rounds.
 fn compare_tables(run: &StoredRun) -> String {
-    let n = round_count(run);
+    let n = run.round_count();
     let mut out = String::new();
     if n > 1 {
         out.push_str(&format!(
@@ -533,7 +391,7 @@ fn compare_tables(run: &StoredRun) -> String {
 /// peak line: a table over every round's levels would name the best round's peak), each level
 /// numbered as `export --level` takes it.
 fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]) -> String {
-    let (all, n) = (levels(run), round_count(run));
+    let (all, n) = (levels(run), run.round_count());
     let mut out = String::new();
     for group in run.groups() {
         // Each round apart where the group has several (an older run's max-users searches are

@@ -60,6 +60,19 @@ pub fn bound_cell(d: &Diagnosis) -> &'static str {
     d.verdict.map_or("-", Limit::short)
 }
 
+/// Marks a comparison row's (round's) peak by its diagnosis, live or read back from the history:
+/// its Bound-by cell, and a note when the peak is not the server's limit (the generator's, or both
+/// sides' at once).
+pub fn mark_peak(w: &mut webstand_results::WorkloadOutcome, d: &Diagnosis) {
+    use webstand_results::Note;
+    w.peak_bound = Some(bound_cell(d).to_string());
+    match d.verdict {
+        Some(Limit::Generator) => w.disclosures.push(Note::PeakGeneratorBound),
+        Some(Limit::BothSaturated) => w.disclosures.push(Note::PeakBothSaturated),
+        _ => {}
+    }
+}
+
 /// A diagnosis read back from its [`json`] (the history keeps that object); None when it is not one.
 pub fn from_json(v: &Value) -> Option<Diagnosis> {
     let verdict = match &v["verdict"] {

@@ -52,4 +52,6 @@ pub mod fuzzing;
 pub use h1::request::request_bytes;
 pub use h1::response::{Feed, FrameError, ResponseParser};
 pub use run::{raise_fd_limit, run, run_at};
-pub use target::{authority, parse_url, parse_web_url, resolve, split_url, Scheme};
+pub use target::{
+    authority, parse_url, parse_web_url, resolve, split_authority, split_url, Scheme,
+};

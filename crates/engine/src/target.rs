@@ -109,7 +109,7 @@ pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String, Scheme)> {
     if authority.contains('@') {
         bail!("invalid URL '{url}': user info (user@host) is not supported");
     }
-    let (host, port) = split_host_port(authority, scheme.default_port())
+    let (host, port) = split_authority(authority, Some(scheme.default_port()))
         .with_context(|| format!("invalid URL '{url}'"))?;
     if host.is_empty() {
         bail!("invalid URL '{url}': no host");
@@ -120,7 +120,9 @@ pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String, Scheme)> {
     Ok((host.to_string(), port, path, scheme))
 }
 
-fn split_host_port(authority: &str, default_port: u16) -> anyhow::Result<(&str, u16)> {
+/// `host[:port]` (an IPv6 address in brackets, kept as written): the host and the port, else
+/// `default_port`; with no default the port is required (a proxy's address, ab's `-X`).
+pub fn split_authority(authority: &str, default_port: Option<u16>) -> anyhow::Result<(&str, u16)> {
     // IPv6 literal: [::1]:8080
     let (host, port) = if authority.starts_with('[') {
         let end = authority.find(']').context("unclosed '[' in host")?;
@@ -137,7 +139,7 @@ fn split_host_port(authority: &str, default_port: u16) -> anyhow::Result<(&str, 
         }
     };
     let port = match port {
-        None => default_port,
+        None => default_port.context("no port")?,
         Some(p) => p
             .parse::<u16>()
             .ok()

@@ -2,14 +2,14 @@
 //! the table's heading or from the other rows, gathered from what each server kind says of itself
 //! (`ServerKind`): a connection per request where the table is keep-alive, CGI through a FastCGI
 //! bridge, static files served from memory, PHP in its own processes, its TLS and HTTP/2; and why a
-//! kind cannot run a workload here. Each note is data (`crate::notes`).
+//! kind cannot run a workload here. Each note is data (`webstand_results::Note`), worded by the
+//! report.
 
 use crate::h2::Mode;
-use crate::notes::Note;
 use crate::programs::fcgiwrap;
 use crate::servers::kind::{Cgi, Php};
 use crate::servers::Kind;
-use webstand_results::WorkloadKind;
+use webstand_results::{Note, WorkloadKind};
 
 /// The notes of `kind`'s row on `wk` (none for most rows): keep-alive, CGI and static files.
 pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize) -> Vec<Note> {
@@ -31,11 +31,7 @@ pub fn notes(kind: Kind, wk: WorkloadKind, keep_alive: bool, cgi_workers: usize)
 
 /// The notes of `kind`'s row over HTTPS (`tls`) and HTTP/2 (`h2`, in its mode).
 pub fn protocol_notes(kind: Kind, tls: bool, h2: Option<Mode>) -> Vec<Note> {
-    let tls_notes = kind
-        .tls_notes()
-        .iter()
-        .filter(|_| tls)
-        .map(|&t| Note::Tls(t));
+    let tls_notes = kind.tls_notes().into_iter().filter(|_| tls).map(Note::Tls);
     let h2_notes = h2.map(|m| kind.h2_notes(m)).unwrap_or_default();
     tls_notes
         .chain(h2_notes.into_iter().map(Note::H2))
@@ -46,7 +42,9 @@ pub fn protocol_notes(kind: Kind, tls: bool, h2: Option<Mode>) -> Vec<Note> {
 /// MariaDB's part on WordPress.
 pub fn php_notes(kind: Kind, wk: WorkloadKind, fpm_children: usize) -> Vec<Note> {
     let mut out = vec![match kind.php() {
-        Php::InProcess { inside } => Note::PhpInProcess { inside },
+        Php::InProcess { inside } => Note::PhpInProcess {
+            inside: inside.into(),
+        },
         _ => Note::PhpThroughFpm {
             workers: fpm_children,
         },
@@ -83,30 +81,29 @@ mod tests {
 
     #[test]
     fn rows_say_how_they_differ_from_the_heading() {
+        use webstand_results::TlsNote;
         let k = |name| Kind::parse(name).unwrap();
-        let n = |kind, w, ka| {
-            let notes: Vec<String> = notes(kind, w, ka, 130)
-                .iter()
-                .map(Note::to_string)
-                .collect();
-            notes.join("; ")
-        };
-        assert!(n(k("mini_httpd"), WorkloadKind::SmallFiles, true).contains("no keep-alive"));
-        assert!(!n(k("mini_httpd"), WorkloadKind::SmallFiles, false).contains("keep-alive"));
-        assert!(
-            n(k("nginx"), WorkloadKind::Cgi, true).contains("fcgiwrap (FastCGI, 130 processes)")
-        );
-        assert!(n(k("builtin"), WorkloadKind::Large, true).contains("from memory"));
-        assert!(n(k("builtin-nocache"), WorkloadKind::TwoK, true).contains("sendfile"));
-        assert_eq!(n(k("lighttpd"), WorkloadKind::Cgi, true), "");
-        assert_eq!(n(k("builtin"), WorkloadKind::Cgi, true), "");
-        let tls: Vec<String> = protocol_notes(k("caddy"), true, None)
-            .iter()
-            .map(Note::to_string)
-            .collect();
+        let n = |kind, w, ka| notes(kind, w, ka, 130);
+        assert!(n(k("mini_httpd"), WorkloadKind::SmallFiles, true).contains(&Note::NoKeepAlive));
+        assert!(!n(k("mini_httpd"), WorkloadKind::SmallFiles, false).contains(&Note::NoKeepAlive));
+        assert!(n(k("nginx"), WorkloadKind::Cgi, true)
+            .contains(&Note::CgiThroughFcgiwrap { processes: 130 }));
+        assert!(matches!(
+            n(k("builtin"), WorkloadKind::Large, true)[..],
+            [Note::FilesFromMemory { .. }]
+        ));
         assert_eq!(
-            tls.join("; "),
-            "Go's TLS: its own TLS 1.3 order; resumption by tickets only"
+            n(k("builtin-nocache"), WorkloadKind::TwoK, true),
+            [Note::NoFileCache]
+        );
+        assert_eq!(n(k("lighttpd"), WorkloadKind::Cgi, true), []);
+        assert_eq!(n(k("builtin"), WorkloadKind::Cgi, true), []);
+        assert_eq!(
+            protocol_notes(k("caddy"), true, None),
+            [
+                Note::Tls(TlsNote::GoTls13Order),
+                Note::Tls(TlsNote::TicketsOnly { cacheless: None })
+            ]
         );
         assert!(protocol_notes(k("caddy"), false, None).is_empty());
         assert_eq!(

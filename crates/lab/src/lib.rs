@@ -18,7 +18,6 @@ pub mod limits; // backlog, keep-alive and caps every server gets alike
 pub mod maxrate; // raise an open-loop rate until an SLO is not met, bisect, confirm
 pub mod maxusers; // raise clients until a bound breaks, then bisect
 mod memory; // resident memory per idle keep-alive connection of a lab server
-pub mod notes; // what a row must say, as data, and its words
 pub mod owner; // whose the lab's directories, cgroups and process groups are
 pub mod php; // PHP-FPM, a private MariaDB, the php page and WordPress
 pub mod procstat; // CPU time and resident memory of a process tree from /proc

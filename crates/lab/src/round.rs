@@ -12,7 +12,6 @@ use crate::compare::options::Options;
 use crate::disclosure;
 use crate::h2;
 use crate::maxusers;
-use crate::notes::Note;
 use crate::php::Backends;
 use crate::procstat;
 use crate::robustness;
@@ -28,7 +27,7 @@ use webstand_results::Support;
 use webstand_results::SweepResult;
 use webstand_results::VerifyRow;
 use webstand_results::WorkloadKind;
-use webstand_results::{ServerOutcome, WorkloadOutcome};
+use webstand_results::{Note, ServerOutcome, WorkloadOutcome};
 
 /// What every server's turn in a round shares.
 pub(crate) struct Run<'a> {
@@ -233,8 +232,9 @@ impl Run<'_> {
         if let Some(why) = server.cgroup_error() {
             notes.push(Note::CpuFromProcTree(why.to_string()));
         }
-        w.disclosures = notes.iter().map(Note::to_string).collect();
+        w.disclosures = notes;
         obs.series(kind.name(), &binary.version, wk.name(), self.round);
+        obs.notes(&w.disclosures);
         let mut plan = opts.base_plan(server.addr, kind, workload);
         if wk.new_connection_per_request() {
             plan.keep_alive = false;

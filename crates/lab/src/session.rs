@@ -12,9 +12,9 @@ use anyhow::Result;
 use std::path::Path;
 use std::sync::Arc;
 use webstand_results::MaxUsers;
-use webstand_results::ServerFigures;
 use webstand_results::{Level, SweepResult};
 use webstand_results::{Live, Outcome, Plan, RunResult, Verdict};
+use webstand_results::{Note, ServerFigures};
 use webstand_store::{Protocol, RunId, RunMeta, Store};
 
 /// Where a session's runs execute, and what to say after each level about how a run was spread.
@@ -46,6 +46,8 @@ pub struct Session {
     pub round: usize,
     /// The target's version for the history; when `None`, the response's Server header.
     pub server_version: Option<String>,
+    /// What the next levels' row must say (a comparison's series), saved with each.
+    notes: Vec<Note>,
     progress: Option<Progress>,
     runner: Runner,
     /// Told of each run as it starts (the CLI's live view and metrics); when it returns true it
@@ -86,6 +88,7 @@ impl Session {
             group: String::new(),
             round: 1,
             server_version: None,
+            notes: Vec::new(),
             progress: None,
             on_run: None,
             runner,
@@ -286,8 +289,13 @@ impl Observer for Session {
                 .server_version
                 .as_deref()
                 .or(r.server_software.as_deref());
-            if let Err(e) = store.add_level(*id, &self.group, level.clients, self.round, version, r)
-            {
+            let saved = store
+                .add_level(*id, &self.group, level.clients, self.round, version, r)
+                .and_then(|()| match self.notes.is_empty() {
+                    true => Ok(()),
+                    false => store.add_notes(*id, &self.group, level.clients, &self.notes),
+                });
+            if let Err(e) = saved {
                 eprintln!("webstand: warning: results not saved in the history: {e:#}");
                 self.store = None;
             }
@@ -332,6 +340,10 @@ impl CompareObserver for Session {
         self.group = format!("{server}/{workload}");
         self.round = round + 1;
         self.server_version = Some(format!("{server} {version}"));
+        self.notes.clear();
+    }
+    fn notes(&mut self, notes: &[Note]) {
+        self.notes = notes.to_vec();
     }
     fn note(&mut self, line: &str) {
         Session::note(self, line)

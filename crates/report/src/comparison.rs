@@ -11,7 +11,8 @@ use crate::levels::Level;
 
 /// The row of one round's sweep: figures at its peak level.
 fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
-    let notes: Vec<String> = w.note.iter().chain(&w.disclosures).cloned().collect();
+    let disclosures = w.disclosures.iter().map(crate::notes::words);
+    let notes: Vec<String> = w.note.iter().cloned().chain(disclosures).collect();
     let mut row = WorkloadRow {
         server: server.name.clone(),
         version: server.version.clone(),
@@ -525,13 +526,18 @@ mod tests {
     fn rounds_with_different_notes_print_each_note_once() {
         // builtin's tls-resume over three rounds: the same disclosures each round, and the
         // generator bound the peak in two of them (compare adds that note per round).
+        use webstand_results::{Note, TlsNote};
         let bound = "peak generator-bound: NOT the server's limit (see Diagnosis)";
-        let cached = "files ≤ 64 KiB served from memory with ready-made headers";
+        let cached =
+            "files ≤ 64 KiB served from memory with ready-made headers (see builtin-nocache)";
         let rustls = "rustls: its own suite order";
         let round = |round, generator_bound| {
-            let mut disclosures = vec![cached.to_string(), rustls.to_string()];
+            let mut disclosures = vec![
+                Note::FilesFromMemory { up_to_kib: 64 },
+                Note::Tls(TlsNote::RustlsOrder),
+            ];
             if generator_bound {
-                disclosures.push(bound.to_string());
+                disclosures.push(Note::PeakGeneratorBound);
             }
             let lvl = Level {
                 clients: 8,

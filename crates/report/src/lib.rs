@@ -18,6 +18,7 @@ pub mod h2load; // h2load's summary lines and JSON for an HTTP/2 run (issue 11)
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
 pub mod levels; // a measured level and a run of them, as every multi-level report takes them
+pub mod notes; // a comparison row's notes (how a server ran a workload) in words
 pub mod quic; // QUIC's own figures for an HTTP/3 run: text lines, JSON and CSV fields
 mod quic_diff; // diff's QUIC table for a pair of HTTP/3 levels
 mod quic_html; // the HTML report's QUIC section for a run of HTTP/3 levels

@@ -2,6 +2,7 @@
 //! (`WorkloadOutcome`), and the whole (`Comparison`). Plain data: `webstand_report::comparison` makes
 //! them into rows and tables.
 
+use crate::notes::Note;
 use crate::outcome::StopSignal;
 use crate::result::CpuTime;
 use crate::robustness::Robustness;
@@ -32,7 +33,7 @@ pub struct WorkloadOutcome {
     /// Why figures are missing or partial.
     pub note: Option<String>,
     /// How the server ran the workload where that differs from the table's heading or other rows.
-    pub disclosures: Vec<String>,
+    pub disclosures: Vec<Note>,
     /// What bound the peak level, as a diagnosis's Bound-by cell ("server", "generator", "both
     /// saturated"), set by whoever diagnosed the levels (the command line); None otherwise.
     pub peak_bound: Option<String>,

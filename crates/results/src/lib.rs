@@ -22,6 +22,7 @@ pub mod view;
 
 // What the lab's commands found.
 pub mod comparison;
+pub mod notes;
 pub mod robustness;
 pub mod server;
 pub mod sweep;
@@ -30,6 +31,7 @@ pub mod workload_kind;
 
 pub use comparison::{Comparison, ServerOutcome, WorkloadOutcome};
 pub use live::Live;
+pub use notes::{H2Note, Note, TlsNote};
 pub use outcome::{judge, Judged, Outcome, StopSignal, Verdict};
 pub use plan::{
     BodyCheck, H2Plan, HttpVersion, Pick, Plan, RequestSpec, Shape, SourceAddrs, Stop, Target,

@@ -248,8 +248,10 @@ mod tests {
                     ALTER TABLE levels DROP COLUMN backends_cpu_sys_ns;"
                 }
             };
+            // Nor, before versions 12, 15 and 16, `levels.generator`, `levels.quic`, `levels.notes`.
             let generator =
-                "ALTER TABLE levels DROP COLUMN generator; ALTER TABLE levels DROP COLUMN quic;";
+                "ALTER TABLE levels DROP COLUMN generator; ALTER TABLE levels DROP COLUMN quic;
+                ALTER TABLE levels DROP COLUMN notes;";
             let drop = format!("{generator} {backends} {round} {h2} {diagnosis} {drop}");
             let id = old_file(&db, version, &drop);
             let s = Store::open(Some(&db)).unwrap();

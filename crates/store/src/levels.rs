@@ -24,6 +24,9 @@ pub struct StoredLevel {
     /// What bound the level, as the diagnosis object of `--json` (`verdict`, `summary`,
     /// `findings`, `evidence`), when it was diagnosed ([`Store::add_diagnosis`]).
     pub diagnosis: Option<serde_json::Value>,
+    /// How the server ran the level's workload, where a comparison said so ([`Store::add_notes`]);
+    /// None for other runs' levels and levels saved before the history kept them (schema 16).
+    pub notes: Option<Vec<webstand_results::Note>>,
 }
 
 /// The run's latest level of a group at a number of clients: its three parameters (run, group,
@@ -173,6 +176,29 @@ impl Store {
         self.updated_one(n, run, group, clients)
     }
 
+    /// Keeps the notes of the run's latest level of `group` at `clients` (the lab's, for its row).
+    pub fn add_notes(
+        &self,
+        run: RunId,
+        group: &str,
+        clients: usize,
+        notes: &[webstand_results::Note],
+    ) -> anyhow::Result<()> {
+        let n = self
+            .conn
+            .execute(
+                &format!("UPDATE levels SET notes = ?1 {LATEST_LEVEL}"),
+                params![
+                    serde_json::to_string(notes)?,
+                    run,
+                    group,
+                    sql_u64(clients as u64)
+                ],
+            )
+            .with_context(|| format!("saving the notes of run {run} in {}", self.path.display()))?;
+        self.updated_one(n, run, group, clients)
+    }
+
     fn updated_one(
         &self,
         rows: usize,
@@ -268,6 +294,7 @@ pub(crate) fn level_from_row(r: &Row) -> anyhow::Result<StoredLevel> {
         result,
         server,
         diagnosis,
+        notes: crate::notes::read(r.get::<_, Option<String>>(43)?.as_deref()),
     })
 }
 

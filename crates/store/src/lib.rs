@@ -15,7 +15,8 @@
 //! The files: `schema.rs` (the application id, the schema version, creating and upgrading a file),
 //! `runs.rs` (a run's row: begin, finish, list, load), `levels.rs` (a level's row with its histograms
 //! as V2 blobs, and the server's figures), `h2.rs` (the protocol a run spoke, an HTTP/2 level's
-//! h2load figures), `quic.rs` (an HTTP/3 level's QUIC figures), `probe.rs` (probe cases), `thresholds.rs` (the thresholds judged on a level), `configs.rs` (a lab run's
+//! h2load figures), `quic.rs` (an HTTP/3 level's QUIC figures), `notes.rs` (a comparison level's notes),
+//! `comparison.rs` (a stored comparison read back into the model compare printed), `probe.rs` (probe cases), `thresholds.rs` (the thresholds judged on a level), `configs.rs` (a lab run's
 //! server configs), `machine.rs` (the machine a run ran on).
 
 use anyhow::{bail, Context};
@@ -23,12 +24,14 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+mod comparison;
 mod configs;
 mod generator;
 mod h2;
 mod histogram;
 mod levels;
 mod machine;
+mod notes;
 mod probe;
 mod quic;
 mod runs;

@@ -185,13 +185,18 @@ impl Store {
         } else {
             "NULL"
         };
+        let notes = if self.has_column("levels", crate::notes::COLUMN.1)? {
+            crate::notes::COLUMN.1
+        } else {
+            "NULL"
+        };
         let mut st = self.conn.prepare(&format!(
             "SELECT grp, clients, server_version, started_unix, elapsed_ns, complete, failed_connect, failed_receive,
                 failed_length, failed_exceptions, write_errors, non_2xx, keep_alive_requests, connections,
                 total_bytes, body_bytes, document_length, server_software, latency_sum_us, cpu_user_ns,
                 cpu_sys_ns, late_sends, per_request, interrupted, hist_total, hist_connect, hist_waiting,
                 hist_processing, {first_error}, {sent_bytes}, {server}, {ended}, {diagnosis}, {h2}, {round},
-                {backends}, {generator}, {quic}
+                {backends}, {generator}, {quic}, {notes}
              FROM levels WHERE run_id = ?1 ORDER BY id"
         ))?;
         let mut rows = st.query([id])?;

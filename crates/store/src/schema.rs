@@ -2,7 +2,7 @@
 //! version, the tables of a new file and the steps that bring an older one up to date. Writers
 //! upgrade; readers take a file as it is.
 
-use crate::{configs, generator, h2, probe, quic, script, thresholds, Store};
+use crate::{configs, generator, h2, notes, probe, quic, script, thresholds, Store};
 use anyhow::{bail, Context};
 
 /// The PHP backends' CPU time over a level (schema 11): user and system nanoseconds.
@@ -22,13 +22,14 @@ pub const APPLICATION_ID: i32 = 0x5742_5354;
 /// PHP backends' CPU over a comparison's php or wordpress level: PHP-FPM, MariaDB), version 12
 /// `levels.generator` (the load threads' work and waiting, where they ran, non-2xx by status:
 /// [`generator`]), version 13 the `thresholds` judged on each level ([`thresholds`]), version 14 the `scripts`
-/// a run ran with ([`script`]), version 15 `levels.quic` (an HTTP/3 level's QUIC figures: [`quic`]);
+/// a run ran with ([`script`]), version 15 `levels.quic` (an HTTP/3 level's QUIC figures: [`quic`]), version 16
+/// `levels.notes` (how the server ran a comparison level's workload: [`notes`]);
 /// an older file is upgraded when opened for writing and read as it is otherwise.
 ///
 /// Two builds wrote a "version 6": main's (with `levels.ended`, no `configs`) and, briefly, the lab
 /// fairness branch's (with `configs`, no `levels.ended`). So from version 6 on, readers and the
 /// upgrade look at what the file holds rather than trust the number, and every step is idempotent.
-pub const SCHEMA_VERSION: i32 = 15;
+pub const SCHEMA_VERSION: i32 = 16;
 
 pub(crate) const SCHEMA: &str = "
 CREATE TABLE runs (
@@ -92,7 +93,8 @@ CREATE TABLE levels (
     backends_cpu_user_ns INTEGER,
     backends_cpu_sys_ns  INTEGER,
     generator           TEXT,
-    quic                TEXT
+    quic                TEXT,
+    notes               TEXT
 );
 CREATE INDEX levels_by_run ON levels(run_id, id);
 ";
@@ -249,7 +251,7 @@ impl Store {
                     .execute_batch(&format!("ALTER TABLE levels ADD COLUMN {column} INTEGER;"))?;
             }
         }
-        for (table, column, kind) in [generator::COLUMN, quic::COLUMN] {
+        for (table, column, kind) in [generator::COLUMN, quic::COLUMN, notes::COLUMN] {
             if !self.has_column(table, column)? {
                 self.conn
                     .execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind};"))?;

@@ -1,7 +1,7 @@
 //! The caller's hooks into a comparison.
 
 use crate::sweep::Observer;
-use webstand_results::ServerFigures;
+use webstand_results::{Note, ServerFigures};
 
 /// The caller's hooks: everything of sweep's [`Observer`] (Ctrl-C, progress, saving each level) plus
 /// which server and workload the next levels belong to, and progress lines.
@@ -9,6 +9,11 @@ pub trait CompareObserver: Observer {
     /// The levels that follow belong to `server` (at `version`) on `workload`, in `round`
     /// (0-based, as [`WorkloadOutcome::round`]).
     fn series(&mut self, server: &str, version: &str, workload: &str, round: usize);
+    /// How the server runs the series' workload where its row must say so (saved with each level
+    /// that follows, until the next series).
+    fn notes(&mut self, notes: &[Note]) {
+        let _ = notes;
+    }
     /// A line of progress (stderr in the CLI).
     fn note(&mut self, line: &str);
     /// Whether the user asked to stop (Ctrl-C): no further server is started.

@@ -10,8 +10,8 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{Mode, NO_H2};
 use crate::h3::NO_H3;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::notes::{Note, TlsNote};
 use webstand_results::comparison::NO_TLS;
+use webstand_results::{Note, TlsNote};
 
 /// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
 /// default, written out so the saved config shows it).
@@ -83,8 +83,8 @@ impl ServerKind for Builtin {
             ))
         }
     }
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[TlsNote::RustlsOrder]
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        vec![TlsNote::RustlsOrder]
     }
     fn h2(&self) -> Result<(), String> {
         Ok(())

@@ -9,8 +9,8 @@ use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::{bcrypt_hash, AUTH_USER};
 use crate::h2::Mode;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::notes::{H2Note, TlsNote};
 use crate::tls::ciphers;
+use webstand_results::{H2Note, TlsNote};
 
 pub struct Caddy;
 
@@ -47,8 +47,8 @@ impl ServerKind for Caddy {
     fn tls(&self, _program: &Path) -> Result<(), String> {
         Ok(())
     }
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        vec![
             TlsNote::GoTls13Order,
             TlsNote::TicketsOnly { cacheless: None },
         ]
@@ -58,8 +58,8 @@ impl ServerKind for Caddy {
     }
     fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
         vec![H2Note::LibraryStreams {
-            library: "Go's HTTP/2",
-            server: "caddy",
+            library: "Go's HTTP/2".into(),
+            server: "caddy".into(),
             streams: 250,
         }]
     }

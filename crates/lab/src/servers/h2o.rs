@@ -8,10 +8,10 @@ use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::notes::{H2Note, TlsNote};
 use crate::tls::ciphers;
 use crate::tls::ciphers::Versions;
 use webstand_results::comparison::NO_TLS;
+use webstand_results::{H2Note, TlsNote};
 
 pub struct H2o;
 
@@ -57,8 +57,10 @@ impl ServerKind for H2o {
             _ => Ok(()),
         }
     }
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[TlsNote::OpenSslTls13Order { server: "h2o 2.2" }]
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        vec![TlsNote::OpenSslTls13Order {
+            server: "h2o 2.2".into(),
+        }]
     }
     fn h2(&self) -> Result<(), String> {
         Ok(())
@@ -72,8 +74,9 @@ impl ServerKind for H2o {
     }
     fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
         vec![H2Note::Announces {
-            server: "h2o 2.2",
+            server: "h2o 2.2".into(),
             streams: 100,
+            handles: crate::h2::MAX_CONCURRENT_STREAMS,
         }]
     }
     fn php(&self) -> Php {

@@ -9,9 +9,9 @@ use std::process::{Command, Stdio};
 use super::config::{Ctx, Launch};
 use crate::h2::{Mode, NO_H2};
 use crate::h3::NO_H3;
-use crate::notes::{H2Note, Note, TlsNote};
 use crate::programs::find_program;
 use crate::tls::ciphers::Versions;
+use webstand_results::{H2Note, Note, TlsNote};
 
 /// How a kind runs the CGI workload's programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,8 +120,8 @@ pub trait ServerKind: Sync {
     }
 
     /// Where its TLS differs from the settings every server gets.
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[]
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        Vec::new()
     }
 
     /// Whether it speaks HTTP/2 in the lab at all, known without its binary; Err: one line

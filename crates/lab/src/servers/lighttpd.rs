@@ -7,9 +7,9 @@ use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::Mode;
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
-use crate::notes::{H2Note, TlsNote};
 use crate::tls::ciphers;
 use webstand_results::comparison::NO_TLS;
+use webstand_results::{H2Note, TlsNote};
 
 /// lighttpd's keep-alive request limit is a 16-bit setting: this is its largest value.
 const MAX_KEEP_ALIVE_REQUESTS: u32 = 65535;
@@ -53,9 +53,9 @@ impl ServerKind for Lighttpd {
             )),
         }
     }
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[TlsNote::TicketsOnly {
-            cacheless: Some("lighttpd"),
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        vec![TlsNote::TicketsOnly {
+            cacheless: Some("lighttpd".into()),
         }]
     }
     fn h2(&self) -> Result<(), String> {
@@ -69,7 +69,7 @@ impl ServerKind for Lighttpd {
     }
     fn h2_notes(&self, _mode: Mode) -> Vec<H2Note> {
         vec![H2Note::FixedStreams {
-            server: "lighttpd 1.4",
+            server: "lighttpd 1.4".into(),
             streams: 8,
         }]
     }

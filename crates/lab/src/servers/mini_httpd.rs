@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::config::{Ctx, Launch};
 use super::kind::{Cgi, Configures, Php, ServerKind};
-use crate::notes::TlsNote;
 use crate::tls::ciphers;
 use crate::tls::ciphers::Versions;
 use webstand_results::comparison::NO_TLS;
+use webstand_results::TlsNote;
 
 pub struct MiniHttpd;
 
@@ -53,9 +53,9 @@ impl ServerKind for MiniHttpd {
     fn tls(&self, program: &Path) -> Result<(), String> {
         takes_tls(program)
     }
-    fn tls_notes(&self) -> &'static [TlsNote] {
-        &[TlsNote::OpenSslTls13Order {
-            server: "mini_httpd",
+    fn tls_notes(&self) -> Vec<TlsNote> {
+        vec![TlsNote::OpenSslTls13Order {
+            server: "mini_httpd".into(),
         }]
     }
     fn tls_version_alone(&self, _alone: Versions) -> Result<(), String> {

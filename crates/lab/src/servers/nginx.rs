@@ -10,8 +10,8 @@ use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::h3::NO_H3;
 use crate::limits::{KEEPALIVE_TIMEOUT_SECS, OPEN_FILE_CACHE};
-use crate::notes::H2Note;
 use crate::tls::ciphers;
+use webstand_results::H2Note;
 
 pub struct Nginx;
 
@@ -57,7 +57,7 @@ impl ServerKind for Nginx {
     fn h2_notes(&self, mode: Mode) -> Vec<H2Note> {
         match mode {
             Mode::Cleartext => vec![H2Note::H2cOnly {
-                server: "nginx 1.22",
+                server: "nginx 1.22".into(),
             }],
             Mode::Alpn => Vec::new(),
         }
