@@ -230,7 +230,7 @@ pub fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
             s.push([&[0u8][..], &h2_client()].concat());
             s.push([&[13u8][..], &h2_client()].concat());
         }
-        "engine_h2" => s.extend(crate::engine_h2::seeds()),
+        "engine_h2" => s.extend(crate::engine_h2::seeds(&server_h2())),
         "engine_h3" => s.extend(crate::engine_h3::seeds()),
         "probe_response" => s.extend(crate::probe_response::seeds()),
         "wrk_script" => s.extend(crate::wrk_script::seeds()),
