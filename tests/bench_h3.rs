@@ -308,6 +308,24 @@ fn bad_cases_are_one_line_and_a_non_zero_exit_never_a_hang() {
         "the server closed the connection with H3_GENERAL_PROTOCOL_ERROR (test close)",
     );
 
+    // DATA after the response's trailers: a frame out of order, which RFC 9114 §4.1 makes a
+    // connection error (H3_FRAME_UNEXPECTED), never body bytes counted. The server answered every
+    // request (its log); each one failed here, its connection closed with that code.
+    let late = AioquicServer::start(dir.path(), "trailers-data", 0);
+    let out = bench(&["--json", "--h3", "-n", "4", "-c", "1", &late.url("/10")]);
+    assert_ne!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(num(&v, "/complete"), 0, "{v}");
+    assert_eq!(num(&v, "/failed/total"), 4, "{v}");
+    assert_eq!(
+        num(&v, "/quic/connection_errors/H3_FRAME_UNEXPECTED"),
+        4,
+        "{v}"
+    );
+    assert_eq!(late.lines(4).len(), 4);
+    let err = stderr(&out);
+    assert!(err.contains("DATA after the response's trailers"), "{err}");
+
     // http:// has no QUIC.
     fails_with(
         &["--h3", "-n", "1", "http://127.0.0.1:1/"],

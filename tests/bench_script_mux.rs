@@ -171,6 +171,45 @@ fn wrk_fields_alone_and_a_counter_reach_nginx_over_h2() {
 }
 
 #[test]
+fn a_request_nginx_did_not_take_before_its_goaway_goes_again_as_request_built_it() {
+    // nginx ends each connection after 3 requests (keepalive_requests) with a GOAWAY; with 8
+    // streams in flight, the ones above its last stream are sent again on a new connection, as
+    // request() built them: every count reaches nginx once, none is skipped or sent twice.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    h2::certificate(dir.path());
+    let server = format!(
+        "access_log {d}/access.log tests; keepalive_requests 3; \
+         ssl_certificate {d}/cert.pem; ssl_certificate_key {d}/key.pem;"
+    );
+    let ngx = common::start_nginx_in(dir, "ssl http2", &server);
+    let log = PathBuf::from(ngx.path("access.log"));
+    let scripts = scratch().join("script-mux-goaway");
+    std::fs::create_dir_all(&scripts).unwrap();
+    let counter = script(
+        &scripts,
+        "counter.lua",
+        "local n = 0\nfunction request()\n  n = n + 1\n  \
+         return wrk.format(nil, \"/page.html?n=\" .. n)\nend\n",
+    );
+    let url = format!("https://127.0.0.1:{}/page.html", ngx.port);
+    let out = bench(&[
+        "--h2", "-m", "8", "-c", "1", "-n", "30", "--json", "-s", &counter, &url,
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["complete"], 30, "{v}");
+    assert!(v["h2"]["goaways_received"].as_u64().unwrap() >= 9, "{v}");
+    let mut counts: Vec<u64> = access_lines(&log, 0, 30)
+        .iter()
+        .map(|l| l.uri.rsplit('=').next().unwrap().parse().unwrap())
+        .collect();
+    counts.sort_unstable();
+    let first = counts[0];
+    let want: Vec<u64> = (first..first + 30).collect();
+    assert_eq!(counts, want, "each count once, none skipped");
+}
+
+#[test]
 fn stop_and_delay_pace_h2_and_h3_runs() {
     let (srv, dir) = server("script-mux-pace");
     let stop = script(

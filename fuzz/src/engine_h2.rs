@@ -257,9 +257,8 @@ fn settings(params: &[(SettingId, u32)]) -> Vec<u8> {
 }
 
 /// Seeds: a server's answers written by our frame writer and HPACK encoder, the first read cut
-/// at the end of its SETTINGS (the second byte), and `ours`, what our own server answers to a
-/// client (`seeds::server_h2`).
-pub fn seeds(ours: &[u8]) -> Vec<Vec<u8>> {
+/// at the end of its SETTINGS (the second byte), and what our own server answers to a client.
+pub fn seeds() -> Vec<Vec<u8>> {
     let mut seeds = Vec::new();
     let mut add = |knobs: u8, first: Vec<u8>, rest: Vec<u8>| {
         let size = u8::try_from(first.len()).expect("a short SETTINGS");
@@ -341,9 +340,10 @@ pub fn seeds(ours: &[u8]) -> Vec<Vec<u8>> {
         out,
     );
     // Our own server's answers to a client's requests on streams 1, 3 and 5.
-    if let Some(head) = Head::peek(ours) {
-        let cut = (HEADER_LEN + head.len as usize).min(ours.len());
-        add(0xc2, ours[..cut].to_vec(), ours[cut..].to_vec());
+    let written = crate::messages::server_h2();
+    if let Some(head) = Head::peek(&written) {
+        let cut = (HEADER_LEN + head.len as usize).min(written.len());
+        add(0xc2, written[..cut].to_vec(), written[cut..].to_vec());
     }
     seeds
 }

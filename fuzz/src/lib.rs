@@ -14,6 +14,7 @@ pub mod gateway;
 pub mod h2;
 pub mod h3;
 pub mod http1;
+pub mod messages;
 pub mod probe_response;
 pub mod seeds;
 pub mod serve;

@@ -6,7 +6,9 @@ once it does. MODE says how it answers each request:
   close   closes the connection with H3_GENERAL_PROTOCOL_ERROR (0x101) at the first request;
   alpn    offers ALPN "hq-interop" only (a server without HTTP/3): the handshake fails;
   forget  as ok, but every session ticket it issued is forgotten at once: a client resuming gets
-          a full handshake, and its 0-RTT data is rejected.
+          a full handshake, and its 0-RTT data is rejected;
+  trailers-data  as ok, then trailers, then one more DATA frame: a frame out of order (RFC 9114
+          §4.1), which a client must treat as a connection error, H3_FRAME_UNEXPECTED.
 Each request answered is one line of LOG, "METHOD PATH STATUS LENGTH OPEN", OPEN being how many
 of the connection's requests were waiting for their answer when it arrived (itself included), so a
 test sees whether requests came concurrently. Each handshake completed is one line of
@@ -19,7 +21,7 @@ import sys
 
 from aioquic.asyncio import serve
 from aioquic.asyncio.protocol import QuicConnectionProtocol
-from aioquic.h3.connection import H3_ALPN, H3Connection
+from aioquic.h3.connection import H3_ALPN, FrameType, H3Connection, encode_frame
 from aioquic.h3.events import HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import HandshakeCompleted, ProtocolNegotiated
@@ -71,7 +73,13 @@ class Server(QuicConnectionProtocol):
         body = b"x" * size
         self.h3.send_headers(stream, [(b":status", b"200"), (b"server", b"aioquic-test"),
                                       (b"content-length", str(size).encode())])
-        self.h3.send_data(stream, body, end_stream=True)
+        if MODE == "trailers-data":
+            self.h3.send_data(stream, body, end_stream=False)
+            self.h3.send_headers(stream, [(b"x-trailer", b"1")], end_stream=False)
+            # aioquic refuses DATA after trailers itself: the frame is written by hand.
+            self._quic.send_stream_data(stream, encode_frame(FrameType.DATA, b"late"), end_stream=True)
+        else:
+            self.h3.send_data(stream, body, end_stream=True)
         self.transmit()
         self.open -= 1
         with open(LOG, "a") as log:

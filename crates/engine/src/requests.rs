@@ -10,14 +10,13 @@
 //! of the run is over when the budget is spent and none is outstanding.
 
 use crate::pacer::Pacer;
-use crate::script_mux::{Encode, ScriptMux};
+use crate::script_mux::{Encode, Encoded, ScriptMux};
 use crate::share::Share;
 use crate::shared::Shared;
 use rand::distributions::{Distribution, WeightedIndex};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use webstand_results::plan::{Pick, Shape};
 use webstand_results::script::{Calls, ThreadScript};
@@ -55,8 +54,9 @@ pub(crate) struct StreamSend<'a> {
     /// Its header block in the connection's protocol.
     pub block: &'a [u8],
     pub body: Option<&'a [u8]>,
-    /// The body again when it is the script's, for a stream that keeps it until it is all sent.
-    pub own_body: Option<Arc<[u8]>>,
+    /// The script's request, kept by its stream: its body sent as the windows allow, and all of
+    /// it sent again should the server not take it ([`Requests::again_stream`]).
+    pub own: Option<Encoded>,
 }
 
 enum PickBy {
@@ -142,7 +142,7 @@ impl Requests {
                 start,
                 block: &sh.reqs[req],
                 body: sh.plan.body.as_ref().map(|(b, _)| &b[..]),
-                own_body: None,
+                own: None,
             });
         };
         if let Err(e) = self
@@ -159,7 +159,7 @@ impl Requests {
             start,
             block: &e.block,
             body: e.body.as_deref(),
-            own_body: e.body.clone(),
+            own: Some(e.clone()),
         })
     }
 
@@ -300,6 +300,15 @@ impl Requests {
     /// Request `req`, started at `start`, must be sent again on another connection: it goes next.
     pub(crate) fn again(&mut self, req: usize, start: Instant) {
         self.again.push_front((req, start));
+    }
+
+    /// A stream's request the server did not take goes next, as [`Requests::again`]; a script's
+    /// (`own`) goes out again as it was built, not as a new call of `request()`.
+    pub(crate) fn again_stream(&mut self, req: usize, start: Instant, own: Option<Encoded>) {
+        self.again(req, start);
+        if let Some(e) = own {
+            self.mux.send_again(e);
+        }
     }
 
     /// An outstanding request finished, well or not, at `at`.

@@ -20,10 +20,12 @@ use webstand_results::script::ThreadScript;
 /// A protocol's header block for a request's fields (HTTP/2's HPACK block, HTTP/3's HEADERS frame).
 pub(crate) type Encode = fn(&[(String, String)]) -> Vec<u8>;
 
-/// One request ready to go out as a stream.
+/// One request ready to go out as a stream. The stream that sends it keeps a copy (two shared
+/// pointers): HTTP/2 sends its body as the windows allow, and a request the server did not take
+/// (above its GOAWAY's last stream, or refused 0-RTT) goes out again as it was built.
+#[derive(Clone)]
 pub(crate) struct Encoded {
-    pub block: Vec<u8>,
-    /// Shared with the stream that sends it (HTTP/2 keeps it until the windows let it all out).
+    pub block: Arc<[u8]>,
     pub body: Option<Arc<[u8]>>,
 }
 
@@ -33,15 +35,19 @@ pub(crate) struct Encoded {
 pub(crate) struct ScriptMux {
     fixed: Option<Encoded>,
     queue: VecDeque<Encoded>,
-    /// The request being sent (taken from the queue).
+    /// The request being sent (taken from the queue, or sent again).
     current: Option<Encoded>,
+    /// Requests the server did not take, to send again before anything new, newest first (as
+    /// `Requests` keeps their places).
+    resend: VecDeque<Encoded>,
     /// One call's bytes, reused from call to call.
     raw: Vec<u8>,
 }
 
 impl ScriptMux {
-    /// Moves to the next request: the script's fixed one, or (when it defines `request()`) the
-    /// next of its latest call's, calling it again when none is left.
+    /// Moves to the next request: one to send again as it was built, else the script's fixed
+    /// one, or (when it defines `request()`) the next of its latest call's, calling it again when
+    /// none is left.
     pub(crate) fn advance(
         &mut self,
         script: &mut dyn ThreadScript,
@@ -49,6 +55,10 @@ impl ScriptMux {
         plan: &Plan,
         encode: Encode,
     ) -> anyhow::Result<()> {
+        self.current = self.resend.pop_front();
+        if self.current.is_some() {
+            return Ok(());
+        }
         if !calls_request {
             if self.fixed.is_none() {
                 let mut all = streams(script.fixed_request(), plan, encode)?;
@@ -65,6 +75,12 @@ impl ScriptMux {
         Ok(())
     }
 
+    /// A request the server did not take: the next [`ScriptMux::advance`] moves to it, and
+    /// `request()` is not called for it again (wrk's scripts count their calls).
+    pub(crate) fn send_again(&mut self, e: Encoded) {
+        self.resend.push_front(e);
+    }
+
     /// The request [`ScriptMux::advance`] moved to.
     pub(crate) fn current(&self) -> &Encoded {
         let current = self.current.as_ref().or(self.fixed.as_ref());
@@ -78,7 +94,7 @@ fn streams(mut bytes: &[u8], plan: &Plan, encode: Encode) -> anyhow::Result<Vec<
     while !bytes.is_empty() {
         let (fields, body, used) = fields(bytes, plan)?;
         out.push(Encoded {
-            block: encode(&fields),
+            block: encode(&fields).into(),
             body: body.map(Arc::from),
         });
         bytes = &bytes[used..];
@@ -177,7 +193,7 @@ mod tests {
         assert_eq!((f[3].1.as_str(), body), ("/b", None));
         let all = streams(raw, &plan(), |f| f[3].1.as_bytes().to_vec()).unwrap();
         assert_eq!(all.len(), 2);
-        assert_eq!(all[1].block, b"/b");
+        assert_eq!(&all[1].block[..], b"/b");
     }
 
     #[test]

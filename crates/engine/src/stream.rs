@@ -7,8 +7,8 @@
 use crate::h1::response::Kept;
 use crate::io::Io;
 use crate::record::{Class, Response};
+use crate::script_mux::Encoded;
 use sha2::{Digest, Sha256};
-use std::sync::Arc;
 use std::time::Instant;
 use webstand_h2::Window;
 use webstand_results::result::{H2Summary, RunResult};
@@ -33,8 +33,9 @@ pub(crate) struct Stream {
     pub send: Window,
     /// Request body bytes sent so far; `None` once END_STREAM went out.
     pub body_sent: Option<usize>,
-    /// HTTP/2: the request's own body (a script's), sent instead of the plan's.
-    pub own_body: Option<Arc<[u8]>>,
+    /// A script's request (its body sent instead of the plan's), kept to send again should the
+    /// server not take it.
+    pub own: Option<Encoded>,
     /// The response's head (its fields written as HTTP/1's) and body, kept for a script's
     /// `response()`.
     pub kept: Option<Box<Kept>>,
@@ -119,7 +120,7 @@ impl Ended {
     pub(crate) fn count(self, io: &mut Io, sum: &mut H2Summary) {
         let mut s = self.stream;
         let class = match self.end {
-            End::Retry => return io.requests.again(s.req, s.start),
+            End::Retry => return io.requests.again_stream(s.req, s.start, s.own.take()),
             End::Complete => {
                 io.requests.done(self.at);
                 sum.done += 1;

@@ -105,7 +105,7 @@ pub fn drive(knobs: &Knobs, reads: &[&[u8]]) -> Run {
                     start: now,
                     block: &block,
                     body: body.as_deref(),
-                    own_body: None,
+                    own: None,
                 };
                 session.open(&p, send, true, knobs.keep);
             }

@@ -55,6 +55,7 @@ pub fn drive(requests: u64, keep: bool, events: &[Event]) -> Run {
             check: true,
             connect_us: 1,
             keep,
+            own: None,
         };
         let r = streams.request(StreamId::new(Side::Client, Dir::Bi, n), &ask);
         streams.list.push(r);

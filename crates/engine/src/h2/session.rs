@@ -158,7 +158,7 @@ impl Session {
             start,
             block: standalone,
             body,
-            own_body,
+            own,
         } = send;
         let id = self.next_id;
         self.next_id += 2;
@@ -180,12 +180,12 @@ impl Session {
             recv: Window::new(p.stream_window),
             send: Window::new(self.peer.initial_window_size),
             body_sent: body.map(|_| 0),
-            own_body,
+            own,
             kept: keep.then(Box::default),
         });
         if body.is_some() {
             // A stream with its own body sends it; the plan's is for the others.
-            let own = self.streams.last().is_some_and(|s| s.own_body.is_some());
+            let own = self.streams.last().is_some_and(|s| s.own.is_some());
             self.send_bodies(body.filter(|_| !own));
         }
     }
@@ -196,7 +196,8 @@ impl Session {
         let max = self.peer.max_frame_size;
         for s in &mut self.streams {
             let Some(sent) = s.body_sent else { continue };
-            let Some(body) = s.own_body.as_deref().or(body) else {
+            let own = s.own.as_ref().map(|e| e.body.as_deref());
+            let Some(body) = own.unwrap_or(body) else {
                 continue;
             };
             let mut sent = sent;

@@ -437,10 +437,16 @@ impl H3Conn {
                 check: sh.plan.requests[req].expect.is_some(),
                 connect_us: self.connect_us,
                 keep: th.tally.keep,
+                own: send.own,
             };
-            let Some(sent) = self.streams.open(&mut q.conn, ask) else {
-                io.requests.again(req, start); // the server's stream limit: when it grants more
-                break;
+            let sent = match self.streams.open(&mut q.conn, ask) {
+                Ok(sent) => sent,
+                Err(ask) => {
+                    // The server's stream limit: sent when it grants more.
+                    let own = ask.own;
+                    io.requests.again_stream(req, start, own);
+                    break;
+                }
             };
             io.record.r.sent_bytes += sent;
             th.tally.sum.started += 1;

@@ -9,6 +9,7 @@
 use super::prepared::MAX_FIELD_SECTION;
 use super::response::{Frames, Part};
 use crate::record::Class;
+use crate::script_mux::Encoded;
 use crate::stream::{ClientSpan, End, Ended, ResponseHead, Status, Stream, Tally};
 use quinn_proto::{Connection, Dir, ReadError, StreamId, VarInt};
 use sha2::{Digest, Sha256};
@@ -26,6 +27,8 @@ pub(crate) struct Request {
     /// Request bytes QUIC has not taken yet (its flow control), then the FIN.
     unsent: Vec<u8>,
     fin: bool,
+    /// The response's trailers came: no frame but an unknown one may follow (RFC 9114 §4.1).
+    trailers: bool,
 }
 
 pub(crate) struct Streams {
@@ -57,6 +60,8 @@ pub(crate) struct Ask<'a> {
     pub connect_us: u64,
     /// The stream keeps its response for a script's `response()`.
     pub keep: bool,
+    /// A script's request, kept to send again should the server not take it.
+    pub own: Option<Encoded>,
 }
 
 impl Streams {
@@ -87,11 +92,14 @@ impl Streams {
         self.end_all(End::Retry, now, t);
     }
 
-    /// Opens a stream for `ask` if QUIC lets one more be opened; the bytes written (None: none
-    /// may be opened now).
-    pub(crate) fn open(&mut self, conn: &mut Connection, ask: Ask) -> Option<u64> {
-        let id = conn.streams().open(Dir::Bi)?;
+    /// Opens a stream for `ask` if QUIC lets one more be opened: the bytes written, or the ask
+    /// back when none may be opened now.
+    pub(crate) fn open<'a>(&mut self, conn: &mut Connection, ask: Ask<'a>) -> Result<u64, Ask<'a>> {
+        let Some(id) = conn.streams().open(Dir::Bi) else {
+            return Err(ask);
+        };
         let mut r = self.request(id, &ask);
+        r.s.own = ask.own;
         let taken = conn.send_stream(id).write(ask.frame).unwrap_or(0);
         r.unsent.extend_from_slice(&ask.frame[taken..]);
         if let Some(body) = ask.body {
@@ -100,7 +108,7 @@ impl Streams {
         }
         let sent = taken as u64 + send_rest(conn, &mut r);
         self.list.push(r);
-        Some(sent)
+        Ok(sent)
     }
 
     /// The request on QUIC stream `id` for `ask`, nothing of it sent yet.
@@ -120,12 +128,13 @@ impl Streams {
                 recv: Window::new(0),
                 send: Window::new(0),
                 body_sent: None,
-                own_body: None,
+                own: None,
                 kept: ask.keep.then(Box::default),
             },
             frames: Frames::default(),
             unsent: Vec::new(),
             fin: false,
+            trailers: false,
         };
         self.opened += 1;
         r
@@ -278,16 +287,38 @@ fn send_rest(conn: &mut Connection, r: &mut Request) -> u64 {
     taken
 }
 
-/// A chunk of `r`'s response: the head decoded, body bytes counted and hashed.
+/// A chunk of `r`'s response: the head decoded, body bytes counted and hashed. A frame out of the
+/// response's order (DATA before the head; DATA or HEADERS after the trailers) breaks the
+/// connection: RFC 9114 §4.1 makes an invalid sequence a connection error, H3_FRAME_UNEXPECTED.
 fn feed(r: &mut Request, bytes: &[u8], decoder: &mut Decoder, t: &mut Tally) -> Result<(), Error> {
-    let Request { s, frames, .. } = r;
+    let Request {
+        s,
+        frames,
+        trailers,
+        ..
+    } = r;
     frames.feed(bytes, MAX_FIELD_SECTION, &mut |part| match part {
-        Part::Headers(section) => head(s, section, decoder, t),
+        Part::Headers(_) if *trailers => Err(Error::connection(
+            ErrorCode::FrameUnexpected,
+            "HEADERS after the response's trailers",
+        )),
+        Part::Headers(section) => {
+            let after_head = s.status != 0;
+            head(s, section, decoder, t)?;
+            *trailers = after_head;
+            Ok(())
+        }
         Part::Data(data) => {
             if s.status == 0 {
-                return Err(Error::stream(
+                return Err(Error::connection(
                     ErrorCode::FrameUnexpected,
                     "DATA before the response head",
+                ));
+            }
+            if *trailers {
+                return Err(Error::connection(
+                    ErrorCode::FrameUnexpected,
+                    "DATA after the response's trailers",
                 ));
             }
             s.body_len += data.len() as u64;
