@@ -5,7 +5,7 @@
 //! target at a time); the caller resolves that origin. A full URL is split as every URL is
 //! (`webstand_results::url`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 use webstand_results::url::{split_url, Scheme};
 
@@ -82,7 +82,8 @@ fn parse_line(line: &str) -> Result<UrlLine> {
     if !line.contains("://") {
         bail!("{expected}, found {line:?}");
     }
-    let (host, port, path, scheme) = split_url(line).with_context(|| format!("{line:?}"))?;
+    let (host, port, path, scheme) =
+        split_url(line).map_err(|e| anyhow!("{expected}, found {line:?}: {e:#}"))?;
     if scheme == Scheme::Https {
         bail!("only http:// is supported, found {line:?}");
     }
@@ -134,7 +135,7 @@ mod tests {
         assert!(e.contains("only http://"), "{e}");
         let e = format!("{:#}", parse("http:///x\n", "u").unwrap_err());
         assert!(
-            e.starts_with("u:1: \"http:///x\": invalid URL") && e.contains("no host"),
+            e.starts_with("u:1: expected a path") && e.contains("no host"),
             "{e}"
         );
         let e = format!("{:#}", parse("\n# none\n", "u").unwrap_err());
