@@ -28,15 +28,17 @@ log=$(mktemp)
 ignored_log=$(mktemp)
 trap 'rm -f "$log" "$ignored_log"' EXIT
 status=0
-# The `ci` profile (Cargo.toml): release optimisation without LTO and debug info. A fresh clone
-# then builds the test binaries in about half the time `--release` takes (its thin LTO links
-# each one), which keeps CI well inside 30 minutes as the suite grows.
+# The `ci` profile (Cargo.toml): release optimisation without LTO and debug info, so a fresh clone
+# builds the test binaries in about half the time `--release` takes (its thin LTO links each one);
+# and unwinding, so the `webstand` binary under test shares every compiled crate with the test
+# harnesses (cargo builds those unwinding whatever the profile says) instead of a second copy of
+# each built to abort.
 # --features mpi: the binary under test is the MPI build, so tests/mpi.rs runs under mpirun; every
 # other test checks that the same binary behaves as the default one when mpirun did not start it.
 targets=(--workspace --features mpi --profile ci --no-fail-fast --lib --bins --tests)
 # Each phase is bounded (a test that hangs despite its own bounds ends the phase, not CI's 90
-# minutes); the bounds are several times today's durations (builds included: 7 and 1 minutes
-# from a fresh clone on a quiet machine).
+# minutes); the bounds are well above today's durations on a 2-core machine (builds included:
+# under 25 minutes and about 1 from a fresh clone).
 timeout -k 10 2400 cargo test "${targets[@]}" -- --test-threads=2 "$@" 2>&1 | tee "$log" || status=$?
 phase1=$SECONDS
 timeout -k 10 1200 cargo test "${targets[@]}" -- --ignored --test-threads=1 "$@" 2>&1 | tee "$ignored_log" || status=$?
