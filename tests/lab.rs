@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::lab::{installed, locate, names};
+use common::lab::{installed, locate, names, TextTable};
 use common::short_compare;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -267,44 +267,19 @@ fn compare_prints_a_row_per_server_and_saves_every_level() {
             .unwrap()
             .to_string()
     };
-    // Cells are read by their column's name: the table's columns are at least two spaces apart,
-    // and a cell (e.g. "both saturated" under "bound by") may hold one.
-    let cells = |line: &str| -> Vec<String> {
-        line.split("  ")
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-            .map(String::from)
-            .collect()
-    };
     let table = section("2k");
-    let header = cells(
-        table
-            .lines()
-            .find(|l| l.starts_with("server"))
-            .unwrap_or_else(|| panic!("no header in\n{text}")),
-    );
-    let column = |name: &str| {
-        header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
-    };
+    let table = TextTable::of(&table);
     for k in &kinds {
-        let row = table
-            .lines()
-            .find(|l| l.starts_with(k.name()))
-            .unwrap_or_else(|| panic!("no {} row in\n{text}", k.name()));
-        let row_cells = cells(row);
-        assert_eq!(row_cells.len(), header.len(), "{row}");
-        let hits: f64 = row_cells[column("peak hits/s")]
-            .parse()
-            .unwrap_or_else(|_| panic!("bad row {row}"));
-        assert!(hits > 100.0, "{row}");
-        assert_eq!(row_cells[column("errors")], "0", "errors in {row}");
-        let server_cpu: f64 = row_cells[column("srv CPU-µs/req")]
-            .parse()
-            .unwrap_or_else(|_| panic!("no server CPU in {row}"));
-        assert!(server_cpu > 0.0, "{row}");
+        let row = table.row(k.name());
+        let line = row.line;
+        assert_eq!(row.cells.len(), table.header.len(), "{line}");
+        let hits: f64 =
+            (row.cell("peak hits/s").parse()).unwrap_or_else(|_| panic!("bad row {line}"));
+        assert!(hits > 100.0, "{line}");
+        assert_eq!(row.cell("errors"), "0", "errors in {line}");
+        let server_cpu: f64 = (row.cell("srv CPU-µs/req").parse())
+            .unwrap_or_else(|_| panic!("no server CPU in {line}"));
+        assert!(server_cpu > 0.0, "{line}");
     }
     assert!(
         section("cgi").contains("nginx: CGI through fcgiwrap"),

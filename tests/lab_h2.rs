@@ -10,7 +10,7 @@
 use crate::common;
 
 use common::h2_client::file_md5;
-use common::lab::{compare_json, installed, locate, rows};
+use common::lab::{compare_json, installed, locate, row, rows, server};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -171,22 +171,6 @@ fn compare_h2(tls: bool) -> (serde_json::Value, String) {
     let err = common::stderr(&out);
     assert!(out.status.success(), "{err}\n{doc:#}");
     (doc, err)
-}
-
-fn server<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
-    doc["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {doc}"))
-}
-
-fn row<'a>(doc: &'a serde_json::Value, workload: &str, name: &str) -> &'a serde_json::Value {
-    rows(doc, workload)
-        .iter()
-        .find(|r| r["server"] == name)
-        .unwrap_or_else(|| panic!("no {name} row in {workload}"))
 }
 
 /// nginx and h2o: h2 column yes, every h2 level measured over HTTP/2 without an error; mini_httpd:

@@ -8,7 +8,7 @@
 
 use crate::common;
 
-use common::lab::{compare_json, installed, kinds, rows};
+use common::lab::{compare_json, installed, kinds, row, server};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -67,22 +67,6 @@ fn caddy_h3_requests(log: &Path) -> Vec<(String, u64)> {
             (uri, v["status"].as_u64().unwrap_or(0))
         })
         .collect()
-}
-
-fn server<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {doc}"))
-}
-
-fn row<'a>(doc: &'a Value, workload: &str, name: &str) -> &'a Value {
-    rows(doc, workload)
-        .iter()
-        .find(|r| r["server"] == name)
-        .unwrap_or_else(|| panic!("no {name} row in {workload}"))
 }
 
 /// Why each server without HTTP/3 here has none, as its rows and its thttpd row say.

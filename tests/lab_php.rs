@@ -20,18 +20,7 @@ fn run_in_own_tmp(args: &[&str], limit: Duration) -> (std::process::Output, Vec<
 
 /// The `php` workload's row of `server` in a comparison's JSON.
 fn php_row<'a>(doc: &'a serde_json::Value, server: &str) -> &'a serde_json::Value {
-    let w = doc["workloads"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["workload"] == "php")
-        .expect("a php table");
-    w["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["server"] == server)
-        .unwrap_or_else(|| panic!("no {server} row in {w}"))
+    common::lab::row(doc, "php", server)
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::lab::{compare_json, installed, kinds, names, rows};
+use common::lab::{compare_json, installed, kinds, names, row, rows};
 use webstand_lab::servers::{self, Kind};
 
 /// Every server the lab can put on HTTPS. CI installs them all (scripts/install-deps.sh): a missing
@@ -137,15 +137,14 @@ fn a_server_without_tls_says_no_tls_and_rsa_keys_work() {
     );
     let err = common::stderr(&out);
     assert!(out.status.success(), "{err}\n{doc:#}");
-    let rows = rows(&doc, "tls-ka");
-    let lighttpd = rows.iter().find(|r| r["server"] == "lighttpd").unwrap();
+    let lighttpd = row(&doc, "tls-ka", "lighttpd");
     assert_eq!(lighttpd["measured"], false, "{lighttpd}");
     let note = lighttpd["note"].as_str().unwrap();
     assert!(
         note.starts_with("no TLS") && note.contains("lighttpd-mod-openssl"),
         "{note}"
     );
-    let builtin = rows.iter().find(|r| r["server"] == "builtin").unwrap();
+    let builtin = row(&doc, "tls-ka", "builtin");
     assert_eq!(
         (builtin["measured"].as_bool(), builtin["errors"].as_u64()),
         (Some(true), Some(0))

@@ -9,7 +9,6 @@ use crate::common;
 
 use common::h3::H3Server;
 use serde_json::json;
-use std::process::Command;
 use std::time::Duration;
 
 const ROUNDS: u64 = 6;
@@ -20,34 +19,9 @@ fn paced_large_answers_leave_the_loop_serving_everyone() {
     let dir = tempfile::tempdir().unwrap();
     let doc = common::h3::docroot(dir.path());
     let server = H3Server::start(dir.path(), &doc, &["--threads", "1"]);
-    let oha = common::require("oha");
-    let url = format!("https://127.0.0.1:{}/big.bin", server.quic.port());
     for round in 0..ROUNDS {
-        let out = common::output_within(
-            Command::new(&oha)
-                .args([
-                    "-n",
-                    &REQUESTS.to_string(),
-                    "-c",
-                    "2",
-                    "-p",
-                    "2",
-                    "-t",
-                    "10s",
-                ])
-                .args([
-                    "--http-version",
-                    "3",
-                    "--no-tui",
-                    "--output-format",
-                    "json",
-                    "--cacert",
-                ])
-                .arg(&server.cert)
-                .arg(&url),
-            Duration::from_secs(45),
-        );
-        let report = common::json_stdout(&out);
+        let load = ["-c", "2", "-p", "2", "-t", "10s"];
+        let report = server.oha("/big.bin", REQUESTS, &load, Duration::from_secs(45));
         assert_eq!(
             report["statusCodeDistribution"]["200"], REQUESTS,
             "round {round}: {report}"

@@ -9,7 +9,6 @@
 use crate::common;
 
 use common::h3::H3Server;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 const REQUESTS: u64 = 4000;
@@ -19,26 +18,10 @@ fn oha_over_http3_gets_every_answer_the_access_log_counts() {
     let dir = tempfile::tempdir().unwrap();
     let doc = common::h3::docroot(dir.path());
     let server = H3Server::start(dir.path(), &doc, &["--threads", "1"]);
-    let oha = common::require("oha");
-    let url = format!("https://127.0.0.1:{}/2k.html", server.quic.port());
     let started = Instant::now();
-    let out = common::output_within(
-        Command::new(oha)
-            .args(["-n", &REQUESTS.to_string(), "-c", "8", "-p", "4"])
-            .args([
-                "--http-version",
-                "3",
-                "--no-tui",
-                "--output-format",
-                "json",
-                "--cacert",
-            ])
-            .arg(&server.cert)
-            .arg(&url),
-        Duration::from_secs(120),
-    );
+    let load = ["-c", "8", "-p", "4"];
+    let report = server.oha("/2k.html", REQUESTS, &load, Duration::from_secs(120));
     let took = started.elapsed();
-    let report = common::json_stdout(&out);
     assert_eq!(
         report["statusCodeDistribution"]["200"], REQUESTS,
         "{report}"

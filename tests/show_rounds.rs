@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::lab::{installed, rows};
+use common::lab::{installed, rows, TextTable};
 use std::path::Path;
 use webstand_lab::servers::Kind;
 
@@ -116,32 +116,13 @@ fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
                 "{shown}"
             );
         }
-        let line = shown
-            .lines()
-            .find(|l| l.starts_with(&format!("{server} ")))
-            .unwrap_or_else(|| panic!("no {server} row:\n{shown}"));
-        // Cells by their column's name: columns are at least two spaces apart, and a "bound by"
-        // cell may follow the peak.
-        let cells = |l: &str| -> Vec<String> {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(String::from)
-                .collect()
-        };
-        let header = cells(
-            shown
-                .lines()
-                .find(|l| l.starts_with("server "))
-                .unwrap_or_else(|| panic!("no header:\n{shown}")),
-        );
-        let at = |name: &str| header.iter().position(|h| h == name).unwrap();
-        let got = cells(line);
+        let got = TextTable::of(&shown).row(server);
+        let line = got.line;
         let row = live.iter().find(|r| r["server"] == server).unwrap();
         let peak = row["peak_hits_per_sec"].as_f64().unwrap();
-        assert_eq!(got[at("peak hits/s")], format!("{peak:.0}"), "{line}");
+        assert_eq!(got.cell("peak hits/s"), format!("{peak:.0}"), "{line}");
         assert_eq!(
-            got[at("clients")],
+            got.cell("clients"),
             row["clients_at_peak"].to_string(),
             "{line}"
         );

@@ -7,12 +7,13 @@
 //! has the length the server framed; its memory stays within a bound set by the input.
 
 use crate::alloc::peak_during;
+use crate::frames::{self, Writer};
 use crate::split::pieces;
 use std::collections::HashMap;
 use webstand_engine::fuzzing::h2::{drive, Knobs, Run};
 use webstand_h2::frame::{write, Frame, Head, Kind, HEADER_LEN, PREFACE};
-use webstand_h2::hpack::{Decoder, Encoder};
-use webstand_h2::settings::{SettingId, DEFAULT_WINDOW, MAX_MAX_FRAME_SIZE, MIN_MAX_FRAME_SIZE};
+use webstand_h2::hpack::Encoder;
+use webstand_h2::settings::{SettingId, DEFAULT_WINDOW, MIN_MAX_FRAME_SIZE};
 use webstand_h2::ErrorCode;
 
 /// The first byte says what the run asks: `-m` 1 to 4 (bits 0–1), a POST body (bit 2) of 100
@@ -139,63 +140,22 @@ impl Sent {
             written.starts_with(PREFACE),
             "the engine's bytes open with the preface"
         );
-        let mut rest = &written[PREFACE.len()..];
         let mut sent = Sent::default();
-        let mut decoder = Decoder::new(4096, u32::MAX);
-        let (mut block, mut last_new, mut first) = (Vec::new(), 0u32, true);
-        while !rest.is_empty() {
-            let head = Head::peek(rest).expect("a whole frame head");
-            assert!(head.check_len(MAX_MAX_FRAME_SIZE).is_ok());
-            let len = head.len as usize;
-            assert!(rest.len() >= HEADER_LEN + len, "a frame cut short");
-            if first {
-                assert_eq!(
-                    head.kind,
-                    Kind::Settings,
-                    "the engine's SETTINGS come first"
-                );
-                first = false;
-            }
-            let frame = Frame::parse(head, &rest[HEADER_LEN..HEADER_LEN + len])
-                .unwrap_or_else(|e| panic!("the engine wrote a bad frame: {e:?}"));
-            rest = &rest[HEADER_LEN + len..];
-            let (fragment, end) = match frame {
-                Frame::Headers {
-                    stream,
-                    end_headers,
-                    fragment,
-                    ..
-                } => {
-                    assert!(block.is_empty(), "HEADERS inside a header block");
-                    assert!(
-                        stream % 2 == 1 && stream > last_new,
-                        "a request on stream {stream}"
-                    );
-                    last_new = stream;
-                    (fragment, end_headers)
-                }
-                Frame::Continuation {
-                    fragment,
-                    end_headers,
-                    ..
-                } => (fragment, end_headers),
-                other => {
-                    assert!(block.is_empty(), "a frame inside a header block");
-                    sent.frame(other);
-                    continue;
-                }
-            };
-            block.extend_from_slice(fragment);
-            if end {
-                let mut names = Vec::new();
-                decoder
-                    .decode(&block, |n, _| names.push(n.to_vec()))
-                    .expect("the engine's header block decodes");
-                assert_eq!(names.first().map(Vec::as_slice), Some(&b":method"[..]));
-                block.clear();
-            }
-        }
-        assert!(block.is_empty(), "a header block left open");
+        let engine = Writer {
+            who: "engine",
+            first_field: b":method",
+        };
+        let mut last_new = 0u32;
+        let new_stream = |stream: u32| {
+            assert!(
+                stream % 2 == 1 && stream > last_new,
+                "a request on stream {stream}"
+            );
+            last_new = stream;
+        };
+        frames::read(&written[PREFACE.len()..], &engine, new_stream, |f| {
+            sent.frame(f)
+        });
         sent
     }
 

@@ -9,6 +9,7 @@ pub mod alloc;
 pub mod engine_h2;
 pub mod engine_h3;
 pub mod files;
+pub mod frames;
 pub mod gateway;
 pub mod h2;
 pub mod h3;

@@ -5,11 +5,10 @@
 //! and the input's size.
 
 use crate::alloc::peak_during;
+use crate::frames::{self, Writer};
 use crate::split::pieces;
 use webstand_engine::{Feed, ResponseParser};
-use webstand_h2::frame::{Frame, Head, Kind, HEADER_LEN, PREFACE};
-use webstand_h2::hpack::Decoder;
-use webstand_h2::settings::MAX_MAX_FRAME_SIZE;
+use webstand_h2::frame::PREFACE;
 use webstand_server::fuzzing::{drive, Session, Speak};
 use webstand_server::Config;
 
@@ -89,58 +88,12 @@ pub fn http2(data: &[u8]) {
 }
 
 /// Every byte written is whole frames, SETTINGS first; every frame parses; every header block
-/// decodes and opens with `:status`.
+/// decodes and opens with `:status`, on a client's (odd) stream.
 fn read_frames(written: &[u8]) {
-    let mut rest = written;
-    let mut decoder = Decoder::new(4096, u32::MAX);
-    let mut block: Vec<u8> = Vec::new();
-    let mut first = true;
-    while !rest.is_empty() {
-        let head = Head::peek(rest).expect("a whole frame head");
-        assert!(head.check_len(MAX_MAX_FRAME_SIZE).is_ok());
-        let len = head.len as usize;
-        assert!(rest.len() >= HEADER_LEN + len, "a frame cut short");
-        if first {
-            assert_eq!(
-                head.kind,
-                Kind::Settings,
-                "the server's SETTINGS come first"
-            );
-            first = false;
-        }
-        let frame = Frame::parse(head, &rest[HEADER_LEN..HEADER_LEN + len])
-            .unwrap_or_else(|e| panic!("the server wrote a bad frame: {e:?}"));
-        rest = &rest[HEADER_LEN + len..];
-        let (fragment, end) = match frame {
-            Frame::Headers {
-                fragment,
-                end_headers,
-                stream,
-                ..
-            } => {
-                assert!(stream % 2 == 1, "an answer on stream {stream}");
-                assert!(block.is_empty(), "HEADERS inside a header block");
-                (fragment, end_headers)
-            }
-            Frame::Continuation {
-                fragment,
-                end_headers,
-                ..
-            } => (fragment, end_headers),
-            _ => {
-                assert!(block.is_empty(), "a frame inside a header block");
-                continue;
-            }
-        };
-        block.extend_from_slice(fragment);
-        if end {
-            let mut names = Vec::new();
-            decoder
-                .decode(&block, |n, _| names.push(n.to_vec()))
-                .expect("the server's header block decodes");
-            assert_eq!(names.first().map(Vec::as_slice), Some(&b":status"[..]));
-            block.clear();
-        }
-    }
-    assert!(block.is_empty(), "a header block left open");
+    let server = Writer {
+        who: "server",
+        first_field: b":status",
+    };
+    let odd = |stream: u32| assert!(stream % 2 == 1, "an answer on stream {stream}");
+    frames::read(written, &server, odd, |_| {});
 }

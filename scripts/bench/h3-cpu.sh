@@ -26,6 +26,7 @@ WEBSTAND=$(realpath "${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/rel
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lab.sh"
 . "$HERE/procs.sh"
+. "$HERE/timed.sh"
 command -v oha >/dev/null || { echo "oha is not installed (scripts/install-deps.sh)" >&2; exit 1; }
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/h3-cpu.XXXXXX"); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
 trap 'lab_down; rm -rf "$DIR"' EXIT
@@ -57,22 +58,17 @@ oha_proto() { case $1 in h3) echo "--http-version 3 -p $2";; h2) echo "--http2 -
 # generator CPU-µs/request (gen, offload) or server CPU-µs/request (server), server CPU-µs/request,
 # MB/s of bodies
 run() {
-  local name=$1 side=$2 what=$3 out reqs rps bytes user sys t0 t1; shift 3
-  t0=$(tree_ticks $P)
-  out=$( { /usr/bin/time -f "TIME %U %S" taskset -c 1 "$@"; } 2>&1 )
-  t1=$(tree_ticks $P)
-  # (oha's JSON ends without a newline: time's line may follow it on the same line.)
-  read -r _ user sys <<<"$(echo "$out" | grep -o 'TIME [0-9.]* [0-9.]*' | tail -1)"
+  local name=$1 side=$2 what=$3 reqs rps bytes; shift 3
+  timed $P "$@"
   # webstand bench's report is ab's; oha's is its JSON (summary, statusCodeDistribution), its
   # requests/s taken over D: over HTTP/3 oha waits about 30 s after -z's end before it exits, and
   # its own figure divides by that too.
-  if echo "$out" | grep -q '^Complete requests'; then
-    reqs=$(echo "$out" | awk '/^Complete requests/{print $3}')
-    rps=$(echo "$out" | awk '/^Requests per second/{print $4}')
-    bytes=$(echo "$out" | awk '/^HTML transferred/{print $3}')
-    echo "$out" | grep -E '^(Failed requests|Non-2xx|GSO|GRO|UDP offload)' | grep -v ' 0$' >&2
+  if echo "$TIMED_OUT" | grep -q '^Complete requests'; then
+    read -r reqs rps <<<"$(counts "$TIMED_OUT")"
+    bytes=$(echo "$TIMED_OUT" | awk '/^HTML transferred/{print $3}')
+    echo "$TIMED_OUT" | grep -E '^(Failed requests|Non-2xx|GSO|GRO|UDP offload)' | grep -v ' 0$' >&2
   else
-    read -r reqs rps bytes <<<"$(echo "$out" | python3 -c '
+    read -r reqs rps bytes <<<"$(echo "$TIMED_OUT" | python3 -c '
 import json, sys
 t = sys.stdin.read()
 d = json.loads(t[t.index("{"):t.rindex("}") + 1])
@@ -81,7 +77,7 @@ print(ok, ok / float(sys.argv[1]), int(d["summary"].get("totalData") or 0))
 ' "$D" 2>/dev/null || echo "0 0 0")"
   fi
   awk -v n=$name -v side=$side -v w=$what -v r=${reqs:-0} -v q=${rps:-0} -v b=${bytes:-0} \
-    -v u=${user:-0} -v s=${sys:-0} -v t=$((t1-t0)) -v hz=$HZ -v d=$D 'BEGIN{
+    -v u=${TIMED_USER:-0} -v s=${TIMED_SYS:-0} -v t=$TIMED_TICKS -v hz=$HZ -v d=$D 'BEGIN{
     gen = (r>0? (u+s)*1e6/r : 0); srv = (r>0? t/hz*1e6/r : 0)
     printf "%s\t%s/%s\t%d\t%.0f\t%.2f\t%.2f\t%.1f\n", side, n, w, r, q, (side=="server"? srv : gen),
       srv, b/d/1e6}' | tee -a "$OUT"
@@ -132,14 +128,4 @@ for r in $(seq $ROUNDS); do
   unset WEBSTAND_UDP_OFFLOAD
 done
 echo "# medians: side name/protocol-file-streams requests requests/s cpu_us_per_request server_cpu_us_per_request MB/s ($OUT)"
-python3 - "$OUT" <<'PY'
-import sys, statistics, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    f = line.rstrip("\n").split("\t")
-    rows[(f[0], f[1])].append([float(x) for x in f[2:]])
-for (side, what), vals in sorted(rows.items()):
-    med = [statistics.median(v[i] for v in vals) for i in range(len(vals[0]))]
-    each = " / ".join(f"{v[2]:.2f}" for v in vals)
-    print(f"{side}\t{what}\t{med[0]:.0f}\t{med[1]:.0f}\t{med[2]:.2f}\t{med[3]:.2f}\t{med[4]:.1f}\t({each})")
-PY
+medians "$OUT" 2 .0f .0f .2f .2f .1f

@@ -18,6 +18,7 @@ WEBSTAND=$(realpath "${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/rel
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lab.sh"
 . "$HERE/procs.sh"
+. "$HERE/timed.sh"
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/lua-cpu.XXXXXX"); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
 trap 'lab_down; rm -rf "$DIR"' EXIT
@@ -46,16 +47,12 @@ end
 LUA
 
 run() { # generator case cmd... : generator CPU per request, requests/s, server CPU per request
-  local name=$1 case=$2 out reqs rps user sys t0 t1; shift 2
-  t0=$(tree_ticks $LAB_PID)
-  out=$( { /usr/bin/time -f "TIME %U %S" taskset -c 1 "$@"; } 2>&1 )
-  t1=$(tree_ticks $LAB_PID)
-  read -r _ user sys <<<"$(echo "$out" | grep '^TIME' | tail -1)"
-  reqs=$(echo "$out" | awk '/requests in/{print $1} /^Complete requests/{print $3}' | head -1)
-  rps=$(echo "$out" | awk '/^Requests\/sec/{print $2} /^Requests per second/{print $4}' | head -1)
-  echo "$out" | grep -E '^(Failed requests|Non-2xx)' | grep -v ' 0$' >&2
-  awk -v n=$name -v w=$case -v r=${reqs:-0} -v q=${rps:-0} -v u=$user -v s=$sys \
-    -v t=$((t1-t0)) -v hz=$HZ 'BEGIN{
+  local name=$1 case=$2 reqs rps; shift 2
+  timed $LAB_PID "$@"
+  read -r reqs rps <<<"$(counts "$TIMED_OUT")"
+  echo "$TIMED_OUT" | grep -E '^(Failed requests|Non-2xx)' | grep -v ' 0$' >&2
+  awk -v n=$name -v w=$case -v r=$reqs -v q=$rps -v u=$TIMED_USER -v s=$TIMED_SYS \
+    -v t=$TIMED_TICKS -v hz=$HZ 'BEGIN{
     printf "%s/%s\t%d\t%.0f\t%.2f\t%.2f\n", n, w, r, q, (r>0? (u+s)*1e6/r : 0),
       (r>0? t/hz*1e6/r : 0)}' | tee -a "$OUT"
 }
@@ -77,14 +74,4 @@ for r in $(seq $ROUNDS); do
   lab_down
 done
 echo "# medians: generator/case requests requests/s gen_cpu_us_per_request server_cpu_us_per_request (each round's gen figure) ($OUT)"
-python3 - "$OUT" <<'PY'
-import sys, statistics, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    f = line.rstrip("\n").split("\t")
-    rows[f[0]].append([float(x) for x in f[1:]])
-for what, vals in sorted(rows.items()):
-    med = [statistics.median(v[i] for v in vals) for i in range(len(vals[0]))]
-    each = " / ".join(f"{v[2]:.2f}" for v in vals)
-    print(f"{what}\t{med[0]:.0f}\t{med[1]:.0f}\t{med[2]:.2f}\t{med[3]:.2f}\t({each})")
-PY
+medians "$OUT" 1 .0f .0f .2f .2f

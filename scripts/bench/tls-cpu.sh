@@ -25,6 +25,7 @@ WEBSTAND=$(realpath "${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/rel
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lab.sh"
 . "$HERE/procs.sh"
+. "$HERE/timed.sh"
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/tls-cpu.XXXXXX"); DOC=$DIR/www; HZ=$(getconf CLK_TCK)
 trap 'lab_down; rm -rf "$DIR"' EXIT
 mkdir -p "$DOC"; chmod 755 "$DIR"; head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
@@ -40,25 +41,19 @@ start() { # server [lab up options]: the server on CPU 0 over TLS, and what it n
 }
 stop() { lab_down; }
 srv() { # name workload port [wrk flags...] : server CPU per request
-  local name=$1 work=$2 port=$3 t0 t1 out reqs; shift 3
-  t0=$(tree_ticks $P)
-  out=$(taskset -c 1 wrk -t1 -c$C -d${D}s "$@" https://127.0.0.1:$port/2k.html 2>&1)
-  t1=$(tree_ticks $P)
-  reqs=$(echo "$out" | awk '/requests in/{print $1}')
-  awk -v n=$name -v w=$work -v r=${reqs:-0} -v t=$((t1-t0)) -v hz=$HZ -v d=$D 'BEGIN{
+  local name=$1 work=$2 port=$3 reqs; shift 3
+  timed $P wrk -t1 -c$C -d${D}s "$@" https://127.0.0.1:$port/2k.html
+  read -r reqs _ <<<"$(counts "$TIMED_OUT")"
+  awk -v n=$name -v w=$work -v r=$reqs -v t=$TIMED_TICKS -v hz=$HZ -v d=$D 'BEGIN{
     printf "server\t%s/%s\t%d\t%.0f\t%.2f\n", n, w, r, r/d, (r>0? t/hz*1e6/r : 0)}' | tee -a "$OUT"
 }
 gen() { # name workload cmd... : generator CPU per request and requests/s (its own report)
-  local name=$1 work=$2 out reqs rps user sys t0 t1; shift 2
-  t0=$(tree_ticks $P)
-  out=$( { /usr/bin/time -f "TIME %U %S" taskset -c 1 "$@"; } 2>&1 )
-  t1=$(tree_ticks $P)
-  read -r _ user sys <<<"$(echo "$out" | grep '^TIME' | tail -1)"
-  reqs=$(echo "$out" | awk '/requests in/{print $1} /^Complete requests/{print $3}' | head -1)
-  rps=$(echo "$out" | awk '/^Requests\/sec/{print $2} /^Requests per second/{print $4}' | head -1)
-  echo "$out" | grep -E '^(Failed requests|Non-2xx)' | grep -v ' 0$' >&2
-  awk -v n=$name -v w=$work -v r=${reqs:-0} -v q=${rps:-0} -v u=$user -v s=$sys \
-    -v t=$((t1-t0)) -v hz=$HZ -v d=$D 'BEGIN{
+  local name=$1 work=$2 reqs rps; shift 2
+  timed $P "$@"
+  read -r reqs rps <<<"$(counts "$TIMED_OUT")"
+  echo "$TIMED_OUT" | grep -E '^(Failed requests|Non-2xx)' | grep -v ' 0$' >&2
+  awk -v n=$name -v w=$work -v r=$reqs -v q=$rps -v u=$TIMED_USER -v s=$TIMED_SYS \
+    -v t=$TIMED_TICKS -v hz=$HZ -v d=$D 'BEGIN{
     printf "gen\t%s/%s\t%d\t%.0f\t%.2f\t%.2f\t%.2f\n", n, w, r, q, (r>0? (u+s)*1e6/r : 0),
       (r>0? t/hz*1e6/r : 0), t/hz/d}' | tee -a "$OUT"
 }
@@ -94,15 +89,4 @@ for r in $(seq $ROUNDS); do
   start nginx --tls-version 1.2 && gens $PORT tls12; stop
 done
 echo "# medians: side name/workload requests requests/s cpu_us_per_request [gen rows: server_cpu_us_per_request server_busy] ($OUT)"
-python3 - "$OUT" <<'PY'
-import sys, statistics, collections
-rows = collections.defaultdict(list)
-for line in open(sys.argv[1]):
-    f = line.rstrip("\n").split("\t")
-    rows[(f[0], f[1])].append([float(x) for x in f[2:]])
-for (side, what), vals in sorted(rows.items()):
-    med = [statistics.median(v[i] for v in vals) for i in range(len(vals[0]))]
-    each = " / ".join(f"{v[2]:.2f}" for v in vals)
-    srv = "".join(f"\t{m:.2f}" for m in med[3:])
-    print(f"{side}\t{what}\t{med[0]:.0f}\t{med[1]:.0f}\t{med[2]:.2f}{srv}\t({each})")
-PY
+medians "$OUT" 2 .0f .0f .2f

@@ -181,6 +181,37 @@ impl H3Server {
         self.client().python(script, args)
     }
 
+    /// oha (its `http3` build) over HTTP/3 on the server's QUIC address, checking its certificate:
+    /// `requests` of `path` over `load` (oha's options: connections, streams, timeout), bounded
+    /// to `within`; its JSON report.
+    pub fn oha(
+        &self,
+        path: &str,
+        requests: u64,
+        load: &[&str],
+        within: Duration,
+    ) -> serde_json::Value {
+        let oha = super::require("oha");
+        let url = format!("https://127.0.0.1:{}{path}", self.quic.port());
+        let out = output_within(
+            Command::new(oha)
+                .args(["-n", &requests.to_string()])
+                .args(load)
+                .args([
+                    "--http-version",
+                    "3",
+                    "--no-tui",
+                    "--output-format",
+                    "json",
+                    "--cacert",
+                ])
+                .arg(&self.cert)
+                .arg(&url),
+            within,
+        );
+        super::json_stdout(&out)
+    }
+
     /// Whether the server is still running.
     pub fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()

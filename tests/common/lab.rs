@@ -103,3 +103,81 @@ pub fn rows<'a>(doc: &'a serde_json::Value, workload: &str) -> &'a Vec<serde_jso
         .as_array()
         .unwrap()
 }
+
+/// `name`'s entry in a comparison's JSON list of servers.
+pub fn server<'a>(doc: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+/// `name`'s row in `workload`'s table in a comparison's JSON.
+pub fn row<'a>(doc: &'a serde_json::Value, workload: &str, name: &str) -> &'a serde_json::Value {
+    rows(doc, workload)
+        .iter()
+        .find(|r| r["server"] == name)
+        .unwrap_or_else(|| panic!("no {name} row in {workload}"))
+}
+
+/// A comparison's text table, read by column name: its header is the first line of `text` that
+/// starts with "server"; columns are at least two spaces apart, and a cell ("both saturated" under
+/// "bound by") may hold one.
+pub struct TextTable<'a> {
+    text: &'a str,
+    pub header: Vec<String>,
+}
+
+/// One server's row of a [`TextTable`].
+pub struct TextRow<'a> {
+    pub line: &'a str,
+    pub cells: Vec<String>,
+    header: Vec<String>,
+}
+
+fn cells(line: &str) -> Vec<String> {
+    line.split("  ")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+impl<'a> TextTable<'a> {
+    pub fn of(text: &'a str) -> TextTable<'a> {
+        let header = text
+            .lines()
+            .find(|l| l.starts_with("server "))
+            .unwrap_or_else(|| panic!("no header in\n{text}"));
+        TextTable {
+            text,
+            header: cells(header),
+        }
+    }
+
+    /// The first line that starts with `server`'s name.
+    pub fn row(&self, server: &str) -> TextRow<'a> {
+        let line = self
+            .text
+            .lines()
+            .find(|l| l.starts_with(&format!("{server} ")))
+            .unwrap_or_else(|| panic!("no {server} row in\n{}", self.text));
+        TextRow {
+            line,
+            cells: cells(line),
+            header: self.header.clone(),
+        }
+    }
+}
+
+impl TextRow<'_> {
+    /// The cell under `column`.
+    pub fn cell(&self, column: &str) -> &str {
+        let at = (self.header.iter())
+            .position(|h| h == column)
+            .unwrap_or_else(|| panic!("no {column} column in {:?}", self.header));
+        &self.cells[at]
+    }
+}

@@ -11,7 +11,7 @@ use crate::script_mux::Encoded;
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 use webstand_h2::Window;
-use webstand_results::result::H2Summary;
+use webstand_results::result::{H2Summary, RunResult};
 
 /// One request in flight.
 pub(crate) struct Stream {
@@ -56,7 +56,7 @@ impl Stream {
 
     /// A head's status came: an interim head's kept fields are dropped, the final head gets its
     /// status line and its end.
-    pub(crate) fn keep_status(&mut self, status: u16) {
+    fn keep_status(&mut self, status: u16) {
         if let Some(k) = self.kept.as_mut() {
             if status < 200 {
                 return k.head.clear();
@@ -65,6 +65,25 @@ impl Stream {
             k.head = format!("HTTP/1.1 {status} \r\n").into_bytes();
             k.head.extend_from_slice(&fields);
             k.head.extend_from_slice(b"\r\n");
+        }
+    }
+
+    /// A response head's `:status` (RFC 9113 §8.1, RFC 9114 §4.1): an interim 1xx (not 101) is
+    /// passed over, unless it `ends` the stream; a well-formed head's 2xx to 5xx is the final
+    /// status, counted; anything else is malformed.
+    pub(crate) fn take_status(&mut self, head: &ResponseHead, ends: bool, t: &mut Tally) -> Status {
+        match head.status {
+            Some(status) if (100..200).contains(&status) && status != 101 && !ends => {
+                self.keep_status(status);
+                Status::Interim
+            }
+            Some(status) if (200..600).contains(&status) && !head.malformed => {
+                self.keep_status(status);
+                self.status = status;
+                t.sum.status[status as usize / 100] += 1;
+                Status::Final
+            }
+            _ => Status::Malformed,
         }
     }
 
@@ -201,6 +220,40 @@ pub(crate) struct Tally {
     /// A script reads responses: each stream keeps its head and body ([`Stream::kept`]).
     pub keep: bool,
     pub server: Option<String>,
+}
+
+impl Tally {
+    /// Nothing counted yet; `want_server` while no response has named its server, `keep` when a
+    /// script reads the responses.
+    pub(crate) fn new(want_server: bool, keep: bool) -> Tally {
+        Tally {
+            ended: Vec::new(),
+            sum: H2Summary::new(0),
+            data_bytes: 0,
+            want_server,
+            keep,
+            server: None,
+        }
+    }
+
+    /// The thread's figures into the run's result: the summary, with the stream limit its
+    /// connections ran under and each connection's rate, and the bodies' bytes.
+    pub(crate) fn into_result(self, max_streams: u32, client_rps: Vec<f64>, r: &mut RunResult) {
+        r.h2 = Some(H2Summary {
+            max_streams,
+            client_rps,
+            ..self.sum
+        });
+        r.body_bytes = self.data_bytes;
+    }
+}
+
+/// What a response head's status made of its stream ([`Stream::take_status`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Interim,
+    Final,
+    Malformed,
 }
 
 /// What a response head's fields say.

@@ -1,35 +1,11 @@
-//! From a URL to a [`Target`], and back to the authority a request names (HTTP/1's Host, HTTP/2's
-//! `:authority`); the request bytes themselves are the protocol's (`h1/request.rs`,
-//! `h2/prepared.rs`).
+//! From a URL to a [`Target`] (split by `webstand_results::url`, resolved here), and back to the
+//! authority a request names (HTTP/1's Host, HTTP/2's `:authority`); the request bytes themselves
+//! are the protocol's (`h1/request.rs`, `h2/prepared.rs`).
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use std::net::{SocketAddr, ToSocketAddrs};
 use webstand_results::plan::{Plan, Target};
-
-/// A URL's scheme: plain HTTP, or HTTP over TLS.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheme {
-    Http,
-    Https,
-}
-
-impl Scheme {
-    /// The port a URL without one means.
-    pub fn default_port(self) -> u16 {
-        match self {
-            Scheme::Http => 80,
-            Scheme::Https => 443,
-        }
-    }
-
-    /// As written in a URL (and in HTTP/2's `:scheme`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheme::Http => "http",
-            Scheme::Https => "https",
-        }
-    }
-}
+pub use webstand_results::url::{split_authority, split_url, Scheme};
 
 /// The scheme a plan's connections speak: `https` with TLS.
 pub(crate) fn scheme_of(plan: &Plan) -> Scheme {
@@ -79,74 +55,6 @@ pub fn resolve(host: &str, port: u16, what: &str) -> anyhow::Result<Vec<SocketAd
         bail!("unknown {what} '{host}': no address");
     }
     Ok(addrs)
-}
-
-/// [`parse_web_url`] without resolving the host (a proxy resolves it, ab's `-X`): host as written,
-/// port, path, scheme.
-pub fn split_url(url: &str) -> anyhow::Result<(String, u16, String, Scheme)> {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        bail!("invalid URL '{url}': expected http://host[:port]/path");
-    };
-    let scheme = if scheme.eq_ignore_ascii_case("http") {
-        Scheme::Http
-    } else if scheme.eq_ignore_ascii_case("https") {
-        Scheme::Https
-    } else {
-        bail!(
-            "unsupported URL scheme '{scheme}' in '{url}': only http:// and https:// are supported"
-        );
-    };
-    let (authority, path) = match rest.find(['/', '?', '#']) {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let path = path.split('#').next().unwrap_or("/");
-    let path = if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("/{path}")
-    };
-    if authority.contains('@') {
-        bail!("invalid URL '{url}': user info (user@host) is not supported");
-    }
-    let (host, port) = split_authority(authority, Some(scheme.default_port()))
-        .with_context(|| format!("invalid URL '{url}'"))?;
-    if host.is_empty() {
-        bail!("invalid URL '{url}': no host");
-    }
-    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        bail!("invalid URL '{url}': the path contains spaces or control characters");
-    }
-    Ok((host.to_string(), port, path, scheme))
-}
-
-/// `host[:port]` (an IPv6 address in brackets, kept as written): the host and the port, else
-/// `default_port`; with no default the port is required (a proxy's address, ab's `-X`).
-pub fn split_authority(authority: &str, default_port: Option<u16>) -> anyhow::Result<(&str, u16)> {
-    // IPv6 literal: [::1]:8080
-    let (host, port) = if authority.starts_with('[') {
-        let end = authority.find(']').context("unclosed '[' in host")?;
-        let after = &authority[end + 1..];
-        match after.strip_prefix(':') {
-            Some(p) => (&authority[..=end], Some(p)),
-            None if after.is_empty() => (&authority[..=end], None),
-            None => bail!("unexpected text after IPv6 address"),
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        }
-    };
-    let port = match port {
-        None => default_port.context("no port")?,
-        Some(p) => p
-            .parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .with_context(|| format!("bad port '{p}'"))?,
-    };
-    Ok((host, port))
 }
 
 #[cfg(test)]

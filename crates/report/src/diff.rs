@@ -11,7 +11,7 @@
 //! rate, and none for the rest. Such estimates are lower bounds (they ignore run-to-run drift),
 //! which is why diffs of single runs say so and suggest repeating.
 
-use crate::diff_cells::{median, num};
+use crate::diff_cells::{median, num, ratio, ratio_cell};
 use crate::export::latency_ms as q;
 use crate::levels::Level;
 use std::fmt::Write;
@@ -290,7 +290,7 @@ fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Co
         n.estimated |= [fa, fb]
             .iter()
             .any(|f| f.kind == SpreadKind::StdErr && f.spread.is_some());
-        let ratio = (fa.value != 0.0).then(|| fb.value / fa.value);
+        let ratio = ratio(fa.value, fb.value);
         let noise = fa.noise().max(fb.noise());
         let note = match ratio {
             Some(r) if (r - 1.0).abs() > 0.0 && (r - 1.0).abs() <= noise => {
@@ -300,7 +300,7 @@ fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Co
             _ => "",
         };
         n.compared += ratio.is_some() as usize;
-        let ratio = ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}"));
+        let ratio = ratio_cell(ratio);
         let _ = writeln!(
             out,
             "{:<18} {:>12} {:>12} {:>8} {:>13} {:>13}{note}",

@@ -17,7 +17,8 @@ pub fn per_request(n: u64, r: &RunResult) -> f64 {
     per(n, requests(r))
 }
 
-fn per(n: u64, requests: u64) -> f64 {
+/// `n` per `requests` (per anything counted), 0 without any.
+pub(crate) fn per(n: u64, requests: u64) -> f64 {
     match requests {
         0 => 0.0,
         r => n as f64 / r as f64,

@@ -5,8 +5,8 @@
 //! side has no QUIC figures (a diff of an HTTP/3 run against another protocol compares the common
 //! metrics alone).
 
-use crate::diff_cells::{median, num};
-use crate::quic::per_request;
+use crate::diff_cells::{median, num, ratio, ratio_cell};
+use crate::quic::{per, per_request};
 use std::fmt::Write;
 use webstand_results::{QuicSummary, RunResult};
 
@@ -15,11 +15,9 @@ struct Row {
     value: fn(&RunResult, &QuicSummary) -> f64,
 }
 
+/// `part` of `whole` in per cent, 0 without a whole.
 fn pct(part: u64, whole: u64) -> f64 {
-    match whole {
-        0 => 0.0,
-        w => part as f64 * 100.0 / w as f64,
-    }
+    per(part * 100, whole)
 }
 
 const ROWS: &[Row] = &[
@@ -86,17 +84,13 @@ pub(crate) fn table(a: &[&RunResult], b: &[&RunResult]) -> String {
             )
         };
         let (va, vb) = (side(a), side(b));
-        let ratio = match va == 0.0 {
-            true => "-".to_string(),
-            false => format!("{:.3}", vb / va),
-        };
         let _ = writeln!(
             out,
             "{:<18} {:>12} {:>12} {:>8}",
             row.name,
             num(va),
             num(vb),
-            ratio
+            ratio_cell(ratio(va, vb))
         );
     }
     out

@@ -9,6 +9,7 @@ use crate::compare::WorkloadRow;
 use crate::comparison::{median_round, median_row, peak_row};
 use crate::levels::Level;
 use crate::levels::ReportRun;
+use webstand_results::url::split_url;
 
 /// A series: one line on the against-clients charts, one row of the summary.
 pub struct Series<'a> {
@@ -108,15 +109,9 @@ fn names_of(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) 
     }
 }
 
-/// "/2k.html" from "http://127.0.0.1:8080/2k.html"; anything else as it is.
+/// "/2k.html" from "http://127.0.0.1:8080/2k.html"; anything but a URL as it is.
 fn path_of(target: &str) -> String {
-    match target
-        .strip_prefix("http://")
-        .or_else(|| target.strip_prefix("https://"))
-    {
-        Some(rest) => rest.find('/').map_or("/".into(), |i| rest[i..].to_string()),
-        None => target.to_string(),
-    }
+    split_url(target).map_or_else(|_| target.to_string(), |(_, _, path, _)| path)
 }
 
 /// Groups every run's levels into series, sorted by clients. When every group is "server/workload"

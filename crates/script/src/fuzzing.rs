@@ -9,7 +9,6 @@
 //! and `print` only turns its arguments into strings; so are coroutines, which mlua's hook does
 //! not follow (a hook meeting another thread removes itself).
 
-use crate::output::Output;
 use crate::state::{self, Source};
 use crate::thread::{Handle, LuaThread};
 use crate::watchdog::Watch;
@@ -96,20 +95,7 @@ pub fn run(code: &str, response: (&[u8], &[u8])) -> Fared {
 }
 
 fn go(code: &str, (head, body): (&[u8], &[u8]), spent: &Arc<AtomicBool>) -> anyhow::Result<Fared> {
-    let src = Source {
-        name: NAME.into(),
-        chunk: NAME.into(),
-        code: code.into(),
-        scheme: "http".into(),
-        host: "localhost".into(),
-        port: 8080,
-        method: "GET".into(),
-        path: "/".into(),
-        authority: "localhost:8080".into(),
-        headers: vec![],
-        body: None,
-        output: Output::kept(),
-    };
+    let src = Source::localhost(NAME, NAME, code);
     let main = state::open_with(&src, |lua| bounds(lua, spent))?;
     let lua = state::open_with(&src, |lua| bounds(lua, spent))?;
     let handle = Handle::new(&lua, "127.0.0.1:8080".parse().expect("an address"));

@@ -28,6 +28,28 @@ pub(crate) struct Source {
     pub output: Output,
 }
 
+impl Source {
+    /// `code` as a run of a GET of / on localhost:8080 with no headers of the user's would load it,
+    /// its output kept: what the fuzz target and the tests load scripts as.
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn localhost(name: &str, chunk: &str, code: &str) -> Source {
+        Source {
+            name: name.into(),
+            chunk: chunk.into(),
+            code: code.into(),
+            scheme: "http".into(),
+            host: "localhost".into(),
+            port: 8080,
+            method: "GET".into(),
+            path: "/".into(),
+            authority: "localhost:8080".into(),
+            headers: vec![],
+            body: None,
+            output: Output::kept(),
+        }
+    }
+}
+
 /// A fresh state with the script run in it (its globals defined, nothing called yet).
 pub(crate) fn open(src: &Source) -> anyhow::Result<Lua> {
     open_with(src, |_| Ok(()))
@@ -193,20 +215,7 @@ mod tests {
     use super::*;
 
     fn source(code: &str) -> Source {
-        Source {
-            name: "dir/x.lua".into(),
-            chunk: "x.lua".into(),
-            code: code.into(),
-            scheme: "http".into(),
-            host: "localhost".into(),
-            port: 8080,
-            method: "GET".into(),
-            path: "/".into(),
-            authority: "localhost:8080".into(),
-            headers: vec![],
-            body: None,
-            output: Output::kept(),
-        }
+        Source::localhost("dir/x.lua", "x.lua", code)
     }
 
     #[test]

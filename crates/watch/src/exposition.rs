@@ -35,13 +35,7 @@ pub fn render(r: &Reading) -> String {
         "counter",
         "Failed requests, by ab's classes (connect, receive, length, exceptions).",
     );
-    let f = &v.failed;
-    for (class, n) in [
-        ("connect", f.connect),
-        ("receive", f.receive),
-        ("length", f.length),
-        ("exceptions", f.exceptions),
-    ] {
+    for (class, n) in r.failure_classes() {
         let _ = writeln!(o, "webstand_failures_total{{class=\"{class}\"}} {n}");
     }
     sample(

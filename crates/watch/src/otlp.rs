@@ -107,37 +107,6 @@ pub fn request(r: &Reading, start: SystemTime, now: SystemTime) -> ExportMetrics
         ..Default::default()
     };
     let v = &r.view;
-    let f = &v.failed;
-    let cumulative = r.cumulative_buckets();
-    let mut per_bucket: Vec<u64> = cumulative
-        .iter()
-        .scan(0, |below, &n| {
-            let here = n - *below;
-            *below = n;
-            Some(here)
-        })
-        .collect();
-    per_bucket.truncate(BUCKETS.len() + 1);
-    let latency = Metric {
-        name: "webstand.latency".into(),
-        unit: "s".into(),
-        description: "Latency of complete responses, bucketed from the run's HDR histogram.".into(),
-        data: Some(metric::Data::Histogram(Histogram {
-            data_points: vec![HistogramDataPoint {
-                start_time_unix_nano: start,
-                time_unix_nano: now,
-                count: v.latency.len(),
-                sum: Some(r.latency_sum()),
-                bucket_counts: per_bucket,
-                explicit_bounds: BUCKETS.to_vec(),
-                min: (!v.latency.is_empty()).then(|| v.latency.min() as f64 / 1e6),
-                max: (!v.latency.is_empty()).then(|| v.latency.max() as f64 / 1e6),
-                ..Default::default()
-            }],
-            aggregation_temporality: AggregationTemporality::Cumulative as i32,
-        })),
-        ..Default::default()
-    };
     let metrics = vec![
         counter(
             "webstand.responses",
@@ -153,15 +122,9 @@ pub fn request(r: &Reading, start: SystemTime, now: SystemTime) -> ExportMetrics
             "webstand.failures",
             "{request}",
             "Failed requests, by ab's classes.",
-            [
-                ("connect", f.connect),
-                ("receive", f.receive),
-                ("length", f.length),
-                ("exceptions", f.exceptions),
-            ]
-            .into_iter()
-            .map(|(c, n)| int(vec![attr("class", c)], n))
-            .collect(),
+            (r.failure_classes().into_iter())
+                .map(|(c, n)| int(vec![attr("class", c)], n))
+                .collect(),
         ),
         counter(
             "webstand.received_bytes",
@@ -169,7 +132,7 @@ pub fn request(r: &Reading, start: SystemTime, now: SystemTime) -> ExportMetrics
             "Bytes received.",
             vec![int(vec![], v.bytes)],
         ),
-        latency,
+        latency(r, start, now),
         gauge(
             "webstand.response_rate",
             "{response}/s",
@@ -239,5 +202,41 @@ pub fn request(r: &Reading, start: SystemTime, now: SystemTime) -> ExportMetrics
             }],
             ..Default::default()
         }],
+    }
+}
+
+/// The latency histogram: the run's HDR histogram counted into [`BUCKETS`] (OTLP counts each
+/// bucket apart, not cumulatively), with its sum, count, least and most.
+fn latency(r: &Reading, start: u64, now: u64) -> Metric {
+    let v = &r.view;
+    let cumulative = r.cumulative_buckets();
+    let mut per_bucket: Vec<u64> = cumulative
+        .iter()
+        .scan(0, |below, &n| {
+            let here = n - *below;
+            *below = n;
+            Some(here)
+        })
+        .collect();
+    per_bucket.truncate(BUCKETS.len() + 1);
+    Metric {
+        name: "webstand.latency".into(),
+        unit: "s".into(),
+        description: "Latency of complete responses, bucketed from the run's HDR histogram.".into(),
+        data: Some(metric::Data::Histogram(Histogram {
+            data_points: vec![HistogramDataPoint {
+                start_time_unix_nano: start,
+                time_unix_nano: now,
+                count: v.latency.len(),
+                sum: Some(r.latency_sum()),
+                bucket_counts: per_bucket,
+                explicit_bounds: BUCKETS.to_vec(),
+                min: (!v.latency.is_empty()).then(|| v.latency.min() as f64 / 1e6),
+                max: (!v.latency.is_empty()).then(|| v.latency.max() as f64 / 1e6),
+                ..Default::default()
+            }],
+            aggregation_temporality: AggregationTemporality::Cumulative as i32,
+        })),
+        ..Default::default()
     }
 }

@@ -96,6 +96,17 @@ impl Reading {
     pub fn failed(&self) -> u64 {
         self.view.failed.total()
     }
+
+    /// Failed requests by ab's classes, as both expositions label them.
+    pub fn failure_classes(&self) -> [(&'static str, u64); 4] {
+        let f = &self.view.failed;
+        [
+            ("connect", f.connect),
+            ("receive", f.receive),
+            ("length", f.length),
+            ("exceptions", f.exceptions),
+        ]
+    }
 }
 
 /// Turns successive views into readings (the rates need the previous one).

@@ -2,10 +2,12 @@
 //!
 //! A line is either a path (`/small/001.html`) or a full `http://HOST[:PORT]/PATH` URL; blank lines and
 //! `#` comments are skipped. All full URLs of one file must name the same origin (the engine drives one
-//! target at a time); the caller resolves that origin.
+//! target at a time); the caller resolves that origin. A full URL is split as every URL is
+//! (`webstand_results::url`).
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
+use webstand_results::url::{split_url, Scheme};
 
 /// One line of a URL file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,22 +79,22 @@ fn parse_line(line: &str) -> Result<UrlLine> {
             path: line.to_string(),
         });
     }
-    let Some(rest) = line.strip_prefix("http://") else {
-        if line.starts_with("https://") {
-            bail!("only http:// is supported, found {line:?}");
-        }
+    if !line.contains("://") {
         bail!("{expected}, found {line:?}");
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if authority.is_empty() {
-        bail!("{expected} (no host), found {line:?}");
     }
+    let (host, port, path, scheme) =
+        split_url(line).map_err(|e| anyhow!("{expected}, found {line:?}: {e:#}"))?;
+    if scheme == Scheme::Https {
+        bail!("only http:// is supported, found {line:?}");
+    }
+    // The origin as a request names it: the port only when it is not the default.
+    let origin = match port == scheme.default_port() {
+        true => format!("http://{host}"),
+        false => format!("http://{host}:{port}"),
+    };
     Ok(UrlLine {
-        origin: Some(format!("http://{authority}")),
-        path: path.to_string(),
+        origin: Some(origin),
+        path,
     })
 }
 
@@ -109,6 +111,9 @@ mod tests {
         .unwrap();
         assert_eq!(f.origin.as_deref(), Some("http://127.0.0.1:8080"));
         assert_eq!(f.paths(), ["/a.html", "/b?x=1", "/"]);
+        let f = parse("http://h/a#top\nhttp://h:80/b\n", "u").unwrap();
+        assert_eq!(f.origin.as_deref(), Some("http://h"));
+        assert_eq!(f.paths(), ["/a", "/b"]);
     }
 
     #[test]
@@ -128,6 +133,11 @@ mod tests {
         );
         let e = format!("{:#}", parse("https://a/x\n", "u").unwrap_err());
         assert!(e.contains("only http://"), "{e}");
+        let e = format!("{:#}", parse("http:///x\n", "u").unwrap_err());
+        assert!(
+            e.starts_with("u:1: expected a path") && e.contains("no host"),
+            "{e}"
+        );
         let e = format!("{:#}", parse("\n# none\n", "u").unwrap_err());
         assert!(e.contains("empty"), "{e}");
     }

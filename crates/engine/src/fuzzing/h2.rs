@@ -10,7 +10,6 @@ use crate::h2::session::Session;
 use crate::requests::StreamSend;
 use crate::stream::{batch_room, End, Tally};
 use std::time::{Duration, Instant};
-use webstand_results::H2Summary;
 use webstand_results::{H2Plan, Plan, Target};
 
 /// What the run asks of its HTTP/2 connections.
@@ -75,14 +74,7 @@ pub fn drive(knobs: &Knobs, reads: &[&[u8]]) -> Run {
     let mut session = Session::new();
     session.begin(&p, start);
     session.connected(1);
-    let mut t = Tally {
-        ended: Vec::new(),
-        sum: H2Summary::new(0),
-        data_bytes: 0,
-        want_server: true,
-        keep: knobs.keep,
-        server: None,
-    };
+    let mut t = Tally::new(true, knobs.keep);
     let mut run = Run {
         stream_window: p.stream_window,
         connection_window: p.connection_window,

@@ -10,7 +10,6 @@ use crate::h3::streams::{Ask, Got, Streams};
 use crate::stream::Tally;
 use quinn_proto::{Dir, Side, StreamId, VarInt};
 use std::time::{Duration, Instant};
-use webstand_results::H2Summary;
 
 /// What the server's side of the connection does next.
 #[derive(Clone, Copy, Debug)]
@@ -62,14 +61,7 @@ pub fn drive(requests: u64, keep: bool, events: &[Event]) -> Run {
         streams.list.push(r);
     }
     let mut peer = Peer::default();
-    let mut t = Tally {
-        ended: Vec::new(),
-        sum: H2Summary::new(0),
-        data_bytes: 0,
-        want_server: true,
-        keep,
-        server: None,
-    };
+    let mut t = Tally::new(true, keep);
     let mut run = Run::default();
     for (i, event) in events.iter().enumerate() {
         let now = start + Duration::from_millis(i as u64 + 1);

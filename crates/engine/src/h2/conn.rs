@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use webstand_h2::Error;
 use webstand_results::plan::Plan;
-use webstand_results::result::{Ended, H2Summary, RunResult};
+use webstand_results::result::{Ended, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -76,14 +76,7 @@ impl Connection for H2Conn {
     fn thread(sh: &Shared) -> H2Thread {
         H2Thread {
             p: Prepared::new(sh.plan),
-            tally: Tally {
-                ended: Vec::new(),
-                sum: H2Summary::new(0),
-                data_bytes: 0,
-                want_server: sh.server.get().is_none(),
-                keep: sh.script_responses,
-                server: None,
-            },
+            tally: Tally::new(sh.server.get().is_none(), sh.script_responses),
             spoke_h2: false,
         }
     }
@@ -211,12 +204,7 @@ impl Connection for H2Conn {
             .map(|c| c.session.limit(&th.p));
         let max_streams = limits.min().unwrap_or(th.p.max_streams);
         let client_rps = conns.iter().filter_map(|c| c.session.rate()).collect();
-        r.h2 = Some(H2Summary {
-            max_streams,
-            client_rps,
-            ..th.tally.sum
-        });
-        r.body_bytes = th.tally.data_bytes;
+        th.tally.into_result(max_streams, client_rps, r);
         for c in conns {
             c.release();
         }

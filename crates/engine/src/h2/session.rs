@@ -13,7 +13,7 @@ use super::prepared::{protocol, Blocks, Prepared};
 use super::prepared::{LAST_STREAM_ID, MAX_HEADER_BLOCK, MAX_HEADER_LIST, NOT_H2};
 use crate::record::Class;
 use crate::requests::StreamSend;
-use crate::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
+use crate::stream::{ClientSpan, End, Ended, ResponseHead, Status, Stream, Tally};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
 use webstand_h2::block::Pending;
@@ -546,21 +546,15 @@ impl Session {
             }
             return Ok(());
         }
-        match head.status {
-            Some(status) if (100..200).contains(&status) && status != 101 && !end_stream => {
-                s.keep_status(status);
-                Ok(())
-            }
-            Some(status) if (200..600).contains(&status) && !head.malformed => {
-                s.keep_status(status);
-                s.status = status;
-                t.sum.status[status as usize / 100] += 1;
+        match s.take_status(&head, end_stream, t) {
+            Status::Interim => Ok(()),
+            Status::Final => {
                 if end_stream {
                     self.end(stream, End::Complete, now, t);
                 }
                 Ok(())
             }
-            _ => {
+            Status::Malformed => {
                 self.reset(
                     stream,
                     ErrorCode::ProtocolError,

@@ -31,7 +31,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use webstand_results::plan::Plan;
-use webstand_results::result::{Ended, H2Summary, QuicSummary, RunResult};
+use webstand_results::result::{Ended, QuicSummary, RunResult};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Phase {
@@ -98,14 +98,7 @@ impl Connection for H3Conn {
         };
         H3Thread {
             p,
-            tally: Tally {
-                ended: Vec::new(),
-                sum: H2Summary::new(0),
-                data_bytes: 0,
-                want_server: sh.server.get().is_none(),
-                keep: sh.script_responses,
-                server: None,
-            },
+            tally: Tally::new(sh.server.get().is_none(), sh.script_responses),
             quic: QuicSummary::default(),
             spoke_h3: false,
             endpoint: Arc::new(EndpointConfig::default()),
@@ -211,12 +204,7 @@ impl Connection for H3Conn {
             c.release(&mut th);
         }
         let max_streams = th.p.as_ref().map_or(1, |p| p.max_streams);
-        r.h2 = Some(H2Summary {
-            max_streams,
-            client_rps,
-            ..th.tally.sum
-        });
-        r.body_bytes = th.tally.data_bytes;
+        th.tally.into_result(max_streams, client_rps, r);
         r.quic = Some(th.quic);
     }
 }

@@ -10,7 +10,7 @@ use super::prepared::MAX_FIELD_SECTION;
 use super::response::{Frames, Part};
 use crate::record::Class;
 use crate::script_mux::Encoded;
-use crate::stream::{ClientSpan, End, Ended, ResponseHead, Stream, Tally};
+use crate::stream::{ClientSpan, End, Ended, ResponseHead, Status, Stream, Tally};
 use quinn_proto::{Connection, Dir, ReadError, StreamId, VarInt};
 use sha2::{Digest, Sha256};
 use std::time::Instant;
@@ -350,18 +350,9 @@ fn head(s: &mut Stream, section: &[u8], decoder: &mut Decoder, t: &mut Tally) ->
     if s.status != 0 {
         return Ok(());
     }
-    match head.status {
-        Some(status) if (100..200).contains(&status) && status != 101 => {
-            s.keep_status(status);
-            Ok(())
-        }
-        Some(status) if (200..600).contains(&status) && !head.malformed => {
-            s.keep_status(status);
-            s.status = status;
-            t.sum.status[status as usize / 100] += 1;
-            Ok(())
-        }
-        _ => Err(Error::stream(
+    match s.take_status(&head, false, t) {
+        Status::Interim | Status::Final => Ok(()),
+        Status::Malformed => Err(Error::stream(
             ErrorCode::MessageError,
             "malformed response head (:status)",
         )),
