@@ -156,5 +156,8 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(version, 16, "upgraded to the current schema when the run was saved");
+    assert_eq!(
+        version, 16,
+        "upgraded to the current schema when the run was saved"
+    );
 }
