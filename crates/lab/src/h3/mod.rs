@@ -9,18 +9,16 @@ pub mod probe;
 pub mod quic;
 
 pub use crate::checks::h3::{check_feature, fetch};
+use webstand_results::H3_STREAMS_PER_CONNECTION;
 
 /// How a row or a column without HTTP/3 begins.
 pub const NO_H3: &str = "no h3";
-
-/// Streams the h3 workloads keep in flight on each connection (as the h2 ones: h2load's `-m 16`).
-pub use webstand_results::H3_STREAMS_PER_CONNECTION as STREAMS_PER_CONNECTION;
 
 /// One line on how an h3 run speaks HTTP/3, for the comparison's header.
 pub fn describe() -> String {
     format!(
         "HTTP/3 over QUIC v1 (ALPN h3, TLS 1.3) on UDP at each server's HTTPS port, the lab's \
-         certificate; h3 workloads: each client a QUIC connection with {STREAMS_PER_CONNECTION} \
+         certificate; h3 workloads: each client a QUIC connection with {H3_STREAMS_PER_CONNECTION} \
          streams in flight"
     )
 }
