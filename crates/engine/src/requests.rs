@@ -31,8 +31,9 @@ pub(crate) struct Requests {
     last_done: Instant,
     /// Open loop: the intended send times.
     pacer: Option<Pacer>,
-    /// Requests taken from the budget to send again, with their start times, oldest first.
-    again: VecDeque<(usize, Instant)>,
+    /// Requests taken from the budget to send again, with their start times and (a script's, over
+    /// HTTP/2 or HTTP/3) the request as it was built, next first.
+    again: VecDeque<(usize, Instant, Option<Encoded>)>,
     /// How many requests the plan has, and how the next is picked among them.
     count: usize,
     pick: PickBy,
@@ -55,7 +56,7 @@ pub(crate) struct StreamSend<'a> {
     pub block: &'a [u8],
     pub body: Option<&'a [u8]>,
     /// The script's request, kept by its stream: its body sent as the windows allow, and all of
-    /// it sent again should the server not take it ([`Requests::again_stream`]).
+    /// it sent again should the server not take it ([`Requests::again`]).
     pub own: Option<Encoded>,
 }
 
@@ -135,7 +136,7 @@ impl Requests {
         if self.script.is_some() && self.script_ended() {
             return None;
         }
-        let (req, start) = self.next(now)?;
+        let (req, start, own) = self.take_next(now)?;
         let Some(script) = self.script.as_deref_mut() else {
             return Some(StreamSend {
                 req,
@@ -145,10 +146,16 @@ impl Requests {
                 own: None,
             });
         };
-        if let Err(e) = self
-            .mux
-            .advance(script, self.calls.request, sh.plan, encode)
-        {
+        let moved = match own {
+            Some(e) => {
+                self.mux.resume(e);
+                Ok(())
+            }
+            None => self
+                .mux
+                .advance(script, self.calls.request, sh.plan, encode),
+        };
+        if let Err(e) = moved {
             self.done(now);
             self.script_error.get_or_insert(e);
             return None;
@@ -266,10 +273,15 @@ impl Requests {
     /// first; then, closed loop, a new one from the budget starting `now`; open loop, the send due
     /// at its intended time, if one is due. An open loop's send that leaves late is counted.
     pub(crate) fn next(&mut self, now: Instant) -> Option<(usize, Instant)> {
+        self.take_next(now).map(|(req, start, _)| (req, start))
+    }
+
+    /// [`Requests::next`], with a request sent again as it was built when it is a script's.
+    fn take_next(&mut self, now: Instant) -> Option<(usize, Instant, Option<Encoded>)> {
         let next = match self.again.pop_front() {
             Some(again) => again,
             None if self.pacer.is_none() => match self.take(1) {
-                1 => (self.pick(), now),
+                1 => (self.pick(), now, None),
                 _ => return None,
             },
             None => {
@@ -282,7 +294,7 @@ impl Requests {
                 let pacer = self.pacer.as_mut().expect("open loop");
                 let start = pacer.next();
                 pacer.advance(&mut self.rng);
-                (req, start)
+                (req, start, None)
             }
         };
         if self.pacer.is_some() && now.saturating_duration_since(next.1) > LATE_SEND {
@@ -298,17 +310,10 @@ impl Requests {
     }
 
     /// Request `req`, started at `start`, must be sent again on another connection: it goes next.
-    pub(crate) fn again(&mut self, req: usize, start: Instant) {
-        self.again.push_front((req, start));
-    }
-
-    /// A stream's request the server did not take goes next, as [`Requests::again`]; a script's
-    /// (`own`) goes out again as it was built, not as a new call of `request()`.
-    pub(crate) fn again_stream(&mut self, req: usize, start: Instant, own: Option<Encoded>) {
-        self.again(req, start);
-        if let Some(e) = own {
-            self.mux.send_again(e);
-        }
+    /// A script's (`own`, over HTTP/2 or HTTP/3) goes out again as it was built, not as a new call
+    /// of `request()`.
+    pub(crate) fn again(&mut self, req: usize, start: Instant, own: Option<Encoded>) {
+        self.again.push_front((req, start, own));
     }
 
     /// An outstanding request finished, well or not, at `at`.

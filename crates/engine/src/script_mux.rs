@@ -37,17 +37,13 @@ pub(crate) struct ScriptMux {
     queue: VecDeque<Encoded>,
     /// The request being sent (taken from the queue, or sent again).
     current: Option<Encoded>,
-    /// Requests the server did not take, to send again before anything new, newest first (as
-    /// `Requests` keeps their places).
-    resend: VecDeque<Encoded>,
     /// One call's bytes, reused from call to call.
     raw: Vec<u8>,
 }
 
 impl ScriptMux {
-    /// Moves to the next request: one to send again as it was built, else the script's fixed
-    /// one, or (when it defines `request()`) the next of its latest call's, calling it again when
-    /// none is left.
+    /// Moves to the next request: the script's fixed one, or (when it defines `request()`) the
+    /// next of its latest call's, calling it again when none is left.
     pub(crate) fn advance(
         &mut self,
         script: &mut dyn ThreadScript,
@@ -55,11 +51,8 @@ impl ScriptMux {
         plan: &Plan,
         encode: Encode,
     ) -> anyhow::Result<()> {
-        self.current = self.resend.pop_front();
-        if self.current.is_some() {
-            return Ok(());
-        }
         if !calls_request {
+            self.current = None;
             if self.fixed.is_none() {
                 let mut all = streams(script.fixed_request(), plan, encode)?;
                 self.fixed = Some(all.swap_remove(0));
@@ -75,13 +68,13 @@ impl ScriptMux {
         Ok(())
     }
 
-    /// A request the server did not take: the next [`ScriptMux::advance`] moves to it, and
-    /// `request()` is not called for it again (wrk's scripts count their calls).
-    pub(crate) fn send_again(&mut self, e: Encoded) {
-        self.resend.push_front(e);
+    /// Moves to a request the server did not take, as it was built: `request()` is not called
+    /// for it again (wrk's scripts count their calls).
+    pub(crate) fn resume(&mut self, e: Encoded) {
+        self.current = Some(e);
     }
 
-    /// The request [`ScriptMux::advance`] moved to.
+    /// The request [`ScriptMux::advance`] or [`ScriptMux::resume`] moved to.
     pub(crate) fn current(&self) -> &Encoded {
         let current = self.current.as_ref().or(self.fixed.as_ref());
         current.expect("advance() succeeded before")

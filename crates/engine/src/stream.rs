@@ -120,7 +120,7 @@ impl Ended {
     pub(crate) fn count(self, io: &mut Io, sum: &mut H2Summary) {
         let mut s = self.stream;
         let class = match self.end {
-            End::Retry => return io.requests.again_stream(s.req, s.start, s.own.take()),
+            End::Retry => return io.requests.again(s.req, s.start, s.own.take()),
             End::Complete => {
                 io.requests.done(self.at);
                 sum.done += 1;

@@ -444,7 +444,7 @@ impl H3Conn {
                 Err(ask) => {
                     // The server's stream limit: sent when it grants more.
                     let own = ask.own;
-                    io.requests.again_stream(req, start, own);
+                    io.requests.again(req, start, own);
                     break;
                 }
             };
