@@ -7,7 +7,9 @@
 #     HTTP/2 over TLS (32 connections, 16 streams each)
 #   generator: `webstand bench --threads 1 --spin off` under callgrind (blocking, so no spinning is
 #     counted), whole runs of N requests against the newer build's serve: -k, a new connection per
-#     request (N/10), HTTPS -k, HTTPS new connections (N/100), --h2 -m 16
+#     request (N/10), HTTPS -k, HTTPS new connections (N/100), --h2 -m 16; a run's constant
+#     work (start-up, its histograms, saving it to the history) is spread over its requests, so
+#     compare the same N only
 # Each row: side/case, then instructions per request for OLD and NEW and their ratio.
 # Usage: scripts/bench/instructions.sh OLD_BINARY NEW_BINARY [N]   (default N 20000)
 set -u
@@ -43,9 +45,9 @@ server() { # binary label: prints "case instructions-per-request" for each case
       h2) url=https://127.0.0.1:18802/2k.html; flags="-c 32 -m 16" ;;
     esac
     h2load $flags -n 640 "$url" >/dev/null 2>&1 # the connections' warm-up, uncounted
-    callgrind_control --zero $p >/dev/null
+    callgrind_control --zero $p >/dev/null 2>&1
     h2load $flags -n "$N" "$url" | grep -q "$N succeeded" || echo "serve $label $case: not all succeeded" >&2
-    rm -f "$out".$p.*; callgrind_control --dump=$case $p >/dev/null
+    rm -f "$out".$p.*; callgrind_control --dump=$case $p >/dev/null 2>&1
     local f; f=$(ls "$out".$p.* 2>/dev/null | head -1)
     echo "server/$case $(( $(total "$f") / N ))"
   done
