@@ -55,6 +55,7 @@ mod staged;
 mod throttle;
 mod tls;
 mod transport;
+mod turns;
 mod worker;
 
 pub use config::Config;
