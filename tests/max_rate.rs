@@ -562,3 +562,46 @@ fn against_nginx_the_text_lists_each_rate_and_the_answer_with_its_margin() {
         ),
     }
 }
+
+#[test]
+fn a_search_refuses_the_files_it_would_not_use() {
+    // The refusal comes before any request: the port is never connected to.
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("j.xml");
+    for extra in [
+        ["--junit", junit.to_str().unwrap()],
+        ["--summary-md", junit.to_str().unwrap()],
+        ["--threshold", "p99<20ms"],
+    ] {
+        for search in [
+            &["--find-max-rate", "--slo", "p99<20ms"][..],
+            &["--find-max-users"],
+        ] {
+            let args = [&["sweep"], search, &extra[..], &["http://127.0.0.1:9/"]].concat();
+            let out = run_with_timeout(&args, Duration::from_secs(30));
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+            assert!(
+                stderr(&out).contains("judge a sweep's levels, not a search's"),
+                "{args:?}: {}",
+                stderr(&out)
+            );
+            assert!(!junit.exists());
+        }
+    }
+    // A wrk script runs with a sweep's levels, not with a search's.
+    let script = dir.path().join("s.lua");
+    std::fs::write(&script, "request = function() return wrk.format() end\n").unwrap();
+    let args = ["sweep", "--find-max-rate", "--slo", "p99<20ms", "-s"];
+    let args = [
+        &args[..],
+        &[script.to_str().unwrap(), "http://127.0.0.1:9/"],
+    ]
+    .concat();
+    let out = run_with_timeout(&args, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-s FILE runs with a sweep's levels, not with --find-max-rate"),
+        "{}",
+        stderr(&out)
+    );
+}
