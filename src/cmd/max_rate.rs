@@ -1,8 +1,9 @@
 //! `sweep --find-max-rate --slo EXPRS`: the highest open-loop rate whose levels meet the SLO, with
 //! the generator's own verdict in it (a rate is never called met when the generator fell behind:
-//! it sent less than asked, or the Diagnosis found its load threads saturated), `--rounds` times
-//! for the spread; printed, as JSON, in the history like a sweep's levels, and judged for the exit
-//! status.
+//! it sent less than asked, or the Diagnosis found its load threads saturated; a shortfall the
+//! Diagnosis puts on the connection pool, all at the server, is the server's reason instead),
+//! `--rounds` times for the spread; printed, as JSON, in the history like a sweep's levels, and
+//! judged for the exit status.
 
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
@@ -18,8 +19,9 @@ use webstand_thresholds::{check_all, Threshold};
 #[derive(clap::Args, Clone)]
 pub struct MaxRateArgs {
     /// Find the highest open-loop rate that meets --slo: double from --start-rate, bisect to 2 %,
-    /// confirm; never met when the generator fell behind. Bounded by --max-steps and
-    /// --search-time; -c is the connection pool, one value [default pool: 64]
+    /// confirm; never met when the generator fell behind, nor when the pool ran out at the server
+    /// (the server's bound). Bounded by --max-steps and --search-time; -c is the connection pool,
+    /// one value [default pool: 64]
     #[arg(long, conflicts_with_all = ["rate", "find_max_users"], requires = "slo")]
     pub find_max_rate: bool,
 
