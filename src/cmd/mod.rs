@@ -14,7 +14,6 @@ pub mod main_job;
 pub mod max_rate;
 pub mod presets;
 pub mod probe;
-pub mod run_settings;
 pub mod scale_args;
 pub mod script_runs;
 pub mod serve;
