@@ -51,6 +51,7 @@ mod request;
 mod response;
 mod service;
 mod site;
+mod staged;
 mod throttle;
 mod tls;
 mod transport;

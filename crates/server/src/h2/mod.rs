@@ -29,8 +29,8 @@ use crate::output::Out;
 use crate::protocol::Protocol;
 use crate::response::{self, Sink};
 use crate::service::{Asked, Moment, Served, Service};
+use crate::staged::Writer;
 use defence::MAX_JOBS;
-use send::Writer;
 use state::Stream;
 use std::time::Instant;
 use webstand_h2::ErrorCode;
@@ -70,7 +70,7 @@ impl State {
             // A streamed body reaches its job through `feed_bodies` alone, from its first byte.
             let body: &[u8] = if s.streaming { b"" } else { &s.body };
             let mut sink = Writer {
-                stream: id,
+                stream: u64::from(id),
                 date_line: at.date_line,
                 bytes: out.bytes,
                 staged: &mut self.staged,
@@ -206,7 +206,7 @@ impl Protocol for State {
         f: &mut dyn FnMut(&mut dyn Sink),
     ) {
         f(&mut Writer {
-            stream,
+            stream: u64::from(stream),
             date_line: at.date_line,
             bytes: out.bytes,
             staged: &mut self.staged,

@@ -6,6 +6,7 @@
 
 use super::defence;
 use crate::field_list::Collect;
+use crate::staged::FileRange;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::sync::Arc;
@@ -14,9 +15,6 @@ use webstand_h2::frame::write;
 use webstand_h2::hpack::{Decoder, Encoder};
 use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
 use webstand_h2::{block, ErrorCode, Settings, Window};
-
-/// A file range [start, end) staged for a stream.
-pub type FileRange = (Arc<File>, u64, u64);
 
 /// A piece of a stream's body waiting for its window.
 pub enum Piece {

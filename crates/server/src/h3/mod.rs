@@ -23,7 +23,7 @@ use crate::output::Out;
 use crate::protocol::Protocol;
 use crate::response::{self, Sink};
 use crate::service::{Asked, Moment, Served, Service};
-use send::Writer;
+use crate::staged::Writer;
 use state::MAX_JOBS;
 use std::time::Instant;
 

@@ -7,6 +7,7 @@
 
 use crate::field_list::Collect;
 use crate::quic::records::{self, Kind};
+use crate::staged::FileRange;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::sync::Arc;
@@ -98,7 +99,7 @@ pub struct State {
     pub(super) ids: Vec<u64>,
     pub(super) spare_texts: Vec<Vec<u8>>,
     /// File ranges the answers staged this round (send.rs).
-    pub(super) staged: Vec<(Arc<File>, u64, u64)>,
+    pub(super) staged: Vec<FileRange>,
     pub(super) paced: bool,
     /// The first request stream not taken: GOAWAY names it.
     pub(super) next_request: u64,
