@@ -58,8 +58,12 @@ mod tests {
             requires(&sh, &args, "http_v3_module", || "no TLS: none".into()),
             Err("no TLS: none".to_string())
         );
-        // A program that cannot run has nothing: the refusal, not a panic.
+        // A program that cannot run answers nothing: the refusal, not a panic.
         let missing = Path::new("/nonexistent/server");
-        assert!(!has(missing, &["-V"], ""));
+        assert_eq!(output_of(missing, &["-V"]), "");
+        assert_eq!(
+            requires(missing, &["-V"], "nginx", || "no TLS: not here".into()),
+            Err("no TLS: not here".to_string())
+        );
     }
 }
