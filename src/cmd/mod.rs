@@ -15,7 +15,6 @@ pub mod max_rate;
 pub mod max_rate_stored;
 pub mod presets;
 pub mod probe;
-pub mod run_settings;
 pub mod scale_args;
 pub mod script_runs;
 pub mod serve;
