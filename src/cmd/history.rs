@@ -537,6 +537,9 @@ fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> 
     if run.meta.kind == "compare" {
         doc["comparison"] = comparison_json(run);
     }
+    if let Some(search) = super::max_rate_stored::stored_json(run) {
+        doc["max_rate_search"] = search;
+    }
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 

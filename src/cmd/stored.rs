@@ -55,22 +55,9 @@ pub fn shown_status(run: &StoredRun) -> &str {
     }
 }
 
-/// The value of a command-line option as the run was started (`--opt X` or `--opt=X`).
-fn option<'a>(run: &'a StoredRun, name: &str) -> Option<&'a str> {
-    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
-    words
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| match w.strip_prefix(name) {
-            Some("") => words.get(i + 1).copied(),
-            Some(v) => v.strip_prefix('='),
-            None => None,
-        })
-}
-
 /// The error threshold the run was judged by (its `--max-error-pct`, else the default).
 pub fn max_error_pct(run: &StoredRun) -> f64 {
-    option(run, "--max-error-pct")
+    run.option("--max-error-pct")
         .and_then(|v| v.parse().ok())
         .unwrap_or(webstand_results::figures::DEFAULT_MAX_ERROR_PCT)
 }
@@ -292,10 +279,11 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         variable_length: flag("-l"),
         keep_alive: flag("-k") || level.result.keep_alive_requests > 0,
         body_sent: flag("-p") || flag("-u"),
-        pipeline: option(run, "--pipeline")
+        pipeline: run
+            .option("--pipeline")
             .and_then(|v| v.parse().ok())
             .unwrap_or(1),
-        rate: option(run, "--rate").and_then(|v| v.parse().ok()),
+        rate: run.option("--rate").and_then(|v| v.parse().ok()),
         hide_percentiles: false,
         hide_confidence: flag("-S"),
     };
@@ -330,7 +318,7 @@ fn completions(v: &serde_json::Value) -> Option<webstand_report::wrk::Rates> {
 
 /// The table layout the run's command line asked for, else the full one.
 fn layout_of(run: &StoredRun) -> Layout {
-    option(run, "--table")
+    run.option("--table")
         .and_then(|v| v.parse().ok())
         .unwrap_or(Layout::Full)
 }
@@ -462,7 +450,7 @@ pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
         }
     }
     // A max-rate search's levels are the rates it tried, not a sweep with a peak.
-    if let Some(text) = super::max_rate::stored_table(run) {
+    if let Some(text) = super::max_rate_stored::stored_table(run) {
         return text;
     }
     let mut out = String::new();

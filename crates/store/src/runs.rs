@@ -51,6 +51,19 @@ impl StoredRun {
         }
         out
     }
+
+    /// The value of a command-line option as the run was started (`--opt X` or `--opt=X`).
+    pub fn option(&self, name: &str) -> Option<&str> {
+        let words: Vec<&str> = self.meta.command_line.split_whitespace().collect();
+        words
+            .iter()
+            .enumerate()
+            .find_map(|(i, w)| match w.strip_prefix(name) {
+                Some("") => words.get(i + 1).copied(),
+                Some(v) => v.strip_prefix('='),
+                None => None,
+            })
+    }
 }
 
 impl Store {
