@@ -13,6 +13,7 @@ mod bench_h2;
 mod bench_h2_hpack;
 mod bench_h2_refused;
 mod bench_h3;
+mod bench_h3_cwnd;
 mod bench_h3_refused;
 mod bench_h3_resume;
 mod bench_script;
