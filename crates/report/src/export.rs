@@ -156,7 +156,12 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
         let cpu = known.server_cpu;
         let us = |v: Option<f64>| v.map_or(String::new(), |c| format!("{c:.3}"));
         let r = l.result;
-        let ms = |q: f64| latency_ms(r, q);
+        // No response, no latency: empty cells rather than zeros (as the JSON's `"count": 0`).
+        let answered = !r.histograms.total.is_empty();
+        let ms = |v: f64| match answered {
+            true => format!("{v:.3}"),
+            false => String::new(),
+        };
         let fields = [
             csv_field(l.group),
             l.clients.to_string(),
@@ -189,13 +194,13 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
             format!("{:.3}", r.errors_per_sec()),
             format!("{:.4}", r.error_pct()),
             format!("{:.3}", r.littles_load()),
-            format!("{:.3}", r.mean_latency_secs() * 1000.0),
-            format!("{:.3}", ms(0.5)),
-            format!("{:.3}", ms(0.9)),
-            format!("{:.3}", ms(0.99)),
-            format!("{:.3}", ms(0.999)),
-            format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
-            format!("{:.3}", r.cpu_us_per_request()),
+            ms(r.mean_latency_secs() * 1000.0),
+            ms(latency_ms(r, 0.5)),
+            ms(latency_ms(r, 0.9)),
+            ms(latency_ms(r, 0.99)),
+            ms(latency_ms(r, 0.999)),
+            ms(r.histograms.total.max() as f64 / 1000.0),
+            ms(r.cpu_us_per_request()),
             us(cpu.server),
             us(cpu.with_backends),
             r.interrupted.to_string(),
