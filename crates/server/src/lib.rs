@@ -51,9 +51,11 @@ mod request;
 mod response;
 mod service;
 mod site;
+mod staged;
 mod throttle;
 mod tls;
 mod transport;
+mod turns;
 mod worker;
 
 pub use config::Config;

@@ -120,8 +120,7 @@ impl State {
                     ));
                 }
                 let open = self.streams.remove(&stream).is_some();
-                self.ready.retain(|&id| id != stream);
-                self.deferred.retain(|&id| id != stream);
+                self.turns.forget(stream);
                 if open && !self.counters.reset(self.answered) {
                     return Err(calm("rapid reset"));
                 }
@@ -229,7 +228,7 @@ impl State {
             return Ok(());
         };
         let (id, end_stream) = (pending.stream, pending.end_stream);
-        let mut text = self.spare_texts.pop().unwrap_or_default();
+        let mut text = self.turns.text_buffer();
         let decoded = request::decode(
             &mut self.decoder,
             &mut self.collect,
@@ -240,7 +239,7 @@ impl State {
         self.block_in = pending.into_buffer();
         if id <= self.last_stream {
             // Trailers: decoded for HPACK's context; their fields are not used.
-            self.spare_texts.push(text);
+            self.turns.keep_text_buffer(text);
             let _ = decoded?;
             let Some(s) = self.streams.get_mut(&id) else {
                 return Ok(());
@@ -297,7 +296,7 @@ impl State {
             },
         );
         if over_limit || streaming {
-            self.ready.push_back(id);
+            self.turns.ready.push_back(id);
         } else if end_stream {
             self.request_complete(id)?;
         }
@@ -320,7 +319,7 @@ impl State {
             ));
         }
         if !s.streaming {
-            self.ready.push_back(id);
+            self.turns.ready.push_back(id);
         }
         Ok(())
     }
@@ -366,7 +365,7 @@ impl State {
         }
         if total > max_body {
             (s.over_limit, s.body) = (true, Vec::new());
-            self.ready.push_back(id);
+            self.turns.ready.push_back(id);
             return Ok(());
         }
         s.body.extend_from_slice(data);

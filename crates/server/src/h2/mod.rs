@@ -5,9 +5,9 @@
 //! send.rs turns answers into frames, defence.rs bounds what a peer may cost. Requests are
 //! answered after the whole read is parsed (a stream reset in the same read is never worked on).
 //! Each stream that needs a job (a CGI program, a FastCGI request) gets its own, up to `MAX_JOBS`
-//! at once per connection (streams past that wait, in order, in `deferred`); while jobs run, the
-//! loop goes on reading this connection and answering its other streams, and each job's answer is
-//! framed on its stream within that stream's window. A stream the client resets (or a connection
+//! at once per connection (streams past that wait their turn, in order: turns.rs); while jobs
+//! run, the loop goes on reading this connection and answering its other streams, and each
+//! job's answer is framed on its stream within that stream's window. A stream the client resets (or a connection
 //! that closes) ends its job (`Service::cancel`). A request body is collected within
 //! `--max-body`: past it (or declared past it) the stream is answered 413 at once and then reset
 //! with NO_ERROR (RFC 9113 §8.1), so the client stops sending while the connection goes on. A body
@@ -29,26 +29,19 @@ use crate::output::Out;
 use crate::protocol::Protocol;
 use crate::response::{self, Sink};
 use crate::service::{Asked, Moment, Served, Service};
+use crate::staged::Writer;
 use defence::MAX_JOBS;
-use send::Writer;
 use state::Stream;
 use std::time::Instant;
 use webstand_h2::ErrorCode;
 
-/// Request text buffers kept for reuse: a batch of streams answered in one round.
-const SPARE_TEXTS: usize = 32;
-
 impl State {
     /// Answers the ready streams in order; those that need a CGI/FastCGI job while the
-    /// connection runs `MAX_JOBS` wait in `deferred`, and go first once one ends. The answers are
+    /// connection runs `MAX_JOBS` wait among the deferred, and go first once one ends. The answers are
     /// staged in `out`; `frame_output` frames them (send.rs).
     fn answer_ready(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) {
-        if svc.jobs() < MAX_JOBS && !self.deferred.is_empty() {
-            let mut queue = std::mem::take(&mut self.deferred);
-            queue.append(&mut self.ready);
-            self.ready = queue;
-        }
-        while let Some(id) = self.ready.pop_front() {
+        self.turns.begin(svc.jobs() < MAX_JOBS);
+        while let Some(id) = self.turns.ready.pop_front() {
             let Some(s) = self.streams.get_mut(&id) else {
                 continue;
             };
@@ -57,7 +50,7 @@ impl State {
                 s.streaming = false;
                 self.grant(id);
                 if self.streams.get(&id).is_some_and(|s| s.received) {
-                    self.ready.push_front(id);
+                    self.turns.ready.push_front(id);
                 }
                 continue;
             }
@@ -70,7 +63,7 @@ impl State {
             // A streamed body reaches its job through `feed_bodies` alone, from its first byte.
             let body: &[u8] = if s.streaming { b"" } else { &s.body };
             let mut sink = Writer {
-                stream: id,
+                stream: u64::from(id),
                 date_line: at.date_line,
                 bytes: out.bytes,
                 staged: &mut self.staged,
@@ -94,26 +87,15 @@ impl State {
                     svc.serve(&asked, &mut sink)
                 }
             };
-            match served {
-                Served::Answered { throttle, .. } => {
-                    s.throttle = throttle;
-                    self.paced |= throttle.is_some();
-                }
-                Served::Started => self.with_jobs.push(id),
-                Served::Busy => {
-                    self.deferred.push_back(id);
-                    continue;
-                }
-            }
+            let Some(throttle) = self.turns.served(id, served) else {
+                continue;
+            };
+            s.throttle = throttle;
             // Answered or handed to a job (which copied what it needs): the request's text
             // buffer goes back to the pool for the next stream's.
-            let mut text = std::mem::take(&mut s.text);
+            self.turns.keep_text_buffer(std::mem::take(&mut s.text));
             if !s.streaming {
                 s.body = Vec::new();
-            }
-            if self.spare_texts.len() < SPARE_TEXTS {
-                text.clear();
-                self.spare_texts.push(text);
             }
         }
     }
@@ -122,13 +104,8 @@ impl State {
     /// them after a connection error.
     fn end_jobs_of_closed_streams(&mut self, svc: &mut dyn Service) {
         let streams = &self.streams;
-        self.with_jobs.retain(|&id| {
-            let open = streams.contains_key(&id);
-            if !open {
-                svc.cancel(id);
-            }
-            open
-        });
+        self.turns
+            .end_jobs_of_closed(|id| streams.contains_key(&id), |id| svc.cancel(id));
     }
 
     /// Hands streamed request bodies to the jobs that have written all they were given, and
@@ -138,8 +115,8 @@ impl State {
     /// backend reads. True when a job took some.
     fn feed_bodies(&mut self, svc: &mut dyn Service) -> bool {
         let mut fed = false;
-        for i in 0..self.with_jobs.len() {
-            let id = self.with_jobs[i];
+        for i in 0..self.turns.with_jobs().len() {
+            let id = self.turns.with_jobs()[i];
             let Some(s) = self.streams.get_mut(&id).filter(|s| s.streaming) else {
                 continue;
             };
@@ -171,7 +148,7 @@ impl Protocol for State {
         }
         self.answer_ready(at, out, svc);
         self.feed_bodies(svc);
-        if out.outbox.throttle.is_none() && self.paced {
+        if out.outbox.throttle.is_none() && self.turns.paced {
             // The connection writes paced while a paced answer is under way: its body goes out
             // over many flushes, and each flush's drain ends the pacing (conn.rs).
             out.outbox.throttle = self.streams.values().find_map(|s| s.throttle);
@@ -185,7 +162,7 @@ impl Protocol for State {
     /// waited for a job slot go once one is free.
     fn resume(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) -> bool {
         let slot_free = svc.jobs() < MAX_JOBS;
-        let held = self.stalled() || self.has_output() || (self.waits_for_job() && slot_free);
+        let held = self.stalled() || self.has_output() || (self.turns.waits_for_job() && slot_free);
         if held {
             self.receive(&[], at, out, svc);
         }
@@ -206,7 +183,7 @@ impl Protocol for State {
         f: &mut dyn FnMut(&mut dyn Sink),
     ) {
         f(&mut Writer {
-            stream,
+            stream: u64::from(stream),
             date_line: at.date_line,
             bytes: out.bytes,
             staged: &mut self.staged,
@@ -215,7 +192,7 @@ impl Protocol for State {
 
     /// A stream's job ended (its answer's end is framed with the stream's other output).
     fn answered(&mut self, stream: u32, _: u16, _: bool, _: &Moment, _: &mut Out) {
-        self.with_jobs.retain(|&id| id != stream);
+        self.turns.job_ended(stream);
     }
 
     fn pass_bodies(&mut self, svc: &mut dyn Service) -> bool {
@@ -229,7 +206,7 @@ impl Protocol for State {
 
     /// Requests complete but not answered yet.
     fn stalled(&self) -> bool {
-        !self.ready.is_empty()
+        !self.turns.ready.is_empty()
     }
 
     /// Frames to write, or body that the windows let out (the next flush pumps it).

@@ -6,6 +6,8 @@
 
 use super::defence;
 use crate::field_list::Collect;
+use crate::staged::FileRange;
+use crate::turns::Turns;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::sync::Arc;
@@ -14,9 +16,6 @@ use webstand_h2::frame::write;
 use webstand_h2::hpack::{Decoder, Encoder};
 use webstand_h2::settings::{SettingId, DEFAULT_WINDOW};
 use webstand_h2::{block, ErrorCode, Settings, Window};
-
-/// A file range [start, end) staged for a stream.
-pub type FileRange = (Arc<File>, u64, u64);
 
 /// A piece of a stream's body waiting for its window.
 pub enum Piece {
@@ -62,10 +61,8 @@ pub struct State {
     pub(super) send_window: Window,
     pub(super) recv_window: Window,
     pub(super) streams: HashMap<u32, Stream>,
-    /// Streams whose requests are complete (or refused with 413), to answer in order.
-    pub(super) ready: VecDeque<u32>,
-    /// Streams that wait for a CGI/FastCGI job (the connection runs `MAX_JOBS`), in order.
-    pub(super) deferred: VecDeque<u32>,
+    /// Streams to answer, in order; those waiting for a job slot; those a job answers.
+    pub(super) turns: Turns<u32>,
     /// Streams we reset lately: frames the peer had already sent on them are ignored (§5.4.2).
     pub(super) reset_lately: VecDeque<u32>,
     pub(super) last_stream: u32,
@@ -76,18 +73,13 @@ pub struct State {
     pub(super) lower: Vec<u8>,
     /// The streams `pump` goes through, kept between rounds (no allocation per pump).
     pub(super) answering: Vec<u32>,
-    /// A header block's fields as they are decoded, and answered requests' text buffers for
-    /// the next ones: kept so that a request allocates nothing (tests/serve_h2_alloc.rs).
+    /// A header block's fields as they are decoded, kept so that a request allocates nothing
+    /// (tests/serve_h2_alloc.rs).
     pub(super) collect: Collect,
-    pub(super) spare_texts: Vec<Vec<u8>>,
     /// The memory of the header block being gathered, handed from block to block.
     pub(super) block_in: Vec<u8>,
-    /// Streams a job answers (their jobs end when they close first).
-    pub(super) with_jobs: Vec<u32>,
     /// File ranges the answers staged this round (send.rs).
     pub(super) staged: Vec<FileRange>,
-    /// A stream's answer was paced by a throttle rule.
-    pub(super) paced: bool,
     /// GOAWAY was sent: no new streams; close once the open ones are answered.
     pub(super) goaway: bool,
     pub(super) answered: u64,
@@ -117,8 +109,7 @@ impl State {
             send_window: Window::new(DEFAULT_WINDOW),
             recv_window: Window::new(DEFAULT_WINDOW),
             streams: HashMap::new(),
-            ready: VecDeque::new(),
-            deferred: VecDeque::new(),
+            turns: Turns::new(),
             reset_lately: VecDeque::new(),
             last_stream: 0,
             pending: None,
@@ -127,22 +118,14 @@ impl State {
             lower: Vec::new(),
             answering: Vec::new(),
             collect: Collect::default(),
-            spare_texts: Vec::new(),
             block_in: Vec::new(),
             goaway: false,
             answered: 0,
             counters: defence::Counters::default(),
             progress: now,
             max_body,
-            with_jobs: Vec::new(),
             staged: Vec::new(),
-            paced: false,
         }
-    }
-
-    /// Streams wait for a CGI/FastCGI job (routed again once one of the running ones ends).
-    pub(super) fn waits_for_job(&self) -> bool {
-        !self.deferred.is_empty()
     }
 
     /// Queues a graceful GOAWAY (NO_ERROR, the last stream taken) unless one side already said
@@ -157,8 +140,7 @@ impl State {
     /// A connection error: GOAWAY with `code`; nothing more is read.
     pub(super) fn fail(&mut self, code: ErrorCode, why: &str) {
         self.inbuf.clear();
-        self.ready.clear();
-        self.deferred.clear();
+        self.turns.clear();
         self.streams.clear();
         self.goaway = true;
         write::goaway(&mut self.wire, self.last_stream, code, why.as_bytes());

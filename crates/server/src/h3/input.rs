@@ -77,10 +77,10 @@ impl State {
                 return Err(Error::stream(ErrorCode::RequestRejected, "after GOAWAY"));
             }
             self.next_request = sid + 4;
-            let mut s = Stream::default();
-            if let Some(text) = self.spare_texts.pop() {
-                s.text = text;
-            }
+            let s = Stream {
+                text: self.turns.text_buffer(),
+                ..Stream::default()
+            };
             self.streams.insert(sid, s);
         }
         self.request_frames(sid, bytes)
@@ -94,10 +94,11 @@ impl State {
             decoder,
             collect,
             max_body,
-            ready,
+            turns,
             wire,
             ..
         } = self;
+        let ready = &mut turns.ready;
         let Some(s) = streams.get_mut(&sid) else {
             return Ok(());
         };
@@ -136,7 +137,7 @@ impl State {
         s.received = true;
         if !s.dispatched && !refused {
             s.dispatched = true;
-            self.ready.push_back(sid);
+            self.turns.ready.push_back(sid);
         }
         Ok(())
     }

@@ -5,8 +5,8 @@
 //! see the same neutral request and write the same neutral answer. Requests are answered after
 //! the whole read is taken (a stream the client reset in the same read is never worked on), in
 //! stream order. A stream that needs a job (a CGI program, a FastCGI request) gets its own, up to
-//! `MAX_JOBS` at once per connection (later ones wait, in order, in `deferred`); a stream the
-//! client resets ends its job. A request body is collected whole within `--max-body` (past it, or
+//! `MAX_JOBS` at once per connection (later ones wait their turn, in order: turns.rs); a stream
+//! the client resets ends its job. A request body is collected whole within `--max-body` (past it, or
 //! declared past it, the stream is answered 413 at once and the client asked to stop sending),
 //! QUIC's stream and connection windows bounding what a client sends ahead of our reading.
 //! GOAWAY names the first stream not taken; streams opened after it are refused with
@@ -23,12 +23,9 @@ use crate::output::Out;
 use crate::protocol::Protocol;
 use crate::response::{self, Sink};
 use crate::service::{Asked, Moment, Served, Service};
-use send::Writer;
+use crate::staged::Writer;
 use state::MAX_JOBS;
 use std::time::Instant;
-
-/// Request text buffers kept for reuse: a batch of streams answered in one round.
-const SPARE_TEXTS: usize = 32;
 
 /// The `Asked::stream` of a QUIC request stream (client bidirectional IDs are 0, 4, 8, …), and
 /// back: jobs name a request by a u32.
@@ -42,14 +39,10 @@ fn id_of(index: u32) -> u64 {
 
 impl State {
     /// Answers the ready streams in order; those that need a job while the connection runs
-    /// `MAX_JOBS` wait in `deferred`, and go first once one ends.
+    /// `MAX_JOBS` wait among the deferred, and go first once one ends.
     fn answer_ready(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) {
-        if svc.jobs() < MAX_JOBS && !self.deferred.is_empty() {
-            let mut queue = std::mem::take(&mut self.deferred);
-            queue.append(&mut self.ready);
-            self.ready = queue;
-        }
-        while let Some(id) = self.ready.pop_front() {
+        self.turns.begin(svc.jobs() < MAX_JOBS);
+        while let Some(id) = self.turns.ready.pop_front() {
             let Some(s) = self.streams.get_mut(&id) else {
                 continue;
             };
@@ -90,37 +83,23 @@ impl State {
                     svc.serve(&asked, &mut sink)
                 }
             };
-            match served {
-                Served::Answered { throttle, .. } => {
-                    s.throttle = throttle;
-                    self.paced |= throttle.is_some();
-                }
-                Served::Started => self.with_jobs.push(id),
-                Served::Busy => {
-                    self.deferred.push_back(id);
-                    continue;
-                }
-            }
+            let Some(throttle) = self.turns.served(id, served) else {
+                continue;
+            };
+            s.throttle = throttle;
             // Answered or handed to a job (which copied what it needs): the buffers go back.
-            let mut text = std::mem::take(&mut s.text);
+            self.turns.keep_text_buffer(std::mem::take(&mut s.text));
             s.body = Vec::new();
-            if self.spare_texts.len() < SPARE_TEXTS {
-                text.clear();
-                self.spare_texts.push(text);
-            }
         }
     }
 
     /// Ends the jobs of streams that closed before their answer.
     fn end_jobs_of_closed_streams(&mut self, svc: &mut dyn Service) {
         let streams = &self.streams;
-        self.with_jobs.retain(|&id| {
-            let open = streams.contains_key(&id);
-            if !open {
-                svc.cancel(index_of(id));
-            }
-            open
-        });
+        self.turns.end_jobs_of_closed(
+            |id| streams.contains_key(&id),
+            |id| svc.cancel(index_of(id)),
+        );
     }
 }
 
@@ -140,13 +119,13 @@ impl Protocol for State {
         if !out.backed_up() {
             self.pump();
         }
-        if out.outbox.throttle.is_none() && self.paced {
+        if out.outbox.throttle.is_none() && self.turns.paced {
             out.outbox.throttle = self.streams.values().find_map(|s| s.throttle);
         }
         // Either side's GOAWAY ends the connection once its requests are answered (RFC 9114
         // §5.2; a client that is done says so, and oha waits for the close).
         let done = self.goaway || self.peer_goaway;
-        if self.failed || (done && self.streams.is_empty() && self.ready.is_empty()) {
+        if self.failed || (done && self.streams.is_empty() && self.turns.ready.is_empty()) {
             out.outbox.closing = true;
         }
     }
@@ -157,7 +136,7 @@ impl Protocol for State {
         let slot_free = svc.jobs() < MAX_JOBS;
         let held = self.stalled()
             || self.has_pieces()
-            || (self.waits_for_job() && slot_free)
+            || (self.turns.waits_for_job() && slot_free)
             || (at.draining && !self.goaway);
         if held {
             self.receive(&[], at, out, svc);
@@ -187,8 +166,7 @@ impl Protocol for State {
     }
 
     fn answered(&mut self, stream: u32, _: u16, _: bool, _: &Moment, _: &mut Out) {
-        let id = id_of(stream);
-        self.with_jobs.retain(|&s| s != id);
+        self.turns.job_ended(id_of(stream));
     }
 
     /// Bodies are collected whole before their request is served: nothing to pass on.
@@ -201,7 +179,7 @@ impl Protocol for State {
     }
 
     fn stalled(&self) -> bool {
-        !self.ready.is_empty()
+        !self.turns.ready.is_empty()
     }
 
     fn has_output(&self) -> bool {

@@ -7,6 +7,8 @@
 
 use crate::field_list::Collect;
 use crate::quic::records::{self, Kind};
+use crate::staged::FileRange;
+use crate::turns::Turns;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
 use std::sync::Arc;
@@ -84,22 +86,16 @@ pub struct State {
     pub(super) decoder: qpack::Decoder,
     pub(super) collect: Collect,
     pub(super) streams: BTreeMap<u64, Stream>,
-    /// Streams whose requests are complete (or refused), to answer in order.
-    pub(super) ready: VecDeque<u64>,
-    /// Streams waiting for a CGI/FastCGI job slot, in order.
-    pub(super) deferred: VecDeque<u64>,
-    /// Streams a job answers (their jobs end when they close first).
-    pub(super) with_jobs: Vec<u64>,
+    /// Streams to answer, in order; those waiting for a job slot; those a job answers.
+    pub(super) turns: Turns<u64>,
     /// Records to write before (and with) the answers.
     pub(super) wire: Vec<u8>,
     /// Scratch: a field section, lower-cased field lines, stream IDs.
     pub(super) block: Vec<u8>,
     pub(super) lower: Vec<u8>,
     pub(super) ids: Vec<u64>,
-    pub(super) spare_texts: Vec<Vec<u8>>,
     /// File ranges the answers staged this round (send.rs).
-    pub(super) staged: Vec<(Arc<File>, u64, u64)>,
-    pub(super) paced: bool,
+    pub(super) staged: Vec<FileRange>,
     /// The first request stream not taken: GOAWAY names it.
     pub(super) next_request: u64,
     /// GOAWAY was sent: later request streams are refused; close once the rest are answered.
@@ -134,16 +130,12 @@ impl State {
             decoder: qpack::Decoder::new(MAX_FIELD_SECTION),
             collect: Collect::default(),
             streams: BTreeMap::new(),
-            ready: VecDeque::new(),
-            deferred: VecDeque::new(),
-            with_jobs: Vec::new(),
             wire,
             block: Vec::new(),
             lower: Vec::new(),
             ids: Vec::new(),
-            spare_texts: Vec::new(),
             staged: Vec::new(),
-            paced: false,
+            turns: Turns::new(),
             next_request: 0,
             goaway: false,
             peer_goaway: false,
@@ -172,8 +164,7 @@ impl State {
         self.failed = true;
         self.goaway = true;
         self.inbuf.clear();
-        self.ready.clear();
-        self.deferred.clear();
+        self.turns.clear();
         self.streams.clear();
         records::push_code(&mut self.wire, Kind::Close, 0, code.to_u64());
     }
@@ -183,10 +174,5 @@ impl State {
         self.streams.remove(&id);
         records::push_code(&mut self.wire, Kind::Reset, id, code.to_u64());
         records::push_code(&mut self.wire, Kind::Stop, id, code.to_u64());
-    }
-
-    /// Streams wait for a CGI/FastCGI job slot.
-    pub(super) fn waits_for_job(&self) -> bool {
-        !self.deferred.is_empty()
     }
 }
