@@ -19,7 +19,8 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 
 /// The columns of [`csv`], in order. `round` is the comparison's round that measured the level (1
 /// for a bench or a sweep: a compare over 3 rounds has 3 rows per server, workload and clients);
-/// `protocol` what the level spoke. Latencies are in milliseconds. CPU-µs per request: the load
+/// `protocol` what the level spoke. Latencies are in milliseconds, empty for a level without a
+/// response (as its generator CPU per request). CPU-µs per request: the load
 /// generator's, and the server's where the lab measured it (empty otherwise), and on a php or
 /// wordpress level the server's with its PHP backends' (PHP-FPM, MariaDB: compare's srv+php). `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
