@@ -5,25 +5,25 @@
 
 use super::ab_args::AbArgs;
 use super::diagnose::{link_speed, Known, RunEvidence, RunWatch, ServerProcess};
-use super::session::SavedLine;
+use super::session::{SavedLine, Session};
+use super::threshold_args::Judging;
 use super::workload_args::WorkloadArgs;
 use crate::Global;
-use anyhow::{bail, Context};
+use plan::Planned;
 use std::sync::Arc;
-use std::time::Duration;
 use webstand_diagnosis::{render, Diagnosis};
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::sweep::Observer;
 use webstand_report::ab::{self, AbInfo};
 use webstand_results::Level;
-use webstand_results::{Ended, HttpVersion, Judged, Plan, RunResult, Shape, Stop, Verdict};
+use webstand_results::{Ended, Judged, Live, Plan, RunResult, Shape, Verdict};
 use webstand_script::{Output, WrkScript};
+use webstand_watch::Watch;
+
+mod plan;
 
 /// A script's `done()`, run after the report (its output kept for `--json`).
 struct Done<'a>(&'a Option<Arc<WrkScript>>, &'a Output);
-
-/// ab's request count when only a time limit is given (`-t`).
-const AB_TIMELIMIT_REQUESTS: u64 = 50_000;
 
 #[derive(clap::Args)]
 #[command(after_help = after_help())]
@@ -170,28 +170,6 @@ pub struct Args {
     script_args: Vec<String>,
 }
 
-/// ab's default per-request timeout, in seconds.
-const DEFAULT_TIMEOUT: f64 = 30.0;
-
-/// `-s` as ab's timeout: a number of seconds.
-fn timeout_secs(a: &Args) -> Option<f64> {
-    a.timeout_or_script.as_deref()?.parse().ok()
-}
-
-/// The wrk script to run: `--script FILE`, or `-s` with something other than a number.
-fn script_file(a: &Args) -> anyhow::Result<Option<std::path::PathBuf>> {
-    let by_s = a
-        .timeout_or_script
-        .as_deref()
-        .filter(|_| timeout_secs(a).is_none())
-        .map(std::path::PathBuf::from);
-    match (by_s, &a.script) {
-        (Some(_), Some(_)) => bail!("-s FILE and --script FILE each name the script: give one"),
-        (s, None) => Ok(s),
-        (None, Some(s)) => Ok(Some(s.clone())),
-    }
-}
-
 /// What `bench --help` ends with: examples, the guide, the exit statuses.
 fn after_help() -> String {
     format!(
@@ -208,193 +186,6 @@ fn after_help() -> String {
     )
 }
 
-/// `-d`, parsed here rather than by clap so that a bad value gets one line (`webstand: error: …`).
-/// `-d` alone is ab's (no percentiles table), not a duration.
-fn duration_flag(a: &Args) -> anyhow::Result<Option<Duration>> {
-    let parse = |d: &str| webstand_duration::positive(d).map_err(|e| anyhow::anyhow!("-d: {e}"));
-    a.duration
-        .as_deref()
-        .filter(|d| !d.is_empty())
-        .map(parse)
-        .transpose()
-}
-
-/// ab's `-d URL` reaches clap as wrk's `-d` with the URL for its value: given back to the URL.
-fn ab_d_before_url(a: &mut Args) {
-    if a.url.is_none() && a.duration.as_deref().is_some_and(|d| d.contains("://")) {
-        a.url = a.duration.replace(String::new());
-    }
-}
-
-/// Seconds given on the command line as a Duration, with a clear error for nonsense.
-fn seconds(v: f64, what: &str) -> anyhow::Result<Duration> {
-    if v.is_nan() || v <= 0.0 {
-        bail!("{what} must be a positive number of seconds");
-    }
-    Duration::try_from_secs_f64(v).map_err(|_| anyhow::anyhow!("{what} is too long"))
-}
-
-fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
-    let Some((name, value)) = h.split_once(':') else {
-        bail!("malformed header '{h}': expected 'Name: value'");
-    };
-    let name = name.trim();
-    let valid_name = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_graphic() && !b"()<>@,;:\\\"/[]?={}".contains(&b));
-    if !valid_name || value.contains(['\r', '\n']) {
-        bail!("malformed header '{h}': expected 'Name: value'");
-    }
-    Ok((name.to_string(), value.trim().to_string()))
-}
-
-/// The URL given, else the origin of the URL file's full URLs.
-fn target_url(a: &Args) -> anyhow::Result<String> {
-    match (&a.url, &a.workload.url_file) {
-        (Some(u), _) => Ok(u.clone()),
-        (None, Some(f)) => match webstand_workload::urlfile::load(f)?.origin {
-            Some(origin) => Ok(format!("{origin}/")),
-            None => bail!(
-                "no target: {} lists only paths; give the server's URL too (webstand bench [OPTIONS] URL)",
-                f.display()
-            ),
-        },
-        (None, None) => bail!("no target: give a URL (http://host[:port]/path) or a --url-file of full URLs"),
-    }
-}
-
-/// The request's headers, body (with its type) and method, from -H, -A, -P, -C, -p/-u/-T, -i
-/// and -m.
-#[allow(clippy::type_complexity)]
-fn request_parts(
-    a: &Args,
-) -> anyhow::Result<(Vec<(String, String)>, Option<(Vec<u8>, String)>, String)> {
-    let (_, method) = a.h2.plan(a.method.as_deref())?;
-    let mut headers = a.ab.headers();
-    for h in &a.headers {
-        headers.push(parse_header(h)?);
-    }
-    let choosers = [a.post_file.is_some(), a.ab.put_file.is_some(), a.ab.head];
-    if choosers.iter().filter(|&&c| c).count() > 1 {
-        bail!("-p (POST), -u (PUT) and -i (HEAD) each choose the method: give one of them");
-    }
-    let body = match (&a.post_file, &a.ab.put_file) {
-        (Some(p), _) | (None, Some(p)) => Some((
-            std::fs::read(p).with_context(|| format!("cannot read {}", p.display()))?,
-            a.content_type.clone(),
-        )),
-        (None, None) => None,
-    };
-    let method = match (method, &body) {
-        (Some(m), _) => {
-            if m.is_empty()
-                || !m
-                    .bytes()
-                    .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
-            {
-                bail!("bad method '{m}'");
-            }
-            m.to_ascii_uppercase()
-        }
-        (None, _) if a.ab.method().is_some() => a.ab.method().unwrap_or_default().to_string(),
-        (None, Some(_)) => "POST".to_string(),
-        (None, None) => "GET".to_string(),
-    };
-    Ok((headers, body, method))
-}
-
-/// The load's shape: a closed loop of -c clients, or with --rate an open loop over them.
-fn shape(a: &Args) -> anyhow::Result<Shape> {
-    Ok(match a.rate {
-        Some(rate) if !(rate >= 0.001 && rate.is_finite()) => {
-            bail!("--rate must be a number of requests per second of at least 0.001")
-        }
-        Some(rate) => Shape::Open {
-            clients: a.concurrency,
-            rate,
-            jitter: a.jitter,
-        },
-        None => Shape::Closed {
-            clients: a.concurrency,
-        },
-    })
-}
-
-/// Builds the plan from the options, rejecting bad input with one clear message. Returns it with
-/// the document path for ab's report and the target URL for the history.
-fn plan(a: &Args) -> anyhow::Result<(Plan, String, String)> {
-    if a.concurrency == 0 {
-        bail!("concurrency (-c) must be at least 1");
-    }
-    if a.pipeline == 0 {
-        bail!("--pipeline must be at least 1");
-    }
-    let timeout = seconds(timeout_secs(a).unwrap_or(DEFAULT_TIMEOUT), "timeout (-s)")?;
-    super::session::check_max_error_pct(a.max_error_pct)?;
-    let duration = duration_flag(a)?;
-    let limit = match (a.timelimit, duration) {
-        (Some(t), Some(_)) => bail!(
-            "-t is ab's time limit in seconds, not wrk's thread count: for {t} threads use --threads {t} (and -d for the duration)"
-        ),
-        (Some(t), None) => Some(seconds(t, "time limit (-t)")?),
-        (None, d) => d,
-    };
-    let requests = match (a.requests, a.timelimit, duration) {
-        (Some(0), ..) => bail!("number of requests (-n) must be at least 1"),
-        (Some(n), ..) => Some(n),
-        (None, Some(_), _) => Some(AB_TIMELIMIT_REQUESTS),
-        (None, None, Some(_)) => None,
-        (None, None, None) => Some(1),
-    };
-    if let Some(n) = requests {
-        if a.concurrency as u64 > n {
-            bail!(
-                "concurrency (-c {}) cannot be greater than the number of requests (-n {n})",
-                a.concurrency
-            );
-        }
-    }
-    let (shape, spin) = (shape(a)?, a.spin.rule(a.rate.is_some())?);
-    let (headers, body, method) = request_parts(a)?;
-    let url = target_url(a)?;
-    let (target, mut path, scheme) = a.ab.target(&url)?;
-    let mut plan = Plan::new(target, &path);
-    plan.tls = a.tls.plan(scheme)?;
-    plan.shape = shape;
-    plan.stop = Stop {
-        requests,
-        duration: limit,
-    };
-    plan.threads = a.threads;
-    plan.spin = spin;
-    plan.keep_alive = a.keep_alive || a.pipeline > 1;
-    plan.pipeline = a.pipeline;
-    plan.timeout = timeout;
-    plan.http_version = if a.http10 {
-        HttpVersion::Http10
-    } else {
-        HttpVersion::Http11
-    };
-    plan.method = method;
-    plan.headers = headers;
-    plan.body = body;
-    plan.variable_length = a.variable_length;
-    if a.workload.chooses_requests() || a.workload.checksum {
-        let name = a.workload.apply(&mut plan)?;
-        if a.workload.chooses_requests() {
-            path = name;
-        }
-    }
-    a.ab.apply(&mut plan)?;
-    a.h2.apply(&mut plan, a.method.as_deref(), a.ab.proxy().is_some())?;
-    super::diagnose::check_connections(a.concurrency, &plan)?;
-    if !a.script_args.is_empty() && script_file(a)?.is_none() {
-        bail!("arguments after -- are a script's: give the script with -s FILE");
-    }
-    Ok((plan, path, url))
-}
-
 pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     if args.ab.version {
         println!(concat!(
@@ -404,19 +195,21 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         ));
         return Ok(0);
     }
-    ab_d_before_url(&mut args);
-    if args.json && args.ab.html {
-        bail!("-w (ab's HTML table) and --json each choose the output: give one");
-    }
-    let (mut plan, path, url) = plan(&args)?;
+    plan::ab_d_before_url(&mut args);
+    let Planned {
+        mut plan,
+        path,
+        url,
+        script: script_file,
+    } = plan::plan(&args)?;
     let thresholds = args.thresholds.parse()?;
     let output = match args.json {
         true => Output::kept(),
         false => Output::stdout(),
     };
-    let script = match script_file(&args)? {
+    let script = match &script_file {
         Some(file) => {
-            let s = WrkScript::load(&file, args.script_args.clone(), &plan, output.clone())?;
+            let s = WrkScript::load(file, args.script_args.clone(), &plan, output.clone())?;
             plan.script = Some(s.plan_ref());
             Some(s)
         }
@@ -428,42 +221,16 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         link_mbit: link_speed(args.link_speed.as_deref())?,
     };
     let live = webstand_lab::interrupt::live();
-    if !args.json && !args.ab.html {
-        match args.ab.proxy() {
-            Some(p) => println!(
-                "Benchmarking {} [through {p}] (be patient)",
-                plan.target.host
-            ),
-            None => println!("Benchmarking {} (be patient)", plan.target.host),
-        }
-    }
-    if plan.verbosity >= 2 {
-        print_request(&plan);
-    }
+    announce(&args, &plan);
     // After the header, which stays on the main screen when --live takes the alternate one.
     let watch = args.watch.start("bench")?;
     // Quiet: bench keeps ab's output; the progress display below is its own.
     let mut session = super::session::open(global, "bench", &url, true)?;
     session.save_protocol(&plan);
-    if let Some(file) = script_file(&args)? {
-        super::script_runs::save_identity(&mut session, &file);
+    if let Some(file) = &script_file {
+        super::script_runs::save_identity(&mut session, file);
     }
-    let result = {
-        let _progress = webstand_lab::progress::start(
-            "bench",
-            live.clone(),
-            plan.stop.requests,
-            plan.stop.duration,
-            args.quiet || args.watch.live,
-        );
-        if let Some(w) = &watch {
-            w.run_starting(&live, webstand_watch::Stage::of("", &plan, None));
-        }
-        let watch = RunWatch::start(known, &plan, &live);
-        let result = session.failed_on_error(crate::ranks::run(&plan, live))?;
-        (result, watch.finish())
-    };
-    let (result, evidence) = result;
+    let (result, evidence) = measure(&args, &plan, known, &mut session, &live, watch.as_ref())?;
     drop(watch); // the view closes before the report prints
     let level = Level {
         clients: args.concurrency,
@@ -471,24 +238,8 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
     };
     session.level_done(&level)?;
     let result = &level.result;
-    let judged = Judged {
-        label: String::new(),
-        result,
-        counts_errors: true,
-    };
-    let verdict = webstand_results::judge(
-        &[judged],
-        args.max_error_pct,
-        result.interrupted.then(stop_signal),
-    );
-    let mut judging = super::threshold_args::Judging::new(&thresholds);
-    let group = session.group.clone();
-    judging.judge(
-        &mut session,
-        (&group, args.concurrency, String::new()),
-        result,
-    );
-    let verdict = judging.conclude(&args.thresholds, "bench", verdict)?;
+    let mut judging = Judging::new(&thresholds);
+    let verdict = judge(&args, result, &mut session, &mut judging)?;
     // A target never reached has no figures to report: the last line says why.
     if !matches!(
         result.ended,
@@ -524,6 +275,71 @@ pub fn run(mut args: Args, global: &Global) -> anyhow::Result<i32> {
         SavedLine::Stdout
     };
     Ok(session.conclude(&verdict, saved))
+}
+
+/// ab's header before the run (and with `-v 2` the request head), unless the output is JSON or
+/// ab's HTML table.
+fn announce(args: &Args, plan: &Plan) {
+    if !args.json && !args.ab.html {
+        match args.ab.proxy() {
+            Some(p) => println!(
+                "Benchmarking {} [through {p}] (be patient)",
+                plan.target.host
+            ),
+            None => println!("Benchmarking {} (be patient)", plan.target.host),
+        }
+    }
+    if plan.verbosity >= 2 {
+        print_request(plan);
+    }
+}
+
+/// The run itself, with its progress line, the live view when asked and the evidence the
+/// Diagnosis reads.
+fn measure(
+    args: &Args,
+    plan: &Plan,
+    known: Known,
+    session: &mut Session,
+    live: &Arc<Live>,
+    watch: Option<&Watch>,
+) -> anyhow::Result<(RunResult, RunEvidence)> {
+    let _progress = webstand_lab::progress::start(
+        "bench",
+        live.clone(),
+        plan.stop.requests,
+        plan.stop.duration,
+        args.quiet || args.watch.live,
+    );
+    if let Some(w) = watch {
+        w.run_starting(live, webstand_watch::Stage::of("", plan, None));
+    }
+    let watch = RunWatch::start(known, plan, live);
+    let result = session.failed_on_error(crate::ranks::run(plan, live.clone()))?;
+    Ok((result, watch.finish()))
+}
+
+/// The run's outcome: its verdict by the error threshold, then by its `--threshold`s (judged
+/// and saved with the level).
+fn judge<'a>(
+    args: &Args,
+    result: &'a RunResult,
+    session: &mut Session,
+    judging: &mut Judging<'a>,
+) -> anyhow::Result<Verdict> {
+    let judged = Judged {
+        label: String::new(),
+        result,
+        counts_errors: true,
+    };
+    let verdict = webstand_results::judge(
+        &[judged],
+        args.max_error_pct,
+        result.interrupted.then(stop_signal),
+    );
+    let group = session.group.clone();
+    judging.judge(session, (&group, args.concurrency, String::new()), result);
+    judging.conclude(&args.thresholds, "bench", verdict)
 }
 
 /// ab's `-v 2`: the request head, once, before the run.

@@ -1,22 +1,21 @@
 //! `webstand history|show|diff|export|report`: reading saved runs back from the history database
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
-use super::run_settings;
-use super::session::EMBEDDED_TARGET;
 use super::stored::{
-    backends_cpu_us, compare_rows, describe, details, diagnosis, level_protocols, levels,
-    max_error_pct, measured_tables, server_cpu_us, shown_status, tables, when,
+    backends_cpu_us, compare_rows, describe, details, diagnosis, levels, measured_tables,
+    server_cpu_us, tables, when,
 };
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use webstand_diagnosis::render;
-use webstand_report::diff::Side;
+use webstand_report::diff::{side_name, side_settings, Side};
 use webstand_report::export;
+use webstand_report::history::{self as listing, Facts, HistoryLine};
 use webstand_report::html;
 use webstand_report::levels::{self, ReportRun};
 use webstand_report::tables::Layout;
-use webstand_store::{RunId, RunSummary, Store, StoredRun};
+use webstand_store::{RunSummary, Store, StoredRun};
 
 #[derive(clap::Args)]
 #[command(after_help = super::help::READING)]
@@ -113,37 +112,6 @@ pub struct ReportArgs {
     title: Option<String>,
 }
 
-/// Resolves one run reference: an id or `last`.
-fn run_id(store: &Store, spec: &str) -> anyhow::Result<RunId> {
-    let spec = spec.trim();
-    if spec == "last" {
-        return store
-            .last_run()?
-            .with_context(|| format!("no runs saved yet in {}", store.path().display()));
-    }
-    spec.parse::<RunId>().map_err(|_| {
-        anyhow::anyhow!("bad run id {spec:?}: expected a number from `webstand history`, or `last`")
-    })
-}
-
-/// Resolves `3`, `last`, `3,4,5` or `3-5` to run ids.
-fn run_ids(store: &Store, spec: &str) -> anyhow::Result<Vec<RunId>> {
-    let mut out = Vec::new();
-    for part in spec.split(',') {
-        match part.split_once('-') {
-            Some((a, b)) if !a.trim().is_empty() => {
-                let (a, b) = (run_id(store, a)?, run_id(store, b)?);
-                if b < a || b - a > 1000 {
-                    bail!("bad run range {part:?}");
-                }
-                out.extend(a..=b);
-            }
-            _ => out.push(run_id(store, part)?),
-        }
-    }
-    Ok(out)
-}
-
 pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
     let path = match &g.db {
         Some(p) => p.clone(),
@@ -164,124 +132,54 @@ pub fn history(a: HistoryArgs, g: &Global) -> anyhow::Result<i32> {
         0
     };
     runs.drain(..hidden);
-    let rows: Vec<Vec<String>> = runs.iter().map(|r| history_row(&store, r)).collect();
-    let mut text = columns(HISTORY_COLUMNS, &rows);
-    if runs.is_empty() {
-        text += "(no runs)\n";
-    }
-    if hidden > 0 {
-        text += &format!(
-            "({hidden} older run{} not shown: `webstand history -n 0` lists every run)\n",
-            if hidden == 1 { "" } else { "s" }
-        );
-    }
-    write_out(None, text.as_bytes())?;
+    let lines: Vec<HistoryLine> = runs.iter().map(|r| history_line(&store, r)).collect();
+    write_out(None, listing::listing(&lines, hidden).as_bytes())?;
     Ok(0)
 }
 
-/// `history`'s columns: what tells runs apart at a glance (`run_settings`).
-const HISTORY_COLUMNS: &[&str] = &[
-    "Id",
-    "When (UTC)",
-    "Kind",
-    "Levels",
-    "Status",
-    "Clients",
-    "KA",
-    "Protocol",
-    "Result",
-    "Target",
-];
-
 /// A run's line in `history`. A run that cannot be read back whole (a file damaged under it) keeps
-/// what its summary says, with "?" for the rest.
-fn history_row(store: &Store, r: &RunSummary) -> Vec<String> {
-    let status = if r.status == "running" {
-        "unfinished"
-    } else {
-        &r.status
-    };
-    let when = jiff::Timestamp::from_second(r.started_unix as i64)
-        .map_or_else(|_| "?".into(), |t| t.strftime("%Y-%m-%d %H:%M").to_string());
-    let mut row = vec![r.id.to_string(), when, r.kind.clone(), r.levels.to_string()];
-    row.push(status.to_string());
+/// what its summary says.
+fn history_line(store: &Store, r: &RunSummary) -> HistoryLine {
     let run = store.load_run(r.id).ok();
-    match (&run, r.kind.as_str()) {
-        (Some(_), "probe") => {
-            let cases = store.probe_cases(r.id).unwrap_or_default();
-            let count = |v: &str| cases.iter().filter(|c| c.verdict == v).count();
-            row[3] = cases.len().to_string();
-            row.extend(["-".into(), "-".into(), "-".into()]);
-            row.push(format!(
-                "{} unsafe, {} lenient",
-                count("unsafe"),
-                count("lenient")
-            ));
-        }
-        (Some(run), _) => {
-            row.push(run_settings::clients_span(run));
-            row.push(
-                if run_settings::keep_alive(run) {
-                    "yes"
-                } else {
-                    "no"
-                }
-                .into(),
-            );
-            row.push(run_settings::protocol(run));
-            row.push(run_settings::headline(run).unwrap_or_else(|| "-".into()));
-        }
-        (None, _) => row.extend(["?".into(), "?".into(), "?".into(), "?".into()]),
+    let facts = match (&run, r.kind.as_str()) {
+        (Some(_), "probe") => Facts::Probe {
+            verdicts: (store.probe_cases(r.id).unwrap_or_default())
+                .into_iter()
+                .map(|c| c.verdict)
+                .collect(),
+        },
+        (Some(run), _) => Facts::Levels {
+            clients: run.clients_span(),
+            keep_alive: run.keep_alive(),
+            protocol: run.protocol_spoken(),
+            headline: headline(run),
+        },
+        (None, _) => Facts::Unreadable,
+    };
+    HistoryLine {
+        id: r.id,
+        started_unix: r.started_unix,
+        kind: r.kind.clone(),
+        levels: r.levels,
+        status: webstand_store::shown_status(&r.status).to_string(),
+        facts,
+        target: match &run {
+            Some(run) if run.meta.kind == "compare" => run.measured(),
+            _ => r.shown_target().to_string(),
+        },
     }
-    row.push(match &run {
-        Some(run) if run.meta.kind == "compare" => run_settings::target(run),
-        _ => shown_target(r).to_string(),
-    });
-    row
 }
 
-/// A table with a header line, each column as wide as its widest cell (numbers right-aligned),
-/// the last one unpadded.
-fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
-    let width = |i: usize| {
-        let cells = rows.iter().map(|r| r[i].chars().count());
-        cells.chain([header[i].chars().count()]).max().unwrap_or(0)
-    };
-    let widths: Vec<usize> = (0..header.len()).map(width).collect();
-    let line = |cells: &[&str]| {
-        let mut out = String::new();
-        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            let numeric = i == 0 || (i == 3 && cells[i] != header[i]);
-            match (i + 1 == cells.len(), numeric) {
-                (true, _) => out += c,
-                (false, true) => out += &format!("{c:>w$}  "),
-                (false, false) => out += &format!("{c:<w$}  "),
-            }
-        }
-        out + "\n"
-    };
-    let mut text = line(header);
-    for r in rows {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        text += &line(&cells);
-    }
-    text
-}
-
-/// The run's target; a sweep run against the embedded server (no URL on its command line), saved by
-/// an older webstand with the server's temporary port, shows as the embedded server.
-fn shown_target(r: &RunSummary) -> &str {
-    let no_url = !r.command_line.contains("http://");
-    if r.kind == "sweep" && no_url && r.target.starts_with("http://127.0.0.1:") {
-        EMBEDDED_TARGET
-    } else {
-        &r.target
-    }
+/// The figure a run is quoted by (`history::headline`): a comparison's from its rows as compare
+/// printed them.
+fn headline(run: &StoredRun) -> Option<String> {
+    let rows = (run.meta.kind == "compare").then(|| compare_rows(run));
+    listing::headline(&levels(run), run.max_error_pct(), rows.as_deref())
 }
 
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
-    let run = store.load_run(run_id(&store, &a.run)?)?;
+    let run = store.load_run(store.run_id(&a.run)?)?;
     let mut text = format!("{}\n", describe(&run));
     let script = store
         .script(run.id)?
@@ -300,61 +198,26 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Every file saved with a run, each under a `== server: name ==` line.
+/// Every file saved with a run, as `history::configs` prints them.
 fn configs(store: &Store, run: &StoredRun) -> anyhow::Result<String> {
     let files = store.configs(run.id)?;
-    if files.is_empty() {
-        return Ok(format!(
-            "(no configs saved with run {}: `webstand compare` saves its servers' since schema 7)\n",
-            run.id
-        ));
-    }
-    let mut text = String::new();
-    for f in files {
-        text += &format!("== {}: {} ==\n{}", f.server, f.name, f.text);
-        if !f.text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push('\n');
-    }
-    Ok(text)
+    let each = files
+        .iter()
+        .map(|f| (f.server.as_str(), f.name.as_str(), f.text.as_str()));
+    Ok(listing::configs(run.id, each))
 }
 
 pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let load = |spec: &str| -> anyhow::Result<Vec<StoredRun>> {
-        run_ids(&store, spec)?
+        store
+            .run_ids(spec)?
             .into_iter()
             .map(|id| store.load_run(id))
             .collect()
     };
     let (runs_a, runs_b) = (load(&a.run_a)?, load(&a.run_b)?);
-    let side = |runs: &[StoredRun]| -> anyhow::Result<String> {
-        let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
-        let first = runs.first().context("no run given")?;
-        Ok(format!(
-            "run{} {} ({} of {}{})",
-            if ids.len() > 1 { "s" } else { "" },
-            ids.join(","),
-            first.meta.kind,
-            first.meta.target,
-            protocols(runs)
-                .map(|p| format!(", {p}"))
-                .unwrap_or_default()
-        ))
-    };
-    let side_a = Side {
-        name: side(&runs_a)?,
-        levels: runs_a.iter().flat_map(levels).collect(),
-        protocol: protocols(&runs_a),
-        settings: side_settings(&store, &runs_a)?,
-    };
-    let side_b = Side {
-        name: side(&runs_b)?,
-        levels: runs_b.iter().flat_map(levels).collect(),
-        protocol: protocols(&runs_b),
-        settings: side_settings(&store, &runs_b)?,
-    };
+    let (side_a, side_b) = (side(&store, &runs_a)?, side(&store, &runs_b)?);
     let (mut text, _) = webstand_report::diff::diff(&side_a, &side_b)?;
     let ids = |runs: &[StoredRun]| runs.iter().map(|r| r.id).collect::<Vec<_>>();
     let (ids_a, ids_b) = (ids(&runs_a), ids(&runs_b));
@@ -367,57 +230,26 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// A diff side's settings (`run_settings::settings`): each setting's values over the side's runs,
-/// each once ("1 | 2" when its runs differ), a setting some runs lack counting as "-".
-fn side_settings(store: &Store, runs: &[StoredRun]) -> anyhow::Result<Vec<(String, String)>> {
-    let mut each: Vec<Vec<(String, String)>> = runs.iter().map(run_settings::settings).collect();
-    // The wrk script a run ran with (its name and the start of its digest), from the history.
-    for (settings, run) in each.iter_mut().zip(runs) {
-        if let Some(s) = store.script(run.id)? {
-            let short = s.sha256.get(..12).unwrap_or(&s.sha256);
-            settings.push(("script".into(), format!("{} {short}", s.name)));
-        }
-    }
-    let mut names: Vec<&str> = Vec::new();
-    for (k, _) in each.iter().flatten() {
-        if !names.contains(&k.as_str()) {
-            names.push(k);
-        }
-    }
-    Ok(names
-        .into_iter()
-        .map(|name| {
-            let mut values: Vec<&str> = Vec::new();
-            for settings in &each {
-                let v = settings
-                    .iter()
-                    .find(|(k, _)| k == name)
-                    .map_or("-", |(_, v)| v);
-                if !values.contains(&v) {
-                    values.push(v);
-                }
-            }
-            (name.to_string(), values.join(" | "))
-        })
-        .collect())
-}
-
-/// What a diff side's runs spoke ("h2c -m 16", "HTTP/1.1"; several joined by " + "), as saved, or
-/// as their levels tell (h2 figures or none) for runs saved before the history kept it.
-fn protocols(runs: &[StoredRun]) -> Option<String> {
-    let mut names: Vec<String> = Vec::new();
-    for r in runs {
-        let name = match (&r.protocol, r.levels.iter().any(|l| l.result.h2.is_some())) {
-            (Some(p), _) => p.to_string(),
-            (None, true) => "HTTP/2".to_string(),
-            (None, false) if r.meta.kind == "compare" => continue,
-            (None, false) => "HTTP/1".to_string(),
-        };
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    (!names.is_empty()).then(|| names.join(" + "))
+/// A diff side: its runs' name, levels, protocol and settings, as `store` reads them back.
+fn side<'a>(store: &Store, runs: &'a [StoredRun]) -> anyhow::Result<Side<'a>> {
+    let first = runs.first().context("no run given")?;
+    let ids: Vec<i64> = runs.iter().map(|r| r.id).collect();
+    let protocol = webstand_store::protocols(runs);
+    let settings: Vec<Vec<(String, String)>> = runs
+        .iter()
+        .map(|r| store.run_settings(r))
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Side {
+        name: side_name(
+            &ids,
+            &first.meta.kind,
+            &first.meta.target,
+            protocol.as_deref(),
+        ),
+        levels: runs.iter().flat_map(levels).collect(),
+        protocol,
+        settings: side_settings(&settings),
+    })
 }
 
 /// Writes `bytes` to `path`, or to standard output when there is none.
@@ -437,7 +269,7 @@ fn write_out(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
 
 pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
-    let run = store.load_run(run_id(&store, &a.run)?)?;
+    let run = store.load_run(store.run_id(&a.run)?)?;
     let lv = levels(&run);
     let text = match a.format {
         Format::Json => export_json(&run, &lv)?,
@@ -480,7 +312,7 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
 /// server's CPU (alone and with its PHP backends') where the lab measured it, and its Diagnosis.
 fn recorded(run: &StoredRun) -> Vec<export::Recorded> {
     let cpu = server_cpu_us(run).into_iter().zip(backends_cpu_us(run));
-    let each = run.levels.iter().zip(level_protocols(run)).zip(cpu);
+    let each = run.levels.iter().zip(run.level_protocols()).zip(cpu);
     each.map(|((l, protocol), (server, with_backends))| {
         let diagnosis = l.diagnosis.as_ref().and_then(render::from_json);
         export::Recorded {
@@ -511,7 +343,7 @@ fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> 
             "started_unix": run.started_unix,
             "started": when(run.started_unix),
             "finished_unix": run.finished_unix,
-            "status": shown_status(run),
+            "status": run.shown_status(),
             "webstand_version": run.version,
             "protocol": run.protocol.as_ref().map(|p| &p.name),
             "h2_streams": run.protocol.as_ref().and_then(|p| p.h2_streams),
@@ -521,7 +353,7 @@ fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> 
     });
     // The server's side of each level, where the lab measured it, and its diagnosis.
     if let Some(levels) = doc["levels"].as_array_mut() {
-        let spoke = level_protocols(run);
+        let spoke = run.level_protocols();
         for ((j, l), p) in levels.iter_mut().zip(&run.levels).zip(spoke) {
             j["protocol"] = p.into();
             if let Some(d) = &l.diagnosis {
@@ -546,6 +378,9 @@ fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> 
     if run.meta.kind == "compare" {
         doc["comparison"] = comparison_json(run);
     }
+    if let Some(search) = super::max_rate_stored::stored_json(run) {
+        doc["max_rate_search"] = search;
+    }
     Ok(serde_json::to_string_pretty(&doc)? + "\n")
 }
 
@@ -568,7 +403,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let mut runs = Vec::new();
     for spec in &a.runs {
-        for id in run_ids(&store, spec)? {
+        for id in store.run_ids(spec)? {
             runs.push(store.load_run(id)?);
         }
     }
@@ -587,7 +422,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
             tables: measured_tables(r, None),
             diagnosis: diagnosis(r),
             target: r.meta.target.clone(),
-            max_error_pct: max_error_pct(r),
+            max_error_pct: r.max_error_pct(),
             server_cpu_us: server_cpu_us(r),
             thresholds: thresholds.clone(),
         })

@@ -8,7 +8,7 @@
 //! no URL.
 
 use super::diagnose::{bound_cells, labelled, Diagnosed, Diagnosing, ServerProcess};
-use super::session::{SavedLine, EMBEDDED_TARGET};
+use super::session::SavedLine;
 use crate::Global;
 use anyhow::{Context, Result};
 use std::net::SocketAddr;
@@ -25,6 +25,7 @@ use webstand_results::figures::DEFAULT_MAX_ERROR_PCT as MAX_ERRORS;
 use webstand_results::Judged;
 use webstand_results::SweepResult;
 use webstand_results::{Plan, Stop};
+use webstand_store::EMBEDDED_TARGET;
 use webstand_workload::fixtures::{self, Manifest};
 use webstand_workload::Workload;
 

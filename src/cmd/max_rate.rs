@@ -1,12 +1,14 @@
 //! `sweep --find-max-rate --slo EXPRS`: the highest open-loop rate whose levels meet the SLO, with
 //! the generator's own verdict in it (a rate is never called met when the generator fell behind:
-//! it sent less than asked, or the Diagnosis found its load threads saturated), `--rounds` times
-//! for the spread; printed, as JSON, in the history like a sweep's levels, and judged for the exit
-//! status.
+//! it sent less than asked, or the Diagnosis found its load threads saturated; a shortfall the
+//! Diagnosis puts on the connection pool, all at the server, is the server's reason instead),
+//! `--rounds` times for the spread; printed, as JSON, in the history like a sweep's levels, and
+//! judged for the exit status.
 
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
 use anyhow::Result;
+use webstand_diagnosis::pool::{sent_per_sec, SENT_SHARE};
 use webstand_diagnosis::Limit;
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
@@ -17,8 +19,9 @@ use webstand_thresholds::{check_all, Threshold};
 #[derive(clap::Args, Clone)]
 pub struct MaxRateArgs {
     /// Find the highest open-loop rate that meets --slo: double from --start-rate, bisect to 2 %,
-    /// confirm; never met when the generator fell behind. Bounded by --max-steps and
-    /// --search-time; -c is the connection pool, one value [default pool: 64]
+    /// confirm; never met when the generator fell behind, nor when the pool ran out at the server
+    /// (the server's bound). Bounded by --max-steps and --search-time; -c is the connection pool,
+    /// one value [default pool: 64]
     #[arg(long, conflicts_with_all = ["rate", "find_max_users"], requires = "slo")]
     pub find_max_rate: bool,
 
@@ -27,19 +30,19 @@ pub struct MaxRateArgs {
     pub slo: Option<String>,
 
     /// Max rate: the first rate tried, requests per second
-    #[arg(long, value_name = "R", default_value_t = 100.0)]
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_START_RATE)]
     pub start_rate: f64,
 
     /// Max rate: never a rate above this
-    #[arg(long, value_name = "R", default_value_t = 1_000_000.0)]
+    #[arg(long, value_name = "R", default_value_t = DEFAULT_MAX_RATE)]
     pub max_rate: f64,
 
     /// Max rate: at most this many runs per search (each a level: warm-up and measured run)
-    #[arg(long, value_name = "N", default_value_t = 30)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_STEPS)]
     pub max_steps: usize,
 
     /// Max rate: a search stops after this much wall time with what it found (e.g. 10m)
-    #[arg(long, value_name = "DURATION", default_value = "10m")]
+    #[arg(long, value_name = "DURATION", default_value = DEFAULT_SEARCH_TIME)]
     pub search_time: String,
 
     /// Max rate: repeat the search N times and report the answers' spread
@@ -48,12 +51,14 @@ pub struct MaxRateArgs {
 }
 
 /// Connections in the pool when -c does not say.
-const DEFAULT_POOL: usize = 64;
-/// A level whose requests sent fall below this share of the rate asked was not the server's
-/// answer to that rate: the generator fell behind.
-const OFFERED_SHARE: f64 = 0.95;
+pub const DEFAULT_POOL: usize = 64;
+/// The options' defaults, which a saved search read back takes when its command line did.
+pub const DEFAULT_START_RATE: f64 = 100.0;
+pub const DEFAULT_MAX_RATE: f64 = 1_000_000.0;
+pub const DEFAULT_MAX_STEPS: usize = 30;
+pub const DEFAULT_SEARCH_TIME: &str = "10m";
 /// Bisection ends when the bracket is this close (a share of the met rate).
-const PRECISION: f64 = 0.02;
+pub const PRECISION: f64 = 0.02;
 
 /// The search's settings, checked before anything runs.
 pub struct Search {
@@ -107,6 +112,8 @@ impl MaxRateArgs {
 
 /// How a reason that is the generator's own shortfall begins: the answer line tells those apart.
 const GENERATORS_OWN: &str = "the generator ";
+/// How a reason that is the connection pool's exhaustion begins: the server's limit at this pool.
+const POOL_EXHAUSTED: &str = "the connection pool ";
 
 /// Why a measured level does not meet the SLO, or None: the generator's own shortfall first.
 fn unmet(
@@ -116,23 +123,37 @@ fn unmet(
     rate: f64,
 ) -> Option<String> {
     let verdict = d.levels.last().and_then(|l| l.diagnosis.verdict);
-    unmet_by(slo, &level.result, verdict, rate)
+    unmet_by(slo, level, verdict, rate)
 }
 
-/// [`unmet`] from a level's result and its Diagnosis's verdict, as the history keeps them.
-fn unmet_by(
+/// [`unmet`] from a level and its Diagnosis's verdict, as the history keeps them. A level that
+/// sent less than the rate asked is not the server's answer to it, unless the Diagnosis found the
+/// connection pool exhausted (every connection waiting on the server, the load thread not busy):
+/// then the server could not keep up, and the rate is not met for the server's reason.
+pub fn unmet_by(
     slo: &[Threshold],
-    r: &webstand_results::RunResult,
+    level: &Level,
     verdict: Option<Limit>,
     rate: f64,
 ) -> Option<String> {
-    let offered = offered(r);
-    if offered < OFFERED_SHARE * rate {
-        return Some(format!(
-            "{GENERATORS_OWN}fell behind: it sent {offered:.0}/s of the {rate}/s asked"
-        ));
+    let r = &level.result;
+    let sent = sent_per_sec(r);
+    let generator = verdict.filter(|l| l.not_the_servers());
+    if sent < SENT_SHARE * rate {
+        let shortfall = format!("it sent {sent:.0}/s of the {rate}/s asked");
+        return Some(match (verdict, generator) {
+            (Some(Limit::Pool), _) => format!(
+                "{POOL_EXHAUSTED}(-c {}) was exhausted: the server could not keep up ({shortfall})",
+                level.clients
+            ),
+            (_, Some(l)) => format!(
+                "{GENERATORS_OWN}fell behind: {shortfall} (Diagnosis: {})",
+                l.verdict()
+            ),
+            _ => format!("{GENERATORS_OWN}fell behind: {shortfall}"),
+        });
     }
-    if let Some(limit) = verdict.filter(|l| l.not_the_servers()) {
+    if let Some(limit) = generator {
         return Some(format!(
             "{GENERATORS_OWN}was saturated (Diagnosis: {})",
             limit.verdict()
@@ -161,7 +182,9 @@ pub fn run(
     session.group = workload.to_string();
     let mut rounds: Vec<MaxRate> = Vec::new();
     let mut diagnosing = Diagnosing::new(session, known, 100.0);
-    for _ in 0..search.rounds {
+    for round in 1..=search.rounds {
+        // Each round's levels are saved as such, so that `show` reads the rounds back.
+        diagnosing.inner.round = round;
         let found = maxrate::find(&search.spec, plan, &mut diagnosing, |d, l, rate| {
             unmet(d, &search.slo, l, rate)
         });
@@ -246,10 +269,6 @@ fn margins(slo: &[Threshold], t: &Tried) -> String {
         .join(", ")
 }
 
-fn offered(r: &webstand_results::RunResult) -> f64 {
-    r.attempted() as f64 / r.elapsed.as_secs_f64().max(1e-9)
-}
-
 /// The search's table header: the rate asked, the rate sent, the SLO's usual figures, the verdict.
 fn table_header() -> String {
     format!(
@@ -263,71 +282,29 @@ fn table_row(rate: f64, r: &webstand_results::RunResult, verdict: &str) -> Strin
     format!(
         "{:>10}  {:>10.0}  {:>9.2}  {:>8.2}  {verdict}\n",
         rate,
-        offered(r),
+        sent_per_sec(r),
         r.latency_ms(0.99),
         r.error_pct()
     )
 }
 
-/// A saved `sweep --find-max-rate` run's levels as the search printed them: the rate each level
-/// asked, what it sent, and its verdict judged again from the saved --slo and Diagnosis; a "Level"
-/// column numbers them as `webstand export --level` takes them. None for any other run.
-pub fn stored_table(run: &webstand_store::StoredRun) -> Option<String> {
-    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
-    let at = words.iter().position(|w| *w == "--find-max-rate")?;
-    let slo_text = words[at..]
-        .iter()
-        .zip(words[at..].iter().skip(1))
-        .find_map(|(k, v)| (*k == "--slo").then_some(*v))
-        .or_else(|| words.iter().find_map(|w| w.strip_prefix("--slo=")))
-        .unwrap_or_default();
-    let slo = webstand_thresholds::parse_list(slo_text).ok();
-    let clients = run.levels.first().map_or(0, |l| l.clients);
-    let mut out = format!(
-        "Max-rate search on {} (SLO: {}; {clients} connections, open loop), rates in the order tried:\n\n",
-        run.levels.first().map_or("", |l| l.group.as_str()),
-        slo_text.replace(',', ", ")
-    );
-    out += &format!("{:>5}  {}", "Level", table_header());
-    for (i, l) in run.levels.iter().enumerate() {
-        let Some(rate) = l.result.asked_rate else {
-            out += &format!(
-                "{:>5}  {:>10}  (saved without the rate it asked)\n",
-                i + 1,
-                "?"
-            );
-            continue;
-        };
-        let limit = l
-            .diagnosis
-            .as_ref()
-            .and_then(webstand_diagnosis::render::from_json)
-            .and_then(|d| d.verdict);
-        let verdict = match &slo {
-            None => "? (the saved --slo does not read back)".to_string(),
-            Some(slo) => match unmet_by(slo, &l.result, limit, rate) {
-                None => "met".to_string(),
-                Some(why) => format!("not met: {why}"),
-            },
-        };
-        out += &format!("{:>5}  {}", i + 1, table_row(rate, &l.result, &verdict));
-    }
-    Some(out + "\n")
-}
-
-fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
+/// The search as it prints it: each round's rates tried with their verdicts, then its answer.
+pub fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
     let slo: Vec<&str> = search.slo.iter().map(|t| t.text.as_str()).collect();
     let mut out = format!(
         "Max-rate search on {workload} (SLO: {}; {} connections, open loop), rates in the order tried:\n",
         slo.join(", "),
         search.spec.clients
     );
+    // Levels are numbered as the history saves them (`webstand export --level`).
+    let mut level = 0;
     for (i, round) in rounds.iter().enumerate() {
         if rounds.len() > 1 {
             out += &format!("\nRound {}:\n", i + 1);
         }
-        out += &format!("\n{}", table_header());
+        out += &format!("\n{:>5}  {}", "Level", table_header());
         for t in &round.tried {
+            level += 1;
             let verdict = match &t.unmet {
                 None => "met".to_string(),
                 Some(why) => format!("not met: {why}"),
@@ -337,7 +314,8 @@ fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
             } else {
                 ""
             };
-            out += &table_row(t.rate, &t.level.result, &format!("{verdict}{confirm}"));
+            let row = table_row(t.rate, &t.level.result, &format!("{verdict}{confirm}"));
+            out += &format!("{level:>5}  {row}");
         }
         out += &answer_line(search, round);
     }
@@ -377,7 +355,12 @@ fn answer_line(search: &Search, round: &MaxRate) -> String {
         ),
         (None, _) => "Max rate: none (no rate tried was met and confirmed)\n".to_string(),
     };
-    if let Some(why) = generator_bound(round) {
+    if let Some(why) = unmet_because(round, POOL_EXHAUSTED) {
+        out += &format!(
+            "The server set this bound at this pool: {why}. To see its latency grow past this rate instead of the rate sent falling short, give it a larger pool (-c).\n"
+        );
+    }
+    if let Some(why) = unmet_because(round, GENERATORS_OWN) {
         out += &format!(
             "The generator set this bound, not the server: {why}. The server may take more: give the load a larger pool (-c), more threads (--threads) or more machines (mpirun).\n"
         );
@@ -398,14 +381,15 @@ fn highest_met(round: &MaxRate) -> Option<f64> {
         .max_by(f64::total_cmp)
 }
 
-/// Why the lowest rate not met was not, when that was the generator's own shortfall.
-fn generator_bound(round: &MaxRate) -> Option<&str> {
+/// Why the lowest rate not met was not, when that reason begins with `kind` (the generator's own
+/// shortfall, the connection pool's exhaustion).
+fn unmet_because<'a>(round: &'a MaxRate, kind: &str) -> Option<&'a str> {
     let unmet = round.first_unmet?;
     round
         .tried
         .iter()
         .filter(|t| t.rate == unmet)
-        .find_map(|t| t.unmet.as_deref().filter(|w| w.starts_with(GENERATORS_OWN)))
+        .find_map(|t| t.unmet.as_deref().filter(|w| w.starts_with(kind)))
 }
 
 /// Lowest, median and highest answer.
@@ -422,6 +406,14 @@ fn doc(
     rounds: &[MaxRate],
     verdict: &Verdict,
 ) -> serde_json::Value {
+    let mut doc = search_json(search, workload, rounds);
+    doc["outcome"] = webstand_report::json::verdict_json(verdict);
+    doc
+}
+
+/// The search as `--json` prints it, but its outcome: each round's rates tried, answer and why it
+/// ended, and the answers' spread.
+pub fn search_json(search: &Search, workload: &str, rounds: &[MaxRate]) -> serde_json::Value {
     let round_json = |r: &MaxRate| {
         let tried: Vec<serde_json::Value> = r
             .tried
@@ -429,7 +421,7 @@ fn doc(
             .map(|t| {
                 serde_json::json!({
                     "rate": t.rate,
-                    "sent_per_sec": offered(&t.level.result),
+                    "sent_per_sec": sent_per_sec(&t.level.result),
                     "confirmation": t.confirmation,
                     "met": t.unmet.is_none(),
                     "unmet": t.unmet,
@@ -441,7 +433,8 @@ fn doc(
         serde_json::json!({
             "max_rate": r.answer,
             "first_unmet": r.first_unmet,
-            "generator_bound": generator_bound(r),
+            "generator_bound": unmet_because(r, GENERATORS_OWN),
+            "pool_exhausted": unmet_because(r, POOL_EXHAUSTED),
             "interrupted": r.interrupted,
             "cut_short": r.cut_short,
             "tried": tried,
@@ -449,7 +442,6 @@ fn doc(
     };
     let answers: Vec<f64> = rounds.iter().filter_map(|r| r.answer).collect();
     serde_json::json!({
-        "outcome": webstand_report::json::verdict_json(verdict),
         "workload": workload,
         "slo": search.slo.iter().map(|t| t.text.clone()).collect::<Vec<_>>(),
         "connections": search.spec.clients,

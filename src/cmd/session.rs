@@ -16,10 +16,6 @@ pub fn open(global: &Global, kind: &str, target: &str, quiet: bool) -> Result<Se
     Session::open(global.db.as_deref(), runner, kind, target, quiet)
 }
 
-/// What the history shows as the target of runs against the embedded server: its port is a
-/// temporary one, which says nothing about what was measured.
-pub const EMBEDDED_TARGET: &str = "embedded webstand serve";
-
 /// Refuses a `--max-error-pct` that is not a percentage of 0 or more.
 pub fn check_max_error_pct(pct: f64) -> Result<()> {
     if pct.is_nan() || pct < 0.0 {

@@ -42,37 +42,8 @@ pub fn describe(run: &StoredRun) -> String {
         run.meta.kind,
         run.meta.target,
         when(run.started_unix),
-        shown_status(run)
+        run.shown_status()
     )
-}
-
-/// A run that never finished was cut off without a chance to say so (killed, crashed).
-pub fn shown_status(run: &StoredRun) -> &str {
-    if run.status == "running" {
-        "unfinished"
-    } else {
-        &run.status
-    }
-}
-
-/// The value of a command-line option as the run was started (`--opt X` or `--opt=X`).
-fn option<'a>(run: &'a StoredRun, name: &str) -> Option<&'a str> {
-    let words: Vec<&str> = run.meta.command_line.split_whitespace().collect();
-    words
-        .iter()
-        .enumerate()
-        .find_map(|(i, w)| match w.strip_prefix(name) {
-            Some("") => words.get(i + 1).copied(),
-            Some(v) => v.strip_prefix('='),
-            None => None,
-        })
-}
-
-/// The error threshold the run was judged by (its `--max-error-pct`, else the default).
-pub fn max_error_pct(run: &StoredRun) -> f64 {
-    option(run, "--max-error-pct")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(webstand_results::figures::DEFAULT_MAX_ERROR_PCT)
 }
 
 /// The run judged again from its stored levels: max-users probes do not count their errors.
@@ -92,7 +63,7 @@ pub fn verdict(run: &StoredRun) -> Verdict {
         .collect();
     webstand_results::judge(
         &judged,
-        max_error_pct(run),
+        run.max_error_pct(),
         (run.status == "interrupted").then(StopSignal::default),
     )
 }
@@ -103,7 +74,7 @@ fn status_line(run: &StoredRun) -> String {
     let n = run.levels.len();
     let mut line = format!(
         "{}, {n} level{}",
-        shown_status(run),
+        run.shown_status(),
         if n == 1 { "" } else { "s" }
     );
     // Only runs made of levels are judged here (a probe's cases have verdicts of their own).
@@ -144,34 +115,18 @@ fn took(run: &StoredRun) -> Option<f64> {
 }
 
 pub fn details(run: &StoredRun) -> Vec<(String, String)> {
-    let m = &run.machine;
     let took = took(run)
         .map(|t| format!(" (took {t:.1} s)"))
         .unwrap_or_default();
-    // Each server once, in the order first measured: a comparison's rounds and levels repeat them.
-    let mut servers: Vec<&str> = Vec::new();
-    for v in run
-        .levels
-        .iter()
-        .filter_map(|l| l.server_version.as_deref())
-    {
-        if !servers.contains(&v) {
-            servers.push(v);
-        }
-    }
-    let machine = format!(
-        "{}, {} cores, {}, host {}",
-        m.cpu_model, m.cores, m.kernel, m.hostname
-    );
     let mut d = vec![
         ("When".into(), format!("{}{took}", when(run.started_unix))),
         ("Command".into(), run.meta.command_line.clone()),
         ("webstand".into(), run.version.clone()),
-        ("Machine".into(), machine),
+        ("Machine".into(), run.machine.to_string()),
         ("Status".into(), status_line(run)),
     ];
     d.extend(
-        servers
+        run.servers()
             .into_iter()
             .map(|v| ("Server".into(), v.to_string())),
     );
@@ -181,7 +136,7 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
     match &run.protocol {
         Some(p) => d.push(("Protocol".into(), protocol_line(run, p))),
         None if run.meta.kind == "compare" && !run.levels.is_empty() => {
-            d.push(("Protocol".into(), protocols_spoken(run).join(", ")))
+            d.push(("Protocol".into(), run.protocols_spoken().join(", ")))
         }
         None => {}
     }
@@ -205,59 +160,12 @@ fn rounds_line(run: &StoredRun) -> Option<String> {
     })
 }
 
-/// What each level spoke, in the run's order: "HTTP/1.1", "HTTP/1.1 over TLS", "h2" (over TLS),
-/// "h2c" or "h3" — for the CSV, the JSON and `show` alike. A bench or sweep saved its protocol (over
-/// TLS when its URL is https://); a comparison's levels are told by its command line's --tls (or
-/// --h3) and their HTTP/2 and QUIC figures (its HTTP/1 workloads are HTTP/1.1); a run saved before the history kept
-/// protocols says "HTTP/2" or "HTTP/1" (its version unsaid).
-pub fn level_protocols(run: &StoredRun) -> Vec<String> {
-    let tls = match &run.protocol {
-        Some(_) => run.meta.target.starts_with("https://"),
-        // A comparison's --h3 puts its servers on HTTPS too.
-        None => {
-            run.meta.kind == "compare" && (option_given(run, "--tls") || option_given(run, "--h3"))
-        }
-    };
-    let named = |h1: &str, h2: bool| match (h2, tls) {
-        (true, true) => "h2".to_string(),
-        (true, false) => "h2c".to_string(),
-        (false, true) => format!("{h1} over TLS"),
-        (false, false) => h1.to_string(),
-    };
-    run.levels
-        .iter()
-        .map(|l| match &run.protocol {
-            Some(p) if p.is_h2() => p.name.clone(), // "h2", "h2c" or "h3", as saved
-            Some(p) => named(&p.name, false),
-            None if run.meta.kind == "compare" && l.result.quic.is_some() => "h3".to_string(),
-            None if run.meta.kind == "compare" => named("HTTP/1.1", l.result.h2.is_some()),
-            None if l.result.h2.is_some() => "HTTP/2".to_string(),
-            None => "HTTP/1".to_string(),
-        })
-        .collect()
-}
-
-/// Whether the run's command line has the flag `f` as a word of its own.
-pub fn option_given(run: &StoredRun, f: &str) -> bool {
-    run.meta.command_line.split_whitespace().any(|w| w == f)
-}
-
-/// The protocols a run's levels spoke, each once, in first-seen order ("HTTP/1.1 over TLS, h2").
-pub fn protocols_spoken(run: &StoredRun) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for p in level_protocols(run) {
-        if !out.contains(&p) {
-            out.push(p);
-        }
-    }
-    out
-}
-
 /// "h2c, -m 16 streams per connection asked (the server allowed 8)", or the HTTP/1 version (over
 /// TLS when it was).
 fn protocol_line(run: &StoredRun, p: &webstand_store::Protocol) -> String {
     let Some(m) = p.h2_streams else {
-        return protocols_spoken(run)
+        return run
+            .protocols_spoken()
             .into_iter()
             .next()
             .unwrap_or_else(|| p.name.clone());
@@ -283,7 +191,7 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         return None;
     };
     let (target, path, _) = webstand_engine::parse_web_url(&run.meta.target).ok()?;
-    let flag = |f: &str| option_given(run, f);
+    let flag = |f: &str| run.option_given(f);
     let info = webstand_report::ab::AbInfo {
         host: target.host,
         port: target.port,
@@ -292,10 +200,11 @@ fn ab_report(run: &StoredRun) -> Option<String> {
         variable_length: flag("-l"),
         keep_alive: flag("-k") || level.result.keep_alive_requests > 0,
         body_sent: flag("-p") || flag("-u"),
-        pipeline: option(run, "--pipeline")
+        pipeline: run
+            .option("--pipeline")
             .and_then(|v| v.parse().ok())
             .unwrap_or(1),
-        rate: option(run, "--rate").and_then(|v| v.parse().ok()),
+        rate: run.option("--rate").and_then(|v| v.parse().ok()),
         hide_percentiles: false,
         hide_confidence: flag("-S"),
     };
@@ -330,7 +239,7 @@ fn completions(v: &serde_json::Value) -> Option<webstand_report::wrk::Rates> {
 
 /// The table layout the run's command line asked for, else the full one.
 fn layout_of(run: &StoredRun) -> Layout {
-    option(run, "--table")
+    run.option("--table")
         .and_then(|v| v.parse().ok())
         .unwrap_or(Layout::Full)
 }
@@ -355,7 +264,7 @@ pub fn backends_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
 /// A stored comparison as compare had it (`StoredRun::comparison`), each round's peak marked by
 /// its saved diagnosis as compare marked it.
 pub fn comparison(run: &StoredRun) -> Comparison {
-    run.comparison(max_error_pct(run), &|w, saved| {
+    run.comparison(run.max_error_pct(), &|w, saved| {
         if let Some(d) = render::from_json(saved) {
             render::mark_peak(w, &d);
         }
@@ -420,7 +329,7 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
             } else {
                 &bound[..]
             };
-            let table = tables::render(layout, &lv, max_error_pct(run), bound);
+            let table = tables::render(layout, &lv, run.max_error_pct(), bound);
             out.push_str(&tables::numbered(&table, &numbers));
             out.push('\n');
             let h2 = webstand_report::h2_table::table(&lv);
@@ -462,7 +371,7 @@ pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
         }
     }
     // A max-rate search's levels are the rates it tried, not a sweep with a peak.
-    if let Some(text) = super::max_rate::stored_table(run) {
+    if let Some(text) = super::max_rate_stored::stored_table(run) {
         return text;
     }
     let mut out = String::new();

@@ -78,6 +78,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
         })
         .transpose()?;
     let thresholds = args.thresholds.parse()?;
+    let t = &args.thresholds;
+    let ci_files = !t.thresholds.is_empty() || t.junit.is_some() || t.summary_md.is_some();
+    if ci_files && (args.find_max_users || search.is_some()) {
+        bail!("--threshold, --junit and --summary-md judge a sweep's levels, not a search's: --find-max-rate judges its --slo, --find-max-users its --max-p99-ms and --max-error-pct");
+    }
     let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
     check_open_files(&args, &levels)?;
     let rate = rate.map(|rate| Rate {
@@ -116,6 +121,9 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     }
     let known = known(&args, embedded.as_ref(), link_mbit)?;
     if let Some(search) = search {
+        if script.is_some() {
+            bail!("-s FILE runs with a sweep's levels, not with --find-max-rate");
+        }
         let name = &workload.name;
         return super::max_rate::run(&mut session, &search, &plan, name, known, args.json);
     }

@@ -4,13 +4,14 @@
 
 use super::main_job::Embedded;
 use super::presets::PresetDefaults;
-use super::session::{Session, EMBEDDED_TARGET};
+use super::session::Session;
 use super::sweep_args::Args;
 use crate::Global;
 use anyhow::{bail, Result};
 use std::time::Duration;
 use webstand_engine::Scheme;
 use webstand_results::{Plan, Stop, TlsPlan};
+use webstand_store::EMBEDDED_TARGET;
 
 /// The history session of the sweep; with the embedded server as the target, the generator is
 /// pinned away from it and the user told where it runs.

@@ -13,6 +13,7 @@ pub mod errno;
 pub mod kernel;
 pub mod limits;
 pub mod network;
+pub mod pool;
 pub mod render;
 pub mod rules;
 pub mod status;

@@ -41,7 +41,13 @@ pub fn headline(d: &Diagnosis) -> String {
     // The generator's work beside the verdicts that weigh the two sides' CPU; the server's always.
     let weighs_cpu = matches!(
         d.verdict,
-        None | Some(Limit::Server | Limit::Generator | Limit::BothSaturated | Limit::Saturated)
+        None | Some(
+            Limit::Server
+                | Limit::Generator
+                | Limit::BothSaturated
+                | Limit::Saturated
+                | Limit::Pool
+        )
     );
     let sides = [
         d.server_busy

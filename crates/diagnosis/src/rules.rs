@@ -21,6 +21,7 @@ pub enum Limit {
     ListenQueue,
     SynRetries,
     BothSaturated,
+    Pool,
     Generator,
     Network,
     Saturated,
@@ -40,6 +41,7 @@ impl Limit {
             Limit::ListenQueue => "limited by the listen queue",
             Limit::SynRetries => "limited by dropped connection attempts",
             Limit::BothSaturated => "both saturated: inconclusive for this pair",
+            Limit::Pool => "limited by the connection pool: the server could not keep up",
             Limit::Generator => "generator-bound",
             Limit::Network => "limited by the network",
             Limit::Saturated => "saturated: more clients only wait longer",
@@ -58,6 +60,7 @@ impl Limit {
             Limit::ListenQueue => "listen queue",
             Limit::SynRetries => "SYN retries",
             Limit::BothSaturated => "both saturated",
+            Limit::Pool => "connection pool",
             Limit::Generator => "generator",
             Limit::Network => "network",
             Limit::Saturated => "saturated",
@@ -69,7 +72,7 @@ impl Limit {
     pub fn from_short(s: &str) -> Option<Limit> {
         Limit::ALL.into_iter().find(|l| l.short() == s)
     }
-    pub const ALL: [Limit; 13] = [
+    pub const ALL: [Limit; 14] = [
         Limit::NoHttp2,
         Limit::NoHttp3,
         Limit::TargetLost,
@@ -78,6 +81,7 @@ impl Limit {
         Limit::ListenQueue,
         Limit::SynRetries,
         Limit::BothSaturated,
+        Limit::Pool,
         Limit::Generator,
         Limit::Network,
         Limit::Saturated,
@@ -182,6 +186,7 @@ pub fn diagnose(i: &Inputs) -> Diagnosis {
         errors(i),
         listen_queue(i),
         generator(i, sides),
+        crate::pool::exhausted(i, sides.generator_saturated()),
         network(i),
         saturation(i, sides),
         latency_floor(i, server_busy),

@@ -10,6 +10,7 @@
 
 use crate::sweep::{self, LevelSpec, Measured, Observer, Rate, SweepSpec};
 use anyhow::{bail, Result};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use webstand_results::{Level, Plan, Stop};
 
@@ -79,19 +80,12 @@ pub fn find<O: Observer>(
         );
     }
     let deadline = Instant::now() + spec.budget;
-    let mut out = MaxRate::default();
-    // Some(met?), or None when the search must stop (interrupted, target gone, a bound reached).
-    let mut probe = |rate: f64, confirmation: bool, out: &mut MaxRate| -> Result<Option<bool>> {
-        if out.tried.len() >= spec.max_steps {
-            out.cut_short = Some(format!(
-                "stopped after {} steps (--max-steps)",
-                spec.max_steps
-            ));
+    walk(spec, |rate, confirmation, out| {
+        if stepped_out(spec, out) {
             return Ok(None);
         }
         if Instant::now() >= deadline {
-            let t = humantime_secs(spec.budget);
-            out.cut_short = Some(format!("stopped after {t} (--search-time)"));
+            out.cut_short = Some(out_of_time(spec));
             return Ok(None);
         }
         let sweep_spec = SweepSpec {
@@ -112,29 +106,46 @@ pub fn find<O: Observer>(
             return Ok(None);
         };
         obs.level_done(&l)?;
-        if l.result.interrupted {
-            out.interrupted = true;
-            return Ok(None);
-        }
-        let unmet = judge(obs, &l, rate);
-        let (met, ended) = (unmet.is_none(), l.result.ended);
-        if !met && out.first_unmet.is_none_or(|u| rate < u) {
-            out.first_unmet = Some(rate);
-        }
-        out.tried.push(Tried {
-            rate,
-            level: *l,
-            unmet,
-            confirmation,
-        });
-        if let Some(e) = ended {
-            out.cut_short = Some(format!("the target was {}", e.name()));
-            return Ok(None);
-        }
-        Ok(Some(met))
-    };
+        let unmet = (!l.result.interrupted)
+            .then(|| judge(obs, &l, rate))
+            .flatten();
+        Ok(record(out, rate, confirmation, *l, unmet))
+    })
+}
 
-    // Doubling, then bisection between the highest met rate and the lowest unmet one.
+/// A search read back from the levels it measured, in order, each with why it did not meet the SLO
+/// (None: met), judged again by the caller: the same steps walked over them tell which runs were
+/// confirmations, the answer, and why the search ended. Takes the levels of one search from the
+/// front of `measured` (none when the first is not the rate a search starts with).
+pub fn replay(spec: &MaxRateSpec, measured: &mut VecDeque<(Level, Option<String>)>) -> MaxRate {
+    let replayed = walk(spec, |rate, confirmation, out| {
+        if stepped_out(spec, out) {
+            return Ok(None);
+        }
+        // The next level is another rate's (or none is left): the search ran out of time here.
+        let ours = |(l, _): &(Level, _)| l.result.asked_rate == Some(rate);
+        let Some((level, unmet)) = measured
+            .front()
+            .is_some_and(ours)
+            .then(|| measured.pop_front())
+            .flatten()
+        else {
+            out.cut_short = Some(out_of_time(spec));
+            return Ok(None);
+        };
+        Ok(record(out, rate, confirmation, level, unmet))
+    });
+    replayed.unwrap_or_default()
+}
+
+/// The search's steps, however a rate is measured: doubling from `start`, then bisection between
+/// the highest rate met and the lowest not, then confirmation. `probe(rate, confirmation, found)`
+/// measures one rate into `found`: Some(met?), or None when the search must stop.
+fn walk(
+    spec: &MaxRateSpec,
+    mut probe: impl FnMut(f64, bool, &mut MaxRate) -> Result<Option<bool>>,
+) -> Result<MaxRate> {
+    let mut out = MaxRate::default();
     let (mut met, mut rate) = (None::<f64>, spec.start);
     let unmet = loop {
         match probe(rate, false, &mut out)? {
@@ -180,6 +191,55 @@ pub fn find<O: Observer>(
             return Ok(out);
         }
     }
+}
+
+/// Whether the search has taken its `max_steps` (and says so in `out`).
+fn stepped_out(spec: &MaxRateSpec, out: &mut MaxRate) -> bool {
+    let done = out.tried.len() >= spec.max_steps;
+    if done {
+        out.cut_short = Some(format!(
+            "stopped after {} steps (--max-steps)",
+            spec.max_steps
+        ));
+    }
+    done
+}
+
+fn out_of_time(spec: &MaxRateSpec) -> String {
+    format!(
+        "stopped after {} (--search-time)",
+        humantime_secs(spec.budget)
+    )
+}
+
+/// One measured rate into `out`: Some(met?), or None when the search must stop (the level was
+/// interrupted, or the target was lost).
+fn record(
+    out: &mut MaxRate,
+    rate: f64,
+    confirmation: bool,
+    level: Level,
+    unmet: Option<String>,
+) -> Option<bool> {
+    if level.result.interrupted {
+        out.interrupted = true;
+        return None;
+    }
+    let (met, ended) = (unmet.is_none(), level.result.ended);
+    if !met && out.first_unmet.is_none_or(|u| rate < u) {
+        out.first_unmet = Some(rate);
+    }
+    out.tried.push(Tried {
+        rate,
+        level,
+        unmet,
+        confirmation,
+    });
+    if let Some(e) = ended {
+        out.cut_short = Some(format!("the target was {}", e.name()));
+        return None;
+    }
+    Some(met)
 }
 
 /// Rates tried are whole requests per second above 100/s, for tables a reader can follow.
@@ -275,5 +335,61 @@ mod tests {
         let found = find(&short, &base, &mut Capacity { runs: 0 }, judge).unwrap();
         assert_eq!((found.tried.len(), found.answer), (3, None));
         assert!(found.cut_short.unwrap().contains("3 steps"));
+    }
+
+    /// Each rate's level as the history keeps it: the rate it asked, and its verdict.
+    fn saved(found: &MaxRate) -> VecDeque<(Level, Option<String>)> {
+        let asked = |t: &Tried| {
+            let mut level = t.level.clone();
+            level.result.asked_rate = Some(t.rate);
+            (level, t.unmet.clone())
+        };
+        found.tried.iter().map(asked).collect()
+    }
+
+    #[test]
+    fn a_search_read_back_finds_its_confirmations_answer_and_end_again() {
+        let base = Plan::new(
+            Target {
+                host: "127.0.0.1".into(),
+                port: 1,
+                addrs: Vec::new(),
+            },
+            "/",
+        );
+        let judge =
+            |_: &Capacity, l: &Level, _| (l.result.complete > 1234).then(|| "over".to_string());
+        let full = find(&spec(), &base, &mut Capacity { runs: 0 }, judge).unwrap();
+        let mut short_spec = spec();
+        short_spec.max_steps = 3;
+        let short = find(&short_spec, &base, &mut Capacity { runs: 0 }, judge).unwrap();
+        // Two searches one after the other, as two rounds are saved.
+        let mut levels = saved(&full);
+        levels.extend(saved(&short));
+        let steps = |r: &MaxRate| -> Vec<(f64, bool, bool)> {
+            r.tried
+                .iter()
+                .map(|t| (t.rate, t.unmet.is_none(), t.confirmation))
+                .collect()
+        };
+        let again = replay(&spec(), &mut levels);
+        assert_eq!(steps(&again), steps(&full));
+        assert_eq!(
+            (again.answer, again.first_unmet, again.cut_short),
+            (full.answer, full.first_unmet, None)
+        );
+        let again = replay(&short_spec, &mut levels);
+        assert_eq!(steps(&again), steps(&short));
+        assert_eq!(again.cut_short, short.cut_short);
+        assert!(levels.is_empty());
+        // A search whose levels stop before its steps did ran out of time.
+        let mut cut = saved(&full);
+        cut.truncate(2);
+        let again = replay(&spec(), &mut cut);
+        assert_eq!(again.tried.len(), 2);
+        assert_eq!(
+            again.cut_short.as_deref(),
+            Some("stopped after 60 s (--search-time)")
+        );
     }
 }

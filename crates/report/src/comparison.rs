@@ -7,57 +7,52 @@ use webstand_results::Support;
 use webstand_results::{Comparison, ServerOutcome, WorkloadKind, WorkloadOutcome};
 
 use crate::compare::{thttpd_table, verify_table, workload_table, FeatureRow, WorkloadRow};
-use crate::levels::Level;
+use crate::levels::{sweep_levels, Level};
 
-/// The row of one round's sweep: figures at its peak level.
+/// The row of one round's sweep: figures at its peak level (`peak_row`), with the server's name,
+/// version and notes, and what the lab measured beside the levels (what bound the peak, the
+/// server's memory, its CPU with its PHP backends', the TLS agreed, the max-users search).
 fn round_row(server: &ServerOutcome, w: &WorkloadOutcome) -> WorkloadRow {
     let disclosures = w.disclosures.iter().map(crate::notes::words);
     let notes: Vec<String> = w.note.iter().cloned().chain(disclosures).collect();
-    let mut row = WorkloadRow {
-        server: server.name.clone(),
-        version: server.version.clone(),
-        note: Some(notes.join("; ")).filter(|n| !n.is_empty()),
-        ..Default::default()
-    };
+    let note = Some(notes.join("; ")).filter(|n| !n.is_empty());
+    let mut row = WorkloadRow::default();
     if let Some(s) = &w.sweep {
-        if let Some((i, peak)) = s.peak_index().map(|i| (i, &s.levels[i])) {
-            let r = &peak.result;
-            row.measured = true;
-            row.peak_hits_per_sec = r.hits_per_sec();
-            row.clients_at_peak = peak.clients;
+        let server_cpu_us: Vec<Option<f64>> = (s.levels.iter().enumerate())
+            .map(|(i, l)| {
+                w.server_cpu
+                    .get(i)
+                    .and_then(|c| l.result.cpu_us_per_request_of(*c))
+            })
+            .collect();
+        let (at_peak, peak) = peak_row(&sweep_levels(s), &server_cpu_us, s.max_error_pct);
+        row = at_peak;
+        if let Some(i) = peak {
+            let r = &s.levels[i].result;
             row.bound_at_peak = w.peak_bound.clone();
-            row.p99_ms_at_peak = r.latency_ms(0.99);
-            row.errors = s.levels.iter().map(|l| l.result.errors()).sum();
-            row.server_cpu_us = w
-                .server_cpu
-                .get(i)
-                .and_then(|c| r.cpu_us_per_request_of(*c));
             row.with_backends_cpu_us = w
                 .with_backends_cpu(i)
                 .and_then(|c| r.cpu_us_per_request_of(c));
-            row.generator_cpu_us = r.cpu_us_per_request_of(r.cpu);
-            row.generator_work_us = r.work_us_per_request();
-            row.generator_spin_us = r.spin_us_per_request();
             row.peak_rss_kib = w.peak_rss_kib;
-            row.requests_at_peak = r.complete;
             if let Some(t) = &r.tls {
                 row.tls_full_handshakes = Some(t.full_handshakes);
                 row.tls_resumed_handshakes = Some(t.resumed_handshakes);
                 row.tls_agreed = Some(format!("{} {}", t.protocol, t.cipher));
             }
-        } else if row.note.is_none() {
-            row.note = Some(format!("no clean level (errors ≤ {} %)", s.max_error_pct));
         }
-        if s.interrupted && w.note.is_none() {
-            let why = "interrupted: figures cover the levels that completed";
-            row.note = Some(
-                [why]
-                    .into_iter()
-                    .chain(row.note.as_deref())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            );
-        }
+    }
+    // The server's own notes, else why its sweep has no peak.
+    row.note = note.or(row.note);
+    (row.server, row.version) = (server.name.clone(), server.version.clone());
+    if w.sweep.as_ref().is_some_and(|s| s.interrupted) && w.note.is_none() {
+        let why = "interrupted: figures cover the levels that completed";
+        row.note = Some(
+            [why]
+                .into_iter()
+                .chain(row.note.as_deref())
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
     }
     row.max_users = w
         .max_users
@@ -201,19 +196,18 @@ pub fn median_round(rows: &[WorkloadRow]) -> Option<usize> {
     measured.get(measured.len().wrapping_sub(1) / 2).copied()
 }
 
-/// The row of one round of saved levels (`webstand show`'s and the HTML report's, from the
-/// history): figures at its peak, the fastest level within `max_error_pct` errors, with that
-/// level's server CPU-µs per request from `server_cpu_us` (in `levels`' order); errors over every
-/// level. Also the peak's index in `levels`. The caller names the server and adds its notes.
+/// The row of one round's levels, the one builder of every row (a live comparison's rounds, a
+/// stored one's, the HTML report's series): figures at its peak, the fastest level within
+/// `max_error_pct` errors, with that level's server CPU-µs per request from `server_cpu_us` (in
+/// `levels`' order), and errors over every level; "no clean level" when none was within it. Also
+/// the peak's index in `levels`. The caller names the server and adds what it knows beside the
+/// levels.
 pub fn peak_row(
     levels: &[Level],
     server_cpu_us: &[Option<f64>],
     max_error_pct: f64,
 ) -> (WorkloadRow, Option<usize>) {
-    let mut row = WorkloadRow {
-        errors: levels.iter().map(|l| l.result.errors()).sum(),
-        ..Default::default()
-    };
+    let mut row = WorkloadRow::default();
     let peak = webstand_results::figures::peak(levels.iter().map(|l| l.result), max_error_pct);
     let Some(i) = peak else {
         row.note = Some(format!("no clean level (errors ≤ {max_error_pct} %)"));
@@ -224,11 +218,12 @@ pub fn peak_row(
     row.version = level.server_version.unwrap_or("").to_string();
     row.peak_hits_per_sec = r.hits_per_sec();
     row.clients_at_peak = level.clients;
-    row.p99_ms_at_peak = crate::export::latency_ms(r, 0.99);
-    row.generator_cpu_us = Some(r.cpu_us_per_request());
+    row.p99_ms_at_peak = r.latency_ms(0.99);
+    row.errors = levels.iter().map(|l| l.result.errors()).sum();
+    row.server_cpu_us = server_cpu_us.get(i).copied().flatten();
+    row.generator_cpu_us = r.cpu_us_per_request_of(r.cpu);
     row.generator_work_us = r.work_us_per_request();
     row.generator_spin_us = r.spin_us_per_request();
-    row.server_cpu_us = server_cpu_us.get(i).copied().flatten();
     row.requests_at_peak = r.complete;
     (row, Some(i))
 }

@@ -29,6 +29,45 @@ pub struct Side<'a> {
     pub settings: Vec<(String, String)>,
 }
 
+/// A side's name: "run 3 (bench of URL)", "runs 3,4,5 (sweep of URL, h2c -m 16)", from its runs'
+/// ids and its first run's kind and target.
+pub fn side_name(ids: &[i64], kind: &str, target: &str, protocol: Option<&str>) -> String {
+    let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+    format!(
+        "run{} {} ({kind} of {target}{})",
+        if ids.len() > 1 { "s" } else { "" },
+        ids.join(","),
+        protocol.map(|p| format!(", {p}")).unwrap_or_default()
+    )
+}
+
+/// A side's settings from each of its runs' settings: each setting's values over the runs, each
+/// once ("1 | 2" when its runs differ), a setting some runs lack counting as "-".
+pub fn side_settings(each: &[Vec<(String, String)>]) -> Vec<(String, String)> {
+    let mut names: Vec<&str> = Vec::new();
+    for (k, _) in each.iter().flatten() {
+        if !names.contains(&k.as_str()) {
+            names.push(k);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let mut values: Vec<&str> = Vec::new();
+            for settings in each {
+                let v = settings
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map_or("-", |(_, v)| v);
+                if !values.contains(&v) {
+                    values.push(v);
+                }
+            }
+            (name.to_string(), values.join(" | "))
+        })
+        .collect()
+}
+
 struct Metric {
     name: &'static str,
     value: fn(&RunResult) -> f64,

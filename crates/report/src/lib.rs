@@ -15,6 +15,7 @@ pub mod export; // CSV and HdrHistogram percentile text (issue 6)
 pub mod generator; // the generator's side of a run: load threads, how they waited, work and waiting
 pub mod h2_table; // HTTP/2 levels' h2load counts as a table (sweep, show, report; issue 11)
 pub mod h2load; // h2load's summary lines and JSON for an HTTP/2 run (issue 11)
+pub mod history; // the history's listing, the headline a run is quoted by, a run's saved configs
 pub mod html; // the self-contained HTML report with SVG charts (issue 6)
 pub mod json; // a run as one JSON document (issue 2; reused by export)
 pub mod levels; // a measured level and a run of them, as every multi-level report takes them

@@ -17,7 +17,9 @@
 //! as V2 blobs, and the server's figures), `h2.rs` (the protocol a run spoke, an HTTP/2 level's
 //! h2load figures), `quic.rs` (an HTTP/3 level's QUIC figures), `notes.rs` (a comparison level's notes),
 //! `comparison.rs` (a stored comparison read back into the model compare printed), `probe.rs` (probe cases), `thresholds.rs` (the thresholds judged on a level), `configs.rs` (a lab run's
-//! server configs), `machine.rs` (the machine a run ran on).
+//! server configs), `machine.rs` (the machine a run ran on), `settings.rs` (what a stored run says
+//! of how it ran: its options, the protocol each level spoke, its settings; which run a reference
+//! names).
 
 use anyhow::{bail, Context};
 use rusqlite::{Connection, OpenFlags};
@@ -37,6 +39,7 @@ mod quic;
 mod runs;
 mod schema;
 mod script;
+mod settings;
 mod thresholds;
 pub use configs::StoredConfig;
 pub use h2::Protocol;
@@ -46,6 +49,7 @@ pub use probe::ProbeCase;
 pub use runs::{RunSummary, StoredRun};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 pub use script::StoredScript;
+pub use settings::{protocols, shown_status, EMBEDDED_TARGET};
 pub use thresholds::StoredChecks;
 
 /// A run's id in the history.

@@ -45,3 +45,14 @@ impl Machine {
         }
     }
 }
+
+/// "Intel(R) Xeon(R) …, 2 cores, Linux 6.1.0-18-amd64, host lab1": how `show` and `diff` name it.
+impl std::fmt::Display for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}, {} cores, {}, host {}",
+            self.cpu_model, self.cores, self.kernel, self.hostname
+        )
+    }
+}

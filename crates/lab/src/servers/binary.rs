@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::kind::output_of;
+use super::ask::output_of;
 use super::Kind;
 
 /// A server's binary and version, found on this machine.

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::ask::{has, requires};
 use super::config::{Ctx, Launch};
-use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{Mode, NO_H2};
 use crate::h3::NO_H3;
@@ -16,6 +17,9 @@ use webstand_results::{Note, TlsNote};
 /// Files up to this size are served from memory with ready-made headers (`webstand serve`'s
 /// default, written out so the saved config shows it).
 pub const CACHE_FILE_MAX: u64 = 64 << 10;
+
+/// How the lab asks a webstand binary what its `serve` has: its options.
+const SERVE_HELP: &[&str] = &["serve", "--help"];
 
 /// The webstand binary the lab was given, as `serve` with its file cache (`builtin`) or without
 /// (`builtin-nocache`).
@@ -74,14 +78,9 @@ impl ServerKind for Builtin {
         launch(c, self.cached)
     }
     fn tls(&self, program: &Path) -> Result<(), String> {
-        if output_of(program, &["serve", "--help"]).contains("--listen-tls") {
-            Ok(())
-        } else {
-            Err(format!(
-                "{NO_TLS}: {}'s build has no --listen-tls",
-                self.name()
-            ))
-        }
+        requires(program, SERVE_HELP, "--listen-tls", || {
+            format!("{NO_TLS}: {}'s build has no --listen-tls", self.name())
+        })
     }
     fn tls_notes(&self) -> Vec<TlsNote> {
         vec![TlsNote::RustlsOrder]
@@ -91,20 +90,16 @@ impl ServerKind for Builtin {
     }
     /// Over TLS `serve` negotiates h2 by ALPN itself; h2c by prior knowledge needs `--h2c`.
     fn h2_here(&self, program: &Path, mode: Mode) -> Result<(), String> {
-        if mode == Mode::Cleartext && !output_of(program, &["serve", "--help"]).contains("--h2c") {
+        if mode == Mode::Cleartext && !has(program, SERVE_HELP, "--h2c") {
             return Err(format!("{NO_H2}: this webstand's serve has no --h2c"));
         }
         Ok(())
     }
     /// `serve --listen-quic` on the HTTPS port's number, same certificate.
     fn h3(&self, program: &Path) -> Result<(), String> {
-        if output_of(program, &["serve", "--help"]).contains("--listen-quic") {
-            Ok(())
-        } else {
-            Err(format!(
-                "{NO_H3}: this webstand's serve has no --listen-quic"
-            ))
-        }
+        requires(program, SERVE_HELP, "--listen-quic", || {
+            format!("{NO_H3}: this webstand's serve has no --listen-quic")
+        })
     }
     fn php(&self) -> Php {
         Php::Fpm

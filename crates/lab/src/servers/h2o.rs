@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
+use super::ask::requires;
 use super::config::{cgi_programs, Ctx, Launch};
-use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::limits::KEEPALIVE_TIMEOUT_SECS;
@@ -42,11 +43,9 @@ impl ServerKind for H2o {
         launch(c)
     }
     fn tls(&self, program: &Path) -> Result<(), String> {
-        if output_of(program, &["-v"]).contains("OpenSSL") {
-            Ok(())
-        } else {
-            Err(format!("{NO_TLS}: h2o's build links no OpenSSL"))
-        }
+        requires(program, &["-v"], "OpenSSL", || {
+            format!("{NO_TLS}: h2o's build links no OpenSSL")
+        })
     }
     fn tls_version_alone(&self, alone: Versions) -> Result<(), String> {
         match alone {

@@ -4,7 +4,6 @@
 //! and why not, and the notes its rows carry, as data. The registry of kinds is [`super::Kind::ALL`].
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use super::config::{Ctx, Launch};
 use crate::h2::{Mode, NO_H2};
@@ -159,19 +158,4 @@ pub trait ServerKind: Sync {
     fn file_notes(&self) -> Vec<Note> {
         Vec::new()
     }
-}
-
-/// What `program ARGS` prints on stdout and stderr (empty when it cannot run): how a kind asks its
-/// build what it has.
-pub fn output_of(program: &Path, args: &[&str]) -> String {
-    Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map(|o| {
-            let mut t = String::from_utf8_lossy(&o.stdout).into_owned();
-            t.push_str(&String::from_utf8_lossy(&o.stderr));
-            t
-        })
-        .unwrap_or_default()
 }

@@ -16,6 +16,7 @@
 //! A new server kind is a new file implementing `ServerKind` and its line in [`Kind::ALL`].
 
 mod apache;
+pub mod ask;
 pub mod binary;
 pub mod builtin;
 mod caddy;

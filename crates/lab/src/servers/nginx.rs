@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use super::ask::{has, requires};
 use super::config::{mime_types, Ctx, Launch};
-use super::kind::{output_of, Cgi, Configures, Php, ServerKind};
+use super::kind::{Cgi, Configures, Php, ServerKind};
 use super::lab_files::THROTTLE_KIB_PER_SEC;
 use crate::h2::{self, Mode};
 use crate::h3::NO_H3;
@@ -42,14 +43,12 @@ impl ServerKind for Nginx {
         launch(c)
     }
     fn tls(&self, program: &Path) -> Result<(), String> {
-        if output_of(program, &["-V"]).contains("http_ssl_module") {
-            Ok(())
-        } else {
-            Err(format!(
+        requires(program, &["-V"], "http_ssl_module", || {
+            format!(
                 "{}: nginx's build has no http_ssl_module",
                 webstand_results::comparison::NO_TLS
-            ))
-        }
+            )
+        })
     }
     fn h2(&self) -> Result<(), String> {
         Ok(())
@@ -64,7 +63,7 @@ impl ServerKind for Nginx {
     }
     /// Debian's 1.22 predates QUIC (ngx_http_v3_module came in 1.25).
     fn h3(&self, program: &Path) -> Result<(), String> {
-        if output_of(program, &["-V"]).contains("http_v3_module") {
+        if has(program, &["-V"], "http_v3_module") {
             Err(format!("{NO_H3}: the lab configures no QUIC for nginx"))
         } else {
             Err(format!(
