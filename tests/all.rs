@@ -46,6 +46,7 @@ mod outcomes;
 mod probe;
 mod report;
 mod report_labels;
+mod report_width;
 mod serve;
 mod serve_fastcgi;
 mod serve_fd_limit;

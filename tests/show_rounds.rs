@@ -252,8 +252,11 @@ fn show_prints_a_saved_compare_s_tables_as_compare_printed_them() {
     let shown = ok(&db, &["show", "1"]);
     let (live, back) = (workload_tables(&printed), workload_tables(&shown));
     assert_eq!(live.len(), 2, "a table per workload:\n{printed}");
+    // Read as words: the notes wrap at 120 columns.
+    let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        live[1].contains("nginx: CGI through fcgiwrap") && live[0].contains("served from memory"),
+        words(&live[1]).contains("nginx: CGI through fcgiwrap")
+            && words(&live[0]).contains("served from memory"),
         "the notes compare prints:\n{printed}"
     );
     for (l, b) in live.iter().zip(&back) {

@@ -515,7 +515,7 @@ fn peaks_section(peaks: &[(String, Diagnosed)], all: &[Diagnosed]) -> String {
         }
         out.push_str(&render::finding_lines(&l.diagnosis, "    "));
     }
-    out
+    webstand_results::text::wrap(&out)
 }
 
 /// Every server's sweep levels count; max-users probes do not (finding where errors start is

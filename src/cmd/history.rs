@@ -194,7 +194,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         _ => tables(&run, a.table),
     };
     text += &super::stored_thresholds::tables(&store, run.id)?;
-    write_out(None, text.as_bytes())?;
+    write_out(None, webstand_results::text::wrap(&text).as_bytes())?;
     Ok(0)
 }
 
@@ -226,7 +226,7 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         (side_b.name.as_str(), &ids_b[..]),
     ];
     text += &super::stored_thresholds::diff(&store, sides)?;
-    write_out(None, text.as_bytes())?;
+    write_out(None, webstand_results::text::wrap(&text).as_bytes())?;
     Ok(0)
 }
 
@@ -286,7 +286,16 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
                 (Some(n), k) if n == 0 || n > k => bail!("--level {n} is out of range: run {} has {k} levels", run.id),
                 (Some(n), _) => n,
             };
-            let h = &lv[n - 1].result.histograms;
+            let r = lv[n - 1].result;
+            if r.successful() == 0 {
+                bail!(
+                    "run {} level {n} has no successful response ({} failed, {} non-2xx): no latency histogram to export",
+                    run.id,
+                    r.failed.total(),
+                    r.non_2xx
+                );
+            }
+            let h = &r.histograms;
             export::hgrm(match a.histogram {
                 Which::Total => &h.total,
                 Which::Connect => &h.connect,

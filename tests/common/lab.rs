@@ -123,8 +123,9 @@ pub fn row<'a>(doc: &'a serde_json::Value, workload: &str, name: &str) -> &'a se
 }
 
 /// A comparison's text table, read by column name: its header is the first line of `text` that
-/// starts with "server"; columns are at least two spaces apart, and a cell ("both saturated" under
-/// "bound by") may hold one.
+/// starts with "server", joined by the headers of the tables after it up to the next workload's (a
+/// workload's peaks and their cost are two tables, a row per server in each); columns are at least
+/// two spaces apart, and a cell ("both saturated" under "bound by") may hold one.
 pub struct TextTable<'a> {
     text: &'a str,
     pub header: Vec<String>,
@@ -147,26 +148,33 @@ fn cells(line: &str) -> Vec<String> {
 
 impl<'a> TextTable<'a> {
     pub fn of(text: &'a str) -> TextTable<'a> {
-        let header = text
+        let at = text
+            .find("\nserver ")
+            .map(|i| i + 1)
+            .filter(|_| !text.starts_with("server "))
+            .unwrap_or(0);
+        let end = text[at..]
+            .find("\nWorkload: ")
+            .map_or(text.len(), |i| at + i);
+        let text = &text[at..end];
+        let header: Vec<String> = text
             .lines()
-            .find(|l| l.starts_with("server "))
-            .unwrap_or_else(|| panic!("no header in\n{text}"));
-        TextTable {
-            text,
-            header: cells(header),
-        }
+            .filter(|l| l.starts_with("server "))
+            .flat_map(cells)
+            .collect();
+        assert!(!header.is_empty(), "no header in\n{text}");
+        TextTable { text, header }
     }
 
-    /// The first line that starts with `server`'s name.
+    /// The lines that start with `server`'s name, one per table, read as one row.
     pub fn row(&self, server: &str) -> TextRow<'a> {
-        let line = self
-            .text
-            .lines()
-            .find(|l| l.starts_with(&format!("{server} ")))
-            .unwrap_or_else(|| panic!("no {server} row in\n{}", self.text));
+        let lines: Vec<&str> = (self.text.lines())
+            .filter(|l| l.starts_with(&format!("{server} ")))
+            .collect();
+        assert!(!lines.is_empty(), "no {server} row in\n{}", self.text);
         TextRow {
-            line,
-            cells: cells(line),
+            line: lines[0],
+            cells: lines.iter().copied().flat_map(cells).collect(),
             header: self.header.clone(),
         }
     }

@@ -138,14 +138,16 @@ fn notes<'a>(items: impl Iterator<Item = (&'a str, Option<&'a String>)>) -> Stri
             let _ = writeln!(out, "  {name}: {n}");
         }
     }
-    out
+    webstand_results::text::wrap(&out)
 }
 
-/// The per-workload table: one row per server.
+/// The per-workload tables, a row per server in each: its peak (what bound it, its p99, errors and
+/// max users), then what that peak cost (CPU per request on each side, the server's memory). Two
+/// tables rather than one, which would be near 150 columns wide.
 pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
-    // Dynamic workloads add the server's CPU together with PHP-FPM's (and MariaDB's).
-    let backends = rows.iter().any(|r| r.with_backends_cpu_us.is_some());
-    let mut header = vec![
+    // Beside the peak: what bound it (a figure the generator bound is not the server's).
+    let bound = rows.iter().any(|r| r.bound_at_peak.is_some());
+    let mut peak_header = vec![
         "server",
         "version",
         "peak hits/s",
@@ -153,26 +155,35 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
         "p99 ms",
         "errors",
         "max users",
+    ];
+    if bound {
+        peak_header.insert(3, "bound by");
+    }
+    // Dynamic workloads add the server's CPU together with PHP-FPM's (and MariaDB's).
+    let backends = rows.iter().any(|r| r.with_backends_cpu_us.is_some());
+    let mut cost_header = vec![
+        "server",
         "srv CPU-µs/req",
         "gen work-µs/req",
         "gen spin-µs/req",
         "srv peak RSS MiB",
     ];
     if backends {
-        header.insert(8, "srv+php CPU-µs/req");
+        cost_header.insert(2, "srv+php CPU-µs/req");
     }
-    // Beside the peak: what bound it (a figure the generator bound is not the server's).
-    let bound = rows.iter().any(|r| r.bound_at_peak.is_some());
-    if bound {
-        header.insert(3, "bound by");
-    }
-    let body: Vec<Vec<String>> = rows
+    let unmeasured = |r: &WorkloadRow, header: &[&str], named: usize| {
+        let mut v: Vec<String> = [&r.server, &r.version][..named]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(vec!["-".to_string(); header.len() - named]);
+        v
+    };
+    let peaks: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             if !r.measured {
-                let mut v = vec![r.server.clone(), r.version.clone()];
-                v.extend(vec!["-".to_string(); header.len() - 2]);
-                return v;
+                return unmeasured(r, &peak_header, 2);
             }
             let mut v = vec![
                 r.server.clone(),
@@ -182,24 +193,35 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
                 format!("{:.2}", r.p99_ms_at_peak),
                 r.errors.to_string(),
                 users(r.max_users, r.max_users_capped),
-                opt_f(r.server_cpu_us, 1),
-                opt_f(r.generator_work_us, 1),
-                opt_f(r.generator_spin_us, 1),
-                mib(r.peak_rss_kib),
             ];
-            if backends {
-                v.insert(8, opt_f(r.with_backends_cpu_us, 1));
-            }
             if bound {
                 v.insert(3, r.bound_at_peak.clone().unwrap_or_else(|| "-".into()));
             }
             v
         })
         .collect();
+    let costs: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            if !r.measured {
+                return unmeasured(r, &cost_header, 1);
+            }
+            let mut v = vec![
+                r.server.clone(),
+                opt_f(r.server_cpu_us, 1),
+                opt_f(r.generator_work_us, 1),
+                opt_f(r.generator_spin_us, 1),
+                mib(r.peak_rss_kib),
+            ];
+            if backends {
+                v.insert(2, opt_f(r.with_backends_cpu_us, 1));
+            }
+            v
+        })
+        .collect();
     let mut out = format!("Workload: {workload}\n");
-    out.push_str(&grid(&header, &body, 2));
+    out.push_str(&grid(&peak_header, &peaks, 2));
     out.push_str("  peak: the fastest level within the error threshold; errors: failed requests + non-2xx answers, every level\n");
-    out.push_str("  gen work: the load threads' CPU less their spin (polling for a response: waiting, not work)\n");
     if bound {
         out.push_str("  bound by: what the Diagnosis found limiting the peak level (generator or both saturated: not the server's limit)\n");
         if rows
@@ -209,45 +231,57 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
             out.push_str("  over rounds: the median round's (whose peak the row quotes), \"(2 of 3)\": how many rounds found the same\n");
         }
     }
+    out.push_str(&format!("\nWhat each peak cost on {workload}\n"));
+    out.push_str(&grid(&cost_header, &costs, 1));
+    out.push_str("  CPU-µs per complete request at the peak level; gen work: the load threads' CPU less their spin (polling\n");
+    out.push_str("  for a response: waiting, not work); srv peak RSS: the server's highest resident memory over the workload\n");
     out.push_str(&notes(
         rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),
     ));
     out
 }
 
-/// thttpd's comparison table (seed 003): software, features, RPS and max users.
+/// thttpd's comparison table (seed 003): software, features, RPS and max users, as two tables that
+/// share the name column (one would be near 170 columns wide with the lab's model descriptions):
+/// what each server is, then what it does and how fast.
 pub fn thttpd_table(rows: &[FeatureRow]) -> String {
-    let header = [
+    let software = ["name", "version", "model", "exe KiB"];
+    let features = [
         "name",
-        "version",
-        "model",
         "basic auth",
         "chroot",
         "throttling",
         "TLS",
         "h2",
         "h3",
-        "exe KiB",
         "small files RPS",
         "CGI RPS",
         "large files max users",
     ];
-    let body: Vec<Vec<String>> = rows
+    let what: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             vec![
                 r.name.clone(),
                 r.version.clone(),
                 r.model.clone(),
+                r.exe_bytes
+                    .map(|b| format!("{}", b.div_ceil(1024)))
+                    .unwrap_or_else(|| "-".into()),
+            ]
+        })
+        .collect();
+    let does: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
                 r.basic_auth.clone(),
                 r.chroot.clone(),
                 r.throttling.clone(),
                 r.tls.clone(),
                 r.h2.clone(),
                 r.h3.clone(),
-                r.exe_bytes
-                    .map(|b| format!("{}", b.div_ceil(1024)))
-                    .unwrap_or_else(|| "-".into()),
                 opt_f(r.small_files_rps, 0),
                 opt_f(r.cgi_rps, 0),
                 users(r.large_files_max_users, r.large_files_max_users_capped),
@@ -255,7 +289,9 @@ pub fn thttpd_table(rows: &[FeatureRow]) -> String {
         })
         .collect();
     let mut out = String::from("Web server comparison (thttpd's layout)\n");
-    out.push_str(&grid(&header, &body, 6));
+    out.push_str(&grid(&software, &what, 3));
+    out.push('\n');
+    out.push_str(&grid(&features, &does, 7));
     out.push_str("  yes = configured and verified by the lab; yes? = configured, not verified; no = not supported or not configured\n");
     out.push_str(&notes(
         rows.iter().map(|r| (r.name.as_str(), r.note.as_ref())),
@@ -342,19 +378,28 @@ mod tests {
         );
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0], "Workload: small-files");
-        assert!(lines[1].starts_with("server") && lines[1].contains("srv CPU-µs/req"));
+        assert!(lines[1].starts_with("server") && lines[1].contains("peak hits/s"));
         assert!(
-            lines[3].starts_with("nginx")
-                && lines[3].contains("40123")
-                && lines[3].contains("8.0")
-                && lines[3].contains("10.0"),
+            lines[3].starts_with("nginx") && lines[3].contains("40123"),
             "{}",
             lines[3]
         );
         assert!(lines[5].starts_with("caddy") && lines[5].trim_end().ends_with('-'));
+        // The second table: what each peak cost, a row per server in the same order.
+        let cost = lines
+            .iter()
+            .position(|l| l.starts_with("What each peak cost on small-files"))
+            .unwrap();
+        assert!(
+            lines[cost + 1].starts_with("server") && lines[cost + 1].contains("srv CPU-µs/req")
+        );
+        let nginx: Vec<&str> = lines[cost + 3].split_whitespace().collect();
+        assert_eq!(nginx, ["nginx", "8.0", "-", "-", "10.0"], "{t}");
+        assert!(lines[cost + 5].starts_with("caddy") && lines[cost + 5].trim_end().ends_with('-'));
         assert!(t.contains("caddy: not installed (apt-get install caddy)"));
-        // Columns line up: every data line has the header's width.
+        // Columns line up: every data line has the header's width; no line is wider than 120.
         assert_eq!(lines[2].chars().count(), lines[3].chars().count());
+        assert!(t.lines().all(|l| l.chars().count() <= 120), "{t}");
     }
 
     #[test]
@@ -386,18 +431,15 @@ mod tests {
                 && t.contains("  h3  ")
                 && t.contains("large files max users")
         );
-        let data = t.lines().nth(3).unwrap();
-        for cell in [
-            "lighttpd",
-            "1.4.69",
-            "epoll, 1 process",
-            "yes?",
-            "yes  no",
-            "9000",
-            "256+",
-        ] {
-            assert!(data.contains(cell), "{cell} missing from {data}");
+        let rows: Vec<&str> = t.lines().filter(|l| l.starts_with("lighttpd ")).collect();
+        assert_eq!(rows.len(), 2, "a row in each of the two tables: {t}");
+        for cell in ["1.4.69", "epoll, 1 process", "1206"] {
+            assert!(rows[0].contains(cell), "{cell} missing from {}", rows[0]);
         }
+        for cell in ["yes?", "yes  no", "9000", "256+"] {
+            assert!(rows[1].contains(cell), "{cell} missing from {}", rows[1]);
+        }
+        assert!(t.lines().all(|l| l.chars().count() <= 120), "{t}");
         assert!(t.contains("lighttpd: chroot: needs root"));
     }
 

@@ -324,11 +324,12 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
     })
 }
 
-/// Every table as text: one per workload, thttpd's, and the verification when run.
 /// Under a one-round comparison's tables: its ratios are not yet worth quoting.
 const MEASURED_ONCE: &str = "Measured once: one round's figures can move by several per cent from \
 run to run; quote medians of several rounds (webstand compare --rounds 3).\n\n";
 
+/// Every table as text: one per workload, thttpd's, and the verification when run; the sentences
+/// around them wrapped at the reports' width (`webstand_results::text::wrap`), as the tables fit it.
 pub fn render_comparison(c: &Comparison) -> String {
     let rounds = if c.rounds > 1 {
         format!("; medians of {} rounds", c.rounds)
@@ -367,7 +368,7 @@ pub fn render_comparison(c: &Comparison) -> String {
             signal.name()
         ));
     }
-    out
+    webstand_results::text::wrap(&out)
 }
 
 #[cfg(test)]

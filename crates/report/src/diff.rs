@@ -425,7 +425,7 @@ pub fn diff(a: &Side, b: &Side) -> anyhow::Result<(String, usize)> {
     out.push_str("range: (max - min) / median over repeated measurements of a level (same group and clients, or several runs per side).\n");
     if n.estimated {
         out.push_str(
-            "±SE*: measured once, so one standard error estimated from that measurement (latency histogram, or the error count), a lower bound:\n  it ignores run-to-run drift; give several runs per side (e.g. `webstand diff 3,4,5 6,7,8`) for a measured range.\n",
+            "±SE*: measured once, so one standard error estimated from that measurement (latency histogram, or the error count),\n  a lower bound: it ignores run-to-run drift; give several runs per side (e.g. `webstand diff 3,4,5 6,7,8`) for a\n  measured range.\n",
         );
     }
     if n.within > 0 {

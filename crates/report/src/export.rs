@@ -19,7 +19,8 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 
 /// The columns of [`csv`], in order. `round` is the comparison's round that measured the level (1
 /// for a bench or a sweep: a compare over 3 rounds has 3 rows per server, workload and clients);
-/// `protocol` what the level spoke. Latencies are in milliseconds. CPU-µs per request: the load
+/// `protocol` what the level spoke. Latencies are in milliseconds, empty for a level without a
+/// response (as its generator CPU per request). CPU-µs per request: the load
 /// generator's, and the server's where the lab measured it (empty otherwise), and on a php or
 /// wordpress level the server's with its PHP backends' (PHP-FPM, MariaDB: compare's srv+php). `errors` = failed + non_2xx, and
 /// `errors_per_sec` and `error_pct` count them; `mostly_errors` marks a level where they are more than
@@ -156,7 +157,12 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
         let cpu = known.server_cpu;
         let us = |v: Option<f64>| v.map_or(String::new(), |c| format!("{c:.3}"));
         let r = l.result;
-        let ms = |q: f64| latency_ms(r, q);
+        // No response, no latency: empty cells rather than zeros (as the JSON's `"count": 0`).
+        let answered = !r.histograms.total.is_empty();
+        let ms = |v: f64| match answered {
+            true => format!("{v:.3}"),
+            false => String::new(),
+        };
         let fields = [
             csv_field(l.group),
             l.clients.to_string(),
@@ -189,13 +195,13 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
             format!("{:.3}", r.errors_per_sec()),
             format!("{:.4}", r.error_pct()),
             format!("{:.3}", r.littles_load()),
-            format!("{:.3}", r.mean_latency_secs() * 1000.0),
-            format!("{:.3}", ms(0.5)),
-            format!("{:.3}", ms(0.9)),
-            format!("{:.3}", ms(0.99)),
-            format!("{:.3}", ms(0.999)),
-            format!("{:.3}", r.histograms.total.max() as f64 / 1000.0),
-            format!("{:.3}", r.cpu_us_per_request()),
+            ms(r.mean_latency_secs() * 1000.0),
+            ms(latency_ms(r, 0.5)),
+            ms(latency_ms(r, 0.9)),
+            ms(latency_ms(r, 0.99)),
+            ms(latency_ms(r, 0.999)),
+            ms(r.histograms.total.max() as f64 / 1000.0),
+            ms(r.cpu_us_per_request()),
             us(cpu.server),
             us(cpu.with_backends),
             r.interrupted.to_string(),

@@ -43,9 +43,10 @@ pub fn render(layout: Layout, levels: &[Level], max_error_pct: f64, bound: &[&st
 }
 
 /// A table of [`render`]'s with a leading "Level" column: each row's level numbered as its run
-/// numbers it (`numbers`, in the levels' order: what `webstand export --level N` takes). Every
-/// layout opens with its header line and then a row per level; the full layout's Total row is
-/// padded to line up, the notes below are left as they are.
+/// numbers it (`numbers`, in the levels' order: what `webstand export --level N` takes). Each table
+/// of a layout (the full one has two) opens with a header line whose first word is "Clients" and
+/// then has a row per level; the full layout's Total row is padded to line up, the titles and notes
+/// are left as they are.
 pub fn numbered(table: &str, numbers: &[usize]) -> String {
     let w = numbers
         .iter()
@@ -54,12 +55,20 @@ pub fn numbered(table: &str, numbers: &[usize]) -> String {
         .unwrap_or(0)
         .max("Level".len());
     let mut out = String::new();
-    for (i, line) in table.lines().enumerate() {
-        let lead = match i {
-            0 => format!("{:>w$}  ", "Level"),
-            i if i <= numbers.len() => format!("{:>w$}  ", numbers[i - 1]),
-            _ if line.trim_start().starts_with("Total ") => " ".repeat(w + 2),
-            _ => String::new(),
+    // The rows of the table whose header was seen last, counted from 1; None outside a table.
+    let mut row: Option<usize> = None;
+    for line in table.lines() {
+        let lead = if line.split_whitespace().next() == Some("Clients") {
+            row = Some(0);
+            format!("{:>w$}  ", "Level")
+        } else if let Some(n) = row.filter(|&n| n < numbers.len()) {
+            row = Some(n + 1);
+            format!("{:>w$}  ", numbers[n])
+        } else if line.trim_start().starts_with("Total ") {
+            " ".repeat(w + 2)
+        } else {
+            row = None;
+            String::new()
         };
         let _ = writeln!(out, "{lead}{line}");
     }
@@ -100,11 +109,7 @@ fn bound_by_note(bound: &[&str]) -> &'static str {
 pub fn row_flags(r: &RunResult) -> String {
     let mut out = String::new();
     if r.mostly_errors() {
-        let _ = write!(
-            out,
-            "  << MOSTLY ERRORS: {:.1} % failed or non-2xx",
-            r.error_pct()
-        );
+        let _ = write!(out, "  << MOSTLY ERRORS: {:.1} %", r.error_pct());
     }
     if let Some(e) = r.ended {
         let _ = write!(out, "  ({})", e.name());
@@ -143,41 +148,43 @@ pub fn failures(levels: &[Level]) -> String {
             None => out.push('\n'),
         }
     }
-    out
+    webstand_results::text::wrap(&out)
 }
 
-/// Every figure of every level, one row each ("Requests" counts complete ones, "Failed" the ones
-/// that never completed, "Non-2xx" the complete ones answered with another status), and a total row.
+/// Every figure of every level as two tables, throughput then latency, as wrk and h2load print them
+/// apart (one table of both would be over 140 columns wide). The first: a row per level
+/// ("Requests" counts complete ones, "Failed" the ones that never completed, "Non-2xx" the complete
+/// ones answered with another status), what bound it and its flags, and a total row; the second:
+/// its latencies and Little's Law load.
 pub fn full(levels: &[Level], bound: &[&str]) -> String {
-    let mut out = String::new();
+    let mut out = String::from("Throughput\n");
     let _ = writeln!(
         out,
-        "{:>7} {:>9} {:>7} {:>7} {:>9} {:>9} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>4}{}",
-        "Clients", "Requests", "Failed", "Non-2xx", "Hits/s", "KB/s", "Mbit/s", "Errors/s", "Err%",
-        "Mean ms", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "Max ms", "Little", "KA%",
+        "{:>7} {:>9} {:>7} {:>7} {:>6} {:>9} {:>9} {:>7} {:>4}{}",
+        "Clients",
+        "Requests",
+        "Failed",
+        "Non-2xx",
+        "Err%",
+        "Hits/s",
+        "KB/s",
+        "Mbit/s",
+        "KA%",
         bound_by(bound, None).trim_end()
     );
     for (i, l) in levels.iter().enumerate() {
         let r = l.result;
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>7} {:>9.1} {:>9.1} {:>8.2} {:>8.2} {:>6.2} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>4.0}{}",
+            "{:>7} {:>9} {:>7} {:>7} {:>6.2} {:>9.1} {:>9.1} {:>7.2} {:>4.0}{}",
             l.clients,
             r.complete,
             r.failed.total(),
             r.non_2xx,
+            r.error_pct(),
             r.hits_per_sec(),
             r.kbytes_per_sec(),
             r.mbits_per_sec(),
-            r.errors_per_sec(),
-            r.error_pct(),
-            r.mean_latency_ms(),
-            latency_ms(r, 0.5),
-            latency_ms(r, 0.9),
-            latency_ms(r, 0.99),
-            latency_ms(r, 0.999),
-            r.histograms.total.max() as f64 / 1000.0,
-            r.littles_load(),
             r.keep_alive_share() * 100.0,
             row_end(bound, i, r)
         );
@@ -189,9 +196,33 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
         "Total", t.complete, t.failed, t.non_2xx, t.total_bytes, t.elapsed_s
     );
     out.push_str(
-        "Errors/s and Err% count failed requests and non-2xx answers (Err% of attempted); KA% = keep-alive share\n",
+        "Err%: failed requests and non-2xx answers, % of attempted; KA%: keep-alive share of requests\n",
     );
     out.push_str(bound_by_note(bound));
+    out.push_str("\nLatency (ms)\n");
+    let _ = writeln!(
+        out,
+        "{:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+        "Clients", "Mean", "p50", "p90", "p99", "p99.9", "Max", "Little"
+    );
+    for l in levels {
+        let r = l.result;
+        let _ = writeln!(
+            out,
+            "{:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2}",
+            l.clients,
+            r.mean_latency_ms(),
+            latency_ms(r, 0.5),
+            latency_ms(r, 0.9),
+            latency_ms(r, 0.99),
+            latency_ms(r, 0.999),
+            r.histograms.total.max() as f64 / 1000.0,
+            r.littles_load(),
+        );
+    }
+    out.push_str(
+        "Little: Little's Law load, hits/s × mean latency (the requests in flight on average)\n",
+    );
     out
 }
 
@@ -438,9 +469,9 @@ mod tests {
             assert!(!first.contains("MOSTLY"), "{text}");
         }
         let text = full(&levels, &[]);
-        let f: Vec<&str> = text.lines().nth(2).unwrap().split_whitespace().collect();
-        // Non-2xx 9000; Errors/s 9000; Err% 100.
-        assert_eq!((f[3], f[7], f[8]), ("9000", "9000.00", "100.00"));
+        let f: Vec<&str> = text.lines().nth(3).unwrap().split_whitespace().collect();
+        // Non-2xx 9000; Err% 100.
+        assert_eq!((f[3], f[4]), ("9000", "100.00"));
         // The 404 level is the fastest but not the peak.
         assert!(summary(&levels, 1.0).starts_with("Peak: 500 hits/s at 1 clients"));
         assert!(summary(&levels[1..], 1.0).starts_with("Peak: none: no level"));
@@ -457,7 +488,8 @@ mod tests {
         for layout in [Layout::Full, Layout::Tenon, Layout::WebStone] {
             let text = render(layout, &levels, 1.0, &["-", "generator"]);
             let lines: Vec<&str> = text.lines().collect();
-            assert!(lines[0].ends_with("Bound by"), "{text}");
+            let header = lines.iter().find(|l| l.contains("Clients")).unwrap();
+            assert!(header.ends_with("Bound by"), "{text}");
             assert!(
                 lines.iter().all(|l| !l.ends_with(' ')),
                 "no line ends in spaces: {text:?}"
@@ -488,7 +520,7 @@ mod tests {
         let b = result(300, 2, 700);
         let levels = [lv(4, &a), lv(8, &b)];
         let text = full(&levels, &[]);
-        let total: Vec<&str> = text.lines().nth(3).unwrap().split_whitespace().collect();
+        let total: Vec<&str> = text.lines().nth(4).unwrap().split_whitespace().collect();
         assert_eq!(&total[..4], ["Total", "400", "3", "0"]);
         assert_eq!(
             totals(&levels),
@@ -539,14 +571,22 @@ mod tests {
         for layout in [Layout::Full, Layout::Tenon, Layout::WebStone] {
             let text = numbered(&render(layout, &levels, 1.0, &[]), &[7, 12]);
             let lines: Vec<&str> = text.lines().collect();
-            assert!(lines[0].starts_with("Level  "), "{text}");
-            let first: Vec<&str> = lines[1].split_whitespace().take(2).collect();
-            let second: Vec<&str> = lines[2].split_whitespace().take(2).collect();
-            assert_eq!(
-                (first, second),
-                (vec!["7", "1"], vec!["12", "16"]),
-                "{text}"
-            );
+            let headers: Vec<usize> = (0..lines.len())
+                .filter(|&i| lines[i].starts_with("Level  "))
+                .collect();
+            // The full layout's two tables (throughput, latency) are numbered alike.
+            let tables = if layout == Layout::Full { 2 } else { 1 };
+            assert_eq!(headers.len(), tables, "{text}");
+            for h in headers {
+                let first: Vec<&str> = lines[h + 1].split_whitespace().take(2).collect();
+                let second: Vec<&str> = lines[h + 2].split_whitespace().take(2).collect();
+                assert_eq!(
+                    (first, second),
+                    (vec!["7", "1"], vec!["12", "16"]),
+                    "{text}"
+                );
+                assert!(!lines[h + 3].starts_with(" 1"), "{text}");
+            }
             assert!(text.contains("\nPeak: 200 hits/s at 16 clients"), "{text}");
         }
         let full = numbered(&render(Layout::Full, &levels, 1.0, &[]), &[7, 12]);

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod result;
 pub mod script;
 pub mod spin_rule;
+pub mod text;
 pub mod url;
 pub mod view;
 
