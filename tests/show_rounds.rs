@@ -216,11 +216,22 @@ fn a_saved_compare_s_rounds_read_back_as_compare_printed_them() {
     assert_eq!(version, 9, "readers change nothing");
 }
 
-/// The workload tables of a text, each as printed ("Workload: …" to the blank line after it).
-fn workload_tables(text: &str) -> Vec<&str> {
-    text.split("\n\n")
-        .filter(|block| block.starts_with("Workload: "))
-        .collect()
+/// The workload tables of a text, each as printed: "Workload: …" and the peak's cost after it.
+fn workload_tables(text: &str) -> Vec<String> {
+    let mut tables: Vec<String> = Vec::new();
+    for block in text.split("\n\n") {
+        if block.starts_with("Workload: ") {
+            tables.push(block.to_string());
+        } else if let Some(last) = tables
+            .last_mut()
+            .filter(|_| block.starts_with("What each peak cost on "))
+        {
+            // The peak's cost is the workload's second table; its notes end it.
+            last.push_str("\n\n");
+            last.push_str(block);
+        }
+    }
+    tables
 }
 
 /// A saved comparison's tables through `show` are the ones compare printed, byte for byte: the same

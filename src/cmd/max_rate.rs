@@ -206,7 +206,10 @@ pub fn run(
             serde_json::to_string_pretty(&doc(search, workload, &rounds, &verdict))?
         );
     } else {
-        print!("{}", text(search, workload, &rounds));
+        print!(
+            "{}",
+            webstand_results::text::wrap(&text(search, workload, &rounds))
+        );
     }
     let saved = if json {
         SavedLine::Stderr
