@@ -85,7 +85,8 @@ fn sweep_refused(c: &Case, db: &str) {
         .contains(c.answered));
     // The history's copy: `show` prints the level failed, bound by the finding.
     let shown = run(&["--db", db, "show", "last"]);
-    let text = stdout(&shown);
+    // A row past 120 columns goes on in lines indented under it: read them as one.
+    let text = stdout(&shown).replace("\n        ", " ");
     // `show` numbers its levels first: the one level, of 2 clients.
     let row = text
         .lines()

@@ -124,10 +124,12 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
         show.contains("Run 1: sweep of") && show.contains("Clients  Requests"),
         "{show}"
     );
-    // Each level numbered as `export --level` takes it, then its clients and requests.
+    // Each level numbered as `export --level` takes it, then its clients and requests (in the
+    // throughput table, the first of the two).
     let counts: Vec<Vec<&str>> = show
         .lines()
-        .filter(|l| l.trim_start().starts_with(['1', '2']))
+        .filter(|l| matches!(l.split_whitespace().next(), Some("1" | "2")))
+        .take(2)
         .map(|l| l.split_whitespace().take(3).collect())
         .collect();
     assert_eq!(counts, [["1", "1", "200"], ["2", "2", "200"]], "{show}");
