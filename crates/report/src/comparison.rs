@@ -347,28 +347,32 @@ pub fn render_comparison(c: &Comparison) -> String {
     if c.rounds == 1 && c.servers.len() > 1 {
         out.push_str(MEASURED_ONCE);
     }
+    // Seed 004's table keeps the seed's layout, a column per server however wide: it is not
+    // wrapped (a wrapped row would no longer be a row); the text around it is.
+    let mut out = webstand_results::text::wrap(&out);
     if c.workloads.contains(&WorkloadKind::Wordpress) {
         out.push_str(&crate::seed004::seed_table(c, WorkloadKind::Wordpress));
         out.push('\n');
     }
+    let mut rest = String::new();
     let rows: Vec<FeatureRow> = c.servers.iter().map(feature_row).collect();
-    out.push_str(&thttpd_table(&rows));
+    rest.push_str(&thttpd_table(&rows));
     let robustness = crate::robustness::robustness_table(c);
     if !robustness.is_empty() {
-        out.push('\n');
-        out.push_str(&robustness);
+        rest.push('\n');
+        rest.push_str(&robustness);
     }
     if !c.verify.is_empty() {
-        out.push('\n');
-        out.push_str(&verify_table(&c.verify));
+        rest.push('\n');
+        rest.push_str(&verify_table(&c.verify));
     }
     if let Some(signal) = c.interrupted {
-        out.push_str(&format!(
+        rest.push_str(&format!(
             "\nInterrupted: the tables hold what was measured before {}.\n",
             signal.name()
         ));
     }
-    webstand_results::text::wrap(&out)
+    out + &webstand_results::text::wrap(&rest)
 }
 
 #[cfg(test)]
