@@ -300,16 +300,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_search_brackets_the_capacity_and_confirms_it() {
-        let base = Plan::new(
+    /// A plan the searches start from (nothing is sent: the observer answers).
+    fn base() -> Plan {
+        Plan::new(
             Target {
                 host: "127.0.0.1".into(),
                 port: 1,
                 addrs: Vec::new(),
             },
             "/",
-        );
+        )
+    }
+
+    #[test]
+    fn the_search_brackets_the_capacity_and_confirms_it() {
+        let base = base();
         let mut obs = Capacity { runs: 0 };
         let judge =
             |_: &Capacity, l: &Level, _| (l.result.complete > 1234).then(|| "over".to_string());
@@ -349,14 +354,7 @@ mod tests {
 
     #[test]
     fn a_search_read_back_finds_its_confirmations_answer_and_end_again() {
-        let base = Plan::new(
-            Target {
-                host: "127.0.0.1".into(),
-                port: 1,
-                addrs: Vec::new(),
-            },
-            "/",
-        );
+        let base = base();
         let judge =
             |_: &Capacity, l: &Level, _| (l.result.complete > 1234).then(|| "over".to_string());
         let full = find(&spec(), &base, &mut Capacity { runs: 0 }, judge).unwrap();
