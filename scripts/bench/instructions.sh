@@ -14,6 +14,7 @@
 # Usage: scripts/bench/instructions.sh OLD_BINARY NEW_BINARY [N]   (default N 20000)
 set -u
 OLD=$(realpath "${1:?OLD_BINARY}"); NEW=$(realpath "${2:?NEW_BINARY}"); N=${3:-20000}
+. "$(dirname "$0")/procs.sh"
 for b in valgrind callgrind_control h2load openssl; do
   command -v $b >/dev/null || { echo "$b is not installed" >&2; exit 1; }
 done
@@ -23,10 +24,6 @@ mkdir -p "$DOC"; head -c 2048 /dev/zero | tr '\0' a > "$DOC/2k.html"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
   -subj /CN=localhost -keyout "$DIR/key.pem" -out "$DIR/cert.pem" 2>/dev/null
 
-wait_line() { # file text: until the file has the text (60 s)
-  local i; for i in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "no '$2' in $1" >&2; return 1
-}
 total() { # callgrind output file: its instruction total
   sed -n 's/^summary: //p; s/^totals: //p' "$1" | head -1
 }
