@@ -1,7 +1,7 @@
 //! The user's documentation against the binary: every option `--help` lists is explained in its
-//! command's guide, `--help` stays one line per option and lists every exit status, the README
-//! stays a short start with the two commands, and neither the docs nor `--help` speak of the
-//! project's development history.
+//! command's guide and listed under its group's heading, `--help` stays one line per option and
+//! lists every exit status, the README stays a short start with the two commands, and neither the
+//! docs nor `--help` speak of the project's development history.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -140,6 +140,111 @@ fn bench_help_lists_its_url_as_an_argument_not_under_a_heading() {
         arguments < url && url < options,
         "[URL] is not under Arguments:\n{text}"
     );
+}
+
+/// The option groups `--help` gives a heading of their own, each with every option it holds.
+const HEADINGS: &[(&str, &[&str])] = &[
+    (
+        "TLS (https:// URLs)",
+        &["-f", "-Z", "-E", "-I", "--cacert", "--tls-resume"],
+    ),
+    (
+        "HTTP/2 and HTTP/3 (h2load's options)",
+        &[
+            "--h2",
+            "--h3",
+            "--max-streams",
+            "--window-bits",
+            "--connection-window-bits",
+            "--max-requests-per-connection",
+            "-m",
+        ],
+    ),
+    (
+        "Watching the run",
+        &["--live", "--metrics-listen", "--otlp-endpoint"],
+    ),
+    (
+        "Max-rate search (open loop)",
+        &[
+            "--find-max-rate",
+            "--slo",
+            "--start-rate",
+            "--max-rate",
+            "--max-steps",
+            "--search-time",
+            "--rounds",
+        ],
+    ),
+    (
+        "Pass/fail thresholds",
+        &["--threshold", "--junit", "--summary-md"],
+    ),
+];
+
+/// A `--help` text's sections: each heading ("Arguments", "Options", "TLS (https:// URLs)" …) with
+/// its text.
+fn sections(help: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in help.lines() {
+        match line.strip_suffix(':') {
+            Some(h) if !h.starts_with(' ') && !h.is_empty() => {
+                out.push((h.to_string(), String::new()))
+            }
+            _ => match out.last_mut() {
+                Some((_, body)) => *body += &format!("{line}\n"),
+                None => {}
+            },
+        }
+    }
+    out
+}
+
+#[test]
+fn each_option_is_under_its_own_heading() {
+    for command in ["bench", "sweep", "compare", "serve"] {
+        let text = help(&[command]);
+        let found: Vec<(String, Vec<String>)> = (sections(&text).into_iter())
+            .map(|(h, body)| {
+                // Arguments ([URL], [ARGS]...) go under "Arguments" and nowhere else.
+                let positional = body
+                    .lines()
+                    .any(|l| l.starts_with("  [") || l.starts_with("  <"));
+                assert!(
+                    !positional || h == "Arguments",
+                    "webstand {command} --help lists an argument under \"{h}\":\n{text}"
+                );
+                (h, options(&body))
+            })
+            .collect();
+        for (heading, options) in &found {
+            // A heading of a group holds that group's options and no other.
+            if let Some((_, group)) = HEADINGS.iter().find(|(h, _)| h == heading) {
+                for o in options {
+                    assert!(
+                        group.contains(&o.as_str()),
+                        "webstand {command} --help lists {o} under \"{heading}\":\n{text}"
+                    );
+                }
+            }
+        }
+        // And every option of a group the command has is under the group's heading (`-m` is
+        // ab's method where HTTP/2 has no heading of its own: bench's Options).
+        for (heading, group) in HEADINGS {
+            let Some((_, under)) = found.iter().find(|(h, _)| h == heading) else {
+                continue;
+            };
+            for o in group.iter().filter(|o| **o != "-m") {
+                let elsewhere = found
+                    .iter()
+                    .any(|(h, os)| h != heading && os.iter().any(|x| x == o));
+                assert!(
+                    under.iter().any(|x| x == o) || !elsewhere,
+                    "webstand {command} --help lists {o} outside \"{heading}\":\n{text}"
+                );
+            }
+        }
+    }
 }
 
 /// Where `text` speaks of an issue or session by number, or of a helper's temporary directory.

@@ -32,6 +32,11 @@ pub struct Args {
     #[arg(value_name = "URL")]
     url: Option<String>,
 
+    // Declared before the option groups: a field after a group with a heading is listed under it.
+    /// The script's arguments (its init(args)), after `--`
+    #[arg(last = true, value_name = "ARGS")]
+    script_args: Vec<String>,
+
     /// Number of requests to perform [default: 1, or 50000 with -t, unlimited with -d]
     #[arg(short = 'n', value_name = "REQUESTS")]
     requests: Option<u64>,
@@ -164,10 +169,6 @@ pub struct Args {
     /// --threshold, --junit, --summary-md
     #[command(flatten)]
     thresholds: super::threshold_args::ThresholdArgs,
-
-    /// The script's arguments (its init(args)), after `--`
-    #[arg(last = true, value_name = "ARGS")]
-    script_args: Vec<String>,
 }
 
 /// What `bench --help` ends with: examples, the guide, the exit statuses.

@@ -7,8 +7,11 @@
 use anyhow::bail;
 use webstand_results::{H2Plan, HttpVersion, Plan};
 
+/// The heading of these options in `--help` (sweep's `-m` goes under it too).
+pub const HEADING: &str = "HTTP/2 and HTTP/3 (h2load's options)";
+
 #[derive(clap::Args, Default)]
-#[command(next_help_heading = "HTTP/2 and HTTP/3 (h2load's options)")]
+#[command(next_help_heading = HEADING)]
 pub struct H2Args {
     /// Speak HTTP/2: ALPN h2 over TLS for https:// URLs, prior knowledge (h2c) for http:// URLs;
     /// the report adds h2load's summary lines

@@ -17,6 +17,7 @@ use webstand_thresholds::{check_all, Threshold};
 
 /// The search's options (on `sweep`).
 #[derive(clap::Args, Clone)]
+#[command(next_help_heading = "Max-rate search (open loop)")]
 pub struct MaxRateArgs {
     /// Find the highest open-loop rate that meets --slo: double from --start-rate, bisect to 2 %,
     /// confirm; never met when the generator fell behind, nor when the pool ran out at the server

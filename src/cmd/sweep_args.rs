@@ -130,7 +130,7 @@ pub struct Args {
     pub h2: super::h2_args::H2Args,
 
     /// With --h2: streams in flight per connection, as h2load's -m (--max-streams says the same)
-    #[arg(short = 'm', value_name = "N")]
+    #[arg(short = 'm', value_name = "N", help_heading = super::h2_args::HEADING)]
     pub streams: Option<String>,
 
     /// The run watched while it goes: --live, --metrics-listen, --otlp-endpoint

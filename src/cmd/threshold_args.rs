@@ -10,6 +10,7 @@ use webstand_thresholds::ci::{self, Summarised};
 use webstand_thresholds::{Judged, Threshold};
 
 #[derive(clap::Args, Clone, Default)]
+#[command(next_help_heading = "Pass/fail thresholds")]
 pub struct ThresholdArgs {
     /// A pass/fail bound, e.g. 'p99<20ms', 'errors<0.1%', 'rps>=10000', 'status_5xx==0'
     /// (repeatable or comma-separated; the guide lists the metrics); one crossed makes the run

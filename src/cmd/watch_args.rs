@@ -7,6 +7,7 @@ use webstand_lab::session::OnRun;
 use webstand_watch::{Outputs, Stage, Watch};
 
 #[derive(clap::Args, Clone, Default)]
+#[command(next_help_heading = "Watching the run")]
 pub struct WatchArgs {
     /// Watch the run in a terminal view: requests/s over time, latency percentiles and histogram,
     /// status codes, errors by class, connections open, the generator's busy share (plain lines on
