@@ -35,11 +35,17 @@ pub struct Stage {
 
 impl Stage {
     /// The stage of a run of `plan` called `label` (a sweep's "8 clients"), at `level` of a sweep.
+    /// The views say the clients themselves: a label that only repeats them is dropped ("8
+    /// clients", "warm-up, 8 clients" → "warm-up").
     pub fn of(label: &str, plan: &Plan, level: Option<(usize, usize)>) -> Stage {
+        let clients = plan.shape.clients() as u64;
+        let label = label
+            .strip_suffix(&format!("{clients} clients"))
+            .unwrap_or(label);
         Stage {
             command: String::new(),
-            label: label.to_string(),
-            clients: plan.shape.clients() as u64,
+            label: label.trim_end_matches([',', ' ']).to_string(),
+            clients,
             target_rate: match plan.shape {
                 Shape::Open { rate, .. } => Some(rate),
                 Shape::Closed { .. } => None,
@@ -181,6 +187,23 @@ impl Reader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_label_that_repeats_the_clients_is_dropped() {
+        let target = webstand_results::Target {
+            host: "127.0.0.1".into(),
+            port: 8080,
+            addrs: Vec::new(),
+        };
+        let mut plan = Plan::new(target, "/");
+        plan.shape = Shape::Closed { clients: 8 };
+        assert_eq!(Stage::of("8 clients", &plan, Some((2, 3))).label, "");
+        assert_eq!(
+            Stage::of("warm-up, 8 clients", &plan, None).label,
+            "warm-up"
+        );
+        assert_eq!(Stage::of("nginx 2k", &plan, None).label, "nginx 2k");
+    }
 
     #[test]
     fn buckets_are_cumulative_and_end_with_the_count() {
