@@ -368,3 +368,40 @@ fn the_json_says_how_each_thread_waited_halfway() {
         }
     }
 }
+
+/// A self-signed certificate that is a CA's (as `openssl req -x509` makes one by default) used as
+/// the server's own: `--cacert` with it fails saying what to do.
+#[test]
+fn a_ca_certificate_as_the_servers_own_is_refused_saying_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    assert!(run(&["fixtures", www.to_str().unwrap()]).status.success());
+    let mut p =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let key = KeyPair::generate().unwrap();
+    let cert = p.self_signed(&key).unwrap();
+    let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    let (_server, tls) = serve_tls(&www, &cert_path, &key_path, &[]);
+    let db = dir.path().join("h.db");
+    let url = format!("https://{tls}/2k.html");
+    let out = run(&[
+        "bench",
+        "-q",
+        "-n",
+        "5",
+        "--cacert",
+        cert_path.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        &url,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert!(
+        err.contains("CaUsedAsEndEntity") && err.contains("basicConstraints=critical,CA:FALSE"),
+        "{err}"
+    );
+}

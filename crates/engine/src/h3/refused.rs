@@ -61,7 +61,11 @@ pub(crate) fn socket_error(to: SocketAddr, e: &std::io::Error) -> String {
 /// The connection could not be made or went down: why, as one line.
 pub(crate) fn describe(to: SocketAddr, e: &ConnectionError) -> String {
     let why = match e {
-        ConnectionError::TransportError(t) if is_tls(t.code) => format!("TLS: {}", t.reason),
+        ConnectionError::TransportError(t) if is_tls(t.code) => format!(
+            "TLS: {}{}",
+            t.reason,
+            crate::transport::tls::certificate_hint(&t.reason)
+        ),
         ConnectionError::TransportError(t) => format!("QUIC error {:?}: {}", t.code, t.reason),
         ConnectionError::ConnectionClosed(c) => {
             let reason = String::from_utf8_lossy(&c.reason);

@@ -246,9 +246,24 @@ fn tls_error(e: rustls::Error) -> io::Error {
         rustls::Error::InvalidMessage(_) => {
             format!("TLS handshake failed: {e} (is the server speaking TLS on this port?)")
         }
-        _ => format!("TLS handshake failed: {e}"),
+        _ => format!(
+            "TLS handshake failed: {e}{}",
+            certificate_hint(&e.to_string())
+        ),
     };
     io::Error::new(ErrorKind::InvalidData, msg)
+}
+
+/// What to do about a certificate `--cacert` refused, after rustls's words for it (`reason`): a
+/// self-signed certificate made by `openssl req -x509` without `basicConstraints=CA:FALSE` is a CA
+/// certificate, which verification refuses as a server's own.
+pub(crate) fn certificate_hint(reason: &str) -> &'static str {
+    if reason.contains("CaUsedAsEndEntity") {
+        " (the server's certificate is a CA certificate: make it with `-addext \
+         basicConstraints=critical,CA:FALSE`, or leave out --cacert)"
+    } else {
+        ""
+    }
 }
 
 fn closed_during_handshake(connected: bool) -> io::Error {
