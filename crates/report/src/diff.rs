@@ -70,7 +70,9 @@ pub fn side_settings(each: &[Vec<(String, String)>]) -> Vec<(String, String)> {
 
 struct Metric {
     name: &'static str,
-    value: fn(&RunResult) -> f64,
+    /// None where the figure does not exist: a latency (or CPU per request) of a level without a
+    /// response, which is "-" rather than 0.
+    value: fn(&RunResult) -> Option<f64>,
     /// From one measurement: the figure's relative standard error, where the histogram or the
     /// counts can tell it (see the module doc); None where nothing can.
     estimate: fn(&RunResult) -> Option<f64>,
@@ -79,60 +81,65 @@ struct Metric {
 const METRICS: &[Metric] = &[
     Metric {
         name: "Hits/s",
-        value: |r| r.hits_per_sec(),
+        value: |r| Some(r.hits_per_sec()),
         estimate: mean_latency_se,
     },
     Metric {
         name: "KB/s",
-        value: |r| r.kbytes_per_sec(),
+        value: |r| Some(r.kbytes_per_sec()),
         estimate: mean_latency_se,
     },
     Metric {
         name: "Mean latency ms",
-        value: |r| r.mean_latency_ms(),
+        value: |r| answered(r).then(|| r.mean_latency_ms()),
         estimate: mean_latency_se,
     },
     Metric {
         name: "p50 ms",
-        value: |r| q(r, 0.5),
+        value: |r| answered(r).then(|| q(r, 0.5)),
         estimate: |r| quantile_se(r, 0.5),
     },
     Metric {
         name: "p90 ms",
-        value: |r| q(r, 0.9),
+        value: |r| answered(r).then(|| q(r, 0.9)),
         estimate: |r| quantile_se(r, 0.9),
     },
     Metric {
         name: "p99 ms",
-        value: |r| q(r, 0.99),
+        value: |r| answered(r).then(|| q(r, 0.99)),
         estimate: |r| quantile_se(r, 0.99),
     },
     Metric {
         name: "p99.9 ms",
-        value: |r| q(r, 0.999),
+        value: |r| answered(r).then(|| q(r, 0.999)),
         estimate: |r| quantile_se(r, 0.999),
     },
     Metric {
         name: "Max ms",
-        value: |r| r.histograms.total.max() as f64 / 1000.0,
+        value: |r| answered(r).then(|| r.histograms.total.max() as f64 / 1000.0),
         estimate: |_| None,
     },
     Metric {
         name: "Error %",
-        value: |r| r.error_pct(),
+        value: |r| Some(r.error_pct()),
         estimate: error_rate_se,
     },
     Metric {
         name: "Little's load",
-        value: |r| r.littles_load(),
+        value: |r| answered(r).then(|| r.littles_load()),
         estimate: |_| None,
     },
     Metric {
         name: "Client CPU-µs/req",
-        value: |r| r.cpu_us_per_request(),
+        value: |r| r.cpu_us_per_request_of(r.cpu),
         estimate: |_| None,
     },
 ];
+
+/// Whether a level had a response to time: without one it has no latency.
+fn answered(r: &RunResult) -> bool {
+    !r.histograms.total.is_empty()
+}
 
 /// How a spread was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,7 +153,8 @@ pub enum SpreadKind {
 /// A figure over a level's samples: the median, and the spread as defined in the module doc.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Figure {
-    pub value: f64,
+    /// None when no sample has the figure (no response, no latency).
+    pub value: Option<f64>,
     /// Relative spread (0.05 = 5 %), None when it cannot be told.
     pub spread: Option<f64>,
     pub kind: SpreadKind,
@@ -198,17 +206,30 @@ fn error_rate_se(r: &RunResult) -> Option<f64> {
     (n > 0.0 && p > 0.0).then(|| (p * (1.0 - p) / n).sqrt() / p)
 }
 
+/// A figure over the samples that have it (`value` is None for the others).
 pub fn figure(
     samples: &[&RunResult],
-    value: fn(&RunResult) -> f64,
+    value: fn(&RunResult) -> Option<f64>,
     estimate: fn(&RunResult) -> Option<f64>,
 ) -> Figure {
-    let values: Vec<f64> = samples.iter().map(|r| value(r)).collect();
-    let m = median(values.clone());
-    if samples.len() < 2 {
+    let having: Vec<&RunResult> = samples
+        .iter()
+        .copied()
+        .filter(|r| value(r).is_some())
+        .collect();
+    let values: Vec<f64> = having.iter().filter_map(|r| value(r)).collect();
+    if values.is_empty() {
         return Figure {
-            value: m,
-            spread: samples.first().and_then(|r| estimate(r)),
+            value: None,
+            spread: None,
+            kind: SpreadKind::StdErr,
+        };
+    }
+    let m = median(values.clone());
+    if having.len() < 2 {
+        return Figure {
+            value: Some(m),
+            spread: having.first().and_then(|r| estimate(r)),
             kind: SpreadKind::StdErr,
         };
     }
@@ -225,7 +246,7 @@ pub fn figure(
         None
     };
     Figure {
-        value: m,
+        value: Some(m),
         spread,
         kind: SpreadKind::Range,
     }
@@ -329,7 +350,7 @@ fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Co
         n.estimated |= [fa, fb]
             .iter()
             .any(|f| f.kind == SpreadKind::StdErr && f.spread.is_some());
-        let ratio = ratio(fa.value, fb.value);
+        let ratio = fa.value.zip(fb.value).and_then(|(a, b)| ratio(a, b));
         let noise = fa.noise().max(fb.noise());
         let note = match ratio {
             Some(r) if (r - 1.0).abs() > 0.0 && (r - 1.0).abs() <= noise => {
@@ -344,8 +365,8 @@ fn pair_table(out: &mut String, ra: &[&RunResult], rb: &[&RunResult], n: &mut Co
             out,
             "{:<18} {:>12} {:>12} {:>8} {:>13} {:>13}{note}",
             m.name,
-            num(fa.value),
-            num(fb.value),
+            fa.value.map_or_else(|| "-".into(), num),
+            fb.value.map_or_else(|| "-".into(), num),
             ratio,
             fa.cell(),
             fb.cell()
@@ -463,8 +484,8 @@ mod tests {
             result(1000, 1.0, &[1000]),
             result(1100, 1.0, &[1000]),
         );
-        let f = figure(&[&a, &b, &c], |r| r.hits_per_sec(), mean_latency_se);
-        assert_eq!(f.value, 1000.0);
+        let f = figure(&[&a, &b, &c], |r| Some(r.hits_per_sec()), mean_latency_se);
+        assert_eq!(f.value, Some(1000.0));
         assert!((f.spread.unwrap() - 0.2).abs() < 1e-9);
         assert_eq!(
             (f.kind, f.cell().as_str()),
@@ -478,7 +499,7 @@ mod tests {
             .map(|i| if i % 2 == 0 { 1000 } else { 3000 })
             .collect();
         let r = result(100, 1.0, &lat);
-        let f = figure(&[&r], |r| r.hits_per_sec(), mean_latency_se);
+        let f = figure(&[&r], |r| Some(r.hits_per_sec()), mean_latency_se);
         // stdev 1000, mean 2000, n 100 → 0.05
         assert!((f.spread.unwrap() - 0.05).abs() < 0.002, "{f:?}");
         assert_eq!(
@@ -486,9 +507,9 @@ mod tests {
             (SpreadKind::StdErr, "±5.0% SE*")
         );
         // Each metric its own: the median sits in the 1 ms half, well inside it.
-        let p50 = figure(&[&r], |r| q(r, 0.5), |r| quantile_se(r, 0.5));
+        let p50 = figure(&[&r], |r| Some(q(r, 0.5)), |r| quantile_se(r, 0.5));
         assert_ne!(p50.spread, f.spread);
-        let max = figure(&[&r], |r| r.histograms.total.max() as f64, |_| None);
+        let max = figure(&[&r], |r| Some(r.histograms.total.max() as f64), |_| None);
         assert_eq!(max.cell(), "-");
     }
 
@@ -536,6 +557,52 @@ mod tests {
         let (text, _) = diff(&a, &c).unwrap();
         let hits = text.lines().find(|l| l.starts_with("Hits/s")).unwrap();
         assert!(hits.contains("4.762") && !hits.contains('~'), "{text}");
+    }
+
+    #[test]
+    fn a_side_without_a_response_has_no_latency_and_no_ratio() {
+        let answered = result(1000, 1.0, &[1000, 1100]);
+        let mut refused = result(0, 1.0, &[]);
+        refused.failed.connect = 20;
+        let side = |name: &str, r| Side {
+            name: name.into(),
+            levels: vec![Level {
+                group: "",
+                clients: 2,
+                round: 1,
+                server_version: None,
+                result: r,
+            }],
+            protocol: None,
+            settings: Vec::new(),
+        };
+        let (text, _) = diff(&side("run 1", &answered), &side("run 2", &refused)).unwrap();
+        let cells = |metric: &str| -> Vec<String> {
+            let line = text.lines().find(|l| l.starts_with(metric)).unwrap();
+            line[metric.len()..]
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        };
+        for metric in [
+            "Mean latency ms",
+            "p50 ms",
+            "p99.9 ms",
+            "Max ms",
+            "Little's load",
+            "Client CPU-µs/req",
+        ] {
+            let c = cells(metric);
+            assert_eq!(
+                (c[1].as_str(), c[2].as_str()),
+                ("-", "-"),
+                "{metric} of B, B/A: {text}"
+            );
+        }
+        // Its hits/s and errors were measured: zero hits/s and 100 % errors are figures.
+        assert_eq!(cells("Hits/s")[1], "0.000", "{text}");
+        assert_eq!(cells("Error %")[1], "100.0", "{text}");
+        assert!(!text.contains("0.000 ms"), "{text}");
     }
 
     #[test]

@@ -82,6 +82,7 @@ fn generator_json(r: &RunResult) -> Value {
 pub fn result_json(r: &RunResult) -> Value {
     let f = &r.failed;
     let h = &r.histograms;
+    let answered = r.complete > 0;
     json!({
         "started_unix": r.started_unix,
         "elapsed_secs": r.elapsed.as_secs_f64(),
@@ -139,12 +140,13 @@ pub fn result_json(r: &RunResult) -> Value {
             "mbits_per_sec": r.mbits_per_sec(),
             "errors_per_sec": r.errors_per_sec(),
             "error_pct": r.error_pct(),
-            "littles_load": r.littles_load(),
-            "mean_latency_secs": r.mean_latency_secs(),
-            "keep_alive_share": r.keep_alive_share(),
-            "cpu_us_per_request": r.cpu_us_per_request(),
+            // Figures per complete request: null without one (no made-up zeros).
+            "littles_load": answered.then(|| r.littles_load()),
+            "mean_latency_secs": answered.then(|| r.mean_latency_secs()),
+            "keep_alive_share": answered.then(|| r.keep_alive_share()),
+            "cpu_us_per_request": r.cpu_us_per_request_of(r.cpu),
         },
-        "cpu_us_per_request": r.cpu_us_per_request(),
+        "cpu_us_per_request": r.cpu_us_per_request_of(r.cpu),
         "tls": r.tls.as_ref().map(tls_json),
         "latency": {
             "total": histogram_json(&h.total),
@@ -187,5 +189,21 @@ mod tests {
         assert_eq!(v["load_threads"][0]["user_secs"], 0.001);
         assert_eq!(v["latency"]["total"]["max_ms"], 1.5);
         assert_eq!(v["latency"]["connect"]["count"], 0);
+        // Without a complete request, what is per request is null, not 0.
+        let refused = RunResult {
+            elapsed: Duration::from_secs(1),
+            ..Default::default()
+        };
+        let v = result_json(&refused);
+        for figure in [
+            "littles_load",
+            "mean_latency_secs",
+            "keep_alive_share",
+            "cpu_us_per_request",
+        ] {
+            assert!(v["figures"][figure].is_null(), "{figure}: {v}");
+        }
+        assert!(v["cpu_us_per_request"].is_null(), "{v}");
+        assert_eq!(v["figures"]["hits_per_sec"], 0.0);
     }
 }

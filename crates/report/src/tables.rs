@@ -174,9 +174,14 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
     );
     for (i, l) in levels.iter().enumerate() {
         let r = l.result;
+        // No complete request: no keep-alive share of them ("-", not 0).
+        let ka = match r.complete {
+            0 => "-".to_string(),
+            _ => format!("{:.0}", r.keep_alive_share() * 100.0),
+        };
         let _ = writeln!(
             out,
-            "{:>7} {:>9} {:>7} {:>7} {:>6.2} {:>9.1} {:>9.1} {:>7.2} {:>4.0}{}",
+            "{:>7} {:>9} {:>7} {:>7} {:>6.2} {:>9.1} {:>9.1} {:>7.2} {ka:>4}{}",
             l.clients,
             r.complete,
             r.failed.total(),
@@ -185,7 +190,6 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
             r.hits_per_sec(),
             r.kbytes_per_sec(),
             r.mbits_per_sec(),
-            r.keep_alive_share() * 100.0,
             row_end(bound, i, r)
         );
     }
@@ -207,6 +211,15 @@ pub fn full(levels: &[Level], bound: &[&str]) -> String {
     );
     for l in levels {
         let r = l.result;
+        if r.histograms.total.is_empty() {
+            // No response, no latency: dashes rather than zeros.
+            let _ = writeln!(
+                out,
+                "{:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+                l.clients, "-", "-", "-", "-", "-", "-", "-"
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{:>7} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>7.2}",
@@ -546,6 +559,36 @@ mod tests {
         assert_eq!(
             failures(&levels),
             "4 clients: 3 errors = 3 failed (connect 0, receive 3, length/checksum 0, exceptions 0) + 0 non-2xx\n"
+        );
+    }
+
+    #[test]
+    fn a_level_without_a_response_has_dashes_for_its_latencies_not_zeros() {
+        let mut refused = RunResult {
+            elapsed: Duration::from_secs(1),
+            ..Default::default()
+        };
+        refused.failed.connect = 5;
+        let text = full(&[lv(2, &refused)], &[]);
+        let row = |after: &str| -> Vec<String> {
+            let mut lines = text.lines().skip_while(|l| *l != after).skip(2);
+            lines
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(String::from)
+                .collect()
+        };
+        assert_eq!(
+            row("Latency (ms)"),
+            ["2", "-", "-", "-", "-", "-", "-", "-"],
+            "{text}"
+        );
+        let throughput = row("Throughput");
+        assert_eq!(
+            (throughput[5].as_str(), throughput[8].as_str()),
+            ("0.0", "-"),
+            "hits/s and KA%: {text}"
         );
     }
 
