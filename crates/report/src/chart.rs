@@ -11,6 +11,8 @@ pub const WIDTH: f64 = 760.0;
 pub const HEIGHT: f64 = 420.0;
 const LEFT: f64 = 78.0;
 const RIGHT: f64 = 210.0; // room for the legend
+/// The longest legend label that fits in [`RIGHT`].
+const LEGEND_CHARS: usize = 23;
 const TOP: f64 = 44.0;
 const BOTTOM: f64 = 56.0;
 pub const FONT: &str = "DejaVu Sans, Helvetica, Arial, sans-serif";
@@ -302,8 +304,11 @@ impl Chart {
                 line.colour,
                 dash_attr(line.dash)
             );
-            let label = if line.label.chars().count() > 26 {
-                format!("{}…", line.label.chars().take(25).collect::<String>())
+            // The legend's column holds 23 characters at 12 px: a longer label is shortened
+            // (its <title> keeps it whole) rather than cut at the chart's edge.
+            let label = if line.label.chars().count() > LEGEND_CHARS {
+                let kept: String = line.label.chars().take(LEGEND_CHARS - 1).collect();
+                format!("{kept}…")
             } else {
                 line.label.clone()
             };
@@ -441,5 +446,44 @@ mod tests {
             svg.contains(r#"cx="78.0""#) && svg.contains(r#"cx="550.0""#),
             "{svg}"
         );
+    }
+
+    #[test]
+    fn a_long_legend_label_stays_inside_the_chart() {
+        // The latency-by-percentile chart's label: a series' name and its peak's clients.
+        let label = "#8 webstand · /2k.html @16 and more";
+        let chart = Chart {
+            name: "t".into(),
+            title: "t".into(),
+            note: String::new(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            x_scale: Scale::Linear,
+            lines: vec![Line {
+                label: label.into(),
+                colour: "#000000",
+                dash: Dash::Solid,
+                markers: false,
+                points: vec![(1.0, 5.0), (4.0, 9.0)],
+                tips: vec![String::new(); 2],
+                bad: vec![false; 2],
+                ranges: Vec::new(),
+            }],
+        };
+        let svg = chart.render();
+        assert!(svg.contains(&format!("<title>{label}</title>")), "{svg}");
+        // Rendered with the system's fonts: the rightmost 4 px (8 in the PNG) stay blank.
+        let png = png(&svg).unwrap();
+        let pixmap = resvg::tiny_skia::Pixmap::decode_png(&png).unwrap();
+        let (w, h) = (pixmap.width(), pixmap.height());
+        let inked = (0..h)
+            .flat_map(|y| (w - 8..w).map(move |x| (x, y)))
+            .filter(|&(x, y)| {
+                pixmap
+                    .pixel(x, y)
+                    .is_some_and(|p| p.alpha() > 0 && p.red() < 128)
+            })
+            .count();
+        assert_eq!(inked, 0, "legend text reaches the chart's right edge");
     }
 }
