@@ -20,9 +20,8 @@ use webstand_thresholds::{check_all, Threshold};
 #[command(next_help_heading = "Max-rate search (open loop)")]
 pub struct MaxRateArgs {
     /// Find the highest open-loop rate that meets --slo: double from --start-rate, bisect to 2 %,
-    /// confirm; never met when the generator fell behind, nor when the pool ran out at the server
-    /// (the server's bound). Bounded by --max-steps and --search-time; -c is the connection pool,
-    /// one value [default pool: 64]
+    /// confirm; never met when the generator fell behind or the pool ran out at the server.
+    /// Bounded by --max-steps and --search-time; -c is the connection pool [default: 64]
     #[arg(long, conflicts_with_all = ["rate", "find_max_users"], requires = "slo")]
     pub find_max_rate: bool,
 
