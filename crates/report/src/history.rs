@@ -1,5 +1,6 @@
 //! The history as text: `history`'s listing (a line per saved run, with what tells runs apart at
-//! a glance — clients, keep-alive, protocol, the headline figure — and what it measured), the
+//! a glance — clients, keep-alive, protocol, the headline figure — and what it measured, in 120
+//! columns for a usual target), the
 //! headline a run is quoted by, and the config files a comparison saved, as `show --configs`
 //! prints them. Pure: what the history holds in, text out.
 
@@ -11,8 +12,6 @@ pub struct HistoryLine {
     pub id: i64,
     pub started_unix: f64,
     pub kind: String,
-    /// Its levels as the history counts them (a probe's: its cases).
-    pub levels: u64,
     /// Its status as shown ("unfinished" for a run cut off).
     pub status: String,
     pub facts: Facts,
@@ -36,24 +35,39 @@ pub enum Facts {
     Unreadable,
 }
 
-/// `history`'s columns.
+/// `history`'s columns. No count of levels: the clients say what a sweep measured, and `show`
+/// lists every level. A probe's verdicts are its status.
 const COLUMNS: &[&str] = &[
     "Id",
     "When (UTC)",
     "Kind",
-    "Levels",
     "Status",
     "Clients",
     "KA",
     "Protocol",
-    "Result",
+    "Peak hits/s",
     "Target",
 ];
 
 /// `history`'s listing: a header, a line per run, "(no runs)" for none, and how many older runs
 /// `hidden` left out.
 pub fn listing(lines: &[HistoryLine], hidden: usize) -> String {
-    let rows: Vec<Vec<String>> = lines.iter().map(row).collect();
+    let year = |l: &HistoryLine| {
+        jiff::Timestamp::from_second(l.started_unix as i64)
+            .ok()
+            .map(|t| t.strftime("%Y").to_string())
+    };
+    // Runs of one year leave the year out (the newest's year is the one a reader assumes); runs
+    // over several years carry it.
+    let one_year = lines
+        .iter()
+        .all(|l| year(l).is_some() && year(l) == lines.first().and_then(year));
+    let when = if one_year {
+        "%m-%d %H:%M"
+    } else {
+        "%Y-%m-%d %H:%M"
+    };
+    let rows: Vec<Vec<String>> = lines.iter().map(|l| row(l, when)).collect();
     let mut text = columns(COLUMNS, &rows);
     if lines.is_empty() {
         text += "(no runs)\n";
@@ -68,21 +82,19 @@ pub fn listing(lines: &[HistoryLine], hidden: usize) -> String {
 }
 
 /// A run's cells, in [`COLUMNS`]' order ("?" for what an unreadable run cannot say).
-fn row(l: &HistoryLine) -> Vec<String> {
+fn row(l: &HistoryLine, when: &str) -> Vec<String> {
     let when = jiff::Timestamp::from_second(l.started_unix as i64)
-        .map_or_else(|_| "?".into(), |t| t.strftime("%Y-%m-%d %H:%M").to_string());
-    let mut row = vec![l.id.to_string(), when, l.kind.clone(), l.levels.to_string()];
-    row.push(l.status.clone());
+        .map_or_else(|_| "?".into(), |t| t.strftime(when).to_string());
+    let mut row = vec![l.id.to_string(), when, l.kind.clone(), l.status.clone()];
     match &l.facts {
         Facts::Probe { verdicts } => {
             let count = |v: &str| verdicts.iter().filter(|c| *c == v).count();
-            row[3] = verdicts.len().to_string();
-            row.extend(["-".into(), "-".into(), "-".into()]);
-            row.push(format!(
-                "{} unsafe, {} lenient",
-                count("unsafe"),
-                count("lenient")
-            ));
+            let found = format!("{} unsafe, {} lenient", count("unsafe"), count("lenient"));
+            row[3] = match l.status.as_str() {
+                "complete" => found,
+                status => format!("{status}, {found}"),
+            };
+            row.extend(["-".into(), "-".into(), "-".into(), "-".into()]);
         }
         Facts::Levels {
             clients,
@@ -92,7 +104,8 @@ fn row(l: &HistoryLine) -> Vec<String> {
         } => {
             row.push(clients.clone());
             row.push(if *keep_alive { "yes" } else { "no" }.into());
-            row.push(protocol.clone());
+            // "HTTP/1.1 TLS": the column is narrow, and `show` says it in words.
+            row.push(protocol.replace(" over TLS", " TLS"));
             row.push(headline.clone().unwrap_or_else(|| "-".into()));
         }
         Facts::Unreadable => row.extend(["?".into(), "?".into(), "?".into(), "?".into()]),
@@ -112,7 +125,7 @@ fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
     let line = |cells: &[&str]| {
         let mut out = String::new();
         for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
-            let numeric = i == 0 || (i == 3 && cells[i] != header[i]);
+            let numeric = i == 0;
             match (i + 1 == cells.len(), numeric) {
                 (true, _) => out += c,
                 (false, true) => out += &format!("{c:>w$}  "),
@@ -129,10 +142,10 @@ fn columns(header: &[&str], rows: &[Vec<String>]) -> String {
     text
 }
 
-/// The figure a run is quoted by: its peak hits/s (the fastest level within its error
-/// threshold), with the clients there when it had several levels; a comparison's fastest server
-/// on its first workload (the median of its rounds, as compare printed it: `comparison`'s rows).
-/// None when no level was clean.
+/// The figure a run is quoted by, in hits/s (its column's unit, so not repeated): its peak (the
+/// fastest level within its error threshold), with the clients there when it had several levels
+/// ("41234 @16"); a comparison's fastest server on its first workload (the median of its rounds, as compare printed it: `comparison`'s rows),
+/// naming that workload when it measured several. None when no level was clean.
 pub fn headline(
     levels: &[Level],
     max_error_pct: f64,
@@ -144,17 +157,18 @@ pub fn headline(
             .iter()
             .filter(|r| r.measured)
             .max_by(|a, b| a.peak_hits_per_sec.total_cmp(&b.peak_hits_per_sec))?;
-        return Some(format!(
-            "{:.0} hits/s {} ({workload})",
-            best.peak_hits_per_sec, best.server
-        ));
+        let hits = format!("{:.0} {}", best.peak_hits_per_sec, best.server);
+        return Some(match workloads.len() {
+            1 => hits,
+            _ => format!("{hits} ({workload})"),
+        });
     }
     let i = webstand_results::figures::peak(levels.iter().map(|l| l.result), max_error_pct)?;
     let peak = &levels[i];
     let hits = peak.result.hits_per_sec();
     Some(match levels.len() {
-        1 => format!("{hits:.0} hits/s"),
-        _ => format!("{hits:.0} hits/s @{}", peak.clients),
+        1 => format!("{hits:.0}"),
+        _ => format!("{hits:.0} @{}", peak.clients),
     })
 }
 
@@ -189,7 +203,6 @@ mod tests {
             id,
             started_unix: 1_795_383_603.5,
             kind: kind.into(),
-            levels: 6,
             status: "complete".into(),
             facts,
             target: target.into(),
@@ -202,7 +215,7 @@ mod tests {
             clients: "1..32".into(),
             keep_alive: true,
             protocol: "HTTP/1.1".into(),
-            headline: Some("41234 hits/s @16".into()),
+            headline: Some("41234 @16".into()),
         };
         let probe = Facts::Probe {
             verdicts: ["safe", "unsafe", "lenient", "lenient"]
@@ -216,13 +229,21 @@ mod tests {
         ];
         assert_eq!(
             listing(&lines, 1),
-            "Id  When (UTC)        Kind   Levels  Status    Clients  KA   Protocol  Result               Target\n\
-             \x209  2026-11-22 21:40  sweep       6  complete  1..32    yes  HTTP/1.1  41234 hits/s @16     http://127.0.0.1:8080/2k.html\n\
-             10  2026-11-22 21:40  probe       4  complete  -        -    -         1 unsafe, 2 lenient  http://127.0.0.1:8080/\n\
-             11  2026-11-22 21:40  bench       6  complete  ?        ?    ?         ?                    http://127.0.0.1:8080/\n\
+            "Id  When (UTC)   Kind   Status               Clients  KA   Protocol  Peak hits/s  Target\n\
+             \x209  11-22 21:40  sweep  complete             1..32    yes  HTTP/1.1  41234 @16    http://127.0.0.1:8080/2k.html\n\
+             10  11-22 21:40  probe  1 unsafe, 2 lenient  -        -    -         -            http://127.0.0.1:8080/\n\
+             11  11-22 21:40  bench  complete             ?        ?    ?         ?            http://127.0.0.1:8080/\n\
              (1 older run not shown: `webstand history -n 0` lists every run)\n"
         );
         assert!(listing(&[], 0).ends_with("Target\n(no runs)\n"));
+        // Runs over two years carry the year.
+        let mut old = line(8, "bench", Facts::Unreadable, "http://127.0.0.1:8080/");
+        old.started_unix -= 366.0 * 86_400.0;
+        let over = listing(&[old, line(9, "bench", Facts::Unreadable, "x")], 0);
+        assert!(
+            over.contains("\n8  2025-11-21 21:40  bench") && over.contains("\n9  2026-11-22 21:40"),
+            "{over}"
+        );
     }
 
     #[test]
