@@ -47,6 +47,7 @@ mod probe;
 mod report;
 mod report_labels;
 mod report_width;
+mod series_names;
 mod serve;
 mod serve_fastcgi;
 mod serve_fd_limit;

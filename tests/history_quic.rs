@@ -124,7 +124,7 @@ fn quic_figures_are_kept_shown_diffed_exported_and_reported() {
     assert!(html.contains("<td>4 (2 / 2)</td>"), "run 1's handshakes");
     assert!(html.contains("<td>4 (4 / 0)</td>"), "run 2's handshakes");
     assert!(
-        html.contains("/2k.html (HTTP/3, 2 streams/conn)"),
+        html.contains("/2k.html (HTTP/3: 2 streams/conn)"),
         "series label"
     );
 

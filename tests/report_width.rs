@@ -1,9 +1,10 @@
 //! Every table and the sentences around it fit 120 columns, by layout rather than by cutting: a
 //! sweep (its full layout as two tables, throughput then latency; Tenon's; WebStone's) with a level
 //! of 404s flagged, a comparison over two rounds with a max-users search and over HTTPS with HTTP/2,
-//! `show` of each and `diff` between them. And a level with no successful response has no latency
-//! histogram to export: `export --format hgrm` says so in one line and exits 1, the CSV leaves its
-//! latencies empty rather than zero.
+//! `show` of each (a sweep in ab's layout too), `diff` between them and `history` of them all. And a
+//! level with no successful response has no latency histogram to export: `export --format hgrm`
+//! says so in one line and exits 1, the CSV leaves its latencies empty rather than zero; `show`
+//! and `diff` print dashes for them.
 
 use crate::common;
 
@@ -63,7 +64,7 @@ fn sweeps_comparisons_show_and_diff_fit_120_columns() {
     );
     assert!(text.contains("<< MOSTLY ERRORS: 100.0 %"), "{text}");
     assert_fits("sweep of 404s", &text);
-    for table in ["full", "tenon", "webstone"] {
+    for table in ["full", "tenon", "webstone", "ab"] {
         for run in ["1", "2"] {
             assert_fits(
                 &format!("show {run} --table {table}"),
@@ -71,6 +72,13 @@ fn sweeps_comparisons_show_and_diff_fit_120_columns() {
             );
         }
     }
+    // A sweep in ab's layout: ab's report for each level, as `sweep --table ab` prints it.
+    let ab = ran(&db, &["show", "1", "--table", "ab"], 0);
+    assert_eq!(ab.matches("Concurrency Level:").count(), 2, "{ab}");
+    assert!(
+        ab.contains("Requests per second:") && ab.contains("Peak: "),
+        "{ab}"
+    );
     let rounds = quick_compare(
         "builtin,nginx",
         &[
@@ -107,6 +115,18 @@ fn sweeps_comparisons_show_and_diff_fit_120_columns() {
     }
     assert_fits("diff 1 3", &ran(&db, &["diff", "1", "3"], 0));
     assert_fits("diff 1 2", &ran(&db, &["diff", "1", "2"], 0));
+    // A comparison has no ab layout: said in one line, with what to use instead.
+    let out = run(&["show", "3", "--table", "ab", "--db", &db]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.trim_end().lines().count() == 1 && err.contains("use --table full, tenon or webstone"),
+        "{err}"
+    );
+    // The history of sweeps, comparisons over HTTPS and HTTP/2, and a sweep of 404s.
+    let history = ran(&db, &["history"], 0);
+    assert_eq!(history.lines().count(), 1 + 4, "{history}");
+    assert_fits("history", &history);
 }
 
 #[test]
@@ -143,4 +163,36 @@ fn a_level_without_a_successful_response_exports_no_histogram() {
         assert_eq!(cell(column), "", "{column}: {csv}");
     }
     assert_ne!(cell("failed"), "0", "{csv}");
+    // The JSON has null for what is per complete request.
+    args[3] = "json";
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(&args))).unwrap();
+    let figures = &json["levels"][0]["result"]["figures"];
+    for figure in ["mean_latency_secs", "littles_load", "cpu_us_per_request"] {
+        assert!(figures[figure].is_null(), "{figure}: {figures}");
+    }
+    // diff with a run that was answered: the latencies of the side without a response, and their
+    // ratios, are dashes; its hits/s were measured (0).
+    let www = dir.path().join("www");
+    assert!(run(&["fixtures", www.to_str().unwrap()]).status.success());
+    let server = serve(&www, &[]);
+    let answered = format!("http://{}/2k.html", server.addr);
+    ran(&db, &["bench", "-n", "20", "-c", "2", "-q", &answered], 0);
+    let diff = ran(&db, &["diff", "2", "1"], 0);
+    let cells = |metric: &str| -> Vec<String> {
+        let line = diff.lines().find(|l| l.starts_with(metric)).unwrap();
+        line[metric.len()..]
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    for metric in [
+        "Mean latency ms",
+        "p50 ms",
+        "p99 ms",
+        "Max ms",
+        "Little's load",
+    ] {
+        assert_eq!(&cells(metric)[1..3], ["-", "-"], "{metric}: {diff}");
+    }
+    assert_eq!(cells("Hits/s")[1], "0.000", "{diff}");
 }

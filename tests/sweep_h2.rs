@@ -192,7 +192,7 @@ fn h2_runs_are_saved_shown_diffed_exported_and_reported_as_h2() {
     ]);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
-        html.contains("/page.html (HTTP/2, 4 streams/conn)"),
+        html.contains("/page.html (HTTP/2: 4 streams/conn)"),
         "series label"
     );
     assert!(html.contains("HTTP/2 (h2load&#x27;s counts per level)"));

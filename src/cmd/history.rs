@@ -2,9 +2,10 @@
 //! (webstand-store) and handing them to the report functions. These commands only read the database.
 
 use super::stored::{
-    backends_cpu_us, compare_rows, describe, details, diagnosis, levels, measured_tables,
-    server_cpu_us, tables, when,
+    backends_cpu_us, compare_rows, describe, details, diagnosis, level_series, levels,
+    measured_tables, run_name, server_cpu_us, tables, when,
 };
+use super::sweep_table::Table;
 use crate::Global;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -14,7 +15,6 @@ use webstand_report::export;
 use webstand_report::history::{self as listing, Facts, HistoryLine};
 use webstand_report::html;
 use webstand_report::levels::{self, ReportRun};
-use webstand_report::tables::Layout;
 use webstand_store::{RunSummary, Store, StoredRun};
 
 #[derive(clap::Args)]
@@ -33,9 +33,10 @@ pub struct HistoryArgs {
 pub struct ShowArgs {
     /// Run id from `webstand history`, or `last`
     run: String,
-    /// Sweep table layout: full, tenon or webstone [default: the run's own `--table`, else full]
+    /// Sweep table layout: full, tenon, webstone or ab (ab's report for each level of a sweep, as
+    /// `sweep --table ab` prints it) [default: the run's own `--table`, else full]
     #[arg(long, value_name = "LAYOUT")]
-    table: Option<Layout>,
+    table: Option<Table>,
     /// Instead of the tables, the config files and command lines a comparison started each server
     /// with, exactly as written (temporary paths and ports as they were)
     #[arg(long, conflicts_with = "table")]
@@ -160,7 +161,6 @@ fn history_line(store: &Store, r: &RunSummary) -> HistoryLine {
         id: r.id,
         started_unix: r.started_unix,
         kind: r.kind.clone(),
-        levels: r.levels,
         status: webstand_store::shown_status(&r.status).to_string(),
         facts,
         target: match &run {
@@ -180,6 +180,13 @@ fn headline(run: &StoredRun) -> Option<String> {
 pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
     let store = Store::open_existing(g.db.as_deref())?;
     let run = store.load_run(store.run_id(&a.run)?)?;
+    if a.table == Some(Table::Ab) && !["bench", "sweep"].contains(&run.meta.kind.as_str()) {
+        bail!(
+            "--table ab prints ab's report for each level of a sweep (a bench run's is ab's already); run {} is a {}: use --table full, tenon or webstone",
+            run.id,
+            run.meta.kind
+        );
+    }
     let mut text = format!("{}\n", describe(&run));
     let script = store
         .script(run.id)?
@@ -313,9 +320,11 @@ pub fn export(a: ExportArgs, g: &Global) -> anyhow::Result<i32> {
 fn recorded(run: &StoredRun) -> Vec<export::Recorded> {
     let cpu = server_cpu_us(run).into_iter().zip(backends_cpu_us(run));
     let each = run.levels.iter().zip(run.level_protocols()).zip(cpu);
-    each.map(|((l, protocol), (server, with_backends))| {
+    let each = each.zip(level_series(run));
+    each.map(|(((l, protocol), (server, with_backends)), series)| {
         let diagnosis = l.diagnosis.as_ref().and_then(render::from_json);
         export::Recorded {
+            series,
             protocol: Some(protocol),
             server_cpu: export::ServerCpu {
                 server,
@@ -354,8 +363,10 @@ fn export_json(run: &StoredRun, lv: &[levels::Level]) -> anyhow::Result<String> 
     // The server's side of each level, where the lab measured it, and its diagnosis.
     if let Some(levels) = doc["levels"].as_array_mut() {
         let spoke = run.level_protocols();
-        for ((j, l), p) in levels.iter_mut().zip(&run.levels).zip(spoke) {
+        let each = levels.iter_mut().zip(&run.levels).zip(spoke);
+        for (((j, l), p), series) in each.zip(level_series(run)) {
             j["protocol"] = p.into();
+            j["series"] = series.into();
             if let Some(d) = &l.diagnosis {
                 j["diagnosis"] = d.clone();
             }
@@ -415,7 +426,7 @@ pub fn report(a: ReportArgs, g: &Global) -> anyhow::Result<i32> {
         .iter()
         .zip(&thresholds)
         .map(|(r, thresholds)| ReportRun {
-            name: format!("#{}", r.id),
+            name: run_name(r),
             title: describe(r),
             details: details(r),
             levels: levels(r),

@@ -2,6 +2,7 @@
 //! judged by the same rules as when it ran) and its tables in the layout of the command that
 //! measured it. Shared by `show`, `report` and `export`.
 
+use super::sweep_table::Table;
 use webstand_diagnosis::{render, Diagnosis};
 use webstand_report::compare::WorkloadRow;
 use webstand_report::levels::Level;
@@ -29,6 +30,17 @@ pub fn levels(run: &StoredRun) -> Vec<Level<'_>> {
             result: &l.result,
         })
         .collect()
+}
+
+/// The name a run goes by in a report with others ("#12"): its series' stand-in server when no
+/// Server header was seen.
+pub fn run_name(run: &StoredRun) -> String {
+    format!("#{}", run.id)
+}
+
+/// The series of each of the run's levels, named as the report's legends name them.
+pub fn level_series(run: &StoredRun) -> Vec<String> {
+    webstand_report::series::level_series(&run_name(run), &run.meta.target, &levels(run))
 }
 
 pub fn describe(run: &StoredRun) -> String {
@@ -130,6 +142,16 @@ pub fn details(run: &StoredRun) -> Vec<(String, String)> {
             .into_iter()
             .map(|v| ("Server".into(), v.to_string())),
     );
+    // Each series once, named as the report's legends and the export's `series` name it.
+    let mut series: Vec<String> = Vec::new();
+    for s in level_series(run) {
+        if !series.contains(&s) {
+            series.push(s);
+        }
+    }
+    if !series.is_empty() {
+        d.push(("Series".into(), series.join(", ")));
+    }
     if let Some(line) = rounds_line(run) {
         d.push(("Rounds".into(), line));
     }
@@ -190,6 +212,12 @@ fn ab_report(run: &StoredRun) -> Option<String> {
     let [level] = run.levels.as_slice() else {
         return None;
     };
+    ab_level(run, level)
+}
+
+/// ab's report of one level of a run aimed at a URL (a bench run, or a sweep's level as `sweep
+/// --table ab` printed it); None when the run's target is not a URL.
+fn ab_level(run: &StoredRun, level: &webstand_store::StoredLevel) -> Option<String> {
     let (target, path, _) = webstand_engine::parse_web_url(&run.meta.target).ok()?;
     let flag = |f: &str| run.option_given(f);
     let info = webstand_report::ab::AbInfo {
@@ -238,10 +266,21 @@ fn completions(v: &serde_json::Value) -> Option<webstand_report::wrk::Rates> {
 }
 
 /// The table layout the run's command line asked for, else the full one.
-fn layout_of(run: &StoredRun) -> Layout {
+fn table_of(run: &StoredRun) -> Table {
     run.option("--table")
         .and_then(|v| v.parse().ok())
-        .unwrap_or(Layout::Full)
+        .unwrap_or(Table::Sweep(Layout::Full))
+}
+
+/// A sweep as `sweep --table ab` printed it: ab's report for each level, then the peak line; None
+/// when its target is not a URL.
+fn ab_per_level(run: &StoredRun) -> Option<String> {
+    let mut out = String::new();
+    for level in &run.levels {
+        out += &ab_level(run, level)?;
+        out.push('\n');
+    }
+    Some(out + &tables::summary(&levels(run), run.max_error_pct()))
 }
 
 /// Server CPU-µs per request of each level, where the lab measured it.
@@ -344,8 +383,8 @@ fn sweep_tables(run: &StoredRun, layout: Layout, diagnoses: &[Option<Diagnosis>]
 
 /// A run's tables, in the layout of the command that measured it, then the Diagnosis it printed
 /// ([`measured_tables`], [`diagnosis`]).
-pub fn tables(run: &StoredRun, layout: Option<Layout>) -> String {
-    let text = measured_tables(run, layout);
+pub fn tables(run: &StoredRun, table: Option<Table>) -> String {
+    let text = measured_tables(run, table);
     match run.meta.kind.as_str() {
         // ab's report is followed by its Diagnosis as bench printed it.
         "bench" if !run.levels.is_empty() => text + &diagnosis(run),
@@ -364,7 +403,7 @@ fn diagnoses(run: &StoredRun) -> Vec<Option<Diagnosis>> {
 /// A run's measured tables: ab's report for a bench run, the per-workload comparison for a
 /// compare run, then one sweep table per group (with a "Bound by" column where the levels were
 /// diagnosed).
-pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
+pub fn measured_tables(run: &StoredRun, table: Option<Table>) -> String {
     if run.meta.kind == "bench" {
         if let Some(text) = ab_report(run) {
             return text.trim_start_matches('\n').to_string();
@@ -378,7 +417,16 @@ pub fn measured_tables(run: &StoredRun, layout: Option<Layout>) -> String {
     if run.meta.kind == "compare" {
         out.push_str(&compare_tables(run));
     }
-    let layout = layout.unwrap_or_else(|| layout_of(run));
+    let layout = match table.unwrap_or_else(|| table_of(run)) {
+        Table::Ab if run.meta.kind == "sweep" => {
+            if let Some(text) = ab_per_level(run) {
+                return text;
+            }
+            Layout::Full
+        }
+        Table::Ab => Layout::Full,
+        Table::Sweep(layout) => layout,
+    };
     out.push_str(&sweep_tables(run, layout, &diagnoses(run)));
     if run.levels.is_empty() {
         out.push_str("(no level completed)\n");

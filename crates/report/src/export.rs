@@ -17,7 +17,10 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
     }
 }
 
-/// The columns of [`csv`], in order. `round` is the comparison's round that measured the level (1
+/// The columns of [`csv`], in order. `series` names the level's series as the HTML report's legends
+/// and summary do ("nginx · 2k": the server and the workload, `crate::series::level_series`);
+/// `group` is how the history keys it ("nginx/2k", a sweep's workload, empty for a bench run) and
+/// `server_version` the Server header the level saw. `round` is the comparison's round that measured the level (1
 /// for a bench or a sweep: a compare over 3 rounds has 3 rows per server, workload and clients);
 /// `protocol` what the level spoke. Latencies are in milliseconds, empty for a level without a
 /// response (as its generator CPU per request). CPU-µs per request: the load
@@ -30,6 +33,7 @@ pub fn latency_ms(r: &RunResult, q: f64) -> f64 {
 /// of an HTTP/2 or HTTP/3 level (empty otherwise), the `quic_` columns QUIC's of an HTTP/3 level
 /// (`crate::quic::csv_fields`; empty otherwise).
 pub const CSV_COLUMNS: &[&str] = &[
+    "series",
     "group",
     "clients",
     "round",
@@ -134,6 +138,8 @@ pub struct ServerCpu {
 /// What the history knows of a level besides its result, for [`csv`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Recorded {
+    /// The level's series as the report names it (`crate::series::level_series`).
+    pub series: String,
     /// What it spoke ("HTTP/1.1 over TLS", "h2c" …); None says "HTTP/2" when the level has
     /// HTTP/2 figures, else "HTTP/1" (its version unsaid).
     pub protocol: Option<String>,
@@ -164,6 +170,7 @@ pub fn csv(levels: &[Level], recorded: &[Recorded]) -> String {
             false => String::new(),
         };
         let fields = [
+            csv_field(&known.series),
             csv_field(l.group),
             l.clients.to_string(),
             l.round.to_string(),

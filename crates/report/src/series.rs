@@ -73,10 +73,11 @@ impl Series<'_> {
 }
 
 /// A group's server and workload: "nginx/small-files" from a comparison, else the Server header the
-/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path. HTTP/2 and
-/// HTTP/3 levels say so after the workload, with the streams per connection they were allowed.
-fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
-    let (server, workload) = names_of(run, group, levels);
+/// levels saw and the group (a sweep's workload) or, for a bench run, the URL's path (`target`).
+/// HTTP/2 and HTTP/3 levels say so after the workload, with the streams per connection they were
+/// allowed (no comma: the name is a CSV cell too). Without a Server header, `run_name` stands in.
+fn names(run_name: &str, target: &str, group: &str, levels: &[Level]) -> (String, String) {
+    let (server, workload) = names_of(run_name, target, group, levels);
     let protocol = match levels.iter().any(|l| l.result.quic.is_some()) {
         true => "HTTP/3",
         false => "HTTP/2",
@@ -84,13 +85,13 @@ fn names(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
     match levels.iter().find_map(|l| l.result.h2.as_ref()) {
         Some(h2) => (
             server,
-            format!("{workload} ({protocol}, {} streams/conn)", h2.max_streams),
+            format!("{workload} ({protocol}: {} streams/conn)", h2.max_streams),
         ),
         None => (server, workload),
     }
 }
 
-fn names_of(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) {
+fn names_of(run_name: &str, target: &str, group: &str, levels: &[Level]) -> (String, String) {
     match group.split_once('/') {
         Some((server, w)) if !server.is_empty() => (server.to_string(), w.to_string()),
         _ => {
@@ -98,9 +99,9 @@ fn names_of(run: &ReportRun, group: &str, levels: &[Level]) -> (String, String) 
             let server = levels
                 .iter()
                 .find_map(|l| l.server_version)
-                .unwrap_or(&run.name);
+                .unwrap_or(run_name);
             let workload = if group.is_empty() {
-                path_of(&run.target)
+                path_of(target)
             } else {
                 group.to_string()
             };
@@ -114,11 +115,45 @@ fn path_of(target: &str) -> String {
     split_url(target).map_or_else(|_| target.to_string(), |(_, _, path, _)| path)
 }
 
+/// A series' name: "server · workload", or the workload alone when no server is known.
+fn series_name(server: &str, workload: &str) -> String {
+    match server.is_empty() {
+        true => workload.to_string(),
+        false => format!("{server} · {workload}"),
+    }
+}
+
+/// The name of each level's series, in `levels`' order: what the report's legends and summary call
+/// it (`series`; without the run's name, which tells apart two runs in one report), so that the
+/// export's rows name their series as the report does. `run_name` ("#12") stands in for a server
+/// that sent no Server header; `target` gives a bench run's workload (its URL's path).
+pub fn level_series(run_name: &str, target: &str, levels: &[Level]) -> Vec<String> {
+    let mut named: Vec<(&str, String)> = Vec::new();
+    levels
+        .iter()
+        .map(|l| {
+            if let Some((_, name)) = named.iter().find(|(g, _)| *g == l.group) {
+                return name.clone();
+            }
+            let mine: Vec<Level> = levels
+                .iter()
+                .filter(|m| m.group == l.group)
+                .copied()
+                .collect();
+            let (server, workload) = names(run_name, target, l.group, &mine);
+            let name = series_name(&server, &workload);
+            named.push((l.group, name.clone()));
+            name
+        })
+        .collect()
+}
+
 /// Groups every run's levels into series, sorted by clients. When every group is "server/workload"
 /// and there are several workloads, the workload moves from the label to the series' `workload`, so
-/// each workload's charts draw one line per server (seed 003's graph). Two series that would carry
-/// the same name (the same server and workload in two runs) are told apart by their run's name. A
-/// label keeps its colour on every chart.
+/// each workload's charts draw one line per server (seed 003's graph); the labels keep the workload
+/// (the names `level_series` gives the export), and a server keeps its colour on every workload's
+/// charts. Two series that would carry the same name (the same server and workload in two runs)
+/// are told apart by their run's name. A label keeps its colour on every chart.
 pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
     let mut found: Vec<(usize, &'a str, String, String)> = Vec::new();
     for (i, run) in runs.iter().enumerate() {
@@ -130,7 +165,7 @@ pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
                     .filter(|m| m.group == l.group)
                     .copied()
                     .collect();
-                let (server, workload) = names(run, l.group, &mine);
+                let (server, workload) = names(&run.name, &run.target, l.group, &mine);
                 found.push((i, l.group, server, workload));
             }
         }
@@ -141,13 +176,7 @@ pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
     let split = compare && found.iter().any(|f| f.3 != found[0].3);
     let base: Vec<String> = found
         .iter()
-        .map(
-            |(_, _, server, workload)| match (split, server.is_empty()) {
-                (true, _) => server.clone(),
-                (false, true) => workload.clone(),
-                (false, false) => format!("{server} · {workload}"),
-            },
-        )
+        .map(|(_, _, server, workload)| series_name(server, workload))
         .collect();
     let mut colours: Vec<String> = Vec::new();
     let mut out = Vec::new();
@@ -161,8 +190,14 @@ pub fn series<'a>(runs: &[ReportRun<'a>]) -> Vec<Series<'a>> {
         } else {
             base[k].clone()
         };
-        let colour_index = colours.iter().position(|c| *c == label).unwrap_or_else(|| {
-            colours.push(label.clone());
+        // Split by workload, a server's lines share its colour on each workload's charts.
+        let key = match (split, clash) {
+            (true, false) => found[k].2.clone(),
+            (true, true) => format!("{} {}", run.name, found[k].2),
+            (false, _) => label.clone(),
+        };
+        let colour_index = colours.iter().position(|c| *c == key).unwrap_or_else(|| {
+            colours.push(key.clone());
             colours.len() - 1
         });
         let mut levels: Vec<(Level<'a>, Option<f64>)> = run
