@@ -206,7 +206,7 @@ fn a_sweep_and_benches_are_saved_and_read_back() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(
-        lines[0].starts_with("group,clients,")
+        lines[0].starts_with("series,group,clients,")
             && lines[2].contains(",2,")
             && lines[2].contains(",200,"),
         "{csv}"
