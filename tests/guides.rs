@@ -191,10 +191,11 @@ fn sections(help: &str) -> Vec<(String, String)> {
             Some(h) if !h.starts_with(' ') && !h.is_empty() => {
                 out.push((h.to_string(), String::new()))
             }
-            _ => match out.last_mut() {
-                Some((_, body)) => *body += &format!("{line}\n"),
-                None => {}
-            },
+            _ => {
+                if let Some((_, body)) = out.last_mut() {
+                    *body += &format!("{line}\n");
+                }
+            }
         }
     }
     out
