@@ -476,6 +476,7 @@ mod tests {
             server_cpu: cpu,
             bound_by: Some("generator".into()),
             diagnosis: Some("generator-bound (the server used 27 % of its CPUs)".into()),
+            series: "nginx · small".into(),
             ..Recorded::default()
         };
         let text = csv(&levels, &[recorded]);
@@ -502,7 +503,7 @@ mod tests {
         );
         assert!(
             lines[1].starts_with(
-                "\"small, random\",4,1,HTTP/1,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"
+                "nginx · small,\"small, random\",4,1,HTTP/1,\"nginx/1.22 \"\"light\"\"\",2.000000,3,0,"
             ),
             "{}",
             lines[1]
@@ -527,7 +528,7 @@ mod tests {
         assert_eq!(cell(lines[2], alone).as_deref(), Some(""));
         assert_eq!(cell(lines[2], with).as_deref(), Some(""));
         assert!(
-            lines[2].starts_with("2k,8,1,HTTP/1,,2.000000,1,"),
+            lines[2].starts_with(",2k,8,1,HTTP/1,,2.000000,1,"),
             "{}",
             lines[2]
         );
@@ -537,7 +538,7 @@ mod tests {
         };
         let text = csv(&levels[1..], &[h2c]);
         assert!(
-            text.lines().nth(1).unwrap().starts_with("2k,8,1,h2c,,"),
+            text.lines().nth(1).unwrap().starts_with(",2k,8,1,h2c,,"),
             "{text}"
         );
     }

@@ -241,7 +241,8 @@ mod tests {
         old.started_unix -= 366.0 * 86_400.0;
         let over = listing(&[old, line(9, "bench", Facts::Unreadable, "x")], 0);
         assert!(
-            over.contains("\n8  2025-11-21 21:40  bench") && over.contains("\n9  2026-11-22 21:40"),
+            over.contains("\n 8  2025-11-21 21:40  bench")
+                && over.contains("\n 9  2026-11-22 21:40"),
             "{over}"
         );
     }

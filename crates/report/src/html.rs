@@ -530,7 +530,7 @@ mod tests {
         let hits_cgi = &report.charts.iter().find(|c| c.name == "hits-cgi").unwrap();
         assert_eq!(hits_cgi.svg.matches("<polyline").count(), 2);
         assert!(
-            hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx</text>"),
+            hits_cgi.title.ends_with(": cgi") && hits_cgi.svg.contains(">nginx · cgi</text>"),
             "{}",
             hits_cgi.svg
         );
