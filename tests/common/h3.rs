@@ -197,12 +197,17 @@ impl H3Server {
         load: &[&str],
         within: Duration,
     ) -> serde_json::Value {
+        let n = requests.to_string();
+        self.oha_run(path, &[&["-n", &n][..], load].concat(), within)
+    }
+
+    /// oha as `oha` runs it, with `args` saying how much (`-n`, `-z`) and the load.
+    pub fn oha_run(&self, path: &str, args: &[&str], within: Duration) -> serde_json::Value {
         let oha = super::require("oha");
         let url = format!("https://127.0.0.1:{}{path}", self.quic.port());
         let out = output_within(
             Command::new(oha)
-                .args(["-n", &requests.to_string()])
-                .args(load)
+                .args(args)
                 .args([
                     "--http-version",
                     "3",
