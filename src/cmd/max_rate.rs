@@ -7,13 +7,14 @@
 
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
+use super::threshold_args::ThresholdArgs;
 use anyhow::Result;
 use webstand_diagnosis::pool::{sent_per_sec, SENT_SHARE};
 use webstand_diagnosis::Limit;
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
 use webstand_results::{Judged, Level, Outcome, Plan, Stop, Verdict};
-use webstand_thresholds::{check_all, Threshold};
+use webstand_thresholds::{check_all, Check, Threshold};
 
 /// The search's options (on `sweep`).
 #[derive(clap::Args, Clone)]
@@ -170,14 +171,15 @@ pub fn unmet_by(
     (!crossed.is_empty()).then(|| crossed.join(", "))
 }
 
-/// Runs the search `rounds` times, prints each, and concludes.
+/// Runs the search `rounds` times, prints each, and concludes (with `ci`'s thresholds on the
+/// answer, and its files).
 pub fn run(
     session: &mut Session,
     search: &Search,
-    plan: &Plan,
-    workload: &str,
+    (plan, workload): (&Plan, &str),
     known: Known,
     json: bool,
+    ci: (&[Threshold], &ThresholdArgs),
 ) -> Result<i32> {
     session.group = workload.to_string();
     let mut rounds: Vec<MaxRate> = Vec::new();
@@ -199,17 +201,17 @@ pub fn run(
             break;
         }
     }
-    let verdict = verdict(&rounds);
+    let searched = (search, workload, &rounds[..]);
+    let (verdict, judged) = super::max_rate_ci::conclude(session, searched, ci, verdict(&rounds))?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc(search, workload, &rounds, &verdict))?
-        );
+        let mut doc = doc(search, workload, &rounds, &verdict);
+        if !judged.checks.is_empty() {
+            doc["thresholds"] = serde_json::json!([{ "run": "", "checks": judged.json() }]);
+        }
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!(
-            "{}",
-            webstand_results::text::wrap(&text(search, workload, &rounds))
-        );
+        let text = text(search, workload, &rounds) + &webstand_thresholds::table(&judged);
+        print!("{}", webstand_results::text::wrap(&text));
     }
     let saved = if json {
         SavedLine::Stderr
@@ -254,22 +256,22 @@ fn verdict(rounds: &[MaxRate]) -> Verdict {
 }
 
 /// The SLO's margin at the answer: each threshold's figure and how far it stays from its bound.
-fn margins(slo: &[Threshold], t: &Tried) -> String {
+pub fn margins(slo: &[Threshold], t: &Tried) -> String {
     check_all(slo, &t.level.result)
         .iter()
         .zip(slo)
-        .map(|(c, th)| {
-            let margin = c
-                .actual
-                .filter(|_| th.bound > 0.0)
-                .map(|a| (th.bound - a).abs() / th.bound * 100.0);
-            match margin {
-                Some(m) => format!("{} was {} (margin {m:.0} %)", c.threshold, c.shown()),
-                None => format!("{} was {}", c.threshold, c.shown()),
-            }
-        })
+        .map(|(c, th)| format!("{} was {}{}", c.threshold, c.shown(), margin(c, th)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// " (margin 38 %)": how far a figure stays from its threshold's bound, as a share of the bound;
+/// "" without a figure or a bound to measure from.
+pub fn margin(c: &Check, th: &Threshold) -> String {
+    match c.actual.filter(|_| th.bound > 0.0) {
+        Some(a) => format!(" (margin {:.0} %)", (th.bound - a).abs() / th.bound * 100.0),
+        None => String::new(),
+    }
 }
 
 /// The search's table header: the rate asked, the rate sent, the SLO's usual figures, the verdict.
@@ -338,7 +340,7 @@ pub fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
     out
 }
 
-fn answer_line(search: &Search, round: &MaxRate) -> String {
+pub fn answer_line(search: &Search, round: &MaxRate) -> String {
     let mut out = match (round.answer_level(), round.first_unmet) {
         (Some(t), Some(unmet)) => format!(
             "Max rate: {}/s (confirmed; {unmet}/s was not met: within {:.1} %); at it {}\n",
@@ -396,7 +398,7 @@ fn unmet_because<'a>(round: &'a MaxRate, kind: &str) -> Option<&'a str> {
 }
 
 /// Lowest, median and highest answer.
-fn spread(answers: &[f64]) -> Option<(f64, f64, f64)> {
+pub fn spread(answers: &[f64]) -> Option<(f64, f64, f64)> {
     let mut a = answers.to_vec();
     a.sort_by(f64::total_cmp);
     let median = *a.get(a.len() / 2)?;
