@@ -3,14 +3,14 @@
 # started by `webstand lab up` on CPU 0 serving /2k.html, `webstand sweep --find-max-rate` on CPU 1
 # with one load thread, $C connections, D per rate, ROUNDS searches per server; prints each
 # search's table, its answer and spread, and its wall time. `known` is a server of known capacity
-# (scripts/bench/paced-server.py: at most $CAPACITY requests per second, default 5000), searched
-# from $KNOWN_START (1000/s): its answer should be within 5 % of $CAPACITY.
+# (scripts/bench/paced-server.py: at most $CAPACITY requests per second, default 2000), searched
+# from $KNOWN_START (500/s): its answer should be within 5 % of $CAPACITY.
 # Usage: scripts/bench/max-rate.sh [ROUNDS] [SERVERS...]  (default 3 known builtin nginx lighttpd;
 #        WEBSTAND=binary, default target/release/webstand; SLO='p99<20ms,errors<0.1%')
 set -u
 ROUNDS=${1:-3}; shift || true
 SERVERS=${*:-known builtin nginx lighttpd}
-CAPACITY=${CAPACITY:-5000}; KNOWN_START=${KNOWN_START:-1000}
+CAPACITY=${CAPACITY:-2000}; KNOWN_START=${KNOWN_START:-500}
 C=${C:-64}; D=${D:-2s}; START=${START:-5000}; SLO=${SLO:-'p99<20ms,errors<0.1%'}
 WEBSTAND=$(realpath "${WEBSTAND:-$(cd "$(dirname "$0")/../.." && pwd)/target/release/webstand}")
 HERE=$(cd "$(dirname "$0")" && pwd)
