@@ -3,7 +3,7 @@
 //! connection waiting on the server, and the Diagnosis says so (the connection pool: the server
 //! could not keep up), not that the generator was the bound; the same rate with a pool large
 //! enough never runs out (its requests queue at the server, and their latency shows it), and
-//! neither the pool nor the generator is named.
+//! neither the pool nor the generator's own work is named.
 
 use crate::common;
 
@@ -67,7 +67,9 @@ fn a_pool_large_enough_sends_the_rate_and_the_queue_is_at_the_server() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("Diagnosis: "), "{text}");
     assert!(!text.contains("connection pool"), "{text}");
-    assert!(!text.contains("generator-bound"), "{text}");
+    // Nor was the generator's own work the bound (on a busy machine the Diagnosis may still say
+    // another program held its thread back: that is not the pool's verdict either).
+    assert!(!text.contains("load threads worked"), "{text}");
     // The requests waited at the server instead, on a pool that never ran out: the slowest waited
     // hundreds of milliseconds, the queue's time, where the small pool's waited in the generator.
     let p99 = text

@@ -90,6 +90,9 @@ fn search(url: &str, extra: &[&str], limit: Duration) -> (i32, Value) {
 
 #[test]
 fn the_search_finds_a_known_capacity_within_5_percent() {
+    // 500/s is a small share of what a busy 2-core machine sends and answers, and the SLO's 100 ms
+    // is far above the scheduling delays of one: the knee is the server's (past it the pool of 16
+    // runs out within the level, or the queue's latency passes the SLO), not the machine's.
     const CAPACITY: f64 = 500.0;
     let paced = Paced::start(CAPACITY);
     let url = format!("http://{}/", paced.addr);
@@ -99,7 +102,7 @@ fn the_search_finds_a_known_capacity_within_5_percent() {
         &url,
         &[
             "--slo",
-            "p99<30ms",
+            "p99<100ms",
             "-c",
             "16",
             "-d",
@@ -158,7 +161,7 @@ fn answer_for_ci(doc: &Value, junit: &Path, md: &Path) {
     );
     let read = common::junit::read(junit);
     assert_eq!(read.totals, [3, 0, 0, 0], "{read:#?}");
-    let found = read.case("max-rate search", "a rate meets the SLO (p99<30ms)");
+    let found = read.case("max-rate search", "a rate meets the SLO (p99<100ms)");
     assert_eq!(found.ended, "passed");
     assert_eq!(found.message, format!("max rate {answer}/s"));
     let rps = read.case("max-rate search", "rps>=450");
@@ -169,7 +172,7 @@ fn answer_for_ci(doc: &Value, junit: &Path, md: &Path) {
             &*format!("max rate {answer}/s (median of the rounds' answers)")
         )
     );
-    let p99 = read.case(&format!("round 1: confirmation at {answer}/s"), "p99<30ms");
+    let p99 = read.case(&format!("round 1: confirmation at {answer}/s"), "p99<100ms");
     assert_eq!(p99.ended, "passed");
     assert!(
         p99.message.starts_with("measured ")
@@ -179,7 +182,7 @@ fn answer_for_ci(doc: &Value, junit: &Path, md: &Path) {
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("Outcome: **complete**"), "{md}");
     assert!(
-        md.contains("SLO: `p99<30ms` on / (16 connections, open loop)"),
+        md.contains("SLO: `p99<100ms` on / (16 connections, open loop)"),
         "{md}"
     );
     assert!(
@@ -194,7 +197,7 @@ fn answer_for_ci(doc: &Value, junit: &Path, md: &Path) {
         "{md}"
     );
     assert!(
-        rows[3].starts_with("| 1 | 800 | ") && rows[3].contains("| ❌ not met: p99<30ms was "),
+        rows[3].starts_with("| 1 | 800 | ") && rows[3].contains("| ❌ not met: "),
         "{md}"
     );
     assert!(
@@ -203,7 +206,7 @@ fn answer_for_ci(doc: &Value, junit: &Path, md: &Path) {
     );
     assert!(
         md.contains(&format!("- Round 1: Max rate: {answer}/s (confirmed; "))
-            && md.contains("at it p99<30ms was "),
+            && md.contains("at it p99<100ms was "),
         "{md}"
     );
     assert!(

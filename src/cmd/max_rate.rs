@@ -10,6 +10,7 @@ use super::session::{SavedLine, Session};
 use super::threshold_args::ThresholdArgs;
 use anyhow::Result;
 use webstand_diagnosis::pool::{sent_per_sec, SENT_SHARE};
+use webstand_diagnosis::rules::SATURATED;
 use webstand_diagnosis::Limit;
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
@@ -130,7 +131,9 @@ fn unmet(
 /// [`unmet`] from a level and its Diagnosis's verdict, as the history keeps them. A level that
 /// sent less than the rate asked is not the server's answer to it, unless the Diagnosis found the
 /// connection pool exhausted (every connection waiting on the server, the load thread not busy):
-/// then the server could not keep up, and the rate is not met for the server's reason.
+/// then the server could not keep up, and the rate is not met for the server's reason. A level
+/// whose load thread was saturated is never met; one whose generator was held back by another
+/// program is judged by the SLO, a crossing then put on the generator.
 pub fn unmet_by(
     slo: &[Threshold],
     level: &Level,
@@ -154,7 +157,12 @@ pub fn unmet_by(
             _ => format!("{GENERATORS_OWN}fell behind: {shortfall}"),
         });
     }
-    if let Some(limit) = generator {
+    // A load thread at work most of the run may have sent and read late beyond what its figures
+    // show: never met. One only held back by another program on its CPU (the Diagnosis's starved
+    // generator) sent the rate asked, and its waits are in the latency the SLO judges (counted
+    // from each request's intended send time): the rate is met if the SLO held despite them.
+    let saturated = r.thread_busy().into_iter().any(|b| b >= SATURATED);
+    if let Some(limit) = generator.filter(|_| saturated) {
         return Some(format!(
             "{GENERATORS_OWN}was saturated (Diagnosis: {})",
             limit.verdict()
@@ -168,7 +176,14 @@ pub fn unmet_by(
         .filter(|c| !c.passed)
         .map(|c| format!("{} was {}", c.threshold, c.shown()))
         .collect();
-    (!crossed.is_empty()).then(|| crossed.join(", "))
+    let crossed = (!crossed.is_empty()).then(|| crossed.join(", "))?;
+    Some(match generator {
+        Some(limit) => format!(
+            "{GENERATORS_OWN}was held back by another program on its CPU, and {crossed} (Diagnosis: {})",
+            limit.verdict()
+        ),
+        None => crossed,
+    })
 }
 
 /// Runs the search `rounds` times, prints each, and concludes (with `ci`'s thresholds on the
@@ -453,4 +468,56 @@ pub fn search_json(search: &Search, workload: &str, rounds: &[MaxRate]) -> serde
         "rounds": rounds.iter().map(round_json).collect::<Vec<_>>(),
         "spread": spread(&answers).map(|(lo, median, hi)| serde_json::json!({"min": lo, "median": median, "max": hi})),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use webstand_results::{CpuTime, RunResult};
+
+    /// A second at 100/s, sent in full, whose one load thread worked `work` of it.
+    fn level(work: f64) -> Level {
+        let result = RunResult {
+            complete: 100,
+            elapsed: Duration::from_secs(1),
+            asked_rate: Some(100.0),
+            thread_cpu: vec![CpuTime {
+                user: Duration::from_secs_f64(work),
+                sys: Duration::ZERO,
+            }],
+            ..Default::default()
+        };
+        Level { clients: 4, result }
+    }
+
+    fn slo(text: &str) -> Vec<Threshold> {
+        webstand_thresholds::parse_list(text).unwrap()
+    }
+
+    #[test]
+    fn a_saturated_generator_is_never_met_a_starved_one_is_judged_by_the_slo() {
+        let generator = Some(Limit::Generator);
+        let saturated = unmet_by(&slo("rps>=50"), &level(0.95), generator, 100.0);
+        assert_eq!(
+            saturated.as_deref(),
+            Some("the generator was saturated (Diagnosis: generator-bound)")
+        );
+        // Held back by another program (its thread worked 5 %): the SLO decides.
+        assert_eq!(
+            unmet_by(&slo("rps>=50"), &level(0.05), generator, 100.0),
+            None
+        );
+        let crossed = unmet_by(&slo("rps>=1000"), &level(0.05), generator, 100.0).unwrap();
+        assert_eq!(
+            crossed,
+            "the generator was held back by another program on its CPU, and rps>=1000 was 100 (Diagnosis: generator-bound)"
+        );
+        assert!(crossed.starts_with(GENERATORS_OWN));
+        // Without a generator verdict, the SLO alone.
+        assert_eq!(
+            unmet_by(&slo("rps>=1000"), &level(0.05), None, 100.0).as_deref(),
+            Some("rps>=1000 was 100")
+        );
+    }
 }
