@@ -49,12 +49,9 @@ fn a_pool_too_small_for_the_rate_is_the_servers_bound_not_the_generators() {
         text.contains("the connection pool (-c 4) was exhausted: it sent"),
         "{text}"
     );
-    // It sent about what the server answers, well under the rate asked.
+    // It sent about what the server answers (at most 550/s), well under the 800/s asked.
     let sent = sent(&text).unwrap_or_else(|| panic!("no rate sent: {text}"));
-    assert!(
-        sent < 0.95 * 800.0 && sent <= CAPACITY * 1.1,
-        "{sent}: {text}"
-    );
+    assert!(sent <= CAPACITY * 1.1, "{sent}: {text}");
     assert!(!text.contains("generator-bound"), "{text}");
 }
 
