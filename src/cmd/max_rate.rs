@@ -7,7 +7,6 @@
 
 use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
-use super::threshold_args::ThresholdArgs;
 use anyhow::Result;
 use webstand_diagnosis::pool::{sent_per_sec, SENT_SHARE};
 use webstand_diagnosis::rules::SATURATED;
@@ -186,15 +185,26 @@ pub fn unmet_by(
     })
 }
 
-/// Runs the search `rounds` times, prints each, and concludes (with `ci`'s thresholds on the
-/// answer, and its files).
+/// What the search's outcome goes through before it is printed: the thresholds on its answer and
+/// the CI files (`max_rate_ci::conclude`), giving the outcome with them and the judged thresholds.
+pub type Concluding<'a> = Box<
+    dyn FnOnce(
+            &mut Session,
+            (&Search, &str, &[MaxRate]),
+            Verdict,
+        ) -> Result<(Verdict, webstand_thresholds::Judged)>
+        + 'a,
+>;
+
+/// Runs the search `rounds` times, prints each, and concludes (through `ci`: the thresholds on its
+/// answer, the CI files).
 pub fn run(
     session: &mut Session,
     search: &Search,
     (plan, workload): (&Plan, &str),
     known: Known,
     json: bool,
-    ci: (&[Threshold], &ThresholdArgs),
+    ci: Concluding,
 ) -> Result<i32> {
     session.group = workload.to_string();
     let mut rounds: Vec<MaxRate> = Vec::new();
@@ -217,7 +227,7 @@ pub fn run(
         }
     }
     let searched = (search, workload, &rounds[..]);
-    let (verdict, judged) = super::max_rate_ci::conclude(session, searched, ci, verdict(&rounds))?;
+    let (verdict, judged) = ci(session, searched, verdict(&rounds))?;
     if json {
         let mut doc = doc(search, workload, &rounds, &verdict);
         if !judged.checks.is_empty() {

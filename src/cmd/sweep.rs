@@ -128,7 +128,10 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             bail!("-s FILE runs with a sweep's levels, not with --find-max-rate");
         }
         let name = &workload.name;
-        let ci = (&thresholds[..], &args.thresholds);
+        let ci_args = &args.thresholds;
+        let ci: super::max_rate::Concluding = Box::new(|session, searched, verdict| {
+            super::max_rate_ci::conclude(session, searched, (&thresholds, ci_args), verdict)
+        });
         let json = args.json;
         return super::max_rate::run(&mut session, &search, (&plan, name), known, json, ci);
     }
