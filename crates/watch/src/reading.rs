@@ -35,16 +35,17 @@ pub struct Stage {
 
 impl Stage {
     /// The stage of a run of `plan` called `label` (a sweep's "8 clients"), at `level` of a sweep.
-    /// The views say the clients themselves: a label that only repeats them is dropped ("8
-    /// clients", "warm-up, 8 clients" → "warm-up").
+    /// The views say the clients themselves: a label that only repeats them ("8 clients") is
+    /// dropped.
     pub fn of(label: &str, plan: &Plan, level: Option<(usize, usize)>) -> Stage {
         let clients = plan.shape.clients() as u64;
-        let label = label
-            .strip_suffix(&format!("{clients} clients"))
-            .unwrap_or(label);
+        let label = match label == format!("{clients} clients") {
+            true => "",
+            false => label,
+        };
         Stage {
             command: String::new(),
-            label: label.trim_end_matches([',', ' ']).to_string(),
+            label: label.to_string(),
             clients,
             target_rate: match plan.shape {
                 Shape::Open { rate, .. } => Some(rate),
@@ -200,7 +201,7 @@ mod tests {
         assert_eq!(Stage::of("8 clients", &plan, Some((2, 3))).label, "");
         assert_eq!(
             Stage::of("warm-up, 8 clients", &plan, None).label,
-            "warm-up"
+            "warm-up, 8 clients"
         );
         assert_eq!(Stage::of("nginx 2k", &plan, None).label, "nginx 2k");
     }
