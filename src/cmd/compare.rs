@@ -412,7 +412,11 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         }
         (false, None) => text + &judging.tables(),
     };
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    if p.json {
+        let _ = std::io::stdout().write_all(text.as_bytes());
+    } else {
+        super::print(&text);
+    }
     let saved = if p.json {
         SavedLine::Stderr
     } else {
@@ -515,7 +519,7 @@ fn peaks_section(peaks: &[(String, Diagnosed)], all: &[Diagnosed]) -> String {
         }
         out.push_str(&render::finding_lines(&l.diagnosis, "    "));
     }
-    webstand_results::text::wrap(&out)
+    out
 }
 
 /// Every server's sweep levels count; max-users probes do not (finding where errors start is

@@ -206,10 +206,7 @@ pub fn run(
             serde_json::to_string_pretty(&doc(search, workload, &rounds, &verdict))?
         );
     } else {
-        print!(
-            "{}",
-            webstand_results::text::wrap(&text(search, workload, &rounds))
-        );
+        super::print(&text(search, workload, &rounds));
     }
     let saved = if json {
         SavedLine::Stderr
