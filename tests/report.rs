@@ -425,10 +425,13 @@ fn each_diagnosis_sentence_is_one_element_of_the_page() {
                     which another program was using";
     let advice = "latencies and rates include that wait: keep other programs off the generator's \
                   CPU, or pin it to a free one (taskset)";
-    let finding = serde_json::json!({ "limit": "generator", "evidence": evidence, "advice": advice });
+    let finding =
+        serde_json::json!({ "limit": "generator", "evidence": evidence, "advice": advice });
     let diagnosis = serde_json::json!({ "verdict": "generator", "findings": [finding] });
     let store = Store::open(Some(&db)).unwrap();
-    store.add_diagnosis(1, "nginx/small", 8, &diagnosis).unwrap();
+    store
+        .add_diagnosis(1, "nginx/small", 8, &diagnosis)
+        .unwrap();
     store.add_diagnosis(2, "", 10, &diagnosis).unwrap();
     drop(store);
     // As the page escapes it.
@@ -450,7 +453,11 @@ fn each_diagnosis_sentence_is_one_element_of_the_page() {
             .lines()
             .filter(|l| l.contains("load threads ran") || l.contains("(taskset)"))
             .collect();
-        assert_eq!(blocks.len(), 1, "run {id}: the sentence in pieces: {blocks:#?}");
+        assert_eq!(
+            blocks.len(),
+            1,
+            "run {id}: the sentence in pieces: {blocks:#?}"
+        );
         let block = blocks[0];
         assert!(
             block.starts_with("<div style=") && block.ends_with(&format!(">{sentence}</div>")),

@@ -123,11 +123,20 @@ mod tests {
         let wrapped = wrap(&text);
         for kept in [&header, &rule, &figures] {
             assert!(kept.chars().count() > REPORT_WIDTH);
-            assert!(wrapped.lines().any(|l| l == kept), "{kept} cut in\n{wrapped}");
+            assert!(
+                wrapped.lines().any(|l| l == kept),
+                "{kept} cut in\n{wrapped}"
+            );
         }
-        let prose_lines = wrapped.lines().filter(|l| l.trim_start().starts_with("word")).count();
+        let prose_lines = wrapped
+            .lines()
+            .filter(|l| l.trim_start().starts_with("word"))
+            .count();
         assert_eq!(prose_lines, 4, "both paragraphs wrapped:\n{wrapped}");
-        assert!(!wrapped.lines().any(|l| l == note), "the note wraps:\n{wrapped}");
+        assert!(
+            !wrapped.lines().any(|l| l == note),
+            "the note wraps:\n{wrapped}"
+        );
         // A row of a table that fits (its rule does) wraps like any long line.
         let narrow = format!("A  B  C  D\n-  -  -  -\n{figures}\n");
         assert!(!wrap(&narrow).lines().any(|l| l == figures));
