@@ -415,6 +415,58 @@ fn the_report_uses_the_page_width_and_cuts_no_text_at_1280_and_800_pixels() {
 }
 
 #[test]
+fn each_diagnosis_sentence_is_one_element_of_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db");
+    history_with_runs(&db);
+    // A finding longer than a terminal's 120 columns, on the bench run and on a comparison level:
+    // the page gets it whole (the terminal wraps it where it prints it), one block for the sentence.
+    let evidence = "the busiest of 1 load threads ran 49 % of the run and waited 50 % for CPU 1, \
+                    which another program was using";
+    let advice = "latencies and rates include that wait: keep other programs off the generator's \
+                  CPU, or pin it to a free one (taskset)";
+    let finding =
+        serde_json::json!({ "limit": "generator", "evidence": evidence, "advice": advice });
+    let diagnosis = serde_json::json!({ "verdict": "generator", "findings": [finding] });
+    let store = Store::open(Some(&db)).unwrap();
+    store
+        .add_diagnosis(1, "nginx/small", 8, &diagnosis)
+        .unwrap();
+    store.add_diagnosis(2, "", 10, &diagnosis).unwrap();
+    drop(store);
+    // As the page escapes it.
+    let sentence = format!("- {evidence}: {advice}").replace('\'', "&#x27;");
+    assert!(sentence.len() > 120);
+    for id in ["1", "2"] {
+        let page = dir.path().join(format!("report-{id}.html"));
+        let o = run(&[
+            "report",
+            "--db",
+            db.to_str().unwrap(),
+            id,
+            "-o",
+            page.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let html = std::fs::read_to_string(&page).unwrap();
+        let blocks: Vec<&str> = html
+            .lines()
+            .filter(|l| l.contains("load threads ran") || l.contains("(taskset)"))
+            .collect();
+        assert_eq!(
+            blocks.len(),
+            1,
+            "run {id}: the sentence in pieces: {blocks:#?}"
+        );
+        let block = blocks[0];
+        assert!(
+            block.starts_with("<div style=") && block.ends_with(&format!(">{sentence}</div>")),
+            "run {id}: not one element holding the sentence: {block}"
+        );
+    }
+}
+
+#[test]
 fn bad_report_input_is_one_clear_line_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("history.db");

@@ -236,7 +236,8 @@ fn workload_tables(text: &str) -> Vec<String> {
 
 /// A saved comparison's tables through `show` are the ones compare printed, byte for byte: the same
 /// rows built the same way from the same model, its notes (fcgiwrap's CGI, builtin's cache) saved
-/// as data and worded again, over two rounds.
+/// as data and worded again, over two rounds, with a max-users search on 2k (its column rebuilt from
+/// the saved probes, judged by the bounds compare's command line gave).
 #[test]
 fn show_prints_a_saved_compare_s_tables_as_compare_printed_them() {
     use std::os::unix::fs::PermissionsExt;
@@ -245,13 +246,24 @@ fn show_prints_a_saved_compare_s_tables_as_compare_printed_them() {
     // Servers started as root drop to an unprivileged user: they must be able to reach the docroot.
     std::fs::set_permissions(history.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let db = history.path().join("h.db");
-    let args = common::short_compare(
+    let mut args = common::short_compare(
         "builtin,nginx",
         "2k,cgi",
         "2,1",
         "300ms",
-        &["--rounds", "2"],
+        &[
+            "--rounds",
+            "2",
+            "--start-clients",
+            "1",
+            "--max-clients",
+            "2",
+            "--max-p99-ms",
+            "2000",
+        ],
     );
+    let at = args.iter().position(|a| *a == "--max-users").unwrap();
+    args[at + 1] = "2k";
     let tmp = history.path().to_str().unwrap();
     let compared = common::run_with_env(
         &[&["compare", "-q", "--db", db.to_str().unwrap()], &args[..]].concat(),
@@ -269,6 +281,16 @@ fn show_prints_a_saved_compare_s_tables_as_compare_printed_them() {
         words(&live[1]).contains("nginx: CGI through fcgiwrap")
             && words(&live[0]).contains("served from memory"),
         "the notes compare prints:\n{printed}"
+    );
+    // The 2k table's max users: a figure (the search found one), not "-".
+    let users = live[0]
+        .lines()
+        .find(|l| l.starts_with("nginx "))
+        .and_then(|row| row.split_whitespace().last());
+    assert!(
+        users.is_some_and(|u| u.trim_end_matches('+').parse::<usize>().is_ok()),
+        "no max users in nginx's 2k row:\n{}",
+        live[0]
     );
     for (l, b) in live.iter().zip(&back) {
         assert_eq!(l, b, "show's table is not compare's");

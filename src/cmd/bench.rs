@@ -462,43 +462,38 @@ fn print_report(
         );
         return Ok(());
     }
-    print!("{}", ab::report(result, &info));
+    let mut text = ab::report(result, &info);
     if !info.hide_percentiles {
-        print!("{}", webstand_report::wrk::fine_percentiles(result));
+        text += &webstand_report::wrk::fine_percentiles(result);
     }
-    print!(
-        "{}",
-        webstand_report::h2load::summary(result, plan.stop.requests)
-    );
-    print!("{}", webstand_report::quic::summary(result));
+    text += &webstand_report::h2load::summary(result, plan.stop.requests);
+    text += &webstand_report::quic::summary(result);
     // How the load was made (threads, where, how they waited): why figures differ from ab's or wrk's.
-    print!("{}", webstand_report::generator::lines(result));
+    text += &webstand_report::generator::lines(result);
     if args.latency {
         let done = &shown.evidence.watched.completions;
         let rates = webstand_report::wrk::Rates {
             interval: done.interval,
             counts: done.counts.clone(),
         };
-        print!(
-            "{}",
-            webstand_report::wrk::thread_stats(result, Some(&rates))
-        );
-        print!("{}", ab::latency_spectrum(result));
+        text += &webstand_report::wrk::thread_stats(result, Some(&rates));
+        text += &ab::latency_spectrum(result);
     }
     let spread = crate::ranks::last();
     if let Some(spread) = &spread {
-        print!("{}", spread.table());
+        text += &spread.table();
     }
-    print!("{}", render::section(shown.diagnosis));
-    print!("{}", shown.thresholds.tables());
+    text += &render::section(shown.diagnosis);
+    text += &shown.thresholds.tables();
     // A rank lost mid-run says so in the table (INCOMPLETE); the stop was not a signal.
     let lost_ranks = matches!(&spread, Some(s) if !s.missing.is_empty());
     if result.interrupted && !lost_ranks {
-        println!(
-            "\n(interrupted: the figures cover what completed before {})",
+        text += &format!(
+            "\n(interrupted: the figures cover what completed before {})\n",
             webstand_lab::interrupt::stop_signal().name()
         );
     }
+    super::print(&text);
     if let Some(script) = done.0 {
         script.done(result)?;
     }

@@ -16,6 +16,9 @@ use webstand_lab::tls::KeyType;
 use webstand_results::{Comparison, WorkloadKind};
 use webstand_results::{Judged, Outcome, Stop, Verdict};
 
+/// `--max-p99-ms`'s default: above it a max-users probe breaks.
+pub const MAX_P99_MS: f64 = 1000.0;
+
 #[derive(clap::Args)]
 #[command(after_help = super::help::measuring("docs/COMPARE.md (each server's settings: docs/LAB-CONFIGS.md)"))]
 pub struct Args {
@@ -89,7 +92,7 @@ pub struct Args {
     pub max_error_pct: f64,
 
     /// Max users: a level breaks above this 99th-percentile latency, ms
-    #[arg(long, value_name = "MS", default_value_t = 1000.0)]
+    #[arg(long, value_name = "MS", default_value_t = MAX_P99_MS)]
     pub max_p99_ms: f64,
 
     /// CPU the servers are pinned to
@@ -412,7 +415,11 @@ pub fn execute(opts: &Options, p: &Printing, global: &Global) -> Result<i32> {
         }
         (false, None) => text + &judging.tables(),
     };
-    let _ = std::io::stdout().write_all(text.as_bytes());
+    if p.json {
+        let _ = std::io::stdout().write_all(text.as_bytes());
+    } else {
+        super::print(&text);
+    }
     let saved = if p.json {
         SavedLine::Stderr
     } else {
@@ -515,7 +522,7 @@ fn peaks_section(peaks: &[(String, Diagnosed)], all: &[Diagnosed]) -> String {
         }
         out.push_str(&render::finding_lines(&l.diagnosis, "    "));
     }
-    webstand_results::text::wrap(&out)
+    out
 }
 
 /// Every server's sweep levels count; max-users probes do not (finding where errors start is

@@ -201,7 +201,7 @@ pub fn show(a: ShowArgs, g: &Global) -> anyhow::Result<i32> {
         _ => tables(&run, a.table),
     };
     text += &super::stored_thresholds::tables(&store, run.id)?;
-    write_out(None, webstand_results::text::wrap(&text).as_bytes())?;
+    super::print(&text);
     Ok(0)
 }
 
@@ -233,7 +233,7 @@ pub fn diff(a: DiffArgs, g: &Global) -> anyhow::Result<i32> {
         (side_b.name.as_str(), &ids_b[..]),
     ];
     text += &super::stored_thresholds::diff(&store, sides)?;
-    write_out(None, webstand_results::text::wrap(&text).as_bytes())?;
+    super::print(&text);
     Ok(0)
 }
 

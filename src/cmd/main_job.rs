@@ -90,26 +90,25 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     );
     let tenon_levels = webstand_report::levels::sweep_levels(&tenon);
     let bound = bound_cells(&tenon_diagnosis);
-    print!(
-        "{}",
-        tables::render(Layout::Tenon, &tenon_levels, MAX_ERRORS, &bound)
-    );
+    super::print(&tables::render(
+        Layout::Tenon,
+        &tenon_levels,
+        MAX_ERRORS,
+        &bound,
+    ));
     println!();
-    print!("{}", tables::full(&tenon_levels, &bound));
+    super::print(&tables::full(&tenon_levels, &bound));
     let tenon_label = format!("{} at ", tenon.workload);
     let mut diagnosed = labelled(&tenon_diagnosis, &tenon_label);
     if let Some((small, small_diagnosis)) = &small {
         println!("\nSmall files: 1000 × 1 KiB at random, checksummed (thttpd's load)\n");
         let levels = webstand_report::levels::sweep_levels(small);
         let bound = bound_cells(small_diagnosis);
-        print!(
-            "{}",
-            tables::render(Layout::Full, &levels, MAX_ERRORS, &bound)
-        );
+        super::print(&tables::render(Layout::Full, &levels, MAX_ERRORS, &bound));
         let label = format!("{} at ", small.workload);
         diagnosed.extend(labelled(small_diagnosis, &label));
     }
-    print!("{}", webstand_diagnosis::render::levels_section(diagnosed));
+    super::print(&webstand_diagnosis::render::levels_section(diagnosed));
     drop(server);
     let verdict = verdict(&tenon, small.as_ref().map(|(s, _)| s));
     Ok(session.conclude(&verdict, SavedLine::Stdout))

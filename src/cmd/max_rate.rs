@@ -236,7 +236,7 @@ pub fn run(
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         let text = text(search, workload, &rounds) + &webstand_thresholds::table(&judged);
-        print!("{}", webstand_results::text::wrap(&text));
+        super::print(&text);
     }
     let saved = if json {
         SavedLine::Stderr

@@ -33,3 +33,14 @@ pub mod usage;
 pub mod watch_args;
 pub mod wordpress;
 pub mod workload_args;
+
+/// Prints a report's text, its long lines wrapped at the reports' width
+/// (`webstand_results::text::wrap`, which keeps a table laid out wider whole). Every command prints
+/// its reports through here and the renderers do not wrap, so a live run and `show` of it print the
+/// same lines, and the HTML report gets each sentence whole. A reader that left early (`| head`)
+/// is not an error: what the run measured is still saved.
+pub fn print(text: &str) {
+    use std::io::Write;
+    let wrapped = webstand_results::text::wrap(text);
+    let _ = std::io::stdout().lock().write_all(wrapped.as_bytes());
+}

@@ -174,10 +174,7 @@ pub fn run(a: Args, global: &Global) -> anyhow::Result<i32> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&json(&report))?);
     } else {
-        print!(
-            "{}",
-            webstand_results::text::wrap(&webstand_probe::table::render(&report))
-        );
+        super::print(&webstand_probe::table::render(&report));
     }
     let status = status(
         &report,

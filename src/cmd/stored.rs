@@ -7,6 +7,7 @@ use webstand_diagnosis::{render, Diagnosis};
 use webstand_report::compare::WorkloadRow;
 use webstand_report::levels::Level;
 use webstand_report::tables::{self, Layout};
+use webstand_results::sweep::Bounds;
 use webstand_results::{Comparison, StopSignal};
 use webstand_results::{Judged, Outcome, Verdict};
 use webstand_store::StoredRun;
@@ -301,9 +302,15 @@ pub fn backends_cpu_us(run: &StoredRun) -> Vec<Option<f64>> {
 }
 
 /// A stored comparison as compare had it (`StoredRun::comparison`), each round's peak marked by
-/// its saved diagnosis as compare marked it.
+/// its saved diagnosis as compare marked it, its max-users searches judged by the bounds its
+/// command line gave.
 pub fn comparison(run: &StoredRun) -> Comparison {
-    run.comparison(run.max_error_pct(), &|w, saved| {
+    let max_p99_ms = run.option("--max-p99-ms").and_then(|v| v.parse().ok());
+    let max_users = Bounds {
+        max_error_pct: run.max_error_pct(),
+        max_p99_ms: Some(max_p99_ms.unwrap_or(super::compare::MAX_P99_MS)),
+    };
+    run.comparison(run.max_error_pct(), &max_users, &|w, saved| {
         if let Some(d) = render::from_json(saved) {
             render::mark_peak(w, &d);
         }

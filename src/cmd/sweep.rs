@@ -225,8 +225,7 @@ fn sweep_levels(
         print_sweep(&result, shown, Some(extra), &bound)?;
     } else {
         print_sweep(&result, shown, None, &bound)?;
-        print!("{section}");
-        print!("{}", judging.tables());
+        super::print(&(section + &judging.tables()));
     }
     Ok(session.conclude(&verdict, saved_line(json)))
 }
@@ -366,8 +365,8 @@ fn print_sweep(
     );
     match shown.table {
         Table::Sweep(layout) => {
-            print!("{}", tables::render(layout, &levels, max, bound));
-            print!("{}", webstand_report::h2_table::table(&levels));
+            super::print(&tables::render(layout, &levels, max, bound));
+            super::print(&webstand_report::h2_table::table(&levels));
         }
         Table::Ab => {
             for l in &result.levels {
@@ -380,15 +379,15 @@ fn print_sweep(
                     rate: shown.rate.map(|r| r.rate),
                     ..Default::default()
                 };
-                println!("{}", webstand_report::ab::report(&l.result, &info));
-                print!("{}", webstand_report::h2load::summary(&l.result, None));
+                super::print(&(webstand_report::ab::report(&l.result, &info) + "\n"));
+                super::print(&webstand_report::h2load::summary(&l.result, None));
             }
-            print!("{}", tables::summary(&levels, max));
+            super::print(&tables::summary(&levels, max));
         }
     }
     if let Some(r) = shown.rate {
         for l in &result.levels {
-            println!("{}", tables::open_loop_line(l.clients, r.rate, &l.result));
+            super::print(&(tables::open_loop_line(l.clients, r.rate, &l.result) + "\n"));
         }
     }
     if result.interrupted {
@@ -456,10 +455,10 @@ fn print_max_users(found: &MaxUsers, bounds: &Bounds, workload: &str, json: Opti
     println!(
         "Max-users search on {workload} (bounds: {bounds_text}), levels in the order tried:\n"
     );
-    print!("{}", tables::full(&probes, &[]));
+    super::print(&tables::full(&probes, &[]));
     for p in &found.probes {
         if let Some(why) = &p.broke {
-            println!("{} clients broke: {why}", p.level.clients);
+            super::print(&format!("{} clients broke: {why}\n", p.level.clients));
         }
     }
     match (&found.best, found.first_broken) {

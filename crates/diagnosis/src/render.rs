@@ -1,18 +1,13 @@
 //! A diagnosis as the user reads it: the Diagnosis section printed after a report, and its JSON
 //! (which the history keeps, and [`from_json`] reads back).
 
-use crate::rules::{Diagnosis, Finding, Limit};
+use crate::findings::{Diagnosis, Finding, Limit};
 use crate::watch::Watched;
 use serde_json::{json, Value};
-use webstand_results::text::wrap;
 
 /// The Diagnosis section: one line for a clean run, else the verdict and one line per finding.
 pub fn section(d: &Diagnosis) -> String {
-    wrap(&format!(
-        "\nDiagnosis: {}\n{}",
-        headline(d),
-        finding_lines(d, "  ")
-    ))
+    format!("\nDiagnosis: {}\n{}", headline(d), finding_lines(d, "  "))
 }
 
 /// The Diagnosis section of several levels: a headline per level (`label`: "8 clients",
@@ -23,11 +18,11 @@ pub fn levels_section<'a>(levels: impl IntoIterator<Item = (String, &'a Diagnosi
         out.push_str(&format!("  {label}: {}\n", headline(d)));
         out.push_str(&finding_lines(d, "    "));
     }
-    wrap(&out)
+    out
 }
 
-/// One finding a line, "- evidence: what to do", each line starting with `indent` (wrapped at
-/// the reports' width, `webstand_results::text::wrap`, by the sections that print them).
+/// One finding a line, "- evidence: what to do", each line starting with `indent` (the terminal
+/// wraps it: `webstand_results::text::wrap`).
 pub fn finding_lines(d: &Diagnosis, indent: &str) -> String {
     d.findings
         .iter()

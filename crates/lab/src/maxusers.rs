@@ -8,16 +8,8 @@
 
 use crate::sweep::{self, LevelSpec, Measured, Observer, SweepSpec};
 use anyhow::{bail, Result};
-use webstand_results::{MaxUsers, Plan, Probe, Stop};
-
-/// When a level counts as broken.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Bounds {
-    /// Largest clean error level, % of attempted requests (failed, or answered non-2xx).
-    pub max_error_pct: f64,
-    /// Largest clean 99th-percentile latency, ms.
-    pub max_p99_ms: Option<f64>,
-}
+pub use webstand_results::sweep::{check, Bounds};
+use webstand_results::{MaxUsers, Plan, Stop};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct MaxUsersSpec {
@@ -31,38 +23,6 @@ pub struct MaxUsersSpec {
     pub bounds: Bounds,
     /// Bisection ends when broken − clean ≤ max(1, precision × clean).
     pub precision: f64,
-}
-
-/// Why `result` breaks `bounds`, if it does. Errors are counted as everywhere else
-/// (`webstand_results::figures`: failed + non-2xx).
-pub fn check(bounds: &Bounds, result: &webstand_results::RunResult) -> Option<String> {
-    match (result.ended, &result.first_error) {
-        // The engine's one line naming what the server answered instead of HTTP/2 or HTTP/3
-        // (ALPN's choice, its HTTP/1 answer to the preface, a version negotiation, a close), as
-        // bench prints it.
-        (Some(e), Some(line)) if e.refused_protocol() => return Some(line.clone()),
-        (Some(e), _) => return Some(format!("the target was {}", e.name())),
-        (None, _) => {}
-    }
-    if result.successful() == 0 {
-        return Some("no successful request".to_string());
-    }
-    if !result.is_clean(bounds.max_error_pct) {
-        return Some(format!(
-            "error rate {:.2} % > {} % ({} failed, {} non-2xx)",
-            result.error_pct(),
-            bounds.max_error_pct,
-            result.failed.total(),
-            result.non_2xx
-        ));
-    }
-    if let Some(max) = bounds.max_p99_ms {
-        let p99 = result.latency_ms(0.99);
-        if p99 > max {
-            return Some(format!("p99 latency {p99:.1} ms > {max} ms"));
-        }
-    }
-    None
 }
 
 /// Searches for the largest clean level over `base` (target, requests, options).
@@ -102,15 +62,8 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
             out.interrupted = true;
             return Ok(None);
         }
-        let broke = check(&spec.bounds, &l.result);
-        let (clean, ended) = (broke.is_none(), l.result.ended.is_some());
-        if clean && out.best.as_ref().is_none_or(|b| b.clients < clients) {
-            out.best = Some((*l).clone());
-        }
-        if !clean && out.first_broken.is_none_or(|b| clients < b) {
-            out.first_broken = Some(clients);
-        }
-        out.probes.push(Probe { level: *l, broke });
+        let ended = l.result.ended.is_some();
+        let clean = out.record(*l, &spec.bounds);
         // A target unreachable or lost: no later level can be measured either.
         Ok((!ended).then_some(clean))
     };
@@ -139,41 +92,4 @@ pub fn find(spec: &MaxUsersSpec, base: &Plan, obs: &mut dyn Observer) -> Result<
         }
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::Duration;
-    use webstand_results::RunResult;
-
-    #[test]
-    fn bounds_break_on_errors_non_2xx_latency_and_nothing_done() {
-        let b = Bounds {
-            max_error_pct: 1.0,
-            max_p99_ms: Some(50.0),
-        };
-        let mut r = RunResult {
-            complete: 1000,
-            elapsed: Duration::from_secs(1),
-            ..Default::default()
-        };
-        r.histograms.total.record(10_000).unwrap();
-        assert_eq!(check(&b, &r), None);
-        r.failed.connect = 20;
-        assert!(check(&b, &r).unwrap().starts_with("error rate 1.96 %"));
-        r.failed.connect = 0;
-        r.non_2xx = 50;
-        assert_eq!(
-            check(&b, &r).unwrap(),
-            "error rate 5.00 % > 1 % (0 failed, 50 non-2xx)"
-        );
-        r.non_2xx = 0;
-        r.histograms.total.record(80_000).unwrap();
-        assert!(check(&b, &r).unwrap().starts_with("p99"));
-        assert_eq!(
-            check(&b, &RunResult::default()).unwrap(),
-            "no successful request"
-        );
-    }
 }

@@ -138,7 +138,7 @@ fn notes<'a>(items: impl Iterator<Item = (&'a str, Option<&'a String>)>) -> Stri
             let _ = writeln!(out, "  {name}: {n}");
         }
     }
-    webstand_results::text::wrap(&out)
+    out
 }
 
 /// The per-workload tables, a row per server in each: its peak (what bound it, its p99, errors and
@@ -233,8 +233,8 @@ pub fn workload_table(workload: &str, rows: &[WorkloadRow]) -> String {
     }
     out.push_str(&format!("\nWhat each peak cost on {workload}\n"));
     out.push_str(&grid(&cost_header, &costs, 1));
-    out.push_str("  CPU-µs per complete request at the peak level; gen work: the load threads' CPU less their spin (polling\n");
-    out.push_str("  for a response: waiting, not work); srv peak RSS: the server's highest resident memory over the workload\n");
+    out.push_str("  CPU-µs per complete request at the peak level; gen work: the load threads' CPU less their spin (polling \
+                  for a response: waiting, not work); srv peak RSS: the server's highest resident memory over the workload\n");
     out.push_str(&notes(
         rows.iter().map(|r| (r.server.as_str(), r.note.as_ref())),
     ));

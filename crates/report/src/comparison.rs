@@ -328,8 +328,8 @@ pub fn comparison_json(c: &Comparison) -> serde_json::Value {
 const MEASURED_ONCE: &str = "Measured once: one round's figures can move by several per cent from \
 run to run; quote medians of several rounds (webstand compare --rounds 3).\n\n";
 
-/// Every table as text: one per workload, thttpd's, and the verification when run; the sentences
-/// around them wrapped at the reports' width (`webstand_results::text::wrap`), as the tables fit it.
+/// Every table as text: one per workload, seed 004's for WordPress, thttpd's, and the verification
+/// when run; each sentence on one line (the terminal wraps them: `webstand_results::text::wrap`).
 pub fn render_comparison(c: &Comparison) -> String {
     let rounds = if c.rounds > 1 {
         format!("; medians of {} rounds", c.rounds)
@@ -347,32 +347,28 @@ pub fn render_comparison(c: &Comparison) -> String {
     if c.rounds == 1 && c.servers.len() > 1 {
         out.push_str(MEASURED_ONCE);
     }
-    // Seed 004's table keeps the seed's layout, a column per server however wide: it is not
-    // wrapped (a wrapped row would no longer be a row); the text around it is.
-    let mut out = webstand_results::text::wrap(&out);
     if c.workloads.contains(&WorkloadKind::Wordpress) {
         out.push_str(&crate::seed004::seed_table(c, WorkloadKind::Wordpress));
         out.push('\n');
     }
-    let mut rest = String::new();
     let rows: Vec<FeatureRow> = c.servers.iter().map(feature_row).collect();
-    rest.push_str(&thttpd_table(&rows));
+    out.push_str(&thttpd_table(&rows));
     let robustness = crate::robustness::robustness_table(c);
     if !robustness.is_empty() {
-        rest.push('\n');
-        rest.push_str(&robustness);
+        out.push('\n');
+        out.push_str(&robustness);
     }
     if !c.verify.is_empty() {
-        rest.push('\n');
-        rest.push_str(&verify_table(&c.verify));
+        out.push('\n');
+        out.push_str(&verify_table(&c.verify));
     }
     if let Some(signal) = c.interrupted {
-        rest.push_str(&format!(
+        out.push_str(&format!(
             "\nInterrupted: the tables hold what was measured before {}.\n",
             signal.name()
         ));
     }
-    out + &webstand_results::text::wrap(&rest)
+    out
 }
 
 #[cfg(test)]

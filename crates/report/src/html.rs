@@ -284,7 +284,7 @@ fn tables_block(text: &str) -> String {
     const EM_PER_CHAR: f64 = 0.61;
     let widest = text
         .lines()
-        .filter(|l| is_table_row(l))
+        .filter(|l| webstand_results::text::is_table_row(l))
         .map(|l| l.chars().count())
         .max()
         .unwrap_or(0)
@@ -294,16 +294,6 @@ fn tables_block(text: &str) -> String {
         widest as f64 * EM_PER_CHAR,
         escape(text)
     )
-}
-
-/// Whether a line of a text table is one of its rows (cells apart by runs of spaces, three gaps or
-/// more) rather than prose.
-fn is_table_row(line: &str) -> bool {
-    line.trim()
-        .split("  ")
-        .filter(|cell| !cell.is_empty())
-        .count()
-        > 3
 }
 
 /// Prose lines (a Diagnosis) that wrap within the page, each keeping its indent and a hanging

@@ -148,7 +148,7 @@ pub fn failures(levels: &[Level]) -> String {
             None => out.push('\n'),
         }
     }
-    webstand_results::text::wrap(&out)
+    out
 }
 
 /// Every figure of every level as two tables, throughput then latency, as wrk and h2load print them

@@ -5,8 +5,9 @@
 //! as saved, or (a run saved before the history kept rounds) told from the saved order.
 
 use crate::{StoredLevel, StoredRun};
+use webstand_results::sweep::Bounds;
 use webstand_results::{
-    Comparison, CpuTime, Level, ServerOutcome, SweepResult, WorkloadKind, WorkloadOutcome,
+    Comparison, CpuTime, Level, MaxUsers, ServerOutcome, SweepResult, WorkloadKind, WorkloadOutcome,
 };
 
 /// The group suffix of a comparison's max-users probes ("nginx/large/max-users"), saved apart from
@@ -68,11 +69,12 @@ impl StoredRun {
     /// The comparison as compare had it before printing: servers and workloads in the order first
     /// measured, each server's workload outcomes per round with their sweep (judged by
     /// `max_error_pct`), server CPU, memory and saved notes. `peak_diagnosed` is handed each
-    /// outcome with its peak level's saved diagnosis, to mark the peak as compare did. Max-users
-    /// searches are not rebuilt (their bounds are not saved); their probes stay in the levels.
+    /// outcome with its peak level's saved diagnosis, to mark the peak as compare did. A max-users
+    /// search is rebuilt from its probes, judged again by `max_users` (the bounds compare had).
     pub fn comparison(
         &self,
         max_error_pct: f64,
+        max_users: &Bounds,
         peak_diagnosed: &dyn Fn(&mut WorkloadOutcome, &serde_json::Value),
     ) -> Comparison {
         let rounds = self.rounds();
@@ -115,10 +117,12 @@ impl StoredRun {
                     s.version = v.strip_prefix(&format!("{server} ")).unwrap_or(v).into();
                 }
                 let probes = format!("{group}{MAX_USERS}");
-                let rss = (self.levels.iter().zip(&rounds))
+                let probes: Vec<&StoredLevel> = (self.levels.iter().zip(&rounds))
                     .filter(|(l, r)| l.group == probes && **r == round)
-                    .map(|(l, _)| l);
-                let mut w = outcome(wk, round, &of_round, rss, max_error_pct);
+                    .map(|(l, _)| l)
+                    .collect();
+                let mut w = outcome(wk, round, &of_round, &probes, max_error_pct);
+                w.max_users = search(&probes, max_users);
                 let peak = w.sweep.as_ref().and_then(SweepResult::peak_index);
                 if let Some(d) = peak.and_then(|i| of_round[i].diagnosis.as_ref()) {
                     peak_diagnosed(&mut w, d);
@@ -130,6 +134,25 @@ impl StoredRun {
     }
 }
 
+/// A max-users search from its saved probes, in the order run, each judged by `bounds` as the lab
+/// judged it (`MaxUsers::record`); it ends at an interrupted probe, as the search did. None without
+/// probes.
+fn search(probes: &[&StoredLevel], bounds: &Bounds) -> Option<MaxUsers> {
+    let mut out = MaxUsers::default();
+    for l in probes {
+        if l.result.interrupted {
+            out.interrupted = true;
+            break;
+        }
+        let level = Level {
+            clients: l.clients,
+            result: l.result.clone(),
+        };
+        out.record(level, bounds);
+    }
+    (!probes.is_empty()).then_some(out)
+}
+
 /// One server's workload in one round, from its saved levels: the sweep, the server's (and PHP
 /// backends') CPU of each level where saved for every level, its largest resident memory over the
 /// sweep and the max-users `probes`, and the notes the lab saved with the levels.
@@ -137,7 +160,7 @@ fn outcome<'a>(
     wk: WorkloadKind,
     round: usize,
     levels: &[&'a StoredLevel],
-    probes: impl Iterator<Item = &'a StoredLevel>,
+    probes: &[&'a StoredLevel],
     max_error_pct: f64,
 ) -> WorkloadOutcome {
     let every = |f: &dyn Fn(&StoredLevel) -> Option<CpuTime>| -> Vec<CpuTime> {
@@ -149,7 +172,6 @@ fn outcome<'a>(
     };
     let peak_rss_kib = levels
         .iter()
-        .copied()
         .chain(probes)
         .filter_map(|l| l.server.and_then(|s| s.peak_rss_kib))
         .max()
