@@ -78,6 +78,15 @@ if ! "$AIOQUIC_VENV/bin/python" -c "import aioquic, sys; sys.exit(aioquic.__vers
   /usr/bin/python3 -m venv "$AIOQUIC_VENV"
   "$AIOQUIC_VENV/bin/pip" install -q --disable-pip-version-check "aioquic==$AIOQUIC_VERSION"
 fi
+# junitparser from PyPI, pinned, in a venv of its own beside aioquic's: the JUnit reader CI tools
+# build on, which tests/common/junit.rs reads every `--junit` file with.
+JUNITPARSER_VERSION=4.0.2
+JUNITPARSER_VENV="${WEBSTAND_JUNITPARSER_VENV:-${XDG_DATA_HOME:-$HOME/.local/share}/webstand/junitparser-$JUNITPARSER_VERSION}"
+if ! "$JUNITPARSER_VENV/bin/python" -c "import junitparser, sys; sys.exit(junitparser.version != '$JUNITPARSER_VERSION')" 2>/dev/null; then
+  echo "install-deps: installing junitparser $JUNITPARSER_VERSION into $JUNITPARSER_VENV"
+  /usr/bin/python3 -m venv "$JUNITPARSER_VENV"
+  "$JUNITPARSER_VENV/bin/pip" install -q --disable-pip-version-check "junitparser==$JUNITPARSER_VERSION"
+fi
 # - oha with its `http3` feature (crates.io; built here, which takes several minutes, so only when
 #   the pinned version with that feature is missing): the second client of tests/serve_h3_oha.rs.
 OHA_VERSION=1.16.0

@@ -16,6 +16,7 @@ mod bench_h3;
 mod bench_h3_cwnd;
 mod bench_h3_refused;
 mod bench_h3_resume;
+mod bench_rate_pool;
 mod bench_script;
 mod bench_script_mux;
 mod bench_syscalls;

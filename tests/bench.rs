@@ -558,6 +558,42 @@ fn duration_stops_an_unbounded_run() {
 }
 
 #[test]
+fn the_deadline_ends_a_run_still_opening_its_connections() {
+    // A server that accepts every connection and never answers, counting what it accepted (its
+    // own view of the run). Starting 4,000 connections takes far longer than the run's 2 ms (three
+    // system calls and a handshake each), so the run must end with most of them never opened; it
+    // used to open every one first (seconds against a server that accepts slowly: a run of
+    // `-d 2s` lasted over 10 s).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in listener.incoming() {
+            match s {
+                Ok(s) => {
+                    held.push(s);
+                    count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                Err(_) => break,
+            }
+        }
+    });
+    let (_, took) = bench_json_exiting(
+        &["-c", "4000", "--threads", "1", "-d", "2ms", &url(addr, "/")],
+        Duration::from_secs(30),
+        4,
+    );
+    let accepted = accepted.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        accepted < 1000,
+        "{accepted} of 4000 connections opened past the deadline"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+}
+
+#[test]
 fn json_carries_each_load_threads_busy_fraction() {
     // Every answer takes 5 ms: both load threads spend nearly all the run waiting on the server.
     let addr = test_server(|s, _, _| {

@@ -1,7 +1,8 @@
 //! `webstand serve --listen-quic` as an independent HTTP/3 client sees it: aioquic's (PyPI, pinned
 //! by scripts/install-deps.sh; tests/h3/client.py), all requests of a case at once on one QUIC
-//! connection. Files (bodies equal the files by md5), HEAD, ranges, both conditional GETs, 404 and
-//! 405 answer as over HTTP/1 and HTTP/2, and the access log names each request "HTTP/3.0" with the
+//! connection. Files (bodies equal the files by md5; a 1 MiB and a 16 MiB one at once by sha256,
+//! many times every flow-control window), HEAD, ranges, both conditional GETs, 404 and 405 answer
+//! as over HTTP/1 and HTTP/2, and the access log names each request "HTTP/3.0" with the
 //! status and the bytes the client got; CGI sees SERVER_PROTOCOL HTTP/3.0 and HTTPS on, request
 //! bodies larger than a stream's flow-control window reach it whole, a body past --max-body is 413;
 //! PHP through php-fpm (FastCGI) answers GET and POST; HTTPS answers (HTTP/1.1 and HTTP/2, curl)
@@ -126,6 +127,52 @@ fn files_ranges_conditionals_and_errors_answer_as_the_access_log_counts_them() {
     assert_eq!(got[0]["headers"]["server"], "webstand");
     let lines = server.log_lines(1 + got.len());
     assert_logged(&lines[1..], asked.as_array().unwrap(), got);
+}
+
+/// FILE's sha256, by coreutils' sha256sum.
+fn sha256(file: &std::path::Path) -> String {
+    let out = std::process::Command::new("sha256sum")
+        .arg(file)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)[..64].to_string()
+}
+
+#[test]
+fn large_files_reach_aioquic_whole_with_ranges_and_conditionals() {
+    let site = Site::new();
+    let (one, sixteen) = (site.doc().join("1m.bin"), site.doc().join("16m.bin"));
+    std::fs::write(&one, common::h3::pattern(1 << 20)).unwrap();
+    let big = common::h3::pattern(16 << 20);
+    std::fs::write(&sixteen, &big).unwrap();
+    let server = site.serve(&[]);
+    let head = server.fetch(&json!([{"method": "HEAD", "path": "/16m.bin"}]));
+    let etag = answers(&head)[0]["headers"]["etag"].clone();
+    // Both files at once on one connection: each many times the windows either side grants
+    // (aioquic's 1 MiB per stream and connection; our send window).
+    let asked = json!([
+        {"path": "/1m.bin"},
+        {"path": "/16m.bin"},
+        {"path": "/16m.bin", "headers": [["range", "bytes=15000000-"]]},
+        {"path": "/16m.bin", "headers": [["if-none-match", etag]]},
+    ]);
+    let got = server.fetch(&asked);
+    let got = answers(&got);
+    let status: Vec<u64> = got.iter().map(|a| a["status"].as_u64().unwrap()).collect();
+    assert_eq!(status, [200, 200, 206, 304]);
+    assert_eq!(got[0]["length"], 1 << 20);
+    assert_eq!(got[0]["sha256"], sha256(&one));
+    assert_eq!(got[1]["length"], 16 << 20);
+    assert_eq!(got[1]["sha256"], sha256(&sixteen));
+    let tail = &big[15_000_000..];
+    assert_eq!(got[2]["length"], tail.len());
+    assert_eq!(got[2]["md5"], md5(tail));
+    assert_eq!(
+        got[2]["headers"]["content-range"],
+        format!("bytes 15000000-{}/{}", big.len() - 1, big.len())
+    );
+    assert_eq!(got[3]["length"], 0);
+    assert_logged(&server.log_lines(5)[1..], asked.as_array().unwrap(), got);
 }
 
 #[test]

@@ -182,10 +182,16 @@ fn sweep_live_shows_each_level() {
         &["webstand sweep", "level 1/2", "2 clients"],
         Duration::from_secs(20),
     );
-    tmux.wait_for(
-        &["level 2/2", "6 clients", "6 open"],
+    let view = tmux.wait_for(
+        &["webstand sweep · level 2/2 · 6 clients · ", "6 open"],
         Duration::from_secs(30),
     );
+    // The title names the level's clients once.
+    let title = view
+        .lines()
+        .find(|l| l.starts_with("webstand sweep"))
+        .unwrap_or_else(|| panic!("no title in\n{view}"));
+    assert_eq!(title.matches("clients").count(), 1, "{title}");
     let report = tmux.wait_for(&["EXIT=0"], Duration::from_secs(30));
     assert!(!report.contains("Latency histogram"), "{report}");
 }

@@ -61,8 +61,9 @@ run() {
   local name=$1 side=$2 what=$3 reqs rps bytes; shift 3
   timed $P "$@"
   # webstand bench's report is ab's; oha's is its JSON (summary, statusCodeDistribution), its
-  # requests/s taken over D: over HTTP/3 oha waits about 30 s after -z's end before it exits, and
-  # its own figure divides by that too.
+  # requests/s taken over D: oha's own figure divides by its whole run, which includes the wait
+  # for each connection's close after -z's end (30 s, oha's idle timeout, from a server that does
+  # not close when oha says GOAWAY; serve closes at once).
   if echo "$TIMED_OUT" | grep -q '^Complete requests'; then
     read -r reqs rps <<<"$(counts "$TIMED_OUT")"
     bytes=$(echo "$TIMED_OUT" | awk '/^HTML transferred/{print $3}')

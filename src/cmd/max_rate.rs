@@ -9,11 +9,12 @@ use super::diagnose::{Diagnosing, Known};
 use super::session::{SavedLine, Session};
 use anyhow::Result;
 use webstand_diagnosis::pool::{sent_per_sec, SENT_SHARE};
+use webstand_diagnosis::rules::SATURATED;
 use webstand_diagnosis::Limit;
 use webstand_lab::interrupt::stop_signal;
 use webstand_lab::maxrate::{self, MaxRate, MaxRateSpec, Tried};
 use webstand_results::{Judged, Level, Outcome, Plan, Stop, Verdict};
-use webstand_thresholds::{check_all, Threshold};
+use webstand_thresholds::{check_all, Check, Threshold};
 
 /// The search's options (on `sweep`).
 #[derive(clap::Args, Clone)]
@@ -129,7 +130,9 @@ fn unmet(
 /// [`unmet`] from a level and its Diagnosis's verdict, as the history keeps them. A level that
 /// sent less than the rate asked is not the server's answer to it, unless the Diagnosis found the
 /// connection pool exhausted (every connection waiting on the server, the load thread not busy):
-/// then the server could not keep up, and the rate is not met for the server's reason.
+/// then the server could not keep up, and the rate is not met for the server's reason. A level
+/// whose load thread was saturated is never met; one whose generator was held back by another
+/// program is judged by the SLO, a crossing then put on the generator.
 pub fn unmet_by(
     slo: &[Threshold],
     level: &Level,
@@ -153,7 +156,12 @@ pub fn unmet_by(
             _ => format!("{GENERATORS_OWN}fell behind: {shortfall}"),
         });
     }
-    if let Some(limit) = generator {
+    // A load thread at work most of the run may have sent and read late beyond what its figures
+    // show: never met. One only held back by another program on its CPU (the Diagnosis's starved
+    // generator) sent the rate asked, and its waits are in the latency the SLO judges (counted
+    // from each request's intended send time): the rate is met if the SLO held despite them.
+    let saturated = r.thread_busy().into_iter().any(|b| b >= SATURATED);
+    if let Some(limit) = generator.filter(|_| saturated) {
         return Some(format!(
             "{GENERATORS_OWN}was saturated (Diagnosis: {})",
             limit.verdict()
@@ -167,17 +175,36 @@ pub fn unmet_by(
         .filter(|c| !c.passed)
         .map(|c| format!("{} was {}", c.threshold, c.shown()))
         .collect();
-    (!crossed.is_empty()).then(|| crossed.join(", "))
+    let crossed = (!crossed.is_empty()).then(|| crossed.join(", "))?;
+    Some(match generator {
+        Some(limit) => format!(
+            "{GENERATORS_OWN}was held back by another program on its CPU, and {crossed} (Diagnosis: {})",
+            limit.verdict()
+        ),
+        None => crossed,
+    })
 }
 
-/// Runs the search `rounds` times, prints each, and concludes.
+/// What the search's outcome goes through before it is printed: the thresholds on its answer and
+/// the CI files (`max_rate_ci::conclude`), giving the outcome with them and the judged thresholds.
+pub type Concluding<'a> = Box<
+    dyn FnOnce(
+            &mut Session,
+            (&Search, &str, &[MaxRate]),
+            Verdict,
+        ) -> Result<(Verdict, webstand_thresholds::Judged)>
+        + 'a,
+>;
+
+/// Runs the search `rounds` times, prints each, and concludes (through `ci`: the thresholds on its
+/// answer, the CI files).
 pub fn run(
     session: &mut Session,
     search: &Search,
-    plan: &Plan,
-    workload: &str,
+    (plan, workload): (&Plan, &str),
     known: Known,
     json: bool,
+    ci: Concluding,
 ) -> Result<i32> {
     session.group = workload.to_string();
     let mut rounds: Vec<MaxRate> = Vec::new();
@@ -199,17 +226,17 @@ pub fn run(
             break;
         }
     }
-    let verdict = verdict(&rounds);
+    let searched = (search, workload, &rounds[..]);
+    let (verdict, judged) = ci(session, searched, verdict(&rounds))?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&doc(search, workload, &rounds, &verdict))?
-        );
+        let mut doc = doc(search, workload, &rounds, &verdict);
+        if !judged.checks.is_empty() {
+            doc["thresholds"] = serde_json::json!([{ "run": "", "checks": judged.json() }]);
+        }
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        print!(
-            "{}",
-            webstand_results::text::wrap(&text(search, workload, &rounds))
-        );
+        let text = text(search, workload, &rounds) + &webstand_thresholds::table(&judged);
+        print!("{}", webstand_results::text::wrap(&text));
     }
     let saved = if json {
         SavedLine::Stderr
@@ -254,22 +281,22 @@ fn verdict(rounds: &[MaxRate]) -> Verdict {
 }
 
 /// The SLO's margin at the answer: each threshold's figure and how far it stays from its bound.
-fn margins(slo: &[Threshold], t: &Tried) -> String {
+pub fn margins(slo: &[Threshold], t: &Tried) -> String {
     check_all(slo, &t.level.result)
         .iter()
         .zip(slo)
-        .map(|(c, th)| {
-            let margin = c
-                .actual
-                .filter(|_| th.bound > 0.0)
-                .map(|a| (th.bound - a).abs() / th.bound * 100.0);
-            match margin {
-                Some(m) => format!("{} was {} (margin {m:.0} %)", c.threshold, c.shown()),
-                None => format!("{} was {}", c.threshold, c.shown()),
-            }
-        })
+        .map(|(c, th)| format!("{} was {}{}", c.threshold, c.shown(), margin(c, th)))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// " (margin 38 %)": how far a figure stays from its threshold's bound, as a share of the bound;
+/// "" without a figure or a bound to measure from.
+pub fn margin(c: &Check, th: &Threshold) -> String {
+    match c.actual.filter(|_| th.bound > 0.0) {
+        Some(a) => format!(" (margin {:.0} %)", (th.bound - a).abs() / th.bound * 100.0),
+        None => String::new(),
+    }
 }
 
 /// The search's table header: the rate asked, the rate sent, the SLO's usual figures, the verdict.
@@ -338,7 +365,7 @@ pub fn text(search: &Search, workload: &str, rounds: &[MaxRate]) -> String {
     out
 }
 
-fn answer_line(search: &Search, round: &MaxRate) -> String {
+pub fn answer_line(search: &Search, round: &MaxRate) -> String {
     let mut out = match (round.answer_level(), round.first_unmet) {
         (Some(t), Some(unmet)) => format!(
             "Max rate: {}/s (confirmed; {unmet}/s was not met: within {:.1} %); at it {}\n",
@@ -396,7 +423,7 @@ fn unmet_because<'a>(round: &'a MaxRate, kind: &str) -> Option<&'a str> {
 }
 
 /// Lowest, median and highest answer.
-fn spread(answers: &[f64]) -> Option<(f64, f64, f64)> {
+pub fn spread(answers: &[f64]) -> Option<(f64, f64, f64)> {
     let mut a = answers.to_vec();
     a.sort_by(f64::total_cmp);
     let median = *a.get(a.len() / 2)?;
@@ -451,4 +478,56 @@ pub fn search_json(search: &Search, workload: &str, rounds: &[MaxRate]) -> serde
         "rounds": rounds.iter().map(round_json).collect::<Vec<_>>(),
         "spread": spread(&answers).map(|(lo, median, hi)| serde_json::json!({"min": lo, "median": median, "max": hi})),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use webstand_results::{CpuTime, RunResult};
+
+    /// A second at 100/s, sent in full, whose one load thread worked `work` of it.
+    fn level(work: f64) -> Level {
+        let result = RunResult {
+            complete: 100,
+            elapsed: Duration::from_secs(1),
+            asked_rate: Some(100.0),
+            thread_cpu: vec![CpuTime {
+                user: Duration::from_secs_f64(work),
+                sys: Duration::ZERO,
+            }],
+            ..Default::default()
+        };
+        Level { clients: 4, result }
+    }
+
+    fn slo(text: &str) -> Vec<Threshold> {
+        webstand_thresholds::parse_list(text).unwrap()
+    }
+
+    #[test]
+    fn a_saturated_generator_is_never_met_a_starved_one_is_judged_by_the_slo() {
+        let generator = Some(Limit::Generator);
+        let saturated = unmet_by(&slo("rps>=50"), &level(0.95), generator, 100.0);
+        assert_eq!(
+            saturated.as_deref(),
+            Some("the generator was saturated (Diagnosis: generator-bound)")
+        );
+        // Held back by another program (its thread worked 5 %): the SLO decides.
+        assert_eq!(
+            unmet_by(&slo("rps>=50"), &level(0.05), generator, 100.0),
+            None
+        );
+        let crossed = unmet_by(&slo("rps>=1000"), &level(0.05), generator, 100.0).unwrap();
+        assert_eq!(
+            crossed,
+            "the generator was held back by another program on its CPU, and rps>=1000 was 100 (Diagnosis: generator-bound)"
+        );
+        assert!(crossed.starts_with(GENERATORS_OWN));
+        // Without a generator verdict, the SLO alone.
+        assert_eq!(
+            unmet_by(&slo("rps>=1000"), &level(0.05), None, 100.0).as_deref(),
+            Some("rps>=1000 was 100")
+        );
+    }
 }

@@ -12,6 +12,7 @@ pub mod history;
 pub mod lab;
 pub mod main_job;
 pub mod max_rate;
+pub mod max_rate_ci;
 pub mod max_rate_stored;
 pub mod presets;
 pub mod probe;

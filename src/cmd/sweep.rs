@@ -80,8 +80,11 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
     let thresholds = args.thresholds.parse()?;
     let t = &args.thresholds;
     let ci_files = !t.thresholds.is_empty() || t.junit.is_some() || t.summary_md.is_some();
-    if ci_files && (args.find_max_users || search.is_some()) {
-        bail!("--threshold, --junit and --summary-md judge a sweep's levels, not a search's: --find-max-rate judges its --slo, --find-max-users its --max-p99-ms and --max-error-pct");
+    if ci_files && args.find_max_users {
+        bail!("--threshold, --junit and --summary-md judge a sweep's levels or a max-rate search, not --find-max-users: it judges its --max-p99-ms and --max-error-pct");
+    }
+    if search.is_some() {
+        super::max_rate_ci::answer_thresholds(&thresholds)?;
     }
     let levels = level_specs(&args, preset.as_ref(), &clients_arg, duration, rate, &stop);
     check_open_files(&args, &levels)?;
@@ -125,7 +128,12 @@ pub fn run(args: Args, global: &Global) -> Result<i32> {
             bail!("-s FILE runs with a sweep's levels, not with --find-max-rate");
         }
         let name = &workload.name;
-        return super::max_rate::run(&mut session, &search, &plan, name, known, args.json);
+        let ci_args = &args.thresholds;
+        let ci: super::max_rate::Concluding = Box::new(|session, searched, verdict| {
+            super::max_rate_ci::conclude(session, searched, (&thresholds, ci_args), verdict)
+        });
+        let json = args.json;
+        return super::max_rate::run(&mut session, &search, (&plan, name), known, json, ci);
     }
     let spec = SweepSpec {
         levels,

@@ -141,7 +141,7 @@ pub struct Args {
     #[command(flatten)]
     pub max_rate: super::max_rate::MaxRateArgs,
 
-    /// --threshold, --junit, --summary-md: judged on every level
+    /// --threshold, --junit, --summary-md: judged on every level (a max-rate search: on its answer)
     #[command(flatten)]
     pub thresholds: super::threshold_args::ThresholdArgs,
 }

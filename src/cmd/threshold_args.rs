@@ -13,15 +13,17 @@ use webstand_thresholds::{Judged, Threshold};
 pub struct ThresholdArgs {
     /// A pass/fail bound, e.g. 'p99<20ms', 'errors<0.1%', 'rps>=10000', 'status_5xx==0'
     /// (repeatable or comma-separated; the guide lists the metrics); one crossed makes the run
-    /// exit with status 6
+    /// exit with status 6. With --find-max-rate: rps only, judged on the search's answer
     #[arg(long = "threshold", value_name = "EXPR")]
     pub thresholds: Vec<String>,
 
-    /// Write the thresholds as JUnit XML test cases to FILE (one test suite per run or level)
+    /// Write the thresholds as JUnit XML test cases to FILE (one test suite per run or level; for
+    /// --find-max-rate: the search's verdict, then the SLO at each round's confirmation run)
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
 
-    /// Write a Markdown summary to FILE: each run's figures and its thresholds (a CI job's summary)
+    /// Write a Markdown summary to FILE: each run's figures and its thresholds (a CI job's summary;
+    /// for --find-max-rate: each rate tried with its verdict, the answer, its margin, the spread)
     #[arg(long, value_name = "FILE")]
     pub summary_md: Option<PathBuf>,
 }

@@ -64,7 +64,12 @@ pub fn docroot(dir: &Path) -> PathBuf {
 
 /// The 3 MB file of `docroot`.
 pub fn big() -> Vec<u8> {
-    (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect()
+    pattern(3_000_000)
+}
+
+/// N bytes of a pattern whose period (251) lines up with no packet or window size.
+pub fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 % 251) as u8).collect()
 }
 
 /// A self-signed certificate for localhost and 127.0.0.1 in DIR/cert.pem and DIR/key.pem.
@@ -176,7 +181,8 @@ impl H3Server {
         self.client().fetch(requests)
     }
 
-    /// Runs tests/h3/SCRIPT PORT CAFILE ARGS… with aioquic's python, bounded to 60 s.
+    /// Runs tests/h3/SCRIPT PORT CAFILE ARGS… with aioquic's python, bounded to 120 s (a 16 MiB
+    /// answer takes aioquic 20 s on a loaded machine).
     pub fn python(&self, script: &str, args: &[&str]) -> Output {
         self.client().python(script, args)
     }
@@ -191,12 +197,17 @@ impl H3Server {
         load: &[&str],
         within: Duration,
     ) -> serde_json::Value {
+        let n = requests.to_string();
+        self.oha_run(path, &[&["-n", &n][..], load].concat(), within)
+    }
+
+    /// oha as `oha` runs it, with `args` saying how much (`-n`, `-z`) and the load.
+    pub fn oha_run(&self, path: &str, args: &[&str], within: Duration) -> serde_json::Value {
         let oha = super::require("oha");
         let url = format!("https://127.0.0.1:{}{path}", self.quic.port());
         let out = output_within(
             Command::new(oha)
-                .args(["-n", &requests.to_string()])
-                .args(load)
+                .args(args)
                 .args([
                     "--http-version",
                     "3",
@@ -245,7 +256,8 @@ impl H3Client {
         })
     }
 
-    /// Runs tests/h3/SCRIPT PORT CAFILE ARGS… with aioquic's python, bounded to 60 s.
+    /// Runs tests/h3/SCRIPT PORT CAFILE ARGS… with aioquic's python, bounded to 120 s (a 16 MiB
+    /// answer takes aioquic 20 s on a loaded machine).
     pub fn python(&self, script: &str, args: &[&str]) -> Output {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/h3")
@@ -255,6 +267,6 @@ impl H3Client {
             .arg(self.quic.port().to_string())
             .arg(&self.cert)
             .args(args);
-        output_within(&mut cmd, Duration::from_secs(60))
+        output_within(&mut cmd, Duration::from_secs(120))
     }
 }

@@ -10,6 +10,7 @@
 //! on any input. It knows nothing of the command line, sweeps, servers' configs or the history.
 
 pub mod errno;
+pub mod findings;
 pub mod kernel;
 pub mod limits;
 pub mod network;
@@ -21,5 +22,6 @@ pub mod timeline;
 pub mod watch;
 mod watch_tasks;
 
-pub use rules::{diagnose, Diagnosis, Finding, Inputs, Limit, Previous, ServerUse};
+pub use findings::{Diagnosis, Finding, Inputs, Limit, Previous, ServerUse};
+pub use rules::diagnose;
 pub use watch::{LoadThread, Watch, Watched};

@@ -4,7 +4,7 @@
 //! up at this pool), not the generator's; this rule tells it from a load thread out of CPU, which
 //! [`crate::rules`]'s generator rule names.
 
-use crate::rules::{Finding, Inputs, Limit};
+use crate::findings::{Finding, Inputs, Limit};
 use webstand_results::RunResult;
 
 /// An open-loop run that sent less than this share of the rate asked fell short of it.
@@ -64,7 +64,8 @@ pub(crate) fn exhausted(i: &Inputs, generator_saturated: bool) -> Option<Finding
 
 #[cfg(test)]
 mod tests {
-    use crate::rules::{diagnose, Inputs, Limit};
+    use crate::findings::{Inputs, Limit};
+    use crate::rules::diagnose;
     use crate::watch::Watched;
     use std::time::Duration;
     use webstand_results::{CpuTime, RunResult};

@@ -1,7 +1,7 @@
 //! A diagnosis as the user reads it: the Diagnosis section printed after a report, and its JSON
 //! (which the history keeps, and [`from_json`] reads back).
 
-use crate::rules::{Diagnosis, Finding, Limit};
+use crate::findings::{Diagnosis, Finding, Limit};
 use crate::watch::Watched;
 use serde_json::{json, Value};
 use webstand_results::text::wrap;

@@ -1,8 +1,11 @@
 //! The rules on hand-made inputs: each fires on its evidence and stays silent without it.
 
 use super::*;
+use crate::findings::Previous;
 use crate::kernel::TcpCounters;
 use crate::watch::LoadThread;
+use crate::watch::Watched;
+use std::time::Duration;
 
 /// A clean run: `n` requests of `latency_us` each over one second, one connection each.
 fn run(n: u64, latency_us: u64) -> RunResult {

@@ -39,6 +39,10 @@ const MAX_POLL: Duration = Duration::from_millis(50);
 const READ_BUF: usize = 64 * 1024;
 /// Events taken from the poller at once (more wait for the next pass).
 const EVENTS: usize = 1024;
+/// Slots started between two looks at the clock while a large batch starts: opening thousands of
+/// connections can take longer than the run (seconds, when the server accepts slowly), and the
+/// deadline or a stop must end the run even then.
+const STARTS_BETWEEN_CLOCK_READS: usize = 64;
 
 pub(crate) struct Driver<'a, C: Connection> {
     io: Io<'a>,
@@ -196,7 +200,17 @@ impl<'a, C: Connection> Driver<'a, C> {
         self.io.ready.take(&mut batch);
         let open_loop = self.io.requests.open_loop();
         let delays = self.io.requests.delays();
-        for &slot in &batch {
+        for (i, &slot) in batch.iter().enumerate() {
+            if i % STARTS_BETWEEN_CLOCK_READS == 0
+                && batch.len() > STARTS_BETWEEN_CLOCK_READS
+                && self.finished(Instant::now()).is_some()
+            {
+                // The rest wait, listed, for a pass that will not come: the run is over.
+                for &rest in &batch[i..] {
+                    self.io.ready.push(rest);
+                }
+                break;
+            }
             if delays && !std::mem::take(&mut self.waited[slot]) {
                 let wait = self.io.requests.delay();
                 if !wait.is_zero() {

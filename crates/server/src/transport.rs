@@ -115,15 +115,23 @@ impl Transport {
         }
     }
 
-    /// Shuts down the sending side (the peer sees the end of the stream).
+    /// Shuts down the sending side (the peer sees the end of the stream; a QUIC connection
+    /// closes once its answers are acknowledged).
     pub fn shutdown_write(&mut self) {
         match self {
             Transport::Tcp(s) => {
                 let _ = s.shutdown(std::net::Shutdown::Write);
             }
             Transport::Tls(t) => t.shutdown_write(),
-            Transport::Quic(q) => q.close(webstand_h3::ErrorCode::NoError.to_u64()),
+            Transport::Quic(q) => q.finish(),
         }
+    }
+
+    /// Every close lingers (`shutdown_write`, then reading until the connection is over): QUIC's,
+    /// whose answers may still be unacknowledged, and whose CONNECTION_CLOSE has a closing
+    /// period of its own.
+    pub fn always_lingers(&self) -> bool {
+        matches!(self, Transport::Quic(_))
     }
 
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {

@@ -88,13 +88,14 @@ fn frame(f: &mut Frame, r: &Reading) {
 fn title_line(r: &Reading) -> String {
     let s = &r.stage;
     let mut t = format!("webstand {}", s.command);
-    if !s.label.is_empty() {
-        t += &format!(" · {}", s.label);
-    }
     if let Some((n, of)) = s.level {
         t += &format!(" · level {n}/{of}");
     }
-    t += &format!(" · {} clients", s.clients);
+    // A sweep's label names its level's clients already ("8 clients", "warm-up, 8 clients").
+    match s.label.as_str() {
+        "" => t += &format!(" · {} clients", s.clients),
+        label => t += &format!(" · {label}"),
+    }
     if let Some(rate) = s.target_rate {
         t += &format!(" · asked {rate:.0} req/s");
     }

@@ -93,6 +93,14 @@ impl State {
         }
     }
 
+    /// Either side's GOAWAY ends the connection once its requests are answered (RFC 9114 §5.2;
+    /// a client that is done says so, and oha waits for the close). A stream counts as answered
+    /// once its last bytes are framed (`frame_staged`), which comes after the `receive` that
+    /// answered it: `resume` looks again then.
+    fn answered_after_goaway(&self) -> bool {
+        (self.goaway || self.peer_goaway) && self.streams.is_empty() && self.turns.ready.is_empty()
+    }
+
     /// Ends the jobs of streams that closed before their answer.
     fn end_jobs_of_closed_streams(&mut self, svc: &mut dyn Service) {
         let streams = &self.streams;
@@ -122,22 +130,21 @@ impl Protocol for State {
         if out.outbox.throttle.is_none() && self.turns.paced {
             out.outbox.throttle = self.streams.values().find_map(|s| s.throttle);
         }
-        // Either side's GOAWAY ends the connection once its requests are answered (RFC 9114
-        // §5.2; a client that is done says so, and oha waits for the close).
-        let done = self.goaway || self.peer_goaway;
-        if self.failed || (done && self.streams.is_empty() && self.turns.ready.is_empty()) {
+        if self.failed || self.answered_after_goaway() {
             out.outbox.closing = true;
         }
     }
 
     /// Body pieces go out once the last ones are written; streams that waited for a job slot go
-    /// once one is free; a server that began draining says GOAWAY at once.
+    /// once one is free; a server that began draining says GOAWAY at once; a connection told
+    /// GOAWAY closes once its last answer is framed.
     fn resume(&mut self, at: &Moment, out: &mut Out, svc: &mut dyn Service) -> bool {
         let slot_free = svc.jobs() < MAX_JOBS;
         let held = self.stalled()
             || self.has_pieces()
             || (self.turns.waits_for_job() && slot_free)
-            || (at.draining && !self.goaway);
+            || (at.draining && !self.goaway)
+            || (self.answered_after_goaway() && !out.outbox.closing);
         if held {
             self.receive(&[], at, out, svc);
         }

@@ -8,6 +8,14 @@
 //! says WouldBlock, and the loop keeps the rest in the connection's outbox until the peer's
 //! acknowledgements make room, as for a full TCP socket.
 //!
+//! Its graceful end (`finish`, as the loop lingers on a closing connection) waits until the peer
+//! has acknowledged every answer the connection finished, then closes (CONNECTION_CLOSE with
+//! H3_NO_ERROR) and waits out the closing period (three PTOs, in which quinn answers the peer's
+//! late packets with the close again, and sends a close that pacing held back) before `read`
+//! says the connection is over. Closing at once would drop answers still in quinn's send buffer
+//! and could leave the close itself unsent: a client that has nothing more to send then waits
+//! for its idle timeout (oha's 30 s after a timed run).
+//!
 //! Dropped, it closes the connection (CONNECTION_CLOSE with H3_NO_ERROR unless a code was given,
 //! sent at once) and tells the endpoint the connection is gone, so no state outlives the slot;
 //! packets still in flight from the peer then get a stateless reset.
@@ -18,7 +26,7 @@ use quinn_proto::{
     ConnectionError, ConnectionEvent, ConnectionHandle, Dir, EndpointEvent, Event, ReadError,
     StreamEvent, StreamId, VarInt, WriteError,
 };
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -52,6 +60,10 @@ pub struct QuicConn {
     held: usize,
     /// Server-initiated unidirectional streams opened so far.
     uni_opened: u64,
+    /// Streams we finished whose bytes the peer has not all acknowledged yet.
+    unacked: HashSet<StreamId>,
+    /// The loop is ending the connection gracefully (`finish`).
+    finishing: bool,
     /// The connection is over (closed by either side, or timed out).
     lost: bool,
     /// Its handshake has completed.
@@ -83,6 +95,8 @@ impl QuicConn {
             outgoing: HashMap::new(),
             held: 0,
             uni_opened: 0,
+            unacked: HashSet::new(),
+            finishing: false,
             lost: false,
             connected: false,
             released: false,
@@ -167,7 +181,11 @@ impl QuicConn {
                 Event::Stream(StreamEvent::Readable { id }) if !self.readable.contains(&id) => {
                     self.readable.push_back(id);
                 }
+                Event::Stream(StreamEvent::Finished { id }) => {
+                    self.unacked.remove(&id);
+                }
                 Event::Stream(StreamEvent::Stopped { id, error_code }) => {
+                    self.unacked.remove(&id);
                     if let Some(gone) = self.outgoing.remove(&u64::from(id)) {
                         self.held -= gone.bytes.len();
                     }
@@ -194,10 +212,13 @@ impl QuicConn {
         }
     }
 
-    /// Records of what the peer sent, into `buf`; Ok(0) once the connection is over, WouldBlock
-    /// when nothing is waiting.
+    /// Records of what the peer sent, into `buf`; Ok(0) once the connection is over (after
+    /// `finish`: once its closing period is), WouldBlock when nothing is waiting.
     pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.take_events();
+        if self.finishing && self.held == 0 && self.unacked.is_empty() {
+            self.close(u64::from(NO_ERROR));
+        }
         let mut n = 0;
         if !self.notes.is_empty() && self.notes.len() <= buf.len() {
             buf[..self.notes.len()].copy_from_slice(&self.notes);
@@ -240,7 +261,7 @@ impl QuicConn {
             self.readable.pop_front();
         }
         match n {
-            0 if self.lost || self.conn.is_drained() => Ok(0),
+            0 if self.conn.is_drained() || (self.lost && !self.finishing) => Ok(0),
             0 => Err(io::ErrorKind::WouldBlock.into()),
             n => Ok(n),
         }
@@ -345,8 +366,8 @@ impl QuicConn {
                 }
             }
             if out.bytes.is_empty() {
-                if out.fin {
-                    let _ = stream.finish();
+                if out.fin && stream.finish().is_ok() {
+                    self.unacked.insert(StreamId::from(varint(id)));
                 }
                 if let Some(done) = self.outgoing.remove(&id) {
                     if self.spare.len() < SPARE_QUEUES {
@@ -379,6 +400,12 @@ impl QuicConn {
     /// Bytes wait for room on a stream.
     pub fn pending(&self) -> bool {
         self.held > 0
+    }
+
+    /// Ends the connection once the peer has acknowledged every answer, then lets its closing
+    /// period run (`read` says when it is over).
+    pub fn finish(&mut self) {
+        self.finishing = true;
     }
 
     /// Closes the connection with an HTTP/3 code (sent at once).

@@ -19,7 +19,8 @@ use crate::transport::Transport;
 use std::io;
 use std::time::{Duration, Instant};
 
-/// How long a lingering close waits for the peer's FIN after an error answer.
+/// How long a lingering close waits for the peer's FIN after an error answer (for a QUIC
+/// connection's acknowledgements and closing period).
 const LINGER: Duration = Duration::from_secs(2);
 
 /// The protocol a connection speaks, from its first bytes: HTTP/3 over QUIC; HTTP/2 when TLS
@@ -80,7 +81,7 @@ impl Worker {
             let conn = &mut slot.conn;
             if !body_wanted && (conn.outbox.closing || (draining && conn.is_idle(slot.jobs.len())))
             {
-                if !conn.outbox.linger {
+                if !conn.outbox.linger && !conn.transport.always_lingers() {
                     return Ok(false);
                 }
                 conn.transport.shutdown_write();
@@ -200,7 +201,8 @@ impl Worker {
     }
 }
 
-/// Error answer sent and write side shut: swallow input until the peer closes.
+/// Error answer sent and write side shut (or a QUIC connection ending): swallow input until the
+/// peer closes (until the QUIC connection is over).
 fn swallow_input(conn: &mut Conn, rbuf: &mut [u8]) -> io::Result<bool> {
     loop {
         match conn.transport.read(rbuf) {
