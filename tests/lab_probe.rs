@@ -122,6 +122,65 @@ fn compare_probe_gives_each_server_a_robustness_row() {
     }
 }
 
+/// With `--tls` every check speaks TLS to the HTTPS port (the lab's CA verified where the lab's
+/// own clients connect): the attacks hold connections and the service stays available, the memory
+/// check holds its connections, the keep-alive search reaches its limit. The HTTP/1 probe cases,
+/// which speak plain HTTP only, are listed as not run with the reason, never counted.
+#[test]
+fn compare_probe_over_tls_speaks_tls_to_every_check() {
+    let _alone = common::alone_in_lab();
+    common::require("slowhttptest");
+    let history = tempfile::tempdir().unwrap();
+    let db = history.path().join("h.db");
+    let mut args = probe_compare(
+        db.to_str().unwrap(),
+        "builtin,nginx",
+        ["ranges", "50", "3s", "300"],
+    );
+    args.extend(["--tls", "--json"]);
+    let out = common::run_with_timeout(&args, std::time::Duration::from_secs(300));
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = doc["robustness"].as_array().expect("a robustness array");
+    assert_eq!(rows.len(), 2, "{doc:#}");
+    for row in rows {
+        let server = row["server"].as_str().unwrap();
+        assert_eq!(
+            row["categories"].as_array().unwrap().len(),
+            0,
+            "{server}: {row}"
+        );
+        assert_eq!(
+            row["not_run"],
+            serde_json::json!(["ranges"]),
+            "{server}: {row}"
+        );
+        let note = row["probe_note"].as_str().unwrap_or_default();
+        assert!(note.contains("plain HTTP"), "{server}: {row}");
+        for attack in ["slowloris", "slow_read"] {
+            let a = &row[attack];
+            assert!(a["note"].is_null(), "{server} {attack}: {a}");
+            assert!(count(a, "samples") >= 3, "{server} {attack}: {a}");
+            assert!(count(a, "most_connected") > 0, "{server} {attack}: {a}");
+            assert_eq!(
+                count(a, "available"),
+                count(a, "samples"),
+                "{server} {attack}: {a}"
+            );
+        }
+        let mem = &row["memory"];
+        assert!(mem["note"].is_null(), "{server}: {mem}");
+        assert_eq!(count(mem, "connections"), 300, "{server}: {mem}");
+        assert!(
+            count(mem, "rss_with_kib") > count(mem, "rss_before_kib"),
+            "{server}: {mem}"
+        );
+        let held = &row["held"];
+        assert_eq!(count(held, "most"), 300, "{server}: {held}");
+        assert!(held["broke_at"].is_null(), "{server}: {held}");
+    }
+}
+
 /// The text table: a row per server with a column per category, and the three figures.
 #[test]
 fn compare_probe_prints_the_robustness_table() {

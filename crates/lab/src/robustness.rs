@@ -4,13 +4,15 @@
 //! run by hand), the most keep-alive connections the server held at once with no error (engine
 //! runs at doubling concurrency, each client keeping its one connection for two requests), the
 //! resident memory an idle keep-alive connection costs the server (`memory.rs`), and for servers
-//! that speak HTTP/3 the hostile QUIC clients' category (`h3::probe`).
+//! that speak HTTP/3 the hostile QUIC clients' category (`h3::probe`). On an HTTPS port every part
+//! speaks TLS but the probe's HTTP/1 cases, which speak plain HTTP only: their categories are then
+//! listed as not run, never counted.
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use webstand_results::{Held, Live, Plan, Robustness, Shape, Stop, Target};
+use webstand_results::{Held, Live, Plan, Robustness, Shape, Stop, Target, TlsPlan};
 
 use crate::compare::observer::CompareObserver;
 use crate::servers::process::Server;
@@ -39,13 +41,17 @@ impl ProbeSpec {
     }
 }
 
-/// Measures one running server. Every part runs even when another failed; each says why it has no
-/// figure.
+/// Why the probe's HTTP/1 cases are not run on an HTTPS port.
+pub const NOT_OVER_TLS: &str = "HTTP/1 cases not run: the probe speaks plain HTTP, the port HTTPS";
+
+/// Measures one running server, over TLS trusting `ca` (the lab's CA) when its port is HTTPS; the
+/// HTTP/3 category too with `h3`. Every part runs even when another failed; each says why it has
+/// no figure.
 pub fn measure(
     server: &Server,
     docroot: &Path,
     spec: &ProbeSpec,
-    h3_ca: Option<&Path>,
+    (ca, h3): (Option<&Path>, bool),
     obs: &mut dyn CompareObserver,
 ) -> Robustness {
     let name = server.kind().name();
@@ -60,10 +66,13 @@ pub fn measure(
         ..Default::default()
     };
     // `--probe-only` may have named HTTP/3 cases alone.
-    if !spec.cases.is_empty() {
+    if !spec.cases.is_empty() && ca.is_some() {
+        out.not_run = categories(&spec.cases);
+        out.probe_note = Some(NOT_OVER_TLS.into());
+    } else if !spec.cases.is_empty() {
         probe_cases(server.addr, spec, &mut out);
     }
-    if let Some(ca) = h3_ca.filter(|_| !spec.h3.is_empty()) {
+    if let Some(ca) = ca.filter(|_| h3 && !spec.h3.is_empty()) {
         obs.note(&format!("{name}: {} hostile HTTP/3 cases", spec.h3.len()));
         let h3 = crate::h3::probe::run(server.addr, ca, &spec.h3);
         out.categories.push(h3.counts);
@@ -86,7 +95,15 @@ pub fn measure(
             connections: spec.attack_connections,
             time: spec.attack_time,
         };
-        let a = crate::slowhttp::attack(server.addr, path, slow_read, strength, server.workdir());
+        let tls = ca.is_some();
+        let a = crate::slowhttp::attack(
+            server.addr,
+            tls,
+            path,
+            slow_read,
+            strength,
+            server.workdir(),
+        );
         *(if slow_read {
             &mut out.slow_read
         } else {
@@ -97,7 +114,18 @@ pub fn measure(
         "{name}: keep-alive connections held, up to {}",
         spec.hold_max
     ));
-    out.held = hold(server.addr, spec.hold_max);
+    out.held = hold(server.addr, ca, spec.hold_max);
+    out
+}
+
+/// The categories of `cases`, in first-seen order.
+fn categories(cases: &[webstand_probe::Case]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in cases {
+        if !out.contains(&c.category) {
+            out.push(c.category.clone());
+        }
+    }
     out
 }
 
@@ -138,15 +166,16 @@ fn large_file(docroot: &Path) -> Option<String> {
 }
 
 /// Doubling levels from 250 up to `limit` (the last one is `limit` itself); the most connections
-/// held with no error before the first level that had errors.
-pub fn hold(addr: SocketAddr, limit: usize) -> Held {
+/// held with no error before the first level that had errors. Over TLS, verifying the server's
+/// certificate against `ca`, when given.
+pub fn hold(addr: SocketAddr, ca: Option<&Path>, limit: usize) -> Held {
     let mut held = Held {
         limit,
         ..Default::default()
     };
     let mut level = 250.min(limit);
     loop {
-        let errors = hold_level(addr, level);
+        let errors = hold_level(addr, ca, level);
         if errors > 0 {
             held.broke_at = Some((level, errors));
             return held;
@@ -160,8 +189,8 @@ pub fn hold(addr: SocketAddr, limit: usize) -> Held {
 }
 
 /// Errors (failed or non-2xx, or requests never made) of `clients` connections each making two
-/// keep-alive requests for /2k.html.
-fn hold_level(addr: SocketAddr, clients: usize) -> u64 {
+/// keep-alive requests for /2k.html (over TLS with `ca`, a full handshake per connection).
+fn hold_level(addr: SocketAddr, ca: Option<&Path>, clients: usize) -> u64 {
     let target = Target {
         host: addr.ip().to_string(),
         port: addr.port(),
@@ -173,6 +202,11 @@ fn hold_level(addr: SocketAddr, clients: usize) -> u64 {
     plan.keep_alive = true;
     plan.threads = 1;
     plan.timeout = Duration::from_secs(10);
+    plan.tls = ca.map(|ca| TlsPlan {
+        ca_cert: Some(ca.to_path_buf()),
+        sni: true,
+        ..TlsPlan::default()
+    });
     plan.stop = Stop {
         requests: Some(wanted),
         duration: Some(Duration::from_secs(30)),

@@ -92,10 +92,11 @@ impl Run<'_> {
         if let Some(spec) = self.opts.probe.as_ref().filter(|_| self.round == 0) {
             if !obs.stop_requested() && alive {
                 let docroot = &self.opts.docroot;
-                // The HTTP/3 category against servers whose h3 check passed.
+                // Over TLS on an HTTPS port; the HTTP/3 category against servers whose h3 check
+                // passed.
                 let h3 = matches!(outcome.h3, Some(Support::Verified));
-                let ca = self.cert.filter(|_| h3).map(|c| c.ca_file());
-                let r = robustness::measure(&server, docroot, spec, ca.as_deref(), obs);
+                let ca = self.cert.map(|c| c.ca_file());
+                let r = robustness::measure(&server, docroot, spec, (ca.as_deref(), h3), obs);
                 outcome.robustness = Some(r);
             }
         }

@@ -22,9 +22,11 @@ pub struct Strength {
 /// unavailable (its `-p`).
 const PROBE_TIMEOUT_SECS: u64 = 3;
 
-/// The command line of one attack on `http://addr{path}`, writing `prefix.csv`.
+/// The command line of one attack on `http://addr{path}` (`https://` with `tls`: slowhttptest speaks
+/// TLS itself, by OpenSSL, without verifying the certificate), writing `prefix.csv`.
 pub fn command(
     addr: SocketAddr,
+    tls: bool,
     path: &str,
     slow_read: bool,
     strength: Strength,
@@ -48,13 +50,16 @@ pub fn command(
     cmd.args(["-c", &n(connections as u64), "-l", &n(secs), "-r", &n(rate)]);
     cmd.args(["-p", &n(PROBE_TIMEOUT_SECS), "-g", "-o"]);
     cmd.arg(prefix);
-    cmd.arg("-u").arg(format!("http://{addr}{path}"));
+    let scheme = if tls { "https" } else { "http" };
+    cmd.arg("-u").arg(format!("{scheme}://{addr}{path}"));
     cmd
 }
 
-/// Runs one attack to its end (bounded: its length plus a margin) and reads its CSV.
+/// Runs one attack (over TLS with `tls`) to its end (bounded: its length plus a margin) and reads
+/// its CSV.
 pub fn attack(
     addr: SocketAddr,
+    tls: bool,
     path: &str,
     slow_read: bool,
     strength: Strength,
@@ -67,7 +72,7 @@ pub fn attack(
         seconds: strength.time.as_secs(),
         ..Default::default()
     };
-    let cmd = command(addr, path, slow_read, strength, &prefix);
+    let cmd = command(addr, tls, path, slow_read, strength, &prefix);
     let limit = strength.time.as_secs() + 30;
     if let Err(e) = run_bounded(cmd, limit) {
         out.note = Some(e);

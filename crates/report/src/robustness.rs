@@ -8,19 +8,21 @@ use std::fmt::Write;
 use webstand_results::Comparison;
 use webstand_results::Robustness;
 
-/// Probe categories in the order the servers' rows first name them.
-fn categories(c: &Comparison) -> Vec<String> {
+/// Probe categories in the order the servers' rows first name them (run or not).
+fn categories<'a>(c: &'a Comparison) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let rows = c.servers.iter().filter_map(|s| s.robustness.as_ref());
-    for k in rows.flat_map(|r| &r.categories) {
-        if !out.contains(&k.category) {
-            out.push(k.category.clone());
+    let names = |r: &'a Robustness| r.categories.iter().map(|k| &k.category).chain(&r.not_run);
+    for k in rows.flat_map(names) {
+        if !out.contains(k) {
+            out.push(k.clone());
         }
     }
     out
 }
 
-/// The "safe/lenient/unsafe" cell of `category`, or "-" when the row has none of its cases.
+/// The "safe/lenient/unsafe" cell of `category`, or "-" when the row has none of its cases (or
+/// did not run them: its probe note says why).
 fn counts_cell(r: &Robustness, category: &str) -> String {
     r.categories
         .iter()
@@ -110,4 +112,43 @@ pub fn robustness_json(c: &Comparison) -> serde_json::Value {
             Some(v)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use webstand_results::{Counts, ServerOutcome};
+
+    #[test]
+    fn categories_not_run_are_dashes_with_the_reason_under_the_table() {
+        let counted = Robustness {
+            categories: vec![Counts {
+                category: "ranges".into(),
+                safe: 5,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let not_run = Robustness {
+            not_run: vec!["ranges".into(), "traversal".into()],
+            probe_note: Some("not run on HTTPS".into()),
+            ..Default::default()
+        };
+        let mut c = Comparison::default();
+        for (name, r) in [("plain", counted), ("tls", not_run)] {
+            c.servers.push(ServerOutcome {
+                robustness: Some(r),
+                ..ServerOutcome::new(name, "event-driven")
+            });
+        }
+        let text = robustness_table(&c);
+        let cells = |name: &str| -> Vec<String> {
+            let line = text.lines().find(|l| l.starts_with(name)).expect(&text);
+            line.split_whitespace().take(3).map(String::from).collect()
+        };
+        assert_eq!(cells("server"), ["server", "ranges", "traversal"], "{text}");
+        assert_eq!(cells("plain "), ["plain", "5/0/0", "-"], "{text}");
+        assert_eq!(cells("tls "), ["tls", "-", "-"], "{text}");
+        assert!(text.contains("  tls: probe: not run on HTTPS"), "{text}");
+    }
 }

@@ -9,8 +9,12 @@ use serde::Serialize;
 pub struct Robustness {
     /// Safe, lenient and unsafe cases per category.
     pub categories: Vec<Counts>,
-    /// Why the probe's counts are partial or missing (unreachable, target lost, out of time).
+    /// Why the probe's counts are partial or missing (unreachable, target lost, out of time, or
+    /// not run on this port).
     pub probe_note: Option<String>,
+    /// Categories whose cases were not run at all (the HTTP/1 cases on an HTTPS port): `-` cells.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_run: Vec<String>,
     /// The HTTP/3 cases that were not safe, each with what was seen.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub h3_notes: Vec<String>,
