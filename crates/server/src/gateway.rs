@@ -66,7 +66,9 @@ pub fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
             && name
                 .iter()
                 .all(|b| b.is_ascii_alphanumeric() || b"-_!#$%&'*+.^`|~".contains(b));
-        if !token || value.iter().any(|&b| b < 0x20 && b != b'\t') {
+        // A field value is visible characters, spaces, tabs and obs-text (RFC 9110 5.5): no other
+        // control character, DEL included (a client's parser refuses the head that carries one).
+        if !token || value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
             return None;
         }
         if name.eq_ignore_ascii_case(b"status") {
@@ -111,4 +113,24 @@ pub fn read_cgi_head(head: &[u8]) -> Option<CgiHead> {
 
 pub fn find(h: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(h, needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_header_value_with_a_del_is_refused() {
+        // AFL++ (the fastcgi target): a DEL passed on in a field value made an answer no client
+        // reads (httparse refuses it), where a refused head gives the client a 502 it can read.
+        assert!(read_cgi_head(b"Content-Type: t\x7fxt/html").is_none());
+        assert!(read_cgi_head(b"X-Note: a\x01b").is_none());
+        // Tabs and obs-text stay, as RFC 9110 allows them.
+        let kept = read_cgi_head(b"Content-Type: text/html\nX-Note: a\tb \xe9t\xe9").unwrap();
+        assert_eq!(
+            kept.fields,
+            b"Content-Type: text/html\r\nX-Note: a\tb \xe9t\xe9\r\n"
+        );
+        assert!(kept.has_type);
+    }
 }
