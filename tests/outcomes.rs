@@ -46,6 +46,24 @@ fn url(s: &Running, path: &str) -> String {
     format!("http://{}{path}", s.addr)
 }
 
+/// The printed text with each line past 120 columns read as one: the printer goes on in lines
+/// indented four spaces under it (a table's rows are indented otherwise).
+fn rows_as_one(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let goes_on = line.starts_with("    ") && !line[4..].starts_with(' ');
+        if goes_on && !out.is_empty() {
+            out.push(' ');
+            out.push_str(line.trim_start());
+        } else {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(line);
+        }
+    }
+    out
+}
 #[test]
 fn a_dead_port_fails_fast_with_status_4_and_is_saved_as_failed() {
     let dir = tempfile::tempdir().unwrap();
@@ -141,7 +159,7 @@ fn a_sweep_of_404s_fails_and_every_layout_marks_its_levels_mostly_errors() {
         } else {
             sweep(&["--table", table])
         };
-        let marked = text
+        let marked = rows_as_one(&text)
             .lines()
             .filter(|l| {
                 l.contains("MOSTLY ERRORS: 100.0 %")
@@ -404,7 +422,7 @@ fn a_rate_run_prints_its_target_achieved_rate_late_sends_and_a_measured_time_per
         "--db", &h,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let line = stdout(&out)
+    let line = rows_as_one(&stdout(&out))
         .lines()
         .find(|l| l.starts_with("Open loop, 8 connections"))
         .map(String::from);
